@@ -1,0 +1,49 @@
+# The two commands of the README: `make run` (build, then the demo) and `make test` (every test).
+# Both install missing packages first (scripts/deps.sh, apt + npm only).
+
+BUILD_DIR ?= build
+ASAN_DIR  ?= build-asan
+JOBS      ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build test unit-test run bench asan format lint clean
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+$(BUILD_DIR)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS)
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2
+
+unit-test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j $(JOBS)
+
+run: build
+	/usr/bin/python3 scripts/demo_proxy.py --sparktrace $(BUILD_DIR)/sparktrace
+
+bench: build
+	@scripts/deps.sh bench
+	/usr/bin/python3 bench/proxy_bench.py --build-dir $(BUILD_DIR)
+
+# Every test again against an AddressSanitizer + UBSan build.
+asan: deps
+	cmake -S . -B $(ASAN_DIR) -DSPARKTRACE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j 2
+
+format:
+	git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+lint: build
+	git ls-files '*.cc' | xargs clang-tidy -p $(BUILD_DIR) --quiet
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

@@ -1,0 +1,46 @@
+// sparktrace: one binary, one subcommand per job.
+
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/proxy_command.h"
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+constexpr const char* kHelp =
+    "sparktrace — see where the time of a Spark Connect job went.\n"
+    "\n"
+    "Usage: sparktrace <command> [flags]\n"
+    "\n"
+    "Commands:\n"
+    "  proxy     transparent gRPC proxy in front of a Spark Connect server (port 15002)\n"
+    "\n"
+    "Run `sparktrace <command> --help` for the flags of a command.\n"
+    "Flags: --help, --version\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kHelp;
+    return 2;
+  }
+  const std::string_view command = args.front();
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kHelp;
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << "sparktrace " << kVersion << "\n";
+    return 0;
+  }
+  const std::span<const std::string> rest(args.begin() + 1, args.end());
+  if (command == "proxy") return sparktrace::cli::RunProxyCommand(rest);
+  std::cerr << "sparktrace: unknown command '" << command << "'\n\n" << kHelp;
+  return 2;
+}

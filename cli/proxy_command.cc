@@ -1,0 +1,118 @@
+#include "cli/proxy_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <prometheus/registry.h>
+#include <spdlog/spdlog.h>
+
+#include "admin/admin_server.h"
+#include "common/flags.h"
+#include "common/logging.h"
+#include "common/units.h"
+#include "proxy/access_log.h"
+#include "proxy/call_metrics.h"
+#include "proxy/proxy_config.h"
+#include "proxy/proxy_server.h"
+#include "proxy/upstream_channels.h"
+#include "proxy/upstream_health.h"
+
+namespace sparktrace::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: sparktrace proxy --upstream HOST:PORT [flags]\n"
+    "\n"
+    "Runs the transparent Spark Connect proxy: point clients at --listen (sc://HOST:PORT) instead of\n"
+    "the Spark Connect server. Every gRPC call is forwarded unchanged to --upstream. On SIGTERM it\n"
+    "stops accepting calls, turns /readyz to 503 and lets in-flight calls finish (--drain-timeout).\n"
+    "\n";
+
+// Blocks the shutdown signals in this thread and every thread it starts afterwards, so that
+// they are only ever received by the sigwait below and never interrupt gRPC's threads.
+sigset_t BlockShutdownSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+}  // namespace
+
+int RunProxyCommand(std::span<const std::string> args) {
+  if (WantsHelp(args)) {
+    std::cout << kUsage << FormatFlagHelp(proxy::ProxyFlagSpecs());
+    return 0;
+  }
+  auto flags = ParseFlags(proxy::ProxyFlagSpecs(), args);
+  if (!flags.ok()) {
+    std::cerr << "sparktrace proxy: " << flags.error().message << "\n";
+    return 2;
+  }
+  if (!flags->positional().empty()) {
+    std::cerr << "sparktrace proxy: unexpected argument '" << flags->positional().front() << "'\n";
+    return 2;
+  }
+  auto config = proxy::ProxyConfigFromFlags(*flags);
+  if (!config.ok()) {
+    std::cerr << "sparktrace proxy: " << config.error().message << "\n";
+    return 2;
+  }
+
+  const sigset_t shutdown_signals = BlockShutdownSignals();
+  signal(SIGPIPE, SIG_IGN);  // a client closing the admin socket mid-reply must not kill us
+  ConfigureLogging(config->log_level, config->log_format);
+
+  auto registry = std::make_shared<prometheus::Registry>();
+  proxy::CallMetrics metrics(*registry);
+  proxy::AccessLog access_log;
+  proxy::UpstreamChannels upstream(config->upstream);
+  proxy::UpstreamHealth health(config->upstream.target, upstream.default_channel(),
+                               [&metrics] { metrics.RecordUpstreamConnectFailure(); });
+
+  auto server = proxy::ProxyServer::Start(*config, upstream, {&metrics, &access_log});
+  if (!server.ok()) {
+    spdlog::error("{}", server.error().message);
+    return 1;
+  }
+  std::atomic<bool> draining{false};
+  auto admin = admin::AdminServer::Start(
+      config->admin,
+      [&draining, &health]() -> std::string {
+        if (draining) return "draining";
+        if (!health.connected()) return "upstream not connected";
+        return "";
+      },
+      registry);
+  if (!admin.ok()) {
+    spdlog::error("{}", admin.error().message);
+    (*server)->Shutdown(std::chrono::milliseconds(0));
+    return 1;
+  }
+
+  spdlog::info("forwarding {} -> {}{} (admin http://{}, max message {})", (*server)->address(),
+               config->upstream.target, config->upstream.tls ? " over TLS" : "", (*admin)->address(),
+               FormatByteSize(config->max_message_bytes));
+  // The one line on stdout: machine-readable, so scripts and tests can use port 0.
+  std::printf("listening grpc=%s admin=%s\n", (*server)->address().c_str(), (*admin)->address().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&shutdown_signals, &signal_number);
+  draining = true;
+  spdlog::info("received {}: draining {} in-flight call(s) for up to {}", strsignal(signal_number),
+               metrics.active_calls(), FormatDuration(config->drain_timeout));
+  (*server)->Shutdown(config->drain_timeout);
+  spdlog::info("drained; exiting");
+  spdlog::default_logger()->flush();
+  AccessLogger()->flush();
+  return 0;
+}
+
+}  // namespace sparktrace::cli

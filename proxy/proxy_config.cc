@@ -1,0 +1,124 @@
+#include "proxy/proxy_config.h"
+
+#include <array>
+#include <charconv>
+#include <climits>
+#include <fstream>
+#include <sstream>
+
+#include "common/units.h"
+
+namespace sparktrace::proxy {
+namespace {
+
+Error FlagError(std::string_view flag, const Error& cause) {
+  return InvalidArgument("--" + std::string(flag) + ": " + cause.message);
+}
+
+Result<std::string> ReadFile(std::string_view flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidArgument("--" + std::string(flag) + ": cannot read '" + path + "'");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (contents.str().empty()) return InvalidArgument("--" + std::string(flag) + ": '" + path + "' is empty");
+  return contents.str();
+}
+
+Result<std::string> HostPortFlag(const ParsedFlags& flags, std::string_view name) {
+  const std::string& value = flags.Get(name);
+  if (auto valid = ValidateHostPort(value); !valid.ok()) return FlagError(name, valid.error());
+  return value;
+}
+
+}  // namespace
+
+std::span<const FlagSpec> ProxyFlagSpecs() {
+  static const std::array<FlagSpec, 12> kSpecs = {{
+      {"listen", "HOST:PORT", "0.0.0.0:15002", "where Spark Connect clients connect (port 0 picks a free port)"},
+      {"upstream", "HOST:PORT", "", "the Spark Connect server to forward to", /*required=*/true},
+      {"admin", "HOST:PORT", "127.0.0.1:9464", "HTTP for /healthz, /readyz and /metrics"},
+      {"max-message-bytes", "BYTES", "256MiB", "largest message accepted and forwarded, each way (max 2GiB-1)"},
+      {"upstream-tls", "", "", "connect to the upstream with TLS"},
+      {"upstream-ca", "FILE", "", "PEM roots to verify the upstream with (implies --upstream-tls; default: system roots)"},
+      {"tls-cert", "FILE", "", "PEM certificate chain: serve clients over TLS (needs --tls-key)"},
+      {"tls-key", "FILE", "", "PEM private key for --tls-cert"},
+      {"drain-timeout", "DURATION", "150s", "on SIGTERM, how long in-flight calls may finish before they are cancelled"},
+      {"log-level", "LEVEL", "info", "trace, debug, info, warn, error or off"},
+      {"log-format", "FORMAT", "text", "text or json (one object per line)"},
+      {"help", "", "", "show this help"},
+  }};
+  return kSpecs;
+}
+
+Result<void> ValidateHostPort(const std::string& address) {
+  const auto colon = address.rfind(':');
+  if (address.empty()) return InvalidArgument("empty address (want HOST:PORT)");
+  if (colon == std::string::npos || colon == 0) {
+    return InvalidArgument("'" + address + "' is not HOST:PORT");
+  }
+  const std::string host = address.substr(0, colon);
+  if (host.front() == '[' && host.back() != ']') return InvalidArgument("'" + address + "' has an unclosed '['");
+  const std::string port_text = address.substr(colon + 1);
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535) {
+    return InvalidArgument("'" + address + "' has no valid port (0-65535)");
+  }
+  return {};
+}
+
+Result<ProxyConfig> ProxyConfigFromFlags(const ParsedFlags& flags) {
+  ProxyConfig config;
+  auto listen = HostPortFlag(flags, "listen");
+  if (!listen.ok()) return listen.error();
+  config.listen = *listen;
+  auto admin = HostPortFlag(flags, "admin");
+  if (!admin.ok()) return admin.error();
+  config.admin = *admin;
+  auto upstream = HostPortFlag(flags, "upstream");
+  if (!upstream.ok()) return upstream.error();
+  config.upstream.target = *upstream;
+
+  auto max_bytes = ParseByteSize(flags.Get("max-message-bytes"));
+  if (!max_bytes.ok()) return FlagError("max-message-bytes", max_bytes.error());
+  if (*max_bytes < 1024 || *max_bytes > static_cast<std::uint64_t>(INT_MAX)) {
+    return InvalidArgument("--max-message-bytes: must be between 1KiB and 2GiB-1 (gRPC's limit), got " +
+                           flags.Get("max-message-bytes"));
+  }
+  config.max_message_bytes = *max_bytes;
+  config.upstream.max_message_bytes = *max_bytes;
+
+  config.upstream.tls = flags.GetBool("upstream-tls") || flags.IsSet("upstream-ca");
+  if (flags.IsSet("upstream-ca")) {
+    auto ca = ReadFile("upstream-ca", flags.Get("upstream-ca"));
+    if (!ca.ok()) return ca.error();
+    config.upstream.ca_pem = std::move(*ca);
+  }
+
+  const bool has_cert = flags.IsSet("tls-cert");
+  const bool has_key = flags.IsSet("tls-key");
+  if (has_cert != has_key) {
+    return InvalidArgument(has_cert ? "--tls-key is required with --tls-cert" : "--tls-cert is required with --tls-key");
+  }
+  if (has_cert) {
+    auto cert = ReadFile("tls-cert", flags.Get("tls-cert"));
+    if (!cert.ok()) return cert.error();
+    auto key = ReadFile("tls-key", flags.Get("tls-key"));
+    if (!key.ok()) return key.error();
+    config.tls = ListenerTls{std::move(*cert), std::move(*key)};
+  }
+
+  auto drain = ParseDuration(flags.Get("drain-timeout"));
+  if (!drain.ok()) return FlagError("drain-timeout", drain.error());
+  config.drain_timeout = *drain;
+
+  auto level = ParseLogLevel(flags.Get("log-level"));
+  if (!level.ok()) return FlagError("log-level", level.error());
+  config.log_level = *level;
+  auto format = ParseLogFormat(flags.Get("log-format"));
+  if (!format.ok()) return FlagError("log-format", format.error());
+  config.log_format = *format;
+  return config;
+}
+
+}  // namespace sparktrace::proxy

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs whatever sparktrace needs and this machine lacks, from Debian packages and the npm
+# registry only. Idempotent: a machine that has everything is left untouched (no apt-get update).
+# Usage: scripts/deps.sh [build|bench]   (bench adds the benchmark peers)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake pkg-config
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libevent-dev libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev
+  python3-grpcio python3-protobuf   # independent test peers (Debian's /usr/bin/python3)
+  prometheus                        # promtool, to check our /metrics output in the tests
+  openssl                           # throwaway certificates for the TLS tests
+)
+if [[ "${1:-build}" == bench ]]; then
+  packages+=(nginx)                 # the reference proxy the benchmark compares against
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "deps: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The Node test client, pinned by its lockfile.
+node_dir=tests/e2e/node
+if [[ -f $node_dir/package-lock.json ]]; then
+  stamp=$node_dir/node_modules/.package-lock.json
+  if [[ ! -f $stamp || $node_dir/package-lock.json -nt $stamp ]]; then
+    echo "deps: npm ci in $node_dir"
+    (cd $node_dir && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi
