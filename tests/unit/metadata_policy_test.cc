@@ -1,0 +1,55 @@
+#include "proxy/metadata_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace sparktrace::proxy {
+namespace {
+
+TEST(MetadataPolicy, ForwardsApplicationHeadersIncludingCredentials) {
+  for (const char* key : {"authorization", "authentication", "x-airflow-dag-id", "traceparent", "trace-bin",
+                          "cookie", "x-custom-token"}) {
+    EXPECT_TRUE(IsForwardedRequestHeader(key)) << key;
+  }
+}
+
+TEST(MetadataPolicy, LeavesTransportHeadersToGrpc) {
+  for (const char* key : {":authority", ":path", "grpc-timeout", "grpc-encoding", "grpc-accept-encoding", "te",
+                          "content-type", "user-agent"}) {
+    EXPECT_FALSE(IsForwardedRequestHeader(key)) << key;
+  }
+  for (const char* key : {"grpc-status", "grpc-message", "grpc-status-details-bin", ":status", "content-type"}) {
+    EXPECT_FALSE(IsForwardedResponseHeader(key)) << key;
+  }
+  EXPECT_TRUE(IsForwardedResponseHeader("x-spark-server-session"));
+}
+
+TEST(MetadataPolicy, SecretHeaderNames) {
+  for (const char* key : {"authorization", "Authentication", "cookie", "proxy-authorization", "x-auth-token",
+                          "db-password", "x-api-key", "client-secret", "aws-session-key", "x-apikey"}) {
+    EXPECT_TRUE(IsSecretHeader(key)) << key;
+  }
+  for (const char* key : {"x-airflow-task-id", "traceparent", "user-agent", "x-session-id"}) {
+    EXPECT_FALSE(IsSecretHeader(key)) << key;
+  }
+}
+
+TEST(MetadataPolicy, LogDescriptionNeverContainsSecretValues) {
+  ClientMetadata metadata;
+  const std::string secret = "Bearer s3cr3t-value";
+  const std::string token = "tok-123";
+  const std::string binary("\x00\x01\x02", 3);
+  metadata.emplace("authorization", secret);
+  metadata.emplace("x-refresh-token", token);
+  metadata.emplace("x-dag", "etl_daily");
+  metadata.emplace("trace-bin", binary);
+  const std::string text = DescribeHeadersForLog(metadata);
+  EXPECT_EQ(text.find("s3cr3t"), std::string::npos) << text;
+  EXPECT_EQ(text.find(token), std::string::npos) << text;
+  EXPECT_NE(text.find("authorization=<redacted>"), std::string::npos) << text;
+  EXPECT_NE(text.find("x-refresh-token=<redacted>"), std::string::npos) << text;
+  EXPECT_NE(text.find("x-dag=etl_daily"), std::string::npos) << text;
+  EXPECT_NE(text.find("trace-bin=<3 bytes>"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace sparktrace::proxy
