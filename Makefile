@@ -19,8 +19,10 @@ $(BUILD_DIR)/CMakeCache.txt:
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
+# Every test: the normal build, then the same tests against the sanitizer build.
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j 2
+	$(MAKE) --no-print-directory asan
 
 unit-test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j $(JOBS)
@@ -32,9 +34,9 @@ bench: build
 	@scripts/deps.sh bench
 	/usr/bin/python3 bench/proxy_bench.py --build-dir $(BUILD_DIR)
 
-# Every test again against an AddressSanitizer + UBSan build.
+# Every test again against an AddressSanitizer + UBSan build (part of `make test`).
 asan: deps
-	cmake -S . -B $(ASAN_DIR) -DSPARKTRACE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	test -f $(ASAN_DIR)/CMakeCache.txt || cmake -S . -B $(ASAN_DIR) -DSPARKTRACE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j 2

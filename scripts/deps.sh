@@ -12,6 +12,7 @@ packages=(
   python3-grpcio python3-protobuf   # independent test peers (Debian's /usr/bin/python3)
   prometheus                        # promtool, to check our /metrics output in the tests
   openssl                           # throwaway certificates for the TLS tests
+  python3-yaml                      # the k8s manifest checks
 )
 if [[ "${1:-build}" == bench ]]; then
   packages+=(nginx)                 # the reference proxy the benchmark compares against

@@ -1,0 +1,89 @@
+"""The k8s manifests must agree with the binary: probe paths, ports, flags and grace period.
+
+Run by CTest with SPARKTRACE_BIN; reads k8s/base/*.yaml with python3-yaml (and renders the
+kustomization with `kubectl kustomize` when kubectl is installed).
+"""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import unittest
+
+import yaml
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+BASE = os.path.join(ROOT, "k8s", "base")
+
+
+def load_documents():
+    documents = {}
+    for path in sorted(glob.glob(os.path.join(BASE, "*.yaml"))):
+        with open(path) as handle:
+            for document in yaml.safe_load_all(handle):
+                documents[document["kind"]] = document
+    return documents
+
+
+def seconds(duration):
+    match = re.fullmatch(r"(\d+)s", duration)
+    if not match:
+        raise AssertionError(f"unexpected duration {duration!r}")
+    return int(match.group(1))
+
+
+class ManifestTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.docs = load_documents()
+        cls.pod = cls.docs["Deployment"]["spec"]["template"]["spec"]
+        cls.container = cls.pod["containers"][0]
+        cls.env = {e["name"]: e["value"] for e in cls.container.get("env", [])}
+
+    def flag(self, name):
+        args = self.container["args"]
+        return args[args.index(f"--{name}") + 1]
+
+    def test_probes_hit_the_admin_endpoints(self):
+        ports = {p["name"]: p["containerPort"] for p in self.container["ports"]}
+        self.assertEqual(self.container["readinessProbe"]["httpGet"]["path"], "/readyz")
+        self.assertEqual(self.container["livenessProbe"]["httpGet"]["path"], "/healthz")
+        self.assertEqual(self.container["readinessProbe"]["httpGet"]["port"], "admin")
+        self.assertEqual(self.flag("admin"), f"0.0.0.0:{ports['admin']}")
+        self.assertEqual(self.flag("listen"), f"0.0.0.0:{ports['grpc']}")
+
+    def test_grace_period_outlasts_the_drain(self):
+        drain = seconds(self.env["SPARKTRACE_DRAIN_TIMEOUT"])
+        self.assertGreater(self.pod["terminationGracePeriodSeconds"], drain)
+        self.assertGreaterEqual(drain, 120, "drain must outlast Spark's 2-minute reattach segments")
+
+    def test_service_targets_named_container_ports(self):
+        names = {p["name"] for p in self.container["ports"]}
+        for port in self.docs["Service"]["spec"]["ports"]:
+            self.assertIn(port["targetPort"], names)
+
+    def test_the_binary_accepts_the_manifest_flags(self):
+        binary = os.environ["SPARKTRACE_BIN"]
+        result = subprocess.run([binary, *self.container["args"], "--help"], capture_output=True, text=True,
+                                timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in [a for a in self.container["args"] if a.startswith("--")]:
+            self.assertIn(name, result.stdout)
+        for variable in self.env:
+            flag = "--" + variable.removeprefix("SPARKTRACE_").lower().replace("_", "-")
+            self.assertIn(flag, result.stdout, f"{variable} is not a flag")
+
+    @unittest.skipUnless(shutil.which("kubectl"), "kubectl not installed")
+    def test_kustomize_renders_with_matching_selectors(self):
+        rendered = subprocess.run(["kubectl", "kustomize", BASE], capture_output=True, text=True, timeout=60,
+                                  check=True).stdout
+        docs = {d["kind"]: d for d in yaml.safe_load_all(rendered)}
+        selector = docs["Deployment"]["spec"]["selector"]["matchLabels"]
+        self.assertTrue(selector)
+        self.assertEqual(docs["Service"]["spec"]["selector"], selector)
+        self.assertEqual(docs["Deployment"]["spec"]["template"]["metadata"]["labels"], selector)
+
+
+if __name__ == "__main__":
+    unittest.main()
