@@ -95,25 +95,24 @@ void ProxyCall::OnUpstreamWriteDone(bool ok) {
 }
 
 void ProxyCall::OnUpstreamHeaders(bool ok) {
-  bool have_headers = false;
   if (ok) {
     // Written before any downstream operation can send headers: writes wait for headers_.
     for (const auto& [key_ref, value_ref] : upstream_context_->GetServerInitialMetadata()) {
       if (!IsForwardedResponseHeader(View(key_ref))) continue;
       context_->AddInitialMetadata(std::string(View(key_ref)), std::string(View(value_ref)));
-      have_headers = true;
     }
   }
   Ops ops;
   {
     std::lock_guard lock(mu_);
-    // Without headers of its own the upstream's first message or status carries them, as a
-    // trailers-only response when there is no message at all.
-    if (have_headers && !broken_) {
+    // Headers go out as soon as the upstream's arrive, even without application metadata: a client
+    // may be waiting for them on a stream that stays quiet for a long time. Without headers (the
+    // upstream call failed first, or answered trailers-only) the status carries them.
+    if (ok && !broken_) {
       headers_ = HeaderState::kSending;
       ops.client_send_headers = true;
     } else {
-      headers_ = HeaderState::kImplicit;
+      headers_ = HeaderState::kNone;
     }
     PlanLocked(ops);
   }
@@ -233,7 +232,7 @@ void ProxyCall::PlanLocked(Ops& ops) {
     upstream_read_hold_ = false;
     ++ops.upstream_holds_released;
   }
-  const bool headers_done = headers_ == HeaderState::kSent || headers_ == HeaderState::kImplicit;
+  const bool headers_done = headers_ == HeaderState::kSent || headers_ == HeaderState::kNone;
   if (!broken_ && headers_done && !finish_started_ && responses_.CanStartWrite()) {
     responses_.WriteStarted();
     ops.client_write = true;

@@ -74,9 +74,9 @@ class ProxyCall {
     ProxyCall& call_;
   };
 
-  // Response headers towards the client: awaiting the upstream's, explicitly being sent, sent,
-  // or left to go out with the first message or the status (when the upstream had none to add).
-  enum class HeaderState { kAwaiting, kSending, kSent, kImplicit };
+  // Response headers towards the client: awaiting the upstream's, being sent, sent, or none
+  // (the upstream sent none; the status goes out trailers-only).
+  enum class HeaderState { kAwaiting, kSending, kSent, kNone };
 
   // Operations to start once the lock is released.
   struct Ops {
