@@ -19,7 +19,6 @@
 #include "proxy/proxy_config.h"
 #include "proxy/proxy_server.h"
 #include "proxy/upstream_channels.h"
-#include "proxy/upstream_health.h"
 
 namespace sparktrace::cli {
 namespace {
@@ -73,10 +72,8 @@ int RunProxyCommand(std::span<const std::string> args) {
   proxy::CallMetrics metrics(*registry);
   proxy::AccessLog access_log;
   proxy::UpstreamChannels upstream(config->upstream);
-  proxy::UpstreamHealth health(config->upstream.target, upstream.default_channel(),
-                               [&metrics] { metrics.RecordUpstreamConnectFailure(); });
-
-  auto server = proxy::ProxyServer::Start(*config, upstream, {&metrics, &access_log});
+  auto server = proxy::ProxyServer::Start(*config, upstream, {&metrics, &access_log},
+                                          [&metrics] { metrics.RecordUpstreamConnectFailure(); });
   if (!server.ok()) {
     spdlog::error("{}", server.error().message);
     return 1;
@@ -84,9 +81,9 @@ int RunProxyCommand(std::span<const std::string> args) {
   std::atomic<bool> draining{false};
   auto admin = admin::AdminServer::Start(
       config->admin,
-      [&draining, &health]() -> std::string {
+      [&draining, &proxy_server = **server]() -> std::string {
         if (draining) return "draining";
-        if (!health.connected()) return "upstream not connected";
+        if (!proxy_server.upstream_connected()) return "upstream not connected";
         return "";
       },
       registry);
@@ -105,6 +102,8 @@ int RunProxyCommand(std::span<const std::string> args) {
 
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);
+  // In this order: once /readyz says 503, new connections are already refused.
+  (*server)->StopAccepting();
   draining = true;
   spdlog::info("received {}: draining {} in-flight call(s) for up to {}", strsignal(signal_number),
                metrics.active_calls(), FormatDuration(config->drain_timeout));

@@ -38,9 +38,8 @@ struct CallEnd {
   MessageCount responses;  // upstream → client
 };
 
-// Per-call hooks. Threads: request-side calls are serialised among themselves, and so are
-// response-side calls; one of each may run at the same time (they come from the two gRPC
-// reactors of the call). OnCallEnded comes last, once. None may block: they run on gRPC's threads.
+// Per-call hooks. Threads: all calls of one tap come from the worker thread that owns the call,
+// one at a time; OnCallEnded comes last, once. None may block: a worker forwards many calls.
 class CallTap {
  public:
   virtual ~CallTap() = default;
@@ -52,8 +51,9 @@ class CallTap {
 class CallObserver {
  public:
   virtual ~CallObserver() = default;
-  // Called on a gRPC thread as a call arrives, before it is forwarded. Returns the tap for this
-  // call, or nullptr to ignore it. `start` is only valid during the call.
+  // Called on a worker thread as a call arrives, before it is forwarded; may run on several
+  // workers at once. Returns the tap for this call, or nullptr to ignore it. `start` is only
+  // valid during the call.
   virtual std::unique_ptr<CallTap> OnCallStarted(const CallStart& start) = 0;
 };
 

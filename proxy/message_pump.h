@@ -49,8 +49,9 @@ class MessagePump {
   bool read_pending() const { return read_pending_; }
   bool write_pending() const { return write_pending_; }
   bool source_done() const { return source_done_; }
-  // Nothing queued and nothing being written.
-  bool Drained() const { return queued_.empty() && !write_pending_; }
+  // Nothing queued and nothing being written (or, `ignoring_write`, nothing queued behind the
+  // message being written).
+  bool Drained(bool ignoring_write = false) const { return queued_.empty() && (ignoring_write || !write_pending_); }
   std::size_t Buffered() const { return queued_.size() + (write_pending_ ? 1 : 0); }
 
  private:

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "proxy/metadata_policy.h"
 #include "proxy/upstream_channels.h"
 
@@ -12,275 +14,263 @@ std::string_view View(const grpc::string_ref& ref) { return {ref.data(), ref.siz
 
 }  // namespace
 
-grpc::ServerGenericBidiReactor* ProxyCall::Start(grpc::GenericCallbackServerContext* context,
-                                                 UpstreamChannels& upstream,
-                                                 std::span<CallObserver* const> observers) {
-  const auto now = std::chrono::steady_clock::now();
-  const std::string peer = context->peer();
-  const CallStart start{context->method(), peer, context->client_metadata(), now};
-  std::vector<std::unique_ptr<CallTap>> taps;
-  for (CallObserver* observer : observers) {
-    if (auto tap = observer->OnCallStarted(start)) taps.push_back(std::move(tap));
-  }
-  // The call owns itself from here on: gRPC's reactor protocol ends with OnDone on both reactors,
-  // and the last of them deletes the call (see OnReactorDone).
-  auto call = std::unique_ptr<ProxyCall>(new ProxyCall(context, std::move(taps)));
-  call->StartUpstream(upstream);
-  return &call.release()->downstream_;
+void ProxyCallEnvironment::CallStarted() {
+  std::lock_guard lock(mu_);
+  ++live_calls_;
 }
 
-ProxyCall::ProxyCall(grpc::GenericCallbackServerContext* context, std::vector<std::unique_ptr<CallTap>> taps)
-    : context_(context), started_at_(std::chrono::steady_clock::now()), taps_(std::move(taps)) {}
+void ProxyCallEnvironment::CallEnded() {
+  std::lock_guard lock(mu_);
+  if (--live_calls_ == 0) no_calls_.notify_all();
+}
 
-void ProxyCall::StartUpstream(UpstreamChannels& upstream) {
+void ProxyCallEnvironment::WaitUntilNoCalls() {
+  std::unique_lock lock(mu_);
+  no_calls_.wait(lock, [this] { return live_calls_ == 0; });
+}
+
+void ProxyCall::Tag::Complete(bool ok) { call_->Handle(static_cast<Event>(event_), ok); }
+
+void ProxyCall::Accept(ProxyCallEnvironment& environment, grpc::ServerCompletionQueue* queue) {
+  // The call owns itself from here on: it is deleted by Handle once it is finished and nothing
+  // is outstanding (or at once if the server shuts down before an RPC arrives).
+  auto call = std::unique_ptr<ProxyCall>(new ProxyCall(environment, queue));
+  ProxyCall* raw = call.release();
+  raw->context_.AsyncNotifyWhenDone(raw->TagFor(kClientDone));
+  environment.service->RequestCall(&raw->context_, &raw->stream_, queue, queue, raw->TagFor(kAccepted));
+}
+
+ProxyCall::ProxyCall(ProxyCallEnvironment& environment, grpc::ServerCompletionQueue* queue)
+    : environment_(environment), queue_(queue) {
+  for (std::uint8_t event = 0; event < kEventCount; ++event) {
+    tags_[event].call_ = this;
+    tags_[event].event_ = event;
+  }
+}
+
+void* ProxyCall::TagFor(Event event) {
+  ++pending_;
+  // Workers cast tags back to Completion*, so that is the pointer to hand out.
+  return static_cast<Completion*>(&tags_[event]);
+}
+
+void ProxyCall::Handle(Event event, bool ok) {
+  --pending_;
+  switch (event) {
+    case kAccepted:
+      if (!ok) {  // the server is shutting down: no RPC came, and the done tag never fires
+        delete this;
+        return;
+      }
+      environment_.CallStarted();
+      if (environment_.accepting) Accept(environment_, queue_);  // keep one accept posted
+      OnAccepted();
+      break;
+    case kClientDone:
+      if (context_.IsCancelled()) Break();
+      break;
+    case kClientRead:
+      OnClientRead(ok);
+      break;
+    case kClientHeadersSent:
+      headers_ = HeaderState::kSent;
+      if (!ok) Break();
+      break;
+    case kClientWrite:
+      responses_.WriteFinished();
+      if (!ok) Break();
+      break;
+    case kClientFinished:
+      finished_ = true;
+      break;
+    case kUpstreamStarted:
+      upstream_started_ = true;
+      if (!ok) {  // the call failed before it started; its status comes from Finish
+        upstream_writes_failed_ = true;
+        upstream_reads_ended_ = true;
+        upstream_headers_done_ = true;
+        headers_ = HeaderState::kNone;
+      } else {
+        upstream_->ReadInitialMetadata(TagFor(kUpstreamHeaders));
+      }
+      break;
+    case kUpstreamHeaders:
+      OnUpstreamHeaders(ok);
+      break;
+    case kUpstreamRead:
+      OnUpstreamRead(ok);
+      break;
+    case kUpstreamWrite:
+      requests_.WriteFinished();
+      // A failed write means the upstream call is over; its status arrives through Finish.
+      if (!ok) upstream_writes_failed_ = true;
+      break;
+    case kUpstreamWritesDone:
+      break;
+    case kUpstreamFinished:
+      OnUpstreamFinished();
+      break;
+    case kEventCount:
+      break;
+  }
+  Advance();
+  if (finished_ && pending_ == 0) {
+    NotifyCallEnded();
+    ProxyCallEnvironment& environment = environment_;
+    delete this;
+    environment.CallEnded();
+  }
+}
+
+void ProxyCall::OnAccepted() {
+  started_at_ = std::chrono::steady_clock::now();
+  const std::string peer = context_.peer();
+  const CallStart start{context_.method(), peer, context_.client_metadata(), started_at_};
+  for (CallObserver* observer : environment_.observers) {
+    if (auto tap = observer->OnCallStarted(start)) taps_.push_back(std::move(tap));
+  }
+
   // Deadline and cancellation of the client's call propagate to the upstream call through gRPC
   // core's parent-call link, without a timer of ours.
-  upstream_context_ = grpc::ClientContext::FromCallbackServerContext(*context_);
+  upstream_context_ = grpc::ClientContext::FromServerContext(context_);
   std::string_view user_agent;
-  for (const auto& [key_ref, value_ref] : context_->client_metadata()) {
+  for (const auto& [key_ref, value_ref] : context_.client_metadata()) {
     const std::string_view key = View(key_ref);
     if (key == "user-agent") user_agent = View(value_ref);
     if (!IsForwardedRequestHeader(key)) continue;
     // `-bin` values arrive decoded; AddMetadata re-encodes them, byte-exact.
     upstream_context_->AddMetadata(std::string(key), std::string(View(value_ref)));
   }
-  channel_ = upstream.ForUserAgent(user_agent);
+  channel_ = environment_.upstream->ForUserAgent(user_agent);
   grpc::GenericStub stub(channel_);
-  stub.PrepareBidiStreamingCall(upstream_context_.get(), context_->method(), grpc::StubOptions(), &upstream_);
-  // One hold for the reads and one for the writes that the downstream reactor's threads start on
-  // the upstream reactor; each is released once we will start no more of its kind.
-  upstream_.AddMultipleHolds(2);
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    PlanLocked(ops);
-  }
-  Run(ops);
-  upstream_.StartCall();
+  upstream_ = stub.PrepareCall(upstream_context_.get(), context_.method(), queue_);
+  upstream_->StartCall(TagFor(kUpstreamStarted));
 }
 
-void ProxyCall::OnClientReadDone(bool ok) {
-  std::size_t length = 0;
+void ProxyCall::OnClientRead(bool ok) {
   if (ok) {
-    // The read target is ours alone until the pump is told the read finished.
     const grpc::ByteBuffer& message = *requests_.read_target();
-    length = message.Length();
+    request_count_.messages += 1;
+    request_count_.bytes += message.Length();
     for (auto& tap : taps_) tap->OnRequestMessage(message);
+    requests_.ReadSucceeded();
+  } else {
+    requests_.ReadFailed();  // half-close (or a failed call, which the done tag also reports)
   }
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    if (ok) {
-      request_count_.messages += 1;
-      request_count_.bytes += length;
-      requests_.ReadSucceeded();
-    } else {
-      requests_.ReadFailed();  // half-close (or a failed call, which OnCancel also reports)
-    }
-    PlanLocked(ops);
-  }
-  Run(ops);
-}
-
-void ProxyCall::OnUpstreamWriteDone(bool ok) {
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    requests_.WriteFinished();
-    // A failed write means the upstream call is over; its status arrives through OnUpstreamDone.
-    if (!ok) upstream_writes_failed_ = true;
-    PlanLocked(ops);
-  }
-  Run(ops);
 }
 
 void ProxyCall::OnUpstreamHeaders(bool ok) {
-  if (ok) {
-    // Written before any downstream operation can send headers: writes wait for headers_.
-    for (const auto& [key_ref, value_ref] : upstream_context_->GetServerInitialMetadata()) {
-      if (!IsForwardedResponseHeader(View(key_ref))) continue;
-      context_->AddInitialMetadata(std::string(View(key_ref)), std::string(View(value_ref)));
-    }
+  upstream_headers_done_ = true;
+  if (!ok) {
+    // No headers: the call failed first, or the upstream answered trailers-only. The status
+    // carries everything; Finish tells which.
+    upstream_reads_ended_ = true;
+    headers_ = HeaderState::kNone;
+    return;
   }
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    // Headers go out as soon as the upstream's arrive, even without application metadata: a client
-    // may be waiting for them on a stream that stays quiet for a long time. Without headers (the
-    // upstream call failed first, or answered trailers-only) the status carries them.
-    if (ok && !broken_) {
-      headers_ = HeaderState::kSending;
-      ops.client_send_headers = true;
-    } else {
-      headers_ = HeaderState::kNone;
-    }
-    PlanLocked(ops);
+  for (const auto& [key_ref, value_ref] : upstream_context_->GetServerInitialMetadata()) {
+    if (!IsForwardedResponseHeader(View(key_ref))) continue;
+    context_.AddInitialMetadata(std::string(View(key_ref)), std::string(View(value_ref)));
   }
-  Run(ops);
+  if (broken_) {
+    headers_ = HeaderState::kNone;
+    return;
+  }
+  // Headers go out as soon as the upstream's arrive, even without application metadata: a client
+  // may be waiting for them on a stream that stays quiet for a long time.
+  headers_ = HeaderState::kSending;
+  stream_.SendInitialMetadata(TagFor(kClientHeadersSent));
 }
 
-void ProxyCall::OnClientHeadersSent(bool ok) {
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    headers_ = HeaderState::kSent;
-    if (!ok) BreakLocked(ops);
-    PlanLocked(ops);
+void ProxyCall::OnUpstreamRead(bool ok) {
+  if (!ok) {
+    responses_.ReadFailed();
+    upstream_reads_ended_ = true;
+    return;
   }
-  Run(ops);
+  const grpc::ByteBuffer& message = *responses_.read_target();
+  if (!first_response_at_) first_response_at_ = std::chrono::steady_clock::now();
+  response_count_.messages += 1;
+  response_count_.bytes += message.Length();
+  for (auto& tap : taps_) tap->OnResponseMessage(message);
+  responses_.ReadSucceeded();
 }
 
-void ProxyCall::OnUpstreamReadDone(bool ok) {
-  std::size_t length = 0;
-  if (ok) {
-    const grpc::ByteBuffer& message = *responses_.read_target();
-    length = message.Length();
-    for (auto& tap : taps_) tap->OnResponseMessage(message);
-  }
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    if (ok) {
-      if (!first_response_at_) first_response_at_ = std::chrono::steady_clock::now();
-      response_count_.messages += 1;
-      response_count_.bytes += length;
-      responses_.ReadSucceeded();
-    } else {
-      responses_.ReadFailed();
-      upstream_reads_ended_ = true;
-    }
-    PlanLocked(ops);
-  }
-  Run(ops);
-}
-
-void ProxyCall::OnClientWriteDone(bool ok) {
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    responses_.WriteFinished();
-    if (!ok) BreakLocked(ops);  // the client is gone
-    PlanLocked(ops);
-  }
-  Run(ops);
-}
-
-void ProxyCall::OnClientCancelled() {
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    BreakLocked(ops);
-    PlanLocked(ops);
-  }
-  Run(ops);
-}
-
-void ProxyCall::OnUpstreamDone(const grpc::Status& status) {
-  // Trailers are only sent by Finish, which cannot have started yet: it waits for this status.
+void ProxyCall::OnUpstreamFinished() {
+  upstream_finished_ = true;
+  // Trailers are only sent by Finish, which waits for this status.
   for (const auto& [key_ref, value_ref] : upstream_context_->GetServerTrailingMetadata()) {
     if (!IsForwardedResponseHeader(View(key_ref))) continue;
-    context_->AddTrailingMetadata(std::string(View(key_ref)), std::string(View(value_ref)));
+    context_.AddTrailingMetadata(std::string(View(key_ref)), std::string(View(value_ref)));
   }
-  Ops ops;
-  {
-    std::lock_guard lock(mu_);
-    upstream_status_ = status;
-    PlanLocked(ops);
-  }
-  Run(ops);
-  OnReactorDone();
 }
 
-void ProxyCall::OnReactorDone() {
-  if (reactors_running_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  std::unique_ptr<ProxyCall> self(this);
-  NotifyCallEnded();
-}
-
-void ProxyCall::BreakLocked(Ops& ops) {
+void ProxyCall::Break() {
   if (broken_) return;
   broken_ = true;
-  if (!upstream_status_) ops.upstream_cancel = true;
+  if (upstream_context_ && !upstream_finished_) upstream_context_->TryCancel();
 }
 
-void ProxyCall::PlanLocked(Ops& ops) {
+void ProxyCall::Advance() {
+  if (!upstream_) return;  // not accepted yet
+
   // Client → upstream: read while there is room, write what was read, then half-close upstream.
   const bool forwarding_requests = !broken_ && !upstream_reads_ended_ && !upstream_writes_failed_;
-  if (forwarding_requests && requests_.CanStartRead()) {
+  if (forwarding_requests && !finish_started_ && requests_.CanStartRead()) {
     requests_.ReadStarted();
-    ops.client_read = true;
+    stream_.Read(requests_.read_target(), TagFor(kClientRead));
   }
-  if (forwarding_requests && requests_.CanStartWrite()) {
+  if (forwarding_requests && upstream_started_ && requests_.CanStartWrite()) {
     requests_.WriteStarted();
-    ops.upstream_write = true;
+    if (requests_.source_done() && requests_.Drained(/*ignoring_write=*/true)) {
+      // The client already half-closed: the last message and the half-close go in one batch.
+      writes_done_started_ = true;
+      upstream_->WriteLast(*requests_.write_source(), grpc::WriteOptions(), TagFor(kUpstreamWrite));
+    } else {
+      upstream_->Write(*requests_.write_source(), TagFor(kUpstreamWrite));
+    }
   }
-  if (forwarding_requests && requests_.source_done() && requests_.Drained() && !writes_done_started_) {
+  if (forwarding_requests && upstream_started_ && requests_.source_done() && requests_.Drained() &&
+      !writes_done_started_) {
     writes_done_started_ = true;
-    ops.upstream_writes_done = true;
-  }
-  if (upstream_write_hold_ && !requests_.write_pending() && (writes_done_started_ || !forwarding_requests)) {
-    upstream_write_hold_ = false;
-    ++ops.upstream_holds_released;
+    upstream_->WritesDone(TagFor(kUpstreamWritesDone));
   }
 
-  // Upstream → client: the same, gated on the response headers having been dealt with.
-  if (upstream_read_hold_ && !broken_ && responses_.CanStartRead()) {
+  // Upstream → client, once the upstream's headers have been dealt with.
+  if (!broken_ && upstream_headers_done_ && !upstream_reads_ended_ && responses_.CanStartRead()) {
     responses_.ReadStarted();
-    ops.upstream_read = true;
-  }
-  if (upstream_read_hold_ && !responses_.read_pending() && (responses_.source_done() || broken_)) {
-    upstream_read_hold_ = false;
-    ++ops.upstream_holds_released;
+    upstream_->Read(responses_.read_target(), TagFor(kUpstreamRead));
   }
   const bool headers_done = headers_ == HeaderState::kSent || headers_ == HeaderState::kNone;
   if (!broken_ && headers_done && !finish_started_ && responses_.CanStartWrite()) {
     responses_.WriteStarted();
-    ops.client_write = true;
+    stream_.Write(*responses_.write_source(), TagFor(kClientWrite));
+  }
+
+  // The upstream's status: once it has no more messages for us (or we stopped listening).
+  if (upstream_started_ && !upstream_finish_started_ && !responses_.read_pending() &&
+      (upstream_reads_ended_ || broken_)) {
+    upstream_finish_started_ = true;
+    upstream_->Finish(&upstream_status_, TagFor(kUpstreamFinished));
   }
 
   // Finish only after the upstream's status and after the last response was written.
-  if (!finish_started_ && upstream_status_ && threads_starting_ops_ == 0 && headers_ != HeaderState::kSending &&
-      !responses_.write_pending() && (responses_.Drained() || broken_)) {
+  if (!finish_started_ && upstream_finished_ && headers_ != HeaderState::kSending && !responses_.write_pending() &&
+      (responses_.Drained() || broken_)) {
     finish_started_ = true;
-    client_status_ = broken_ && upstream_status_->ok()
+    client_status_ = broken_ && upstream_status_.ok()
                          ? grpc::Status(grpc::StatusCode::CANCELLED, "client went away")
-                         : *upstream_status_;
-    ops.client_finish = true;
+                         : upstream_status_;
+    stream_.Finish(client_status_, TagFor(kClientFinished));
   }
-  if (ops.AnyBeforeFinish()) ++threads_starting_ops_;
-}
-
-void ProxyCall::Run(Ops ops) {
-  while (ops.AnyBeforeFinish()) {
-    // Pointers into the pumps stay valid: each buffer is only touched again by the completion of
-    // the operation started on it here.
-    if (ops.upstream_cancel) upstream_context_->TryCancel();
-    if (ops.upstream_read) upstream_.StartRead(responses_.read_target());
-    if (ops.upstream_write) upstream_.StartWrite(requests_.write_source());
-    if (ops.upstream_writes_done) upstream_.StartWritesDone();
-    if (ops.client_read) downstream_.StartRead(requests_.read_target());
-    if (ops.client_send_headers) downstream_.StartSendInitialMetadata();
-    if (ops.client_write) downstream_.StartWrite(responses_.write_source());
-    // Holds go after the operations they protect.
-    for (int i = 0; i < ops.upstream_holds_released; ++i) upstream_.RemoveHold();
-    // The Finish that our operations held back may now be due.
-    const bool finish = ops.client_finish;
-    ops = Ops{};
-    std::lock_guard lock(mu_);
-    --threads_starting_ops_;
-    PlanLocked(ops);
-    ops.client_finish = ops.client_finish || finish;
-  }
-  // Last: once Finish is started the downstream reactor may finish and the call be deleted.
-  if (ops.client_finish) downstream_.Finish(*client_status_);
 }
 
 void ProxyCall::NotifyCallEnded() {
   if (taps_.empty()) return;
   CallEnd end;
   // grpc::Status::error_message() returns a copy in gRPC 1.51: keep it alive for the taps.
-  const std::string error_message = client_status_ ? client_status_->error_message() : std::string();
-  if (client_status_) end.code = client_status_->error_code();
+  const std::string error_message = client_status_.error_message();
+  end.code = client_status_.error_code();
   end.error_message = error_message;
   end.duration = std::chrono::steady_clock::now() - started_at_;
   if (first_response_at_) end.time_to_first_response = *first_response_at_ - started_at_;

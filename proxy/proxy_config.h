@@ -29,6 +29,7 @@ struct ProxyConfig {
   std::uint64_t max_message_bytes = 256ULL << 20;
   std::optional<ListenerTls> tls;
   std::chrono::milliseconds drain_timeout{150'000};
+  int worker_threads = 1;  // completion-queue workers (see --threads)
   spdlog::level::level_enum log_level = spdlog::level::info;
   LogFormat log_format = LogFormat::kText;
 };
