@@ -1,0 +1,213 @@
+#include "stream_client.h"
+
+#include "channels.h"
+#include "process.h"
+#include "protocol.h"
+#include "stats.h"
+
+#include <grpcpp/client_context.h>
+#include <grpcpp/generic/generic_stub.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sparktrace::loadgen {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One phase (warm-up or measured) of the run.
+struct Phase {
+  std::int64_t messages = 0;         // per call
+  std::int64_t message_bytes = 0;
+  Clock::time_point issue_until;     // no new call starts after this
+  std::atomic<std::int64_t> budget{0};  // calls left (counted for every phase)
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int active = 0;
+  std::int64_t bytes = 0, received = 0, calls = 0, errors = 0;  // guarded by mu
+  Clock::time_point last_done;                                  // guarded by mu
+  std::string first_error;                                      // guarded by mu
+};
+
+constexpr std::int64_t kMaxErrors = 20;
+
+class StreamCall;
+
+class Worker {
+ public:
+  Worker(Phase* phase, grpc::GenericStub* stub, double call_timeout_s)
+      : phase_(phase), stub_(stub), call_timeout_s_(call_timeout_s) {}
+  void Issue();
+  void OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status);
+
+ private:
+  Phase* phase_;
+  grpc::GenericStub* stub_;
+  double call_timeout_s_;
+};
+
+// A server-streaming call expressed as a generic bidi call: one request message, half-close,
+// then read until the server finishes.
+class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  StreamCall(Worker* worker, grpc::GenericStub* stub, const Phase& phase, double call_timeout_s)
+      : worker_(worker) {
+    context_.AddMetadata(kMessagesKey, std::to_string(phase.messages));
+    context_.AddMetadata(kMessageBytesKey, std::to_string(phase.message_bytes));
+    context_.set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(static_cast<std::int64_t>(call_timeout_s * 1000)));
+    std::string params = std::to_string(phase.messages) + " " + std::to_string(phase.message_bytes);
+    grpc::Slice slice(params);
+    request_ = grpc::ByteBuffer(&slice, 1);
+    stub->PrepareBidiStreamingCall(&context_, kStreamMethod, grpc::StubOptions(), this);
+    StartWriteLast(&request_, grpc::WriteOptions());
+    StartRead(&response_);
+    StartCall();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    bytes_ += static_cast<std::int64_t>(response_.Length());
+    ++received_;
+    response_.Clear();
+    StartRead(&response_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    worker_->OnCallDone(bytes_, received_, status);
+    delete this;
+  }
+
+ private:
+  Worker* worker_;
+  grpc::ClientContext context_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+  std::int64_t bytes_ = 0;
+  std::int64_t received_ = 0;
+};
+
+void Worker::Issue() {
+  bool more = Clock::now() < phase_->issue_until &&
+              phase_->budget.fetch_sub(1, std::memory_order_relaxed) > 0;
+  if (more) {
+    std::lock_guard lock(phase_->mu);
+    more = phase_->errors < kMaxErrors;
+  }
+  if (!more) {
+    std::lock_guard lock(phase_->mu);
+    if (--phase_->active == 0) phase_->cv.notify_all();
+    return;
+  }
+  new StreamCall(this, stub_, *phase_, call_timeout_s_);
+}
+
+void Worker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status) {
+  {
+    std::lock_guard lock(phase_->mu);
+    phase_->bytes += bytes;
+    phase_->received += received;
+    ++phase_->calls;
+    phase_->last_done = Clock::now();
+    std::string problem;
+    if (!status.ok()) {
+      problem = std::to_string(status.error_code()) + ": " + status.error_message();
+    } else if (received != phase_->messages) {
+      problem = "short stream: " + std::to_string(received) + " of " + std::to_string(phase_->messages);
+    }
+    if (!problem.empty()) {
+      ++phase_->errors;
+      if (phase_->first_error.empty()) phase_->first_error = problem;
+    }
+  }
+  Issue();
+}
+
+// Runs one phase with one worker per --concurrency; false if calls were still running after
+// `wait_s` (the caller must then exit without destroying the workers).
+bool RunPhase(Phase* phase, std::vector<grpc::GenericStub*>& stubs, const ClientOptions& options,
+              std::vector<std::unique_ptr<Worker>>* workers, double wait_s) {
+  phase->active = options.concurrency;
+  for (int i = 0; i < options.concurrency; ++i) {
+    workers->push_back(std::make_unique<Worker>(
+        phase, stubs[static_cast<std::size_t>(i / options.streams_per_channel)], options.call_timeout_s));
+  }
+  for (auto& worker : *workers) worker->Issue();
+  std::unique_lock lock(phase->mu);
+  return phase->cv.wait_for(lock, std::chrono::milliseconds(static_cast<std::int64_t>(wait_s * 1000)),
+                            [&] { return phase->active == 0; });
+}
+
+}  // namespace
+
+int RunStreamClient(const ClientOptions& options) {
+  std::string error;
+  auto channels = ConnectChannels(options.target, ChannelCount(options), options.connect_timeout_s, &error);
+  if (channels.empty()) {
+    JsonLine().Add("mode", "stream").Add("error", error).Print();
+    return 2;
+  }
+  std::vector<std::unique_ptr<grpc::GenericStub>> owned;
+  std::vector<grpc::GenericStub*> stubs;
+  for (auto& channel : channels) {
+    owned.push_back(std::make_unique<grpc::GenericStub>(channel));
+    stubs.push_back(owned.back().get());
+  }
+  const double cpu_before = OwnCpuSeconds();
+  const double wait_s = options.duration_s + options.call_timeout_s + 5;
+
+  // Warm-up: one short call per worker (connection windows, allocator, proxy upstream pools).
+  Phase warmup;
+  warmup.messages = std::min<std::int64_t>(options.messages, 4);
+  warmup.message_bytes = options.message_bytes;
+  warmup.issue_until = Clock::now() + std::chrono::hours(1);
+  warmup.budget = options.concurrency;
+  std::vector<std::unique_ptr<Worker>> warmup_workers;
+  if (!RunPhase(&warmup, stubs, options, &warmup_workers, wait_s)) {
+    JsonLine().Add("mode", "stream").Add("error", "warm-up calls did not finish").Print();
+    std::_Exit(3);
+  }
+
+  Phase measured;
+  measured.messages = options.messages;
+  measured.message_bytes = options.message_bytes;
+  const auto start = Clock::now();
+  measured.issue_until =
+      start + std::chrono::milliseconds(static_cast<std::int64_t>(options.duration_s * 1000));
+  measured.budget = options.calls > 0 ? options.calls : (std::int64_t{1} << 40);
+  std::vector<std::unique_ptr<Worker>> workers;
+  if (!RunPhase(&measured, stubs, options, &workers, wait_s)) {
+    JsonLine().Add("mode", "stream").Add("error", "stream calls still running after the deadline").Print();
+    std::_Exit(3);
+  }
+  const double cpu_s = OwnCpuSeconds() - cpu_before;
+  const double elapsed = std::chrono::duration<double>(measured.last_done - start).count();
+
+  JsonLine line;
+  line.Add("mode", "stream")
+      .Add("target", options.target)
+      .Add("concurrency", options.concurrency)
+      .Add("channels", static_cast<int>(channels.size()))
+      .Add("message_bytes", options.message_bytes)
+      .Add("messages_per_call", options.messages)
+      .Add("calls", measured.calls)
+      .Add("messages", measured.received)
+      .Add("bytes", measured.bytes)
+      .Add("bytes_total", measured.bytes + warmup.bytes)
+      .Add("elapsed_s", elapsed)
+      .Add("bytes_per_s", elapsed > 0 ? static_cast<double>(measured.bytes) / elapsed : 0.0)
+      .Add("errors", measured.errors + warmup.errors)
+      .Add("client_cpu_s", cpu_s);
+  std::string first_error = warmup.first_error.empty() ? measured.first_error : warmup.first_error;
+  if (!first_error.empty()) line.Add("first_error", first_error);
+  line.Print();
+  return measured.errors + warmup.errors == 0 && measured.bytes > 0 ? 0 : 3;
+}
+
+}  // namespace sparktrace::loadgen

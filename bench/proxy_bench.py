@@ -1,0 +1,884 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark of sparktrace against a direct connection and nginx.
+
+Starts one upstream (`sparktrace-loadgen server`), sparktrace and nginx in front of it, and runs
+the same `sparktrace-loadgen client` workloads against all three, interleaved round by round.
+Writes bench/results/proxy.json and prints a table with PASS/FAIL per target.
+
+Exit status: 0 when the benchmark ran (whatever the verdicts), 2 on a harness error (a tool is
+missing, the upstream or a proxy would not start), 130 when interrupted.
+
+Run with Debian's /usr/bin/python3; only the standard library is used.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+MIB = 1 << 20
+LEGS = ("direct", "sparktrace", "nginx")
+
+# Target thresholds (see bench/README.md).
+STREAM_MIN_VS_DIRECT = 0.5
+STREAM_MIN_VS_NGINX = 1.5
+IDLE_RSS_MAX_MIB = 100
+# The nginx buffer for reading upstream responses; see README ("nginx configuration").
+NGINX_GRPC_BUFFER = "64k"
+
+
+class HarnessError(Exception):
+    """Something the benchmark itself needs is missing or broken."""
+
+
+class Interrupted(Exception):
+    pass
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Workloads. Each is one `sparktrace-loadgen client` run per leg per round.
+
+def workloads(quick, idle_streams):
+    u_dur, u_warm = (0.5, 0.2) if quick else (2.0, 0.5)
+    s_dur = 0.5 if quick else 2.0
+    big_msgs, small_msgs = (8, 512) if quick else (32, 2048)  # 32 MiB / 32 MiB vs 128 MiB / 128 MiB per call
+    return [
+        dict(name="unary_c1", kind="unary",
+             args=["--mode", "unary", "--concurrency", "1", "--duration", str(u_dur), "--warmup", str(u_warm)],
+             timeout=u_dur + u_warm + 40),
+        dict(name="unary_c16", kind="unary",
+             args=["--mode", "unary", "--concurrency", "16", "--duration", str(u_dur), "--warmup", str(u_warm)],
+             timeout=u_dur + u_warm + 40),
+        dict(name="stream_4m", kind="stream",
+             args=["--mode", "stream", "--message-bytes", str(4 * MIB), "--messages", str(big_msgs),
+                   "--duration", str(s_dur)],
+             timeout=s_dur + 80),
+        dict(name="stream_64k", kind="stream",
+             args=["--mode", "stream", "--message-bytes", str(64 << 10), "--messages", str(small_msgs),
+                   "--duration", str(s_dur)],
+             timeout=s_dur + 80),
+        dict(name="idle", kind="idle",
+             args=["--mode", "idle", "--streams", str(idle_streams), "--establish-timeout", "30",
+                   "--hold-max", "120"],
+             timeout=60),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------
+# /proc accounting
+
+def _stat(pid):
+    """(ppid, utime+stime in ticks) of one process, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return None
+    rest = data[data.rindex(")") + 2:].split()
+    return int(rest[1]), int(rest[11]) + int(rest[12])
+
+
+def process_tree(root):
+    """root and all its descendants that are alive now."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _stat(int(entry))
+            if st:
+                children.setdefault(st[0], []).append(int(entry))
+    tree, todo = [], [root]
+    while todo and len(tree) < 10000:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def tree_cpu_seconds(root):
+    """User + system CPU seconds of root and its descendants (all threads included)."""
+    total = 0
+    for pid in process_tree(root):
+        st = _stat(pid)
+        if st:
+            total += st[1]
+    return total / CLK_TCK
+
+
+def tree_memory(root):
+    """VmRSS and Pss summed over root and its descendants, in KiB, and the process count."""
+    rss = pss = 0
+    pids = process_tree(root)
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss += int(line.split()[1])
+        except OSError:
+            pass
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except OSError:
+            pass
+    return {"rss_kib": rss, "pss_kib": pss, "processes": len(pids)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Child processes
+
+def read_line(fd, buf, deadline):
+    """Next line from a pipe fd, or None on EOF or deadline. buf is a bytearray kept by the caller."""
+    while True:
+        nl = buf.find(b"\n")
+        if nl >= 0:
+            line = bytes(buf[:nl])
+            del buf[:nl + 1]
+            return line.decode(errors="replace")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return None
+            buf.extend(chunk)
+
+
+class Child:
+    """A long-lived process in its own session, its stderr (and stdout once ready) in a log file."""
+
+    def __init__(self, name, argv, logdir):
+        self.name = name
+        self.argv = argv
+        self.log_path = os.path.join(logdir, f"{name}.log")
+        self._log = open(self.log_path, "ab")
+        self._buf = bytearray()
+        log(f"starting {name}: {' '.join(argv)}")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=self._log, start_new_session=True)
+        self.pid = self.proc.pid
+
+    def wait_for_line(self, pattern, timeout):
+        """Reads stdout until a line matches; then hands stdout to a drain thread."""
+        deadline = time.monotonic() + timeout
+        seen = []
+        while True:
+            line = read_line(self.proc.stdout.fileno(), self._buf, deadline)
+            if line is None:
+                raise HarnessError(f"{self.name} did not print a line matching {pattern!r} within "
+                                   f"{timeout}s (exit={self.proc.poll()}); stdout so far: {seen[-5:]}; "
+                                   f"log tail: {self.log_tail()}")
+            seen.append(line)
+            m = re.search(pattern, line)
+            if m:
+                self._log.write(("\n".join(seen) + "\n").encode())
+                self._log.flush()
+                threading.Thread(target=self._drain, daemon=True).start()
+                return m
+
+    def _drain(self):
+        fd = self.proc.stdout.fileno()
+        try:
+            if self._buf:
+                self._log.write(self._buf)
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                self._log.write(chunk)
+                self._log.flush()
+        except (OSError, ValueError):
+            pass
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def log_tail(self, lines=8):
+        try:
+            with open(self.log_path, "rb") as f:
+                return " | ".join(f.read().decode(errors="replace").strip().splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            for sig, wait_s in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(self.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.proc.wait(timeout=wait_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        try:
+            # nginx workers (same process group) can outlive a killed master.
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._log.close()
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------------------------
+# The three legs
+
+def start_upstream(loadgen, logdir):
+    child = Child("upstream", [loadgen, "server", "--listen", "127.0.0.1:0"], logdir)
+    port = int(child.wait_for_line(r"^listening (\d+)$", 15).group(1))
+    return child, port
+
+
+def start_sparktrace(binary, upstream_port, logdir):
+    child = Child("sparktrace", [binary, "proxy", "--upstream", f"127.0.0.1:{upstream_port}",
+                                 "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
+                                 "--log-level", "warn"], logdir)
+    m = child.wait_for_line(r"listening grpc=([0-9.]+):(\d+) admin=([0-9.]+):(\d+)", 20)
+    return child, f"{m.group(1)}:{m.group(2)}", f"{m.group(3)}:{m.group(4)}"
+
+
+def nginx_config(tmp, port, upstream_port, workers, grpc_buffer):
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    nofile = 16384 if hard == resource.RLIM_INFINITY else min(16384, hard)
+    return f"""# Generated by bench/proxy_bench.py; see bench/README.md for the reasoning.
+worker_processes {workers};
+worker_rlimit_nofile {nofile};
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+daemon off;
+master_process on;
+
+events {{
+    # 1000 idle streams through nginx hold 1000 upstream connections (one per stream).
+    worker_connections {max(1024, nofile // 2)};
+}}
+
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/client_body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+
+    upstream loadgen {{
+        server 127.0.0.1:{upstream_port};
+        # Reuse upstream connections instead of a TCP + HTTP/2 handshake per call.
+        keepalive 64;
+        keepalive_requests 1000000;
+        keepalive_timeout 300s;
+    }}
+
+    server {{
+        listen 127.0.0.1:{port} http2;
+        # Default 1000 would send GOAWAY mid-run and force client reconnects.
+        keepalive_requests 1000000;
+        keepalive_timeout 300s;
+        client_max_body_size 0;
+        client_body_timeout 300s;
+
+        location / {{
+            grpc_pass grpc://loadgen;
+            # Responses are passed on unbuffered; this is the read buffer for upstream data.
+            grpc_buffer_size {grpc_buffer};
+            grpc_connect_timeout 5s;
+            grpc_read_timeout 300s;
+            grpc_send_timeout 300s;
+        }}
+    }}
+}}
+"""
+
+
+def start_nginx(binary, upstream_port, tmp, workers, grpc_buffer):
+    os.chmod(tmp, 0o755)  # workers run as an unprivileged user when the master is root
+    last = ""
+    for attempt in range(3):  # the free port can be taken between probe and bind
+        port = free_port()
+        conf = os.path.join(tmp, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(nginx_config(tmp, port, upstream_port, workers, grpc_buffer))
+        child = Child(f"nginx-{attempt}", [binary, "-p", tmp, "-c", conf, "-e",
+                                           os.path.join(tmp, "nginx-error.log")], tmp)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and child.alive():
+            if port_open(port) and len(process_tree(child.pid)) > 1:
+                threading.Thread(target=child._drain, daemon=True).start()
+                return child, f"127.0.0.1:{port}"
+            time.sleep(0.1)
+        last = child.log_tail()
+        try:
+            with open(os.path.join(tmp, "nginx-error.log")) as f:
+                last += " | " + " | ".join(f.read().strip().splitlines()[-5:])
+        except OSError:
+            pass
+        child.stop()
+    raise HarnessError(f"nginx did not start: {last}")
+
+
+# ----------------------------------------------------------------------------------------------
+# One measurement
+
+def run_client(loadgen, target, workload, proxy_root, upstream_root, idle_settle):
+    """Runs one client; returns a dict of figures (or with an 'error' key)."""
+    argv = [loadgen, "client", "--target", target] + workload["args"]
+    res = {"target": target}
+    proxy_cpu0 = tree_cpu_seconds(proxy_root) if proxy_root else None
+    up_cpu0 = tree_cpu_seconds(upstream_root)
+    t0 = time.monotonic()
+    if workload["kind"] == "idle":
+        before = tree_memory(proxy_root or upstream_root)
+        out, rc, err = run_idle_client(argv, workload["timeout"], proxy_root or upstream_root,
+                                       idle_settle, res)
+        res["rss_before_kib"] = before["rss_kib"]
+    else:
+        try:
+            p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=workload["timeout"])
+            out, rc, err = p.stdout.decode(errors="replace"), p.returncode, p.stderr.decode(errors="replace")
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"").decode(errors="replace")
+            rc, err = "timeout", f"client ran over {workload['timeout']}s and was killed"
+    res["wall_s"] = round(time.monotonic() - t0, 3)
+    if proxy_root:
+        res["proxy_cpu_s"] = round(tree_cpu_seconds(proxy_root) - proxy_cpu0, 3)
+    res["upstream_cpu_s"] = round(tree_cpu_seconds(upstream_root) - up_cpu0, 3)
+
+    lines = [l for l in out.splitlines() if l.startswith("{")]
+    if not lines:
+        res["error"] = f"client printed no result (rc={rc}): {err.strip()[-300:]}"
+        return res
+    client = json.loads(lines[0])
+    res["client"] = client
+    if "error" in client:
+        res["error"] = client["error"]
+    elif workload["kind"] == "idle" and client.get("established") != client.get("streams"):
+        res["error"] = (f"only {client.get('established')} of {client.get('streams')} idle streams "
+                        f"established within the timeout ({client.get('first_error', 'no error reported')})")
+    elif rc != 0:
+        res["error"] = f"client rc={rc}: {client.get('first_error', err.strip()[-300:])}"
+
+    if workload["kind"] == "unary" and client.get("calls_total"):
+        if proxy_root:
+            res["proxy_cpu_us_per_call"] = res["proxy_cpu_s"] / client["calls_total"] * 1e6
+        res["upstream_cpu_us_per_call"] = res["upstream_cpu_s"] / client["calls_total"] * 1e6
+    if workload["kind"] == "stream" and client.get("bytes_total"):
+        if proxy_root:
+            res["proxy_cpu_s_per_gb"] = res["proxy_cpu_s"] / (client["bytes_total"] / 1e9)
+    return res
+
+
+def run_idle_client(argv, timeout, mem_root, settle, res):
+    """Idle mode: wait for the JSON line, let memory settle, sample RSS, then release."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    buf = bytearray()
+    try:
+        line = read_line(proc.stdout.fileno(), buf, time.monotonic() + timeout)
+        if line is not None:
+            time.sleep(settle)
+            mem = tree_memory(mem_root)
+            res["rss_kib"], res["pss_kib"], res["processes"] = mem["rss_kib"], mem["pss_kib"], mem["processes"]
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=20)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        return (line or ""), rc, ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        if err.strip() and "releasing idle streams" not in err:
+            res["client_stderr"] = err.strip()[-300:]
+        for f in (proc.stdout, proc.stderr):
+            if f:
+                f.close()
+
+
+# ----------------------------------------------------------------------------------------------
+# Aggregation
+
+# Per workload kind: (key in the run record, where it lives) -> headline figures.
+FIGURES = {
+    "unary": [("p50_us", "client"), ("p90_us", "client"), ("p99_us", "client"), ("calls_per_s", "client"),
+              ("proxy_cpu_us_per_call", "run"), ("upstream_cpu_us_per_call", "run")],
+    "stream": [("bytes_per_s", "client"), ("proxy_cpu_s_per_gb", "run"), ("proxy_cpu_s", "run")],
+    "idle": [("rss_kib", "run"), ("pss_kib", "run"), ("rss_before_kib", "run"), ("establish_s", "client")],
+}
+
+
+def figure(run, key, where):
+    if run is None or "error" in run:
+        return None
+    src = run.get("client", {}) if where == "client" else run
+    return src.get(key)
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b not in (None, 0) else None
+
+
+def aggregate(raw, wl_list, legs):
+    medians, ratios, added = {}, {}, {}
+    for wl in wl_list:
+        name, kind = wl["name"], wl["kind"]
+        medians[name] = {}
+        for leg in legs:
+            runs = raw[name][leg]
+            medians[name][leg] = {k: median_or_none([figure(r, k, w) for r in runs]) for k, w in FIGURES[kind]}
+            medians[name][leg]["ok_rounds"] = sum(1 for r in runs if r and "error" not in r)
+        st = medians[name].get("sparktrace", {})
+        ratios[name] = {}
+        for base in ("direct", "nginx"):
+            b = medians[name].get(base)
+            if not b or base not in legs or "sparktrace" not in legs:
+                continue
+            ratios[name][f"sparktrace_vs_{base}"] = {k: ratio(st.get(k), b.get(k)) for k, _ in FIGURES[kind]}
+        if kind == "unary":
+            # Latency a proxy adds: per round, proxy minus the direct run of the same round.
+            added[name] = {}
+            for leg in legs:
+                if leg == "direct":
+                    continue
+                for pct in ("p50_us", "p99_us"):
+                    diffs = []
+                    for d_run, p_run in zip(raw[name]["direct"], raw[name][leg]):
+                        d, p = figure(d_run, pct, "client"), figure(p_run, pct, "client")
+                        if d is not None and p is not None:
+                            diffs.append(p - d)
+                    added[name].setdefault(leg, {})[f"added_{pct}"] = median_or_none(diffs)
+                    added[name][leg][f"added_{pct}_rounds"] = diffs
+    return medians, ratios, added
+
+
+def verdicts(medians, added, legs, errors_by_leg):
+    targets = []
+
+    def target(name, desc, value, threshold, ok, needs, detail=""):
+        missing = [leg for leg in needs if leg not in legs]
+        if missing:
+            verdict = "SKIP"
+            detail = f"leg not run: {', '.join(missing)}"
+        elif ok is None:
+            verdict = "FAIL"
+            detail = detail or "no data (see errors)"
+        else:
+            verdict = "PASS" if ok else "FAIL"
+        targets.append(dict(name=name, description=desc, value=value, threshold=threshold,
+                            verdict=verdict, detail=detail))
+
+    def med(wl, leg, key):
+        return medians.get(wl, {}).get(leg, {}).get(key)
+
+    for wl, label in (("stream_4m", "4 MiB"), ("stream_64k", "64 KiB")):
+        st, d, n = med(wl, "sparktrace", "bytes_per_s"), med(wl, "direct", "bytes_per_s"), med(wl, "nginx", "bytes_per_s")
+        r = ratio(st, d)
+        target(f"{wl}_vs_direct", f"streaming {label} throughput >= {STREAM_MIN_VS_DIRECT}x direct",
+               r, STREAM_MIN_VS_DIRECT, None if r is None else r >= STREAM_MIN_VS_DIRECT, ("sparktrace", "direct"))
+        r = ratio(st, n)
+        target(f"{wl}_vs_nginx", f"streaming {label} throughput >= {STREAM_MIN_VS_NGINX}x nginx",
+               r, STREAM_MIN_VS_NGINX, None if r is None else r >= STREAM_MIN_VS_NGINX, ("sparktrace", "nginx"))
+    for wl in ("unary_c1", "unary_c16"):
+        s = added.get(wl, {}).get("sparktrace", {}).get("added_p50_us")
+        n = added.get(wl, {}).get("nginx", {}).get("added_p50_us")
+        ok = None if s is None or n is None else s <= n
+        target(f"{wl}_added_p50", f"{wl}: added p50 (proxy - direct) <= nginx's added p50 (us)",
+               s, n, ok, ("sparktrace", "nginx", "direct"))
+    s, n = med("unary_c16", "sparktrace", "proxy_cpu_us_per_call"), med("unary_c16", "nginx", "proxy_cpu_us_per_call")
+    target("unary_cpu_per_call", "proxy CPU per unary call (concurrency 16) <= nginx's (us/call)",
+           s, n, None if s is None or n is None else s <= n, ("sparktrace", "nginx"))
+    rss = med("idle", "sparktrace", "rss_kib")
+    ok_rounds = medians.get("idle", {}).get("sparktrace", {}).get("ok_rounds", 0)
+    fresh = med("idle_fresh", "sparktrace", "rss_kib")
+    target("idle_rss", f"sparktrace VmRSS with all idle streams open <= {IDLE_RSS_MAX_MIB} MiB (MiB)",
+           None if rss is None else rss / 1024, IDLE_RSS_MAX_MIB,
+           None if rss is None or ok_rounds == 0 else rss / 1024 <= IDLE_RSS_MAX_MIB, ("sparktrace",),
+           "; ".join(x for x in (
+               "" if ok_rounds else "no round had every idle stream established",
+               "" if fresh is None else f"fresh process before any other traffic: {fresh / 1024:.1f} MiB") if x))
+    failed = sum(errors_by_leg.values())
+    if failed:
+        for t in targets:
+            if t["verdict"] != "SKIP":
+                t["detail"] = (t["detail"] + "; " if t["detail"] else "") + \
+                    f"{failed} run(s) failed, medians are over the rest"
+    return targets
+
+
+# ----------------------------------------------------------------------------------------------
+# Machine info and report
+
+def command_output(argv, timeout=5):
+    try:
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        text = (p.stdout + p.stderr).decode(errors="replace").strip()
+        return text.splitlines()[0] if text else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def machine_info(loadgen, sparktrace, nginx, build_dir):
+    cpu_model = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu_model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
+    except OSError:
+        pass
+    mem_kib = None
+    try:
+        with open("/proc/meminfo") as f:
+            mem_kib = int(next(l for l in f if l.startswith("MemTotal")).split()[1])
+    except (OSError, StopIteration):
+        pass
+    compiler = None
+    try:
+        with open(os.path.join(build_dir, "CMakeCache.txt")) as f:
+            cxx = next((l.split("=", 1)[1].strip() for l in f if l.startswith("CMAKE_CXX_COMPILER:")), None)
+        compiler = command_output([cxx, "--version"]) if cxx else None
+    except OSError:
+        pass
+    debian = None
+    try:
+        with open("/etc/debian_version") as f:
+            debian = f.read().strip()
+    except OSError:
+        pass
+    return {
+        "nproc": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)),
+        "cpu_model": cpu_model,
+        "mem_total_kib": mem_kib,
+        "kernel": platform.release(),
+        "debian": debian,
+        "loadavg_at_start": os.getloadavg(),
+        "python": platform.python_version(),
+        "compiler": compiler,
+        "loadgen": command_output([loadgen, "version"]),
+        "sparktrace": command_output([sparktrace, "--version"]) if sparktrace else None,
+        "nginx": command_output([nginx, "-v"]) if nginx else None,
+        "git_commit": command_output(["git", "-C", REPO, "rev-parse", "HEAD"]),
+    }
+
+
+def fmt(v, kind):
+    if v is None:
+        return "-"
+    if kind == "ratio":
+        return f"{v:.2f}x"
+    if kind == "bytes":
+        return f"{v / 1e6:,.0f} MB/s"
+    if kind == "kib":
+        return f"{v / 1024:,.1f} MiB"
+    if kind == "int":
+        return f"{v:,.0f}"
+    return f"{v:,.1f}"
+
+
+TABLE = [
+    ("unary_c1", "p50_us", "p50 latency (us)", "num"),
+    ("unary_c1", "p99_us", "p99 latency (us)", "num"),
+    ("unary_c1", "calls_per_s", "calls/s", "int"),
+    ("unary_c1", "proxy_cpu_us_per_call", "proxy CPU (us/call)", "num"),
+    ("unary_c16", "p50_us", "p50 latency (us)", "num"),
+    ("unary_c16", "p99_us", "p99 latency (us)", "num"),
+    ("unary_c16", "calls_per_s", "calls/s", "int"),
+    ("unary_c16", "proxy_cpu_us_per_call", "proxy CPU (us/call)", "num"),
+    ("stream_4m", "bytes_per_s", "throughput", "bytes"),
+    ("stream_4m", "proxy_cpu_s_per_gb", "proxy CPU (s/GB)", "num"),
+    ("stream_64k", "bytes_per_s", "throughput", "bytes"),
+    ("stream_64k", "proxy_cpu_s_per_gb", "proxy CPU (s/GB)", "num"),
+    ("idle_fresh", "rss_before_kib", "RSS before streams", "kib"),
+    ("idle_fresh", "rss_kib", "RSS with streams open", "kib"),
+    ("idle", "rss_before_kib", "RSS before streams", "kib"),
+    ("idle", "rss_kib", "RSS with streams open", "kib"),
+    ("idle", "pss_kib", "PSS with streams open", "kib"),
+]
+
+
+def print_table(medians, ratios, added, legs, targets, rounds, idle_streams):
+    out = []
+    cols = list(legs) + [c for c in ("st/direct", "st/nginx")
+                         if "sparktrace" in legs and c.split("/")[1] in legs]
+    widths = [34] + [14] * len(cols)
+    head = f"{'medians over ' + str(rounds) + ' round(s)':<{widths[0]}}" + "".join(f"{c:>14}" for c in cols)
+    out += ["", head, "-" * len(head)]
+    last_wl = None
+    for wl, key, label, kind in TABLE:
+        if wl not in medians:
+            continue
+        if wl != last_wl:
+            title = {"unary_c1": "unary, concurrency 1", "unary_c16": "unary, concurrency 16",
+                     "stream_4m": "server streaming, 4 MiB messages",
+                     "stream_64k": "server streaming, 64 KiB messages",
+                     "idle_fresh": f"{idle_streams} idle streams, first thing after start (direct = upstream)",
+                     "idle": f"{idle_streams} idle streams, after the other tests (direct = upstream)"}[wl]
+            out.append(f"{title}")
+            last_wl = wl
+        row = f"  {label:<{widths[0] - 2}}"
+        for leg in legs:
+            row += f"{fmt(medians[wl][leg].get(key), kind):>14}"
+        for base in ("direct", "nginx"):
+            if f"st/{base}" in cols:
+                r = ratios.get(wl, {}).get(f"sparktrace_vs_{base}", {}).get(key)
+                row += f"{fmt(r, 'ratio'):>14}"
+        out.append(row)
+        if key == "p50_us" and wl in added:
+            row = f"  {'added p50 vs direct (us)':<{widths[0] - 2}}{'':>14}"
+            for leg in legs[1:]:
+                row += f"{fmt(added[wl].get(leg, {}).get('added_p50_us'), 'num'):>14}"
+            out.append(row)
+    out += ["", "targets"]
+    for t in targets:
+        val = "-" if t["value"] is None else f"{t['value']:.3g}"
+        thr = "-" if t["threshold"] is None else f"{t['threshold']:.3g}"
+        out.append(f"  {t['verdict']:<5} {t['description']}: {val} (threshold {thr})"
+                   + (f" [{t['detail']}]" if t["detail"] else ""))
+    print("\n".join(out), flush=True)
+
+
+# ----------------------------------------------------------------------------------------------
+
+def find_binary(explicit, candidates, what):
+    if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise HarnessError(f"{what} not executable: {explicit}")
+        return explicit
+    for c in candidates:
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--build-dir", default=os.path.join(REPO, "build"))
+    p.add_argument("--quick", action="store_true", help="1 round, short runs: a smoke test")
+    p.add_argument("--rounds", type=int, help="rounds (default 5, or 1 with --quick)")
+    p.add_argument("--skip-nginx", action="store_true")
+    p.add_argument("--skip-sparktrace", action="store_true",
+                   help="run without the proxy leg (its targets are SKIP)")
+    p.add_argument("--sparktrace-bin", help="default BUILD_DIR/sparktrace")
+    p.add_argument("--loadgen-bin", help="default BUILD_DIR/sparktrace-loadgen")
+    p.add_argument("--nginx-bin", help="default: nginx on PATH or /usr/sbin/nginx")
+    p.add_argument("--nginx-workers", default="1", help="worker_processes (default 1; see README)")
+    p.add_argument("--nginx-grpc-buffer-size", default=NGINX_GRPC_BUFFER,
+                   help=f"grpc_buffer_size (default {NGINX_GRPC_BUFFER}; see README)")
+    p.add_argument("--idle-streams", type=int, default=1000)
+    p.add_argument("--output", default=os.path.join(REPO, "bench", "results", "proxy.json"))
+    p.add_argument("--max-minutes", type=float, default=15,
+                   help="stop starting new rounds after this long (default 15)")
+    p.add_argument("--keep-temp", action="store_true", help="keep the temp dir with logs and nginx.conf")
+    args = p.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 5
+    if not 1 <= args.rounds <= 50:
+        p.error("--rounds must be 1..50")
+    if not 1 <= args.idle_streams <= 20000:
+        p.error("--idle-streams must be 1..20000")
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    build = os.path.abspath(args.build_dir)
+    loadgen = find_binary(args.loadgen_bin, [os.path.join(build, "sparktrace-loadgen"),
+                                             os.path.join(build, "bench", "sparktrace-loadgen")], "loadgen")
+    if not loadgen:
+        raise HarnessError(f"sparktrace-loadgen not found in {build}: "
+                           f"run `cmake --build {args.build_dir} --target sparktrace-loadgen`")
+    sparktrace = None
+    if not args.skip_sparktrace:
+        sparktrace = find_binary(args.sparktrace_bin, [os.path.join(build, "sparktrace")], "sparktrace")
+        if not sparktrace:
+            raise HarnessError(f"{build}/sparktrace not found: build it, or pass --skip-sparktrace")
+    nginx = None
+    if not args.skip_nginx:
+        nginx = find_binary(args.nginx_bin, [shutil.which("nginx"), "/usr/sbin/nginx"], "nginx")
+        if not nginx:
+            raise HarnessError("nginx not found: install it, or pass --skip-nginx")
+    legs = tuple(l for l in LEGS if (l != "sparktrace" or sparktrace) and (l != "nginx" or nginx))
+    wl_list = workloads(args.quick, args.idle_streams)
+    idle_settle = 0.5 if args.quick else 1.0
+
+    # Children inherit this: a thousand streams through nginx means a thousand upstream sockets.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+    info = machine_info(loadgen, sparktrace, nginx, build)
+    tmp = tempfile.mkdtemp(prefix="sparktrace-bench-")
+    children = []
+    started = time.monotonic()
+    # The idle test once more, first thing, on processes that have carried no traffic yet: it
+    # separates what the streams cost from memory kept from the earlier streaming tests.
+    fresh_wl = dict(next(wl for wl in wl_list if wl["kind"] == "idle"), name="idle_fresh")
+    all_wls = [fresh_wl] + wl_list
+    raw = {wl["name"]: {leg: [] for leg in legs} for wl in all_wls}
+    errors = []
+    endpoints = {}
+    rounds_done = 0
+    try:
+        upstream, up_port = start_upstream(loadgen, tmp)
+        children.append(upstream)
+        endpoints["upstream"] = f"127.0.0.1:{up_port}"
+        roots = {"direct": None}
+        targets = {"direct": f"127.0.0.1:{up_port}"}
+        if sparktrace:
+            st, st_grpc, st_admin = start_sparktrace(sparktrace, up_port, tmp)
+            children.append(st)
+            roots["sparktrace"], targets["sparktrace"] = st.pid, st_grpc
+            endpoints["sparktrace"] = {"grpc": st_grpc, "admin": st_admin}
+        if nginx:
+            ngx, ngx_target = start_nginx(nginx, up_port, tmp, args.nginx_workers, args.nginx_grpc_buffer_size)
+            children.append(ngx)
+            roots["nginx"], targets["nginx"] = ngx.pid, ngx_target
+            endpoints["nginx"] = ngx_target
+        by_name = {c.name.split("-")[0]: c for c in children}
+        log(f"legs: {', '.join(f'{l}={targets[l]}' for l in legs)}; {args.rounds} round(s)")
+
+        for rnd in range(-1, args.rounds):
+            if time.monotonic() - started > args.max_minutes * 60:
+                errors.append(f"stopped after {rnd} round(s): --max-minutes {args.max_minutes} reached")
+                break
+            if not upstream.alive():
+                raise HarnessError(f"upstream exited (rc={upstream.proc.returncode}): {upstream.log_tail()}")
+            for wl in ([fresh_wl] if rnd < 0 else wl_list):
+                for leg in legs:
+                    child = by_name.get(leg)
+                    if child is not None and not child.alive():
+                        run = {"error": f"{leg} is not running (exit {child.proc.returncode}): {child.log_tail(3)}"}
+                    else:
+                        run = run_client(loadgen, targets[leg], wl, roots[leg], upstream.pid, idle_settle)
+                    run["round"] = rnd
+                    raw[wl["name"]][leg].append(run)
+                    if "error" in run:
+                        errors.append(f"round {rnd} {wl['name']} {leg}: {run['error']}")
+                        log(f"round {rnd} {wl['name']:<10} {leg:<10} ERROR {run['error']}")
+                    else:
+                        log(f"round {rnd} {wl['name']:<10} {leg:<10} {summary(wl['kind'], run)}")
+                    if time.monotonic() - started > args.max_minutes * 60 + 300:
+                        raise HarnessError("benchmark ran far over --max-minutes; giving up")
+                    if wl["kind"] == "idle":
+                        time.sleep(0.5)  # let the proxy tear the streams down before the next leg
+            rounds_done = max(rnd + 1, 0)
+    finally:
+        for child in reversed(children):
+            child.stop()
+        if args.keep_temp:
+            log(f"temp dir kept: {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    errors_by_leg = {leg: sum(1 for wl in all_wls for r in raw[wl["name"]][leg] if "error" in r) for leg in legs}
+    medians, ratios, added = aggregate(raw, all_wls, legs)
+    targets_out = verdicts(medians, added, legs, errors_by_leg)
+    result = {
+        "schema": 1,
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "duration_s": round(time.monotonic() - started, 1),
+        "config": {
+            "quick": args.quick, "rounds_requested": args.rounds, "rounds_done": rounds_done,
+            "legs": list(legs), "idle_streams": args.idle_streams,
+            "workloads": {wl["name"]: wl["args"] for wl in all_wls},
+            "nginx": {"worker_processes": args.nginx_workers, "grpc_buffer_size": args.nginx_grpc_buffer_size}
+            if nginx else None,
+            "endpoints": endpoints,
+            "units": {"bytes_per_s": "bytes/s", "proxy_cpu_s_per_gb": "CPU s per 1e9 bytes",
+                      "latency": "microseconds", "rss_kib": "KiB (VmRSS summed over the proxy's processes)"},
+        },
+        "machine": info,
+        "medians": medians,
+        "added_latency": added,
+        "ratios": ratios,
+        "targets": targets_out,
+        "errors": errors,
+        "raw": raw,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    tmp_out = args.output + ".tmp"
+    with open(tmp_out, "w") as f:
+        json.dump(result, f, indent=1, sort_keys=False)
+        f.write("\n")
+    os.replace(tmp_out, args.output)
+
+    print_table(medians, ratios, added, legs, targets_out, rounds_done, args.idle_streams)
+    if errors:
+        print(f"\n{len(errors)} run error(s):", *(f"  {e}" for e in errors[:20]), sep="\n")
+    print(f"\nwrote {os.path.relpath(args.output)} in {result['duration_s']:.0f}s", flush=True)
+    return 0
+
+
+def summary(kind, run):
+    c = run.get("client", {})
+    if kind == "unary":
+        s = f"p50 {c.get('p50_us', 0):8.1f}us p99 {c.get('p99_us', 0):8.1f}us {c.get('calls_per_s', 0):9.0f}/s"
+        if "proxy_cpu_us_per_call" in run:
+            s += f" proxy {run['proxy_cpu_us_per_call']:.1f}us/call"
+        return s
+    if kind == "stream":
+        s = f"{c.get('bytes_per_s', 0) / 1e6:8.0f} MB/s"
+        if "proxy_cpu_s_per_gb" in run:
+            s += f" proxy {run['proxy_cpu_s_per_gb']:.2f}s/GB"
+        return s
+    return (f"{c.get('established')}/{c.get('streams')} open in {c.get('establish_s', 0):.2f}s, "
+            f"RSS {run.get('rss_before_kib', 0) / 1024:.1f} -> {run.get('rss_kib', 0) / 1024:.1f} MiB")
+
+
+def _on_signal(signum, _frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+if __name__ == "__main__":
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _on_signal)
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except HarnessError as e:
+        print(f"proxy_bench: harness error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except Interrupted as e:
+        print(f"proxy_bench: interrupted ({e}); children stopped", file=sys.stderr)
+        sys.exit(130)
