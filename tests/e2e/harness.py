@@ -1,0 +1,239 @@
+"""Shared fixtures for the sparktrace end-to-end tests.
+
+The proxy under test is $SPARKTRACE_BIN (default build/sparktrace). With SPARKTRACE_DIRECT=1
+the client talks to the upstream itself and proxy-only tests are skipped: that validates the
+tests and peers without a proxy, and shows what "invisible" has to look like.
+"""
+
+import http.client
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import uuid
+from pathlib import Path
+
+import grpc
+
+from peers.upstream_server import GRPC_OPTIONS, Upstream
+
+HERE = Path(__file__).resolve().parent
+DIRECT = os.environ.get("SPARKTRACE_DIRECT") == "1"
+BIN = os.environ.get("SPARKTRACE_BIN") or str(HERE.parents[1] / "build" / "sparktrace")
+READY_TIMEOUT = 20  # seconds; generous for sanitizer builds
+LISTENING_RE = re.compile(r"^listening grpc=(127\.0\.0\.1:\d+) admin=(127\.0\.0\.1:\d+)$")
+# Default for every proxy the harness starts, so a test that leaves a call open cannot make
+# teardown wait the real default (150s). test_cli covers the default itself.
+DEFAULT_DRAIN = "3s"
+
+proxy_only = unittest.skipIf(DIRECT, "SPARKTRACE_DIRECT=1: no proxy under test")
+
+
+def new_id(prefix="t"):
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def wait_until(predicate, timeout, interval=0.02, message="condition"):
+    """Poll predicate until it returns a truthy value; for states that have no event."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+        time.sleep(interval)
+
+
+def free_port():
+    """A loopback port nobody listens on (for 'upstream down' cases)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def channel(address, credentials=None, user_agent=None, options=()):
+    opts = list(GRPC_OPTIONS) + list(options)
+    if user_agent:
+        opts.append(("grpc.primary_user_agent", user_agent))
+    if credentials is None:
+        return grpc.insecure_channel(address, options=opts)
+    return grpc.secure_channel(address, credentials, options=opts)
+
+
+def http_get(address, path, timeout=5):
+    """GET http://address/path -> (status, headers dict (lower-case keys), body str)."""
+    host, port = address.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read().decode("utf-8", "replace")
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, body
+    finally:
+        conn.close()
+
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for pid {pid}")
+
+
+def proxy_env(extra=None):
+    """The environment without any SPARKTRACE_* settings of the caller (they would act as
+    flag fallbacks), plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARKTRACE_")}
+    env.update(extra or {})
+    return env
+
+
+def run_cli(args, env=None, timeout=15):
+    """Run the binary to completion (for flag errors and --help)."""
+    return subprocess.run([BIN, *args], env=proxy_env(env), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+class Proxy:
+    """One proxy process. stdout is read for the single `listening` line; stderr goes to a
+    file so tests can assert on logs."""
+
+    def __init__(self, args, env=None):
+        if not os.access(BIN, os.X_OK):
+            raise AssertionError(f"proxy binary {BIN} missing (set SPARKTRACE_BIN, or "
+                                 "SPARKTRACE_DIRECT=1 to test against the upstream alone)")
+        self.tmpdir = tempfile.TemporaryDirectory(prefix="sparktrace-e2e-")
+        self.stderr_path = Path(self.tmpdir.name) / "stderr.log"
+        self._stderr = open(self.stderr_path, "wb")
+        self.args = [BIN, "proxy", *args]
+        self.proc = subprocess.Popen(self.args, env=proxy_env(env), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+        self.pid = self.proc.pid
+        self.expect_exit = False  # set by tests that stop the proxy themselves
+        self.grpc_address = self.admin_address = None
+
+    def wait_ready(self, timeout=READY_TIMEOUT):
+        lines = queue.Queue()
+        reader = threading.Thread(target=lambda: lines.put(self.proc.stdout.readline()),
+                                  daemon=True)
+        reader.start()
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no listening line within {timeout}s\n{self.stderr_tail()}")
+        match = LISTENING_RE.match(line.rstrip("\n"))
+        if not match:
+            raise AssertionError(f"bad first stdout line {line!r} (exit={self.proc.poll()})\n"
+                                 f"{self.stderr_tail()}")
+        self.grpc_address, self.admin_address = match.groups()
+        return self
+
+    def stderr_text(self):
+        self._stderr.flush()
+        return self.stderr_path.read_text(errors="replace")
+
+    def stderr_tail(self, lines=30):
+        text = self.stderr_text().splitlines()[-lines:]
+        return "--- proxy stderr (tail) ---\n" + "\n".join(text)
+
+    def admin(self, path, timeout=5):
+        return http_get(self.admin_address, path, timeout)
+
+    def rss(self):
+        return rss_bytes(self.pid)
+
+    def terminate(self):
+        self.proc.send_signal(signal.SIGTERM)
+
+    def wait_exit(self, timeout):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"proxy still running {timeout}s later\n{self.stderr_tail()}")
+
+    def close(self):
+        """Teardown: the proxy must still be alive (no crash), must exit 0 on SIGTERM, and
+        must have printed nothing on stdout after its one `listening` line."""
+        try:
+            if self.proc.poll() is not None and not self.expect_exit:
+                raise AssertionError(f"proxy exited early with {self.proc.returncode}\n"
+                                     f"{self.stderr_tail()}")
+            if self.proc.poll() is None:
+                self.terminate()
+                try:
+                    self.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+                    raise AssertionError("proxy ignored SIGTERM for 10s; killed\n"
+                                         + self.stderr_tail())
+                if self.proc.returncode != 0:
+                    raise AssertionError(f"proxy exited {self.proc.returncode} on SIGTERM\n"
+                                         f"{self.stderr_tail()}")
+            rest = self.proc.stdout.read()
+            if self.grpc_address and rest:
+                raise AssertionError(f"proxy wrote more than one stdout line: {rest[:200]!r}")
+            text = self.stderr_text()
+            for marker in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
+                if marker in text:
+                    raise AssertionError(f"sanitizer report in proxy stderr\n{self.stderr_tail(80)}")
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc.stdout.close()
+            self._stderr.close()
+            self.tmpdir.cleanup()
+
+
+def start_proxy(case, upstream_address, *args, env=None, drain=DEFAULT_DRAIN):
+    """Start a ready proxy in front of upstream_address (None: no --upstream flag); closed
+    by `case`'s cleanup. `case` is a TestCase instance or class (class-level cleanup)."""
+    argv = ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"]
+    if upstream_address:
+        argv += ["--upstream", upstream_address]
+    if drain:
+        argv += ["--drain-timeout", drain]
+    proxy = Proxy(argv + list(args), env=env)
+    _cleanup(case, proxy.close)
+    return proxy.wait_ready()
+
+
+def start_upstream(case, tls=None, port=0):
+    upstream = Upstream(tls=tls)
+    upstream.start(port)
+    _cleanup(case, upstream.stop)
+    return upstream
+
+
+def target(case, upstream, *proxy_args, env=None):
+    """Address the client should dial: the upstream in direct mode, else a fresh proxy."""
+    if DIRECT:
+        return upstream.address
+    return start_proxy(case, upstream.address, *proxy_args, env=env).grpc_address
+
+
+def open_channel(case, address, **kw):
+    ch = channel(address, **kw)
+    _cleanup(case, ch.close)
+    return ch
+
+
+def _cleanup(case, fn):
+    if isinstance(case, type):
+        case.addClassCleanup(fn)
+    else:
+        case.addCleanup(fn)
+
+
+def md(items, key):
+    """Values of `key` in a grpc metadata sequence, in order."""
+    return [m[1] for m in (items or ()) if m[0] == key]
