@@ -29,11 +29,29 @@ void ProxyCallEnvironment::WaitUntilNoCalls() {
   no_calls_.wait(lock, [this] { return live_calls_ == 0; });
 }
 
+namespace {
+thread_local ProxyCall::FlushList* t_flush_list = nullptr;
+}  // namespace
+
+void ProxyCall::SetThreadFlushList(FlushList* list) { t_flush_list = list; }
+
+void ProxyCall::FlushList::Flush() {
+  // A flush may not add to the list (writes only complete later), so plain iteration is safe.
+  std::vector<ProxyCall*> calls;
+  calls.swap(calls_);
+  for (ProxyCall* call : calls) {
+    call->flush_requested_ = false;
+    call->StartWrites();
+    call->StartReads();
+    call->DeleteIfDone();
+  }
+}
+
 void ProxyCall::Tag::Complete(bool ok) { call_->Handle(static_cast<Event>(event_), ok); }
 
 void ProxyCall::Accept(ProxyCallEnvironment& environment, grpc::ServerCompletionQueue* queue) {
-  // The call owns itself from here on: it is deleted by Handle once it is finished and nothing
-  // is outstanding (or at once if the server shuts down before an RPC arrives).
+  // The call owns itself from here on: it is deleted once it is finished and nothing is
+  // outstanding (or at once if the server shuts down before an RPC arrives).
   auto call = std::unique_ptr<ProxyCall>(new ProxyCall(environment, queue));
   ProxyCall* raw = call.release();
   raw->context_.AsyncNotifyWhenDone(raw->TagFor(kClientDone));
@@ -85,14 +103,8 @@ void ProxyCall::Handle(Event event, bool ok) {
       break;
     case kUpstreamStarted:
       upstream_started_ = true;
-      if (!ok) {  // the call failed before it started; its status comes from Finish
-        upstream_writes_failed_ = true;
-        upstream_reads_ended_ = true;
-        upstream_headers_done_ = true;
-        headers_ = HeaderState::kNone;
-      } else {
-        upstream_->ReadInitialMetadata(TagFor(kUpstreamHeaders));
-      }
+      // A failed start means the call is over; its status comes from Finish.
+      if (!ok) upstream_writes_failed_ = true;
       break;
     case kUpstreamHeaders:
       OnUpstreamHeaders(ok);
@@ -113,13 +125,22 @@ void ProxyCall::Handle(Event event, bool ok) {
     case kEventCount:
       break;
   }
-  Advance();
-  if (finished_ && pending_ == 0) {
-    NotifyCallEnded();
-    ProxyCallEnvironment& environment = environment_;
-    delete this;
-    environment.CallEnded();
-  }
+  StartReads();
+  RequestFlush();
+}
+
+void ProxyCall::RequestFlush() {
+  if (flush_requested_) return;
+  flush_requested_ = true;
+  t_flush_list->calls_.push_back(this);
+}
+
+void ProxyCall::DeleteIfDone() {
+  if (!finished_ || pending_ != 0 || flush_requested_) return;
+  NotifyCallEnded();
+  ProxyCallEnvironment& environment = environment_;
+  delete this;
+  environment.CallEnded();
 }
 
 void ProxyCall::OnAccepted() {
@@ -144,7 +165,7 @@ void ProxyCall::OnAccepted() {
   channel_ = environment_.upstream->ForUserAgent(user_agent);
   grpc::GenericStub stub(channel_);
   upstream_ = stub.PrepareCall(upstream_context_.get(), context_.method(), queue_);
-  upstream_->StartCall(TagFor(kUpstreamStarted));
+  // Started at the flush: by then the request's first message has usually been read too.
 }
 
 void ProxyCall::OnClientRead(bool ok) {
@@ -172,14 +193,9 @@ void ProxyCall::OnUpstreamHeaders(bool ok) {
     if (!IsForwardedResponseHeader(View(key_ref))) continue;
     context_.AddInitialMetadata(std::string(View(key_ref)), std::string(View(value_ref)));
   }
-  if (broken_) {
-    headers_ = HeaderState::kNone;
-    return;
-  }
-  // Headers go out as soon as the upstream's arrive, even without application metadata: a client
-  // may be waiting for them on a stream that stays quiet for a long time.
-  headers_ = HeaderState::kSending;
-  stream_.SendInitialMetadata(TagFor(kClientHeadersSent));
+  // Sent at the flush: with the first message or the status if they are already there, alone
+  // otherwise. Never held longer: a client may be waiting for headers on a quiet stream.
+  headers_ = broken_ ? HeaderState::kNone : HeaderState::kPending;
 }
 
 void ProxyCall::OnUpstreamRead(bool ok) {
@@ -211,19 +227,35 @@ void ProxyCall::Break() {
   if (upstream_context_ && !upstream_finished_) upstream_context_->TryCancel();
 }
 
-void ProxyCall::Advance() {
+void ProxyCall::StartReads() {
   if (!upstream_) return;  // not accepted yet
-
-  // Client → upstream: read while there is room, write what was read, then half-close upstream.
   const bool forwarding_requests = !broken_ && !upstream_reads_ended_ && !upstream_writes_failed_;
   if (forwarding_requests && !finish_started_ && requests_.CanStartRead()) {
     requests_.ReadStarted();
     stream_.Read(requests_.read_target(), TagFor(kClientRead));
   }
+  if (!broken_ && upstream_headers_done_ && !upstream_reads_ended_ && responses_.CanStartRead()) {
+    responses_.ReadStarted();
+    upstream_->Read(responses_.read_target(), TagFor(kUpstreamRead));
+  }
+  // The upstream's status: once it has no more messages for us (or we stopped listening).
+  if (upstream_call_started_ && !upstream_finish_started_ && !responses_.read_pending() &&
+      (upstream_reads_ended_ || broken_)) {
+    upstream_finish_started_ = true;
+    upstream_->Finish(&upstream_status_, TagFor(kUpstreamFinished));
+  }
+}
+
+void ProxyCall::StartWrites() {
+  if (!upstream_) return;
+  if (!upstream_call_started_) StartUpstreamCall();
+
+  // Client → upstream: write what was read, then half-close; the last message and the half-close
+  // in one batch when the client already half-closed.
+  const bool forwarding_requests = !broken_ && !upstream_reads_ended_ && !upstream_writes_failed_;
   if (forwarding_requests && upstream_started_ && requests_.CanStartWrite()) {
     requests_.WriteStarted();
     if (requests_.source_done() && requests_.Drained(/*ignoring_write=*/true)) {
-      // The client already half-closed: the last message and the half-close go in one batch.
       writes_done_started_ = true;
       upstream_->WriteLast(*requests_.write_source(), grpc::WriteOptions(), TagFor(kUpstreamWrite));
     } else {
@@ -235,33 +267,60 @@ void ProxyCall::Advance() {
     writes_done_started_ = true;
     upstream_->WritesDone(TagFor(kUpstreamWritesDone));
   }
+  StartClientWrites();
+}
 
-  // Upstream → client, once the upstream's headers have been dealt with.
-  if (!broken_ && upstream_headers_done_ && !upstream_reads_ended_ && responses_.CanStartRead()) {
-    responses_.ReadStarted();
-    upstream_->Read(responses_.read_target(), TagFor(kUpstreamRead));
+void ProxyCall::StartUpstreamCall() {
+  upstream_call_started_ = true;
+  if (requests_.CanStartWrite()) {
+    // A message is waiting: the headers go out with it (corked start has no completion).
+    upstream_context_->set_initial_metadata_corked(true);
+    upstream_->StartCall(nullptr);
+    upstream_started_ = true;
+  } else {
+    // Nothing to send yet (a client stream that waits for the server first): headers now.
+    upstream_->StartCall(TagFor(kUpstreamStarted));
   }
-  const bool headers_done = headers_ == HeaderState::kSent || headers_ == HeaderState::kNone;
-  if (!broken_ && headers_done && !finish_started_ && responses_.CanStartWrite()) {
+  upstream_->ReadInitialMetadata(TagFor(kUpstreamHeaders));
+}
+
+void ProxyCall::StartClientWrites() {
+  // Messages and the status wait while the headers are awaited or being sent on their own.
+  if (headers_ == HeaderState::kAwaiting || headers_ == HeaderState::kSending) return;
+
+  if (!broken_ && !finish_started_ && responses_.CanStartWrite()) {
+    const bool last_message = upstream_finished_ && responses_.Buffered() == 1;
     responses_.WriteStarted();
+    if (headers_ == HeaderState::kPending) headers_ = HeaderState::kSent;  // they go with it
+    if (last_message) {
+      // The last message, the trailers and the status in one batch.
+      finish_started_ = true;
+      client_status_ = upstream_status_;
+      stream_.WriteAndFinish(*responses_.write_source(), grpc::WriteOptions(), client_status_,
+                             TagFor(kClientFinished));
+      // gRPC's send op holds its own reference to the message; the pump slot is free now.
+      responses_.WriteFinished();
+      return;
+    }
     stream_.Write(*responses_.write_source(), TagFor(kClientWrite));
   }
 
-  // The upstream's status: once it has no more messages for us (or we stopped listening).
-  if (upstream_started_ && !upstream_finish_started_ && !responses_.read_pending() &&
-      (upstream_reads_ended_ || broken_)) {
-    upstream_finish_started_ = true;
-    upstream_->Finish(&upstream_status_, TagFor(kUpstreamFinished));
-  }
-
   // Finish only after the upstream's status and after the last response was written.
-  if (!finish_started_ && upstream_finished_ && headers_ != HeaderState::kSending && !responses_.write_pending() &&
+  if (!finish_started_ && upstream_finished_ && !responses_.write_pending() &&
       (responses_.Drained() || broken_)) {
     finish_started_ = true;
     client_status_ = broken_ && upstream_status_.ok()
                          ? grpc::Status(grpc::StatusCode::CANCELLED, "client went away")
                          : upstream_status_;
+    if (headers_ == HeaderState::kPending) headers_ = HeaderState::kSent;  // they go with it
     stream_.Finish(client_status_, TagFor(kClientFinished));
+    return;
+  }
+
+  // Headers with nothing to go along: send them on their own, now.
+  if (headers_ == HeaderState::kPending && !broken_ && !finish_started_) {
+    headers_ = HeaderState::kSending;
+    stream_.SendInitialMetadata(TagFor(kClientHeadersSent));
   }
 }
 

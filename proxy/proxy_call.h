@@ -9,6 +9,11 @@
 // thread, one at a time: no lock, and no hand-off between threads (gRPC 1.51's callback API
 // would run every reaction on a separate "nexting" thread).
 //
+// Gather, then write: reads are started as soon as they can be, writes (to either side) only
+// when the worker has taken every completion that is already there (Flush). A unary call's
+// request (headers, message, half-close) and response (headers, message, status) usually
+// arrive together, and then each goes out as one batch instead of three.
+//
 // Backpressure: a read is only started when its pump has room, so a slow side stalls the other
 // through HTTP/2 flow control. Lifetime: a call is created waiting for an incoming RPC and deletes
 // itself once its downstream side is finished and no operation is outstanding.
@@ -75,6 +80,19 @@ class ProxyCall {
   // Posts a new call that waits for the next incoming RPC on `queue`.
   static void Accept(ProxyCallEnvironment& environment, grpc::ServerCompletionQueue* queue);
 
+  // Calls with writes to start, collected while a worker takes the completions that are ready.
+  class FlushList {
+   public:
+    // Starts the pending writes of every listed call (and deletes calls that are done).
+    void Flush();
+
+   private:
+    friend class ProxyCall;
+    std::vector<ProxyCall*> calls_;
+  };
+  // The worker thread's list; set by the worker before it drains its queue.
+  static void SetThreadFlushList(FlushList* list);
+
   ProxyCall(const ProxyCall&) = delete;
   ProxyCall& operator=(const ProxyCall&) = delete;
 
@@ -95,9 +113,10 @@ class ProxyCall {
     kEventCount,
   };
 
-  // Response headers towards the client: awaiting the upstream's, being sent, sent, or none
-  // (the upstream sent none; the status goes out trailers-only).
-  enum class HeaderState { kAwaiting, kSending, kSent, kNone };
+  // Response headers towards the client: awaiting the upstream's, arrived and not yet sent, being
+  // sent on their own, sent (alone or with a message or the status), or none (the upstream sent
+  // none; the status goes out trailers-only).
+  enum class HeaderState { kAwaiting, kPending, kSending, kSent, kNone };
 
   ProxyCall(ProxyCallEnvironment& environment, grpc::ServerCompletionQueue* queue);
 
@@ -109,8 +128,15 @@ class ProxyCall {
   void OnUpstreamRead(bool ok);
   // The client is gone (cancelled, or a write to it failed): stop moving data, cancel upstream.
   void Break();
-  // Starts every operation the state allows.
-  void Advance();
+  // Starts every read the state allows (and the upstream's status, which is a read).
+  void StartReads();
+  // Starts every write the state allows, on both sides; runs from FlushList::Flush.
+  void StartWrites();
+  void StartUpstreamCall();
+  void StartClientWrites();
+  void RequestFlush();
+  // Deletes the call if it is finished, nothing is outstanding and no flush is due.
+  void DeleteIfDone();
   void* TagFor(Event event);
   void NotifyCallEnded();
 
@@ -131,7 +157,9 @@ class ProxyCall {
   MessagePump requests_{kWindow};   // client → upstream
   MessagePump responses_{kWindow};  // upstream → client
   HeaderState headers_ = HeaderState::kAwaiting;
-  bool upstream_started_ = false;        // StartCall completed; writes may go
+  bool flush_requested_ = false;
+  bool upstream_call_started_ = false;   // StartCall issued
+  bool upstream_started_ = false;        // writes may go (StartCall completed, or corked)
   bool upstream_headers_done_ = false;   // ReadInitialMetadata completed; reads may go
   bool upstream_reads_ended_ = false;
   bool upstream_writes_failed_ = false;

@@ -9,11 +9,22 @@
 namespace sparktrace::proxy {
 namespace {
 
-// Drains one completion queue until it is shut down and empty.
+// Drains one completion queue until it is shut down and empty. After each wake-up it takes every
+// completion that is already there before the calls start their writes, so that what arrived
+// together leaves together (see ProxyCall).
 void RunWorker(grpc::ServerCompletionQueue* queue) {
+  ProxyCall::FlushList flush_list;
+  ProxyCall::SetThreadFlushList(&flush_list);
   void* tag = nullptr;
   bool ok = false;
-  while (queue->Next(&tag, &ok)) static_cast<Completion*>(tag)->Complete(ok);
+  while (queue->Next(&tag, &ok)) {
+    static_cast<Completion*>(tag)->Complete(ok);
+    while (queue->AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC)) == grpc::CompletionQueue::GOT_EVENT) {
+      static_cast<Completion*>(tag)->Complete(ok);
+    }
+    flush_list.Flush();
+  }
+  ProxyCall::SetThreadFlushList(nullptr);
 }
 
 }  // namespace
