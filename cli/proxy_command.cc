@@ -13,6 +13,7 @@
 #include "admin/admin_server.h"
 #include "common/flags.h"
 #include "common/logging.h"
+#include "common/memory_trimmer.h"
 #include "common/units.h"
 #include "proxy/access_log.h"
 #include "proxy/call_metrics.h"
@@ -68,6 +69,8 @@ int RunProxyCommand(std::span<const std::string> args) {
   signal(SIGPIPE, SIG_IGN);  // a client closing the admin socket mid-reply must not kill us
   ConfigureLogging(config->log_level, config->log_format);
 
+  // Freed message buffers go back to the kernel within seconds of a large result.
+  MemoryTrimmer memory_trimmer(std::chrono::seconds(5), 16 << 20);
   auto registry = std::make_shared<prometheus::Registry>();
   proxy::CallMetrics metrics(*registry);
   proxy::AccessLog access_log;

@@ -1,5 +1,8 @@
 #include "channels.h"
 
+#include "flags.h"
+#include "stats.h"
+
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/support/channel_arguments.h>
@@ -32,6 +35,18 @@ std::vector<std::shared_ptr<grpc::Channel>> ConnectChannels(const std::string& t
     }
   }
   return channels;
+}
+
+std::vector<std::unique_ptr<grpc::GenericStub>> ConnectStubs(const ClientOptions& options, const char* mode) {
+  std::string error;
+  auto channels = ConnectChannels(options.target, ChannelCount(options), options.connect_timeout_s, &error);
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
+  if (channels.empty()) {
+    JsonLine().Add("mode", mode).Add("error", error).Print();
+    return stubs;
+  }
+  for (auto& channel : channels) stubs.push_back(std::make_unique<grpc::GenericStub>(channel));
+  return stubs;
 }
 
 }  // namespace sparktrace::loadgen

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <grpcpp/channel.h>
+#include <grpcpp/generic/generic_stub.h>
 
 #include <memory>
 #include <string>
@@ -15,5 +16,11 @@ namespace sparktrace::loadgen {
 std::vector<std::shared_ptr<grpc::Channel>> ConnectChannels(const std::string& target, int count,
                                                             double connect_timeout_s,
                                                             std::string* error);
+
+struct ClientOptions;
+
+// One generic stub per channel, ChannelCount(options) channels to options.target, connected.
+// On failure prints the client's JSON error line for `mode` and returns an empty vector.
+std::vector<std::unique_ptr<grpc::GenericStub>> ConnectStubs(const ClientOptions& options, const char* mode);
 
 }  // namespace sparktrace::loadgen

@@ -61,14 +61,8 @@ class IdleCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::By
 }  // namespace
 
 int RunIdleClient(const ClientOptions& options, int signal_fd) {
-  std::string error;
-  auto channels = ConnectChannels(options.target, ChannelCount(options), options.connect_timeout_s, &error);
-  if (channels.empty()) {
-    JsonLine().Add("mode", "idle").Add("error", error).Print();
-    return 2;
-  }
-  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
-  for (auto& channel : channels) stubs.push_back(std::make_unique<grpc::GenericStub>(channel));
+  auto stubs = ConnectStubs(options, "idle");
+  if (stubs.empty()) return 2;
 
   Tally tally;
   const int n = options.concurrency;
@@ -94,7 +88,7 @@ int RunIdleClient(const ClientOptions& options, int signal_fd) {
   line.Add("mode", "idle")
       .Add("target", options.target)
       .Add("streams", n)
-      .Add("channels", static_cast<int>(channels.size()))
+      .Add("channels", static_cast<int>(stubs.size()))
       .Add("established", established)
       .Add("failed", failed)
       .Add("establish_s", establish_s);

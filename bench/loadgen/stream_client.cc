@@ -131,12 +131,12 @@ void Worker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::S
 
 // Runs one phase with one worker per --concurrency; false if calls were still running after
 // `wait_s` (the caller must then exit without destroying the workers).
-bool RunPhase(Phase* phase, std::vector<grpc::GenericStub*>& stubs, const ClientOptions& options,
+bool RunPhase(Phase* phase, const std::vector<std::unique_ptr<grpc::GenericStub>>& stubs, const ClientOptions& options,
               std::vector<std::unique_ptr<Worker>>* workers, double wait_s) {
   phase->active = options.concurrency;
   for (int i = 0; i < options.concurrency; ++i) {
     workers->push_back(std::make_unique<Worker>(
-        phase, stubs[static_cast<std::size_t>(i / options.streams_per_channel)], options.call_timeout_s));
+        phase, stubs[static_cast<std::size_t>(i / options.streams_per_channel)].get(), options.call_timeout_s));
   }
   for (auto& worker : *workers) worker->Issue();
   std::unique_lock lock(phase->mu);
@@ -147,18 +147,8 @@ bool RunPhase(Phase* phase, std::vector<grpc::GenericStub*>& stubs, const Client
 }  // namespace
 
 int RunStreamClient(const ClientOptions& options) {
-  std::string error;
-  auto channels = ConnectChannels(options.target, ChannelCount(options), options.connect_timeout_s, &error);
-  if (channels.empty()) {
-    JsonLine().Add("mode", "stream").Add("error", error).Print();
-    return 2;
-  }
-  std::vector<std::unique_ptr<grpc::GenericStub>> owned;
-  std::vector<grpc::GenericStub*> stubs;
-  for (auto& channel : channels) {
-    owned.push_back(std::make_unique<grpc::GenericStub>(channel));
-    stubs.push_back(owned.back().get());
-  }
+  auto stubs = ConnectStubs(options, "stream");
+  if (stubs.empty()) return 2;
   const double cpu_before = OwnCpuSeconds();
   const double wait_s = options.duration_s + options.call_timeout_s + 5;
 
@@ -193,7 +183,7 @@ int RunStreamClient(const ClientOptions& options) {
   line.Add("mode", "stream")
       .Add("target", options.target)
       .Add("concurrency", options.concurrency)
-      .Add("channels", static_cast<int>(channels.size()))
+      .Add("channels", static_cast<int>(stubs.size()))
       .Add("message_bytes", options.message_bytes)
       .Add("messages_per_call", options.messages)
       .Add("calls", measured.calls)

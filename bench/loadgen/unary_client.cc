@@ -101,14 +101,8 @@ class Worker {
 }  // namespace
 
 int RunUnaryClient(const ClientOptions& options) {
-  std::string error;
-  auto channels = ConnectChannels(options.target, ChannelCount(options), options.connect_timeout_s, &error);
-  if (channels.empty()) {
-    JsonLine().Add("mode", "unary").Add("error", error).Print();
-    return 2;
-  }
-  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
-  for (auto& channel : channels) stubs.push_back(std::make_unique<grpc::GenericStub>(channel));
+  auto stubs = ConnectStubs(options, "unary");
+  if (stubs.empty()) return 2;
 
   const grpc::ByteBuffer request = SharedPayload(static_cast<std::size_t>(options.request_bytes));
   Run run;
@@ -162,7 +156,7 @@ int RunUnaryClient(const ClientOptions& options) {
   line.Add("mode", "unary")
       .Add("target", options.target)
       .Add("concurrency", options.concurrency)
-      .Add("channels", static_cast<int>(channels.size()))
+      .Add("channels", static_cast<int>(stubs.size()))
       .Add("request_bytes", options.request_bytes)
       .Add("window_s", window_s)
       .Add("calls", static_cast<std::int64_t>(summary.count))
