@@ -6,7 +6,7 @@ ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test unit-test run bench asan format lint clean
+.PHONY: all deps build test unit-test run bench asan fuzz format lint clean
 
 all: build
 
@@ -40,6 +40,10 @@ asan: deps
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j 2
+
+# The Spark Connect decoder under libFuzzer for a bounded time (fuzz/run.sh).
+fuzz: deps
+	fuzz/run.sh
 
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i

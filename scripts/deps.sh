@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libevent-dev libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev
+  libevent-dev libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev libsqlite3-dev
+  nlohmann-json3-dev
   python3-grpcio python3-protobuf   # independent test peers (Debian's /usr/bin/python3)
   prometheus                        # promtool, to check our /metrics output in the tests
   openssl                           # throwaway certificates for the TLS tests
