@@ -2,8 +2,6 @@
 
 #include <string_view>
 
-#include <spdlog/spdlog.h>
-
 #include "proxy/metadata_policy.h"
 #include "proxy/upstream_channels.h"
 
@@ -11,6 +9,9 @@ namespace sparktrace::proxy {
 namespace {
 
 std::string_view View(const grpc::string_ref& ref) { return {ref.data(), ref.size()}; }
+
+// The flush list of the worker running on this thread.
+thread_local ProxyCall::FlushList* t_flush_list = nullptr;
 
 }  // namespace
 
@@ -28,10 +29,6 @@ void ProxyCallEnvironment::WaitUntilNoCalls() {
   std::unique_lock lock(mu_);
   no_calls_.wait(lock, [this] { return live_calls_ == 0; });
 }
-
-namespace {
-thread_local ProxyCall::FlushList* t_flush_list = nullptr;
-}  // namespace
 
 void ProxyCall::SetThreadFlushList(FlushList* list) { t_flush_list = list; }
 
