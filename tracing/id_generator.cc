@@ -1,0 +1,50 @@
+#include "tracing/id_generator.h"
+
+#include <array>
+#include <cstdint>
+#include <random>
+
+namespace sparktrace::tracing {
+namespace {
+
+std::mt19937_64& ThreadEngine() {
+  // A full 256 bits of seed: with a single 32-bit seed, two threads (or two proxy replicas) would
+  // draw from only 2^32 streams and could repeat ids.
+  thread_local std::mt19937_64 engine = [] {
+    std::random_device device;
+    std::array<std::uint32_t, 8> seed_words;
+    for (auto& word : seed_words) word = device();
+    std::seed_seq seed(seed_words.begin(), seed_words.end());
+    return std::mt19937_64(seed);
+  }();
+  return engine;
+}
+
+template <std::size_t N>
+void FillRandomNonZero(std::array<std::uint8_t, N>& bytes) {
+  std::mt19937_64& engine = ThreadEngine();
+  // All zeros means "invalid" in W3C Trace Context; redraw in that (astronomically rare) case.
+  do {
+    for (std::size_t i = 0; i < N; i += 8) {
+      const std::uint64_t word = engine();
+      for (std::size_t b = 0; b < 8 && i + b < N; ++b)
+        bytes[i + b] = static_cast<std::uint8_t>(word >> (8 * b));
+    }
+  } while (!IsValid(bytes));
+}
+
+}  // namespace
+
+TraceId RandomIdGenerator::NewTraceId() {
+  TraceId id;
+  FillRandomNonZero(id);
+  return id;
+}
+
+SpanId RandomIdGenerator::NewSpanId() {
+  SpanId id;
+  FillRandomNonZero(id);
+  return id;
+}
+
+}  // namespace sparktrace::tracing
