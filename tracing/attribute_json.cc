@@ -1,0 +1,81 @@
+#include "tracing/attribute_json.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+namespace sparktrace::tracing {
+
+nlohmann::ordered_json AttributeValueToJson(const AttributeValue& value) {
+  return std::visit(
+      [](const auto& v) -> nlohmann::ordered_json {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+          nlohmann::ordered_json array = nlohmann::ordered_json::array();
+          for (const auto& item : v) array.push_back(item);
+          return array;
+        } else {
+          // nlohmann stores a non-finite double as a float and prints it as null.
+          return nlohmann::ordered_json(v);
+        }
+      },
+      value);
+}
+
+nlohmann::ordered_json AttributesToJson(const std::vector<Attribute>& attributes) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (const auto& attribute : attributes) object[attribute.key] = AttributeValueToJson(attribute.value);
+  return object;
+}
+
+namespace {
+
+AttributeValue ValueFromJson(const nlohmann::ordered_json& json) {
+  switch (json.type()) {
+    case nlohmann::json::value_t::string:
+      return json.get_ref<const std::string&>();
+    case nlohmann::json::value_t::boolean:
+      return json.get<bool>();
+    case nlohmann::json::value_t::number_integer:
+      return json.get<std::int64_t>();
+    case nlohmann::json::value_t::number_unsigned:
+      // The parser reads non-negative integers as unsigned; ours all came from int64.
+      return static_cast<std::int64_t>(json.get<std::uint64_t>());
+    case nlohmann::json::value_t::number_float:
+      return json.get<double>();
+    case nlohmann::json::value_t::null:
+      return std::numeric_limits<double>::quiet_NaN();
+    case nlohmann::json::value_t::array: {
+      std::vector<std::string> strings;
+      strings.reserve(json.size());
+      for (const auto& item : json) {
+        if (!item.is_string()) return DumpJson(json);
+        strings.push_back(item.get_ref<const std::string&>());
+      }
+      return strings;
+    }
+    default:
+      return DumpJson(json);
+  }
+}
+
+}  // namespace
+
+std::vector<Attribute> AttributesFromJson(const nlohmann::ordered_json& object) {
+  std::vector<Attribute> attributes;
+  if (!object.is_object()) return attributes;
+  attributes.reserve(object.size());
+  for (const auto& [key, value] : object.items()) attributes.push_back(Attribute{key, ValueFromJson(value)});
+  return attributes;
+}
+
+std::string DumpJson(const nlohmann::ordered_json& json) {
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string DumpJsonPretty(const nlohmann::ordered_json& json) {
+  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace sparktrace::tracing

@@ -1,0 +1,731 @@
+#include "tracing/sqlite_span_store.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <charconv>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <system_error>
+#include <utility>
+
+#include "tracing/attribute_json.h"
+#include "tracing/sqlite_connection.h"
+#include "tracing/sqlite_statement.h"
+#include "tracing/well_known_attributes.h"
+
+namespace sparktrace::tracing {
+namespace {
+
+// "SpTr" in PRAGMA application_id marks the file as ours, so that pointing --trace-db at some other
+// SQLite database fails instead of adding tables to it.
+constexpr std::int64_t kApplicationId = 0x53705472;
+
+// Bounds the WAL file after checkpoints; without it the WAL keeps its largest size forever.
+constexpr std::int64_t kJournalSizeLimitBytes = 64LL << 20;
+
+// Ids are stored as lower-case hex text, not blobs: the extra 24 bytes a span are small next to its
+// attributes JSON, and `sqlite3 traces.db "... WHERE trace_id = '4bf9…'"` then works as users expect.
+//
+// The per-trace summary is a table kept up to date by Write() rather than a view: a view would
+// aggregate every span on each listing (seconds for a full 1 GiB store), the table costs one indexed
+// aggregate over the touched trace's spans per trace per batch.
+//
+// Listing filters by Airflow identity through the summary table, so the (dag, task, run) index lives
+// there; on spans it would serve no query and only slow writes. Operation ids are looked up on spans,
+// through a partial index that skips the many spans without one.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE spans (
+  trace_id        TEXT    NOT NULL,  -- 32 lower-case hex digits
+  span_id         TEXT    NOT NULL,  -- 16 lower-case hex digits
+  parent_span_id  TEXT,              -- NULL for a root span
+  name            TEXT    NOT NULL,
+  kind            INTEGER NOT NULL,  -- OTLP Span.SpanKind
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  status_code     INTEGER NOT NULL,  -- OTLP Status.StatusCode: 0 unset, 1 ok, 2 error
+  status_message  TEXT    NOT NULL,
+  trace_state     TEXT    NOT NULL,
+  attributes      TEXT    NOT NULL,  -- JSON object, see tracing/attribute_json.h
+  events          TEXT    NOT NULL,  -- JSON array of {name, time_unix_nano, attributes}
+  operation_id    TEXT,              -- spark.connect.operation_id
+  session_id      TEXT,              -- spark.connect.session_id
+  dag_id          TEXT,              -- airflow.dag_id
+  task_id         TEXT,              -- airflow.task_id
+  run_id          TEXT,              -- airflow.run_id
+  try_number      INTEGER,           -- airflow.try_number
+  UNIQUE (trace_id, span_id)
+);
+CREATE INDEX spans_by_operation ON spans (operation_id) WHERE operation_id IS NOT NULL;
+
+CREATE TABLE traces (
+  trace_id        TEXT    NOT NULL PRIMARY KEY,
+  root_name       TEXT    NOT NULL,
+  start_unix_nano INTEGER NOT NULL,  -- earliest span start
+  end_unix_nano   INTEGER NOT NULL,  -- latest span end
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  dag_id          TEXT,
+  task_id         TEXT,
+  run_id          TEXT,
+  try_number      INTEGER
+) WITHOUT ROWID;
+CREATE INDEX traces_by_start ON traces (start_unix_nano);
+CREATE INDEX traces_by_end ON traces (end_unix_nano);
+CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano);
+)sql";
+
+struct Migration {
+  std::int64_t to_version;
+  std::string_view sql;
+};
+
+// Step i brings a database from version i to version i + 1. A new schema version appends a step
+// (ALTER TABLE …, backfills) and raises SqliteSpanStore::kSchemaVersion; existing steps never change.
+constexpr Migration kMigrations[] = {
+    {1, kSchemaV1},
+};
+static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
+
+constexpr std::string_view kUpsertSpanSql = R"sql(
+INSERT INTO spans (trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano,
+                   status_code, status_message, trace_state, attributes, events,
+                   operation_id, session_id, dag_id, task_id, run_id, try_number)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+ON CONFLICT (trace_id, span_id) DO UPDATE SET
+  parent_span_id = excluded.parent_span_id, name = excluded.name, kind = excluded.kind,
+  start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
+  status_code = excluded.status_code, status_message = excluded.status_message,
+  trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
+  operation_id = excluded.operation_id, session_id = excluded.session_id, dag_id = excluded.dag_id,
+  task_id = excluded.task_id, run_id = excluded.run_id, try_number = excluded.try_number
+)sql";
+
+// Recomputed from the trace's spans rather than adjusted incrementally: a replaced span may change the
+// trace's bounds, error count or root, and recomputing is always right.
+constexpr std::string_view kRefreshSummarySql = R"sql(
+INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
+                    dag_id, task_id, run_id, try_number)
+SELECT ?1,
+       COALESCE((SELECT name FROM spans WHERE trace_id = ?1 AND parent_span_id IS NULL
+                 ORDER BY start_unix_nano, span_id LIMIT 1),
+                (SELECT name FROM spans WHERE trace_id = ?1 ORDER BY start_unix_nano, span_id LIMIT 1)),
+       min(start_unix_nano), max(end_unix_nano), count(*), sum(status_code = 2),
+       max(dag_id), max(task_id), max(run_id), max(try_number)
+FROM spans WHERE trace_id = ?1
+ON CONFLICT (trace_id) DO UPDATE SET
+  root_name = excluded.root_name, start_unix_nano = excluded.start_unix_nano,
+  end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count,
+  error_count = excluded.error_count, dag_id = excluded.dag_id, task_id = excluded.task_id,
+  run_id = excluded.run_id, try_number = excluded.try_number
+)sql";
+
+constexpr std::string_view kSpanColumns =
+    "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
+    "status_message, trace_state, attributes, events";
+
+constexpr std::string_view kSummaryColumns =
+    "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, "
+    "run_id, try_number";
+
+// Unix nanoseconds are unsigned in the span model and signed in SQLite; the cast is exact until 2262.
+std::int64_t ToSql(std::uint64_t value) { return static_cast<std::int64_t>(value); }
+std::uint64_t FromSql(std::int64_t value) { return static_cast<std::uint64_t>(value); }
+
+template <std::size_t N>
+bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
+  if (hex.size() != 2 * N) return false;
+  for (std::size_t i = 0; i < N; ++i) {
+    const char* first = hex.data() + 2 * i;
+    auto [end, ec] = std::from_chars(first, first + 2, out[i], 16);
+    if (ec != std::errc() || end != first + 2) return false;
+  }
+  return true;
+}
+
+// The well-known attributes (tracing/well_known_attributes.h) that get columns of their own.
+struct ExtractedColumns {
+  const std::string* operation_id = nullptr;
+  const std::string* session_id = nullptr;
+  const std::string* dag_id = nullptr;
+  const std::string* task_id = nullptr;
+  const std::string* run_id = nullptr;
+  std::optional<std::int64_t> try_number;
+};
+
+ExtractedColumns Extract(const std::vector<Attribute>& attributes) {
+  ExtractedColumns columns;
+  for (const auto& attribute : attributes) {
+    const auto* text = std::get_if<std::string>(&attribute.value);
+    if (attribute.key == kAirflowTryNumberKey) {
+      if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) {
+        columns.try_number = *number;
+      } else if (text != nullptr) {
+        // Airflow hands identity over as headers, so some producers will forward the text.
+        std::int64_t parsed = 0;
+        auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+        if (ec == std::errc() && end == text->data() + text->size()) columns.try_number = parsed;
+      }
+      continue;
+    }
+    if (text == nullptr) continue;
+    if (attribute.key == kSparkConnectOperationIdKey) {
+      columns.operation_id = text;
+    } else if (attribute.key == kSparkConnectSessionIdKey) {
+      columns.session_id = text;
+    } else if (attribute.key == kAirflowDagIdKey) {
+      columns.dag_id = text;
+    } else if (attribute.key == kAirflowTaskIdKey) {
+      columns.task_id = text;
+    } else if (attribute.key == kAirflowRunIdKey) {
+      columns.run_id = text;
+    }
+  }
+  return columns;
+}
+
+void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text) {
+  if (text == nullptr) {
+    stmt.BindNull(index);
+  } else {
+    stmt.BindText(index, *text);
+  }
+}
+
+std::string EventsToJson(const std::vector<SpanEvent>& events) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const auto& event : events) {
+    nlohmann::ordered_json item = nlohmann::ordered_json::object();
+    item["name"] = event.name;
+    item["time_unix_nano"] = event.time_unix_nano;
+    item["attributes"] = AttributesToJson(event.attributes);
+    array.push_back(std::move(item));
+  }
+  return DumpJson(array);
+}
+
+Result<std::vector<SpanEvent>> EventsFromJson(const std::string& text) {
+  const auto array = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!array.is_array()) return Error{ErrorCode::kInternal, "events column is not a JSON array"};
+  std::vector<SpanEvent> events;
+  events.reserve(array.size());
+  for (const auto& item : array) {
+    if (!item.is_object()) return Error{ErrorCode::kInternal, "events column holds a non-object"};
+    SpanEvent event;
+    if (auto name = item.find("name"); name != item.end() && name->is_string()) {
+      event.name = name->get_ref<const std::string&>();
+    }
+    if (auto time = item.find("time_unix_nano"); time != item.end() && time->is_number_integer()) {
+      event.time_unix_nano = time->get<std::uint64_t>();
+    }
+    if (auto attributes = item.find("attributes"); attributes != item.end()) {
+      event.attributes = AttributesFromJson(*attributes);
+    }
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+template <typename Enum>
+Enum EnumFromSql(std::int64_t value, Enum max, Enum fallback) {
+  if (value < 0 || value > static_cast<std::int64_t>(max)) return fallback;
+  return static_cast<Enum>(value);
+}
+
+// Reads a row of kSpanColumns.
+Result<Span> SpanFromRow(const SqliteStatement& stmt) {
+  Span span;
+  const std::string trace_hex = stmt.ColumnText(0);
+  const std::string span_hex = stmt.ColumnText(1);
+  if (!ParseHex(trace_hex, span.trace_id) || !ParseHex(span_hex, span.span_id)) {
+    return Error{ErrorCode::kInternal, fmt::format("malformed ids in stored span {}/{}", trace_hex, span_hex)};
+  }
+  if (!stmt.ColumnIsNull(2) && !ParseHex(stmt.ColumnText(2), span.parent_span_id)) {
+    return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", span_hex)};
+  }
+  span.name = stmt.ColumnText(3);
+  span.kind = EnumFromSql(stmt.ColumnInt64(4), SpanKind::kConsumer, SpanKind::kUnspecified);
+  span.start_time_unix_nano = FromSql(stmt.ColumnInt64(5));
+  span.end_time_unix_nano = FromSql(stmt.ColumnInt64(6));
+  span.status_code = EnumFromSql(stmt.ColumnInt64(7), StatusCode::kError, StatusCode::kUnset);
+  span.status_message = stmt.ColumnText(8);
+  span.trace_state = stmt.ColumnText(9);
+  const auto attributes = nlohmann::ordered_json::parse(stmt.ColumnText(10), nullptr, false);
+  if (!attributes.is_object()) {
+    return Error{ErrorCode::kInternal, fmt::format("attributes of stored span {} are not a JSON object", span_hex)};
+  }
+  span.attributes = AttributesFromJson(attributes);
+  auto events = EventsFromJson(stmt.ColumnText(11));
+  if (!events.ok()) {
+    return Error{ErrorCode::kInternal, fmt::format("stored span {}: {}", span_hex, events.error().message)};
+  }
+  span.events = std::move(events).value();
+  return span;
+}
+
+// Reads a row of kSummaryColumns.
+Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt) {
+  TraceSummary summary;
+  const std::string trace_hex = stmt.ColumnText(0);
+  if (!ParseHex(trace_hex, summary.trace_id)) {
+    return Error{ErrorCode::kInternal, fmt::format("malformed trace id in trace summary: {}", trace_hex)};
+  }
+  summary.root_name = stmt.ColumnText(1);
+  summary.start_time_unix_nano = FromSql(stmt.ColumnInt64(2));
+  summary.end_time_unix_nano = FromSql(stmt.ColumnInt64(3));
+  summary.span_count = FromSql(stmt.ColumnInt64(4));
+  summary.error_count = FromSql(stmt.ColumnInt64(5));
+  summary.dag_id = stmt.ColumnText(6);
+  summary.task_id = stmt.ColumnText(7);
+  summary.run_id = stmt.ColumnText(8);
+  if (!stmt.ColumnIsNull(9)) summary.try_number = stmt.ColumnInt64(9);
+  return summary;
+}
+
+// Rolls an open transaction back unless dismissed after a successful COMMIT; also on early returns
+// and if an exception unwinds through.
+class RollbackGuard {
+ public:
+  explicit RollbackGuard(SqliteConnection& db) : connection_(db) {}
+  ~RollbackGuard() {
+    if (active_) (void)connection_.Exec("ROLLBACK");  // nothing more to do if even that fails
+  }
+  RollbackGuard(const RollbackGuard&) = delete;
+  RollbackGuard& operator=(const RollbackGuard&) = delete;
+  void Dismiss() { active_ = false; }
+
+ private:
+  SqliteConnection& connection_;
+  bool active_ = true;
+};
+
+// BEGIN IMMEDIATE takes the write lock up front, so lock contention shows as one busy wait at the
+// start instead of a failure halfway through the batch.
+Result<void> InWriteTransaction(SqliteConnection& db, const std::function<Result<void>()>& body) {
+  if (auto begun = db.Exec("BEGIN IMMEDIATE"); !begun.ok()) return begun.error();
+  RollbackGuard guard(db);
+  if (auto done = body(); !done.ok()) return done.error();
+  if (auto committed = db.Exec("COMMIT"); !committed.ok()) return committed.error();
+  guard.Dismiss();
+  return {};
+}
+
+// The API promises that no exception escapes: SQLite never throws and nlohmann is used in its
+// non-throwing forms, so this only catches what is left (std::bad_alloc).
+template <typename Function>
+auto NoThrow(std::string_view what, Function&& function) -> decltype(function()) {
+  try {
+    return function();
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kInternal, fmt::format("{}: {}", what, e.what())};
+  }
+}
+
+}  // namespace
+
+SqliteSpanStore::SqliteSpanStore(ConstructionKey, std::string path, SqliteSpanStoreOptions options,
+                                 std::unique_ptr<SqliteConnection> db)
+    : path_(std::move(path)), options_(options), db_(std::move(db)) {}
+
+SqliteSpanStore::~SqliteSpanStore() = default;
+
+Result<std::unique_ptr<SqliteSpanStore>> SqliteSpanStore::Open(const std::string& path,
+                                                               const SqliteSpanStoreOptions& options) {
+  return NoThrow("open " + path, [&]() -> Result<std::unique_ptr<SqliteSpanStore>> {
+    if (path.empty()) return InvalidArgument("trace database path is empty");
+    std::error_code ec;
+    const std::filesystem::path file(path);
+    if (options.read_only) {
+      // SQLite would say "unable to open database file"; the usual cause deserves plainer words.
+      if (!std::filesystem::exists(file, ec)) {
+        return Error{ErrorCode::kNotFound, fmt::format("no trace database at {}", path)};
+      }
+    } else if (file.has_parent_path()) {
+      std::filesystem::create_directories(file.parent_path(), ec);
+      if (ec) {
+        return Error{ErrorCode::kIo,
+                     fmt::format("create directory {}: {}", file.parent_path().string(), ec.message())};
+      }
+    }
+
+    const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    auto db = SqliteConnection::Open(path, flags);
+    if (!db.ok()) return db.error();
+    auto store = std::make_unique<SqliteSpanStore>(ConstructionKey(), path, options,
+                                                   std::make_unique<SqliteConnection>(std::move(db).value()));
+    // Every failure from here on names the file, which the user needs to act on it.
+    const auto named = [&path](const Error& error) {
+      if (error.message.find(path) != std::string::npos) return error;
+      return Error{error.code, fmt::format("open {}: {}", path, error.message)};
+    };
+    if (auto configured = store->Configure(); !configured.ok()) return named(configured.error());
+    if (auto migrated = store->Migrate(); !migrated.ok()) return named(migrated.error());
+    if (auto prepared = store->PrepareStatements(); !prepared.ok()) return named(prepared.error());
+    return store;
+  });
+}
+
+Result<void> SqliteSpanStore::Configure() {
+  sqlite3_busy_timeout(db_->handle(), static_cast<int>(options_.busy_timeout.count()));
+
+  // The first statement reads the file header: this is where a corrupt or foreign file shows.
+  auto application_id = db_->QueryInt64("PRAGMA application_id");
+  if (!application_id.ok()) {
+    return Error{application_id.error().code, fmt::format("open {}: {}", path_, application_id.error().message)};
+  }
+  if (*application_id != 0 && *application_id != kApplicationId) {
+    return InvalidArgument(fmt::format("{} is not a sparktrace trace database (application_id {:#x})", path_,
+                                       *application_id));
+  }
+
+  if (options_.read_only) return db_->Exec("PRAGMA query_only = ON");
+
+  // auto_vacuum only takes effect before the first table exists, so it precedes the migration.
+  // INCREMENTAL lets EnforceRetention give pages back without a full VACUUM rewriting the file.
+  const std::string pragmas = fmt::format(
+      "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = {};",
+      kJournalSizeLimitBytes);
+  if (auto set = db_->Exec(pragmas); !set.ok()) return set.error();
+  // WAL: readers in other processes never block the writer and see whole batches. NORMAL
+  // synchronous is durable across process crashes (an OS crash may lose the last batches, acceptable
+  // for traces) and saves an fsync per batch.
+  auto journal = db_->Prepare("PRAGMA journal_mode = WAL");
+  if (!journal.ok()) return journal.error();
+  auto row = journal->Step();
+  if (!row.ok()) return row.error();
+  if (!*row || journal->ColumnText(0) != "wal") {
+    return Error{ErrorCode::kIo, fmt::format("{}: cannot use WAL mode on this file system (journal mode {})",
+                                             path_, *row ? journal->ColumnText(0) : "unknown")};
+  }
+  return {};
+}
+
+Result<void> SqliteSpanStore::Migrate() {
+  const auto newer_error = [this](std::int64_t version) {
+    return InvalidArgument(
+        fmt::format("{} was written by a newer sparktrace (schema version {}, this one supports up to {}); "
+                    "upgrade sparktrace or use another trace database path",
+                    path_, version, kSchemaVersion));
+  };
+
+  if (options_.read_only) {
+    auto version = db_->QueryInt64("PRAGMA user_version");
+    if (!version.ok()) return version.error();
+    if (*version > kSchemaVersion) return newer_error(*version);
+    if (*version < kSchemaVersion) {
+      return InvalidArgument(fmt::format(
+          "{} has trace schema version {}, this sparktrace reads {}; start the proxy once to migrate it",
+          path_, *version, kSchemaVersion));
+    }
+    return {};
+  }
+
+  // Read the version inside the write transaction, so that two processes opening a new file at the
+  // same time do not both create the schema.
+  return InWriteTransaction(*db_, [&]() -> Result<void> {
+    auto version = db_->QueryInt64("PRAGMA user_version");
+    if (!version.ok()) return version.error();
+    if (*version > kSchemaVersion) return newer_error(*version);
+    if (*version == 0) {
+      auto tables = db_->QueryInt64("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'");
+      if (!tables.ok()) return tables.error();
+      if (*tables != 0) {
+        return InvalidArgument(fmt::format("{} already holds tables that are not sparktrace's", path_));
+      }
+      if (auto marked = db_->Exec(fmt::format("PRAGMA application_id = {}", kApplicationId)); !marked.ok()) {
+        return marked.error();
+      }
+    }
+    for (const auto& migration : kMigrations) {
+      if (migration.to_version <= *version) continue;
+      if (auto applied = db_->Exec(migration.sql); !applied.ok()) {
+        return Error{applied.error().code, fmt::format("migrate {} to schema version {}: {}", path_,
+                                                       migration.to_version, applied.error().message)};
+      }
+      // PRAGMA takes no bound parameters; the value is our own integer.
+      if (auto set = db_->Exec(fmt::format("PRAGMA user_version = {}", migration.to_version)); !set.ok()) {
+        return set.error();
+      }
+    }
+    return {};
+  });
+}
+
+Result<void> SqliteSpanStore::PrepareStatements() {
+  auto get_trace = db_->Prepare(
+      fmt::format("SELECT {} FROM spans WHERE trace_id = ?1 ORDER BY start_unix_nano, span_id", kSpanColumns),
+      /*persistent=*/true);
+  if (!get_trace.ok()) return get_trace.error();
+  get_trace_ = std::make_unique<SqliteStatement>(std::move(get_trace).value());
+
+  auto find = db_->Prepare(
+      "SELECT trace_id FROM spans WHERE operation_id = ?1 ORDER BY start_unix_nano DESC, trace_id DESC LIMIT 1",
+      /*persistent=*/true);
+  if (!find.ok()) return find.error();
+  find_by_operation_ = std::make_unique<SqliteStatement>(std::move(find).value());
+
+  if (options_.read_only) return {};
+  auto upsert = db_->Prepare(kUpsertSpanSql, /*persistent=*/true);
+  if (!upsert.ok()) return upsert.error();
+  upsert_span_ = std::make_unique<SqliteStatement>(std::move(upsert).value());
+  auto refresh = db_->Prepare(kRefreshSummarySql, /*persistent=*/true);
+  if (!refresh.ok()) return refresh.error();
+  refresh_summary_ = std::make_unique<SqliteStatement>(std::move(refresh).value());
+  return {};
+}
+
+Result<void> SqliteSpanStore::RequireWriter(std::string_view operation) const {
+  if (options_.read_only) {
+    return InvalidArgument(fmt::format("{}: {} was opened read-only", operation, path_));
+  }
+  return {};
+}
+
+Result<WriteStats> SqliteSpanStore::Write(std::span<const Span> spans) {
+  if (auto writer = RequireWriter("write spans"); !writer.ok()) return writer.error();
+  return NoThrow("write spans", [&] { return WriteBatch(spans); });
+}
+
+Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
+  WriteStats stats;
+  std::vector<std::string> touched;  // trace ids (hex) whose summaries need recomputing
+  touched.reserve(spans.size());
+  auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
+    SqliteStatement& upsert = *upsert_span_;
+    for (const Span& span : spans) {
+      if (!IsValid(span.trace_id) || !IsValid(span.span_id)) {
+        ++stats.spans_rejected;
+        continue;
+      }
+      std::string trace_hex = ToHex(span.trace_id);
+      const ExtractedColumns columns = Extract(span.attributes);
+      upsert.Reset();
+      upsert.BindText(1, trace_hex);
+      upsert.BindText(2, ToHex(span.span_id));
+      if (IsValid(span.parent_span_id)) {
+        upsert.BindText(3, ToHex(span.parent_span_id));
+      } else {
+        upsert.BindNull(3);
+      }
+      upsert.BindText(4, span.name);
+      upsert.BindInt64(5, static_cast<std::int64_t>(span.kind));
+      upsert.BindInt64(6, ToSql(span.start_time_unix_nano));
+      upsert.BindInt64(7, ToSql(span.end_time_unix_nano));
+      upsert.BindInt64(8, static_cast<std::int64_t>(span.status_code));
+      upsert.BindText(9, span.status_message);
+      upsert.BindText(10, span.trace_state);
+      upsert.BindText(11, DumpJson(AttributesToJson(span.attributes)));
+      upsert.BindText(12, EventsToJson(span.events));
+      BindOptionalText(upsert, 13, columns.operation_id);
+      BindOptionalText(upsert, 14, columns.session_id);
+      BindOptionalText(upsert, 15, columns.dag_id);
+      BindOptionalText(upsert, 16, columns.task_id);
+      BindOptionalText(upsert, 17, columns.run_id);
+      if (columns.try_number) {
+        upsert.BindInt64(18, *columns.try_number);
+      } else {
+        upsert.BindNull(18);
+      }
+      if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
+      ++stats.spans_written;
+      touched.push_back(std::move(trace_hex));
+    }
+    upsert.Reset();  // drop the copies of the last span's text
+
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    SqliteStatement& refresh = *refresh_summary_;
+    for (const std::string& trace_hex : touched) {
+      refresh.Reset();
+      refresh.BindText(1, trace_hex);
+      if (auto ran = refresh.Run(); !ran.ok()) return ran.error();
+    }
+    refresh.Reset();
+    return {};
+  });
+  if (!written.ok()) {
+    return Error{written.error().code, fmt::format("write {} spans to {}: {}", spans.size(), path_,
+                                                   written.error().message)};
+  }
+  stats.traces_touched = touched.size();
+  return stats;
+}
+
+Result<std::vector<TraceSummary>> SqliteSpanStore::ListTraces(const TraceFilter& filter) {
+  return NoThrow("list traces", [&]() -> Result<std::vector<TraceSummary>> {
+    // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values
+    // are still bound, never spliced in. Unnumbered parameters take the numbers 1, 2, … in order.
+    std::string sql = fmt::format("SELECT {} FROM traces WHERE 1", kSummaryColumns);
+    if (filter.dag_id) sql += " AND dag_id = ?";
+    if (filter.task_id) sql += " AND task_id = ?";
+    if (filter.run_id) sql += " AND run_id = ?";
+    if (filter.since_unix_nano != 0) sql += " AND start_unix_nano >= ?";
+    sql += " ORDER BY start_unix_nano DESC, trace_id DESC";
+    if (filter.limit != 0) sql += " LIMIT ?";
+
+    auto stmt = db_->Prepare(sql);
+    if (!stmt.ok()) return stmt.error();
+    int index = 1;
+    if (filter.dag_id) stmt->BindText(index++, *filter.dag_id);
+    if (filter.task_id) stmt->BindText(index++, *filter.task_id);
+    if (filter.run_id) stmt->BindText(index++, *filter.run_id);
+    if (filter.since_unix_nano != 0) stmt->BindInt64(index++, ToSql(filter.since_unix_nano));
+    if (filter.limit != 0) {
+      stmt->BindInt64(index++, static_cast<std::int64_t>(std::min<std::uint64_t>(filter.limit, std::numeric_limits<std::int64_t>::max())));
+    }
+
+    std::vector<TraceSummary> summaries;
+    while (true) {
+      auto row = stmt->Step();
+      if (!row.ok()) return Error{row.error().code, fmt::format("list traces in {}: {}", path_, row.error().message)};
+      if (!*row) break;
+      auto summary = SummaryFromRow(*stmt);
+      if (!summary.ok()) return summary.error();
+      summaries.push_back(std::move(summary).value());
+    }
+    return summaries;
+  });
+}
+
+Result<std::vector<Span>> SqliteSpanStore::GetTrace(const TraceId& trace_id) {
+  return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
+    const std::string trace_hex = ToHex(trace_id);
+    SqliteStatement& stmt = *get_trace_;
+    stmt.Reset();
+    stmt.BindText(1, trace_hex);
+    std::vector<Span> spans;
+    while (true) {
+      auto row = stmt.Step();
+      if (!row.ok()) {
+        stmt.Reset();
+        return Error{row.error().code, fmt::format("read trace {} from {}: {}", trace_hex, path_, row.error().message)};
+      }
+      if (!*row) break;
+      auto span = SpanFromRow(stmt);
+      if (!span.ok()) {
+        stmt.Reset();
+        return span.error();
+      }
+      spans.push_back(std::move(span).value());
+    }
+    // A finished statement still pins the WAL snapshot it read until it is reset; readers that stay
+    // open (the admin thread) must not hold back checkpoints.
+    stmt.Reset();
+    if (spans.empty()) return Error{ErrorCode::kNotFound, fmt::format("no trace {} in {}", trace_hex, path_)};
+    return spans;
+  });
+}
+
+Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation_id) {
+  return NoThrow("find trace by operation", [&]() -> Result<TraceId> {
+    SqliteStatement& stmt = *find_by_operation_;
+    stmt.Reset();
+    stmt.BindText(1, operation_id);
+    auto row = stmt.Step();
+    if (!row.ok()) {
+      stmt.Reset();
+      return Error{row.error().code, fmt::format("find operation {} in {}: {}", operation_id, path_, row.error().message)};
+    }
+    if (!*row) {
+      stmt.Reset();
+      return Error{ErrorCode::kNotFound, fmt::format("no trace has operation {} in {}", operation_id, path_)};
+    }
+    TraceId trace_id{};
+    const bool parsed = ParseHex(stmt.ColumnText(0), trace_id);
+    stmt.Reset();
+    if (!parsed) return Error{ErrorCode::kInternal, fmt::format("malformed trace id stored for operation {}", operation_id)};
+    return trace_id;
+  });
+}
+
+Result<std::uint64_t> SqliteSpanStore::BytesInUse() {
+  auto page_count = db_->QueryInt64("PRAGMA page_count");
+  if (!page_count.ok()) return page_count.error();
+  auto free_pages = db_->QueryInt64("PRAGMA freelist_count");
+  if (!free_pages.ok()) return free_pages.error();
+  auto page_size = db_->QueryInt64("PRAGMA page_size");
+  if (!page_size.ok()) return page_size.error();
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, *page_count - *free_pages)) *
+         static_cast<std::uint64_t>(*page_size);
+}
+
+Result<SqliteSpanStore::Deleted> SqliteSpanStore::DeleteTraces(std::string_view selection, std::int64_t parameter) {
+  Deleted deleted;
+  auto done = InWriteTransaction(*db_, [&]() -> Result<void> {
+    // Spans first: the selection reads the summary rows that the second statement deletes.
+    for (const auto* table : {"spans", "traces"}) {
+      auto stmt = db_->Prepare(fmt::format("DELETE FROM {} WHERE trace_id IN ({})", table, selection));
+      if (!stmt.ok()) return stmt.error();
+      stmt->BindInt64(1, parameter);
+      if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+      const auto changes = static_cast<std::size_t>(sqlite3_changes64(db_->handle()));
+      (std::string_view(table) == "spans" ? deleted.spans : deleted.traces) = changes;
+    }
+    return {};
+  });
+  if (!done.ok()) return done.error();
+  return deleted;
+}
+
+Result<RetentionStats> SqliteSpanStore::EnforceRetention(std::chrono::system_clock::time_point now) {
+  if (auto writer = RequireWriter("enforce retention"); !writer.ok()) return writer.error();
+  return NoThrow("enforce retention", [&]() -> Result<RetentionStats> {
+    const auto fail = [this](const Error& error) {
+      return Error{error.code, fmt::format("enforce retention on {}: {}", path_, error.message)};
+    };
+    RetentionStats stats;
+    auto before = BytesInUse();
+    if (!before.ok()) return fail(before.error());
+    stats.bytes_before = *before;
+
+    const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    const auto max_age_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.max_age).count();
+    if (now_ns > max_age_ns) {
+      auto aged = DeleteTraces("SELECT trace_id FROM traces WHERE end_unix_nano < ?1", now_ns - max_age_ns);
+      if (!aged.ok()) return fail(aged.error());
+      stats.traces_deleted_by_age = aged->traces;
+      stats.spans_deleted += aged->spans;
+    }
+
+    // Pages freed by a delete are counted at once (freelist), so the loop sees its own progress.
+    // Each round deletes about as many of the oldest traces as the excess would hold at the average
+    // trace size; rows sharing pages with survivors free less than that, hence the loop.
+    while (true) {
+      auto used = BytesInUse();
+      if (!used.ok()) return fail(used.error());
+      if (*used <= options_.max_bytes) break;
+      auto traces = db_->QueryInt64("SELECT count(*) FROM traces");
+      if (!traces.ok()) return fail(traces.error());
+      if (*traces == 0) break;  // what is left is the schema itself
+      const std::uint64_t trace_count = static_cast<std::uint64_t>(*traces);
+      const std::uint64_t average = std::max<std::uint64_t>(1, *used / trace_count);
+      const std::uint64_t excess = *used - options_.max_bytes;
+      const std::uint64_t batch = std::clamp<std::uint64_t>((excess + average - 1) / average, 1, trace_count);
+      auto oldest = DeleteTraces("SELECT trace_id FROM traces ORDER BY end_unix_nano, trace_id LIMIT ?1",
+                                 static_cast<std::int64_t>(batch));
+      if (!oldest.ok()) return fail(oldest.error());
+      if (oldest->traces == 0) break;
+      stats.traces_deleted_by_size += oldest->traces;
+      stats.spans_deleted += oldest->spans;
+    }
+
+    // incremental_vacuum moves the free pages to the end and truncates them away (in the WAL); the
+    // checkpoint then copies that into the database file, which is when the file itself shrinks, and
+    // TRUNCATE empties the WAL too. A reader still holding an old snapshot makes the checkpoint partial;
+    // that is not an error, the next call finishes it.
+    if (auto vacuumed = db_->Exec("PRAGMA incremental_vacuum"); !vacuumed.ok()) return fail(vacuumed.error());
+    if (auto checkpointed = db_->Exec("PRAGMA wal_checkpoint(TRUNCATE)"); !checkpointed.ok()) {
+      return fail(checkpointed.error());
+    }
+    auto page_count = db_->QueryInt64("PRAGMA page_count");
+    if (!page_count.ok()) return fail(page_count.error());
+    auto page_size = db_->QueryInt64("PRAGMA page_size");
+    if (!page_size.ok()) return fail(page_size.error());
+    stats.bytes_after = static_cast<std::uint64_t>(*page_count) * static_cast<std::uint64_t>(*page_size);
+    return stats;
+  });
+}
+
+}  // namespace sparktrace::tracing

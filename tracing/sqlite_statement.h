@@ -1,0 +1,61 @@
+#pragma once
+// SqliteStatement: RAII owner of one prepared SQLite statement (sqlite3_stmt), finalized on
+// destruction. Binding never fails loudly on its own: the first bind error is remembered and returned by
+// the next Step(), so call sites bind a whole row and check once.
+//
+// Threads: a statement belongs to its connection and is used by whichever single thread uses that
+// connection; it is not safe for concurrent use.
+// Lifetime: must be destroyed before its SqliteConnection (the connection is closed with
+// sqlite3_close_v2, so a leftover statement cannot crash, only delay the close).
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace sparktrace::tracing {
+
+class SqliteStatement {
+ public:
+  // Takes ownership of a statement prepared on an open connection; `stmt` must not be null.
+  explicit SqliteStatement(sqlite3_stmt* stmt);
+
+  // Parameter indexes are 1-based, as in SQLite. Text is copied (SQLITE_TRANSIENT), so the argument
+  // need not outlive the call.
+  void BindText(int index, std::string_view text);
+  void BindInt64(int index, std::int64_t value);
+  void BindNull(int index);
+
+  // Runs the statement one step: true when a row is available, false when it has finished.
+  // Returns the first bind error instead, if any; errors carry SQLite's message.
+  Result<bool> Step();
+  // Steps until done, for statements that return no rows (or whose rows are of no interest).
+  Result<void> Run();
+  // Makes the statement ready for new bindings; cheap, call before each use.
+  void Reset();
+
+  // Column indexes are 0-based, as in SQLite; valid after Step() returned true.
+  bool ColumnIsNull(int index) const;
+  std::int64_t ColumnInt64(int index) const;
+  std::string ColumnText(int index) const;
+
+  // "prepare <sql>" style context for error messages: the statement's SQL text.
+  std::string_view Sql() const;
+
+ private:
+  struct Finalizer {
+    void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+  };
+
+  void NoteBindResult(int rc, int index);
+
+  std::unique_ptr<sqlite3_stmt, Finalizer> stmt_;
+  int bind_error_ = SQLITE_OK;
+  int bind_error_index_ = 0;
+};
+
+}  // namespace sparktrace::tracing
