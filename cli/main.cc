@@ -8,6 +8,8 @@
 #include <absl/synchronization/mutex.h>
 
 #include "cli/proxy_command.h"
+#include "cli/sim_command.h"
+#include "cli/traces_command.h"
 
 namespace {
 
@@ -20,6 +22,8 @@ constexpr const char* kHelp =
     "\n"
     "Commands:\n"
     "  proxy     transparent gRPC proxy in front of a Spark Connect server (port 15002)\n"
+    "  traces    list and show the traces in the embedded store\n"
+    "  sim       Spark Connect protocol simulator (a test peer; runs no queries)\n"
     "\n"
     "Run `sparktrace <command> --help` for the flags of a command.\n"
     "Flags: --help, --version\n";
@@ -46,6 +50,8 @@ int main(int argc, char** argv) {
   }
   const std::span<const std::string> rest(args.begin() + 1, args.end());
   if (command == "proxy") return sparktrace::cli::RunProxyCommand(rest);
+  if (command == "sim") return sparktrace::cli::RunSimCommand(rest);
+  if (command == "traces") return sparktrace::cli::RunTracesCommand(rest, std::cout, std::cerr);
   std::cerr << "sparktrace: unknown command '" << command << "'\n\n" << kHelp;
   return 2;
 }

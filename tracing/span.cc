@@ -28,4 +28,23 @@ std::string ToHex(const SpanId& id) { return HexOf(id); }
 bool IsValid(const TraceId& id) { return NotAllZero(id); }
 bool IsValid(const SpanId& id) { return NotAllZero(id); }
 
+std::optional<TraceId> ParseTraceId(std::string_view hex) {
+  TraceId id{};
+  if (hex.size() != 2 * id.size()) return std::nullopt;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const int high = nibble(hex[2 * i]);
+    const int low = nibble(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    id[i] = static_cast<std::uint8_t>(high << 4 | low);
+  }
+  if (!IsValid(id)) return std::nullopt;
+  return id;
+}
+
 }  // namespace sparktrace::tracing

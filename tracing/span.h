@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -20,6 +22,8 @@ std::string ToHex(const TraceId& id);
 std::string ToHex(const SpanId& id);
 bool IsValid(const TraceId& id);
 bool IsValid(const SpanId& id);
+// 32 hex digits (either case) into a trace id; nullopt for anything else, including all zeros.
+std::optional<TraceId> ParseTraceId(std::string_view hex);
 
 // The OTLP attribute value kinds we use.
 using AttributeValue = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;

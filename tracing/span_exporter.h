@@ -1,0 +1,44 @@
+#pragma once
+// The interface every span exporter implements (OTLP/gRPC, OTLP/HTTP, and any other sink the
+// pipeline writes to). The pipeline owns one exporter and calls it from its one exporter thread.
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+
+#include "common/result.h"
+#include "tracing/span.h"
+
+namespace sparktrace::tracing {
+
+// Running totals, for metrics. Each field only grows.
+struct SpanExporterCounters {
+  std::uint64_t spans_exported = 0;  // accepted by the collector
+  std::uint64_t spans_rejected = 0;  // refused in a partial success (the collector says why; logged)
+  std::uint64_t spans_failed = 0;    // in Export() calls that returned an error
+  std::uint64_t retries = 0;         // attempts after the first, over all calls
+};
+
+class SpanExporter {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  virtual ~SpanExporter() = default;
+
+  // Sends `spans`, retrying as the protocol allows, and returns once they are delivered, the
+  // failure is final, or `deadline` has passed (the exporter may also stop earlier, at its own
+  // retry budget). A partial success is success: the rejected spans are counted, not retried.
+  // Called from the exporter thread only, one call at a time; `spans` is only read during the call.
+  virtual Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) = 0;
+
+  // Makes a retry wait in a running Export() give up at once, and every later Export() fail
+  // without sending. An attempt already on the wire is cancelled where the transport allows
+  // (OTLP/gRPC) or else ends by its own timeout (OTLP/HTTP). Idempotent; safe from any thread,
+  // so a pipeline's shutdown can cut a long backoff short.
+  virtual void Shutdown() = 0;
+
+  // Safe from any thread.
+  virtual SpanExporterCounters counters() const = 0;
+};
+
+}  // namespace sparktrace::tracing
