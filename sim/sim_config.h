@@ -1,0 +1,37 @@
+#pragma once
+// Flags and validated configuration of `sparktrace sim`, the Spark Connect protocol simulator.
+
+#include <spdlog/common.h>
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/flags.h"
+#include "common/logging.h"
+#include "common/result.h"
+
+namespace sparktrace::sim {
+
+// Immutable after SimConfigFromFlags; defaults mirror Spark Connect's where Spark has one.
+struct SimConfig {
+  std::string listen = "127.0.0.1:15002";
+  // Shape of every ExecutePlan result unless request metadata overrides it (see SimService).
+  std::int64_t batches = 3;
+  std::uint64_t batch_bytes = 1024;
+  std::chrono::milliseconds batch_interval{0};
+  // Spark's senderMaxStreamDuration / senderMaxStreamSize: a reattachable stream ends without
+  // result_complete after this long or this many response bytes. 0 disables the cut.
+  std::chrono::milliseconds stream_cut_after{std::chrono::minutes(2)};
+  std::uint64_t stream_cut_bytes = std::uint64_t{1} << 30;
+  std::uint64_t max_message_bytes = std::uint64_t{128} << 20;
+  spdlog::level::level_enum log_level = spdlog::level::info;
+  LogFormat log_format = LogFormat::kText;
+};
+
+std::span<const FlagSpec> SimFlagSpecs();
+
+Result<SimConfig> SimConfigFromFlags(const ParsedFlags& flags);
+
+}  // namespace sparktrace::sim
