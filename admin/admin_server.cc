@@ -83,7 +83,9 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(const std::string& addre
 
 AdminServer::~AdminServer() {
   if (loop_.joinable()) {
-    event_base_loopbreak(base_.get());
+    // loopexit, not loopbreak: it is queued as an event, so it also stops a loop that has not
+    // started dispatching yet (a loopbreak before that is lost and join() would hang).
+    event_base_loopexit(base_.get(), nullptr);
     loop_.join();
   }
 }

@@ -37,12 +37,13 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The Node test client, pinned by its lockfile.
-node_dir=tests/e2e/node
-if [[ -f $node_dir/package-lock.json ]]; then
+# Test-only npm packages, each pinned by its lockfile: the Node gRPC client, and the official
+# OTLP protos and decoder the exporter's bytes are checked against.
+for node_dir in tests/e2e/node tests/otlp; do
+  [[ -f $node_dir/package-lock.json ]] || continue
   stamp=$node_dir/node_modules/.package-lock.json
   if [[ ! -f $stamp || $node_dir/package-lock.json -nt $stamp ]]; then
     echo "deps: npm ci in $node_dir"
     (cd $node_dir && npm ci --no-audit --no-fund --loglevel=error)
   fi
-fi
+done
