@@ -67,8 +67,23 @@ SessionKey KeyOf(const Request& request) {
 
 template <typename Request>
 std::optional<std::string> ObservedSession(const Request& request) {
-  if (!request.has_client_observed_server_side_session_id()) return std::nullopt;
-  return request.client_observed_server_side_session_id();
+  if constexpr (requires { request.has_client_observed_server_side_session_id(); }) {
+    if (request.has_client_observed_server_side_session_id()) return request.client_observed_server_side_session_id();
+  }
+  return std::nullopt;
+}
+
+// Finds (or starts) the request's session, checks the server-side session id the client saw, and
+// stamps the response with both session ids, as every Spark Connect response carries them.
+template <typename Request, typename Response>
+grpc::Status BindSession(ExecutionRegistry& registry, const Request& request, Response* response) {
+  std::string server_side_session_id;
+  if (auto status = registry.Session(KeyOf(request), ObservedSession(request), &server_side_session_id); !status.ok()) {
+    return status;
+  }
+  response->set_session_id(request.session_id());
+  response->set_server_side_session_id(server_side_session_id);
+  return grpc::Status::OK;
 }
 
 grpc::Status OperationNotFound(const std::string& operation_id) {
@@ -180,13 +195,7 @@ grpc::Status SimService::ReleaseExecute(grpc::ServerContext* /*context*/,
                                         const spark::connect::ReleaseExecuteRequest* request,
                                         spark::connect::ReleaseExecuteResponse* response) {
   const SessionKey key = KeyOf(*request);
-  std::string server_side_session_id;
-  if (auto status = registry_.Session(key, ObservedSession(*request), &server_side_session_id);
-      !status.ok()) {
-    return status;
-  }
-  response->set_session_id(request->session_id());
-  response->set_server_side_session_id(server_side_session_id);
+  if (auto status = BindSession(registry_, *request, response); !status.ok()) return status;
   response->set_operation_id(request->operation_id());
   // Releasing an operation that is already gone is not an error: clients release asynchronously
   // and may race with the end of the operation.
@@ -207,11 +216,7 @@ grpc::Status SimService::Interrupt(grpc::ServerContext* /*context*/,
                                    const spark::connect::InterruptRequest* request,
                                    spark::connect::InterruptResponse* response) {
   const SessionKey key = KeyOf(*request);
-  std::string server_side_session_id;
-  if (auto status = registry_.Session(key, ObservedSession(*request), &server_side_session_id);
-      !status.ok()) {
-    return status;
-  }
+  if (auto status = BindSession(registry_, *request, response); !status.ok()) return status;
   using Request = spark::connect::InterruptRequest;
   std::vector<std::string> interrupted;
   switch (request->interrupt_type()) {
@@ -229,8 +234,6 @@ grpc::Status SimService::Interrupt(grpc::ServerContext* /*context*/,
     default:
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "sparktrace-sim: unknown interrupt_type");
   }
-  response->set_session_id(request->session_id());
-  response->set_server_side_session_id(server_side_session_id);
   for (auto& id : interrupted) response->add_interrupted_ids(std::move(id));
   return grpc::Status::OK;
 }
@@ -238,14 +241,7 @@ grpc::Status SimService::Interrupt(grpc::ServerContext* /*context*/,
 grpc::Status SimService::AnalyzePlan(grpc::ServerContext* /*context*/,
                                      const spark::connect::AnalyzePlanRequest* request,
                                      spark::connect::AnalyzePlanResponse* response) {
-  const SessionKey key = KeyOf(*request);
-  std::string server_side_session_id;
-  if (auto status = registry_.Session(key, ObservedSession(*request), &server_side_session_id);
-      !status.ok()) {
-    return status;
-  }
-  response->set_session_id(request->session_id());
-  response->set_server_side_session_id(server_side_session_id);
+  if (auto status = BindSession(registry_, *request, response); !status.ok()) return status;
   constexpr const char* kNoPlan =
       "sparktrace-sim: simulates the Spark Connect protocol; there is no query plan";
   using Request = spark::connect::AnalyzePlanRequest;
@@ -303,14 +299,7 @@ grpc::Status SimService::AnalyzePlan(grpc::ServerContext* /*context*/,
 grpc::Status SimService::Config(grpc::ServerContext* /*context*/,
                                 const spark::connect::ConfigRequest* request,
                                 spark::connect::ConfigResponse* response) {
-  const SessionKey key = KeyOf(*request);
-  std::string server_side_session_id;
-  if (auto status = registry_.Session(key, ObservedSession(*request), &server_side_session_id);
-      !status.ok()) {
-    return status;
-  }
-  response->set_session_id(request->session_id());
-  response->set_server_side_session_id(server_side_session_id);
+  if (auto status = BindSession(registry_, *request, response); !status.ok()) return status;
   // No configuration is stored: gets return no pairs, except that a get with defaults echoes
   // the defaults, which is what a server without those keys set would answer.
   if (request->operation().has_get_with_default()) {
@@ -327,13 +316,7 @@ grpc::Status SimService::AddArtifacts(grpc::ServerContext* context,
   while (reader->Read(&request)) {
     if (first) {
       first = false;
-      std::string server_side_session_id;
-      if (auto status = registry_.Session(KeyOf(request), ObservedSession(request), &server_side_session_id);
-          !status.ok()) {
-        return status;
-      }
-      response->set_session_id(request.session_id());
-      response->set_server_side_session_id(server_side_session_id);
+      if (auto status = BindSession(registry_, request, response); !status.ok()) return status;
     }
     // Artifacts are read and dropped; CRCs are not checked but reported as matching.
     if (request.has_batch()) {
@@ -355,13 +338,7 @@ grpc::Status SimService::AddArtifacts(grpc::ServerContext* context,
 grpc::Status SimService::ArtifactStatus(grpc::ServerContext* /*context*/,
                                         const spark::connect::ArtifactStatusesRequest* request,
                                         spark::connect::ArtifactStatusesResponse* response) {
-  std::string server_side_session_id;
-  if (auto status = registry_.Session(KeyOf(*request), ObservedSession(*request), &server_side_session_id);
-      !status.ok()) {
-    return status;
-  }
-  response->set_session_id(request->session_id());
-  response->set_server_side_session_id(server_side_session_id);
+  if (auto status = BindSession(registry_, *request, response); !status.ok()) return status;
   // Nothing is stored, so nothing exists.
   for (const auto& name : request->names()) (*response->mutable_statuses())[name].set_exists(false);
   return grpc::Status::OK;
@@ -370,27 +347,16 @@ grpc::Status SimService::ArtifactStatus(grpc::ServerContext* /*context*/,
 grpc::Status SimService::ReleaseSession(grpc::ServerContext* /*context*/,
                                         const spark::connect::ReleaseSessionRequest* request,
                                         spark::connect::ReleaseSessionResponse* response) {
-  const SessionKey key = KeyOf(*request);
-  std::string server_side_session_id;
-  if (auto status = registry_.Session(key, std::nullopt, &server_side_session_id); !status.ok())
-    return status;
-  registry_.ReleaseSession(key);
-  response->set_session_id(request->session_id());
-  response->set_server_side_session_id(server_side_session_id);
+  if (auto status = BindSession(registry_, *request, response); !status.ok()) return status;
+  registry_.ReleaseSession(KeyOf(*request));
   return grpc::Status::OK;
 }
 
 grpc::Status SimService::FetchErrorDetails(grpc::ServerContext* /*context*/,
                                            const spark::connect::FetchErrorDetailsRequest* request,
                                            spark::connect::FetchErrorDetailsResponse* response) {
-  std::string server_side_session_id;
-  if (auto status = registry_.Session(KeyOf(*request), ObservedSession(*request), &server_side_session_id);
-      !status.ok()) {
-    return status;
-  }
+  if (auto status = BindSession(registry_, *request, response); !status.ok()) return status;
   // Spark answers an unknown error id with no errors; the simulator keeps no error details.
-  response->set_session_id(request->session_id());
-  response->set_server_side_session_id(server_side_session_id);
   return grpc::Status::OK;
 }
 
