@@ -39,7 +39,9 @@ class ManifestTest(unittest.TestCase):
         cls.docs = load_documents()
         cls.pod = cls.docs["Deployment"]["spec"]["template"]["spec"]
         cls.container = cls.pod["containers"][0]
-        cls.env = {e["name"]: e["value"] for e in cls.container.get("env", [])}
+        cls.env = {e["name"]: e["value"] for e in cls.container.get("env", []) if "value" in e}
+        cls.downward = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"]
+                        for e in cls.container.get("env", []) if "valueFrom" in e}
 
     def flag(self, name):
         args = self.container["args"]
@@ -70,9 +72,18 @@ class ManifestTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         for name in [a for a in self.container["args"] if a.startswith("--")]:
             self.assertIn(name, result.stdout)
-        for variable in self.env:
+        for variable in [v for v in self.env if v.startswith("SPARKTRACE_")]:
             flag = "--" + variable.removeprefix("SPARKTRACE_").lower().replace("_", "-")
             self.assertIn(flag, result.stdout, f"{variable} is not a flag")
+
+    def test_downward_api_feeds_the_otlp_resource(self):
+        # tracing/resource_attributes.cc reads these names; a rename on either side breaks the k8s.* attributes.
+        with open(os.path.join(ROOT, "tracing", "resource_attributes.cc")) as source:
+            reader = source.read()
+        self.assertEqual(self.downward.get("K8S_POD_NAME"), "metadata.name")
+        self.assertEqual(self.downward.get("K8S_NAMESPACE_NAME"), "metadata.namespace")
+        for variable in list(self.downward) + ["K8S_CONTAINER_NAME"]:
+            self.assertIn(f'"{variable}"', reader, f"{variable} is not read by the resource")
 
     @unittest.skipUnless(shutil.which("kubectl"), "kubectl not installed")
     def test_kustomize_renders_with_matching_selectors(self):
