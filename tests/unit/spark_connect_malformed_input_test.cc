@@ -13,6 +13,7 @@
 
 #include "proxy/spark_connect/request_decoder.h"
 #include "proxy/spark_connect/response_decoder.h"
+#include "tests/unit/spark_connect_test_support.h"
 #include "spark/connect/base.pb.h"
 
 namespace sparktrace::spark_connect {
@@ -25,20 +26,6 @@ constexpr std::array<Method, 13> kAllMethods = {
     Method::kAddArtifacts,   Method::kArtifactStatus, Method::kInterrupt,         Method::kReattachExecute,
     Method::kReleaseExecute, Method::kReleaseSession, Method::kFetchErrorDetails, Method::kCloneSession,
     Method::kGetStatus};
-
-ByteSlice AsSlice(std::string_view bytes) {
-  return ByteSlice(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-}
-
-RequestInfo DecodeRequestBytes(Method method, std::string_view bytes) {
-  const ByteSlice slice = AsSlice(bytes);
-  return DecodeRequest(method, MessageSlices(&slice, 1));
-}
-
-ResponseInfo DecodeResponseBytes(Method method, std::string_view bytes) {
-  const ByteSlice slice = AsSlice(bytes);
-  return DecodeResponse(method, MessageSlices(&slice, 1));
-}
 
 std::string Varint(std::uint64_t value) {
   std::string out;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "proxy/spark_connect/request_decoder.h"
+#include "tests/unit/spark_connect_test_support.h"
 #include "spark/connect/base.pb.h"
 #include "spark/connect/commands.pb.h"
 #include "spark/connect/relations.pb.h"
@@ -18,19 +19,9 @@ namespace {
 
 namespace pb = ::spark::connect;
 
-constexpr char kSession[] = "9d4f6c2e-3b1a-4e5f-8a7b-0c1d2e3f4a5b";
-constexpr char kOperation[] = "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9";
-constexpr char kServerSession[] = "5a5a5a5a-0000-4000-8000-123456789abc";
 constexpr char kClientType[] = "_SPARK_CONNECT_PYTHON spark/4.0.0 os/linux python/3.11.2";
 
-ByteSlice AsSlice(std::string_view bytes) {
-  return ByteSlice(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-}
-
-RequestInfo Decode(Method method, const std::string& bytes) {
-  const ByteSlice slice = AsSlice(bytes);
-  return DecodeRequest(method, MessageSlices(&slice, 1));
-}
+RequestInfo Decode(Method method, const std::string& bytes) { return DecodeRequestBytes(method, bytes); }
 
 RequestInfo Decode(Method method, const google::protobuf::Message& message) {
   return Decode(method, message.SerializeAsString());

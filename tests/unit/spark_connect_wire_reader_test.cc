@@ -7,13 +7,10 @@
 #include <vector>
 
 #include "proxy/spark_connect/wire_reader.h"
+#include "tests/unit/spark_connect_test_support.h"
 
 namespace sparktrace::spark_connect {
 namespace {
-
-ByteSlice AsSlice(std::string_view bytes) {
-  return ByteSlice(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-}
 
 std::string Varint(std::uint64_t value) {
   std::string out;

@@ -1,0 +1,31 @@
+#pragma once
+// Shared by the Spark Connect decoder tests: bytes as a slice, single-slice decodes, and the ids
+// the tests put into messages.
+
+#include <cstdint>
+#include <string_view>
+
+#include "proxy/spark_connect/request_decoder.h"
+#include "proxy/spark_connect/response_decoder.h"
+
+namespace sparktrace::spark_connect {
+
+inline constexpr char kSession[] = "9d4f6c2e-3b1a-4e5f-8a7b-0c1d2e3f4a5b";
+inline constexpr char kOperation[] = "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9";
+inline constexpr char kServerSession[] = "5a5a5a5a-0000-4000-8000-123456789abc";
+
+inline ByteSlice AsSlice(std::string_view bytes) {
+  return ByteSlice(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+}
+
+inline RequestInfo DecodeRequestBytes(Method method, std::string_view bytes) {
+  const ByteSlice slice = AsSlice(bytes);
+  return DecodeRequest(method, MessageSlices(&slice, 1));
+}
+
+inline ResponseInfo DecodeResponseBytes(Method method, std::string_view bytes) {
+  const ByteSlice slice = AsSlice(bytes);
+  return DecodeResponse(method, MessageSlices(&slice, 1));
+}
+
+}  // namespace sparktrace::spark_connect
