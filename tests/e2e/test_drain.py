@@ -33,6 +33,17 @@ class DrainTest(unittest.TestCase):
             ch.unary_unary(UNARY)(b"", timeout=5)
         self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAVAILABLE, what)
 
+    def wait_for_goaway(self, ch):
+        """Blocks until the channel has left READY, which grpc-core does on receiving GOAWAY."""
+        states = []
+        record = states.append
+        ch.subscribe(record, try_to_connect=False)
+        try:
+            harness.wait_until(lambda: states and states[-1] != grpc.ChannelConnectivity.READY, 5,
+                               message="client saw the GOAWAY")
+        finally:
+            ch.unsubscribe(record)
+
     def test_sigterm_lets_in_flight_stream_finish(self):
         proxy = harness.start_proxy(self, self.upstream.address, drain="30s")
         tid = new_id()
@@ -43,8 +54,14 @@ class DrainTest(unittest.TestCase):
         proxy.expect_exit = True
         harness.wait_until(lambda: proxy.admin("/readyz")[0] == 503, 5,
                            message="readyz 503 after SIGTERM")
-        with harness.channel(proxy.grpc_address) as fresh:
+        # A private subchannel pool: otherwise grpc-core hands this channel the old channel's
+        # draining connection and the call races the GOAWAY instead of opening a new connection.
+        with harness.channel(proxy.grpc_address,
+                             options=[("grpc.use_local_subchannel_pool", 1)]) as fresh:
             self.assert_rejected(fresh, "new call on a new connection")
+        # A call sent before the client has read the server's GOAWAY is reset by grpc-core
+        # (CANCELLED), not refused; clients only learn of the drain from the GOAWAY, so wait for it.
+        self.wait_for_goaway(old_channel)
         self.assert_rejected(old_channel, "new call on the draining connection")
 
         self.upstream.release(tid)
