@@ -40,8 +40,9 @@ Result<int> BoundPort(evhttp_bound_socket* handle) {
 void AdminServer::EventBaseDeleter::operator()(event_base* base) const { event_base_free(base); }
 void AdminServer::EvhttpDeleter::operator()(evhttp* http) const { evhttp_free(http); }
 
-Result<std::unique_ptr<AdminServer>> AdminServer::Start(const std::string& address, ReadinessProbe readiness,
-                                                        std::shared_ptr<prometheus::Registry> registry) {
+Result<std::unique_ptr<AdminServer>> AdminServer::Start(
+    const std::string& address, ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
+    std::vector<std::shared_ptr<const prometheus::Collectable>> more) {
   EnableLibeventThreads();
   const auto colon = address.rfind(':');
   std::string host = address.substr(0, colon);
@@ -51,6 +52,7 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(const std::string& addre
   auto server = std::unique_ptr<AdminServer>(new AdminServer());
   server->readiness_ = std::move(readiness);
   server->registry_ = std::move(registry);
+  server->more_collectables_ = std::move(more);
   server->base_.reset(event_base_new());
   if (!server->base_) return Error{ErrorCode::kInternal, "libevent: event_base_new failed"};
   server->http_.reset(evhttp_new(server->base_.get()));
@@ -99,7 +101,11 @@ HttpResponse AdminServer::Handle(const std::string& path) const {
   }
   if (path == "/metrics") {
     std::ostringstream out;
-    prometheus::TextSerializer().Serialize(out, registry_->Collect());
+    std::vector<prometheus::MetricFamily> families = registry_->Collect();
+    for (const auto& collectable : more_collectables_) {
+      for (auto& family : collectable->Collect()) families.push_back(std::move(family));
+    }
+    prometheus::TextSerializer().Serialize(out, families);
     return {200, "text/plain; version=0.0.4; charset=utf-8", out.str()};
   }
   return {404, "text/plain; charset=utf-8", "not found; try /healthz, /readyz or /metrics\n"};

@@ -5,7 +5,9 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include <prometheus/collectable.h>
 #include <prometheus/registry.h>
 
 #include "common/result.h"
@@ -26,9 +28,11 @@ using ReadinessProbe = std::function<std::string()>;
 
 class AdminServer {
  public:
-  // Binds `address` ("host:port", port 0 picks one) and starts serving on a new thread.
-  static Result<std::unique_ptr<AdminServer>> Start(const std::string& address, ReadinessProbe readiness,
-                                                    std::shared_ptr<prometheus::Registry> registry);
+  // Binds `address` ("host:port", port 0 picks one) and starts serving on a new thread. /metrics
+  // shows `registry` and then each of `more` (metrics read from elsewhere at scrape time).
+  static Result<std::unique_ptr<AdminServer>> Start(
+      const std::string& address, ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
+      std::vector<std::shared_ptr<const prometheus::Collectable>> more = {});
   ~AdminServer();  // stops the loop and joins the thread
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -51,6 +55,7 @@ class AdminServer {
   std::unique_ptr<evhttp, EvhttpDeleter> http_;
   ReadinessProbe readiness_;
   std::shared_ptr<prometheus::Registry> registry_;
+  std::vector<std::shared_ptr<const prometheus::Collectable>> more_collectables_;
   std::string address_;
   std::thread loop_;
 };

@@ -11,6 +11,9 @@
 #include <spdlog/spdlog.h>
 
 #include "admin/admin_server.h"
+#include "cli/tracing_config.h"
+#include "cli/tracing_stack.h"
+#include "cli/version.h"
 #include "common/flags.h"
 #include "common/logging.h"
 #include "common/memory_trimmer.h"
@@ -43,14 +46,25 @@ sigset_t BlockShutdownSignals() {
   return signals;
 }
 
+// The proxy's own flags, then tracing's.
+std::span<const FlagSpec> AllFlagSpecs() {
+  static const std::vector<FlagSpec> kSpecs = [] {
+    std::vector<FlagSpec> specs(proxy::ProxyFlagSpecs().begin(), proxy::ProxyFlagSpecs().end());
+    const auto help = std::find_if(specs.begin(), specs.end(), [](const FlagSpec& spec) { return spec.name == "help"; });
+    specs.insert(help, TracingFlagSpecs().begin(), TracingFlagSpecs().end());
+    return specs;
+  }();
+  return kSpecs;
+}
+
 }  // namespace
 
 int RunProxyCommand(std::span<const std::string> args) {
   if (WantsHelp(args)) {
-    std::cout << kUsage << FormatFlagHelp(proxy::ProxyFlagSpecs());
+    std::cout << kUsage << FormatFlagHelp(AllFlagSpecs());
     return 0;
   }
-  auto flags = ParseFlags(proxy::ProxyFlagSpecs(), args);
+  auto flags = ParseFlags(AllFlagSpecs(), args);
   if (!flags.ok()) {
     std::cerr << "sparktrace proxy: " << flags.error().message << "\n";
     return 2;
@@ -64,6 +78,11 @@ int RunProxyCommand(std::span<const std::string> args) {
     std::cerr << "sparktrace proxy: " << config.error().message << "\n";
     return 2;
   }
+  auto tracing_config = TracingConfigFromFlags(*flags);
+  if (!tracing_config.ok()) {
+    std::cerr << "sparktrace proxy: " << tracing_config.error().message << "\n";
+    return 2;
+  }
 
   const sigset_t shutdown_signals = BlockShutdownSignals();
   signal(SIGPIPE, SIG_IGN);  // a client closing the admin socket mid-reply must not kill us
@@ -74,8 +93,21 @@ int RunProxyCommand(std::span<const std::string> args) {
   auto registry = std::make_shared<prometheus::Registry>();
   proxy::CallMetrics metrics(*registry);
   proxy::AccessLog access_log;
+  std::unique_ptr<TracingStack> tracing;
+  std::vector<proxy::CallObserver*> observers = {&metrics, &access_log};
+  std::vector<std::shared_ptr<const prometheus::Collectable>> tracing_metrics;
+  if (tracing_config->enabled()) {
+    auto stack = TracingStack::Create(*tracing_config, *registry, kServiceVersion);
+    if (!stack.ok()) {
+      std::cerr << "sparktrace proxy: " << stack.error().message << "\n";
+      return 2;
+    }
+    tracing = std::move(*stack);
+    observers.push_back(&tracing->observer());
+    tracing_metrics.push_back(tracing->pipeline_metrics());
+  }
   proxy::UpstreamChannels upstream(config->upstream);
-  auto server = proxy::ProxyServer::Start(*config, upstream, {&metrics, &access_log},
+  auto server = proxy::ProxyServer::Start(*config, upstream, observers,
                                           [&metrics] { metrics.RecordUpstreamConnectFailure(); });
   if (!server.ok()) {
     spdlog::error("{}", server.error().message);
@@ -89,7 +121,7 @@ int RunProxyCommand(std::span<const std::string> args) {
         if (!proxy_server.upstream_connected()) return "upstream not connected";
         return "";
       },
-      registry);
+      registry, tracing_metrics);
   if (!admin.ok()) {
     spdlog::error("{}", admin.error().message);
     (*server)->Shutdown(std::chrono::milliseconds(0));
@@ -111,6 +143,7 @@ int RunProxyCommand(std::span<const std::string> args) {
   spdlog::info("received {}: draining {} in-flight call(s) for up to {}", strsignal(signal_number),
                metrics.active_calls(), FormatDuration(config->drain_timeout));
   (*server)->Shutdown(config->drain_timeout);
+  if (tracing) tracing->Shutdown();  // the calls are over: end open operations, export what is queued
   spdlog::info("drained; exiting");
   spdlog::default_logger()->flush();
   AccessLogger()->flush();

@@ -77,8 +77,10 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
       factor = 60'000, unit_length = 1;
     } else if (after.starts_with("h")) {
       factor = 3'600'000, unit_length = 1;
+    } else if (after.starts_with("d")) {
+      factor = 86'400'000, unit_length = 1;
     } else {
-      return InvalidArgument("'" + std::string(text) + "' needs a unit: ms, s, m or h");
+      return InvalidArgument("'" + std::string(text) + "' needs a unit: ms, s, m, h or d");
     }
     std::uint64_t part = 0;
     if (!MultiplyChecked(number, factor, part) ||

@@ -15,7 +15,7 @@ namespace sparktrace {
 // (powers of 1024 for the binary units, 1000 for the decimal ones). Rejects overflow.
 Result<std::uint64_t> ParseByteSize(std::string_view text);
 
-// Accepts one or more <integer><unit> groups, units ms, s, m, h ("1m30s"). A bare "0" is allowed.
+// Accepts one or more <integer><unit> groups, units ms, s, m, h, d ("1m30s", "7d"). A bare "0" is allowed.
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 // "256MiB", "1.5GiB"-like rendering for logs and help texts (exact when divisible).

@@ -7,7 +7,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/status.h>
@@ -17,11 +20,39 @@ namespace sparktrace::proxy {
 
 using ClientMetadata = std::multimap<grpc::string_ref, grpc::string_ref>;
 
+// Request headers an observer sets on the upstream call in place of the client's: tracing swaps
+// the client's traceparent for one naming its own span. Every client header with an overridden
+// key is left out; a key set to nullopt is only removed.
+class UpstreamHeaderOverrides {
+ public:
+  void Set(std::string key, std::optional<std::string> value) {
+    for (auto& entry : entries_) {
+      if (entry.first == key) {
+        entry.second = std::move(value);
+        return;
+      }
+    }
+    entries_.emplace_back(std::move(key), std::move(value));
+  }
+  bool Overrides(std::string_view key) const {
+    for (const auto& entry : entries_) {
+      if (entry.first == key) return true;
+    }
+    return false;
+  }
+  const std::vector<std::pair<std::string, std::optional<std::string>>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> entries_;  // few: a linear scan
+};
+
 struct CallStart {
-  std::string_view method;  // full path, "/spark.connect.SparkConnectService/ExecutePlan"
-  std::string_view peer;    // gRPC's peer string, "ipv4:10.0.0.7:53122"
+  std::string_view method;     // full path, "/spark.connect.SparkConnectService/ExecutePlan"
+  std::string_view peer;       // gRPC's peer string, "ipv4:10.0.0.7:53122"
+  std::string_view authority;  // the :authority the client used, "proxy:15002"
   const ClientMetadata& client_metadata;
   std::chrono::steady_clock::time_point started_at;
+  UpstreamHeaderOverrides& upstream_headers;  // observers may add to it; read once all have run
 };
 
 struct MessageCount {

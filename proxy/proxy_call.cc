@@ -143,7 +143,8 @@ void ProxyCall::DeleteIfDone() {
 void ProxyCall::OnAccepted() {
   started_at_ = std::chrono::steady_clock::now();
   const std::string peer = context_.peer();
-  const CallStart start{context_.method(), peer, context_.client_metadata(), started_at_};
+  UpstreamHeaderOverrides overrides;
+  const CallStart start{context_.method(), peer, context_.host(), context_.client_metadata(), started_at_, overrides};
   for (CallObserver* observer : environment_.observers) {
     if (auto tap = observer->OnCallStarted(start)) taps_.push_back(std::move(tap));
   }
@@ -155,9 +156,12 @@ void ProxyCall::OnAccepted() {
   for (const auto& [key_ref, value_ref] : context_.client_metadata()) {
     const std::string_view key = View(key_ref);
     if (key == "user-agent") user_agent = View(value_ref);
-    if (!IsForwardedRequestHeader(key)) continue;
+    if (!IsForwardedRequestHeader(key) || overrides.Overrides(key)) continue;
     // `-bin` values arrive decoded; AddMetadata re-encodes them, byte-exact.
     upstream_context_->AddMetadata(std::string(key), std::string(View(value_ref)));
+  }
+  for (const auto& [key, value] : overrides.entries()) {
+    if (value) upstream_context_->AddMetadata(key, *value);
   }
   channel_ = environment_.upstream->ForUserAgent(user_agent);
   grpc::GenericStub stub(channel_);

@@ -89,6 +89,7 @@ void SpanPipeline::Run() {
 
     lock.lock();
     ++counters_.batches;
+    if (!result.ok()) ++counters_.failed_batches;
     (result.ok() ? counters_.exported : counters_.export_failed) += take;
     done_ = batch_end;
     progress_.notify_all();

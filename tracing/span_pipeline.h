@@ -33,6 +33,7 @@ struct SpanPipelineCounters {
   std::uint64_t exported = 0;           // in Export calls that succeeded
   std::uint64_t export_failed = 0;      // in Export calls that failed (not retried further)
   std::uint64_t batches = 0;
+  std::uint64_t failed_batches = 0;     // of `batches`
 };
 
 class SpanPipeline {

@@ -27,6 +27,7 @@ TEST(ParseDuration, AcceptsUnitsAndCompounds) {
   EXPECT_EQ(ParseDuration("500ms")->count(), 500);
   EXPECT_EQ(ParseDuration("2m")->count(), 120'000);
   EXPECT_EQ(ParseDuration("1h30m")->count(), 5'400'000);
+  EXPECT_EQ(ParseDuration("7d")->count(), 7LL * 86'400'000);
   EXPECT_EQ(ParseDuration("0")->count(), 0);
 }
 
@@ -34,7 +35,7 @@ TEST(ParseDuration, RejectsMissingUnitsAndJunk) {
   EXPECT_FALSE(ParseDuration("150").ok());
   EXPECT_FALSE(ParseDuration("").ok());
   EXPECT_FALSE(ParseDuration("s").ok());
-  EXPECT_FALSE(ParseDuration("10d").ok());
+  EXPECT_FALSE(ParseDuration("10w").ok());
   EXPECT_FALSE(ParseDuration("1.5s").ok());
 }
 

@@ -1,0 +1,116 @@
+#include "cli/tracing_config.h"
+
+#include <array>
+
+#include "common/units.h"
+#include "tracing/otlp_endpoint.h"
+#include "tracing/otlp_headers.h"
+#include "tracing/sampler.h"
+
+namespace sparktrace::cli {
+namespace {
+
+Error FlagError(std::string_view flag, const Error& cause) {
+  return InvalidArgument("--" + std::string(flag) + ": " + cause.message);
+}
+
+Result<std::chrono::milliseconds> DurationFlag(const ParsedFlags& flags, std::string_view name) {
+  auto duration = ParseDuration(flags.Get(name));
+  if (!duration.ok()) return FlagError(name, duration.error());
+  return *duration;
+}
+
+Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
+  const std::string& endpoint = flags.Get("otlp-endpoint");
+  if (endpoint.empty()) {
+    for (std::string_view dependent : {"otlp-header", "otlp-tls", "otlp-ca", "otlp-protocol"}) {
+      if (flags.IsSet(dependent)) return InvalidArgument("--" + std::string(dependent) + " needs --otlp-endpoint");
+    }
+    return std::optional<OtlpConfig>();
+  }
+  OtlpConfig otlp;
+  otlp.endpoint = endpoint;
+  const std::string& protocol = flags.Get("otlp-protocol");
+  if (protocol == "grpc") {
+    otlp.protocol = OtlpProtocol::kGrpc;
+    if (auto parsed = tracing::ParseOtlpGrpcEndpoint(endpoint); !parsed.ok()) {
+      return FlagError("otlp-endpoint", parsed.error());
+    }
+  } else if (protocol == "http") {
+    otlp.protocol = OtlpProtocol::kHttp;
+    if (auto parsed = tracing::ParseOtlpHttpEndpoint(endpoint); !parsed.ok()) {
+      return FlagError("otlp-endpoint", parsed.error());
+    }
+  } else {
+    return InvalidArgument("--otlp-protocol: '" + protocol + "' is not grpc or http");
+  }
+  for (const std::string& header : flags.GetAll("otlp-header")) {
+    auto parsed = tracing::ParseOtlpHeader(header);
+    if (!parsed.ok()) return FlagError("otlp-header", parsed.error());
+    otlp.headers.push_back(std::move(*parsed));
+  }
+  otlp.ca_file = flags.Get("otlp-ca");
+  otlp.tls = flags.GetBool("otlp-tls") || !otlp.ca_file.empty();
+  if (otlp.tls && otlp.protocol == OtlpProtocol::kHttp) {
+    return InvalidArgument("--otlp-tls: OTLP/HTTP is plain HTTP only; use --otlp-protocol grpc for TLS");
+  }
+  return std::optional<OtlpConfig>(std::move(otlp));
+}
+
+}  // namespace
+
+std::span<const FlagSpec> TracingFlagSpecs() {
+  static const std::array<FlagSpec, 12> kSpecs = {{
+      {"store", "PATH", "sparktrace.db", "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
+      {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
+      {"store-max-bytes", "BYTES", "1GiB", "delete the oldest stored traces beyond this size"},
+      {"otlp-endpoint", "ENDPOINT", "", "export spans over OTLP: gRPC host:4317, or HTTP host:4318 / http://host:4318/v1/traces"},
+      {"otlp-protocol", "PROTOCOL", "grpc", "grpc or http (protobuf bodies)"},
+      {"otlp-header", "KEY=VALUE", "", "header sent with every export (repeatable; values are never logged)", false, true},
+      {"otlp-tls", "", "", "OTLP/gRPC over TLS"},
+      {"otlp-ca", "FILE", "", "PEM roots for --otlp-tls (implies it; default: system roots)"},
+      {"sample-ratio", "RATIO", "1", "0..1: share of traces started here that are recorded (client traceparents decide their own)"},
+      {"span-batch-delay", "DURATION", "1s", "longest a finished span waits before it is written or exported"},
+      {"operation-linger", "DURATION", "30s", "how long an operation waits for a reattach or release before it ends"},
+      {"no-tracing", "", "", "record nothing and forward traceparent untouched (same as --store none without --otlp-endpoint)"},
+  }};
+  return kSpecs;
+}
+
+Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
+  TracingConfig config;
+  const std::string& store = flags.Get("store");
+  if (store.empty()) return InvalidArgument("--store: empty path (use 'none' to turn the store off)");
+  config.store_path = store == "none" ? std::nullopt : std::optional<std::string>(store);
+  auto max_age = DurationFlag(flags, "store-max-age");
+  if (!max_age.ok()) return max_age.error();
+  if (max_age->count() == 0) return InvalidArgument("--store-max-age: must be more than 0");
+  config.store_max_age = *max_age;
+  auto max_bytes = ParseByteSize(flags.Get("store-max-bytes"));
+  if (!max_bytes.ok()) return FlagError("store-max-bytes", max_bytes.error());
+  if (*max_bytes < (1U << 20)) return InvalidArgument("--store-max-bytes: at least 1MiB");
+  config.store_max_bytes = *max_bytes;
+
+  auto otlp = OtlpFromFlags(flags);
+  if (!otlp.ok()) return otlp.error();
+  config.otlp = std::move(*otlp);
+
+  auto ratio = tracing::ParseSampleRatio(flags.Get("sample-ratio"));
+  if (!ratio.ok()) return FlagError("sample-ratio", ratio.error());
+  config.sample_ratio = *ratio;
+  auto batch_delay = DurationFlag(flags, "span-batch-delay");
+  if (!batch_delay.ok()) return batch_delay.error();
+  if (batch_delay->count() == 0) return InvalidArgument("--span-batch-delay: must be more than 0");
+  config.span_batch_delay = *batch_delay;
+  auto linger = DurationFlag(flags, "operation-linger");
+  if (!linger.ok()) return linger.error();
+  config.operation_linger = *linger;
+
+  if (flags.GetBool("no-tracing")) {
+    config.store_path.reset();
+    config.otlp.reset();
+  }
+  return config;
+}
+
+}  // namespace sparktrace::cli

@@ -1,0 +1,42 @@
+#pragma once
+// The proxy's tracing flags (docs/tracing.md, "Where spans go") and their validation into an
+// immutable TracingConfig. Errors name the flag, for exit status 2.
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/flags.h"
+#include "common/result.h"
+
+namespace sparktrace::cli {
+
+enum class OtlpProtocol { kGrpc, kHttp };
+
+struct OtlpConfig {
+  std::string endpoint;
+  OtlpProtocol protocol = OtlpProtocol::kGrpc;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool tls = false;
+  std::string ca_file;
+};
+
+struct TracingConfig {
+  std::optional<std::string> store_path = "sparktrace.db";  // nullopt: --store none
+  std::chrono::milliseconds store_max_age{7LL * 24 * 3600 * 1000};
+  std::uint64_t store_max_bytes = std::uint64_t{1} << 30;
+  std::optional<OtlpConfig> otlp;
+  double sample_ratio = 1.0;
+  std::chrono::milliseconds span_batch_delay{1000};
+  std::chrono::milliseconds operation_linger{30'000};
+
+  bool enabled() const { return store_path.has_value() || otlp.has_value(); }
+};
+
+std::span<const FlagSpec> TracingFlagSpecs();
+Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags);
+
+}  // namespace sparktrace::cli

@@ -1,0 +1,92 @@
+#include "cli/tracing_stack.h"
+
+#include <spdlog/spdlog.h>
+
+#include "tracing/otlp_grpc_exporter.h"
+#include "tracing/otlp_http_exporter.h"
+#include "tracing/resource_attributes.h"
+#include "tracing/sampler.h"
+#include "tracing/sqlite_span_exporter.h"
+#include "tracing/sqlite_span_store.h"
+
+namespace sparktrace::cli {
+namespace {
+
+Result<std::unique_ptr<tracing::SpanExporter>> OtlpExporter(const OtlpConfig& otlp, std::string_view service_version) {
+  tracing::ResourceAttributes resource = tracing::BuildResourceAttributes(service_version);
+  for (const std::string& warning : resource.warnings) spdlog::warn("OTLP resource: {}", warning);
+  if (otlp.protocol == OtlpProtocol::kGrpc) {
+    tracing::OtlpGrpcExporterOptions options;
+    options.endpoint = otlp.endpoint;
+    options.use_tls = otlp.tls;
+    options.ca_file = otlp.ca_file;
+    options.headers = otlp.headers;
+    options.resource_attributes = std::move(resource.attributes);
+    options.scope_version = std::string(service_version);
+    auto exporter = tracing::OtlpGrpcExporter::Create(std::move(options));
+    if (!exporter.ok()) return exporter.error();
+    return std::unique_ptr<tracing::SpanExporter>(std::move(*exporter));
+  }
+  tracing::OtlpHttpExporterOptions options;
+  options.endpoint = otlp.endpoint;
+  options.headers = otlp.headers;
+  options.resource_attributes = std::move(resource.attributes);
+  options.scope_version = std::string(service_version);
+  auto exporter = tracing::OtlpHttpExporter::Create(std::move(options));
+  if (!exporter.ok()) return exporter.error();
+  return std::unique_ptr<tracing::SpanExporter>(std::move(*exporter));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& config,
+                                                           prometheus::Registry& registry,
+                                                           std::string_view service_version) {
+  auto sampler = tracing::Sampler::Create(config.sample_ratio);
+  if (!sampler.ok()) return sampler.error();
+  std::unique_ptr<TracingStack> stack(new TracingStack());  // NOLINT: private constructor
+  tracing::SpanPipelineOptions pipeline_options;
+  pipeline_options.batch_delay = config.span_batch_delay;
+
+  if (config.store_path) {
+    tracing::SqliteSpanStoreOptions store_options;
+    store_options.max_age = config.store_max_age;
+    store_options.max_bytes = config.store_max_bytes;
+    auto store = tracing::SqliteSpanStore::Open(*config.store_path, store_options);
+    if (!store.ok()) return InvalidArgument("--store: " + store.error().message);
+    stack->pipelines_.push_back(std::make_unique<tracing::SpanPipeline>(
+        "sqlite", std::make_unique<tracing::SqliteSpanExporter>(std::move(*store)), pipeline_options));
+  }
+  if (config.otlp) {
+    auto exporter = OtlpExporter(*config.otlp, service_version);
+    if (!exporter.ok()) return InvalidArgument("--otlp-endpoint: " + exporter.error().message);
+    stack->pipelines_.push_back(
+        std::make_unique<tracing::SpanPipeline>("otlp", std::move(*exporter), pipeline_options));
+  }
+  std::vector<const tracing::SpanPipeline*> pipelines;
+  for (const auto& pipeline : stack->pipelines_) {
+    stack->fanout_.Add(*pipeline);
+    pipelines.push_back(pipeline.get());
+  }
+  stack->pipeline_metrics_ = std::make_shared<tracing::connect::SpanPipelineMetrics>(std::move(pipelines));
+  stack->metrics_ = std::make_unique<tracing::connect::TracingMetrics>(registry);
+  tracing::connect::OperationRegistryOptions operations;
+  operations.linger = config.operation_linger;
+  // Sweep often enough that a short linger (tests, the demo) is honoured closely.
+  operations.sweep_interval = std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50),
+                                         std::chrono::milliseconds(1000));
+  stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(stack->fanout_, stack->ids_, *sampler,
+                                                                          *stack->metrics_, operations);
+  return stack;
+}
+
+TracingStack::~TracingStack() { Shutdown(); }
+
+void TracingStack::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (tracer_) tracer_->Shutdown();
+  for (auto& pipeline : pipelines_) pipeline->Shutdown();
+}
+
+}  // namespace sparktrace::cli

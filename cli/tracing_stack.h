@@ -1,0 +1,54 @@
+#pragma once
+// Everything tracing needs at run time, built from TracingConfig: the SQLite and OTLP sinks (each
+// behind its own SpanPipeline), the Spark Connect tracer the proxy calls, and the metrics.
+//
+// Lifetime: create before the proxy server starts, keep until it has shut down; then Shutdown()
+// ends the open operations and exports what is queued (bounded), before destruction.
+
+#include <memory>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/registry.h>
+
+#include "cli/tracing_config.h"
+#include "common/result.h"
+#include "proxy/call_observer.h"
+#include "tracing/connect/spark_connect_tracer.h"
+#include "tracing/connect/tracing_metrics.h"
+#include "tracing/id_generator.h"
+#include "tracing/span_pipeline.h"
+#include "tracing/span_sink.h"
+
+namespace sparktrace::cli {
+
+class TracingStack {
+ public:
+  // Opens the store (a bad path fails here, not at the first span) and creates the exporters.
+  // `service_version` goes into the OTLP resource. Fails only for a config that cannot work.
+  static Result<std::unique_ptr<TracingStack>> Create(const TracingConfig& config, prometheus::Registry& registry,
+                                                      std::string_view service_version);
+  ~TracingStack();
+  TracingStack(const TracingStack&) = delete;
+  TracingStack& operator=(const TracingStack&) = delete;
+
+  proxy::CallObserver& observer() { return *tracer_; }
+  std::shared_ptr<const prometheus::Collectable> pipeline_metrics() const { return pipeline_metrics_; }
+
+  // Ends open operations as unfinished and exports every queued span (each sink within its
+  // shutdown timeout). Idempotent.
+  void Shutdown();
+
+ private:
+  TracingStack() = default;
+
+  tracing::RandomIdGenerator ids_;
+  std::vector<std::unique_ptr<tracing::SpanPipeline>> pipelines_;
+  tracing::SpanFanout fanout_;
+  std::unique_ptr<tracing::connect::TracingMetrics> metrics_;
+  std::unique_ptr<tracing::connect::SparkConnectTracer> tracer_;
+  std::shared_ptr<tracing::connect::SpanPipelineMetrics> pipeline_metrics_;
+  bool shut_down_ = false;
+};
+
+}  // namespace sparktrace::cli

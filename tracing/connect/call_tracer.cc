@@ -1,0 +1,335 @@
+#include "tracing/connect/call_tracer.h"
+
+#include <algorithm>
+
+#include "proxy/spark_connect/request_decoder.h"
+#include "proxy/spark_connect/response_decoder.h"
+#include "tracing/connect/rpc_attributes.h"
+#include "tracing/well_known_attributes.h"
+
+namespace sparktrace::tracing::connect {
+namespace sc = spark_connect;
+namespace {
+
+constexpr std::string_view kServicePrefix = "/spark.connect.SparkConnectService/";
+
+std::string SpanName(sc::Method method, std::string_view path) {
+  if (method != sc::Method::kUnknown) return std::string(kServicePrefix.substr(1)) + std::string(sc::MethodName(method));
+  return std::string(path.starts_with('/') ? path.substr(1) : path);
+}
+
+// "/pkg.Service/Method" → ("pkg.Service", "Method"); anything else → ("", path).
+std::pair<std::string_view, std::string_view> SplitPath(std::string_view path) {
+  if (path.starts_with('/')) path.remove_prefix(1);
+  const auto slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+std::string_view MethodLabel(sc::Method method) {
+  return method == sc::Method::kUnknown ? std::string_view("other") : sc::MethodName(method);
+}
+
+void AddString(std::vector<Attribute>& attributes, std::string_view key, std::string_view value) {
+  if (!value.empty()) attributes.push_back({std::string(key), std::string(value)});
+}
+
+void AddInt(std::vector<Attribute>& attributes, std::string_view key, std::int64_t value) {
+  attributes.push_back({std::string(key), value});
+}
+
+double Millis(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+// The request identity every span of a Spark Connect call carries.
+void AddSessionAttributes(std::vector<Attribute>& attributes, const sc::RequestInfo& request) {
+  AddString(attributes, kSparkConnectSessionIdKey, request.session_id);
+  AddString(attributes, "spark.connect.user_id", request.user_id);
+  if (request.client_type) AddString(attributes, "spark.connect.client_type", *request.client_type);
+}
+
+void AddPlanAttributes(std::vector<Attribute>& attributes, const sc::RequestInfo& request) {
+  AddString(attributes, "spark.connect.plan_kind", sc::PlanKindName(request.plan_kind));
+  if (request.plan_kind == sc::PlanKind::kCommand) {
+    AddString(attributes, "spark.connect.command", sc::CommandKindName(request.command_kind));
+  }
+}
+
+}  // namespace
+
+CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& start, RequestTraceContext trace,
+                       std::vector<Attribute> airflow_attributes)
+    : services_(services),
+      method_(sc::ClassifyMethod(start.method)),
+      path_(start.method),
+      peer_(start.peer),
+      authority_(start.authority),
+      started_at_(start.started_at),
+      trace_(std::move(trace)),
+      span_id_(services.ids.NewSpanId()),
+      planned_operation_span_id_(method_ == sc::Method::kExecutePlan ? services.ids.NewSpanId() : SpanId{}),
+      airflow_attributes_(std::move(airflow_attributes)) {}
+
+sc::MessageSlices CallTracer::Slices(const grpc::ByteBuffer& message) {
+  slice_storage_.clear();
+  slice_views_.clear();
+  if (!message.Dump(&slice_storage_).ok()) return {};
+  for (const grpc::Slice& slice : slice_storage_) slice_views_.emplace_back(slice.begin(), slice.size());
+  return slice_views_;
+}
+
+void CallTracer::OnRequestMessage(const grpc::ByteBuffer& message) {
+  // Only the first message names the session and operation; AddArtifacts' later chunks are data.
+  if (request_ || method_ == sc::Method::kUnknown) return;
+  sc::RequestInfo request = sc::DecodeRequest(method_, Slices(message));
+  if (sc::IsDecodeFailure(request.status)) {
+    ++undecodable_;
+    services_.metrics.UndecodableMessage(MethodLabel(method_), "in");
+  }
+  request_ = std::move(request);
+  OnFirstRequest(*request_);
+}
+
+void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  switch (method_) {
+    case sc::Method::kExecutePlan:
+      StartOperation(request);
+      break;
+    case sc::Method::kReattachExecute:
+      if (request.operation_id) {
+        std::vector<Attribute> event;
+        if (request.last_response_id) AddString(event, "spark.connect.reattach.last_response_id", *request.last_response_id);
+        operation_ = services_.operations.Attach(*request.operation_id, {"reattach", now, std::move(event)}, true);
+        role_ = OperationCallEnd::Role::kStream;
+      }
+      break;
+    case sc::Method::kReleaseExecute:
+      if (request.operation_id) {
+        std::vector<Attribute> event;
+        AddString(event, "spark.connect.release", sc::ReleaseTargetName(request.release_target));
+        operation_ = services_.operations.Attach(*request.operation_id, {"release", now, std::move(event)}, false);
+        role_ = request.release_target == sc::ReleaseTarget::kAll ? OperationCallEnd::Role::kReleaseAll
+                                                                  : OperationCallEnd::Role::kOther;
+      }
+      break;
+    case sc::Method::kInterrupt:
+      // The "interrupt" event comes with the response, which says what was interrupted.
+      if (request.interrupt_type == sc::InterruptType::kOperationId && request.interrupt_operation_id) {
+        operation_ = services_.operations.Attach(*request.interrupt_operation_id, {"", now, {}}, false);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void CallTracer::StartOperation(const sc::RequestInfo& request) {
+  Operation operation;
+  operation.trace_id = trace_.trace_id;
+  operation.span_id = planned_operation_span_id_;
+  operation.parent_span_id = trace_.parent_span_id;
+  operation.trace_state = trace_.tracestate;
+  operation.sampled = trace_.sampled;
+  operation.started_at = started_at_;
+  operation.reattachable = request.reattachable.value_or(false);
+  operation.session_id = request.session_id;
+  operation.operation_id = request.operation_id.value_or("");
+  auto& attributes = operation.attributes;
+  AddSessionAttributes(attributes, request);
+  if (!request.tags.empty()) attributes.push_back({"spark.connect.tags", request.tags});
+  AddPlanAttributes(attributes, request);
+  attributes.push_back({"spark.connect.reattachable", operation.reattachable});
+  attributes.push_back({"sparktrace.trace_origin", std::string(TraceOriginName(trace_.origin))});
+  attributes.insert(attributes.end(), airflow_attributes_.begin(), airflow_attributes_.end());
+
+  auto [found, created] = services_.operations.Start(std::move(operation));
+  operation_ = std::move(found);
+  role_ = created ? OperationCallEnd::Role::kStream : OperationCallEnd::Role::kOther;
+  if (created) services_.metrics.OperationStarted();
+}
+
+void CallTracer::OnResponseMessage(const grpc::ByteBuffer& message) {
+  if (method_ == sc::Method::kUnknown) return;
+  ++responses_;
+  if (sc::RespondsWithExecutePlanResponses(method_)) {
+    OnStreamResponse(message);
+  } else if (responses_ == 1) {
+    OnUnaryResponse(message);
+  }
+}
+
+void CallTracer::OnStreamResponse(const grpc::ByteBuffer& message) {
+  const sc::ResponseInfo response = sc::DecodeResponse(method_, Slices(message));
+  if (sc::IsDecodeFailure(response.status)) {
+    ++undecodable_;
+    services_.metrics.UndecodableMessage(MethodLabel(method_), "out");
+  }
+  if (response_operation_id_.empty()) response_operation_id_ = response.operation_id;
+  if (server_side_session_id_.empty()) server_side_session_id_ = response.server_side_session_id;
+  const bool first_batch = response.kind == sc::ResponseKind::kArrowBatch && batches_ == 0;
+  if (response.kind == sc::ResponseKind::kArrowBatch) {
+    rows_ += response.arrow_row_count;
+    arrow_bytes_ += response.arrow_data_bytes;
+    ++batches_;
+  }
+  const bool complete = response.kind == sc::ResponseKind::kResultComplete && !result_complete_;
+  result_complete_ = result_complete_ || complete;
+  if (!operation_ || role_ != OperationCallEnd::Role::kStream) return;
+  // Only the milestones take the registry's lock; counts go over at the end of the call.
+  if (responses_ == 1) {
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (method_ == sc::Method::kExecutePlan) services_.operations.Identify(operation_, response.operation_id);
+    services_.operations.RecordFirstResponse(operation_, now, response.server_side_session_id);
+  }
+  if (first_batch) services_.operations.RecordFirstBatch(operation_, std::chrono::steady_clock::now());
+  if (complete) services_.operations.RecordResultComplete(operation_, std::chrono::steady_clock::now());
+}
+
+void CallTracer::OnUnaryResponse(const grpc::ByteBuffer& message) {
+  const sc::ResponseInfo response = sc::DecodeResponse(method_, Slices(message));
+  if (sc::IsDecodeFailure(response.status)) {
+    ++undecodable_;
+    services_.metrics.UndecodableMessage(MethodLabel(method_), "out");
+  }
+  server_side_session_id_ = response.server_side_session_id;
+  response_operation_id_ = response.operation_id;
+  if (method_ == sc::Method::kInterrupt && !response.interrupted_ids.empty()) {
+    interrupted_ids_ = response.interrupted_ids;
+    std::vector<Attribute> event;
+    if (request_) AddString(event, "spark.connect.interrupt.type", sc::InterruptTypeName(request_->interrupt_type));
+    AddString(event, "sparktrace.interrupt_span_id", ToHex(span_id_));
+    services_.operations.Interrupted(interrupted_ids_, std::chrono::steady_clock::now(), event);
+  }
+}
+
+void CallTracer::OnCallEnded(const proxy::CallEnd& end) {
+  const int code = static_cast<int>(end.code);
+  if (operation_) {
+    OperationCallEnd call_end{role_, started_at_ + end.duration, code, TruncateUtf8(end.error_message), 0, 0, 0};
+    if (role_ == OperationCallEnd::Role::kStream) {
+      call_end.rows = rows_;
+      call_end.arrow_bytes = arrow_bytes_;
+      call_end.batches = batches_;
+    }
+    services_.operations.CallEnded(operation_, call_end);
+  }
+  if (method_ == sc::Method::kReleaseSession && code == 0 && request_) {
+    services_.operations.SessionReleased(request_->session_id, started_at_ + end.duration);
+  }
+  const bool sampled = operation_ ? operation_->sampled : trace_.sampled;
+  if (sampled) services_.spans.Submit(BuildSpan(end));
+}
+
+Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
+  Span span;
+  if (operation_) {
+    // A child of its operation, in the operation's trace, whichever connection it came on.
+    span.trace_id = operation_->trace_id;
+    span.parent_span_id = operation_->span_id;
+    span.trace_state = operation_->trace_state;
+  } else {
+    span.trace_id = trace_.trace_id;
+    span.parent_span_id = trace_.parent_span_id;
+    span.trace_state = trace_.tracestate;
+  }
+  span.span_id = span_id_;
+  span.name = SpanName(method_, path_);
+  span.kind = SpanKind::kServer;
+  span.start_time_unix_nano = services_.clock.UnixNanos(started_at_);
+  span.end_time_unix_nano = services_.clock.UnixNanos(started_at_ + end.duration);
+
+  auto& attributes = span.attributes;
+  const auto [service, method] = SplitPath(path_);
+  attributes.push_back({"rpc.system", std::string("grpc")});
+  AddString(attributes, "rpc.service", service);
+  AddString(attributes, "rpc.method", method);
+  AddInt(attributes, "rpc.grpc.status_code", static_cast<int>(end.code));
+  if (auto server = ParseAuthority(authority_)) {
+    AddString(attributes, "server.address", server->address);
+    if (server->port) AddInt(attributes, "server.port", *server->port);
+  }
+  if (auto peer = ParseGrpcPeer(peer_)) {
+    AddString(attributes, "network.peer.address", peer->address);
+    if (peer->port) AddInt(attributes, "network.peer.port", *peer->port);
+  }
+  AddInt(attributes, "rpc.request.messages", static_cast<std::int64_t>(end.requests.messages));
+  AddInt(attributes, "rpc.request.bytes", static_cast<std::int64_t>(end.requests.bytes));
+  AddInt(attributes, "rpc.response.messages", static_cast<std::int64_t>(end.responses.messages));
+  AddInt(attributes, "rpc.response.bytes", static_cast<std::int64_t>(end.responses.bytes));
+  if (end.time_to_first_response) {
+    attributes.push_back({"rpc.time_to_first_response_ms", Millis(*end.time_to_first_response)});
+  }
+  attributes.push_back({"sparktrace.trace_origin", std::string(TraceOriginName(trace_.origin))});
+  AddMethodAttributes(attributes);
+  if (undecodable_ > 0) AddInt(attributes, "sparktrace.undecodable_messages", undecodable_);
+  if (!airflow_attributes_.empty()) {
+    attributes.insert(attributes.end(), airflow_attributes_.begin(), airflow_attributes_.end());
+  } else if (operation_) {
+    // Every span of an Airflow task's trace says so, also a call that came without the headers.
+    for (const Attribute& attribute : operation_->attributes) {
+      if (attribute.key.starts_with("airflow.")) attributes.push_back(attribute);
+    }
+  }
+
+  if (end.code != grpc::StatusCode::OK && IsServerError(static_cast<int>(end.code))) {
+    span.status_code = StatusCode::kError;
+    span.status_message = TruncateUtf8(end.error_message);
+  }
+  return span;
+}
+
+void CallTracer::AddMethodAttributes(std::vector<Attribute>& attributes) const {
+  if (request_) AddSessionAttributes(attributes, *request_);
+  AddString(attributes, "spark.connect.server_side_session_id", server_side_session_id_);
+  std::string operation_id = request_ && request_->operation_id ? *request_->operation_id : response_operation_id_;
+  if (operation_id.empty() && operation_) operation_id = operation_->operation_id;  // set before it ended
+  if (method_ == sc::Method::kExecutePlan || method_ == sc::Method::kReattachExecute ||
+      method_ == sc::Method::kReleaseExecute) {
+    AddString(attributes, kSparkConnectOperationIdKey, operation_id);
+  }
+  if (sc::RespondsWithExecutePlanResponses(method_)) {
+    AddInt(attributes, kSparkConnectResponseRowsKey, rows_);
+    AddInt(attributes, kSparkConnectResponseBytesKey, static_cast<std::int64_t>(arrow_bytes_));
+    AddInt(attributes, "spark.connect.response.batches", static_cast<std::int64_t>(batches_));
+    if (result_complete_) attributes.push_back({"spark.connect.result_complete", true});
+  }
+  if (!request_) return;
+  const sc::RequestInfo& request = *request_;
+  switch (method_) {
+    case sc::Method::kExecutePlan:
+      AddPlanAttributes(attributes, request);
+      break;
+    case sc::Method::kReattachExecute:
+      if (request.last_response_id) {
+        AddString(attributes, "spark.connect.reattach.last_response_id", *request.last_response_id);
+      }
+      break;
+    case sc::Method::kReleaseExecute:
+      AddString(attributes, "spark.connect.release", sc::ReleaseTargetName(request.release_target));
+      break;
+    case sc::Method::kInterrupt:
+      AddString(attributes, "spark.connect.interrupt.type", sc::InterruptTypeName(request.interrupt_type));
+      if (request.interrupt_operation_id) {
+        AddString(attributes, "spark.connect.interrupt.target", *request.interrupt_operation_id);
+      } else if (request.interrupt_operation_tag) {
+        AddString(attributes, "spark.connect.interrupt.target", *request.interrupt_operation_tag);
+      }
+      if (!interrupted_ids_.empty()) attributes.push_back({"spark.connect.interrupted_ids", interrupted_ids_});
+      break;
+    case sc::Method::kAnalyzePlan:
+      AddString(attributes, "spark.connect.analyze", sc::AnalyzeKindName(request.analyze_kind));
+      break;
+    case sc::Method::kConfig:
+      AddString(attributes, "spark.connect.config.operation", sc::ConfigOperationName(request.config_operation));
+      break;
+    case sc::Method::kAddArtifacts:
+      AddString(attributes, "spark.connect.artifact.payload", sc::ArtifactPayloadName(request.artifact_payload));
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace sparktrace::tracing::connect

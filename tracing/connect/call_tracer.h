@@ -1,0 +1,89 @@
+#pragma once
+// The tracing tap of one proxied call: reads the Spark Connect messages as they pass (never
+// changing them), feeds the operation they belong to, and at the end submits the call's SERVER
+// span (docs/tracing.md, "RPC spans").
+//
+// Threads: like every CallTap, driven by the one worker thread that owns the call. Shared state
+// (operations, metrics, the span sink) is reached through TracerServices, all thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/slice.h>
+
+#include "proxy/call_observer.h"
+#include "proxy/spark_connect/message_slices.h"
+#include "proxy/spark_connect/method.h"
+#include "proxy/spark_connect/request_info.h"
+#include "tracing/connect/operation_registry.h"
+#include "tracing/connect/tracing_metrics.h"
+#include "tracing/connect/wall_clock.h"
+#include "tracing/id_generator.h"
+#include "tracing/span_sink.h"
+#include "tracing/trace_context.h"
+
+namespace sparktrace::tracing::connect {
+
+struct TracerServices {
+  OperationRegistry& operations;
+  SpanSink& spans;
+  TracingMetrics& metrics;
+  IdGenerator& ids;
+  const WallClock& clock;
+};
+
+class CallTracer final : public proxy::CallTap {
+ public:
+  CallTracer(const TracerServices& services, const proxy::CallStart& start, RequestTraceContext trace,
+             std::vector<Attribute> airflow_attributes);
+
+  // The call's span id: the parent named in the traceparent sent upstream.
+  const SpanId& span_id() const { return span_id_; }
+
+  void OnRequestMessage(const grpc::ByteBuffer& message) override;
+  void OnResponseMessage(const grpc::ByteBuffer& message) override;
+  void OnCallEnded(const proxy::CallEnd& end) override;
+
+ private:
+  // The message's slices as spans over gRPC's buffers (no copy); empty if it cannot be read.
+  spark_connect::MessageSlices Slices(const grpc::ByteBuffer& message);
+  void OnFirstRequest(const spark_connect::RequestInfo& request);
+  void StartOperation(const spark_connect::RequestInfo& request);
+  void OnStreamResponse(const grpc::ByteBuffer& message);
+  void OnUnaryResponse(const grpc::ByteBuffer& message);
+  Span BuildSpan(const proxy::CallEnd& end) const;
+  void AddMethodAttributes(std::vector<Attribute>& attributes) const;
+
+  const TracerServices& services_;
+  const spark_connect::Method method_;
+  const std::string path_;
+  const std::string peer_;
+  const std::string authority_;
+  const SteadyTime started_at_;
+  const RequestTraceContext trace_;
+  const SpanId span_id_;
+  const SpanId planned_operation_span_id_;  // for an ExecutePlan: its operation's span id
+  std::vector<Attribute> airflow_attributes_;
+
+  std::optional<spark_connect::RequestInfo> request_;  // the first request message
+  std::shared_ptr<Operation> operation_;               // the operation this call belongs to
+  OperationCallEnd::Role role_ = OperationCallEnd::Role::kOther;
+
+  std::uint64_t responses_ = 0;
+  std::string response_operation_id_;
+  std::string server_side_session_id_;
+  std::int64_t rows_ = 0;
+  std::uint64_t arrow_bytes_ = 0;
+  std::uint64_t batches_ = 0;
+  bool result_complete_ = false;
+  std::vector<std::string> interrupted_ids_;
+  std::uint32_t undecodable_ = 0;
+
+  std::vector<grpc::Slice> slice_storage_;  // reused across messages
+  std::vector<spark_connect::ByteSlice> slice_views_;
+};
+
+}  // namespace sparktrace::tracing::connect

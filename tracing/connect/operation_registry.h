@@ -1,0 +1,119 @@
+#pragma once
+// Operations by Spark Connect operation id, shared by every proxy worker: ReattachExecute,
+// ReleaseExecute and Interrupt find their ExecutePlan's operation here whatever connection they
+// arrive on. Decides when an operation ends (docs/tracing.md, "Operation spans") and hands it to
+// the OperationSink exactly once.
+//
+// Threads: every method is thread-safe (one mutex; calls take it a few times per RPC, never per
+// message). The sink is called without the mutex held. A sweeper thread ends operations nobody
+// came back for within `linger`.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "tracing/connect/operation.h"
+
+namespace sparktrace::tracing::connect {
+
+class OperationSink {
+ public:
+  virtual ~OperationSink() = default;
+  // `operation` is final; `operation.ending` is set.
+  virtual void OnOperationEnded(const Operation& operation) = 0;
+};
+
+struct OperationRegistryOptions {
+  std::chrono::milliseconds linger{30'000};
+  std::size_t max_operations = 100'000;
+  std::chrono::milliseconds sweep_interval{1000};
+};
+
+// How a call of an operation ended, as far as the operation cares.
+struct OperationCallEnd {
+  enum class Role : std::uint8_t {
+    kStream,      // ExecutePlan or ReattachExecute: its status may end the operation
+    kReleaseAll,  // ReleaseExecute(release_all)
+    kOther,       // ReleaseExecute(release_until), Interrupt, a duplicate ExecutePlan
+  };
+  Role role = Role::kOther;
+  SteadyTime at;
+  int status_code = 0;
+  std::string status_message;
+  std::int64_t rows = 0;
+  std::uint64_t arrow_bytes = 0;
+  std::uint64_t batches = 0;
+};
+
+// Whether a failed ExecutePlan/ReattachExecute status leaves the execution for the client to
+// reattach to (Spark's clients retry these), rather than ending it.
+bool IsReattachableFailure(int status_code, std::string_view message);
+
+class OperationRegistry {
+ public:
+  OperationRegistry(OperationSink& sink, OperationRegistryOptions options = {});
+  ~OperationRegistry();  // stops the sweeper; does not end operations (see Shutdown)
+  OperationRegistry(const OperationRegistry&) = delete;
+  OperationRegistry& operator=(const OperationRegistry&) = delete;
+
+  // A new ExecutePlan. `operation` has its fixed fields set; open_calls becomes 1. When its id is
+  // already known and taken by an open operation, that one is returned instead and the call joins
+  // it as an ordinary child (Spark refuses the duplicate). The bool says whether it is new.
+  std::pair<std::shared_ptr<Operation>, bool> Start(Operation operation);
+
+  // The id arrived in the first response of an ExecutePlan that did not name one.
+  void Identify(const std::shared_ptr<Operation>& operation, const std::string& operation_id);
+
+  // A ReattachExecute / ReleaseExecute / Interrupt for `operation_id`: the open operation, which
+  // counts the call and records `event` (unless its name is empty); nullptr when unknown or ended.
+  std::shared_ptr<Operation> Attach(const std::string& operation_id, OperationEvent event, bool is_reattach);
+
+  // Milestones of an operation's result stream; the first of each kind counts.
+  void RecordFirstResponse(const std::shared_ptr<Operation>& operation, SteadyTime at,
+                           const std::string& server_side_session_id);
+  void RecordFirstBatch(const std::shared_ptr<Operation>& operation, SteadyTime at);
+  void RecordResultComplete(const std::shared_ptr<Operation>& operation, SteadyTime at);
+
+  void CallEnded(const std::shared_ptr<Operation>& operation, const OperationCallEnd& end);
+
+  // An Interrupt response named these operations (`interrupt_attributes` describe the call).
+  void Interrupted(const std::vector<std::string>& operation_ids, SteadyTime at,
+                   const std::vector<Attribute>& interrupt_attributes);
+  // ReleaseSession succeeded: the session's open operations are released.
+  void SessionReleased(const std::string& session_id, SteadyTime at);
+
+  // Ends every operation not yet ended as unfinished (at `at`), whatever its open calls. For
+  // proxy shutdown, after the calls have drained.
+  void Shutdown(SteadyTime at);
+
+  // Ends lingering operations now; the sweeper thread calls it every sweep_interval.
+  void Sweep(SteadyTime now);
+
+  std::size_t open_operations() const;
+
+ private:
+  // Marks the ending (if none yet); returns whether the operation is ready to hand over.
+  static bool Decide(Operation& operation, OperationEnding ending);
+  // Removes an operation that is ready from the index and queues it for the sink.
+  void Retire(const std::shared_ptr<Operation>& operation, std::vector<std::shared_ptr<Operation>>& out);
+  void Deliver(const std::vector<std::shared_ptr<Operation>>& ended);
+  void EvictOldestIdle(SteadyTime now, std::vector<std::shared_ptr<Operation>>& out);
+  void RunSweeper();
+
+  OperationSink& sink_;
+  const OperationRegistryOptions options_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<Operation>> by_id_;
+  bool stopping_ = false;
+  std::condition_variable wake_sweeper_;
+  std::thread sweeper_;
+};
+
+}  // namespace sparktrace::tracing::connect

@@ -1,0 +1,107 @@
+#include "tracing/connect/spark_connect_tracer.h"
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tracing/airflow_identity.h"
+#include "tracing/connect/rpc_attributes.h"
+#include "tracing/trace_context.h"
+#include "tracing/well_known_attributes.h"
+
+namespace sparktrace::tracing::connect {
+namespace {
+
+double Millis(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+}  // namespace
+
+SparkConnectTracer::SparkConnectTracer(SpanSink& spans, IdGenerator& ids, Sampler sampler, TracingMetrics& metrics,
+                                       OperationRegistryOptions operations)
+    : spans_(spans),
+      ids_(ids),
+      sampler_(sampler),
+      metrics_(metrics),
+      operations_(*this, operations),
+      services_{operations_, spans_, metrics_, ids_, clock_} {}
+
+std::unique_ptr<proxy::CallTap> SparkConnectTracer::OnCallStarted(const proxy::CallStart& start) {
+  std::vector<MetadataEntry> metadata;
+  metadata.reserve(start.client_metadata.size());
+  for (const auto& [key, value] : start.client_metadata) {
+    metadata.emplace_back(std::string_view(key.data(), key.size()), std::string_view(value.data(), value.size()));
+  }
+  const ClientTraceContext client = ExtractClientContext(metadata);
+  if (client.traceparent_error) metrics_.InvalidTraceparent(TraceparentErrorName(*client.traceparent_error));
+  if (client.tracestate_error) metrics_.InvalidTracestate(TracestateErrorName(*client.tracestate_error));
+  const AirflowIdentityParse airflow = ParseAirflowIdentity(metadata);
+  if (airflow.error) metrics_.InvalidAirflowIdentity(AirflowIdentityErrorName(*airflow.error));
+
+  RequestTraceContext trace = ResolveTraceContext(client, airflow.identity, ids_, sampler_);
+  metrics_.TracedCall(TraceOriginName(trace.origin));
+  std::vector<Attribute> airflow_attributes;
+  if (airflow.identity) airflow_attributes = ToAttributes(*airflow.identity);
+
+  const TraceId trace_id = trace.trace_id;
+  const bool sampled = trace.sampled;
+  const bool keep_tracestate = trace.from_client() && !client.tracestate_error;
+  auto tracer = std::make_unique<CallTracer>(services_, start, std::move(trace), std::move(airflow_attributes));
+  // Upstream, the call's parent is our span, in the client's trace (or the one started here).
+  start.upstream_headers.Set(std::string(kTraceparentHeader), FormatTraceparent(trace_id, tracer->span_id(), sampled));
+  // A tracestate belongs to the traceparent it came with: gone with it, or when invalid.
+  if (!keep_tracestate) start.upstream_headers.Set(std::string(kTracestateHeader), std::nullopt);
+  return tracer;
+}
+
+void SparkConnectTracer::Shutdown() { operations_.Shutdown(std::chrono::steady_clock::now()); }
+
+void SparkConnectTracer::OnOperationEnded(const Operation& operation) {
+  const SteadyTime end = operation.end_time();
+  std::optional<std::chrono::steady_clock::duration> time_to_first_batch;
+  if (operation.first_batch_at) time_to_first_batch = *operation.first_batch_at - operation.started_at;
+  metrics_.OperationEnded(operation.ending->outcome, end - operation.started_at, time_to_first_batch);
+  if (operation.sampled) spans_.Submit(BuildOperationSpan(operation));
+}
+
+Span SparkConnectTracer::BuildOperationSpan(const Operation& operation) const {
+  Span span;
+  span.trace_id = operation.trace_id;
+  span.span_id = operation.span_id;
+  span.parent_span_id = operation.parent_span_id;
+  span.trace_state = operation.trace_state;
+  span.name = "spark_connect.operation";
+  span.kind = SpanKind::kInternal;
+  span.start_time_unix_nano = clock_.UnixNanos(operation.started_at);
+  span.end_time_unix_nano = clock_.UnixNanos(operation.end_time());
+
+  auto& attributes = span.attributes;
+  if (!operation.operation_id.empty()) attributes.push_back({std::string(kSparkConnectOperationIdKey), operation.operation_id});
+  attributes.insert(attributes.end(), operation.attributes.begin(), operation.attributes.end());
+  if (!operation.server_side_session_id.empty()) {
+    attributes.push_back({"spark.connect.server_side_session_id", operation.server_side_session_id});
+  }
+  const OperationEnding& ending = *operation.ending;
+  attributes.push_back({"spark.connect.operation.outcome", std::string(OperationOutcomeName(ending.outcome))});
+  attributes.push_back({"spark.connect.result.rows", operation.rows});
+  attributes.push_back({"spark.connect.result.arrow_bytes", static_cast<std::int64_t>(operation.arrow_bytes)});
+  attributes.push_back({"spark.connect.result.batches", static_cast<std::int64_t>(operation.batches)});
+  attributes.push_back({"spark.connect.reattach_count", static_cast<std::int64_t>(operation.reattaches)});
+  if (operation.first_batch_at) {
+    attributes.push_back({"spark.connect.time_to_first_batch_ms", Millis(*operation.first_batch_at - operation.started_at)});
+  }
+  if (operation.dropped_events > 0) {
+    attributes.push_back({"sparktrace.dropped_events", static_cast<std::int64_t>(operation.dropped_events)});
+  }
+  for (const OperationEvent& event : operation.events) {
+    span.events.push_back({event.name, clock_.UnixNanos(event.at), event.attributes});
+  }
+  if (ending.outcome == OperationOutcome::kFailed) {
+    span.status_code = StatusCode::kError;
+    span.status_message = ending.status_message;
+  }
+  return span;
+}
+
+}  // namespace sparktrace::tracing::connect

@@ -1,0 +1,103 @@
+#include "tracing/connect/tracing_metrics.h"
+
+#include <string>
+
+#include <prometheus/metric_family.h>
+
+namespace sparktrace::tracing::connect {
+namespace {
+
+// From a Config call in milliseconds to a nightly job's hours.
+prometheus::Histogram::BucketBoundaries OperationBuckets() {
+  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400};
+}
+
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+prometheus::Family<prometheus::Counter>& Counter(prometheus::Registry& registry, const std::string& name,
+                                                 const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+prometheus::ClientMetric CounterSample(std::vector<prometheus::ClientMetric::Label> labels, std::uint64_t value) {
+  prometheus::ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.counter.value = static_cast<double>(value);
+  return metric;
+}
+
+prometheus::MetricFamily CounterFamily(std::string name, std::string help) {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = prometheus::MetricType::Counter;
+  return family;
+}
+
+}  // namespace
+
+TracingMetrics::TracingMetrics(prometheus::Registry& registry)
+    : traced_calls_(Counter(registry, "sparktrace_traced_calls_total",
+                            "Calls traced, by where their trace came from (client traceparent, Airflow identity, new)")),
+      invalid_traceparent_(Counter(registry, "sparktrace_invalid_traceparent_total",
+                                   "traceparent headers ignored as invalid, by reason")),
+      invalid_tracestate_(Counter(registry, "sparktrace_invalid_tracestate_total",
+                                  "tracestate headers dropped as invalid, by reason")),
+      invalid_airflow_(Counter(registry, "sparktrace_invalid_airflow_identity_total",
+                               "x-airflow-* header sets ignored as invalid, by reason")),
+      undecodable_(Counter(registry, "sparktrace_undecodable_messages_total",
+                           "Spark Connect messages the decoder could not read (forwarded unchanged)")),
+      operations_(Counter(registry, "sparktrace_operations_total", "Spark Connect operations ended, by outcome")),
+      operations_active_(prometheus::BuildGauge()
+                             .Name("sparktrace_operations_active")
+                             .Help("Spark Connect operations started and not ended yet")
+                             .Register(registry)
+                             .Add({})),
+      operation_duration_(prometheus::BuildHistogram()
+                              .Name("sparktrace_operation_duration_seconds")
+                              .Help("Spark Connect operations: ExecutePlan arrival to the operation's end")
+                              .Register(registry)
+                              .Add({}, OperationBuckets())),
+      time_to_first_batch_(prometheus::BuildHistogram()
+                               .Name("sparktrace_operation_time_to_first_batch_seconds")
+                               .Help("Spark Connect operations: ExecutePlan arrival to the first Arrow batch")
+                               .Register(registry)
+                               .Add({}, OperationBuckets())) {
+  for (std::size_t i = 0; i < kOperationOutcomeCount; ++i) {
+    const auto outcome = static_cast<OperationOutcome>(i);
+    operations_by_outcome_[i] = &operations_.Add({{"outcome", std::string(OperationOutcomeName(outcome))}});
+  }
+}
+
+void TracingMetrics::UndecodableMessage(std::string_view method, std::string_view direction) {
+  undecodable_.Add({{"method", std::string(method)}, {"direction", std::string(direction)}}).Increment();
+}
+
+void TracingMetrics::OperationEnded(OperationOutcome outcome, std::chrono::steady_clock::duration duration,
+                                    std::optional<std::chrono::steady_clock::duration> time_to_first_batch) {
+  operations_by_outcome_[static_cast<std::size_t>(outcome)]->Increment();
+  operations_active_.Decrement();
+  operation_duration_.Observe(Seconds(duration));
+  if (time_to_first_batch) time_to_first_batch_.Observe(Seconds(*time_to_first_batch));
+}
+
+std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
+  auto exported = CounterFamily("sparktrace_spans_exported_total", "Spans delivered to a sink, by sink");
+  auto dropped = CounterFamily("sparktrace_spans_dropped_total",
+                               "Spans lost before a sink had them: queue full, shutting down, or export failed");
+  auto batches = CounterFamily("sparktrace_span_export_batches_total", "Export calls to a sink, by result");
+  for (const SpanPipeline* pipeline : pipelines_) {
+    const SpanPipelineCounters counters = pipeline->counters();
+    const std::string& sink = pipeline->name();
+    exported.metric.push_back(CounterSample({{"sink", sink}}, counters.exported));
+    dropped.metric.push_back(CounterSample({{"reason", "queue_full"}, {"sink", sink}}, counters.dropped_queue_full));
+    dropped.metric.push_back(CounterSample({{"reason", "shutdown"}, {"sink", sink}}, counters.dropped_after_shutdown));
+    dropped.metric.push_back(CounterSample({{"reason", "export_failed"}, {"sink", sink}}, counters.export_failed));
+    batches.metric.push_back(
+        CounterSample({{"result", "ok"}, {"sink", sink}}, counters.batches - counters.failed_batches));
+    batches.metric.push_back(CounterSample({{"result", "error"}, {"sink", sink}}, counters.failed_batches));
+  }
+  return {std::move(exported), std::move(dropped), std::move(batches)};
+}
+
+}  // namespace sparktrace::tracing::connect
