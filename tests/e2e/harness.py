@@ -113,6 +113,12 @@ class Proxy:
         self.tmpdir = tempfile.TemporaryDirectory(prefix="sparktrace-e2e-")
         self.stderr_path = Path(self.tmpdir.name) / "stderr.log"
         self._stderr = open(self.stderr_path, "wb")
+        args = list(args)
+        if "--store" not in args and "--no-tracing" not in args:
+            # Tracing stays on in every test (the default), writing into this proxy's temp dir
+            # rather than sparktrace.db in the working directory.
+            args += ["--store", str(Path(self.tmpdir.name) / "traces.db")]
+        self.store_path = Path(self.tmpdir.name) / "traces.db"
         self.args = [BIN, "proxy", *args]
         self.proc = subprocess.Popen(self.args, env=proxy_env(env), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self._stderr, text=True)

@@ -283,8 +283,9 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
 void CallTracer::AddMethodAttributes(std::vector<Attribute>& attributes) const {
   if (request_) AddSessionAttributes(attributes, *request_);
   AddString(attributes, "spark.connect.server_side_session_id", server_side_session_id_);
-  std::string operation_id = request_ && request_->operation_id ? *request_->operation_id : response_operation_id_;
-  if (operation_id.empty() && operation_) operation_id = operation_->operation_id;  // set before it ended
+  // Not operation_->operation_id: another call's thread may be setting it (Identify).
+  const std::string& operation_id =
+      request_ && request_->operation_id ? *request_->operation_id : response_operation_id_;
   if (method_ == sc::Method::kExecutePlan || method_ == sc::Method::kReattachExecute ||
       method_ == sc::Method::kReleaseExecute) {
     AddString(attributes, kSparkConnectOperationIdKey, operation_id);
