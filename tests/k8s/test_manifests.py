@@ -76,6 +76,18 @@ class ManifestTest(unittest.TestCase):
             flag = "--" + variable.removeprefix("SPARKTRACE_").lower().replace("_", "-")
             self.assertIn(flag, result.stdout, f"{variable} is not a flag")
 
+    def test_trace_store_is_on_a_writable_volume(self):
+        # With a read-only root filesystem the default ./sparktrace.db cannot be created and the
+        # proxy would exit 2: the store must sit under a mounted volume.
+        self.assertTrue(self.container["securityContext"]["readOnlyRootFilesystem"])
+        store = self.env.get("SPARKTRACE_STORE")
+        self.assertTrue(store, "SPARKTRACE_STORE not set")
+        mounts = [m["mountPath"].rstrip("/") + "/" for m in self.container.get("volumeMounts", [])]
+        self.assertTrue(any(store.startswith(m) for m in mounts), f"{store} is not under {mounts}")
+        volumes = {v["name"] for v in self.pod.get("volumes", [])}
+        for mount in self.container["volumeMounts"]:
+            self.assertIn(mount["name"], volumes)
+
     def test_downward_api_feeds_the_otlp_resource(self):
         # tracing/resource_attributes.cc reads these names; a rename on either side breaks the k8s.* attributes.
         with open(os.path.join(ROOT, "tracing", "resource_attributes.cc")) as source:
