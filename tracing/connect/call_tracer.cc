@@ -56,6 +56,22 @@ void AddPlanAttributes(std::vector<Attribute>& attributes, const sc::RequestInfo
   }
 }
 
+InterruptRequest InterruptFor(const sc::RequestInfo& request, SteadyTime at, const SpanId& interrupt_span) {
+  InterruptRequest interrupt;
+  interrupt.session_id = request.session_id;
+  interrupt.at = at;
+  if (request.interrupt_type == sc::InterruptType::kOperationId && request.interrupt_operation_id) {
+    interrupt.scope = InterruptRequest::Scope::kOperation;
+    interrupt.target = *request.interrupt_operation_id;
+  } else if (request.interrupt_type == sc::InterruptType::kTag && request.interrupt_operation_tag) {
+    interrupt.scope = InterruptRequest::Scope::kTag;
+    interrupt.target = *request.interrupt_operation_tag;
+  }
+  AddString(interrupt.attributes, "spark.connect.interrupt.type", sc::InterruptTypeName(request.interrupt_type));
+  AddString(interrupt.attributes, "sparktrace.interrupt_span_id", ToHex(interrupt_span));
+  return interrupt;
+}
+
 }  // namespace
 
 CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& start, RequestTraceContext trace,
@@ -115,10 +131,7 @@ void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
       }
       break;
     case sc::Method::kInterrupt:
-      // The "interrupt" event comes with the response, which says what was interrupted.
-      if (request.interrupt_type == sc::InterruptType::kOperationId && request.interrupt_operation_id) {
-        operation_ = services_.operations.Attach(*request.interrupt_operation_id, {"", now, {}}, false);
-      }
+      operation_ = services_.operations.InterruptRequested(InterruptFor(request, now, span_id_));
       break;
     default:
       break;
@@ -136,6 +149,7 @@ void CallTracer::StartOperation(const sc::RequestInfo& request) {
   operation.reattachable = request.reattachable.value_or(false);
   operation.session_id = request.session_id;
   operation.operation_id = request.operation_id.value_or("");
+  operation.tags = request.tags;
   auto& attributes = operation.attributes;
   AddSessionAttributes(attributes, request);
   if (!request.tags.empty()) attributes.push_back({"spark.connect.tags", request.tags});

@@ -57,6 +57,7 @@ struct Operation {
   std::vector<Attribute> attributes;  // session, user, tags, plan kind, Airflow identity, …
   bool reattachable = false;
   std::string session_id;
+  std::vector<std::string> tags;  // what an Interrupt by tag matches
 
   // Learnt along the way.
   std::string operation_id;  // from the request, else the first response; empty until known
@@ -73,6 +74,10 @@ struct Operation {
   std::uint32_t reattaches = 0;
   std::vector<OperationEvent> events;  // at most kMaxEvents; later ones are counted only
   std::uint32_t dropped_events = 0;
+
+  // An Interrupt naming this operation reached the proxy: a failure of its stream from now on is
+  // the interrupt's doing, whichever of the two answers Spark sends first.
+  bool interrupt_requested = false;
 
   std::optional<OperationEnding> ending;  // decided; takes effect once open_calls is 0
   bool ended = false;                     // handed to the sink

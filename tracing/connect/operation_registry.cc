@@ -148,7 +148,9 @@ void OperationRegistry::CallEnded(const std::shared_ptr<Operation>& operation, c
       } else {
         op.AddEvent("error", end.at,
                     {{"rpc.grpc.status_code", std::int64_t{end.status_code}}, {"message", end.status_message}});
-        if (!can_come_back || !IsReattachableFailure(end.status_code, end.status_message)) {
+        if (op.interrupt_requested) {
+          Decide(op, {end.at, OperationOutcome::kInterrupted, 0, {}});
+        } else if (!can_come_back || !IsReattachableFailure(end.status_code, end.status_message)) {
           Decide(op, {end.at, OperationOutcome::kFailed, end.status_code, end.status_message});
         }
       }
@@ -160,6 +162,36 @@ void OperationRegistry::CallEnded(const std::shared_ptr<Operation>& operation, c
   Deliver(ready);
 }
 
+std::shared_ptr<Operation> OperationRegistry::InterruptRequested(const InterruptRequest& request) {
+  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<Operation>> matched;
+  if (request.scope == InterruptRequest::Scope::kOperation) {
+    auto found = by_id_.find(request.target);
+    if (found != by_id_.end() && !found->second->ended) matched.push_back(found->second);
+  } else {
+    for (const auto& [id, operation] : by_id_) {
+      if (operation->ended || operation->session_id != request.session_id) continue;
+      const auto& tags = operation->tags;
+      if (request.scope == InterruptRequest::Scope::kTag &&
+          std::find(tags.begin(), tags.end(), request.target) == tags.end()) {
+        continue;
+      }
+      matched.push_back(operation);
+    }
+  }
+  for (const auto& operation : matched) {
+    if (operation->ending) continue;
+    operation->interrupt_requested = true;
+    operation->last_activity = request.at;
+    operation->AddEvent("interrupt", request.at, request.attributes);
+  }
+  if (matched.empty() || request.scope == InterruptRequest::Scope::kSession) return nullptr;
+  auto parent = *std::min_element(matched.begin(), matched.end(),
+                                  [](const auto& a, const auto& b) { return a->started_at < b->started_at; });
+  parent->open_calls += 1;
+  return parent;
+}
+
 void OperationRegistry::Interrupted(const std::vector<std::string>& operation_ids, SteadyTime at,
                                     const std::vector<Attribute>& interrupt_attributes) {
   std::vector<std::shared_ptr<Operation>> ready;
@@ -169,7 +201,9 @@ void OperationRegistry::Interrupted(const std::vector<std::string>& operation_id
       auto found = by_id_.find(id);
       if (found == by_id_.end() || found->second->ended) continue;
       Operation& op = *found->second;
-      op.AddEvent("interrupt", at, interrupt_attributes);
+      // Usually already marked by InterruptRequested; not when the request named no known tag.
+      if (!op.interrupt_requested) op.AddEvent("interrupt", at, interrupt_attributes);
+      op.interrupt_requested = true;
       op.last_activity = at;
       if (Decide(op, {at, OperationOutcome::kInterrupted, 0, {}})) Retire(found->second, ready);
     }

@@ -51,6 +51,15 @@ struct OperationCallEnd {
   std::uint64_t batches = 0;
 };
 
+struct InterruptRequest {
+  enum class Scope : std::uint8_t { kSession, kTag, kOperation };
+  Scope scope = Scope::kSession;
+  std::string session_id;
+  std::string target;  // the tag or the operation id
+  SteadyTime at;
+  std::vector<Attribute> attributes;  // of the "interrupt" event
+};
+
 // Whether a failed ExecutePlan/ReattachExecute status leaves the execution for the client to
 // reattach to (Spark's clients retry these), rather than ending it.
 bool IsReattachableFailure(int status_code, std::string_view message);
@@ -82,7 +91,13 @@ class OperationRegistry {
 
   void CallEnded(const std::shared_ptr<Operation>& operation, const OperationCallEnd& end);
 
-  // An Interrupt response named these operations (`interrupt_attributes` describe the call).
+  // An Interrupt request arrived: marks the open operations it names (by id, by tag within the
+  // session, or the whole session) with an "interrupt" event carrying `attributes`. Returns the
+  // operation the Interrupt call becomes a child of — the one named by id, or the oldest one
+  // matching the tag — counted as an open call like Attach; nullptr for a session-wide interrupt.
+  std::shared_ptr<Operation> InterruptRequested(const InterruptRequest& request);
+
+  // The Interrupt response named these operations: they end as interrupted.
   void Interrupted(const std::vector<std::string>& operation_ids, SteadyTime at,
                    const std::vector<Attribute>& interrupt_attributes);
   // ReleaseSession succeeded: the session's open operations are released.
