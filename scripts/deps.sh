@@ -10,6 +10,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libevent-dev libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev libsqlite3-dev
   nlohmann-json3-dev
+  libsimdjson-dev libzstd-dev liblz4-dev libsnappy-dev   # Spark event logs: JSON lines, codecs
   python3-grpcio python3-protobuf   # independent test peers (Debian's /usr/bin/python3)
   prometheus                        # promtool, to check our /metrics output in the tests
   openssl                           # throwaway certificates for the TLS tests
