@@ -11,7 +11,9 @@ namespace sparktrace::cli {
 namespace {
 
 Error FlagError(std::string_view flag, const Error& cause) {
-  return InvalidArgument("--" + std::string(flag) + ": " + cause.message);
+  const std::string prefix = "--" + std::string(flag);
+  if (cause.message.starts_with(prefix)) return cause;  // the parser already named the flag
+  return InvalidArgument(prefix + ": " + cause.message);
 }
 
 Result<std::chrono::milliseconds> DurationFlag(const ParsedFlags& flags, std::string_view name) {

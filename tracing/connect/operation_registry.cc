@@ -120,6 +120,9 @@ void OperationRegistry::RecordResultComplete(const std::shared_ptr<Operation>& o
   if (operation->result_complete_at) return;
   operation->result_complete_at = at;
   operation->AddEvent("result_complete", at);
+  // Without reattach, the result is all there: whatever the stream does next (a client that
+  // cancels once it has read it) does not make it a failure.
+  if (!operation->reattachable) Decide(*operation, {at, OperationOutcome::kCompleted, 0, {}});
 }
 
 void OperationRegistry::CallEnded(const std::shared_ptr<Operation>& operation, const OperationCallEnd& end) {
@@ -271,15 +274,14 @@ bool OperationRegistry::Decide(Operation& operation, OperationEnding ending) {
   return operation.open_calls <= 0;
 }
 
-void OperationRegistry::Retire(const std::shared_ptr<Operation>& operation,
-                               std::vector<std::shared_ptr<Operation>>& out) {
+void OperationRegistry::Retire(std::shared_ptr<Operation> operation, std::vector<std::shared_ptr<Operation>>& out) {
   if (operation->ended) return;
   operation->ended = true;
   if (!operation->operation_id.empty()) {
     auto found = by_id_.find(operation->operation_id);
     if (found != by_id_.end() && found->second == operation) by_id_.erase(found);
   }
-  out.push_back(operation);
+  out.push_back(std::move(operation));
 }
 
 void OperationRegistry::Deliver(const std::vector<std::shared_ptr<Operation>>& ended) {

@@ -115,8 +115,9 @@ class OperationRegistry {
  private:
   // Marks the ending (if none yet); returns whether the operation is ready to hand over.
   static bool Decide(Operation& operation, OperationEnding ending);
-  // Removes an operation that is ready from the index and queues it for the sink.
-  void Retire(const std::shared_ptr<Operation>& operation, std::vector<std::shared_ptr<Operation>>& out);
+  // Removes an operation that is ready from the index and queues it for the sink. By value: the
+  // caller's pointer may be the index entry this erases.
+  void Retire(std::shared_ptr<Operation> operation, std::vector<std::shared_ptr<Operation>>& out);
   void Deliver(const std::vector<std::shared_ptr<Operation>>& ended);
   void EvictOldestIdle(SteadyTime now, std::vector<std::shared_ptr<Operation>>& out);
   void RunSweeper();
