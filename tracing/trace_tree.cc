@@ -30,12 +30,17 @@ constexpr int kDurationWidth = 8;
 struct KeyAttribute {
   std::string_view key;
   std::string_view label;
+  bool top_level_only = false;  // the same on every span of a trace: said once, at the top
 };
 constexpr KeyAttribute kKeyAttributes[] = {
-    {kSparkConnectOperationIdKey, "op"},    {kSparkConnectResponseRowsKey, "rows"},
-    {kSparkConnectResponseBytesKey, "bytes"}, {kAirflowDagIdKey, "dag"},
-    {kAirflowTaskIdKey, "task"},             {kAirflowRunIdKey, "run"},
-    {kAirflowTryNumberKey, "try"},
+    {kSparkConnectOperationIdKey, "op"},
+    {kSparkConnectOperationOutcomeKey, "outcome"},
+    {kSparkConnectResponseRowsKey, "rows"},
+    {kSparkConnectResponseBytesKey, "bytes"},
+    {kAirflowDagIdKey, "dag", true},
+    {kAirflowTaskIdKey, "task", true},
+    {kAirflowRunIdKey, "run", true},
+    {kAirflowTryNumberKey, "try", true},
 };
 
 std::string_view KindName(SpanKind kind) {
@@ -134,7 +139,8 @@ std::string ValueText(const AttributeValue& value) {
 std::string SpanDetails(const TraceTreeRow& row) {
   const Span& span = *row.span;
   std::vector<std::string> items;
-  for (const auto& [key, label] : kKeyAttributes) {
+  for (const auto& [key, label, top_level_only] : kKeyAttributes) {
+    if (top_level_only && row.depth > 0) continue;
     // The last value of a repeated key wins, as in the stored JSON.
     auto found = std::find_if(span.attributes.rbegin(), span.attributes.rend(),
                               [key = key](const Attribute& attribute) { return attribute.key == key; });

@@ -16,5 +16,6 @@ inline constexpr std::string_view kAirflowTryNumberKey = "airflow.try_number";  
 // Shown by the renderer only; the store keeps them in the attributes JSON.
 inline constexpr std::string_view kSparkConnectResponseRowsKey = "spark.connect.response.rows";
 inline constexpr std::string_view kSparkConnectResponseBytesKey = "spark.connect.response.bytes";
+inline constexpr std::string_view kSparkConnectOperationOutcomeKey = "spark.connect.operation.outcome";
 
 }  // namespace sparktrace::tracing

@@ -46,7 +46,10 @@ std::vector<Span> SmallTree() {
   execute.status_code = StatusCode::kOk;
   execute.attributes = {{"spark.connect.operation_id", std::string("8f3c2a")},
                         {"spark.connect.session_id", std::string("not shown")},
-                        {"spark.connect.response.rows", std::int64_t{100}}};
+                        {"spark.connect.operation.outcome", std::string("completed")},
+                        {"spark.connect.response.rows", std::int64_t{100}},
+                        // The trace's Airflow identity: shown once, on the top-level span.
+                        {"airflow.dag_id", std::string("etl")}};
   Span job = MakeSpan("1111111111111111", "00f067aa0ba902b7", "spark.job 3", 20, 350'500'000);
   Span analyze = MakeSpan("2222222222222222", "b7ad6b7169203331", "AnalyzePlan", 900, 5 * kMs);
   analyze.status_code = StatusCode::kError;
@@ -109,7 +112,7 @@ TEST(TraceTreeTest, RendersASmallTreeAsText) {
   EXPECT_EQ(RenderTraceText(spans),
             "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T12:00:00.000000000Z  1.50s  4 spans, 1 error\n"
             "      +0s     1.50s    airflow.task  dag=etl task=load run=manual__1 try=1\n"
-            "  +10.0ms     800ms      ExecutePlan  op=8f3c2a rows=100\n"
+            "  +10.0ms     800ms      ExecutePlan  op=8f3c2a outcome=completed rows=100\n"
             "  +20.0ms     350ms        spark.job 3\n"
             "   +900ms    5.00ms  !   AnalyzePlan  error: boom\n");
 }

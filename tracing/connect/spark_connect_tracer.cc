@@ -83,7 +83,7 @@ Span SparkConnectTracer::BuildOperationSpan(const Operation& operation) const {
     attributes.push_back({"spark.connect.server_side_session_id", operation.server_side_session_id});
   }
   const OperationEnding& ending = *operation.ending;
-  attributes.push_back({"spark.connect.operation.outcome", std::string(OperationOutcomeName(ending.outcome))});
+  attributes.push_back({std::string(kSparkConnectOperationOutcomeKey), std::string(OperationOutcomeName(ending.outcome))});
   attributes.push_back({"spark.connect.result.rows", operation.rows});
   attributes.push_back({"spark.connect.result.arrow_bytes", static_cast<std::int64_t>(operation.arrow_bytes)});
   attributes.push_back({"spark.connect.result.batches", static_cast<std::int64_t>(operation.batches)});
