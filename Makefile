@@ -28,11 +28,12 @@ unit-test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit -j $(JOBS)
 
 run: build
-	/usr/bin/python3 scripts/demo_proxy.py --sparktrace $(BUILD_DIR)/sparktrace
+	$(BUILD_DIR)/sparktrace demo
 
 bench: build
 	@scripts/deps.sh bench
 	/usr/bin/python3 bench/proxy_bench.py --build-dir $(BUILD_DIR)
+	/usr/bin/python3 bench/tracing_bench.py --build-dir $(BUILD_DIR)
 
 # Every test again against an AddressSanitizer + UBSan build (part of `make test`).
 asan: deps

@@ -7,13 +7,15 @@
 
 #include <absl/synchronization/mutex.h>
 
+#include "cli/demo_command.h"
 #include "cli/proxy_command.h"
 #include "cli/sim_command.h"
 #include "cli/traces_command.h"
+#include "cli/version.h"
 
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = sparktrace::cli::kServiceVersion;
 
 constexpr const char* kHelp =
     "sparktrace — see where the time of a Spark Connect job went.\n"
@@ -24,6 +26,7 @@ constexpr const char* kHelp =
     "  proxy     transparent gRPC proxy in front of a Spark Connect server (port 15002)\n"
     "  traces    list and show the traces in the embedded store\n"
     "  sim       Spark Connect protocol simulator (a test peer; runs no queries)\n"
+    "  demo      the proxy in front of the simulator, an Airflow task's calls, and their trace\n"
     "\n"
     "Run `sparktrace <command> --help` for the flags of a command.\n"
     "Flags: --help, --version\n";
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
   const std::span<const std::string> rest(args.begin() + 1, args.end());
   if (command == "proxy") return sparktrace::cli::RunProxyCommand(rest);
   if (command == "sim") return sparktrace::cli::RunSimCommand(rest);
+  if (command == "demo") return sparktrace::cli::RunDemoCommand(rest, std::cout, std::cerr);
   if (command == "traces") return sparktrace::cli::RunTracesCommand(rest, std::cout, std::cerr);
   std::cerr << "sparktrace: unknown command '" << command << "'\n\n" << kHelp;
   return 2;

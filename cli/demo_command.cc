@@ -1,0 +1,296 @@
+#include "cli/demo_command.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "cli/demo_child_process.h"
+#include "cli/demo_port_probe.h"
+#include "cli/demo_report.h"
+#include "cli/demo_task_span.h"
+#include "cli/demo_trace_wait.h"
+#include "cli/demo_workload.h"
+#include "common/flags.h"
+#include "common/logging.h"
+#include "tracing/id_generator.h"
+#include "tracing/trace_context.h"
+
+namespace sparktrace::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: sparktrace demo [flags]\n"
+    "\n"
+    "Shows what sparktrace records, with nothing else installed: starts the Spark Connect simulator\n"
+    "(`sparktrace sim`, which speaks the protocol but is not Spark) and the proxy in front of it, makes\n"
+    "the Spark Connect calls of an Airflow task through the proxy (with a traceparent and the Airflow\n"
+    "headers; a query cut and resumed by ReattachExecute, a write, a query stopped by Interrupt), then\n"
+    "prints the trace the proxy stored, the admin URL and how to point a client at the proxy. Serves\n"
+    "until Ctrl-C. The proxy and the simulator log to stderr; every run is a new trace.\n"
+    "\n"
+    "Exit codes: 0 after a clean run, 1 when something failed, 2 for bad flags, 130 when stopped\n"
+    "before the trace was printed.\n"
+    "\n";
+
+const std::array<FlagSpec, 5> kSpecs = {{
+    {"listen", "HOST:PORT", "127.0.0.1:15002",
+     "where the proxy serves Spark Connect clients; when this default is taken, a free port instead"},
+    {"store", "PATH", "sparktrace-demo.db", "the trace database the proxy writes (created if missing)"},
+    {"once", "", "", "exit after printing the trace instead of serving until Ctrl-C"},
+    {"log-level", "LEVEL", "warn",
+     "log level of the proxy and the simulator; info adds the proxy's access log"},
+    {"help", "", "", "show this help"},
+}};
+
+// Generous for sanitizer builds; a child that is not listening by then is not going to be.
+constexpr std::chrono::seconds kStartTimeout{20};
+// The proxy exports every 100ms (--span-batch-delay below); this only bounds a proxy that does not.
+constexpr std::chrono::seconds kTraceTimeout{15};
+// On SIGTERM the proxy drains (--drain-timeout below), then flushes its span sinks (up to 5s each).
+constexpr std::chrono::seconds kProxyStopGrace{10};
+constexpr std::chrono::seconds kSimulatorStopGrace{5};
+
+const tracing::AirflowIdentity kTaskTemplate{"daily_sales", "load_orders", "", 1, -1};
+
+int Fail(std::ostream& err, int code, std::string_view message) {
+  err << "sparktrace demo: " << message << "\n";
+  return code;
+}
+
+// Blocks SIGINT, SIGTERM and SIGCHLD in this thread and in every thread it starts later (gRPC's),
+// so that they wait for WaitForSignal: Ctrl-C and SIGTERM stop the demo in order, and SIGCHLD
+// says that a child ended. Children start with an empty mask (ChildProcess).
+sigset_t BlockDemoSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&signals, signal_number);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+// The next of `signals` within `timeout` (forever without one), or 0 when none came.
+int WaitForSignal(const sigset_t& signals, std::optional<std::chrono::milliseconds> timeout) {
+  if (!timeout) {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    return signal_number;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + *timeout;
+  while (true) {
+    const auto left = std::max(std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now());
+    const timespec wait{static_cast<time_t>(left.count() / 1'000'000'000),
+                        static_cast<long>(left.count() % 1'000'000'000)};
+    const int signal_number = sigtimedwait(&signals, nullptr, &wait);
+    if (signal_number > 0) return signal_number;
+    if (errno != EINTR || left.count() == 0) return 0;
+  }
+}
+
+// "listening grpc=127.0.0.1:1234 admin=127.0.0.1:5678" -> the value of `key`, "" if absent.
+std::string ListeningField(std::string_view line, std::string_view key) {
+  const std::string needle = " " + std::string(key) + "=";
+  const auto at = line.find(needle);
+  if (!line.starts_with("listening ") || at == std::string_view::npos) return "";
+  const auto value = line.substr(at + needle.size());
+  return std::string(value.substr(0, value.find(' ')));
+}
+
+// Reads the child's `listening ...` line and returns the value of each of `keys` in it.
+Result<std::vector<std::string>> AwaitListening(ChildProcess& child,
+                                                std::initializer_list<std::string_view> keys) {
+  auto line = child.ReadLine(kStartTimeout);
+  if (!line.ok()) return Error{line.error().code, line.error().message + " (its log is above)"};
+  std::vector<std::string> values;
+  for (const auto key : keys) {
+    values.push_back(ListeningField(*line, key));
+    if (values.back().empty()) {
+      return Error{ErrorCode::kInternal, child.name() + " printed '" + *line + "', not its listening line"};
+    }
+  }
+  return values;
+}
+
+std::vector<std::string> SimulatorArgs(const std::string& log_level) {
+  return {"sim",         "--listen", "127.0.0.1:0", "--stream-cut-bytes", kDemoStreamCutBytes,
+          "--log-level", log_level};
+}
+
+std::vector<std::string> ProxyArgs(const std::string& upstream, const std::string& listen,
+                                   const std::string& store, const std::string& log_level) {
+  std::vector<std::string> args = {"proxy", "--upstream",  upstream,      "--listen",
+                                   listen,  "--admin",     "127.0.0.1:0", "--drain-timeout",
+                                   "2s",    "--log-level", log_level};
+  // Spans reach the store within 100ms; an operation a real client leaves open ends after 5s.
+  args.insert(args.end(), {"--store", store, "--span-batch-delay", "100ms", "--operation-linger", "5s"});
+  return args;
+}
+
+// Stops `children` in order, the proxy first: on SIGTERM it drains and exports its last spans.
+// Returns `code`, or 1 when it was 0 and a child did not exit cleanly. Reports each unclean exit,
+// except that of a child that had ended before a failure (code != 0), which is what was reported.
+int StopChildren(int code, std::initializer_list<std::pair<ChildProcess*, std::chrono::seconds>> children,
+                 std::ostream& err) {
+  for (const auto& [child, grace] : children) {
+    const bool already_reported = code != 0 && child->HasExited();
+    const auto exit = child->Stop(grace);
+    if (!exit.clean && !already_reported) {
+      err << "sparktrace demo: " << child->name() << " " << exit.description << "\n";
+      if (code == 0) code = 1;
+    }
+  }
+  return code;
+}
+
+// For a SIGCHLD: "the proxy exited with code 1" for each child that has ended.
+std::string DescribeEndedChildren(std::initializer_list<ChildProcess*> children) {
+  std::string description;
+  for (ChildProcess* child : children) {
+    if (!child->HasExited()) continue;
+    if (!description.empty()) description += "; ";
+    description += child->name() + " " + child->Stop(std::chrono::seconds(0)).description;
+  }
+  return description.empty() ? "a child process ended" : description;
+}
+
+// Airflow's run id of a scheduled run: "scheduled__2024-05-01T00:00:00+00:00" (today, UTC).
+std::string ScheduledRunId() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return fmt::format("scheduled__{:04}-{:02}-{:02}T00:00:00+00:00", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday);
+}
+
+std::uint64_t NowUnixNano() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+// How to run this binary from the working directory: "build/sparktrace" under the repository,
+// else its absolute path.
+std::string DisplayedProgram() {
+  std::error_code error;
+  const auto program = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "sparktrace";
+  const auto cwd = std::filesystem::current_path(error);
+  if (error) return program.string();
+  const auto relative = program.lexically_proximate(cwd);
+  if (relative.empty() || *relative.begin() == "..") return program.string();
+  return relative.string();
+}
+
+}  // namespace
+
+int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  if (WantsHelp(args)) {
+    out << kUsage << FormatFlagHelp(kSpecs);
+    return 0;
+  }
+  auto flags = ParseFlags(kSpecs, args);
+  if (!flags.ok()) return Fail(err, 2, flags.error().message);
+  if (!flags->positional().empty())
+    return Fail(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+  const std::string& log_level = flags->Get("log-level");
+  if (auto level = ParseLogLevel(log_level); !level.ok())
+    return Fail(err, 2, "--log-level: " + level.error().message);
+  const std::string& store = flags->Get("store");
+  if (store.empty() || store == "none") return Fail(err, 2, "--store: the demo needs a trace database");
+  const bool once = flags->GetBool("once");
+
+  const sigset_t signals = BlockDemoSignals();
+  std::string listen = flags->Get("listen");
+  if (!flags->IsSet("listen")) {
+    // Only the default gives way: a port asked for explicitly fails loudly when taken.
+    if (auto in_use = ListenAddressInUse(listen); in_use.ok() && *in_use) {
+      err << "sparktrace demo: " << listen << " is taken (a Spark Connect server, or another demo?); "
+          << "the proxy listens on a free port instead\n";
+      listen = "127.0.0.1:0";
+    }
+  }
+
+  auto simulator = ChildProcess::Spawn("the simulator", SimulatorArgs(log_level));
+  if (!simulator.ok()) return Fail(err, 1, simulator.error().message);
+  auto simulator_fields = AwaitListening(*simulator, {"grpc"});
+  if (!simulator_fields.ok()) {
+    return StopChildren(Fail(err, 1, simulator_fields.error().message), {{&*simulator, kSimulatorStopGrace}},
+                        err);
+  }
+  auto proxy = ChildProcess::Spawn("the proxy", ProxyArgs(simulator_fields->at(0), listen, store, log_level));
+  if (!proxy.ok()) {
+    return StopChildren(Fail(err, 1, proxy.error().message), {{&*simulator, kSimulatorStopGrace}}, err);
+  }
+  const auto stop = [&](int code) {
+    return StopChildren(code, {{&*proxy, kProxyStopGrace}, {&*simulator, kSimulatorStopGrace}}, err);
+  };
+  auto proxy_fields = AwaitListening(*proxy, {"grpc", "admin"});
+  if (!proxy_fields.ok()) return stop(Fail(err, 1, proxy_fields.error().message));
+  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store, DisplayedProgram()};
+
+  out << "sparktrace demo\n"
+      << fmt::format("  simulator  {:<21}  speaks the Spark Connect protocol, runs no queries (not Spark)\n",
+                     simulator_fields->at(0))
+      << fmt::format("  proxy      {:<21}  in front of the simulator; admin http://{}\n", endpoints.proxy,
+                     endpoints.admin)
+      << fmt::format("  store      {}\n", store);
+
+  tracing::RandomIdGenerator ids;
+  const tracing::TraceId trace_id = ids.NewTraceId();
+  const tracing::SpanId task_span_id = ids.NewSpanId();
+  DemoWorkloadOptions options;
+  options.target = endpoints.proxy;
+  options.traceparent = tracing::FormatTraceparent(trace_id, task_span_id, true);
+  options.airflow = kTaskTemplate;
+  options.airflow.run_id = ScheduledRunId();
+  out << fmt::format("\nAirflow task {}.{}, run {}, try {}, calls Spark Connect through the proxy:\n",
+                     options.airflow.dag_id, options.airflow.task_id, options.airflow.run_id,
+                     options.airflow.try_number)
+      << fmt::format("  traceparent: {}  (a new trace: {})\n", options.traceparent, tracing::ToHex(trace_id))
+      << std::flush;
+  const std::uint64_t task_start = NowUnixNano();
+  auto operations = RunDemoWorkload(options, out);
+  const std::uint64_t task_end = NowUnixNano();
+  if (!operations.ok()) return stop(Fail(err, 1, operations.error().message));
+
+  int stop_signal = WaitForSignal(signals, std::chrono::milliseconds(0));
+  if (stop_signal == 0) {
+    const auto task_span = MakeAirflowTaskSpan(trace_id, task_span_id, options.airflow, task_start, task_end);
+    if (auto stored = StoreSpan(store, task_span); !stored.ok()) {
+      err << "sparktrace demo: could not store the Airflow task's span (" << stored.error().message
+          << "); the proxy's spans show as orphans\n";
+    }
+    std::vector<std::string> operation_ids;
+    for (const auto& operation : *operations) operation_ids.push_back(operation.operation_id);
+    auto spans = WaitForOperationSpans(store, trace_id, operation_ids, kTraceTimeout,
+                                       [&](std::chrono::milliseconds pause) {
+                                         stop_signal = WaitForSignal(signals, pause);
+                                         return stop_signal == 0;
+                                       });
+    if (!spans.ok() && stop_signal == 0) return stop(Fail(err, 1, spans.error().message));
+    if (spans.ok()) PrintTrace(out, *spans, *operations);
+  }
+  const auto child_ended = [&] {
+    return stop(Fail(err, 1, DescribeEndedChildren({&*proxy, &*simulator}) + " before the demo ended"));
+  };
+  if (stop_signal == SIGCHLD) return child_ended();
+  if (stop_signal != 0) return stop(Fail(err, 130, "stopped before the demo finished"));
+
+  PrintNextSteps(out, endpoints, trace_id);
+  if (once) return stop(0);
+  out << "\nserving until Ctrl-C\n" << std::flush;
+  if (WaitForSignal(signals, std::nullopt) == SIGCHLD) return child_ended();
+  out << "stopping\n" << std::flush;
+  return stop(0);
+}
+
+}  // namespace sparktrace::cli

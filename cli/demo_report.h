@@ -1,0 +1,30 @@
+#pragma once
+// What `sparktrace demo` prints once the workload's spans are stored: the trace as a tree, how
+// each operation ended, and where to look next (admin URL, `sparktrace traces`, the client URL).
+//
+// Threads: pure functions of their arguments, writing to `out`.
+
+#include <ostream>
+#include <span>
+#include <string>
+
+#include "cli/demo_workload.h"
+#include "tracing/span.h"
+
+namespace sparktrace::cli {
+
+struct DemoEndpoints {
+  std::string proxy;       // HOST:PORT for Spark Connect clients
+  std::string admin;       // HOST:PORT of the proxy's admin HTTP
+  std::string store;       // the trace database, as given on the command line
+  std::string sparktrace;  // how to invoke this binary from the working directory
+};
+
+// The tree (tracing::RenderTraceText), then one line per operation with the outcome its span
+// recorded, "(expected ...)" appended where that is not the one the workload aimed for.
+void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
+                std::span<const DemoOperation> operations);
+
+void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id);
+
+}  // namespace sparktrace::cli

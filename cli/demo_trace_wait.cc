@@ -1,0 +1,85 @@
+#include "cli/demo_trace_wait.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <variant>
+
+#include "common/units.h"
+#include "tracing/sqlite_span_store.h"
+#include "tracing/well_known_attributes.h"
+
+namespace sparktrace::cli {
+namespace {
+
+// Well below the demo's --span-batch-delay, so the wait adds little to the export itself.
+constexpr std::chrono::milliseconds kPollInterval{50};
+
+}  // namespace
+
+std::string StringAttribute(const tracing::Span& span, std::string_view key) {
+  for (const auto& attribute : span.attributes) {
+    if (attribute.key != key) continue;
+    if (const auto* text = std::get_if<std::string>(&attribute.value)) return *text;
+  }
+  return "";
+}
+
+const tracing::Span* FindOperationSpan(std::span<const tracing::Span> spans, std::string_view operation_id) {
+  for (const auto& span : spans) {
+    if (span.name == kOperationSpanName &&
+        StringAttribute(span, tracing::kSparkConnectOperationIdKey) == operation_id) {
+      return &span;
+    }
+  }
+  return nullptr;
+}
+
+Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& store_path,
+                                                         const tracing::TraceId& trace_id,
+                                                         std::span<const std::string> operation_ids,
+                                                         std::chrono::milliseconds timeout,
+                                                         const PauseFunction& pause) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_ptr<tracing::SqliteSpanStore> store;
+  std::vector<tracing::Span> spans;
+  std::string last_problem = "no span of the trace yet";
+  while (true) {
+    if (!store) {
+      tracing::SqliteSpanStoreOptions options;
+      options.read_only = true;
+      // A reader needs the database the proxy creates; until then, try again.
+      if (auto opened = tracing::SqliteSpanStore::Open(store_path, options); opened.ok()) {
+        store = std::move(*opened);
+      } else {
+        last_problem = opened.error().message;
+      }
+    }
+    if (store) {
+      if (auto found = store->GetTrace(trace_id); found.ok()) {
+        spans = std::move(*found);
+        std::string missing;
+        for (const auto& operation_id : operation_ids) {
+          if (FindOperationSpan(spans, operation_id) == nullptr)
+            missing += (missing.empty() ? "" : ", ") + operation_id;
+        }
+        if (missing.empty()) return spans;
+        last_problem = std::to_string(spans.size()) + " span(s) stored, no operation span yet for " + missing;
+      } else if (found.error().code != ErrorCode::kNotFound) {
+        last_problem = found.error().message;
+      }
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds(0)) {
+      return Error{ErrorCode::kUnavailable, fmt::format("the trace did not reach {} within {}: {}",
+                                                        store_path, FormatDuration(timeout), last_problem)};
+    }
+    if (!pause(std::min(left, kPollInterval))) {
+      return Error{ErrorCode::kUnavailable, "stopped waiting for the trace: " + last_problem};
+    }
+  }
+}
+
+}  // namespace sparktrace::cli

@@ -1,0 +1,42 @@
+#pragma once
+// Waiting, in `sparktrace demo`, for the proxy's spans of the workload to reach the store. The
+// proxy exports finished spans in batches (at least every --span-batch-delay), from one queue in
+// the order they ended, and an operation span ends after all of its calls. So once every
+// operation the workload started has its spark_connect.operation span in the store, so has every
+// span of the workload.
+//
+// Threads: runs on the calling thread, which it blocks between polls (through `pause`).
+
+#include <chrono>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "tracing/span.h"
+
+namespace sparktrace::cli {
+
+inline constexpr std::string_view kOperationSpanName = "spark_connect.operation";
+
+// Waits up to `pause(interval)` between polls; returns false to give up (e.g. on Ctrl-C).
+using PauseFunction = std::function<bool(std::chrono::milliseconds)>;
+
+// Polls the store at `store_path` (read-only; it may not exist yet) until trace `trace_id` holds
+// an operation span for each of `operation_ids`, then returns all spans of the trace. Fails
+// (kUnavailable) when `timeout` passes or `pause` gives up first, naming the missing operations.
+Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& store_path,
+                                                         const tracing::TraceId& trace_id,
+                                                         std::span<const std::string> operation_ids,
+                                                         std::chrono::milliseconds timeout,
+                                                         const PauseFunction& pause);
+
+// The operation span of `operation_id` among `spans`, or nullptr.
+const tracing::Span* FindOperationSpan(std::span<const tracing::Span> spans, std::string_view operation_id);
+
+// The string attribute `key` of `span`, or "" when absent or not a string.
+std::string StringAttribute(const tracing::Span& span, std::string_view key);
+
+}  // namespace sparktrace::cli

@@ -1,0 +1,283 @@
+"""`sparktrace demo` (what `make run` runs): the simulator and the proxy as child processes, an
+Airflow task's calls through the proxy, the trace they leave in the store, and no child process
+left behind however the demo ends.
+
+Every demo child inherits a marker variable in its environment (the demo passes its environment on,
+minus SPARKTRACE_*), so the processes of one demo can be found in /proc, even once reparented.
+"""
+
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import unittest
+import uuid
+from pathlib import Path
+
+import harness
+from harness import BIN, http_get, proxy_env, wait_until
+
+RUN_TIMEOUT = 90  # seconds for a whole `demo --once`; generous for sanitizer builds
+TRACEPARENT_RE = re.compile(r"traceparent: 00-([0-9a-f]{32})-([0-9a-f]{16})-01")
+ADMIN_RE = re.compile(r"^admin: +http://(127\.0\.0\.1:\d+)/metrics", re.M)
+PROXY_RE = re.compile(r"^  proxy +(127\.0\.0\.1:(\d+)) ", re.M)
+OPERATION_RE = re.compile(r"^  (query|write|slow query) +([0-9a-f-]{36})  outcome=(\w+)", re.M)
+# Not SPARKTRACE_*: the demo leaves those out of its children's environment.
+MARKER_VARIABLE = "DEMO_TEST_MARKER"
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer")
+
+
+def processes_with_marker(marker):
+    """Pids of live processes whose environment holds MARKER=marker (zombies have none)."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:  # gone meanwhile, or not ours
+            pass
+    return found
+
+
+class DemoRun:
+    """One `sparktrace demo` with its own store and marker; stderr goes to a file."""
+
+    def __init__(self, add_cleanup, *args, listen=("--listen", "127.0.0.1:0")):
+        if not os.access(BIN, os.X_OK):
+            raise AssertionError(f"binary {BIN} missing (set SPARKTRACE_BIN)")
+        self.tmpdir = tempfile.TemporaryDirectory(prefix="sparktrace-demo-")
+        add_cleanup(self.tmpdir.cleanup)
+        self.store = str(Path(self.tmpdir.name) / "demo.db")
+        self.marker = uuid.uuid4().hex
+        self.env = proxy_env({MARKER_VARIABLE: self.marker})
+        self.argv = [BIN, "demo", "--store", self.store, *listen, *args]
+        self.stderr_path = Path(self.tmpdir.name) / "stderr.log"
+        add_cleanup(self.kill_leftovers)
+
+    def run_once(self):
+        with open(self.stderr_path, "wb") as stderr:
+            result = subprocess.run(self.argv + ["--once"], env=self.env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=RUN_TIMEOUT)
+        return result.returncode, result.stdout
+
+    def start(self):
+        self._stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+        self.lines = queue.Queue()
+
+        def pump():
+            for line in self.proc.stdout:
+                self.lines.put(line)
+            self.lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        return self
+
+    def read_until(self, text, timeout=RUN_TIMEOUT):
+        """stdout up to and including the first line containing `text`."""
+        seen = []
+        while True:
+            try:
+                line = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"no {text!r} within {timeout}s; stdout so far:\n{''.join(seen)}"
+                                     f"\n{self.stderr()}")
+            if line is None:
+                raise AssertionError(f"demo exited ({self.proc.wait()}) before {text!r}:\n{''.join(seen)}"
+                                     f"\n{self.stderr()}")
+            seen.append(line)
+            if text in line:
+                return "".join(seen)
+
+    def stderr(self):
+        return "--- demo stderr ---\n" + self.stderr_path.read_text(errors="replace")
+
+    def children(self):
+        """The live processes of this demo, other than the demo itself."""
+        demo_pid = self.proc.pid if getattr(self, "proc", None) is not None else None
+        return [pid for pid in processes_with_marker(self.marker) if pid != demo_pid]
+
+    def kill_leftovers(self):
+        for pid in self.children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if getattr(self, "proc", None) is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            self.proc.stdout.close()
+            self._stderr.close()
+
+
+@harness.proxy_only
+class DemoOnceTest(unittest.TestCase):
+    """One `demo --once`, checked from its output and from the store it leaves."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.demo = DemoRun(cls.addClassCleanup)
+        cls.code, cls.out = cls.demo.run_once()
+        cls.err = cls.demo.stderr()
+        cls.leftovers = cls.demo.children()
+
+    def context(self):
+        return f"\n--- demo stdout ---\n{self.out}\n{self.err}"
+
+    def test_exits_0_and_leaves_no_process(self):
+        self.assertEqual(self.code, 0, self.context())
+        self.assertEqual(self.leftovers, [], "processes of the demo still running after it exited")
+        for marker in SANITIZER_MARKERS:
+            self.assertNotIn(marker, self.err)
+
+    def test_tree_shows_the_operations_and_their_outcomes(self):
+        self.assertIn("spark_connect.operation", self.out, self.context())
+        self.assertIn("spark.connect.SparkConnectService/ReattachExecute", self.out, self.context())
+        self.assertIn("spark.connect.SparkConnectService/Interrupt", self.out, self.context())
+        self.assertIn("dag=daily_sales", self.out, self.context())
+        outcomes = {label: outcome for label, _, outcome in OPERATION_RE.findall(self.out)}
+        self.assertEqual(outcomes, {"query": "completed", "write": "completed", "slow query": "interrupted"},
+                         self.context())
+        self.assertRegex(self.out, r"query +[0-9a-f-]{36}  outcome=completed  reattached 1x", self.context())
+
+    def test_prints_where_to_look_next(self):
+        self.assertRegex(self.out, ADMIN_RE, self.context())
+        self.assertIn(f"traces list --store {self.demo.store}", self.out, self.context())
+        match = PROXY_RE.search(self.out)
+        self.assertIsNotNone(match, self.context())
+        self.assertIn(f'remote("sc://{match.group(1)}")', self.out, self.context())
+
+    def test_store_holds_the_trace_as_printed(self):
+        """The same trace read back with `sparktrace traces show --json`: one trace under the task's
+        span, operations as parents of the calls that named them, across connections."""
+        match = TRACEPARENT_RE.search(self.out)
+        self.assertIsNotNone(match, self.context())
+        trace_id, task_span_id = match.groups()
+        self.assertIn(f"trace {trace_id}", self.out, self.context())
+        shown = harness.run_cli(["traces", "show", trace_id, "--store", self.demo.store, "--json"])
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        spans = json.loads(shown.stdout)["spans"]
+        by_id = {span["span_id"]: span for span in spans}
+
+        task = by_id.get(task_span_id)
+        self.assertIsNotNone(task, "the Airflow task's span is missing")
+        self.assertEqual(task["name"], "airflow.task")
+        self.assertEqual([s["span_id"] for s in spans if s["orphan"]], [], "spans whose parent is missing")
+
+        operations = {s["attributes"]["spark.connect.operation_id"]: s for s in spans
+                      if s["name"] == "spark_connect.operation"}
+        printed = {op_id: (label, outcome) for label, op_id, outcome in OPERATION_RE.findall(self.out)}
+        self.assertEqual(set(operations), set(printed), "operations printed vs stored")
+        for op_id, (label, outcome) in printed.items():
+            with self.subTest(operation=label):
+                span = operations[op_id]
+                self.assertEqual(span["parent_span_id"], task_span_id)
+                self.assertEqual(span["attributes"]["spark.connect.operation.outcome"], outcome)
+                self.assertEqual(span["attributes"]["airflow.dag_id"], "daily_sales")
+                self.assertEqual(span["attributes"]["airflow.task_id"], "load_orders")
+
+        def children(op_label):
+            op_id = next(i for i, (label, _) in printed.items() if label == op_label)
+            return sorted(s["name"].rsplit("/", 1)[-1] for s in spans
+                          if s["parent_span_id"] == operations[op_id]["span_id"])
+
+        self.assertEqual(children("query"), ["ExecutePlan", "ReattachExecute", "ReleaseExecute"])
+        self.assertEqual(children("write"), ["ExecutePlan"])
+        self.assertEqual(children("slow query"), ["ExecutePlan", "Interrupt"])
+        self.assertEqual(sorted(s["name"].rsplit("/", 1)[-1] for s in spans
+                                if s["parent_span_id"] == task_span_id and s["name"] != "spark_connect.operation"),
+                         ["AnalyzePlan", "AnalyzePlan", "Config"])
+
+
+@harness.proxy_only
+class DemoServingTest(unittest.TestCase):
+    def test_serves_until_sigint_then_stops_its_children(self):
+        demo = DemoRun(self.addCleanup).start()
+        out = demo.read_until("serving until Ctrl-C")
+        admin = ADMIN_RE.search(out)
+        self.assertIsNotNone(admin, out)
+        status, _, body = http_get(admin.group(1), "/metrics")
+        self.assertEqual(status, 200)
+        self.assertIn("sparktrace_rpc_calls_total", body)
+        self.assertEqual(len(demo.children()), 2, "expected the simulator and the proxy")
+
+        demo.proc.send_signal(signal.SIGINT)
+        self.assertEqual(demo.proc.wait(30), 0, demo.stderr())
+        self.assertEqual(demo.children(), [], "children left after the demo exited")
+
+    def test_children_die_with_a_killed_demo(self):
+        demo = DemoRun(self.addCleanup).start()
+        demo.read_until("serving until Ctrl-C")
+        self.assertEqual(len(demo.children()), 2)
+        demo.proc.kill()  # no chance to clean up: PR_SET_PDEATHSIG must do it
+        demo.proc.wait(10)
+        # Process exit has no event we can wait on from here; poll /proc.
+        wait_until(lambda: not demo.children(), 10, message="the demo's children to die with it")
+
+    def test_a_child_that_dies_ends_the_demo_with_an_error(self):
+        demo = DemoRun(self.addCleanup).start()
+        demo.read_until("serving until Ctrl-C")
+        proxy = [pid for pid in demo.children()
+                 if b"proxy" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+        self.assertEqual(len(proxy), 1, "expected one proxy child")
+        os.kill(proxy[0], signal.SIGKILL)
+        self.assertEqual(demo.proc.wait(30), 1)
+        self.assertIn("the proxy was killed by SIGKILL", demo.stderr())
+        self.assertEqual(demo.children(), [])
+
+
+@harness.proxy_only
+class DemoStartupTest(unittest.TestCase):
+    def test_default_port_taken_falls_back_to_a_free_port(self):
+        # Hold the default port; if something else already does, the case is the same.
+        holder = socket.socket()
+        self.addCleanup(holder.close)
+        try:
+            holder.bind(("127.0.0.1", 15002))
+            holder.listen()
+        except OSError:
+            pass
+        demo = DemoRun(self.addCleanup, listen=())
+        code, out = demo.run_once()
+        self.assertEqual(code, 0, out + demo.stderr())
+        self.assertIn("127.0.0.1:15002 is taken", demo.stderr())
+        match = PROXY_RE.search(out)
+        self.assertIsNotNone(match, out)
+        self.assertNotEqual(match.group(2), "15002")
+
+    def test_proxy_that_cannot_listen_is_a_clear_error(self):
+        holder = socket.socket()
+        self.addCleanup(holder.close)
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = f"127.0.0.1:{holder.getsockname()[1]}"
+        demo = DemoRun(self.addCleanup, listen=("--listen", taken))
+        code, _ = demo.run_once()
+        self.assertEqual(code, 1, demo.stderr())
+        self.assertIn("the proxy exited with code 1 before printing a line", demo.stderr())
+        self.assertEqual(demo.children(), [])
+
+    def test_bad_flag_exits_2(self):
+        result = harness.run_cli(["demo", "--log-level", "loud"])
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("log-level", result.stderr)
+
+    def test_help_lists_the_flags(self):
+        result = harness.run_cli(["demo", "--help"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for flag in ("--once", "--store", "--listen", "--log-level"):
+            self.assertIn(flag, result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
