@@ -1,0 +1,111 @@
+#pragma once
+// Internal to sparktrace_listener_events (only its .cc files include this; simdjson stays out of
+// the public headers): reading the fields of an event-log object with simdjson On Demand.
+//
+// Every object is walked once, in document order, and each field is dispatched on its key; fields
+// nobody asks for are skipped without being decoded. A single pass is both the fastest way through
+// On Demand and indifferent to field order and to the keys each Spark version adds or drops.
+//
+// Errors are simdjson error codes plus the key they happened at (ReadFailure), so the hot path
+// never allocates; the message is built only for a line that fails.
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace sparktrace::listener::json {
+
+namespace ondemand = simdjson::ondemand;
+using simdjson::error_code;
+
+// Where a line failed. `field` is the innermost key being read (it points into the parser's
+// buffers or at a string literal: valid until the next parse on the same parser).
+struct ReadFailure {
+  std::string_view field;
+  error_code code = simdjson::SUCCESS;
+};
+
+// A required field was not in the object. NO_SUCH_FIELD is simdjson's own code for that.
+inline error_code Missing(ReadFailure& failure, std::string_view field) {
+  failure.field = field;
+  failure.code = simdjson::NO_SUCH_FIELD;
+  return simdjson::NO_SUCH_FIELD;
+}
+
+// The fields of an object still to be visited: all of them, or those after "Event".
+struct FieldRange {
+  ondemand::object_iterator next;
+  ondemand::object_iterator end;
+};
+
+inline error_code FieldsOf(ondemand::object& object, FieldRange& range) {
+  if (error_code error = object.begin().get(range.next)) return error;
+  return object.end().get(range.end);
+}
+
+// Calls on_field(key, value) for each field left in `range`; on_field returns an error_code.
+// Values on_field does not touch are skipped by the iterator. Stops at the first error and
+// records the key it happened at, unless a nested visit already recorded a deeper one.
+template <typename OnField>
+error_code VisitFields(FieldRange range, ReadFailure& failure, OnField&& on_field) {
+  while (range.next != range.end) {
+    ondemand::field field;
+    if (error_code error = (*range.next).get(field)) return error;
+    std::string_view key;
+    if (error_code error = field.unescaped_key().get(key)) return error;
+    if (error_code error = on_field(key, field.value())) {
+      if (failure.field.empty()) failure.field = key;
+      return error;
+    }
+    ++range.next;
+  }
+  return simdjson::SUCCESS;
+}
+
+template <typename OnField>
+error_code VisitObject(ondemand::value& value, ReadFailure& failure, OnField&& on_field) {
+  ondemand::object object;
+  if (error_code error = value.get_object().get(object)) return error;
+  FieldRange range;
+  if (error_code error = FieldsOf(object, range)) return error;
+  return VisitFields(range, failure, std::forward<OnField>(on_field));
+}
+
+// Calls on_element(value) for each element of an array value.
+template <typename OnElement>
+error_code VisitArray(ondemand::value& value, OnElement&& on_element) {
+  ondemand::array array;
+  if (error_code error = value.get_array().get(array)) return error;
+  for (auto element_result : array) {
+    ondemand::value element;
+    if (error_code error = element_result.get(element)) return error;
+    if (error_code error = on_element(element)) return error;
+  }
+  return simdjson::SUCCESS;
+}
+
+// True (and the null consumed) when the value is JSON null: Jackson writes None as null.
+error_code ConsumeNull(ondemand::value& value, bool& is_null);
+
+error_code ReadInt64(ondemand::value& value, std::int64_t& out);
+// Spark Int fields; a value outside int32 is NUMBER_OUT_OF_RANGE.
+error_code ReadInt32(ondemand::value& value, std::int32_t& out);
+error_code ReadBool(ondemand::value& value, bool& out);
+error_code ReadString(ondemand::value& value, std::string& out);
+// Free text, cut to kMaxMessageBytes at a UTF-8 character boundary.
+error_code ReadMessage(ondemand::value& value, std::string& out);
+
+// null → nullopt.
+error_code ReadOptionalInt64(ondemand::value& value, std::optional<std::int64_t>& out);
+error_code ReadOptionalString(ondemand::value& value, std::optional<std::string>& out);
+error_code ReadOptionalMessage(ondemand::value& value, std::optional<std::string>& out);
+
+// `text` cut to at most `max_bytes`, never inside a UTF-8 sequence.
+std::string_view CutUtf8(std::string_view text, std::size_t max_bytes);
+
+}  // namespace sparktrace::listener::json

@@ -1,0 +1,269 @@
+#pragma once
+// SparkEvent: one Spark listener event, as read from one event-log line, reduced to what the
+// correlation of Spark Connect operations with jobs, stages and tasks needs.
+//
+// Plain value types, no JSON library types. Times are epoch milliseconds exactly as Spark writes
+// them; durations carry their unit in the name (Spark mixes ms and ns). Fields Spark versions omit
+// are std::optional when "absent" and "zero" mean different things (CPU time before 2.1, peak
+// memory before 3.0), and plain zero otherwise (a task without shuffle read read 0 bytes).
+//
+// What is deliberately never copied: SQL text, plans, statement text, job descriptions, call sites,
+// configuration values and stack traces (they can carry credentials or personal data). Of the
+// job properties only spark.job.tags, spark.sql.execution.id, spark.sql.execution.root.id and
+// spark.jobGroup.id are kept. Free-text messages (failure reasons, error messages) are kept up to
+// kMaxMessageBytes; identifiers are kept whole, because a shortened id would join wrongly.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace sparktrace::listener {
+
+// Epoch milliseconds, as in Spark's "Timestamp", "Launch Time", "time", "eventTime".
+using EpochMillis = std::int64_t;
+
+// Failure reasons and error messages are cut to this many bytes (at a UTF-8 character boundary):
+// the head says what failed; the rest is usually a stack trace.
+inline constexpr std::size_t kMaxMessageBytes = 2048;
+
+// An event of a type this model does not need (block manager, environment, streaming, ...) or
+// does not know. `type` is the "Event" value, so callers can count lines per type.
+struct IgnoredEvent {
+  std::string type;
+};
+
+// SparkListenerLogStart: the first line of a log (absent in Spark 1.2-era logs).
+struct LogStart {
+  std::string spark_version;
+};
+
+// SparkListenerApplicationStart.
+struct ApplicationStart {
+  std::string app_name;
+  std::string app_id;                     // empty in logs that predate "App ID"
+  std::optional<std::string> attempt_id;  // "App Attempt ID": YARN/Kubernetes cluster mode
+  EpochMillis time_ms = 0;
+  std::string spark_user;
+};
+
+// SparkListenerApplicationEnd.
+struct ApplicationEnd {
+  EpochMillis time_ms = 0;
+  std::optional<std::int32_t> exit_code;  // Spark 4.0+
+};
+
+// SparkListenerExecutorAdded.
+struct ExecutorAdded {
+  EpochMillis time_ms = 0;
+  std::string executor_id;
+  std::string host;
+  std::int32_t total_cores = 0;
+  // "Request Time" (3.4+): when the executor was asked for; with time_ms, the wait for resources.
+  std::optional<EpochMillis> request_time_ms;
+};
+
+// SparkListenerExecutorRemoved.
+struct ExecutorRemoved {
+  EpochMillis time_ms = 0;
+  std::string executor_id;
+  std::string reason;  // "Removed Reason", cut to kMaxMessageBytes
+};
+
+// The job properties (Spark local properties) correlation needs; every other property is skipped.
+struct JobProperties {
+  // spark.job.tags split at ',' (see connect_job_tag.h); empty when the property is absent.
+  std::vector<std::string> job_tags;
+  std::optional<std::int64_t> sql_execution_id;       // spark.sql.execution.id
+  std::optional<std::int64_t> sql_root_execution_id;  // spark.sql.execution.root.id (3.4+)
+  std::optional<std::string> job_group_id;            // spark.jobGroup.id
+};
+
+// SparkListenerJobStart.
+struct JobStart {
+  std::int32_t job_id = 0;
+  std::optional<EpochMillis> submission_time_ms;  // absent in Spark 1.2-era logs
+  std::vector<std::int32_t> stage_ids;
+  JobProperties properties;
+};
+
+enum class JobResult : std::uint8_t {
+  kSucceeded,  // "JobSucceeded"
+  kFailed,     // "JobFailed"
+  kOther,      // a result name this model does not know
+};
+
+// SparkListenerJobEnd.
+struct JobEnd {
+  std::int32_t job_id = 0;
+  std::optional<EpochMillis> completion_time_ms;  // absent in Spark 1.2-era logs
+  JobResult result = JobResult::kSucceeded;
+  std::string failure_message;  // "Job Result"."Exception"."Message", cut; empty on success
+};
+
+// "Stage Info" of SparkListenerStageSubmitted / SparkListenerStageCompleted.
+struct StageInfo {
+  std::int32_t stage_id = 0;
+  std::int32_t attempt_id = 0;
+  std::int32_t num_tasks = 0;
+  std::optional<EpochMillis> submission_time_ms;
+  std::optional<EpochMillis> completion_time_ms;
+  std::optional<std::string> failure_reason;  // set when the stage attempt failed; cut
+};
+
+struct StageSubmitted {
+  StageInfo stage;
+};
+
+struct StageCompleted {
+  StageInfo stage;
+};
+
+// SparkListenerTaskStart.
+struct TaskStart {
+  std::int32_t stage_id = 0;
+  std::int32_t stage_attempt_id = 0;
+  std::int64_t task_id = 0;
+  std::int32_t index = 0;    // partition index within the stage
+  std::int32_t attempt = 0;  // attempt of this task index (retries, speculation)
+  std::string executor_id;
+  EpochMillis launch_time_ms = 0;
+  bool speculative = false;
+};
+
+// "Task End Reason"."Reason".
+enum class TaskEndReason : std::uint8_t {
+  kSuccess,
+  kResubmitted,  // a finished map task whose output was lost; ends without a TaskStart
+  kFetchFailed,
+  kExceptionFailure,
+  kTaskResultLost,
+  kTaskKilled,
+  kTaskCommitDenied,
+  kExecutorLostFailure,
+  kUnknownReason,  // Spark's own "UnknownReason"
+  kOther,          // a reason name this model does not know
+};
+
+// "Task Metrics" of a task end. Units are in the names; shuffle write time is ns in Spark.
+struct TaskMetrics {
+  std::int64_t executor_deserialize_time_ms = 0;
+  std::int64_t executor_run_time_ms = 0;             // includes shuffle fetch wait
+  std::optional<std::int64_t> executor_cpu_time_ns;  // Spark 2.1+
+  std::int64_t jvm_gc_time_ms = 0;
+  std::int64_t result_serialization_time_ms = 0;
+  std::int64_t result_size_bytes = 0;
+  std::int64_t memory_bytes_spilled = 0;
+  std::int64_t disk_bytes_spilled = 0;
+  // Spark 3.0+ "Peak Execution Memory"; for 2.x logs taken from the task's
+  // "internal.metrics.peakExecutionMemory" accumulable when that is present.
+  std::optional<std::int64_t> peak_execution_memory_bytes;
+  // "Shuffle Read Metrics".
+  std::int64_t shuffle_remote_bytes_read = 0;
+  std::int64_t shuffle_local_bytes_read = 0;
+  std::int64_t shuffle_fetch_wait_time_ms = 0;
+  std::int64_t shuffle_records_read = 0;
+  // "Shuffle Write Metrics".
+  std::int64_t shuffle_bytes_written = 0;
+  std::int64_t shuffle_write_time_ns = 0;
+  std::int64_t shuffle_records_written = 0;
+  // "Input Metrics" / "Output Metrics".
+  std::int64_t input_bytes_read = 0;
+  std::int64_t input_records_read = 0;
+  std::int64_t output_bytes_written = 0;
+  std::int64_t output_records_written = 0;
+};
+
+// SparkListenerTaskEnd: one task attempt. Aggregation (per stage, per job) is the caller's job.
+struct TaskEnd {
+  std::int32_t stage_id = 0;
+  std::int32_t stage_attempt_id = 0;
+  TaskEndReason reason = TaskEndReason::kSuccess;
+  // What the reason says, cut to kMaxMessageBytes: "Class Name: Description" of an exception,
+  // the kill reason, the executor loss reason or the fetch failure message. Empty on success.
+  std::string reason_detail;
+  // "Task Info".
+  std::int64_t task_id = 0;
+  std::int32_t index = 0;
+  std::int32_t attempt = 0;
+  std::string executor_id;
+  EpochMillis launch_time_ms = 0;
+  EpochMillis finish_time_ms = 0;  // 0 when Spark did not record it
+  bool speculative = false;
+  bool failed = false;
+  bool killed = false;
+  // Absent on some failed and resubmitted tasks; all-zero metrics then.
+  bool has_metrics = false;
+  TaskMetrics metrics;
+};
+
+// org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart.
+struct SqlExecutionStart {
+  std::int64_t execution_id = 0;
+  std::optional<std::int64_t> root_execution_id;  // 3.4+
+  EpochMillis time_ms = 0;
+  // "jobTags" (3.5+): the job tags active when the execution started, so a Spark Connect
+  // operation's tag links the execution before any of its jobs starts. nullopt before 3.5.
+  std::optional<std::vector<std::string>> job_tags;
+  std::optional<std::string> job_group_id;  // "jobGroupId" (4.0+)
+};
+
+// org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd.
+struct SqlExecutionEnd {
+  std::int64_t execution_id = 0;
+  EpochMillis time_ms = 0;
+  std::optional<std::string> error_message;  // cut; 3.4+ writes null on success
+};
+
+enum class ConnectSessionPhase : std::uint8_t {
+  kStarted,  // SparkListenerConnectSessionStarted
+  kClosed,   // SparkListenerConnectSessionClosed
+};
+
+// org.apache.spark.sql.connect.service.SparkListenerConnectSession{Started,Closed}.
+struct ConnectSessionEvent {
+  ConnectSessionPhase phase = ConnectSessionPhase::kStarted;
+  std::string session_id;
+  std::string user_id;
+  EpochMillis event_time_ms = 0;
+};
+
+enum class ConnectOperationPhase : std::uint8_t {
+  kStarted,            // ExecutePlan accepted, before analysis
+  kAnalyzed,           // plan analysed
+  kReadyForExecution,  // planned, before jobs run
+  kFinished,           // execution done (results may still be streaming)
+  kFailed,
+  kCanceled,
+  kClosed,  // execution released
+};
+
+// org.apache.spark.sql.connect.service.SparkListenerConnectOperation{Started,...,Closed}.
+// statementText, sparkSessionTags, userName and extraTags are never copied.
+struct ConnectOperationEvent {
+  ConnectOperationPhase phase = ConnectOperationPhase::kStarted;
+  std::string job_tag;  // exactly the operation's job tag (see connect_job_tag.h)
+  std::string operation_id;
+  EpochMillis event_time_ms = 0;
+  std::string session_id;                          // kStarted only
+  std::string user_id;                             // kStarted only
+  std::optional<std::int64_t> produced_row_count;  // kFinished only, when Spark knew it
+  std::string error_message;                       // kFailed only, cut
+};
+
+using SparkEvent =
+    std::variant<IgnoredEvent, LogStart, ApplicationStart, ApplicationEnd, ExecutorAdded, ExecutorRemoved,
+                 JobStart, JobEnd, StageSubmitted, StageCompleted, TaskStart, TaskEnd, SqlExecutionStart,
+                 SqlExecutionEnd, ConnectSessionEvent, ConnectOperationEvent>;
+
+// A short stable name for the parsed alternative ("TaskEnd", "ConnectOperation", ...); for an
+// IgnoredEvent, its "Event" value. For counters and logs.
+std::string_view SparkEventName(const SparkEvent& event);
+
+std::string_view TaskEndReasonName(TaskEndReason reason);
+std::string_view ConnectOperationPhaseName(ConnectOperationPhase phase);
+
+}  // namespace sparktrace::listener

@@ -1,0 +1,314 @@
+// Readers of SparkListenerTaskStart / SparkListenerTaskEnd: the bulk of every event log, so these
+// read exactly the fields the stage statistics need and skip the rest (accumulables, executor
+// metric gauges, updated blocks, stack traces) undecoded.
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "listener/events/event_readers.h"
+
+namespace sparktrace::listener::json {
+namespace {
+
+constexpr std::string_view kPeakExecutionMemoryAccumulable = "internal.metrics.peakExecutionMemory";
+
+// "Task Info", shared by TaskStart and TaskEnd.
+struct TaskInfoFields {
+  std::int64_t task_id = 0;
+  std::int32_t index = 0;
+  std::int32_t attempt = 0;
+  std::string executor_id;
+  EpochMillis launch_time_ms = 0;
+  EpochMillis finish_time_ms = 0;
+  bool speculative = false;
+  bool failed = false;
+  bool killed = false;
+  bool has_task_id = false;
+  bool has_launch_time = false;
+  std::string_view accumulables_json;
+};
+
+error_code ReadTaskInfo(ondemand::value& value, ReadFailure& failure, TaskInfoFields& out) {
+  if (error_code visit_error =
+          VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+            if (key == "Task ID") {
+              out.has_task_id = true;
+              return ReadInt64(field, out.task_id);
+            }
+            if (key == "Index") return ReadInt32(field, out.index);
+            if (key == "Attempt") return ReadInt32(field, out.attempt);
+            if (key == "Launch Time") {
+              out.has_launch_time = true;
+              return ReadInt64(field, out.launch_time_ms);
+            }
+            if (key == "Executor ID") return ReadString(field, out.executor_id);
+            if (key == "Finish Time") return ReadInt64(field, out.finish_time_ms);
+            if (key == "Speculative") return ReadBool(field, out.speculative);
+            if (key == "Failed") return ReadBool(field, out.failed);
+            if (key == "Killed") return ReadBool(field, out.killed);
+            if (key == "Accumulables") {
+              // Keep only where the array is; decoding it is needed for logs before Spark 3.0 alone.
+              ondemand::array accumulables;
+              if (error_code error = field.get_array().get(accumulables)) return error;
+              return accumulables.raw_json().get(out.accumulables_json);
+            }
+            return simdjson::SUCCESS;
+          })) {
+    return visit_error;
+  }
+  if (!out.has_task_id) return Missing(failure, "Task ID");
+  if (!out.has_launch_time) return Missing(failure, "Launch Time");
+  return simdjson::SUCCESS;
+}
+
+error_code ReadShuffleReadMetrics(ondemand::value& value, ReadFailure& failure, TaskMetrics& out) {
+  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+    if (key == "Remote Bytes Read") return ReadInt64(field, out.shuffle_remote_bytes_read);
+    if (key == "Local Bytes Read") return ReadInt64(field, out.shuffle_local_bytes_read);
+    if (key == "Fetch Wait Time") return ReadInt64(field, out.shuffle_fetch_wait_time_ms);
+    if (key == "Total Records Read") return ReadInt64(field, out.shuffle_records_read);
+    return simdjson::SUCCESS;
+  });
+}
+
+error_code ReadShuffleWriteMetrics(ondemand::value& value, ReadFailure& failure, TaskMetrics& out) {
+  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+    if (key == "Shuffle Bytes Written") return ReadInt64(field, out.shuffle_bytes_written);
+    if (key == "Shuffle Write Time") return ReadInt64(field, out.shuffle_write_time_ns);
+    if (key == "Shuffle Records Written") return ReadInt64(field, out.shuffle_records_written);
+    return simdjson::SUCCESS;
+  });
+}
+
+error_code ReadInputMetrics(ondemand::value& value, ReadFailure& failure, TaskMetrics& out) {
+  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+    if (key == "Bytes Read") return ReadInt64(field, out.input_bytes_read);
+    if (key == "Records Read") return ReadInt64(field, out.input_records_read);
+    return simdjson::SUCCESS;  // 1.x "Data Read Method"
+  });
+}
+
+error_code ReadOutputMetrics(ondemand::value& value, ReadFailure& failure, TaskMetrics& out) {
+  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+    if (key == "Bytes Written") return ReadInt64(field, out.output_bytes_written);
+    if (key == "Records Written") return ReadInt64(field, out.output_records_written);
+    return simdjson::SUCCESS;
+  });
+}
+
+error_code ReadTaskMetrics(ondemand::value& value, ReadFailure& failure, TaskMetrics& out) {
+  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+    if (key == "Executor Run Time") return ReadInt64(field, out.executor_run_time_ms);
+    if (key == "Executor CPU Time") return ReadOptionalInt64(field, out.executor_cpu_time_ns);
+    if (key == "JVM GC Time") return ReadInt64(field, out.jvm_gc_time_ms);
+    if (key == "Executor Deserialize Time") return ReadInt64(field, out.executor_deserialize_time_ms);
+    if (key == "Result Serialization Time") return ReadInt64(field, out.result_serialization_time_ms);
+    if (key == "Result Size") return ReadInt64(field, out.result_size_bytes);
+    if (key == "Memory Bytes Spilled") return ReadInt64(field, out.memory_bytes_spilled);
+    if (key == "Disk Bytes Spilled") return ReadInt64(field, out.disk_bytes_spilled);
+    if (key == "Peak Execution Memory") return ReadOptionalInt64(field, out.peak_execution_memory_bytes);
+    if (key == "Shuffle Read Metrics") return ReadShuffleReadMetrics(field, failure, out);
+    if (key == "Shuffle Write Metrics") return ReadShuffleWriteMetrics(field, failure, out);
+    if (key == "Input Metrics") return ReadInputMetrics(field, failure, out);
+    if (key == "Output Metrics") return ReadOutputMetrics(field, failure, out);
+    return simdjson::SUCCESS;  // "Updated Blocks", "Executor Deserialize CPU Time", 4.0 peaks, ...
+  });
+}
+
+TaskEndReason TaskEndReasonFromName(std::string_view name) {
+  if (name == "Success") return TaskEndReason::kSuccess;
+  if (name == "ExceptionFailure") return TaskEndReason::kExceptionFailure;
+  if (name == "TaskKilled") return TaskEndReason::kTaskKilled;
+  if (name == "Resubmitted") return TaskEndReason::kResubmitted;
+  if (name == "FetchFailed") return TaskEndReason::kFetchFailed;
+  if (name == "ExecutorLostFailure") return TaskEndReason::kExecutorLostFailure;
+  if (name == "TaskResultLost") return TaskEndReason::kTaskResultLost;
+  if (name == "TaskCommitDenied") return TaskEndReason::kTaskCommitDenied;
+  if (name == "UnknownReason") return TaskEndReason::kUnknownReason;
+  return TaskEndReason::kOther;
+}
+
+// "Task End Reason": {"Reason": ..., plus reason-specific fields}. The views point into the
+// parser's string buffer, valid for the rest of this line; only the chosen text is copied.
+error_code ReadTaskEndReason(ondemand::value& value, ReadFailure& failure, TaskEnd& out) {
+  std::string_view reason_name;
+  bool has_reason = false;
+  std::string_view class_name, description, kill_reason, loss_reason, message;
+  if (error_code visit_error =
+          VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+            if (key == "Reason") {
+              has_reason = true;
+              return field.get_string().get(reason_name);
+            }
+            if (key == "Class Name") return field.get_string().get(class_name);
+            if (key == "Description") return field.get_string().get(description);
+            if (key == "Kill Reason") return field.get_string().get(kill_reason);
+            if (key == "Loss Reason") return field.get_string().get(loss_reason);
+            if (key == "Message") return field.get_string().get(message);
+            return simdjson::SUCCESS;  // "Stack Trace", "Full Stack Trace", "Accumulator Updates", ...
+          })) {
+    return visit_error;
+  }
+  if (!has_reason) return Missing(failure, "Reason");
+  out.reason = TaskEndReasonFromName(reason_name);
+  std::string detail;
+  switch (out.reason) {
+    case TaskEndReason::kExceptionFailure:
+      detail.assign(class_name);
+      if (!description.empty()) {
+        if (!detail.empty()) detail += ": ";
+        detail += CutUtf8(description, kMaxMessageBytes);
+      }
+      break;
+    case TaskEndReason::kTaskKilled:
+      detail.assign(kill_reason);
+      break;
+    case TaskEndReason::kExecutorLostFailure:
+      detail.assign(loss_reason);
+      break;
+    case TaskEndReason::kFetchFailed:
+      detail.assign(message);
+      break;
+    case TaskEndReason::kOther:
+      detail.assign(reason_name);  // the only trace of a reason this model does not know
+      break;
+    default:
+      break;
+  }
+  out.reason_detail.assign(CutUtf8(detail, kMaxMessageBytes));
+  return simdjson::SUCCESS;
+}
+
+// An accumulable's "Update": a number for internal metrics, a numeric string for SQL metrics.
+error_code ReadAccumulableUpdate(ondemand::value& value, std::optional<std::int64_t>& out) {
+  ondemand::json_type type;
+  if (error_code error = value.type().get(type)) return error;
+  if (type == ondemand::json_type::number) {
+    std::int64_t number = 0;
+    if (value.get_int64().get(number) == simdjson::SUCCESS) out = number;
+  } else if (type == ondemand::json_type::string) {
+    std::string_view text;
+    if (error_code error = value.get_string().get(text)) return error;
+    std::int64_t number = 0;
+    const auto [end, parse_error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (parse_error == std::errc() && end == text.data() + text.size()) out = number;
+  }
+  return simdjson::SUCCESS;
+}
+
+}  // namespace
+
+error_code ReadTaskStart(FieldRange fields, ReadFailure& failure, TaskStart& out) {
+  bool has_stage_id = false;
+  bool has_task_info = false;
+  TaskInfoFields info;
+  if (error_code visit_error =
+          VisitFields(fields, failure, [&](std::string_view key, ondemand::value& value) -> error_code {
+            if (key == "Stage ID") {
+              has_stage_id = true;
+              return ReadInt32(value, out.stage_id);
+            }
+            if (key == "Stage Attempt ID") return ReadInt32(value, out.stage_attempt_id);
+            if (key == "Task Info") {
+              has_task_info = true;
+              return ReadTaskInfo(value, failure, info);
+            }
+            return simdjson::SUCCESS;
+          })) {
+    return visit_error;
+  }
+  if (!has_stage_id) return Missing(failure, "Stage ID");
+  if (!has_task_info) return Missing(failure, "Task Info");
+  out.task_id = info.task_id;
+  out.index = info.index;
+  out.attempt = info.attempt;
+  out.executor_id = std::move(info.executor_id);
+  out.launch_time_ms = info.launch_time_ms;
+  out.speculative = info.speculative;
+  return simdjson::SUCCESS;
+}
+
+error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, TaskEnd& out,
+                       std::string_view& accumulables_json) {
+  bool has_stage_id = false;
+  bool has_reason = false;
+  bool has_task_info = false;
+  TaskInfoFields info;
+  if (error_code visit_error =
+          VisitFields(fields, failure, [&](std::string_view key, ondemand::value& value) -> error_code {
+            if (key == "Stage ID") {
+              has_stage_id = true;
+              return ReadInt32(value, out.stage_id);
+            }
+            if (key == "Stage Attempt ID") return ReadInt32(value, out.stage_attempt_id);
+            if (key == "Task End Reason") {
+              has_reason = true;
+              return ReadTaskEndReason(value, failure, out);
+            }
+            if (key == "Task Info") {
+              has_task_info = true;
+              return ReadTaskInfo(value, failure, info);
+            }
+            if (key == "Task Metrics") {
+              bool is_null = false;
+              if (error_code error = ConsumeNull(value, is_null)) return error;
+              if (is_null) return simdjson::SUCCESS;
+              out.has_metrics = true;
+              return ReadTaskMetrics(value, failure, out.metrics);
+            }
+            return simdjson::SUCCESS;  // "Task Type", "Task Executor Metrics"
+          })) {
+    return visit_error;
+  }
+  if (!has_stage_id) return Missing(failure, "Stage ID");
+  if (!has_reason) return Missing(failure, "Task End Reason");
+  if (!has_task_info) return Missing(failure, "Task Info");
+  out.task_id = info.task_id;
+  out.index = info.index;
+  out.attempt = info.attempt;
+  out.executor_id = std::move(info.executor_id);
+  out.launch_time_ms = info.launch_time_ms;
+  out.finish_time_ms = info.finish_time_ms;
+  out.speculative = info.speculative;
+  out.failed = info.failed;
+  out.killed = info.killed;
+  accumulables_json = info.accumulables_json;
+  return simdjson::SUCCESS;
+}
+
+error_code ReadPeakExecutionMemoryAccumulable(ondemand::document& accumulables,
+                                              std::optional<std::int64_t>& out) {
+  ondemand::array array;
+  if (error_code error = accumulables.get_array().get(array)) return error;
+  ReadFailure ignored_failure;  // the caller reports this array as a whole
+  for (auto element_result : array) {
+    ondemand::value element;
+    if (error_code error = element_result.get(element)) return error;
+    bool is_peak = false;
+    std::optional<std::int64_t> update;
+    if (error_code visit_error = VisitObject(element, ignored_failure,
+                                             [&](std::string_view key, ondemand::value& field) -> error_code {
+                                               if (key == "Name") {
+                                                 std::string_view name;
+                                                 if (error_code error = field.get_string().get(name))
+                                                   return error;
+                                                 is_peak = name == kPeakExecutionMemoryAccumulable;
+                                               } else if (key == "Update") {
+                                                 return ReadAccumulableUpdate(field, update);
+                                               }
+                                               return simdjson::SUCCESS;
+                                             })) {
+      return visit_error;
+    }
+    if (is_peak && update) {
+      out = update;
+      return simdjson::SUCCESS;
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+}  // namespace sparktrace::listener::json
