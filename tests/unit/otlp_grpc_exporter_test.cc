@@ -104,8 +104,22 @@ class FakeCollector final : public grpc::CallbackGenericService {
         Finish(grpc::Status(grpc::StatusCode::INTERNAL, "no request"));
         return;
       }
-      reply_ = owner_->Record(context_, ToString(request_));
-      if (reply_.hang) return;  // OnCancel finishes
+      const Reply reply = owner_->Record(context_, ToString(request_));
+      bool cancelled_already = false;
+      {
+        // Record has woken the test, which may cancel at once: OnCancel can run on another
+        // thread before this line, so which of the two finishes a hanging call is decided here.
+        std::lock_guard<std::mutex> lock(mutex_);
+        reply_ = reply;
+        if (reply_.hang) {
+          cancelled_already = cancelled_;
+          hanging_ = !cancelled_;
+        }
+      }
+      if (reply_.hang) {
+        if (cancelled_already) Finish(grpc::Status::CANCELLED);
+        return;  // otherwise OnCancel finishes
+      }
       if (reply_.code != grpc::StatusCode::OK) {
         Finish(grpc::Status(reply_.code, reply_.message, reply_.details));
         return;
@@ -116,7 +130,13 @@ class FakeCollector final : public grpc::CallbackGenericService {
     }
     void OnWriteDone(bool /*ok*/) override { Finish(grpc::Status::OK); }
     void OnCancel() override {
-      if (reply_.hang) Finish(grpc::Status::CANCELLED);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cancelled_ = true;
+        if (!hanging_) return;
+        hanging_ = false;
+      }
+      Finish(grpc::Status::CANCELLED);
     }
     void OnDone() override {}
 
@@ -126,6 +146,9 @@ class FakeCollector final : public grpc::CallbackGenericService {
     grpc::ByteBuffer request_;
     grpc::ByteBuffer response_;
     Reply reply_;
+    std::mutex mutex_;
+    bool cancelled_ = false;  // guarded by mutex_
+    bool hanging_ = false;    // guarded by mutex_: waiting for OnCancel to finish the call
   };
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* context) override {
