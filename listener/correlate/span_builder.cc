@@ -1,0 +1,251 @@
+#include "listener/correlate/span_builder.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "listener/correlate/phases.h"
+#include "listener/correlate/span_ids.h"
+
+namespace sparktrace::listener {
+namespace {
+
+using tracing::Span;
+using tracing::SpanEvent;
+using tracing::SpanId;
+using tracing::TraceId;
+
+// What every span of one build shares.
+struct BuildContext {
+  const ApplicationModel& model;
+  std::string application_key;
+  TraceId trace{};
+  EpochMillis now_ms = 0;  // the end of anything still running
+};
+
+Span NewSpan(const BuildContext& context, std::string name, const SpanId& parent, std::string_view what,
+             EpochMillis start_ms, EpochMillis end_ms) {
+  Span span;
+  span.trace_id = context.trace;
+  span.span_id = DerivedSpanId(context.application_key, parent, what);
+  span.parent_span_id = parent;
+  span.name = std::move(name);
+  span.kind = tracing::SpanKind::kInternal;
+  span.start_time_unix_nano = MillisToUnixNanos(start_ms);
+  span.end_time_unix_nano = MillisToUnixNanos(std::max(start_ms, end_ms));
+  return span;
+}
+
+void AddInt(Span& span, std::string key, std::int64_t value) {
+  span.attributes.push_back({std::move(key), value});
+}
+void AddString(Span& span, std::string key, std::string value) {
+  span.attributes.push_back({std::move(key), std::move(value)});
+}
+
+void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, const SpanId& parent,
+                  std::vector<Span>& out) {
+  const std::optional<EpochMillis> start = stage.StartMs();
+  if (!start) return;  // never submitted and no task ran: nothing to place in time
+  const std::string what =
+      "stage/" + std::to_string(stage.key.stage_id) + "/" + std::to_string(stage.key.attempt_id);
+  Span span =
+      NewSpan(context, "spark.stage", parent, what, *start, stage.completion_ms.value_or(context.now_ms));
+  const TaskStatistics& tasks = stage.tasks;
+  AddInt(span, "spark.stage.id", stage.key.stage_id);
+  AddInt(span, "spark.stage.attempt", stage.key.attempt_id);
+  AddInt(span, "spark.stage.tasks", stage.num_tasks);
+  AddInt(span, "spark.stage.tasks_ended", tasks.tasks_ended);
+  AddInt(span, "spark.stage.failed_tasks", tasks.failed_tasks);
+  AddInt(span, "spark.stage.killed_tasks", tasks.killed_tasks);
+  if (const std::optional<std::int64_t> p50 = tasks.successful_durations.Quantile(0.5)) {
+    AddInt(span, "spark.stage.task_duration_ms.p50", *p50);
+    AddInt(span, "spark.stage.task_duration_ms.p95",
+           tasks.successful_durations.Quantile(0.95).value_or(*p50));
+    AddInt(span, "spark.stage.task_duration_ms.max", tasks.successful_durations.max_ms());
+    span.attributes.push_back({"spark.stage.task_duration_exact", tasks.successful_durations.exact()});
+  }
+  AddInt(span, "spark.stage.executor_run_time_ms", tasks.executor_run_time_ms);
+  if (tasks.cpu_time_known)
+    AddInt(span, "spark.stage.executor_cpu_time_ms", tasks.executor_cpu_time_ns / 1'000'000);
+  AddInt(span, "spark.stage.jvm_gc_time_ms", tasks.jvm_gc_time_ms);
+  AddInt(span, "spark.stage.memory_spilled_bytes", tasks.memory_bytes_spilled);
+  AddInt(span, "spark.stage.disk_spilled_bytes", tasks.disk_bytes_spilled);
+  AddInt(span, "spark.stage.shuffle_read_bytes", tasks.shuffle_read_bytes);
+  AddInt(span, "spark.stage.shuffle_fetch_wait_ms", tasks.shuffle_fetch_wait_ms);
+  AddInt(span, "spark.stage.shuffle_write_bytes", tasks.shuffle_write_bytes);
+  AddInt(span, "spark.stage.input_bytes", tasks.input_bytes);
+  AddInt(span, "spark.stage.input_records", tasks.input_records);
+  AddInt(span, "spark.stage.output_bytes", tasks.output_bytes);
+  AddInt(span, "spark.stage.output_records", tasks.output_records);
+  if (tasks.max_peak_execution_memory_bytes) {
+    AddInt(span, "spark.stage.peak_execution_memory_bytes", *tasks.max_peak_execution_memory_bytes);
+  }
+  if (stage.failure_reason) {
+    span.status_code = tracing::StatusCode::kError;
+    span.status_message = *stage.failure_reason;
+  }
+  out.push_back(std::move(span));
+}
+
+void AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId& parent,
+                 std::vector<Span>& out) {
+  const std::vector<const StageAttemptRecord*> stages = context.model.StagesOfJob(job.job_id);
+  std::optional<EpochMillis> start = job.submission_ms;
+  for (const StageAttemptRecord* stage : stages) {
+    if (const std::optional<EpochMillis> stage_start = stage->StartMs(); stage_start && !start)
+      start = stage_start;
+  }
+  if (!start) return;  // a JobEnd alone, without a time: nothing to place
+  const EpochMillis end = job.completion_ms.value_or(context.now_ms);
+  Span span = NewSpan(context, "spark.job", parent, "job/" + std::to_string(job.job_id), *start, end);
+  AddInt(span, "spark.job.id", job.job_id);
+  // A job without a JobEnd in an application that ended never reported its result: "unknown",
+  // not "running".
+  const JobStatus status = job.status == JobStatus::kRunning && context.model.application().end_ms
+                               ? JobStatus::kUnknown
+                               : job.status;
+  AddString(span, "spark.job.status", std::string(JobStatusName(status)));
+  std::vector<std::string> stage_ids;
+  stage_ids.reserve(job.stage_ids.size());
+  for (std::int32_t stage_id : job.stage_ids) stage_ids.push_back(std::to_string(stage_id));
+  span.attributes.push_back({"spark.job.stage_ids", std::move(stage_ids)});
+  if (job.sql_execution_id) AddInt(span, "spark.sql.execution_id", *job.sql_execution_id);
+  if (std::optional<std::string> operation = context.model.OperationOfJob(job)) {
+    AddString(span, "spark.connect.operation_id", *operation);
+  }
+  if (job.status == JobStatus::kFailed) {
+    span.status_code = tracing::StatusCode::kError;
+    span.status_message = job.failure_message;
+  }
+  const SpanId job_span_id = span.span_id;
+  out.push_back(std::move(span));
+  for (const StageAttemptRecord* stage : stages) AddStageSpan(context, *stage, job_span_id, out);
+}
+
+void AddPhaseSpans(const BuildContext& context, const PhaseBreakdown& phases, const SpanId& parent,
+                   const SpanBuildOptions& options, BuiltSpans& built) {
+  const std::int64_t window_ms = phases.window.end_ms - phases.window.start_ms;
+  for (std::size_t index = 0; index < phases.intervals.size(); ++index) {
+    if (index >= options.max_phase_spans) {
+      built.dropped_phase_intervals += static_cast<std::int64_t>(phases.intervals.size() - index);
+      break;
+    }
+    const PhaseInterval& interval = phases.intervals[index];
+    const std::string name(PhaseName(interval.phase));
+    // Keyed by position, not phase: a late event that changes the phase of the n-th interval
+    // replaces that span rather than leaving a stale one next to it.
+    Span span = NewSpan(context, "spark.phase." + name, parent, "phase/" + std::to_string(index),
+                        interval.start_ms, interval.end_ms);
+    AddString(span, "spark.phase.name", name);
+    AddInt(span, "spark.phase.duration_ms", interval.end_ms - interval.start_ms);
+    AddInt(span, "spark.phase.total_ms", phases.TotalMs(interval.phase));
+    AddInt(span, "spark.phase.window_ms", window_ms);
+    built.spans.push_back(std::move(span));
+  }
+}
+
+void AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation,
+                      const SpanId& parent, std::vector<Span>& out) {
+  std::vector<std::pair<std::string_view, std::optional<EpochMillis>>> lifecycle = {
+      {"started", operation.started_ms}, {"analyzed", operation.analyzed_ms},
+      {"ready", operation.ready_ms},     {"finished", operation.finished_ms},
+      {"failed", operation.failed_ms},   {"canceled", operation.canceled_ms},
+      {"closed", operation.closed_ms}};
+  std::optional<EpochMillis> start;
+  std::optional<EpochMillis> end;
+  for (const auto& [name, time] : lifecycle) {
+    if (!time) continue;
+    start = start ? std::min(*start, *time) : *time;
+    end = end ? std::max(*end, *time) : *time;
+  }
+  if (!start) return;  // only known from job tags: no lifecycle to show
+  const bool ended =
+      operation.closed_ms || operation.finished_ms || operation.failed_ms || operation.canceled_ms;
+  Span span =
+      NewSpan(context, "spark.connect.operation.lifecycle", parent, "operation/" + operation.operation_id,
+              *start, ended ? *end : std::max(*end, context.now_ms));
+  AddString(span, "spark.connect.operation_id", operation.operation_id);
+  AddString(span, "spark.connect.session_id", operation.session_id);
+  AddString(span, "spark.connect.user_id", operation.user_id);
+  AddString(span, "spark.connect.job_tag", operation.job_tag);
+  if (operation.produced_row_count)
+    AddInt(span, "spark.connect.produced_row_count", *operation.produced_row_count);
+  for (const auto& [name, time] : lifecycle) {
+    if (time) span.events.push_back(SpanEvent{std::string(name), MillisToUnixNanos(*time), {}});
+  }
+  if (operation.failed_ms) {
+    span.status_code = tracing::StatusCode::kError;
+    span.status_message = operation.error_message;
+  }
+  out.push_back(std::move(span));
+}
+
+EpochMillis NowOf(const ApplicationModel& model) {
+  const ApplicationRecord& app = model.application();
+  if (app.end_ms) return *app.end_ms;
+  return app.last_event_ms.value_or(app.start_ms.value_or(0));
+}
+
+}  // namespace
+
+std::uint64_t MillisToUnixNanos(EpochMillis time_ms) {
+  return time_ms <= 0 ? 0 : static_cast<std::uint64_t>(time_ms) * 1'000'000ULL;
+}
+
+BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view operation_id,
+                               const OperationSpanRef& operation_span, const SpanBuildOptions& options) {
+  BuiltSpans built;
+  const ConnectOperationRecord* operation = model.FindOperation(operation_id);
+  if (operation == nullptr) return built;
+  const ApplicationRecord& app = model.application();
+  const BuildContext context{model, ApplicationKey(app.app_id, app.attempt_id), operation_span.trace,
+                             NowOf(model)};
+  AddLifecycleSpan(context, *operation, operation_span.parent, built.spans);
+  for (std::int32_t job_id : model.JobsOfOperation(operation_id)) {
+    AddJobSpans(context, model.jobs().at(job_id), operation_span.parent, built.spans);
+  }
+  if (std::optional<PhaseBreakdown> phases = OperationPhases(model, *operation, options.write_command)) {
+    AddPhaseSpans(context, *phases, operation_span.parent, options, built);
+  }
+  return built;
+}
+
+BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildOptions& options) {
+  BuiltSpans built;
+  const ApplicationRecord& app = model.application();
+  if (!app.start_ms) return built;
+  const std::string application_key = ApplicationKey(app.app_id, app.attempt_id);
+  const BuildContext context{model, application_key, ApplicationTraceId(application_key), NowOf(model)};
+  const SpanId no_parent{};
+  Span root = NewSpan(context, "spark.application", no_parent, "application", *app.start_ms, context.now_ms);
+  AddString(root, "spark.app.id", app.app_id);
+  if (app.attempt_id) AddString(root, "spark.app.attempt_id", *app.attempt_id);
+  AddString(root, "spark.app.name", app.app_name);
+  if (!app.spark_version.empty()) AddString(root, "spark.version", app.spark_version);
+  AddInt(root, "spark.app.executors_added", static_cast<std::int64_t>(model.executors().size()));
+  AddInt(root, "spark.app.connect_operations", static_cast<std::int64_t>(model.operations().size()));
+  if (!app.end_ms) AddString(root, "spark.app.status", "running");
+  const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
+  if (phases) {
+    for (std::size_t phase = 0; phase < kPhaseCount; ++phase) {
+      AddInt(root, "spark.phase." + std::string(PhaseName(static_cast<Phase>(phase))) + ".ms",
+             phases->total_ms[phase]);
+    }
+  }
+  const SpanId root_id = root.span_id;
+  built.spans.push_back(std::move(root));
+
+  for (const auto& [job_id, job] : model.jobs()) {
+    if (model.OperationOfJob(job)) continue;  // in its operation's trace
+    AddJobSpans(context, job, root_id, built.spans);
+  }
+  for (const auto& [key, stage] : model.stages()) {
+    if (!model.JobOfStageAttempt(stage)) AddStageSpan(context, stage, root_id, built.spans);
+  }
+  if (phases) AddPhaseSpans(context, *phases, root_id, options, built);
+  return built;
+}
+
+}  // namespace sparktrace::listener

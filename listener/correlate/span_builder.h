@@ -1,0 +1,75 @@
+#pragma once
+// Span building: turns an ApplicationModel into tracing::Spans, with the driver's own timestamps.
+//
+// For a Spark Connect operation (BuildOperationSpans), under the proxy's operation span, which the
+// caller names by OperationSpanRef:
+//
+//   <operation span, the proxy's>
+//   ├── spark.connect.operation.lifecycle   Started → Closed (or the terminal event), with span
+//   │                                        events started/analyzed/ready/finished/failed/
+//   │                                        canceled/closed at the driver's times
+//   ├── spark.job                            one per job of the operation (tag or SQL execution)
+//   │   └── spark.stage                      one per stage attempt run for that job
+//   └── spark.phase.<name>                   one per contiguous phase interval of the operation
+//
+// For an application (BuildApplicationSpans), a trace of its own (ApplicationTraceId):
+//
+//   spark.application                        root; phase totals as spark.phase.<name>.ms
+//   ├── spark.job → spark.stage              jobs of no Connect operation (those are in their
+//   │                                        operation's trace), and stage attempts no job lists
+//   └── spark.phase.<name>                   one per contiguous phase interval of the application
+//
+// Phase spans are one span per contiguous interval (the timeline shows when, not only how much),
+// each with its phase's total over the window as spark.phase.total_ms, at most
+// SpanBuildOptions::max_phase_spans per window; intervals beyond are not emitted and are counted
+// in BuiltSpans::dropped_phase_intervals (the totals still include them).
+//
+// Ids are deterministic (span_ids.h): building again after more events arrived (a job that ends
+// after the operation span was exported) gives the same ids and parents, so a store replacing by
+// (trace id, span id) keeps the latest. Something still running ends at the latest event time of
+// the log and has spark.job.status "running" until it is built again ("unknown" once the
+// application ended without the job's JobEnd). A limit: when the number of
+// phase intervals shrinks between two builds, spans of the vanished indices stay in the store.
+//
+// Pure functions of the model; thread-safe for concurrent readers of one model.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "listener/correlate/application_model.h"
+#include "tracing/span.h"
+
+namespace sparktrace::listener {
+
+// The proxy's span for the operation: the trace it is in and its span id, the parent of the
+// driver-side spans.
+struct OperationSpanRef {
+  tracing::TraceId trace{};
+  tracing::SpanId parent{};
+};
+
+struct SpanBuildOptions {
+  std::size_t max_phase_spans = 256;  // per window (operation or application)
+  // BuildOperationSpans: the operation is a write command (the proxy's spark.connect.command is
+  // write_operation, write_operation_v2, ...), so its jobs' result stages are io_write (phases.h).
+  bool write_command = false;
+};
+
+struct BuiltSpans {
+  std::vector<tracing::Span> spans;
+  std::int64_t dropped_phase_intervals = 0;
+};
+
+// Spans of one Connect operation (by operation id). Empty when the model knows nothing of it.
+BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view operation_id,
+                               const OperationSpanRef& operation_span, const SpanBuildOptions& options = {});
+
+// The application's own trace. Empty before its ApplicationStart.
+BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildOptions& options = {});
+
+// Epoch milliseconds → OTLP nanoseconds (negative times, which Spark never writes, become 0).
+std::uint64_t MillisToUnixNanos(EpochMillis time_ms);
+
+}  // namespace sparktrace::listener
