@@ -1,17 +1,23 @@
 #include "flags.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string_view>
 
 namespace sparktrace::loadgen {
 namespace {
 
-// Splits "--key=value" / "--key value" pairs into a map; every option takes a value.
-bool SplitPairs(const std::vector<std::string>& args, std::map<std::string, std::string>* out,
-                std::string* error) {
+// Splits "--key=value" / "--key value" pairs, in order; every option takes a value. Applying
+// them in order keeps "the last one wins" for plain options and lets --metadata repeat.
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+bool SplitPairs(const std::vector<std::string>& args, Pairs* out, std::string* error) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
     if (!arg.starts_with("--")) {
@@ -20,14 +26,14 @@ bool SplitPairs(const std::vector<std::string>& args, std::map<std::string, std:
     }
     arg.remove_prefix(2);
     if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      (*out)[std::string(arg.substr(0, eq))] = std::string(arg.substr(eq + 1));
+      out->emplace_back(std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)));
       continue;
     }
     if (i + 1 >= args.size()) {
       *error = "missing value for --" + std::string(arg);
       return false;
     }
-    (*out)[std::string(arg)] = args[++i];
+    out->emplace_back(std::string(arg), args[++i]);
   }
   return true;
 }
@@ -56,8 +62,7 @@ bool ParseSeconds(const std::string& text, double* out) {
 
 using Setter = std::function<bool(const std::string&)>;
 
-bool Apply(const std::map<std::string, std::string>& pairs, const std::map<std::string, Setter>& setters,
-           std::string* error) {
+bool Apply(const Pairs& pairs, const std::map<std::string, Setter>& setters, std::string* error) {
   for (const auto& [key, value] : pairs) {
     auto it = setters.find(key);
     if (it == setters.end()) {
@@ -89,11 +94,31 @@ Setter SecondsSetter(double* out) {
   return [=](const std::string& v) { return ParseSeconds(v, out); };
 }
 
+// "key=value": a lower-case gRPC metadata key (no reserved "grpc-" keys, no binary "-bin" ones).
+bool ParseMetadata(const std::string& v, std::vector<std::pair<std::string, std::string>>* out) {
+  const auto eq = v.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  std::string key = v.substr(0, eq);
+  const bool key_ok = std::all_of(key.begin(), key.end(), [](unsigned char c) {
+    return std::islower(c) || std::isdigit(c) || c == '-' || c == '_' || c == '.';
+  });
+  if (!key_ok || key.starts_with("grpc-") || key.ends_with("-bin")) return false;
+  out->emplace_back(std::move(key), v.substr(eq + 1));
+  return true;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
 }  // namespace
 
 std::optional<ServerOptions> ParseServerOptions(const std::vector<std::string>& args,
                                                 std::string* error) {
-  std::map<std::string, std::string> pairs;
+  Pairs pairs;
   if (!SplitPairs(args, &pairs, error)) return std::nullopt;
   ServerOptions options;
   std::map<std::string, Setter> setters = {
@@ -105,7 +130,7 @@ std::optional<ServerOptions> ParseServerOptions(const std::vector<std::string>& 
 
 std::optional<ClientOptions> ParseClientOptions(const std::vector<std::string>& args,
                                                 std::string* error) {
-  std::map<std::string, std::string> pairs;
+  Pairs pairs;
   if (!SplitPairs(args, &pairs, error)) return std::nullopt;
   ClientOptions o;
   auto mode_setter = [&](const std::string& v) {
@@ -131,10 +156,28 @@ std::optional<ClientOptions> ParseClientOptions(const std::vector<std::string>& 
       {"connect-timeout", SecondsSetter(&o.connect_timeout_s)},
       {"establish-timeout", SecondsSetter(&o.establish_timeout_s)},
       {"hold-max", SecondsSetter(&o.hold_max_s)},
+      {"method", [&](const std::string& v) { o.method = v; return v.size() > 1 && v[0] == '/'; }},
+      {"request-file", [&](const std::string& v) { o.request_file = v; return !v.empty(); }},
+      {"fresh-uuid", [&](const std::string& v) { o.fresh_uuid = v; return v.size() == 36; }},
+      {"metadata", [&](const std::string& v) { return ParseMetadata(v, &o.metadata); }},
   };
   if (!Apply(pairs, setters, error)) return std::nullopt;
   if (o.target.empty()) {
     *error = "--target is required";
+    return std::nullopt;
+  }
+  if (o.custom_request()) {
+    if (o.mode == Mode::kIdle) {
+      *error = "--request-file is for unary and stream modes";
+      return std::nullopt;
+    }
+    if (!ReadFile(o.request_file, &o.request)) {
+      *error = "cannot read --request-file " + o.request_file;
+      return std::nullopt;
+    }
+  }
+  if (!o.fresh_uuid.empty() && o.request.find(o.fresh_uuid) == std::string::npos) {
+    *error = "--fresh-uuid needs --request-file containing the placeholder";
     return std::nullopt;
   }
   return o;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sparktrace::loadgen {
@@ -30,6 +31,18 @@ struct ClientOptions {
   double connect_timeout_s = 10.0;        // per channel
   double establish_timeout_s = 30.0;      // idle: wait this long for initial metadata
   double hold_max_s = 600.0;              // idle: release streams after this even without EOF
+
+  // Calls to another service (bench/tracing_bench.py: Spark Connect through sparktrace). With
+  // --request-file the request is that file's bytes instead of the generated payload (unary) or
+  // the "N S" parameters (stream), no x-bench-* metadata is sent, and stream mode expects
+  // exactly --messages responses per call in the warm-up too.
+  std::string method;                     // gRPC method path; empty = /bench.Load/Unary or Stream
+  std::string request_file;               // raw request message bytes
+  std::string request;                    // the file's contents, read by the parser
+  std::string fresh_uuid;                 // 36-byte placeholder in `request`, a new uuid4 per call
+  std::vector<std::pair<std::string, std::string>> metadata;  // extra request metadata, in order
+
+  bool custom_request() const { return !request_file.empty(); }
 };
 
 // Parses the arguments after the subcommand. On error returns nullopt and fills *error.

@@ -31,6 +31,11 @@ constexpr char kUsage[] =
     "      --connect-timeout S    per channel (default 10)\n"
     "      --establish-timeout S  idle: wait for initial metadata (default 30)\n"
     "      --hold-max S           idle: hold at most this long (default 600)\n"
+    "      --method /PKG.SERVICE/METHOD  unary/stream: call this method (default /bench.Load/Unary or Stream)\n"
+    "      --request-file FILE    unary/stream: send FILE's bytes as the request message; no x-bench-*\n"
+    "                             metadata; stream: every call (warm-up too) must return --messages messages\n"
+    "      --fresh-uuid TEXT      replace the 36-byte TEXT in the request with a new uuid4 per call\n"
+    "      --metadata KEY=VALUE   extra request metadata (repeatable)\n"
     "      prints one JSON line; idle then holds until stdin closes or a signal\n"
     "  sparktrace-loadgen version\n";
 

@@ -1,6 +1,7 @@
 #include "stream_client.h"
 
 #include "channels.h"
+#include "payload.h"
 #include "process.h"
 #include "protocol.h"
 #include "stats.h"
@@ -11,8 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sparktrace::loadgen {
@@ -20,8 +23,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A call to another method with a fixed request (--request-file); null for /bench.Load/Stream.
+struct CustomCall {
+  std::string method;
+  std::unique_ptr<FixedRequest> request;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
 // One phase (warm-up or measured) of the run.
 struct Phase {
+  const CustomCall* custom = nullptr;
   std::int64_t messages = 0;         // per call
   std::int64_t message_bytes = 0;
   Clock::time_point issue_until;     // no new call starts after this
@@ -33,6 +44,7 @@ struct Phase {
   std::int64_t bytes = 0, received = 0, calls = 0, errors = 0;  // guarded by mu
   Clock::time_point last_done;                                  // guarded by mu
   std::string first_error;                                      // guarded by mu
+  std::vector<float> latencies_us;                              // successful calls; guarded by mu
 };
 
 constexpr std::int64_t kMaxErrors = 20;
@@ -44,7 +56,8 @@ class Worker {
   Worker(Phase* phase, grpc::GenericStub* stub, double call_timeout_s)
       : phase_(phase), stub_(stub), call_timeout_s_(call_timeout_s) {}
   void Issue();
-  void OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status);
+  void OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status,
+                  Clock::time_point started);
 
  private:
   Phase* phase_;
@@ -57,15 +70,22 @@ class Worker {
 class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   StreamCall(Worker* worker, grpc::GenericStub* stub, const Phase& phase, double call_timeout_s)
-      : worker_(worker) {
-    context_.AddMetadata(kMessagesKey, std::to_string(phase.messages));
-    context_.AddMetadata(kMessageBytesKey, std::to_string(phase.message_bytes));
+      : worker_(worker), started_(Clock::now()) {
     context_.set_deadline(std::chrono::system_clock::now() +
                           std::chrono::milliseconds(static_cast<std::int64_t>(call_timeout_s * 1000)));
-    std::string params = std::to_string(phase.messages) + " " + std::to_string(phase.message_bytes);
-    grpc::Slice slice(params);
-    request_ = grpc::ByteBuffer(&slice, 1);
-    stub->PrepareBidiStreamingCall(&context_, kStreamMethod, grpc::StubOptions(), this);
+    std::string method = kStreamMethod;
+    if (phase.custom != nullptr) {
+      for (const auto& [key, value] : phase.custom->metadata) context_.AddMetadata(key, value);
+      request_ = phase.custom->request->Next();
+      if (!phase.custom->method.empty()) method = phase.custom->method;
+    } else {
+      context_.AddMetadata(kMessagesKey, std::to_string(phase.messages));
+      context_.AddMetadata(kMessageBytesKey, std::to_string(phase.message_bytes));
+      std::string params = std::to_string(phase.messages) + " " + std::to_string(phase.message_bytes);
+      grpc::Slice slice(params);
+      request_ = grpc::ByteBuffer(&slice, 1);
+    }
+    stub->PrepareBidiStreamingCall(&context_, method, grpc::StubOptions(), this);
     StartWriteLast(&request_, grpc::WriteOptions());
     StartRead(&response_);
     StartCall();
@@ -80,12 +100,13 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
   }
 
   void OnDone(const grpc::Status& status) override {
-    worker_->OnCallDone(bytes_, received_, status);
+    worker_->OnCallDone(bytes_, received_, status, started_);
     delete this;
   }
 
  private:
   Worker* worker_;
+  const Clock::time_point started_;
   grpc::ClientContext context_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
@@ -108,13 +129,15 @@ void Worker::Issue() {
   new StreamCall(this, stub_, *phase_, call_timeout_s_);
 }
 
-void Worker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status) {
+void Worker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status,
+                        Clock::time_point started) {
+  const auto now = Clock::now();
   {
     std::lock_guard lock(phase_->mu);
     phase_->bytes += bytes;
     phase_->received += received;
     ++phase_->calls;
-    phase_->last_done = Clock::now();
+    phase_->last_done = now;
     std::string problem;
     if (!status.ok()) {
       problem = std::to_string(status.error_code()) + ": " + status.error_message();
@@ -124,6 +147,9 @@ void Worker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::S
     if (!problem.empty()) {
       ++phase_->errors;
       if (phase_->first_error.empty()) phase_->first_error = problem;
+    } else {
+      phase_->latencies_us.push_back(
+          static_cast<float>(std::chrono::duration<double, std::micro>(now - started).count()));
     }
   }
   Issue();
@@ -151,10 +177,19 @@ int RunStreamClient(const ClientOptions& options) {
   if (stubs.empty()) return 2;
   const double cpu_before = OwnCpuSeconds();
   const double wait_s = options.duration_s + options.call_timeout_s + 5;
+  std::unique_ptr<CustomCall> custom;
+  if (options.custom_request()) {
+    custom = std::make_unique<CustomCall>();
+    custom->method = options.method;
+    custom->request = std::make_unique<FixedRequest>(options.request, options.fresh_uuid);
+    custom->metadata = options.metadata;
+  }
 
   // Warm-up: one short call per worker (connection windows, allocator, proxy upstream pools).
   Phase warmup;
-  warmup.messages = std::min<std::int64_t>(options.messages, 4);
+  warmup.custom = custom.get();
+  // A fixed request cannot ask for fewer messages: the warm-up expects the same count then.
+  warmup.messages = custom ? options.messages : std::min<std::int64_t>(options.messages, 4);
   warmup.message_bytes = options.message_bytes;
   warmup.issue_until = Clock::now() + std::chrono::hours(1);
   warmup.budget = options.concurrency;
@@ -165,6 +200,7 @@ int RunStreamClient(const ClientOptions& options) {
   }
 
   Phase measured;
+  measured.custom = custom.get();
   measured.messages = options.messages;
   measured.message_bytes = options.message_bytes;
   const auto start = Clock::now();
@@ -194,6 +230,19 @@ int RunStreamClient(const ClientOptions& options) {
       .Add("bytes_per_s", elapsed > 0 ? static_cast<double>(measured.bytes) / elapsed : 0.0)
       .Add("errors", measured.errors + warmup.errors)
       .Add("client_cpu_s", cpu_s);
+  if (custom) {
+    // Per-call figures for calls that are operations (e.g. Spark Connect ExecutePlan).
+    LatencySummary summary = Summarize(measured.latencies_us);
+    line.Add("method", options.method.empty() ? std::string(kStreamMethod) : options.method)
+        .Add("request_bytes", static_cast<std::int64_t>(options.request.size()))
+        .Add("calls_total", measured.calls + warmup.calls)
+        .Add("calls_per_s", elapsed > 0 ? static_cast<double>(measured.calls) / elapsed : 0.0)
+        .Add("p50_us", summary.p50_us)
+        .Add("p90_us", summary.p90_us)
+        .Add("p99_us", summary.p99_us)
+        .Add("max_us", summary.max_us)
+        .Add("mean_us", summary.mean_us);
+  }
   std::string first_error = warmup.first_error.empty() ? measured.first_error : warmup.first_error;
   if (!first_error.empty()) line.Add("first_error", first_error);
   line.Print();

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace sparktrace::loadgen {
@@ -39,11 +40,20 @@ struct Run {
 
 constexpr std::int64_t kMaxErrors = 100;       // give up early instead of spinning on failures
 
+// What every call sends: the method, the request (fixed, or a fresh copy per call from `fixed`)
+// and extra metadata.
+struct CallShape {
+  std::string method = kUnaryMethod;
+  grpc::ByteBuffer request;
+  const FixedRequest* fixed = nullptr;  // set when each call needs its own request copy
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
 class Worker {
  public:
-  Worker(Run* run, grpc::GenericStub* stub, const grpc::ByteBuffer& request, double call_timeout_s)
-      : run_(run), stub_(stub), request_(request), call_timeout_(std::chrono::milliseconds(
-                                                          static_cast<std::int64_t>(call_timeout_s * 1000))) {
+  Worker(Run* run, grpc::GenericStub* stub, const CallShape* shape, double call_timeout_s)
+      : run_(run), stub_(stub), shape_(shape), request_(shape->request),
+        call_timeout_(std::chrono::milliseconds(static_cast<std::int64_t>(call_timeout_s * 1000))) {
     latencies_.reserve(1 << 16);
   }
 
@@ -55,9 +65,11 @@ class Worker {
     }
     context_ = std::make_unique<grpc::ClientContext>();
     context_->set_deadline(std::chrono::system_clock::now() + call_timeout_);
+    for (const auto& [key, value] : shape_->metadata) context_->AddMetadata(key, value);
+    if (shape_->fixed != nullptr) request_ = shape_->fixed->Next();
     response_.Clear();
     started_ = Clock::now();
-    stub_->UnaryCall(context_.get(), kUnaryMethod, grpc::StubOptions(), &request_, &response_,
+    stub_->UnaryCall(context_.get(), shape_->method, grpc::StubOptions(), &request_, &response_,
                      [this](grpc::Status status) { OnComplete(status); });
   }
 
@@ -89,7 +101,8 @@ class Worker {
 
   Run* run_;
   grpc::GenericStub* stub_;
-  const grpc::ByteBuffer request_;
+  const CallShape* shape_;
+  grpc::ByteBuffer request_;
   const std::chrono::milliseconds call_timeout_;
   std::unique_ptr<grpc::ClientContext> context_;
   grpc::ByteBuffer response_;
@@ -104,7 +117,17 @@ int RunUnaryClient(const ClientOptions& options) {
   auto stubs = ConnectStubs(options, "unary");
   if (stubs.empty()) return 2;
 
-  const grpc::ByteBuffer request = SharedPayload(static_cast<std::size_t>(options.request_bytes));
+  CallShape shape;
+  std::unique_ptr<FixedRequest> fixed;
+  if (options.custom_request()) {
+    fixed = std::make_unique<FixedRequest>(options.request, options.fresh_uuid);
+    shape.request = fixed->Next();
+    if (!options.fresh_uuid.empty()) shape.fixed = fixed.get();
+  } else {
+    shape.request = SharedPayload(static_cast<std::size_t>(options.request_bytes));
+  }
+  if (!options.method.empty()) shape.method = options.method;
+  shape.metadata = options.metadata;
   Run run;
   run.by_count = options.calls > 0;
   run.budget = options.calls;
@@ -120,7 +143,7 @@ int RunUnaryClient(const ClientOptions& options) {
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < options.concurrency; ++i) {
     auto* stub = stubs[static_cast<std::size_t>(i / options.streams_per_channel)].get();
-    workers.push_back(std::make_unique<Worker>(&run, stub, request, options.call_timeout_s));
+    workers.push_back(std::make_unique<Worker>(&run, stub, &shape, options.call_timeout_s));
   }
   run.active = options.concurrency;
   for (auto& worker : workers) worker->Issue();
@@ -157,7 +180,8 @@ int RunUnaryClient(const ClientOptions& options) {
       .Add("target", options.target)
       .Add("concurrency", options.concurrency)
       .Add("channels", static_cast<int>(stubs.size()))
-      .Add("request_bytes", options.request_bytes)
+      .Add("request_bytes", options.custom_request() ? static_cast<int>(options.request.size())
+                                                     : options.request_bytes)
       .Add("window_s", window_s)
       .Add("calls", static_cast<std::int64_t>(summary.count))
       .Add("calls_total", run.calls_total.load())
@@ -169,6 +193,7 @@ int RunUnaryClient(const ClientOptions& options) {
       .Add("max_us", summary.max_us)
       .Add("mean_us", summary.mean_us)
       .Add("client_cpu_s", cpu_s);
+  if (!options.method.empty()) line.Add("method", options.method);
   {
     std::lock_guard lock(run.mu);
     if (!run.first_error.empty()) line.Add("first_error", run.first_error);
