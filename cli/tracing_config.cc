@@ -62,7 +62,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 12> kSpecs = {{
+  static const std::array<FlagSpec, 14> kSpecs = {{
       {"store", "PATH", "sparktrace.db", "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
       {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
       {"store-max-bytes", "BYTES", "1GiB", "delete the oldest stored traces beyond this size"},
@@ -75,6 +75,8 @@ std::span<const FlagSpec> TracingFlagSpecs() {
       {"span-batch-delay", "DURATION", "1s", "longest a finished span waits before it is written or exported"},
       {"operation-linger", "DURATION", "30s", "how long an operation waits for a reattach or release before it ends"},
       {"no-tracing", "", "", "record nothing and forward traceparent untouched (same as --store none without --otlp-endpoint)"},
+      {"event-log-dir", "DIR", "", "the driver's spark.eventLog.dir (shared volume): jobs, stages and phases under each operation (repeatable)", false, true},
+      {"event-log-poll", "DURATION", "1s", "how often --event-log-dir is read for new events"},
   }};
   return kSpecs;
 }
@@ -107,6 +109,15 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   auto linger = DurationFlag(flags, "operation-linger");
   if (!linger.ok()) return linger.error();
   config.operation_linger = *linger;
+
+  for (const std::string& dir : flags.GetAll("event-log-dir")) {
+    if (dir.empty()) return InvalidArgument("--event-log-dir: empty path");
+    config.event_log_dirs.push_back(dir);
+  }
+  auto poll = DurationFlag(flags, "event-log-poll");
+  if (!poll.ok()) return poll.error();
+  if (poll->count() == 0) return InvalidArgument("--event-log-poll: must be more than 0");
+  config.event_log_poll = *poll;
 
   if (flags.GetBool("no-tracing")) {
     config.store_path.reset();

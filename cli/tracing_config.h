@@ -32,6 +32,8 @@ struct TracingConfig {
   double sample_ratio = 1.0;
   std::chrono::milliseconds span_batch_delay{1000};
   std::chrono::milliseconds operation_linger{30'000};
+  std::vector<std::string> event_log_dirs;  // the driver's spark.eventLog.dir, shared with the proxy
+  std::chrono::milliseconds event_log_poll{1000};
 
   bool enabled() const { return store_path.has_value() || otlp.has_value(); }
 };

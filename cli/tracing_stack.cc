@@ -77,6 +77,22 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
                                          std::chrono::milliseconds(1000));
   stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(stack->fanout_, stack->ids_, *sampler,
                                                                           *stack->metrics_, operations);
+  if (!config.event_log_dirs.empty()) {
+    listener::EventLogFeedOptions feed_options;
+    feed_options.directories = config.event_log_dirs;
+    feed_options.poll_interval = config.event_log_poll;
+    auto* tracer = stack->tracer_.get();
+    auto feed = listener::EventLogFeed::Start(
+        std::move(feed_options),
+        [tracer](std::string_view operation_id) -> std::optional<listener::OperationSpanTarget> {
+          auto span = tracer->FindOperationSpan(operation_id);
+          if (!span) return std::nullopt;
+          return listener::OperationSpanTarget{span->trace_id, span->span_id, span->sampled};
+        },
+        stack->fanout_);
+    if (!feed.ok()) return InvalidArgument("--event-log-dir: " + feed.error().message);
+    stack->event_log_feed_ = std::move(*feed);
+  }
   return stack;
 }
 
@@ -85,7 +101,10 @@ TracingStack::~TracingStack() { Shutdown(); }
 void TracingStack::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  // The feed's last poll may still hang spans under operations: before the tracer ends them.
+  if (event_log_feed_) event_log_feed_->PollNow();
   if (tracer_) tracer_->Shutdown();
+  event_log_feed_.reset();
   for (auto& pipeline : pipelines_) pipeline->Shutdown();
 }
 

@@ -13,6 +13,7 @@
 
 #include "cli/tracing_config.h"
 #include "common/result.h"
+#include "listener/feed/event_log_feed.h"
 #include "proxy/call_observer.h"
 #include "tracing/connect/spark_connect_tracer.h"
 #include "tracing/connect/tracing_metrics.h"
@@ -48,6 +49,7 @@ class TracingStack {
   std::unique_ptr<tracing::connect::TracingMetrics> metrics_;
   std::unique_ptr<tracing::connect::SparkConnectTracer> tracer_;
   std::shared_ptr<tracing::connect::SpanPipelineMetrics> pipeline_metrics_;
+  std::unique_ptr<listener::EventLogFeed> event_log_feed_;  // after the tracer it looks operations up in
   bool shut_down_ = false;
 };
 

@@ -115,10 +115,12 @@ PhaseBreakdown ComputePhases(const ApplicationModel& model, TimeWindow window,
   // "Application start → first executor added" is resource_wait: the application could not run a
   // task before it. Only the application's own start counts (an operation starts later).
   const std::optional<EpochMillis> app_start = model.application().start_ms;
-  const std::optional<EpochMillis> wait_until =
-      executors_known && app_start && first_executor_ms && *first_executor_ms > *app_start ? first_executor_ms
-                                                                                           : std::nullopt;
-  if (wait_until) changes.push_back(Change{clip(*wait_until), 0, 0, 0});  // a boundary only
+  // A plain value plus a flag rather than an optional: GCC 12 at -O2 warns (wrongly) that the
+  // optional's value may be read uninitialised in the loop below.
+  const bool waits_for_executor =
+      executors_known && app_start.has_value() && first_executor_ms.has_value() && *first_executor_ms > *app_start;
+  const EpochMillis wait_until = waits_for_executor ? *first_executor_ms : window.start_ms;
+  if (waits_for_executor) changes.push_back(Change{clip(wait_until), 0, 0, 0});  // a boundary only
 
   std::stable_sort(changes.begin(), changes.end(),
                    [](const Change& a, const Change& b) { return a.time_ms < b.time_ms; });
@@ -138,7 +140,7 @@ PhaseBreakdown ComputePhases(const ApplicationModel& model, TimeWindow window,
     }
     const EpochMillis until =
         next < changes.size() ? std::min(changes[next].time_ms, window.end_ms) : window.end_ms;
-    const bool before_first_executor = wait_until && cursor < *wait_until;
+    const bool before_first_executor = waits_for_executor && cursor < wait_until;
     Append(breakdown, PhaseOf(before_first_executor, executors_known, running, writing, live), cursor, until);
     cursor = until;
   }

@@ -264,6 +264,14 @@ void OperationRegistry::Sweep(SteadyTime now) {
   Deliver(ready);
 }
 
+std::optional<OperationSpanInfo> OperationRegistry::SpanOf(std::string_view operation_id) const {
+  std::lock_guard lock(mu_);
+  auto found = by_id_.find(std::string(operation_id));
+  if (found == by_id_.end()) return std::nullopt;
+  const Operation& operation = *found->second;
+  return OperationSpanInfo{operation.trace_id, operation.span_id, operation.sampled};
+}
+
 std::size_t OperationRegistry::open_operations() const {
   std::lock_guard lock(mu_);
   return by_id_.size();

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -49,6 +51,13 @@ struct OperationCallEnd {
   std::int64_t rows = 0;
   std::uint64_t arrow_bytes = 0;
   std::uint64_t batches = 0;
+};
+
+// Where an operation's span is: enough to parent other spans to it.
+struct OperationSpanInfo {
+  TraceId trace_id{};
+  SpanId span_id{};
+  bool sampled = false;
 };
 
 struct InterruptRequest {
@@ -111,6 +120,10 @@ class OperationRegistry {
   void Sweep(SteadyTime now);
 
   std::size_t open_operations() const;
+
+  // The span of the open operation `operation_id`, for spans that other sources (the driver's
+  // listener events) hang under it; nullopt when it is not open.
+  std::optional<OperationSpanInfo> SpanOf(std::string_view operation_id) const;
 
  private:
   // Marks the ending (if none yet); returns whether the operation is ready to hand over.

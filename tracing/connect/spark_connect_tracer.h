@@ -7,7 +7,13 @@
 // Threads: OnCallStarted runs on any proxy worker; everything it shares is thread-safe.
 // Lifetime: must outlive the proxy server's calls; call Shutdown once they have drained.
 
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "proxy/call_observer.h"
 #include "tracing/connect/call_tracer.h"
@@ -32,9 +38,18 @@ class SparkConnectTracer final : public proxy::CallObserver, private OperationSi
 
   OperationRegistry& operations() { return operations_; }
 
+  // The span of an open or recently ended operation (the last kRememberedEndedOperations), so
+  // that driver events arriving after an operation ended still find their parent. Thread-safe.
+  std::optional<OperationSpanInfo> FindOperationSpan(std::string_view operation_id) const;
+  static constexpr std::size_t kRememberedEndedOperations = 10'000;
+
  private:
   void OnOperationEnded(const Operation& operation) override;
   Span BuildOperationSpan(const Operation& operation) const;
+
+  mutable std::mutex ended_mu_;
+  std::unordered_map<std::string, OperationSpanInfo> ended_;  // guarded by ended_mu_
+  std::deque<std::string> ended_order_;                       // oldest first, for the bound
 
   SpanSink& spans_;
   IdGenerator& ids_;
