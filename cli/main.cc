@@ -8,6 +8,7 @@
 #include <absl/synchronization/mutex.h>
 
 #include "cli/demo_command.h"
+#include "cli/diagnose_command.h"
 #include "cli/proxy_command.h"
 #include "cli/sim_command.h"
 #include "cli/traces_command.h"
@@ -27,6 +28,7 @@ constexpr const char* kHelp =
     "  traces    list and show the traces in the embedded store\n"
     "  sim       Spark Connect protocol simulator (a test peer; runs no queries)\n"
     "  demo      the proxy in front of the simulator, an Airflow task's calls, and their trace\n"
+    "  diagnose  offline: phases and job/stage timeline of Spark event logs (files or directories)\n"
     "\n"
     "Run `sparktrace <command> --help` for the flags of a command.\n"
     "Flags: --help, --version\n";
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
   if (command == "sim") return sparktrace::cli::RunSimCommand(rest);
   if (command == "demo") return sparktrace::cli::RunDemoCommand(rest, std::cout, std::cerr);
   if (command == "traces") return sparktrace::cli::RunTracesCommand(rest, std::cout, std::cerr);
+  if (command == "diagnose") return sparktrace::cli::RunDiagnoseCommand(rest, std::cout, std::cerr);
   std::cerr << "sparktrace: unknown command '" << command << "'\n\n" << kHelp;
   return 2;
 }

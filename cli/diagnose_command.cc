@@ -1,0 +1,299 @@
+// `sparktrace diagnose`: offline reading of Spark event logs into phase breakdowns and job/stage
+// timelines, with the listener's own feed (listener/eventlog), parser (listener/events) and model
+// (listener/correlate), so that what it prints is what the live correlation would compute.
+//
+// JSON output (--json), schema "sparktrace.diagnose/1". One document:
+//   {
+//     "schema": "sparktrace.diagnose/1",
+//     "applications": [Application...],   // one per application log, in argument order
+//     "errors": [{"path": string, "message": string}...]  // inputs (or logs) that could not be read
+//   }
+// Times are epoch milliseconds, durations milliseconds, sizes bytes; null when the log does not say.
+//   Application = {
+//     "log": {"path": string, "state": "complete"|"in_progress"|"failed"|"unsupported",
+//             "lines": int, "malformed_lines": int, "first_malformed": string|null,
+//             "dropped_lines": int,            // blank, oversized or cut-off lines the feed skipped
+//             "ignored_events": int,           // valid events of types not modelled (or unknown)
+//             "ignored_event_types": {type: int...}},
+//     "app_id": string, "attempt_id": string|null, "app_name": string, "spark_user": string,
+//     "spark_version": string|null,
+//     "window": Window|null,                   // null without an ApplicationStart
+//     "phases": Phases|null,
+//     "executors": {"added": int, "removed": int},
+//     "jobs": [Job...],                         // by job id
+//     "operations": [Operation...]              // Spark Connect operations, by operation id
+//   }
+//   Window = {"start_ms": int, "end_ms": int, "duration_ms": int}
+//   Phases = {"resource_wait_ms": int, "compute_ms": int, "io_write_ms": int, "idle_ms": int}
+//            (they sum to the window's duration; definitions in listener/correlate/phases.h)
+//   Job = {"job_id": int, "status": "running"|"succeeded"|"failed"|"unknown",
+//          "submission_ms": int|null, "completion_ms": int|null, "duration_ms": int|null,
+//          "operation_id": string|null, "sql_execution_id": int|null, "failure_message": string|null,
+//          "stages": [Stage...]}
+//   Stage = {"stage_id": int, "attempt_id": int, "status": "complete"|"failed"|"running",
+//            "start_ms": int|null, "completion_ms": int|null, "duration_ms": int|null,
+//            "num_tasks": int, "tasks_ended": int, "failed_tasks": int, "killed_tasks": int,
+//            "task_duration_ms": {"p50": int, "p95": int, "max": int}|null,   // successful tasks
+//            "input_bytes": int, "shuffle_read_bytes": int, "shuffle_write_bytes": int,
+//            "output_bytes": int, "memory_spilled_bytes": int, "disk_spilled_bytes": int}
+//   Operation = {"operation_id": string, "session_id": string, "user_id": string,
+//                "status": "running"|"finished"|"failed"|"canceled"|"closed",
+//                "window": Window|null, "phases": Phases|null, "job_ids": [int...],
+//                "error_message": string|null}
+
+#include "cli/diagnose_command.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "cli/diagnose_report.h"
+#include "common/flags.h"
+#include "common/logging.h"
+#include "listener/eventlog/event_log_scanner.h"
+#include "listener/eventlog/event_log_sink.h"
+#include "listener/eventlog/log_file_name.h"
+#include "listener/eventlog/single_file_follower.h"
+#include "listener/events/event_parser.h"
+
+namespace sparktrace::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: sparktrace diagnose [--json] EVENTLOG_OR_DIR...\n"
+    "\n"
+    "Reads Spark event logs offline (plain, zstd, lz4, snappy, .inprogress, rolling eventlog_v2_\n"
+    "directories; a directory is scanned for every application log in it) and prints, per\n"
+    "application and per Spark Connect operation, where the time went (resource_wait, compute,\n"
+    "io_write, idle) and the job/stage timeline. Corrupt lines are counted, not fatal. Exit 1 when\n"
+    "an input cannot be read; the others are still reported.\n"
+    "\n"
+    "--json prints one document {\"schema\":\"sparktrace.diagnose/1\",\"applications\":[...],\n"
+    "\"errors\":[{\"path\",\"message\"}]}; an application has log{path,state,lines,malformed_lines,...},\n"
+    "app_id, app_name, spark_version, window{start_ms,end_ms,duration_ms}, phases{resource_wait_ms,\n"
+    "compute_ms,io_write_ms,idle_ms}, executors{added,removed}, jobs[{job_id,status,duration_ms,\n"
+    "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids}]\n"
+    "(full schema: cli/diagnose_command.cc).\n"
+    "\n";
+
+const std::array<FlagSpec, 2> kSpecs = {{
+    {"json", "", "", "print one JSON document (schema sparktrace.diagnose/1) instead of text"},
+    {"help", "", "", "show this help"},
+}};
+
+// Collects every log's lines into its own ApplicationModel (one model per application log).
+class DiagnoseSink final : public eventlog::EventLogSink {
+ public:
+  eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
+                               const eventlog::LinePosition& position) override {
+    ++lines_delivered_;
+    DiagnosedLog& diagnosed = LogFor(log);
+    Result<listener::SparkEvent> event = parser_.Parse(line);
+    if (!event.ok()) {
+      if (diagnosed.malformed_lines++ == 0) {
+        diagnosed.first_malformed = "line " + std::to_string(position.line_number) + ": " + event.error().message;
+      }
+      return eventlog::LineVerdict::kCorrupt;
+    }
+    if (const auto* ignored = std::get_if<listener::IgnoredEvent>(&*event)) {
+      ++diagnosed.ignored_event_types[ignored->type];
+    }
+    diagnosed.model.Apply(*event);
+    return eventlog::LineVerdict::kAccepted;
+  }
+
+  // Offline, a restart means the file was rewritten while we read it: what came before belongs to
+  // an older run, so only the new generation is reported.
+  void OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t, std::string_view) override {
+    DiagnosedLog& diagnosed = LogFor(log);
+    diagnosed = DiagnosedLog{};
+    diagnosed.path = log.id;
+  }
+
+  void OnLogCompleted(const eventlog::LogIdentity&) override {}
+
+  std::uint64_t lines_delivered() const { return lines_delivered_; }
+
+  // The log's results so far (an empty record when it delivered nothing), moved out.
+  DiagnosedLog Take(const eventlog::LogStatus& status) {
+    DiagnosedLog diagnosed;
+    if (auto found = logs_.find(status.identity.id); found != logs_.end()) {
+      diagnosed = std::move(found->second);
+      logs_.erase(found);
+    }
+    diagnosed.path = status.identity.id;
+    diagnosed.state = std::string(eventlog::LogStateName(status.state));
+    diagnosed.counters = status.counters;
+    return diagnosed;
+  }
+
+ private:
+  DiagnosedLog& LogFor(const eventlog::LogIdentity& log) {
+    auto [entry, inserted] = logs_.try_emplace(log.id);
+    if (inserted) entry->second.path = log.id;
+    return entry->second;
+  }
+
+  listener::EventParser parser_;
+  std::map<std::string, DiagnosedLog> logs_;  // by LogIdentity::id
+  std::uint64_t lines_delivered_ = 0;
+};
+
+// Offline there is nothing to wait for: poll until a poll neither stops at its byte budget nor
+// delivers a line (a rolling log may go on with its next file only on the following poll).
+template <typename Source>
+void ReadToEnd(Source& source, DiagnoseSink& sink) {
+  for (;;) {
+    const std::uint64_t before = sink.lines_delivered();
+    const bool more_pending = source.Poll(sink);
+    if (!more_pending && sink.lines_delivered() == before) return;
+  }
+}
+
+// Problems of a log that was found but not (fully) read; empty when it was read cleanly.
+std::optional<std::string> LogProblem(const DiagnosedLog& log, const eventlog::LogStatus& status) {
+  const eventlog::LogCounters& counters = status.counters;
+  std::string problem;
+  if (status.state == eventlog::LogState::kFailed || status.state == eventlog::LogState::kUnsupported ||
+      counters.read_errors > 0 || counters.decode_errors > 0) {
+    problem = status.problem.empty() ? std::string("cannot be read (") + std::string(eventlog::LogStateName(status.state)) + ")"
+                                     : status.problem;
+  } else if (log.model.application().app_id.empty() && !log.model.application().start_ms &&
+             log.model.jobs().empty()) {
+    problem = "no Spark application events in this log";
+  }
+  if (problem.empty()) return std::nullopt;
+  return problem;
+}
+
+struct InputResult {
+  std::vector<DiagnosedLog> logs;
+  std::vector<DiagnoseError> errors;
+};
+
+// The feed's problems start with the file's name; the error already names the path.
+std::string WithoutFileNamePrefix(const std::string& problem, const std::string& path) {
+  const std::string prefix = std::filesystem::path(path).filename().string() + ": ";
+  return problem.starts_with(prefix) ? problem.substr(prefix.size()) : problem;
+}
+
+// `argument_path`: the path the user gave for a single file (it may end in ".inprogress", which
+// the log's id does not); empty for logs found in a directory, which are named by their id.
+void Collect(DiagnoseSink& sink, const std::vector<eventlog::LogStatus>& statuses, const std::string& argument_path,
+             InputResult& result) {
+  for (const eventlog::LogStatus& status : statuses) {
+    DiagnosedLog log = sink.Take(status);
+    if (auto problem = LogProblem(log, status)) {
+      const std::string& path = argument_path.empty() ? status.identity.id : argument_path;
+      result.errors.push_back({path, WithoutFileNamePrefix(*problem, path)});
+    }
+    // A log that delivered nothing has nothing to show; its error says why.
+    if (log.counters.lines > 0) result.logs.push_back(std::move(log));
+  }
+}
+
+void ReadDirectory(const std::string& path, InputResult& result) {
+  eventlog::ScannerOptions options;
+  options.directories = {path};
+  auto scanner = eventlog::EventLogScanner::Create(std::move(options));
+  if (!scanner.ok()) {
+    result.errors.push_back({path, scanner.error().message});
+    return;
+  }
+  DiagnoseSink sink;
+  ReadToEnd(**scanner, sink);
+  const eventlog::FeedCounters counters = (*scanner)->counters();
+  if (counters.directory_errors > 0) {
+    result.errors.push_back({path, "cannot list the directory"});
+    return;
+  }
+  const std::vector<eventlog::LogStatus> statuses = (*scanner)->statuses();
+  if (statuses.empty()) result.errors.push_back({path, "no Spark event logs in this directory"});
+  Collect(sink, statuses, "", result);
+}
+
+void ReadFile(const std::string& path, InputResult& result) {
+  // Checked here because the follower only counts read errors, and "Permission denied" is the
+  // message the user needs.
+  if (::access(path.c_str(), R_OK) != 0) {
+    result.errors.push_back({path, std::strerror(errno)});
+    return;
+  }
+  const std::filesystem::path file_path(path);
+  const auto name = eventlog::ParseSingleFileLogName(file_path.filename().string());
+  if (!name) {
+    result.errors.push_back({path, "not an event log file name"});
+    return;
+  }
+  eventlog::LogIdentity identity;
+  identity.id = (file_path.parent_path() / name->final_name).string();
+  identity.name = name->base;
+  identity.directory = file_path.parent_path().string();
+  identity.layout = eventlog::LogLayout::kSingleFile;
+  eventlog::SingleFileFollower follower(identity, identity.id, name->codec, eventlog::FollowOptions{});
+  DiagnoseSink sink;
+  ReadToEnd(follower, sink);
+  Collect(sink, {follower.status()}, path, result);
+}
+
+InputResult ReadInput(const std::string& path) {
+  InputResult result;
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    result.errors.push_back({path, std::strerror(errno)});
+  } else if (S_ISDIR(info.st_mode)) {
+    // The scanner takes an eventlog_v2_ directory as one rolling log, any other as a log directory.
+    ReadDirectory(path, result);
+  } else if (S_ISREG(info.st_mode)) {
+    ReadFile(path, result);
+  } else {
+    result.errors.push_back({path, "not a file or directory"});
+  }
+  return result;
+}
+
+}  // namespace
+
+int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || WantsHelp(args)) {
+    (args.empty() ? err : out) << kUsage << FormatFlagHelp(kSpecs);
+    return args.empty() ? 2 : 0;
+  }
+  auto flags = ParseFlags(kSpecs, args);
+  if (!flags.ok()) {
+    err << "sparktrace diagnose: " << flags.error().message << "\n";
+    return 2;
+  }
+  if (flags->positional().empty()) {
+    err << "sparktrace diagnose: no event log or directory given\n\n" << kUsage;
+    return 2;
+  }
+  // The feed reports decode problems through the process logger; keep that on stderr (never in the
+  // JSON on stdout) and to errors: each problem is also reported below with its path.
+  ConfigureLogging(spdlog::level::err, LogFormat::kText);
+
+  std::vector<DiagnosedLog> logs;
+  std::vector<DiagnoseError> errors;
+  for (const std::string& path : flags->positional()) {
+    InputResult result = ReadInput(path);
+    for (DiagnosedLog& log : result.logs) logs.push_back(std::move(log));
+    for (DiagnoseError& error : result.errors) {
+      err << "sparktrace diagnose: " << error.path << ": " << error.message << "\n";
+      errors.push_back(std::move(error));
+    }
+  }
+  out << (flags->GetBool("json") ? RenderDiagnoseJson(logs, errors) : RenderDiagnoseText(logs));
+  return errors.empty() ? 0 : 1;
+}
+
+}  // namespace sparktrace::cli

@@ -1,0 +1,392 @@
+#include "cli/diagnose_report.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/logging.h"
+#include "common/units.h"
+#include "listener/correlate/phases.h"
+
+namespace sparktrace::cli {
+namespace {
+
+using listener::ApplicationModel;
+using listener::ConnectOperationRecord;
+using listener::EpochMillis;
+using listener::JobRecord;
+using listener::Phase;
+using listener::PhaseBreakdown;
+using listener::StageAttemptRecord;
+using listener::TimeWindow;
+
+constexpr std::array<Phase, listener::kPhaseCount> kPhases = {Phase::kResourceWait, Phase::kCompute,
+                                                              Phase::kIoWrite, Phase::kIdle};
+
+// ---- Figures shared by both renderings -------------------------------------------------------
+
+std::string_view StageStatus(const StageAttemptRecord& stage) {
+  if (stage.failure_reason) return "failed";
+  return stage.completed ? "complete" : "running";
+}
+
+std::optional<std::int64_t> StageDurationMs(const StageAttemptRecord& stage) {
+  const std::optional<EpochMillis> start = stage.StartMs();
+  if (!start || !stage.completion_ms) return std::nullopt;
+  return *stage.completion_ms - *start;
+}
+
+std::optional<std::int64_t> JobDurationMs(const JobRecord& job) {
+  if (!job.submission_ms || !job.completion_ms) return std::nullopt;
+  return *job.completion_ms - *job.submission_ms;
+}
+
+// The first terminal event decides, as the phase window does (phases.h).
+std::string_view OperationStatus(const ConnectOperationRecord& operation) {
+  if (operation.failed_ms) return "failed";
+  if (operation.canceled_ms) return "canceled";
+  if (operation.finished_ms) return "finished";
+  if (operation.closed_ms) return "closed";
+  return "running";
+}
+
+std::int64_t ExecutorsRemoved(const ApplicationModel& model) {
+  return std::count_if(model.executors().begin(), model.executors().end(),
+                       [](const listener::ExecutorRecord& executor) { return executor.removed_ms.has_value(); });
+}
+
+std::int64_t IgnoredEvents(const DiagnosedLog& log) {
+  std::int64_t total = 0;
+  for (const auto& [type, count] : log.ignored_event_types) total += count;
+  return total;
+}
+
+// Blank, oversized and cut-off lines: skipped by the feed before any parsing. The feed's
+// corrupt_lines also counts the lines this command reported as malformed, which are shown apart.
+std::int64_t DroppedLines(const DiagnosedLog& log) {
+  const auto blank = static_cast<std::int64_t>(log.counters.corrupt_lines) - log.malformed_lines;
+  return std::max<std::int64_t>(blank, 0) + static_cast<std::int64_t>(log.counters.oversized_lines) +
+         static_cast<std::int64_t>(log.counters.truncated_lines);
+}
+
+// ---- Text ------------------------------------------------------------------------------------
+
+// "2019-04-08T20:39:44.286Z".
+std::string FormatTimestamp(EpochMillis time_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(time_ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[96];  // room for any int fields, so the format cannot truncate
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(time_ms % 1000));
+  return text;
+}
+
+// Seconds with millisecond precision: exact, and short enough for a column.
+std::string FormatSeconds(std::int64_t duration_ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%s%lld.%03llds", duration_ms < 0 ? "-" : "",
+                static_cast<long long>(std::abs(duration_ms) / 1000), static_cast<long long>(std::abs(duration_ms) % 1000));
+  return text;
+}
+
+std::string FormatOptionalSeconds(std::optional<std::int64_t> duration_ms) {
+  return duration_ms ? FormatSeconds(*duration_ms) : "-";
+}
+
+std::string FormatOffset(std::optional<EpochMillis> time_ms, EpochMillis origin_ms) {
+  return time_ms ? "+" + FormatSeconds(*time_ms - origin_ms) : "-";
+}
+
+std::string FormatBytes(std::int64_t bytes) {
+  return bytes <= 0 ? "0" : FormatByteSize(static_cast<std::uint64_t>(bytes));
+}
+
+std::string FormatPercent(std::int64_t part, std::int64_t whole) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  return text;
+}
+
+// Rows of cells printed with every column as wide as its widest cell. Columns listed as numeric
+// are right-aligned so that digits line up.
+class Table {
+ public:
+  Table(std::string indent, std::vector<bool> right_aligned)
+      : indent_(std::move(indent)), right_aligned_(std::move(right_aligned)) {}
+
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+  void Render(std::string& out) const {
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows_) {
+      if (widths.size() < row.size()) widths.resize(row.size(), 0);
+      for (std::size_t column = 0; column < row.size(); ++column) {
+        widths[column] = std::max(widths[column], row[column].size());
+      }
+    }
+    for (const auto& row : rows_) {
+      std::string line = indent_;
+      for (std::size_t column = 0; column < row.size(); ++column) {
+        const std::string& cell = row[column];
+        const std::string padding(widths[column] - cell.size(), ' ');
+        const bool right = column < right_aligned_.size() && right_aligned_[column];
+        if (column > 0) line += "  ";
+        line += right ? padding + cell : cell + padding;
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+  }
+
+ private:
+  std::string indent_;
+  std::vector<bool> right_aligned_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+void RenderPhasesText(const std::optional<PhaseBreakdown>& phases, const std::string& indent, std::string& out) {
+  if (!phases) {
+    out += indent + "window   unknown (no start event)\n";
+    return;
+  }
+  const std::int64_t window_ms = phases->window.end_ms - phases->window.start_ms;
+  out += indent + "window   " + FormatTimestamp(phases->window.start_ms) + " .. " +
+         FormatTimestamp(phases->window.end_ms) + "  (" + FormatSeconds(window_ms) + ")\n";
+  out += indent + "phases\n";
+  Table table(indent + "  ", {false, true, true});
+  for (Phase phase : kPhases) {
+    table.Add({std::string(listener::PhaseName(phase)), std::to_string(phases->TotalMs(phase)) + " ms",
+               FormatPercent(phases->TotalMs(phase), window_ms)});
+  }
+  table.Render(out);
+}
+
+// Jobs and their stage attempts as one table, stages indented under their job; start times are
+// offsets from `origin_ms` (the window's start) so the timeline reads top to bottom.
+void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRecord*>& jobs, EpochMillis origin_ms,
+                    const std::string& indent, std::string& out) {
+  if (jobs.empty()) {
+    out += indent + "jobs     none\n";
+    return;
+  }
+  out += indent + "jobs\n";
+  Table table(indent + "  ", {false, false, true, true, true, true, true, true, true, true, true, true, true});
+  table.Add({"job/stage", "status", "start", "duration", "tasks", "failed", "task p50", "p95", "max", "shuffle read",
+             "shuffle write", "output", "spill mem/disk"});
+  for (const JobRecord* job : jobs) {
+    std::string label = "job " + std::to_string(job->job_id);
+    table.Add({label, std::string(listener::JobStatusName(job->status)), FormatOffset(job->submission_ms, origin_ms),
+               FormatOptionalSeconds(JobDurationMs(*job))});
+    for (const StageAttemptRecord* stage : model.StagesOfJob(job->job_id)) {
+      const listener::TaskStatistics& tasks = stage->tasks;
+      const auto& durations = tasks.successful_durations;
+      const auto quantile = [&durations](double q) {
+        const std::optional<std::int64_t> value = durations.Quantile(q);
+        return value ? std::to_string(*value) + " ms" : std::string("-");
+      };
+      table.Add({"  stage " + std::to_string(stage->key.stage_id) + "." + std::to_string(stage->key.attempt_id),
+                 std::string(StageStatus(*stage)), FormatOffset(stage->StartMs(), origin_ms),
+                 FormatOptionalSeconds(StageDurationMs(*stage)), std::to_string(tasks.tasks_ended),
+                 std::to_string(tasks.failed_tasks), quantile(0.5), quantile(0.95),
+                 durations.count() > 0 ? std::to_string(durations.max_ms()) + " ms" : "-",
+                 FormatBytes(tasks.shuffle_read_bytes), FormatBytes(tasks.shuffle_write_bytes),
+                 FormatBytes(tasks.output_bytes),
+                 FormatBytes(tasks.memory_bytes_spilled) + "/" + FormatBytes(tasks.disk_bytes_spilled)});
+    }
+  }
+  table.Render(out);
+}
+
+void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
+  const ApplicationModel& model = log.model;
+  const listener::ApplicationRecord& app = model.application();
+  out += "application " + (app.app_id.empty() ? std::string("(no id)") : app.app_id);
+  if (app.attempt_id) out += " attempt " + *app.attempt_id;
+  if (!app.app_name.empty()) out += "  \"" + app.app_name + "\"";
+  out += "\n";
+  out += "  spark    " + (app.spark_version.empty() ? std::string("unknown") : app.spark_version) +
+         (app.spark_user.empty() ? "" : ", user " + app.spark_user) + "\n";
+  out += "  log      " + log.path + " (" + log.state + "; " + std::to_string(log.counters.lines) + " lines, " +
+         std::to_string(log.malformed_lines) + " malformed, " + std::to_string(DroppedLines(log)) + " dropped, " +
+         std::to_string(IgnoredEvents(log)) + " ignored events)\n";
+  if (!log.first_malformed.empty()) {
+    // Parser messages name the event and field; the line itself may be megabytes, so it is not shown.
+    std::string first = log.first_malformed;
+    if (first.size() > 160) first = first.substr(0, 157) + "...";
+    out += "           first malformed " + first + "\n";
+  }
+  const std::optional<PhaseBreakdown> phases = listener::ApplicationPhases(model);
+  RenderPhasesText(phases, "  ", out);
+  out += "  executors " + std::to_string(model.executors().size()) + " added, " +
+         std::to_string(ExecutorsRemoved(model)) + " removed\n";
+  const EpochMillis origin_ms = phases ? phases->window.start_ms : app.start_ms.value_or(0);
+  std::vector<const JobRecord*> jobs;
+  for (const auto& [id, job] : model.jobs()) jobs.push_back(&job);
+  RenderJobsText(model, jobs, origin_ms, "  ", out);
+
+  for (const auto& [id, operation] : model.operations()) {
+    out += "  connect operation " + operation.operation_id + " (" + std::string(OperationStatus(operation)) + ")\n";
+    out += "    session  " + (operation.session_id.empty() ? "-" : operation.session_id) + ", user " +
+           (operation.user_id.empty() ? "-" : operation.user_id) + "\n";
+    if (!operation.error_message.empty()) out += "    error    " + operation.error_message.substr(0, 160) + "\n";
+    const std::optional<PhaseBreakdown> operation_phases = listener::OperationPhases(model, operation);
+    RenderPhasesText(operation_phases, "    ", out);
+    std::vector<const JobRecord*> operation_jobs;
+    for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) {
+      if (auto found = model.jobs().find(job_id); found != model.jobs().end()) operation_jobs.push_back(&found->second);
+    }
+    RenderJobsText(model, operation_jobs, operation_phases ? operation_phases->window.start_ms : origin_ms, "    ", out);
+  }
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+// Appends JSON values to one string; the caller writes the punctuation between members.
+class JsonOut {
+ public:
+  std::string& text() { return text_; }
+  JsonOut& Raw(std::string_view raw) {
+    text_ += raw;
+    return *this;
+  }
+  JsonOut& String(std::string_view value) {
+    text_ += '"';
+    AppendJsonEscaped(text_, value);
+    text_ += '"';
+    return *this;
+  }
+  JsonOut& Key(std::string_view key) {
+    if (!text_.empty() && text_.back() != '{' && text_.back() != '[') text_ += ',';
+    String(key);
+    text_ += ':';
+    return *this;
+  }
+  JsonOut& Int(std::int64_t value) { return Raw(std::to_string(value)); }
+  JsonOut& OptionalInt(std::optional<std::int64_t> value) { return value ? Int(*value) : Raw("null"); }
+  JsonOut& OptionalString(const std::optional<std::string>& value) { return value ? String(*value) : Raw("null"); }
+  JsonOut& NonEmptyOrNull(const std::string& value) { return value.empty() ? Raw("null") : String(value); }
+  // Before an array element: a comma unless it is the first.
+  JsonOut& Element() {
+    if (!text_.empty() && text_.back() != '[') text_ += ',';
+    return *this;
+  }
+
+ private:
+  std::string text_;
+};
+
+void WriteWindow(JsonOut& json, const std::optional<PhaseBreakdown>& phases) {
+  if (!phases) {
+    json.Key("window").Raw("null").Key("phases").Raw("null");
+    return;
+  }
+  json.Key("window").Raw("{");
+  json.Key("start_ms").Int(phases->window.start_ms).Key("end_ms").Int(phases->window.end_ms);
+  json.Key("duration_ms").Int(phases->window.end_ms - phases->window.start_ms).Raw("}");
+  json.Key("phases").Raw("{");
+  for (Phase phase : kPhases) json.Key(std::string(listener::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
+  json.Raw("}");
+}
+
+void WriteStage(JsonOut& json, const StageAttemptRecord& stage) {
+  const listener::TaskStatistics& tasks = stage.tasks;
+  json.Element().Raw("{");
+  json.Key("stage_id").Int(stage.key.stage_id).Key("attempt_id").Int(stage.key.attempt_id);
+  json.Key("status").String(StageStatus(stage));
+  json.Key("start_ms").OptionalInt(stage.StartMs()).Key("completion_ms").OptionalInt(stage.completion_ms);
+  json.Key("duration_ms").OptionalInt(StageDurationMs(stage));
+  json.Key("num_tasks").Int(stage.num_tasks).Key("tasks_ended").Int(tasks.tasks_ended);
+  json.Key("failed_tasks").Int(tasks.failed_tasks).Key("killed_tasks").Int(tasks.killed_tasks);
+  json.Key("task_duration_ms");
+  if (tasks.successful_durations.count() > 0) {
+    json.Raw("{").Key("p50").OptionalInt(tasks.successful_durations.Quantile(0.5));
+    json.Key("p95").OptionalInt(tasks.successful_durations.Quantile(0.95));
+    json.Key("max").Int(tasks.successful_durations.max_ms()).Raw("}");
+  } else {
+    json.Raw("null");
+  }
+  json.Key("input_bytes").Int(tasks.input_bytes).Key("shuffle_read_bytes").Int(tasks.shuffle_read_bytes);
+  json.Key("shuffle_write_bytes").Int(tasks.shuffle_write_bytes).Key("output_bytes").Int(tasks.output_bytes);
+  json.Key("memory_spilled_bytes").Int(tasks.memory_bytes_spilled);
+  json.Key("disk_spilled_bytes").Int(tasks.disk_bytes_spilled).Raw("}");
+}
+
+void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job) {
+  json.Element().Raw("{");
+  json.Key("job_id").Int(job.job_id).Key("status").String(listener::JobStatusName(job.status));
+  json.Key("submission_ms").OptionalInt(job.submission_ms).Key("completion_ms").OptionalInt(job.completion_ms);
+  json.Key("duration_ms").OptionalInt(JobDurationMs(job));
+  json.Key("operation_id").OptionalString(model.OperationOfJob(job));
+  json.Key("sql_execution_id").OptionalInt(job.sql_execution_id);
+  json.Key("failure_message").NonEmptyOrNull(job.failure_message);
+  json.Key("stages").Raw("[");
+  for (const StageAttemptRecord* stage : model.StagesOfJob(job.job_id)) WriteStage(json, *stage);
+  json.Raw("]}");
+}
+
+void WriteOperation(JsonOut& json, const ApplicationModel& model, const ConnectOperationRecord& operation) {
+  json.Element().Raw("{");
+  json.Key("operation_id").String(operation.operation_id).Key("session_id").String(operation.session_id);
+  json.Key("user_id").String(operation.user_id).Key("status").String(OperationStatus(operation));
+  WriteWindow(json, listener::OperationPhases(model, operation));
+  json.Key("job_ids").Raw("[");
+  for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) json.Element().Int(job_id);
+  json.Raw("]");
+  json.Key("error_message").NonEmptyOrNull(operation.error_message).Raw("}");
+}
+
+void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
+  const ApplicationModel& model = log.model;
+  const listener::ApplicationRecord& app = model.application();
+  json.Element().Raw("{");
+  json.Key("log").Raw("{").Key("path").String(log.path).Key("state").String(log.state);
+  json.Key("lines").Int(static_cast<std::int64_t>(log.counters.lines)).Key("malformed_lines").Int(log.malformed_lines);
+  json.Key("first_malformed").NonEmptyOrNull(log.first_malformed).Key("dropped_lines").Int(DroppedLines(log));
+  json.Key("ignored_events").Int(IgnoredEvents(log)).Key("ignored_event_types").Raw("{");
+  for (const auto& [type, count] : log.ignored_event_types) json.Key(type).Int(count);
+  json.Raw("}}");
+  json.Key("app_id").String(app.app_id).Key("attempt_id").OptionalString(app.attempt_id);
+  json.Key("app_name").String(app.app_name).Key("spark_user").String(app.spark_user);
+  json.Key("spark_version").NonEmptyOrNull(app.spark_version);
+  WriteWindow(json, listener::ApplicationPhases(model));
+  json.Key("executors").Raw("{").Key("added").Int(static_cast<std::int64_t>(model.executors().size()));
+  json.Key("removed").Int(ExecutorsRemoved(model)).Raw("}");
+  json.Key("jobs").Raw("[");
+  for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job);
+  json.Raw("]").Key("operations").Raw("[");
+  for (const auto& [id, operation] : model.operations()) WriteOperation(json, model, operation);
+  json.Raw("]}");
+}
+
+}  // namespace
+
+std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs) {
+  std::string out;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    if (i > 0) out += "\n";
+    RenderApplicationText(logs[i], out);
+  }
+  return out;
+}
+
+std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs, const std::vector<DiagnoseError>& errors) {
+  JsonOut json;
+  json.Raw("{").Key("schema").String("sparktrace.diagnose/1").Key("applications").Raw("[");
+  for (const DiagnosedLog& log : logs) WriteApplication(json, log);
+  json.Raw("]").Key("errors").Raw("[");
+  for (const DiagnoseError& error : errors) {
+    json.Element().Raw("{").Key("path").String(error.path).Key("message").String(error.message).Raw("}");
+  }
+  json.Raw("]}\n");
+  return std::move(json.text());
+}
+
+}  // namespace sparktrace::cli

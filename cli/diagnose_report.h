@@ -1,0 +1,38 @@
+#pragma once
+// What `sparktrace diagnose` found in its inputs, and its two renderings: aligned text for people
+// and the `sparktrace.diagnose/1` JSON document (schema: the comment atop diagnose_command.cc).
+// Pure functions of already-read logs: no file access here.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "listener/correlate/application_model.h"
+#include "listener/eventlog/feed_counters.h"
+
+namespace sparktrace::cli {
+
+// One application log (single file or rolling directory), read to its end.
+struct DiagnosedLog {
+  std::string path;   // the log's id: its path without ".inprogress", or the eventlog_v2_ directory
+  std::string state;  // eventlog::LogStateName: complete, in_progress, failed, unsupported
+  eventlog::LogCounters counters;
+  // Lines that are not a Spark event (bad JSON, missing fields): counted and skipped.
+  std::int64_t malformed_lines = 0;
+  std::string first_malformed;  // "line N: <parser message>" of the first one; empty when none
+  // Valid events of types the model does not use (or does not know), by their "Event" value.
+  std::map<std::string, std::int64_t> ignored_event_types;
+  listener::ApplicationModel model;
+};
+
+// An input that could not be read (whole or in part). `path` is the argument or log it concerns.
+struct DiagnoseError {
+  std::string path;
+  std::string message;
+};
+
+std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs);
+std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs, const std::vector<DiagnoseError>& errors);
+
+}  // namespace sparktrace::cli

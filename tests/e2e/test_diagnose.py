@@ -1,0 +1,246 @@
+"""`sparktrace diagnose`: offline event-log reading, phase figures, JSON schema, errors.
+
+Stdlib only. Binary: $SPARKTRACE_BIN (default build/sparktrace). Event logs: $SPARKTRACE_DATA_DIR
+(default <repo>/../shared/data); every test is skipped when they are absent.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BIN = os.environ.get("SPARKTRACE_BIN") or str(HERE.parents[1] / "build" / "sparktrace")
+DATA = Path(os.environ.get("SPARKTRACE_DATA_DIR") or HERE.parents[2] / "shared" / "data")
+TIMEOUT = 60  # seconds per run; a Debug build reads the largest directory in a few seconds
+
+YARN_APP = DATA / "spark-events" / "application_1553914137147_0018"
+PLAIN = DATA / "spark-events" / "local-1642039451826"
+DERIVED = DATA / "spark-events-derived"
+MALFORMED = DATA / "spark-events-problems" / "malformed_json_eventlog.zstd"
+PHASE_KEYS = {"resource_wait_ms", "compute_ms", "io_write_ms", "idle_ms"}
+
+needs_data = unittest.skipUnless(YARN_APP.is_file(), f"no event logs under {DATA}")
+
+
+def run(*args):
+    return subprocess.run([BIN, "diagnose", *map(str, args)], capture_output=True, text=True,
+                          timeout=TIMEOUT, check=False)
+
+
+def run_json(*args, expect_code=0):
+    result = run("--json", *args)
+    if result.returncode != expect_code:
+        raise AssertionError(f"exit {result.returncode}, wanted {expect_code}: {result.stderr}")
+    return json.loads(result.stdout)
+
+
+def without_log_path(app):
+    """An application's JSON minus what names the file it was read from."""
+    app = dict(app)
+    app["log"] = {key: value for key, value in app["log"].items() if key != "path"}
+    return app
+
+
+@needs_data
+class DiagnoseTest(unittest.TestCase):
+    def test_text_shows_hand_computed_phases(self):
+        # The hand computation is in tests/unit/listener_correlate_phases_test.cc
+        # (YarnApplicationWithThreeExecutors): window 62,168 ms.
+        result = run(YARN_APP)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        out = result.stdout
+        self.assertIn("application application_1553914137147_0018", out)
+        self.assertRegex(out, r"resource_wait\s+10310 ms\s+16\.6%")
+        self.assertRegex(out, r"compute\s+50647 ms\s+81\.5%")
+        self.assertRegex(out, r"io_write\s+0 ms\s+0\.0%")
+        self.assertRegex(out, r"idle\s+1211 ms\s+1\.9%")
+        self.assertIn("(62.168s)", out)
+        self.assertRegex(out, r"executors 3 added, 0 removed")
+        for job in ("job 0", "job 1", "job 2"):
+            self.assertRegex(out, rf"\n\s+{job}\s+succeeded")
+
+    def test_json_schema_and_figures(self):
+        doc = run_json(YARN_APP)
+        self.assertEqual(set(doc), {"schema", "applications", "errors"})
+        self.assertEqual(doc["schema"], "sparktrace.diagnose/1")
+        self.assertEqual(doc["errors"], [])
+        self.assertEqual(len(doc["applications"]), 1)
+        app = doc["applications"][0]
+        for key in ("log", "app_id", "attempt_id", "app_name", "spark_user", "spark_version", "window",
+                    "phases", "executors", "jobs", "operations"):
+            self.assertIn(key, app)
+        self.assertEqual(app["app_id"], "application_1553914137147_0018")
+        self.assertTrue(app["spark_version"].startswith("3.0.0"), app["spark_version"])
+        self.assertEqual(app["window"], {"start_ms": 1554755984286, "end_ms": 1554756046454,
+                                         "duration_ms": 62168})
+        self.assertEqual(app["phases"], {"resource_wait_ms": 10310, "compute_ms": 50647,
+                                         "io_write_ms": 0, "idle_ms": 1211})
+        self.assertEqual(app["executors"], {"added": 3, "removed": 0})
+        self.assertEqual(app["log"]["state"], "complete")
+        self.assertEqual(app["log"]["malformed_lines"], 0)
+        self.assertEqual([job["job_id"] for job in app["jobs"]], [0, 1, 2])
+        stage_keys = {"stage_id", "attempt_id", "status", "start_ms", "completion_ms", "duration_ms",
+                      "num_tasks", "tasks_ended", "failed_tasks", "killed_tasks", "task_duration_ms",
+                      "input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output_bytes",
+                      "memory_spilled_bytes", "disk_spilled_bytes"}
+        stages = [stage for job in app["jobs"] for stage in job["stages"]]
+        self.assertTrue(stages)
+        for stage in stages:
+            self.assertEqual(set(stage), stage_keys)
+            self.assertEqual(stage["status"], "complete")
+        # Stage 0.0 runs [1554755995763, 1554756012379] (see the unit test's comment).
+        stage0 = next(stage for stage in stages if stage["stage_id"] == 0)
+        self.assertEqual(stage0["duration_ms"], 1554756012379 - 1554755995763)
+        self.assertGreater(stage0["tasks_ended"], 0)
+
+    def test_compressed_copies_equal_the_plain_log(self):
+        plain = run_json(PLAIN)["applications"]
+        self.assertEqual(len(plain), 1)
+        self.assertEqual(plain[0]["app_id"], "local-1642039451826")
+        self.assertTrue(plain[0]["jobs"], "the log has jobs")
+        for codec in ("zstd", "lz4"):
+            with self.subTest(codec=codec):
+                copy = run_json(DERIVED / f"local-1642039451826.{codec}")["applications"]
+                self.assertEqual([without_log_path(app) for app in copy],
+                                 [without_log_path(app) for app in plain])
+
+    def test_directory_processes_every_application(self):
+        doc = run_json(DERIVED)
+        ids = sorted(app["app_id"] for app in doc["applications"])
+        # Single files (snappy, lz4, zstd, zstd.inprogress) and rolling eventlog_v2_ directories.
+        for expected in ("app-20200706201101-0003", "application_1628109047826_1317105",
+                         "local-1430917381534", "local-1596020211915", "local-1642039451826"):
+            self.assertIn(expected, ids)
+        self.assertGreaterEqual(len(ids), 7)
+        for app in doc["applications"]:
+            self.assertEqual(set(app["phases"] or PHASE_KEYS), PHASE_KEYS)
+        rolling = [app for app in doc["applications"] if "eventlog_v2_" in app["log"]["path"]]
+        self.assertEqual(len(rolling), 2)
+        # In-progress prefixes (README.md "Derived files"): 100 events, and 5 events of a file cut
+        # inside a zstd frame; both read as far as they go, neither an error.
+        by_path = {Path(app["log"]["path"]).name: app for app in doc["applications"]}
+        self.assertEqual(by_path["local-1596020211915.zstd"]["log"]["lines"], 100)
+        self.assertEqual(by_path["local-1430917381534.zstd"]["log"]["lines"], 5)
+        self.assertEqual(by_path["local-1430917381534.zstd"]["log"]["state"], "in_progress")
+        self.assertEqual(doc["errors"], [])
+
+    def test_rolling_directory_argument_is_one_log(self):
+        plain = run_json(DATA / "spark-events" / "application_1628109047826_1317105")["applications"]
+        rolling = run_json(DERIVED / "eventlog_v2_application_1628109047826_1317105")["applications"]
+        self.assertEqual(len(rolling), 1)
+        self.assertEqual([without_log_path(app) for app in rolling], [without_log_path(app) for app in plain])
+
+    def test_missing_path_is_an_error_but_others_are_processed(self):
+        missing = DATA / "no-such-event-log"
+        result = run(missing, YARN_APP)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(f"sparktrace diagnose: {missing}: No such file or directory", result.stderr)
+        self.assertIn("application application_1553914137147_0018", result.stdout)
+        self.assertRegex(result.stdout, r"compute\s+50647 ms")
+
+        doc = run_json(YARN_APP, missing, expect_code=1)
+        self.assertEqual([app["app_id"] for app in doc["applications"]], ["application_1553914137147_0018"])
+        self.assertEqual(doc["errors"], [{"path": str(missing), "message": "No such file or directory"}])
+
+    def test_malformed_line_is_counted_not_fatal(self):
+        # README-rapids.md: line 4 of 477 is invalid JSON; the other 476 lines parse.
+        doc = run_json(MALFORMED)
+        self.assertEqual(doc["errors"], [])
+        app = doc["applications"][0]
+        self.assertEqual(app["app_id"], "application_1603128018386_7759")
+        self.assertEqual(app["log"]["malformed_lines"], 1)
+        self.assertEqual(app["log"]["lines"], 477)
+        self.assertTrue(app["log"]["first_malformed"].startswith("line 4:"), app["log"]["first_malformed"])
+        self.assertTrue(app["jobs"])
+        text = run(MALFORMED)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("1 malformed", text.stdout)
+
+    def test_unreadable_files_are_errors_but_others_are_processed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            garbage = Path(tmp) / "garbage.zstd"
+            garbage.write_bytes(b"\x00not a zstd frame\n" * 100)
+            empty = Path(tmp) / "empty"
+            empty.write_bytes(b"")
+            doc = run_json(garbage, empty, YARN_APP, expect_code=1)
+            self.assertEqual([app["app_id"] for app in doc["applications"]], ["application_1553914137147_0018"])
+            self.assertEqual([error["path"] for error in doc["errors"]], [str(garbage), str(empty)])
+            self.assertIn("zstd", doc["errors"][0]["message"])
+            result = run(garbage, YARN_APP)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn(f"sparktrace diagnose: {garbage}: ", result.stderr)
+
+    def test_connect_operation_phases_and_jobs(self):
+        # A Spark 3.5 Connect operation (event shapes as in tests/unit/listener_event_parser_test.cc)
+        # whose one job runs stage 11 for 1,000 ms of the operation's 1,260 ms window
+        # [Started 9,240, Finished 10,500]: compute 1,000, idle 260; no ExecutorAdded, so no
+        # resource_wait (phases.h).
+        pkg = "org.apache.spark.sql.connect.service."
+        op = "3bbf8b3d-9a64-4c2e-8d7f-0e1d2c3b4a59"
+        session = "8f7a2c3e-2b1d-4c5e-9f00-1a2b3c4d5e6f"
+        tag = f"SparkConnect_OperationTag_User_data_eng_Session_{session}_Operation_{op}"
+        t0 = 1732262600000
+
+        def stage(submitted=None, completed=None):
+            info = {"Stage ID": 11, "Stage Attempt ID": 0, "Stage Name": "collect", "Number of Tasks": 1,
+                    "RDD Info": [], "Parent IDs": [], "Details": "", "Accumulables": []}
+            if submitted:
+                info["Submission Time"] = submitted
+            if completed:
+                info["Completion Time"] = completed
+            return info
+
+        events = [
+            {"Event": "SparkListenerLogStart", "Spark Version": "3.5.2"},
+            {"Event": "SparkListenerApplicationStart", "App Name": "connect", "App ID": "local-1732262600000",
+             "Timestamp": t0, "User": "spark"},
+            {"Event": pkg + "SparkListenerConnectOperationStarted", "jobTag": tag, "operationId": op,
+             "eventTime": t0 + 9240, "sessionId": session, "userId": "data_eng", "userName": "x",
+             "statementText": "", "sparkSessionTags": [], "extraTags": {}},
+            {"Event": "SparkListenerJobStart", "Job ID": 7, "Submission Time": t0 + 9300, "Stage Infos": [stage()],
+             "Stage IDs": [11], "Properties": {"spark.job.tags": tag}},
+            {"Event": "SparkListenerStageSubmitted", "Stage Info": stage(t0 + 9310), "Properties": {}},
+            {"Event": "SparkListenerStageCompleted", "Stage Info": stage(t0 + 9310, t0 + 10310)},
+            {"Event": "SparkListenerJobEnd", "Job ID": 7, "Completion Time": t0 + 10400,
+             "Job Result": {"Result": "JobSucceeded"}},
+            {"Event": pkg + "SparkListenerConnectOperationFinished", "jobTag": tag, "operationId": op,
+             "eventTime": t0 + 10500},
+            {"Event": pkg + "SparkListenerConnectOperationClosed", "jobTag": tag, "operationId": op,
+             "eventTime": t0 + 10600},
+            {"Event": "SparkListenerApplicationEnd", "Timestamp": t0 + 20000},
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "local-1732262600000"
+            log.write_text("".join(json.dumps(event) + "\n" for event in events))
+            doc = run_json(log)
+            text = run(log)
+        app = doc["applications"][0]
+        self.assertEqual(app["log"]["malformed_lines"], 0)
+        self.assertEqual(app["jobs"][0]["operation_id"], op)
+        self.assertEqual(len(app["operations"]), 1)
+        operation = app["operations"][0]
+        self.assertEqual(operation["operation_id"], op)
+        self.assertEqual(operation["session_id"], session)
+        self.assertEqual(operation["user_id"], "data_eng")
+        self.assertEqual(operation["status"], "finished")
+        self.assertEqual(operation["window"], {"start_ms": t0 + 9240, "end_ms": t0 + 10500, "duration_ms": 1260})
+        self.assertEqual(operation["phases"], {"resource_wait_ms": 0, "compute_ms": 1000, "io_write_ms": 0,
+                                               "idle_ms": 260})
+        self.assertEqual(operation["job_ids"], [7])
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn(f"connect operation {op} (finished)", text.stdout)
+        self.assertRegex(text.stdout, r"compute\s+1000 ms\s+79\.4%")
+
+    def test_usage_errors(self):
+        self.assertEqual(run().returncode, 2)
+        self.assertEqual(run("--bogus", YARN_APP).returncode, 2)
+        help_result = run("--help")
+        self.assertEqual(help_result.returncode, 0)
+        self.assertIn("sparktrace.diagnose/1", help_result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
