@@ -26,7 +26,8 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
   const std::string& endpoint = flags.Get("otlp-endpoint");
   if (endpoint.empty()) {
     for (std::string_view dependent : {"otlp-header", "otlp-tls", "otlp-ca", "otlp-protocol"}) {
-      if (flags.IsSet(dependent)) return InvalidArgument("--" + std::string(dependent) + " needs --otlp-endpoint");
+      if (flags.IsSet(dependent))
+        return InvalidArgument("--" + std::string(dependent) + " needs --otlp-endpoint");
     }
     return std::optional<OtlpConfig>();
   }
@@ -63,19 +64,29 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 
 std::span<const FlagSpec> TracingFlagSpecs() {
   static const std::array<FlagSpec, 14> kSpecs = {{
-      {"store", "PATH", "sparktrace.db", "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
+      {"store", "PATH", "sparktrace.db",
+       "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
       {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
       {"store-max-bytes", "BYTES", "1GiB", "delete the oldest stored traces beyond this size"},
-      {"otlp-endpoint", "ENDPOINT", "", "export spans over OTLP: gRPC host:4317, or HTTP host:4318 / http://host:4318/v1/traces"},
+      {"otlp-endpoint", "ENDPOINT", "",
+       "export spans over OTLP: gRPC host:4317, or HTTP host:4318 / http://host:4318/v1/traces"},
       {"otlp-protocol", "PROTOCOL", "grpc", "grpc or http (protobuf bodies)"},
-      {"otlp-header", "KEY=VALUE", "", "header sent with every export (repeatable; values are never logged)", false, true},
+      {"otlp-header", "KEY=VALUE", "", "header sent with every export (repeatable; values are never logged)",
+       false, true},
       {"otlp-tls", "", "", "OTLP/gRPC over TLS"},
       {"otlp-ca", "FILE", "", "PEM roots for --otlp-tls (implies it; default: system roots)"},
-      {"sample-ratio", "RATIO", "1", "0..1: share of traces started here that are recorded (client traceparents decide their own)"},
-      {"span-batch-delay", "DURATION", "1s", "longest a finished span waits before it is written or exported"},
-      {"operation-linger", "DURATION", "30s", "how long an operation waits for a reattach or release before it ends"},
-      {"no-tracing", "", "", "record nothing and forward traceparent untouched (same as --store none without --otlp-endpoint)"},
-      {"event-log-dir", "DIR", "", "the driver's spark.eventLog.dir (shared volume): jobs, stages and phases under each operation (repeatable)", false, true},
+      {"sample-ratio", "RATIO", "1",
+       "0..1: share of traces started here that are recorded (client traceparents decide their own)"},
+      {"span-batch-delay", "DURATION", "1s",
+       "longest a finished span waits before it is written or exported"},
+      {"operation-linger", "DURATION", "30s",
+       "how long an operation waits for a reattach or release before it ends"},
+      {"no-tracing", "", "",
+       "record nothing and forward traceparent untouched (same as --store none without --otlp-endpoint)"},
+      {"event-log-dir", "DIR", "",
+       "the driver's spark.eventLog.dir (shared volume): jobs, stages and phases under each operation "
+       "(repeatable)",
+       false, true},
       {"event-log-poll", "DURATION", "1s", "how often --event-log-dir is read for new events"},
   }};
   return kSpecs;

@@ -12,7 +12,8 @@
 namespace sparktrace::cli {
 namespace {
 
-Result<std::unique_ptr<tracing::SpanExporter>> OtlpExporter(const OtlpConfig& otlp, std::string_view service_version) {
+Result<std::unique_ptr<tracing::SpanExporter>> OtlpExporter(const OtlpConfig& otlp,
+                                                            std::string_view service_version) {
   tracing::ResourceAttributes resource = tracing::BuildResourceAttributes(service_version);
   for (const std::string& warning : resource.warnings) spdlog::warn("OTLP resource: {}", warning);
   if (otlp.protocol == OtlpProtocol::kGrpc) {
@@ -73,10 +74,10 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
   tracing::connect::OperationRegistryOptions operations;
   operations.linger = config.operation_linger;
   // Sweep often enough that a short linger (tests, the demo) is honoured closely.
-  operations.sweep_interval = std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50),
-                                         std::chrono::milliseconds(1000));
-  stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(stack->fanout_, stack->ids_, *sampler,
-                                                                          *stack->metrics_, operations);
+  operations.sweep_interval =
+      std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+  stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(
+      stack->fanout_, stack->ids_, *sampler, *stack->metrics_, operations);
   if (!config.event_log_dirs.empty()) {
     listener::EventLogFeedOptions feed_options;
     feed_options.directories = config.event_log_dirs;

@@ -5,11 +5,11 @@
 // Lifetime: create before the proxy server starts, keep until it has shut down; then Shutdown()
 // ends the open operations and exports what is queued (bounded), before destruction.
 
-#include <memory>
-#include <vector>
-
 #include <prometheus/collectable.h>
 #include <prometheus/registry.h>
+
+#include <memory>
+#include <vector>
 
 #include "cli/tracing_config.h"
 #include "common/result.h"
@@ -27,7 +27,8 @@ class TracingStack {
  public:
   // Opens the store (a bad path fails here, not at the first span) and creates the exporters.
   // `service_version` goes into the OTLP resource. Fails only for a config that cannot work.
-  static Result<std::unique_ptr<TracingStack>> Create(const TracingConfig& config, prometheus::Registry& registry,
+  static Result<std::unique_ptr<TracingStack>> Create(const TracingConfig& config,
+                                                      prometheus::Registry& registry,
                                                       std::string_view service_version);
   ~TracingStack();
   TracingStack(const TracingStack&) = delete;

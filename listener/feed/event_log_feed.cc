@@ -20,8 +20,8 @@ Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions op
   scanner_options.directories = options.directories;
   auto scanner = eventlog::EventLogScanner::Create(std::move(scanner_options));
   if (!scanner.ok()) return scanner.error();
-  std::unique_ptr<EventLogFeed> feed(
-      new EventLogFeed(std::move(options), std::move(find_operation_span), spans, std::move(*scanner)));  // NOLINT
+  std::unique_ptr<EventLogFeed> feed(new EventLogFeed(std::move(options), std::move(find_operation_span),
+                                                      spans, std::move(*scanner)));  // NOLINT
   feed->thread_ = std::thread([raw = feed.get()] { raw->Run(); });
   return feed;
 }
@@ -95,7 +95,8 @@ eventlog::LineVerdict EventLogFeed::OnLine(const eventlog::LogIdentity& log, std
   return eventlog::LineVerdict::kAccepted;
 }
 
-void EventLogFeed::OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation, std::string_view reason) {
+void EventLogFeed::OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation,
+                                  std::string_view reason) {
   spdlog::info("event log {} restarted (generation {}): {}", log.id, generation, reason);
   // A rewritten log is read from its start again: model it afresh.
   applications_.erase(log.id);
@@ -113,8 +114,10 @@ void EventLogFeed::EmitChangedApplications() {
     for (const auto& [job_id, job] : application.model.jobs()) {
       if (auto operation_id = application.model.OperationOfJob(job)) operation_ids.insert(*operation_id);
     }
-    for (const auto& [operation_id, record] : application.model.operations()) operation_ids.insert(operation_id);
-    for (const std::string& operation_id : operation_ids) EmitOperation(log_id, application.model, operation_id);
+    for (const auto& [operation_id, record] : application.model.operations())
+      operation_ids.insert(operation_id);
+    for (const std::string& operation_id : operation_ids)
+      EmitOperation(log_id, application.model, operation_id);
   }
 }
 
@@ -128,7 +131,8 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
     if (job == model.jobs().end() || !job->second.completion_ms) all_ended = false;
   }
   // Finished and emitted in that state already: nothing new to say.
-  if (progress.emitted && progress.all_jobs_ended && progress.jobs_emitted == jobs.size() && all_ended) return;
+  if (progress.emitted && progress.all_jobs_ended && progress.jobs_emitted == jobs.size() && all_ended)
+    return;
   if (progress.lookups_failed >= kMaxFailedLookups) return;
 
   const auto target = find_operation_span_(operation_id);
@@ -140,7 +144,8 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
     return;
   }
   if (!target->sampled) return;
-  BuiltSpans built = BuildOperationSpans(model, operation_id, OperationSpanRef{target->trace_id, target->span_id});
+  BuiltSpans built =
+      BuildOperationSpans(model, operation_id, OperationSpanRef{target->trace_id, target->span_id});
   const std::size_t count = built.spans.size();
   for (auto& span : built.spans) spans_.Submit(std::move(span));
   {

@@ -55,7 +55,8 @@ struct EventLogFeedCounters {
 
 class EventLogFeed final : private eventlog::EventLogSink {
  public:
-  static Result<std::unique_ptr<EventLogFeed>> Start(EventLogFeedOptions options, FindOperationSpan find_operation_span,
+  static Result<std::unique_ptr<EventLogFeed>> Start(EventLogFeedOptions options,
+                                                     FindOperationSpan find_operation_span,
                                                      tracing::SpanSink& spans);
   ~EventLogFeed() override;  // stops the thread after one last poll
   EventLogFeed(const EventLogFeed&) = delete;
@@ -82,20 +83,22 @@ class EventLogFeed final : private eventlog::EventLogSink {
   void Run();
   void PollOnce();
   void EmitChangedApplications();
-  void EmitOperation(const std::string& log_id, const ApplicationModel& model, const std::string& operation_id);
+  void EmitOperation(const std::string& log_id, const ApplicationModel& model,
+                     const std::string& operation_id);
 
   eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
                                const eventlog::LinePosition& position) override;
-  void OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation, std::string_view reason) override;
+  void OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation,
+                      std::string_view reason) override;
   void OnLogCompleted(const eventlog::LogIdentity& log) override;
 
   const EventLogFeedOptions options_;
   const FindOperationSpan find_operation_span_;
   tracing::SpanSink& spans_;
   std::unique_ptr<eventlog::EventLogScanner> scanner_;  // feed thread only
-  EventParser parser_;                                   // feed thread only
-  std::map<std::string, Application> applications_;      // by log id; feed thread only
-  std::map<std::string, OperationProgress> progress_;    // by "log id/operation id"; feed thread only
+  EventParser parser_;                                  // feed thread only
+  std::map<std::string, Application> applications_;     // by log id; feed thread only
+  std::map<std::string, OperationProgress> progress_;   // by "log id/operation id"; feed thread only
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -14,7 +14,8 @@ namespace {
 constexpr std::string_view kServicePrefix = "/spark.connect.SparkConnectService/";
 
 std::string SpanName(sc::Method method, std::string_view path) {
-  if (method != sc::Method::kUnknown) return std::string(kServicePrefix.substr(1)) + std::string(sc::MethodName(method));
+  if (method != sc::Method::kUnknown)
+    return std::string(kServicePrefix.substr(1)) + std::string(sc::MethodName(method));
   return std::string(path.starts_with('/') ? path.substr(1) : path);
 }
 
@@ -67,15 +68,16 @@ InterruptRequest InterruptFor(const sc::RequestInfo& request, SteadyTime at, con
     interrupt.scope = InterruptRequest::Scope::kTag;
     interrupt.target = *request.interrupt_operation_tag;
   }
-  AddString(interrupt.attributes, "spark.connect.interrupt.type", sc::InterruptTypeName(request.interrupt_type));
+  AddString(interrupt.attributes, "spark.connect.interrupt.type",
+            sc::InterruptTypeName(request.interrupt_type));
   AddString(interrupt.attributes, "sparktrace.interrupt_span_id", ToHex(interrupt_span));
   return interrupt;
 }
 
 }  // namespace
 
-CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& start, RequestTraceContext trace,
-                       std::vector<Attribute> airflow_attributes)
+CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& start,
+                       RequestTraceContext trace, std::vector<Attribute> airflow_attributes)
     : services_(services),
       method_(sc::ClassifyMethod(start.method)),
       path_(start.method),
@@ -116,8 +118,10 @@ void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
     case sc::Method::kReattachExecute:
       if (request.operation_id) {
         std::vector<Attribute> event;
-        if (request.last_response_id) AddString(event, "spark.connect.reattach.last_response_id", *request.last_response_id);
-        operation_ = services_.operations.Attach(*request.operation_id, {"reattach", now, std::move(event)}, true);
+        if (request.last_response_id)
+          AddString(event, "spark.connect.reattach.last_response_id", *request.last_response_id);
+        operation_ =
+            services_.operations.Attach(*request.operation_id, {"reattach", now, std::move(event)}, true);
         role_ = OperationCallEnd::Role::kStream;
       }
       break;
@@ -125,7 +129,8 @@ void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
       if (request.operation_id) {
         std::vector<Attribute> event;
         AddString(event, "spark.connect.release", sc::ReleaseTargetName(request.release_target));
-        operation_ = services_.operations.Attach(*request.operation_id, {"release", now, std::move(event)}, false);
+        operation_ =
+            services_.operations.Attach(*request.operation_id, {"release", now, std::move(event)}, false);
         role_ = request.release_target == sc::ReleaseTarget::kAll ? OperationCallEnd::Role::kReleaseAll
                                                                   : OperationCallEnd::Role::kOther;
       }
@@ -212,7 +217,8 @@ void CallTracer::OnUnaryResponse(const grpc::ByteBuffer& message) {
   if (method_ == sc::Method::kInterrupt && !response.interrupted_ids.empty()) {
     interrupted_ids_ = response.interrupted_ids;
     std::vector<Attribute> event;
-    if (request_) AddString(event, "spark.connect.interrupt.type", sc::InterruptTypeName(request_->interrupt_type));
+    if (request_)
+      AddString(event, "spark.connect.interrupt.type", sc::InterruptTypeName(request_->interrupt_type));
     AddString(event, "sparktrace.interrupt_span_id", ToHex(span_id_));
     services_.operations.Interrupted(interrupted_ids_, std::chrono::steady_clock::now(), event);
   }
@@ -221,7 +227,8 @@ void CallTracer::OnUnaryResponse(const grpc::ByteBuffer& message) {
 void CallTracer::OnCallEnded(const proxy::CallEnd& end) {
   const int code = static_cast<int>(end.code);
   if (operation_) {
-    OperationCallEnd call_end{role_, started_at_ + end.duration, code, TruncateUtf8(end.error_message), 0, 0, 0};
+    OperationCallEnd call_end{role_, started_at_ + end.duration, code, TruncateUtf8(end.error_message), 0, 0,
+                              0};
     if (role_ == OperationCallEnd::Role::kStream) {
       call_end.rows = rows_;
       call_end.arrow_bytes = arrow_bytes_;
@@ -331,16 +338,19 @@ void CallTracer::AddMethodAttributes(std::vector<Attribute>& attributes) const {
       } else if (request.interrupt_operation_tag) {
         AddString(attributes, "spark.connect.interrupt.target", *request.interrupt_operation_tag);
       }
-      if (!interrupted_ids_.empty()) attributes.push_back({"spark.connect.interrupted_ids", interrupted_ids_});
+      if (!interrupted_ids_.empty())
+        attributes.push_back({"spark.connect.interrupted_ids", interrupted_ids_});
       break;
     case sc::Method::kAnalyzePlan:
       AddString(attributes, "spark.connect.analyze", sc::AnalyzeKindName(request.analyze_kind));
       break;
     case sc::Method::kConfig:
-      AddString(attributes, "spark.connect.config.operation", sc::ConfigOperationName(request.config_operation));
+      AddString(attributes, "spark.connect.config.operation",
+                sc::ConfigOperationName(request.config_operation));
       break;
     case sc::Method::kAddArtifacts:
-      AddString(attributes, "spark.connect.artifact.payload", sc::ArtifactPayloadName(request.artifact_payload));
+      AddString(attributes, "spark.connect.artifact.payload",
+                sc::ArtifactPayloadName(request.artifact_payload));
       break;
     default:
       break;

@@ -6,13 +6,13 @@
 // Threads: like every CallTap, driven by the one worker thread that owns the call. Shared state
 // (operations, metrics, the span sink) is reached through TracerServices, all thread-safe.
 
+#include <grpcpp/support/slice.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <grpcpp/support/slice.h>
 
 #include "proxy/call_observer.h"
 #include "proxy/spark_connect/message_slices.h"

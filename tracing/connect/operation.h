@@ -63,8 +63,8 @@ struct Operation {
   std::string operation_id;  // from the request, else the first response; empty until known
   std::string server_side_session_id;
   int open_calls = 0;
-  SteadyTime last_activity;   // for the linger sweep
-  SteadyTime last_call_end;   // the span never ends before its last call
+  SteadyTime last_activity;  // for the linger sweep
+  SteadyTime last_call_end;  // the span never ends before its last call
   std::optional<SteadyTime> first_response_at;
   std::optional<SteadyTime> first_batch_at;
   std::optional<SteadyTime> result_complete_at;

@@ -16,12 +16,18 @@ bool Ended(const Operation& operation) { return operation.ended || operation.end
 
 std::string_view OperationOutcomeName(OperationOutcome outcome) {
   switch (outcome) {
-    case OperationOutcome::kCompleted: return "completed";
-    case OperationOutcome::kFailed: return "failed";
-    case OperationOutcome::kInterrupted: return "interrupted";
-    case OperationOutcome::kReleased: return "released";
-    case OperationOutcome::kAbandoned: return "abandoned";
-    case OperationOutcome::kUnfinished: return "unfinished";
+    case OperationOutcome::kCompleted:
+      return "completed";
+    case OperationOutcome::kFailed:
+      return "failed";
+    case OperationOutcome::kInterrupted:
+      return "interrupted";
+    case OperationOutcome::kReleased:
+      return "released";
+    case OperationOutcome::kAbandoned:
+      return "abandoned";
+    case OperationOutcome::kUnfinished:
+      return "unfinished";
   }
   return "unfinished";
 }
@@ -29,7 +35,8 @@ std::string_view OperationOutcomeName(OperationOutcome outcome) {
 bool IsReattachableFailure(int status_code, std::string_view message) {
   // What PySpark's and the Scala client's retry policies reattach after: a broken connection, a
   // client-side deadline or cancel of the one call, and the server's "your cursor's stream is gone".
-  if (status_code == kUnavailable || status_code == kCancelled || status_code == kDeadlineExceeded) return true;
+  if (status_code == kUnavailable || status_code == kCancelled || status_code == kDeadlineExceeded)
+    return true;
   return status_code == kInternal && message.find("INVALID_CURSOR.DISCONNECTED") != std::string_view::npos;
 }
 
@@ -73,7 +80,8 @@ std::pair<std::shared_ptr<Operation>, bool> OperationRegistry::Start(Operation o
   return {result, created};
 }
 
-void OperationRegistry::Identify(const std::shared_ptr<Operation>& operation, const std::string& operation_id) {
+void OperationRegistry::Identify(const std::shared_ptr<Operation>& operation,
+                                 const std::string& operation_id) {
   if (operation_id.empty()) return;
   std::vector<std::shared_ptr<Operation>> evicted;
   {
@@ -149,8 +157,9 @@ void OperationRegistry::CallEnded(const std::shared_ptr<Operation>& operation, c
         }
         // Reattachable and complete: Spark keeps the results until ReleaseExecute.
       } else {
-        op.AddEvent("error", end.at,
-                    {{"rpc.grpc.status_code", std::int64_t{end.status_code}}, {"message", end.status_message}});
+        op.AddEvent(
+            "error", end.at,
+            {{"rpc.grpc.status_code", std::int64_t{end.status_code}}, {"message", end.status_message}});
         if (op.interrupt_requested) {
           Decide(op, {end.at, OperationOutcome::kInterrupted, 0, {}});
         } else if (!can_come_back || !IsReattachableFailure(end.status_code, end.status_message)) {
@@ -158,7 +167,10 @@ void OperationRegistry::CallEnded(const std::shared_ptr<Operation>& operation, c
         }
       }
     } else if (!op.ending && end.role == OperationCallEnd::Role::kReleaseAll && end.status_code == 0) {
-      Decide(op, {end.at, op.result_complete_at ? OperationOutcome::kCompleted : OperationOutcome::kReleased, 0, {}});
+      Decide(op, {end.at,
+                  op.result_complete_at ? OperationOutcome::kCompleted : OperationOutcome::kReleased,
+                  0,
+                  {}});
     }
     if (op.ending && op.open_calls <= 0) Retire(operation, ready);
   }
@@ -224,7 +236,8 @@ void OperationRegistry::SessionReleased(const std::string& session_id, SteadyTim
     }
     for (const auto& operation : of_session) {
       operation->AddEvent("session_released", at);
-      const auto outcome = operation->result_complete_at ? OperationOutcome::kCompleted : OperationOutcome::kReleased;
+      const auto outcome =
+          operation->result_complete_at ? OperationOutcome::kCompleted : OperationOutcome::kReleased;
       if (Decide(*operation, {at, outcome, 0, {}})) Retire(operation, ready);
     }
   }
@@ -252,12 +265,14 @@ void OperationRegistry::Sweep(SteadyTime now) {
     std::lock_guard lock(mu_);
     std::vector<std::shared_ptr<Operation>> idle;
     for (const auto& [id, operation] : by_id_) {
-      if (operation->open_calls <= 0 && !operation->ending && now - operation->last_activity >= options_.linger) {
+      if (operation->open_calls <= 0 && !operation->ending &&
+          now - operation->last_activity >= options_.linger) {
         idle.push_back(operation);
       }
     }
     for (const auto& operation : idle) {
-      const auto outcome = operation->result_complete_at ? OperationOutcome::kCompleted : OperationOutcome::kAbandoned;
+      const auto outcome =
+          operation->result_complete_at ? OperationOutcome::kCompleted : OperationOutcome::kAbandoned;
       if (Decide(*operation, {operation->last_call_end, outcome, 0, {}})) Retire(operation, ready);
     }
   }
@@ -282,7 +297,8 @@ bool OperationRegistry::Decide(Operation& operation, OperationEnding ending) {
   return operation.open_calls <= 0;
 }
 
-void OperationRegistry::Retire(std::shared_ptr<Operation> operation, std::vector<std::shared_ptr<Operation>>& out) {
+void OperationRegistry::Retire(std::shared_ptr<Operation> operation,
+                               std::vector<std::shared_ptr<Operation>>& out) {
   if (operation->ended) return;
   operation->ended = true;
   if (!operation->operation_id.empty()) {

@@ -14,8 +14,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>

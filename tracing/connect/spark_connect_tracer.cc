@@ -18,8 +18,8 @@ double Millis(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
-SparkConnectTracer::SparkConnectTracer(SpanSink& spans, IdGenerator& ids, Sampler sampler, TracingMetrics& metrics,
-                                       OperationRegistryOptions operations)
+SparkConnectTracer::SparkConnectTracer(SpanSink& spans, IdGenerator& ids, Sampler sampler,
+                                       TracingMetrics& metrics, OperationRegistryOptions operations)
     : spans_(spans),
       ids_(ids),
       sampler_(sampler),
@@ -31,7 +31,8 @@ std::unique_ptr<proxy::CallTap> SparkConnectTracer::OnCallStarted(const proxy::C
   std::vector<MetadataEntry> metadata;
   metadata.reserve(start.client_metadata.size());
   for (const auto& [key, value] : start.client_metadata) {
-    metadata.emplace_back(std::string_view(key.data(), key.size()), std::string_view(value.data(), value.size()));
+    metadata.emplace_back(std::string_view(key.data(), key.size()),
+                          std::string_view(value.data(), value.size()));
   }
   const ClientTraceContext client = ExtractClientContext(metadata);
   if (client.traceparent_error) metrics_.InvalidTraceparent(TraceparentErrorName(*client.traceparent_error));
@@ -47,9 +48,11 @@ std::unique_ptr<proxy::CallTap> SparkConnectTracer::OnCallStarted(const proxy::C
   const TraceId trace_id = trace.trace_id;
   const bool sampled = trace.sampled;
   const bool keep_tracestate = trace.from_client() && !client.tracestate_error;
-  auto tracer = std::make_unique<CallTracer>(services_, start, std::move(trace), std::move(airflow_attributes));
+  auto tracer =
+      std::make_unique<CallTracer>(services_, start, std::move(trace), std::move(airflow_attributes));
   // Upstream, the call's parent is our span, in the client's trace (or the one started here).
-  start.upstream_headers.Set(std::string(kTraceparentHeader), FormatTraceparent(trace_id, tracer->span_id(), sampled));
+  start.upstream_headers.Set(std::string(kTraceparentHeader),
+                             FormatTraceparent(trace_id, tracer->span_id(), sampled));
   // A tracestate belongs to the traceparent it came with: gone with it, or when invalid.
   if (!keep_tracestate) start.upstream_headers.Set(std::string(kTracestateHeader), std::nullopt);
   return tracer;
@@ -68,7 +71,9 @@ std::optional<OperationSpanInfo> SparkConnectTracer::FindOperationSpan(std::stri
 void SparkConnectTracer::OnOperationEnded(const Operation& operation) {
   if (!operation.operation_id.empty()) {
     std::lock_guard lock(ended_mu_);
-    if (ended_.emplace(operation.operation_id, OperationSpanInfo{operation.trace_id, operation.span_id, operation.sampled})
+    if (ended_
+            .emplace(operation.operation_id,
+                     OperationSpanInfo{operation.trace_id, operation.span_id, operation.sampled})
             .second) {
       ended_order_.push_back(operation.operation_id);
       if (ended_order_.size() > kRememberedEndedOperations) {
@@ -96,19 +101,23 @@ Span SparkConnectTracer::BuildOperationSpan(const Operation& operation) const {
   span.end_time_unix_nano = clock_.UnixNanos(operation.end_time());
 
   auto& attributes = span.attributes;
-  if (!operation.operation_id.empty()) attributes.push_back({std::string(kSparkConnectOperationIdKey), operation.operation_id});
+  if (!operation.operation_id.empty())
+    attributes.push_back({std::string(kSparkConnectOperationIdKey), operation.operation_id});
   attributes.insert(attributes.end(), operation.attributes.begin(), operation.attributes.end());
   if (!operation.server_side_session_id.empty()) {
     attributes.push_back({"spark.connect.server_side_session_id", operation.server_side_session_id});
   }
   const OperationEnding& ending = *operation.ending;
-  attributes.push_back({std::string(kSparkConnectOperationOutcomeKey), std::string(OperationOutcomeName(ending.outcome))});
+  attributes.push_back(
+      {std::string(kSparkConnectOperationOutcomeKey), std::string(OperationOutcomeName(ending.outcome))});
   attributes.push_back({"spark.connect.result.rows", operation.rows});
-  attributes.push_back({"spark.connect.result.arrow_bytes", static_cast<std::int64_t>(operation.arrow_bytes)});
+  attributes.push_back(
+      {"spark.connect.result.arrow_bytes", static_cast<std::int64_t>(operation.arrow_bytes)});
   attributes.push_back({"spark.connect.result.batches", static_cast<std::int64_t>(operation.batches)});
   attributes.push_back({"spark.connect.reattach_count", static_cast<std::int64_t>(operation.reattaches)});
   if (operation.first_batch_at) {
-    attributes.push_back({"spark.connect.time_to_first_batch_ms", Millis(*operation.first_batch_at - operation.started_at)});
+    attributes.push_back(
+        {"spark.connect.time_to_first_batch_ms", Millis(*operation.first_batch_at - operation.started_at)});
   }
   if (operation.dropped_events > 0) {
     attributes.push_back({"sparktrace.dropped_events", static_cast<std::int64_t>(operation.dropped_events)});

@@ -1,15 +1,16 @@
 #include "tracing/connect/tracing_metrics.h"
 
-#include <string>
-
 #include <prometheus/metric_family.h>
+
+#include <string>
 
 namespace sparktrace::tracing::connect {
 namespace {
 
 // From a Config call in milliseconds to a nightly job's hours.
 prometheus::Histogram::BucketBoundaries OperationBuckets() {
-  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400};
+  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,  1,    2.5,  5,
+          10,    30,   60,    120,  300, 600,  1800, 3600, 7200, 14400};
 }
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -19,7 +20,8 @@ prometheus::Family<prometheus::Counter>& Counter(prometheus::Registry& registry,
   return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
 }
 
-prometheus::ClientMetric CounterSample(std::vector<prometheus::ClientMetric::Label> labels, std::uint64_t value) {
+prometheus::ClientMetric CounterSample(std::vector<prometheus::ClientMetric::Label> labels,
+                                       std::uint64_t value) {
   prometheus::ClientMetric metric;
   metric.label = std::move(labels);
   metric.counter.value = static_cast<double>(value);
@@ -37,8 +39,9 @@ prometheus::MetricFamily CounterFamily(std::string name, std::string help) {
 }  // namespace
 
 TracingMetrics::TracingMetrics(prometheus::Registry& registry)
-    : traced_calls_(Counter(registry, "sparktrace_traced_calls_total",
-                            "Calls traced, by where their trace came from (client traceparent, Airflow identity, new)")),
+    : traced_calls_(Counter(
+          registry, "sparktrace_traced_calls_total",
+          "Calls traced, by where their trace came from (client traceparent, Airflow identity, new)")),
       invalid_traceparent_(Counter(registry, "sparktrace_invalid_traceparent_total",
                                    "traceparent headers ignored as invalid, by reason")),
       invalid_tracestate_(Counter(registry, "sparktrace_invalid_tracestate_total",
@@ -47,7 +50,8 @@ TracingMetrics::TracingMetrics(prometheus::Registry& registry)
                                "x-airflow-* header sets ignored as invalid, by reason")),
       undecodable_(Counter(registry, "sparktrace_undecodable_messages_total",
                            "Spark Connect messages the decoder could not read (forwarded unchanged)")),
-      operations_(Counter(registry, "sparktrace_operations_total", "Spark Connect operations ended, by outcome")),
+      operations_(
+          Counter(registry, "sparktrace_operations_total", "Spark Connect operations ended, by outcome")),
       operations_active_(prometheus::BuildGauge()
                              .Name("sparktrace_operations_active")
                              .Help("Spark Connect operations started and not ended yet")
@@ -83,16 +87,20 @@ void TracingMetrics::OperationEnded(OperationOutcome outcome, std::chrono::stead
 
 std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
   auto exported = CounterFamily("sparktrace_spans_exported_total", "Spans delivered to a sink, by sink");
-  auto dropped = CounterFamily("sparktrace_spans_dropped_total",
-                               "Spans lost before a sink had them: queue full, shutting down, or export failed");
+  auto dropped =
+      CounterFamily("sparktrace_spans_dropped_total",
+                    "Spans lost before a sink had them: queue full, shutting down, or export failed");
   auto batches = CounterFamily("sparktrace_span_export_batches_total", "Export calls to a sink, by result");
   for (const SpanPipeline* pipeline : pipelines_) {
     const SpanPipelineCounters counters = pipeline->counters();
     const std::string& sink = pipeline->name();
     exported.metric.push_back(CounterSample({{"sink", sink}}, counters.exported));
-    dropped.metric.push_back(CounterSample({{"reason", "queue_full"}, {"sink", sink}}, counters.dropped_queue_full));
-    dropped.metric.push_back(CounterSample({{"reason", "shutdown"}, {"sink", sink}}, counters.dropped_after_shutdown));
-    dropped.metric.push_back(CounterSample({{"reason", "export_failed"}, {"sink", sink}}, counters.export_failed));
+    dropped.metric.push_back(
+        CounterSample({{"reason", "queue_full"}, {"sink", sink}}, counters.dropped_queue_full));
+    dropped.metric.push_back(
+        CounterSample({{"reason", "shutdown"}, {"sink", sink}}, counters.dropped_after_shutdown));
+    dropped.metric.push_back(
+        CounterSample({{"reason", "export_failed"}, {"sink", sink}}, counters.export_failed));
     batches.metric.push_back(
         CounterSample({{"result", "ok"}, {"sink", sink}}, counters.batches - counters.failed_batches));
     batches.metric.push_back(CounterSample({{"result", "error"}, {"sink", sink}}, counters.failed_batches));

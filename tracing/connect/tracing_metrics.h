@@ -2,18 +2,18 @@
 // Prometheus metrics of tracing (docs/tracing.md, "Metrics"). Labels are bounded: reasons and
 // outcomes are small enums, methods are the known Spark Connect methods or "other".
 
-#include <array>
-#include <chrono>
-#include <memory>
-#include <string_view>
-#include <vector>
-
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <string_view>
+#include <vector>
 
 #include "tracing/connect/operation.h"
 #include "tracing/span_pipeline.h"
@@ -26,9 +26,15 @@ class TracingMetrics {
   explicit TracingMetrics(prometheus::Registry& registry);
 
   void TracedCall(std::string_view origin) { Labelled(traced_calls_, "origin", origin).Increment(); }
-  void InvalidTraceparent(std::string_view reason) { Labelled(invalid_traceparent_, "reason", reason).Increment(); }
-  void InvalidTracestate(std::string_view reason) { Labelled(invalid_tracestate_, "reason", reason).Increment(); }
-  void InvalidAirflowIdentity(std::string_view reason) { Labelled(invalid_airflow_, "reason", reason).Increment(); }
+  void InvalidTraceparent(std::string_view reason) {
+    Labelled(invalid_traceparent_, "reason", reason).Increment();
+  }
+  void InvalidTracestate(std::string_view reason) {
+    Labelled(invalid_tracestate_, "reason", reason).Increment();
+  }
+  void InvalidAirflowIdentity(std::string_view reason) {
+    Labelled(invalid_airflow_, "reason", reason).Increment();
+  }
   // `method` is a Spark Connect method name or "other"; direction "in" (requests) or "out".
   void UndecodableMessage(std::string_view method, std::string_view direction);
 
@@ -37,8 +43,8 @@ class TracingMetrics {
                       std::optional<std::chrono::steady_clock::duration> time_to_first_batch);
 
  private:
-  static prometheus::Counter& Labelled(prometheus::Family<prometheus::Counter>& family, std::string_view label,
-                                       std::string_view value) {
+  static prometheus::Counter& Labelled(prometheus::Family<prometheus::Counter>& family,
+                                       std::string_view label, std::string_view value) {
     return family.Add({{std::string(label), std::string(value)}});
   }
 
@@ -59,7 +65,8 @@ class TracingMetrics {
 class SpanPipelineMetrics final : public prometheus::Collectable {
  public:
   // The pipelines must outlive every scrape (the admin server is stopped first).
-  explicit SpanPipelineMetrics(std::vector<const SpanPipeline*> pipelines) : pipelines_(std::move(pipelines)) {}
+  explicit SpanPipelineMetrics(std::vector<const SpanPipeline*> pipelines)
+      : pipelines_(std::move(pipelines)) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:

@@ -10,7 +10,8 @@ namespace sparktrace::tracing::connect {
 
 class WallClock {
  public:
-  WallClock() : system_anchor_(std::chrono::system_clock::now()), steady_anchor_(std::chrono::steady_clock::now()) {}
+  WallClock()
+      : system_anchor_(std::chrono::system_clock::now()), steady_anchor_(std::chrono::steady_clock::now()) {}
 
   std::uint64_t UnixNanos(std::chrono::steady_clock::time_point at) const {
     const auto since_epoch = system_anchor_.time_since_epoch() + (at - steady_anchor_);
