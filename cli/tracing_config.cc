@@ -3,6 +3,7 @@
 #include <array>
 
 #include "common/units.h"
+#include "listener/rest/spark_ui_endpoint.h"
 #include "tracing/otlp_endpoint.h"
 #include "tracing/otlp_headers.h"
 #include "tracing/sampler.h"
@@ -63,7 +64,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 14> kSpecs = {{
+  static const std::array<FlagSpec, 15> kSpecs = {{
       {"store", "PATH", "sparktrace.db",
        "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
       {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
@@ -87,7 +88,10 @@ std::span<const FlagSpec> TracingFlagSpecs() {
        "the driver's spark.eventLog.dir (shared volume): jobs, stages and phases under each operation "
        "(repeatable)",
        false, true},
-      {"event-log-poll", "DURATION", "1s", "how often --event-log-dir is read for new events"},
+      {"event-log-poll", "DURATION", "1s",
+       "how often --event-log-dir (and --spark-ui) is read for new events"},
+      {"spark-ui", "URL", "",
+       "the driver's UI (http://driver:4040): its REST API, when the event logs are not shared"},
   }};
   return kSpecs;
 }
@@ -124,6 +128,12 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   for (const std::string& dir : flags.GetAll("event-log-dir")) {
     if (dir.empty()) return InvalidArgument("--event-log-dir: empty path");
     config.event_log_dirs.push_back(dir);
+  }
+  config.spark_ui_url = flags.Get("spark-ui");
+  if (!config.spark_ui_url.empty()) {
+    if (auto endpoint = listener::rest::ParseSparkUiUrl(config.spark_ui_url); !endpoint.ok()) {
+      return FlagError("spark-ui", endpoint.error());
+    }
   }
   auto poll = DurationFlag(flags, "event-log-poll");
   if (!poll.ok()) return poll.error();

@@ -34,6 +34,7 @@ struct TracingConfig {
   std::chrono::milliseconds operation_linger{30'000};
   std::vector<std::string> event_log_dirs;  // the driver's spark.eventLog.dir, shared with the proxy
   std::chrono::milliseconds event_log_poll{1000};
+  std::string spark_ui_url;  // the driver's REST API, when the event logs are not shared
 
   bool enabled() const { return store_path.has_value() || otlp.has_value(); }
 };

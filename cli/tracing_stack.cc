@@ -78,9 +78,10 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
       std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
   stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(
       stack->fanout_, stack->ids_, *sampler, *stack->metrics_, operations);
-  if (!config.event_log_dirs.empty()) {
+  if (!config.event_log_dirs.empty() || !config.spark_ui_url.empty()) {
     listener::EventLogFeedOptions feed_options;
     feed_options.directories = config.event_log_dirs;
+    feed_options.spark_ui_url = config.spark_ui_url;
     feed_options.poll_interval = config.event_log_poll;
     auto* tracer = stack->tracer_.get();
     auto feed = listener::EventLogFeed::Start(
@@ -91,7 +92,10 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
           return listener::OperationSpanTarget{span->trace_id, span->span_id, span->sampled};
         },
         stack->fanout_);
-    if (!feed.ok()) return InvalidArgument("--event-log-dir: " + feed.error().message);
+    if (!feed.ok()) {
+      const char* flag = config.event_log_dirs.empty() ? "--spark-ui: " : "--event-log-dir: ";
+      return InvalidArgument(flag + feed.error().message);
+    }
     stack->event_log_feed_ = std::move(*feed);
   }
   return stack;

@@ -16,22 +16,37 @@ constexpr int kMaxFailedLookups = 5;
 Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions options,
                                                           FindOperationSpan find_operation_span,
                                                           tracing::SpanSink& spans) {
-  eventlog::ScannerOptions scanner_options;
-  scanner_options.directories = options.directories;
-  auto scanner = eventlog::EventLogScanner::Create(std::move(scanner_options));
-  if (!scanner.ok()) return scanner.error();
+  std::unique_ptr<eventlog::EventLogScanner> scanner;
+  if (!options.directories.empty()) {
+    eventlog::ScannerOptions scanner_options;
+    scanner_options.directories = options.directories;
+    auto created = eventlog::EventLogScanner::Create(std::move(scanner_options));
+    if (!created.ok()) return created.error();
+    scanner = std::move(*created);
+  }
+  std::unique_ptr<rest::RestPoller> rest_poller;
+  if (!options.spark_ui_url.empty()) {
+    rest::RestPollerOptions rest_options;
+    rest_options.spark_ui_url = options.spark_ui_url;
+    auto created = rest::RestPoller::Create(std::move(rest_options));
+    if (!created.ok()) return created.error();
+    rest_poller = std::move(*created);
+  }
   std::unique_ptr<EventLogFeed> feed(new EventLogFeed(std::move(options), std::move(find_operation_span),
-                                                      spans, std::move(*scanner)));  // NOLINT
+                                                      spans, std::move(scanner),
+                                                      std::move(rest_poller)));  // NOLINT
   feed->thread_ = std::thread([raw = feed.get()] { raw->Run(); });
   return feed;
 }
 
 EventLogFeed::EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span,
-                           tracing::SpanSink& spans, std::unique_ptr<eventlog::EventLogScanner> scanner)
+                           tracing::SpanSink& spans, std::unique_ptr<eventlog::EventLogScanner> scanner,
+                           std::unique_ptr<rest::RestPoller> rest_poller)
     : options_(std::move(options)),
       find_operation_span_(std::move(find_operation_span)),
       spans_(spans),
-      scanner_(std::move(scanner)) {}
+      scanner_(std::move(scanner)),
+      rest_(std::move(rest_poller)) {}
 
 EventLogFeed::~EventLogFeed() {
   {
@@ -73,9 +88,27 @@ void EventLogFeed::Run() {
 
 void EventLogFeed::PollOnce() {
   // Poll returns true while a log still has bytes beyond its per-poll budget.
-  while (scanner_->Poll(*this)) {
+  while (scanner_ && scanner_->Poll(*this)) {
   }
+  if (rest_) PollRest();
   EmitChangedApplications();
+}
+
+void EventLogFeed::PollRest() {
+  rest::RestPollResult polled = rest_->Poll();
+  for (const Error& error : polled.errors) spdlog::debug("--spark-ui: {}", error.message);
+  {
+    std::lock_guard lock(mu_);
+    counters_.rest_events += polled.events.size();
+    counters_.rest_errors += polled.errors.size();
+  }
+  for (rest::RestEvent& rest_event : polled.events) {
+    // One model per application attempt, apart from the event logs' (keyed by path).
+    Application& application =
+        applications_["spark-ui:" + rest_event.application_id + "/" + rest_event.attempt_id.value_or("")];
+    application.model.Apply(rest_event.event);
+    application.changed = true;
+  }
 }
 
 eventlog::LineVerdict EventLogFeed::OnLine(const eventlog::LogIdentity& log, std::string_view line,
@@ -107,6 +140,14 @@ void EventLogFeed::OnLogCompleted(const eventlog::LogIdentity& log) {
 }
 
 void EventLogFeed::EmitChangedApplications() {
+  // Operations whose proxy span was not known yet (the driver wrote about them before the proxy
+  // saw their ExecutePlan, or a REST poll came first) are looked up again on the next polls.
+  for (auto& [key, progress] : progress_) {
+    if (progress.emitted || progress.lookups_failed == 0 || progress.lookups_failed >= kMaxFailedLookups)
+      continue;
+    auto application = applications_.find(progress.log_id);
+    if (application != applications_.end()) application->second.changed = true;
+  }
   for (auto& [log_id, application] : applications_) {
     if (!application.changed) continue;
     application.changed = false;
@@ -124,6 +165,8 @@ void EventLogFeed::EmitChangedApplications() {
 void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationModel& model,
                                  const std::string& operation_id) {
   OperationProgress& progress = progress_[log_id + "/" + operation_id];
+  progress.log_id = log_id;
+  progress.operation_id = operation_id;
   const std::vector<std::int32_t> jobs = model.JobsOfOperation(operation_id);
   bool all_ended = true;
   for (std::int32_t job_id : jobs) {

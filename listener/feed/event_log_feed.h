@@ -1,6 +1,6 @@
 #pragma once
-// Follows the driver's event logs while the proxy runs and puts what the driver did for each Spark
-// Connect operation — its jobs, stages and phases — into the operation's trace, under the span
+// Follows the driver's event logs (or polls its REST API) while the proxy runs and puts what the driver did
+// for each Spark Connect operation — its jobs, stages and phases — into the operation's trace, under the span
 // the proxy recorded for it (docs/tracing.md, "Driver events").
 //
 // Threads: one thread of its own polls the logs every `poll_interval`, parses and models them, and
@@ -26,6 +26,7 @@
 #include "listener/correlate/application_model.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/events/event_parser.h"
+#include "listener/rest/rest_poller.h"
 #include "tracing/span.h"
 #include "tracing/span_sink.h"
 
@@ -40,7 +41,8 @@ struct OperationSpanTarget {
 using FindOperationSpan = std::function<std::optional<OperationSpanTarget>(std::string_view operation_id)>;
 
 struct EventLogFeedOptions {
-  std::vector<std::string> directories;
+  std::vector<std::string> directories;  // event-log directories (may be empty with spark_ui_url)
+  std::string spark_ui_url;              // the driver's REST API (--spark-ui); empty: not polled
   std::chrono::milliseconds poll_interval{1000};
 };
 
@@ -51,6 +53,8 @@ struct EventLogFeedCounters {
   std::uint64_t operations_traced = 0;   // operations whose spans were submitted at least once
   std::uint64_t operations_unknown = 0;  // seen in the logs, never through this proxy
   std::uint64_t spans_submitted = 0;
+  std::uint64_t rest_events = 0;
+  std::uint64_t rest_errors = 0;
 };
 
 class EventLogFeed final : private eventlog::EventLogSink {
@@ -72,6 +76,8 @@ class EventLogFeed final : private eventlog::EventLogSink {
     bool changed = false;  // events applied since the last emission
   };
   struct OperationProgress {
+    std::string log_id;
+    std::string operation_id;
     bool emitted = false;
     std::size_t jobs_emitted = 0;
     bool all_jobs_ended = false;
@@ -79,7 +85,8 @@ class EventLogFeed final : private eventlog::EventLogSink {
   };
 
   EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span, tracing::SpanSink& spans,
-               std::unique_ptr<eventlog::EventLogScanner> scanner);
+               std::unique_ptr<eventlog::EventLogScanner> scanner, std::unique_ptr<rest::RestPoller> rest);
+  void PollRest();
   void Run();
   void PollOnce();
   void EmitChangedApplications();
@@ -95,7 +102,8 @@ class EventLogFeed final : private eventlog::EventLogSink {
   const EventLogFeedOptions options_;
   const FindOperationSpan find_operation_span_;
   tracing::SpanSink& spans_;
-  std::unique_ptr<eventlog::EventLogScanner> scanner_;  // feed thread only
+  std::unique_ptr<eventlog::EventLogScanner> scanner_;  // feed thread only; null without directories
+  std::unique_ptr<rest::RestPoller> rest_;              // feed thread only; null without --spark-ui
   EventParser parser_;                                  // feed thread only
   std::map<std::string, Application> applications_;     // by log id; feed thread only
   std::map<std::string, OperationProgress> progress_;   // by "log id/operation id"; feed thread only

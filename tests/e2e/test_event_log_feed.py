@@ -7,9 +7,11 @@ proxy, then appends the event-log lines Spark would write for it (job tagged wit
 operation tag, a stage, tasks) to an in-progress log, in two steps, as a live driver would.
 """
 
+import http.server
 import json
 import shutil
 import tempfile
+import threading
 import unittest
 import uuid
 from pathlib import Path
@@ -141,6 +143,90 @@ class EventLogFeedTest(unittest.TestCase):
         self.assertTrue(self.execute(str(uuid.uuid4()), "u", operation))
         trace = self.store.wait(operation=operation, op=1, execute=1)
         self.assertFalse(trace.named("spark.job"))
+
+
+class FakeSparkUi:
+    """The driver's REST API (/api/v1) serving what the test sets in `answers` (path -> JSON)."""
+
+    def __init__(self):
+        answers = self.answers = {}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = answers.get(self.path.split("?")[0])
+                if body is None:
+                    self.send_error(404)
+                    return
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@harness.proxy_only
+class SparkUiFeedTest(unittest.TestCase):
+    """--spark-ui: the same spans from the driver's REST API when the event logs are not shared."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pb, cls.rpc = load_stubs()
+        cls.sim = Sim()
+        cls.addClassCleanup(cls.sim.stop)
+
+    def test_jobs_from_the_rest_api_land_under_the_operation_span(self):
+        ui = FakeSparkUi()
+        self.addCleanup(ui.close)
+        session, user, operation = str(uuid.uuid4()), "etl_user", str(uuid.uuid4())
+        app = "app-20261122100000-0007"
+        base = f"/api/v1/applications/{app}"
+        ui.answers["/api/v1/applications"] = [{"id": app, "name": "connect", "attempts": [{
+            "startTime": "2026-11-22T10:00:00.000GMT", "endTime": "1969-12-31T23:59:59.999GMT",
+            "sparkUser": "spark", "completed": False, "appSparkVersion": "4.0.0"}]}]
+        ui.answers[base + "/allexecutors"] = [
+            {"id": "1", "hostPort": "h:1", "totalCores": 4, "isActive": True, "addTime": "2026-11-22T10:00:05.000GMT"}]
+        ui.answers[base + "/jobs"] = [{
+            "jobId": 3, "name": "collect", "submissionTime": "2026-11-22T10:00:06.000GMT",
+            "completionTime": "2026-11-22T10:00:09.000GMT", "stageIds": [4], "status": "SUCCEEDED",
+            "jobTags": [operation_tag(user, session, operation)]}]
+        ui.answers[base + "/stages"] = [{
+            "stageId": 4, "attemptId": 0, "status": "COMPLETE", "numTasks": 8, "numCompleteTasks": 8,
+            "numFailedTasks": 0, "numKilledTasks": 0, "submissionTime": "2026-11-22T10:00:06.100GMT",
+            "firstTaskLaunchedTime": "2026-11-22T10:00:06.200GMT",
+            "completionTime": "2026-11-22T10:00:08.900GMT", "executorRunTime": 1000, "jvmGcTime": 10,
+            "outputBytes": 0, "outputRecords": 0}]
+
+        proxy = harness.start_proxy(self, self.sim.address, "--spark-ui", ui.url, "--event-log-poll", "100ms",
+                                    "--span-batch-delay", "50ms")
+        store = Store(proxy.store_path)
+        with channel(proxy.grpc_address) as ch:
+            request = self.pb.ExecutePlanRequest(session_id=session, operation_id=operation,
+                                                 user_context=self.pb.UserContext(user_id=user))
+            request.plan.root.SetInParent()
+            self.assertTrue(list(self.rpc.SparkConnectServiceStub(ch).ExecutePlan(request, timeout=10)))
+        trace = store.wait(operation=operation, op=1, **{"spark.job": 1, "spark.stage": 1})
+        job = trace.one("spark.job")
+        self.assertEqual(job["parent_span_id"], trace.one(OPERATION)["span_id"], trace.summary())
+        self.assertEqual(job["attributes"]["spark.job.id"], 3)
+        self.assertEqual(job["attributes"]["spark.job.status"], "succeeded")
+        self.assertEqual(trace.one("spark.stage")["parent_span_id"], job["span_id"])
+
+    def test_a_bad_spark_ui_url_is_refused_naming_the_flag(self):
+        result = harness.run_cli(["proxy", "--upstream", self.sim.address, "--spark-ui", "https://driver:4040"])
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--spark-ui", result.stderr)
 
 
 if __name__ == "__main__":
