@@ -11,12 +11,6 @@
 namespace sparktrace::cli {
 namespace {
 
-Error FlagError(std::string_view flag, const Error& cause) {
-  const std::string prefix = "--" + std::string(flag);
-  if (cause.message.starts_with(prefix)) return cause;  // the parser already named the flag
-  return InvalidArgument(prefix + ": " + cause.message);
-}
-
 Result<std::chrono::milliseconds> DurationFlag(const ParsedFlags& flags, std::string_view name) {
   auto duration = ParseDuration(flags.Get(name));
   if (!duration.ok()) return FlagError(name, duration.error());

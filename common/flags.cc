@@ -158,4 +158,10 @@ std::string FormatFlagHelp(std::span<const FlagSpec> specs) {
   return text;
 }
 
+Error FlagError(std::string_view flag, const Error& cause) {
+  const std::string prefix = "--" + std::string(flag);
+  if (cause.message.starts_with(prefix)) return cause;
+  return InvalidArgument(prefix + ": " + cause.message);
+}
+
 }  // namespace sparktrace

@@ -58,6 +58,10 @@ Result<ParsedFlags> ParseFlags(std::span<const FlagSpec> specs, std::span<const 
 // True when args contain -h or --help before any `--`.
 bool WantsHelp(std::span<const std::string> args);
 
+// "--<flag>: <cause>", the form every flag error takes (exit 2); a cause that already names the flag
+// (some value parsers do) is kept as it is.
+Error FlagError(std::string_view flag, const Error& cause);
+
 // The "Flags:" block of a --help text, one flag per entry with its default and env name.
 std::string FormatFlagHelp(std::span<const FlagSpec> specs);
 

@@ -13,10 +13,6 @@
 namespace sparktrace::proxy {
 namespace {
 
-Error FlagError(std::string_view flag, const Error& cause) {
-  return InvalidArgument("--" + std::string(flag) + ": " + cause.message);
-}
-
 Result<std::string> ReadFile(std::string_view flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidArgument("--" + std::string(flag) + ": cannot read '" + path + "'");
