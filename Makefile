@@ -34,7 +34,7 @@ bench: build
 	@scripts/deps.sh bench
 	/usr/bin/python3 bench/proxy_bench.py --build-dir $(BUILD_DIR)
 	/usr/bin/python3 bench/tracing_bench.py --build-dir $(BUILD_DIR)
-	$(BUILD_DIR)/sparktrace-listener-parse-bench > bench/results/listener_parse.json
+	$(BUILD_DIR)/sparktrace-listener-parse-bench --include-compressed --runs 5 --passes 1 > bench/results/listener_parse.json
 	@cat bench/results/listener_parse.json
 
 # Every test again against an AddressSanitizer + UBSan build (part of `make test`).
