@@ -15,6 +15,7 @@ import yaml
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 BASE = os.path.join(ROOT, "k8s", "base")
+EVENT_LOG_OVERLAY = os.path.join(ROOT, "k8s", "overlays", "event-log-volume")
 
 
 def load_documents():
@@ -106,6 +107,67 @@ class ManifestTest(unittest.TestCase):
         self.assertTrue(selector)
         self.assertEqual(docs["Service"]["spec"]["selector"], selector)
         self.assertEqual(docs["Deployment"]["spec"]["template"]["metadata"]["labels"], selector)
+
+
+def load_yaml(path):
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+class EventLogOverlayTest(unittest.TestCase):
+    """The overlay that shares the driver's event-log directory must agree with the binary and the driver."""
+
+    @classmethod
+    def setUpClass(cls):
+        patch = load_yaml(os.path.join(EVENT_LOG_OVERLAY, "deployment-event-log-volume.yaml"))
+        cls.pod = patch["spec"]["template"]["spec"]
+        cls.container = cls.pod["containers"][0]
+        cls.env = {e["name"]: e["value"] for e in cls.container["env"]}
+        cls.claim = load_yaml(os.path.join(EVENT_LOG_OVERLAY, "spark-events-pvc.yaml"))
+        cls.driver = load_yaml(os.path.join(EVENT_LOG_OVERLAY, "spark-connect-driver-example.yaml"))
+
+    def test_kustomization_lists_its_files(self):
+        kustomization = load_yaml(os.path.join(EVENT_LOG_OVERLAY, "kustomization.yaml"))
+        files = kustomization["resources"][1:] + [p["path"] for p in kustomization["patches"]]
+        for name in files:
+            self.assertTrue(os.path.isfile(os.path.join(EVENT_LOG_OVERLAY, name)), name)
+        self.assertEqual(kustomization["resources"][0], "../../base")
+
+    def test_patch_targets_the_base_container(self):
+        base = load_documents()["Deployment"]
+        self.assertEqual(self.container["name"], base["spec"]["template"]["spec"]["containers"][0]["name"])
+
+    def test_event_log_dir_is_a_flag_and_a_read_only_mount_of_the_claim(self):
+        directory = self.env["SPARKTRACE_EVENT_LOG_DIR"]
+        result = subprocess.run([os.environ["SPARKTRACE_BIN"], "proxy", "--help"], capture_output=True,
+                                text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("--event-log-dir", result.stdout)
+        mounts = {m["mountPath"]: m for m in self.container["volumeMounts"]}
+        self.assertIn(directory, mounts)
+        self.assertTrue(mounts[directory].get("readOnly"), "sparktrace only reads the driver's logs")
+        volumes = {v["name"]: v for v in self.pod["volumes"]}
+        volume = volumes[mounts[directory]["name"]]
+        self.assertEqual(volume["persistentVolumeClaim"]["claimName"], self.claim["metadata"]["name"])
+        self.assertIn("ReadWriteMany", self.claim["spec"]["accessModes"])
+
+    def test_driver_example_writes_where_sparktrace_reads(self):
+        pod = self.driver["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        confs = dict(arg.split("=", 1) for arg in container["args"] if "=" in arg)
+        self.assertEqual(confs["spark.eventLog.enabled"], "true")
+        directory = confs["spark.eventLog.dir"].removeprefix("file://")
+        self.assertEqual(directory, self.env["SPARKTRACE_EVENT_LOG_DIR"])
+        mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+        claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]}
+        self.assertEqual(claims[mounts[directory]], self.claim["metadata"]["name"])
+
+    @unittest.skipUnless(shutil.which("kubectl"), "kubectl not installed")
+    def test_overlay_renders(self):
+        rendered = subprocess.run(["kubectl", "kustomize", EVENT_LOG_OVERLAY], capture_output=True, text=True,
+                                  timeout=60, check=True).stdout
+        kinds = [d["kind"] for d in yaml.safe_load_all(rendered)]
+        self.assertIn("PersistentVolumeClaim", kinds)
 
 
 if __name__ == "__main__":
