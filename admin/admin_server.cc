@@ -1,19 +1,19 @@
 #include "admin/admin_server.h"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
-#include <mutex>
-#include <sstream>
-
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/thread.h>
+#include <netinet/in.h>
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <mutex>
+#include <sstream>
 
 namespace sparktrace::admin {
 namespace {
@@ -35,6 +35,19 @@ Result<int> BoundPort(evhttp_bound_socket* handle) {
   return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
 }
 
+// GET and HEAD carry no body worth reading: the limit when no POST route needs more.
+constexpr std::size_t kMaxGetBodyBytes = 64 * 1024;
+
+bool IsGetPath(const std::string& path) {
+  return path == "/healthz" || path == "/readyz" || path == "/metrics";
+}
+
+HttpResponse MethodNotAllowed(const char* allowed, std::string body) {
+  HttpResponse response{405, "text/plain; charset=utf-8", std::move(body), {}};
+  response.headers.emplace_back("Allow", allowed);
+  return response;
+}
+
 }  // namespace
 
 void AdminServer::EventBaseDeleter::operator()(event_base* base) const { event_base_free(base); }
@@ -42,7 +55,7 @@ void AdminServer::EvhttpDeleter::operator()(evhttp* http) const { evhttp_free(ht
 
 Result<std::unique_ptr<AdminServer>> AdminServer::Start(
     const std::string& address, ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
-    std::vector<std::shared_ptr<const prometheus::Collectable>> more) {
+    std::vector<std::shared_ptr<const prometheus::Collectable>> more, std::vector<PostRoute> post_routes) {
   EnableLibeventThreads();
   const auto colon = address.rfind(':');
   std::string host = address.substr(0, colon);
@@ -53,11 +66,22 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(
   server->readiness_ = std::move(readiness);
   server->registry_ = std::move(registry);
   server->more_collectables_ = std::move(more);
+  server->post_routes_ = std::move(post_routes);
   server->base_.reset(event_base_new());
   if (!server->base_) return Error{ErrorCode::kInternal, "libevent: event_base_new failed"};
   server->http_.reset(evhttp_new(server->base_.get()));
   if (!server->http_) return Error{ErrorCode::kInternal, "libevent: evhttp_new failed"};
-  evhttp_set_allowed_methods(server->http_.get(), EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
+  // Every method reaches Serve(), so that a wrong one gets 405 rather than libevent's 501.
+  evhttp_set_allowed_methods(server->http_.get(), EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                                                      EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
+                                                      EVHTTP_REQ_OPTIONS);
+  // libevent refuses a larger body with 413 while reading it, so that it is never buffered whole;
+  // lingering close reads (and discards) the rest first, so that the client sees the 413 rather
+  // than a reset connection. A route with a smaller limit checks its own in HandlePost.
+  std::size_t max_body = kMaxGetBodyBytes;
+  for (const PostRoute& route : server->post_routes_) max_body = std::max(max_body, route.max_body_bytes);
+  evhttp_set_max_body_size(server->http_.get(), static_cast<ev_ssize_t>(max_body));
+  evhttp_set_flags(server->http_.get(), EVHTTP_SERVER_LINGERING_CLOSE);
   evhttp_bound_socket* handle = evhttp_bind_socket_with_handle(server->http_.get(), host.c_str(), port);
   if (handle == nullptr) return Error{ErrorCode::kIo, "cannot listen on --admin " + address};
   auto bound_port = BoundPort(handle);
@@ -66,17 +90,7 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(
 
   evhttp_set_gencb(
       server->http_.get(),
-      [](evhttp_request* request, void* self) {
-        const char* path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(request));
-        const HttpResponse response = static_cast<AdminServer*>(self)->Handle(path ? path : "/");
-        evkeyvalq* headers = evhttp_request_get_output_headers(request);
-        evhttp_add_header(headers, "Content-Type", response.content_type.c_str());
-        evhttp_add_header(headers, "Cache-Control", "no-store");
-        evbuffer* body = evbuffer_new();
-        evbuffer_add(body, response.body.data(), response.body.size());
-        evhttp_send_reply(request, response.status, nullptr, body);
-        evbuffer_free(body);
-      },
+      [](evhttp_request* request, void* self) { static_cast<const AdminServer*>(self)->Serve(request); },
       server.get());
 
   server->loop_ = std::thread([base = server->base_.get()] { event_base_dispatch(base); });
@@ -92,12 +106,64 @@ AdminServer::~AdminServer() {
   }
 }
 
-HttpResponse AdminServer::Handle(const std::string& path) const {
-  if (path == "/healthz") return {200, "text/plain; charset=utf-8", "ok\n"};
+void AdminServer::Serve(evhttp_request* request) const {
+  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
+  const char* raw_path = evhttp_uri_get_path(uri);
+  const std::string path = raw_path != nullptr && *raw_path != '\0' ? raw_path : "/";
+  const evhttp_cmd_type method = evhttp_request_get_command(request);
+  const auto route = std::find_if(post_routes_.begin(), post_routes_.end(),
+                                  [&path](const PostRoute& candidate) { return candidate.path == path; });
+  HttpResponse response;
+  if (route != post_routes_.end()) {
+    response = method == EVHTTP_REQ_POST ? HandlePost(*route, request, path)
+                                         : MethodNotAllowed("POST", "send events with POST\n");
+  } else if (method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD || !IsGetPath(path)) {
+    response = HandleGet(path);  // an unknown path is a 404 whatever the method
+  } else {
+    response = MethodNotAllowed("GET, HEAD", "only GET here\n");
+  }
+  evkeyvalq* headers = evhttp_request_get_output_headers(request);
+  evhttp_add_header(headers, "Content-Type", response.content_type.c_str());
+  evhttp_add_header(headers, "Cache-Control", "no-store");
+  for (const auto& [name, value] : response.headers) evhttp_add_header(headers, name.c_str(), value.c_str());
+  evbuffer* body = evbuffer_new();
+  evbuffer_add(body, response.body.data(), response.body.size());
+  evhttp_send_reply(request, response.status, nullptr, body);
+  evbuffer_free(body);
+}
+
+HttpResponse AdminServer::HandlePost(const PostRoute& route, evhttp_request* request,
+                                     const std::string& path) const {
+  evbuffer* input = evhttp_request_get_input_buffer(request);
+  const std::size_t length = evbuffer_get_length(input);
+  if (length > route.max_body_bytes) {
+    return HttpResponse{
+        413,
+        "application/json",
+        "{\"error\":\"body larger than " + std::to_string(route.max_body_bytes) + " bytes\"}\n",
+        {}};
+  }
+  HttpRequest http_request;
+  http_request.path = path;
+  const char* query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(request));
+  if (query != nullptr) http_request.query = query;
+  http_request.body.resize(length);
+  if (length > 0) evbuffer_remove(input, http_request.body.data(), length);
+  evkeyvalq* headers = evhttp_request_get_input_headers(request);
+  http_request.header = [headers](const std::string& name) -> std::optional<std::string> {
+    const char* value = evhttp_find_header(headers, name.c_str());  // case-insensitive
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+  return route.handler(http_request);
+}
+
+HttpResponse AdminServer::HandleGet(const std::string& path) const {
+  if (path == "/healthz") return HttpResponse{200, "text/plain; charset=utf-8", "ok\n", {}};
   if (path == "/readyz") {
     const std::string reason = readiness_();
-    if (reason.empty()) return {200, "text/plain; charset=utf-8", "ready\n"};
-    return {503, "text/plain; charset=utf-8", "not ready: " + reason + "\n"};
+    if (reason.empty()) return HttpResponse{200, "text/plain; charset=utf-8", "ready\n", {}};
+    return HttpResponse{503, "text/plain; charset=utf-8", "not ready: " + reason + "\n", {}};
   }
   if (path == "/metrics") {
     std::ostringstream out;
@@ -106,9 +172,11 @@ HttpResponse AdminServer::Handle(const std::string& path) const {
       for (auto& family : collectable->Collect()) families.push_back(std::move(family));
     }
     prometheus::TextSerializer().Serialize(out, families);
-    return {200, "text/plain; version=0.0.4; charset=utf-8", out.str()};
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", out.str(), {}};
   }
-  return {404, "text/plain; charset=utf-8", "not found; try /healthz, /readyz or /metrics\n"};
+  std::string paths = "/healthz, /readyz, /metrics";
+  for (const PostRoute& route : post_routes_) paths += ", POST " + route.path;
+  return HttpResponse{404, "text/plain; charset=utf-8", "not found; try " + paths + "\n", {}};
 }
 
 }  // namespace sparktrace::admin

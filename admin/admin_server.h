@@ -1,19 +1,29 @@
 #pragma once
-// The admin HTTP endpoint on its own libevent loop and thread: /healthz, /readyz and /metrics.
-
-#include <functional>
-#include <memory>
-#include <string>
-#include <thread>
-#include <vector>
+// The admin HTTP endpoint on its own libevent loop and thread: GET /healthz, /readyz and /metrics,
+// plus whatever POST routes the caller registers (e.g. the driver-event push endpoint). The server
+// knows nothing of what a route does: it hands over the request and sends back the answer.
+//
+// Threads: every handler (readiness probe, POST routes, collectables) is called on the admin
+// thread, one request at a time; a slow handler delays every other admin request, so handlers must
+// return quickly (hand work to another thread, answer 503 when it is busy).
 
 #include <prometheus/collectable.h>
 #include <prometheus/registry.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/result.h"
 
 struct event_base;
 struct evhttp;
+struct evhttp_request;
 
 namespace sparktrace::admin {
 
@@ -21,6 +31,25 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra ones, e.g. Retry-After
+};
+
+// A request as a POST route sees it. Valid only during the handler call.
+struct HttpRequest {
+  std::string path;
+  std::string query;  // after '?', undecoded; empty when none
+  std::string body;
+  // A request header's value (case-insensitive name), or nullopt.
+  std::function<std::optional<std::string>(const std::string& name)> header;
+};
+
+using PostHandler = std::function<HttpResponse(const HttpRequest& request)>;
+
+struct PostRoute {
+  std::string path;  // exact, e.g. "/api/v1/events"
+  // Larger bodies are refused with 413 before the handler is called.
+  std::size_t max_body_bytes = std::size_t{1} << 20;
+  PostHandler handler;
 };
 
 // Tells /readyz why the proxy is not ready, or "" when it is. Called on the admin thread.
@@ -30,9 +59,12 @@ class AdminServer {
  public:
   // Binds `address` ("host:port", port 0 picks one) and starts serving on a new thread. /metrics
   // shows `registry` and then each of `more` (metrics read from elsewhere at scrape time).
+  // `post_routes` answer POST on their path (other methods there: 405); every other path is GET.
+  // Whatever the routes and collectables capture must outlive the server.
   static Result<std::unique_ptr<AdminServer>> Start(
       const std::string& address, ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
-      std::vector<std::shared_ptr<const prometheus::Collectable>> more = {});
+      std::vector<std::shared_ptr<const prometheus::Collectable>> more = {},
+      std::vector<PostRoute> post_routes = {});
   ~AdminServer();  // stops the loop and joins the thread
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -42,7 +74,9 @@ class AdminServer {
 
  private:
   AdminServer() = default;
-  HttpResponse Handle(const std::string& path) const;
+  void Serve(evhttp_request* request) const;
+  HttpResponse HandleGet(const std::string& path) const;
+  HttpResponse HandlePost(const PostRoute& route, evhttp_request* request, const std::string& path) const;
 
   struct EventBaseDeleter {
     void operator()(event_base* base) const;
@@ -56,6 +90,7 @@ class AdminServer {
   ReadinessProbe readiness_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::vector<std::shared_ptr<const prometheus::Collectable>> more_collectables_;
+  std::vector<PostRoute> post_routes_;
   std::string address_;
   std::thread loop_;
 };

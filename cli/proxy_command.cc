@@ -104,7 +104,7 @@ int RunProxyCommand(std::span<const std::string> args) {
     }
     tracing = std::move(*stack);
     observers.push_back(&tracing->observer());
-    tracing_metrics.push_back(tracing->pipeline_metrics());
+    tracing_metrics = tracing->collectables();
   }
   proxy::UpstreamChannels upstream(config->upstream);
   auto server = proxy::ProxyServer::Start(*config, upstream, observers,
@@ -121,7 +121,7 @@ int RunProxyCommand(std::span<const std::string> args) {
         if (!proxy_server.upstream_connected()) return "upstream not connected";
         return "";
       },
-      registry, tracing_metrics);
+      registry, tracing_metrics, tracing ? tracing->admin_routes() : std::vector<admin::PostRoute>{});
   if (!admin.ok()) {
     spdlog::error("{}", admin.error().message);
     (*server)->Shutdown(std::chrono::milliseconds(0));

@@ -58,7 +58,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 15> kSpecs = {{
+  static const std::array<FlagSpec, 16> kSpecs = {{
       {"store", "PATH", "sparktrace.db",
        "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
       {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
@@ -86,6 +86,9 @@ std::span<const FlagSpec> TracingFlagSpecs() {
        "how often --event-log-dir (and --spark-ui) is read for new events"},
       {"spark-ui", "URL", "",
        "the driver's UI (http://driver:4040): its REST API, when the event logs are not shared"},
+      {"event-push-max-bytes", "BYTES", "16MiB",
+       "largest body POST /api/v1/events takes on the admin port (SparkListener JSON lines); 0 turns "
+       "the endpoint off"},
   }};
   return kSpecs;
 }
@@ -129,6 +132,10 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
       return FlagError("spark-ui", endpoint.error());
     }
   }
+  auto push_max = ParseByteSize(flags.Get("event-push-max-bytes"));
+  if (!push_max.ok()) return FlagError("event-push-max-bytes", push_max.error());
+  if (*push_max > (std::uint64_t{1} << 30)) return InvalidArgument("--event-push-max-bytes: at most 1GiB");
+  config.event_push_max_bytes = *push_max;
   auto poll = DurationFlag(flags, "event-log-poll");
   if (!poll.ok()) return poll.error();
   if (poll->count() == 0) return InvalidArgument("--event-log-poll: must be more than 0");

@@ -3,6 +3,7 @@
 // immutable TracingConfig. Errors name the flag, for exit status 2.
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +36,8 @@ struct TracingConfig {
   std::vector<std::string> event_log_dirs;  // the driver's spark.eventLog.dir, shared with the proxy
   std::chrono::milliseconds event_log_poll{1000};
   std::string spark_ui_url;  // the driver's REST API, when the event logs are not shared
+  // POST /api/v1/events on the admin port: the largest body taken; 0 turns the endpoint off.
+  std::uint64_t event_push_max_bytes = std::uint64_t{16} << 20;
 
   bool enabled() const { return store_path.has_value() || otlp.has_value(); }
 };

@@ -78,11 +78,19 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
       std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
   stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(
       stack->fanout_, stack->ids_, *sampler, *stack->metrics_, operations);
-  if (!config.event_log_dirs.empty() || !config.spark_ui_url.empty()) {
+  if (!config.event_log_dirs.empty() || !config.spark_ui_url.empty() || config.event_push_max_bytes > 0) {
     listener::EventLogFeedOptions feed_options;
     feed_options.directories = config.event_log_dirs;
     feed_options.spark_ui_url = config.spark_ui_url;
     feed_options.poll_interval = config.event_log_poll;
+    feed_options.sample_ratio = config.sample_ratio;
+    if (config.event_push_max_bytes > 0) {
+      listener::EventPushOptions push;
+      push.max_body_bytes = static_cast<std::size_t>(config.event_push_max_bytes);
+      // Room for a few bodies in flight while the feed applies earlier ones.
+      push.max_queued_bytes = std::max(push.max_queued_bytes, 4 * push.max_body_bytes);
+      feed_options.push = push;
+    }
     auto* tracer = stack->tracer_.get();
     auto feed = listener::EventLogFeed::Start(
         std::move(feed_options),
@@ -97,8 +105,38 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
       return InvalidArgument(flag + feed.error().message);
     }
     stack->event_log_feed_ = std::move(*feed);
+    stack->push_endpoint_ = stack->event_log_feed_->push_endpoint();
+    stack->feed_metrics_ = stack->event_log_feed_->metrics();
   }
   return stack;
+}
+
+std::vector<std::shared_ptr<const prometheus::Collectable>> TracingStack::collectables() const {
+  std::vector<std::shared_ptr<const prometheus::Collectable>> all = {pipeline_metrics_};
+  if (feed_metrics_) all.push_back(feed_metrics_);
+  return all;
+}
+
+std::vector<admin::PostRoute> TracingStack::admin_routes() const {
+  if (!push_endpoint_) return {};
+  admin::PostRoute route;
+  route.path = "/api/v1/events";
+  route.max_body_bytes = push_endpoint_->max_body_bytes();
+  // The admin port is loopback or cluster-internal (docs/tracing.md): no credentials here. Bodies
+  // are never logged.
+  route.handler = [endpoint = push_endpoint_](const admin::HttpRequest& request) {
+    listener::PushRequest push;
+    push.query = request.query;
+    push.app_header = request.header("X-Spark-App-Id");
+    push.content_encoding = request.header("Content-Encoding");
+    push.body = request.body;
+    listener::PushReply reply = endpoint->Push(push);
+    admin::HttpResponse response{reply.status, "application/json", std::move(reply.body), {}};
+    if (reply.retry_after_seconds)
+      response.headers.emplace_back("Retry-After", std::to_string(*reply.retry_after_seconds));
+    return response;
+  };
+  return {std::move(route)};
 }
 
 TracingStack::~TracingStack() { Shutdown(); }

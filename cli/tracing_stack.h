@@ -2,6 +2,10 @@
 // Everything tracing needs at run time, built from TracingConfig: the SQLite and OTLP sinks (each
 // behind its own SpanPipeline), the Spark Connect tracer the proxy calls, and the metrics.
 //
+// With event-log directories, --spark-ui or the push endpoint, it also runs the driver-event feed
+// (listener/feed), whose POST route and metrics the admin server serves (admin_routes(),
+// collectables()); they stay valid after Shutdown (pushes then get 503).
+//
 // Lifetime: create before the proxy server starts, keep until it has shut down; then Shutdown()
 // ends the open operations and exports what is queued (bounded), before destruction.
 
@@ -11,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "admin/admin_server.h"
 #include "cli/tracing_config.h"
 #include "common/result.h"
 #include "listener/feed/event_log_feed.h"
@@ -36,6 +41,10 @@ class TracingStack {
 
   proxy::CallObserver& observer() { return *tracer_; }
   std::shared_ptr<const prometheus::Collectable> pipeline_metrics() const { return pipeline_metrics_; }
+  // Metrics read at scrape time: the span pipelines', and the driver-event feed's when it runs.
+  std::vector<std::shared_ptr<const prometheus::Collectable>> collectables() const;
+  // POST /api/v1/events when the push endpoint is on; none otherwise (the path is then a 404).
+  std::vector<admin::PostRoute> admin_routes() const;
 
   // Ends open operations as unfinished and exports every queued span (each sink within its
   // shutdown timeout). Idempotent.
@@ -50,7 +59,9 @@ class TracingStack {
   std::unique_ptr<tracing::connect::TracingMetrics> metrics_;
   std::unique_ptr<tracing::connect::SparkConnectTracer> tracer_;
   std::shared_ptr<tracing::connect::SpanPipelineMetrics> pipeline_metrics_;
-  std::unique_ptr<listener::EventLogFeed> event_log_feed_;  // after the tracer it looks operations up in
+  std::unique_ptr<listener::EventLogFeed> event_log_feed_;       // after the tracer it looks operations up in
+  std::shared_ptr<listener::EventPushEndpoint> push_endpoint_;   // the feed's; outlives it
+  std::shared_ptr<const prometheus::Collectable> feed_metrics_;  // the feed's; outlives it
   bool shut_down_ = false;
 };
 

@@ -2,7 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <variant>
+
 #include "listener/correlate/span_builder.h"
+#include "listener/correlate/span_ids.h"
 
 namespace sparktrace::listener {
 namespace {
@@ -11,11 +17,35 @@ namespace {
 // looked up on a few polls, then left alone.
 constexpr int kMaxFailedLookups = 5;
 
+// Forgetting scans the whole model: done when the cutoff moved on by at least this much.
+constexpr EpochMillis kForgetStepMs = 60'000;
+
+bool HasJobOfNoOperation(const ApplicationModel& model) {
+  for (const auto& [job_id, job] : model.jobs()) {
+    if (!model.OperationOfJob(job)) return true;
+  }
+  return false;
+}
+
+// BuildApplicationSpans totals the phases of the stage attempts the model still holds; after
+// forgetting, the feed's folded totals are the true ones.
+void SetRootPhaseTotals(tracing::Span& root, const PhaseTotals& totals) {
+  for (auto& attribute : root.attributes) {
+    for (std::size_t phase = 0; phase < kPhaseCount; ++phase) {
+      if (attribute.key == "spark.phase." + std::string(PhaseName(static_cast<Phase>(phase))) + ".ms") {
+        attribute.value = totals.total_ms[phase];
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions options,
                                                           FindOperationSpan find_operation_span,
                                                           tracing::SpanSink& spans) {
+  auto sampler = tracing::Sampler::Create(options.sample_ratio);
+  if (!sampler.ok()) return sampler.error();
   std::unique_ptr<eventlog::EventLogScanner> scanner;
   if (!options.directories.empty()) {
     eventlog::ScannerOptions scanner_options;
@@ -33,22 +63,37 @@ Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions op
     rest_poller = std::move(*created);
   }
   std::unique_ptr<EventLogFeed> feed(new EventLogFeed(std::move(options), std::move(find_operation_span),
-                                                      spans, std::move(scanner),
-                                                      std::move(rest_poller)));  // NOLINT
+                                                      spans, std::move(scanner), std::move(rest_poller),
+                                                      *sampler));  // NOLINT
   feed->thread_ = std::thread([raw = feed.get()] { raw->Run(); });
   return feed;
 }
 
 EventLogFeed::EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span,
                            tracing::SpanSink& spans, std::unique_ptr<eventlog::EventLogScanner> scanner,
-                           std::unique_ptr<rest::RestPoller> rest_poller)
+                           std::unique_ptr<rest::RestPoller> rest_poller, tracing::Sampler sampler)
     : options_(std::move(options)),
       find_operation_span_(std::move(find_operation_span)),
       spans_(spans),
+      sampler_(sampler),
       scanner_(std::move(scanner)),
-      rest_(std::move(rest_poller)) {}
+      rest_(std::move(rest_poller)) {
+  if (options_.push) {
+    push_ = std::make_shared<EventPushEndpoint>(*options_.push, [this] {
+      {
+        std::lock_guard lock(mu_);
+        pushed_ = true;
+      }
+      wake_.notify_all();
+    });
+  }
+  metrics_ = std::make_shared<FeedMetrics>(options_.max_metric_applications, push_);
+}
 
 EventLogFeed::~EventLogFeed() {
+  // First, without mu_: a push in progress holds the endpoint's lock and then takes mu_ to wake
+  // this thread; once Close() returns, no push will touch this object again.
+  if (push_) push_->Close();
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -73,58 +118,72 @@ void EventLogFeed::Run() {
   std::unique_lock lock(mu_);
   while (true) {
     const std::uint64_t requested = poll_requests_;
+    pushed_ = false;
     lock.unlock();
-    PollOnce();
+    PollOnce(false);
     lock.lock();
     polls_done_ = std::max(polls_done_, requested);
     polled_.notify_all();
     if (stopping_) break;
-    wake_.wait_for(lock, options_.poll_interval, [&] { return stopping_ || poll_requests_ > polls_done_; });
+    wake_.wait_for(lock, options_.poll_interval,
+                   [&] { return stopping_ || pushed_ || poll_requests_ > polls_done_; });
   }
   // One last pass so that what the driver wrote just before a shutdown is not lost.
   lock.unlock();
-  PollOnce();
+  PollOnce(true);
 }
 
-void EventLogFeed::PollOnce() {
+void EventLogFeed::PollOnce(bool final_poll) {
+  ApplyPushes();
   // Poll returns true while a log still has bytes beyond its per-poll budget.
   while (scanner_ && scanner_->Poll(*this)) {
   }
   if (rest_) PollRest();
   EmitChangedApplications();
+  EmitApplicationTraces(final_poll);
+  const std::vector<ApplicationPhaseFigures> figures = ChangedPhaseFigures();
+  ApplyRetention();
+  Publish(figures);
+}
+
+void EventLogFeed::Apply(Application& application, const SparkEvent& event) {
+  application.model.Apply(event);
+  application.changed = true;
+  application.trace_changed = true;
+  application.metrics_changed = true;
+  ++totals_.events;
+}
+
+void EventLogFeed::ApplyPushes() {
+  if (!push_) return;
+  for (PushedBatch& batch : push_->TakeAll()) {
+    Application& application = applications_["push:" + batch.stream];
+    for (const SparkEvent& event : batch.events) Apply(application, event);
+  }
 }
 
 void EventLogFeed::PollRest() {
   rest::RestPollResult polled = rest_->Poll();
   for (const Error& error : polled.errors) spdlog::debug("--spark-ui: {}", error.message);
-  {
-    std::lock_guard lock(mu_);
-    counters_.rest_events += polled.events.size();
-    counters_.rest_errors += polled.errors.size();
-  }
+  totals_.rest_events += polled.events.size();
+  totals_.rest_errors += polled.errors.size();
   for (rest::RestEvent& rest_event : polled.events) {
     // One model per application attempt, apart from the event logs' (keyed by path).
-    Application& application =
-        applications_["spark-ui:" + rest_event.application_id + "/" + rest_event.attempt_id.value_or("")];
-    application.model.Apply(rest_event.event);
-    application.changed = true;
+    Apply(applications_["spark-ui:" + rest_event.application_id + "/" + rest_event.attempt_id.value_or("")],
+          rest_event.event);
   }
 }
 
 eventlog::LineVerdict EventLogFeed::OnLine(const eventlog::LogIdentity& log, std::string_view line,
                                            const eventlog::LinePosition& /*position*/) {
   auto event = parser_.Parse(line);
-  std::lock_guard lock(mu_);
-  ++counters_.lines;
+  ++totals_.lines;
   if (!event.ok()) {
-    ++counters_.malformed_lines;
+    ++totals_.malformed_lines;
     return eventlog::LineVerdict::kCorrupt;
   }
   if (std::holds_alternative<IgnoredEvent>(*event)) return eventlog::LineVerdict::kAccepted;
-  ++counters_.events;
-  Application& application = applications_[log.id];
-  application.model.Apply(*event);
-  application.changed = true;
+  Apply(applications_[log.id], *event);
   return eventlog::LineVerdict::kAccepted;
 }
 
@@ -133,10 +192,16 @@ void EventLogFeed::OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_
   spdlog::info("event log {} restarted (generation {}): {}", log.id, generation, reason);
   // A rewritten log is read from its start again: model it afresh.
   applications_.erase(log.id);
+  ForgetProgressOf(log.id, nullptr);
 }
 
 void EventLogFeed::OnLogCompleted(const eventlog::LogIdentity& log) {
   spdlog::debug("event log {} is complete", log.id);
+  auto application = applications_.find(log.id);
+  if (application != applications_.end()) {
+    application->second.log_completed = true;
+    application->second.trace_changed = true;  // its final version, without "running"
+  }
 }
 
 void EventLogFeed::EmitChangedApplications() {
@@ -180,25 +245,129 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
 
   const auto target = find_operation_span_(operation_id);
   if (!target) {
-    if (++progress.lookups_failed == kMaxFailedLookups) {
-      std::lock_guard lock(mu_);
-      ++counters_.operations_unknown;
-    }
+    if (++progress.lookups_failed == kMaxFailedLookups) ++totals_.operations_unknown;
     return;
   }
   if (!target->sampled) return;
   BuiltSpans built =
       BuildOperationSpans(model, operation_id, OperationSpanRef{target->trace_id, target->span_id});
-  const std::size_t count = built.spans.size();
+  totals_.spans_submitted += built.spans.size();
   for (auto& span : built.spans) spans_.Submit(std::move(span));
-  {
-    std::lock_guard lock(mu_);
-    if (!progress.emitted) ++counters_.operations_traced;
-    counters_.spans_submitted += count;
-  }
+  if (!progress.emitted) ++totals_.operations_traced;
   progress.emitted = true;
   progress.jobs_emitted = jobs.size();
   progress.all_jobs_ended = all_ended;
+}
+
+void EventLogFeed::EmitApplicationTraces(bool force) {
+  const Clock::time_point now = Clock::now();
+  for (auto& [key, application] : applications_) {
+    if (!application.trace_changed) continue;
+    const ApplicationRecord& app = application.model.application();
+    if (!app.start_ms) continue;  // nothing to root a trace at yet
+    const bool ended = app.end_ms.has_value() || application.log_completed;
+    // A running application's trace is rebuilt whole: at most every interval, not every poll.
+    if (!force && !ended && application.trace_emitted_at &&
+        now - *application.trace_emitted_at < options_.application_trace_interval) {
+      continue;
+    }
+    EmitApplicationTrace(application);
+    application.trace_emitted_at = now;
+  }
+}
+
+void EventLogFeed::EmitApplicationTrace(Application& application) {
+  application.trace_changed = false;
+  const ApplicationModel& model = application.model;
+  const ApplicationRecord& app = model.application();
+  if (!sampler_.ShouldSampleRoot(ApplicationTraceId(ApplicationKey(app.app_id, app.attempt_id)))) return;
+  // A Spark Connect server's jobs are in their operations' traces: its own trace only holds jobs
+  // of no operation, and no phase intervals (weeks of them, churning as operations come and go).
+  const bool connect_server = !model.operations().empty();
+  if (connect_server && !HasJobOfNoOperation(model)) return;
+  SpanBuildOptions build_options;
+  // After forgetting, the model's phases cover only what it still holds: the intervals already
+  // emitted stay in the store, later ones are not (the totals on the root stay right).
+  if (connect_server || application.phases.folded()) build_options.max_phase_spans = 0;
+  BuiltSpans built = BuildApplicationSpans(model, build_options);
+  if (built.spans.empty()) return;
+  if (const std::optional<PhaseTotals> totals = application.phases.Totals(model)) {
+    SetRootPhaseTotals(built.spans.front(), *totals);  // the root comes first
+  }
+  if (!application.trace_submitted) ++totals_.applications_traced;
+  application.trace_submitted = true;
+  totals_.spans_submitted += built.spans.size();
+  for (auto& span : built.spans) spans_.Submit(std::move(span));
+}
+
+std::vector<ApplicationPhaseFigures> EventLogFeed::ChangedPhaseFigures() {
+  std::vector<ApplicationPhaseFigures> figures;
+  for (auto& [key, application] : applications_) {
+    if (!application.metrics_changed) continue;
+    application.metrics_changed = false;
+    const std::optional<PhaseTotals> totals = application.phases.Totals(application.model);
+    if (!totals) continue;
+    const ApplicationRecord& app = application.model.application();
+    ApplicationPhaseFigures entry;
+    entry.app_name = !app.app_name.empty() ? app.app_name : !app.app_id.empty() ? app.app_id : key;
+    entry.window_ms = totals->window_ms;
+    entry.total_ms = totals->total_ms;
+    figures.push_back(std::move(entry));
+  }
+  return figures;
+}
+
+void EventLogFeed::ApplyRetention() {
+  const Clock::time_point now = Clock::now();
+  for (auto it = applications_.begin(); it != applications_.end();) {
+    const std::string& key = it->first;
+    Application& application = it->second;
+    ApplicationModel& model = application.model;
+    const ApplicationRecord& app = model.application();
+    if (!application.completed_at && (application.log_completed || app.end_ms))
+      application.completed_at = now;
+    if (application.completed_at &&
+        now - *application.completed_at >= options_.completed_application_retention) {
+      // Its operations were emitted in this poll; its trace too unless throttled.
+      if (application.trace_changed) EmitApplicationTrace(application);
+      ForgetProgressOf(key, nullptr);
+      ++totals_.applications_forgotten;
+      it = applications_.erase(it);
+      continue;
+    }
+    ++it;
+    if (!app.last_event_ms) continue;
+    const EpochMillis cutoff = *app.last_event_ms - options_.operation_retention.count();
+    if (application.forgotten_before_ms && cutoff < *application.forgotten_before_ms + kForgetStepMs)
+      continue;
+    if (app.start_ms && cutoff <= *app.start_ms) continue;
+    // What is about to be dropped must be in the store in its final state first.
+    if (application.trace_changed) {
+      EmitApplicationTrace(application);
+      application.trace_emitted_at = now;
+    }
+    application.phases.FoldUntil(model, cutoff);
+    const ApplicationModel::ForgetStats forgot = model.ForgetFinishedBefore(cutoff);
+    application.forgotten_before_ms = cutoff;
+    totals_.operations_forgotten += static_cast<std::uint64_t>(forgot.operations);
+    totals_.jobs_forgotten += static_cast<std::uint64_t>(forgot.jobs);
+    if (forgot.operations > 0) ForgetProgressOf(key, &model);
+  }
+}
+
+void EventLogFeed::ForgetProgressOf(const std::string& log_id, const ApplicationModel* still_held) {
+  for (auto it = progress_.begin(); it != progress_.end();) {
+    const bool drop =
+        it->second.log_id == log_id &&
+        (still_held == nullptr || still_held->FindOperation(it->second.operation_id) == nullptr);
+    it = drop ? progress_.erase(it) : std::next(it);
+  }
+}
+
+void EventLogFeed::Publish(const std::vector<ApplicationPhaseFigures>& figures) {
+  metrics_->Publish(totals_, EventLogFeedHeld{applications_.size(), progress_.size()}, figures);
+  std::lock_guard lock(mu_);
+  counters_ = totals_;
 }
 
 }  // namespace sparktrace::listener

@@ -1,14 +1,26 @@
 #pragma once
-// Follows the driver's event logs (or polls its REST API) while the proxy runs and puts what the driver did
-// for each Spark Connect operation — its jobs, stages and phases — into the operation's trace, under the span
-// the proxy recorded for it (docs/tracing.md, "Driver events").
+// Follows the driver's event logs (or polls its REST API, or takes events pushed to
+// POST /api/v1/events) while the proxy runs and turns what the driver did into spans
+// (docs/tracing.md, "Driver events"):
 //
-// Threads: one thread of its own polls the logs every `poll_interval`, parses and models them, and
-// submits spans; `find_operation_span` and the sink are called on it. Spans are rebuilt while an
-// operation's jobs run and carry ids derived from the application and job/stage, so the store
-// replaces earlier versions instead of adding to them.
+//   * for each Spark Connect operation — its jobs, stages and phases — under the span the proxy
+//     recorded for it (FindOperationSpan);
+//   * for each application, a trace of its own rooted at a spark.application span, with the jobs
+//     of no Connect operation (all of them for a plain spark-submit application) and, for
+//     applications without Connect operations, its phase intervals;
+//   * per application name, phase totals as Prometheus gauges (FeedMetrics).
+//
+// Threads: one thread of its own applies pushed events, polls the logs every `poll_interval`,
+// parses and models them, submits spans and publishes metrics; `find_operation_span` and the sink
+// are called on it. A push wakes it at once. Spans are rebuilt while jobs run and carry ids
+// derived from the application and job/stage, so the store replaces earlier versions instead of
+// adding to them.
+//
+// Memory: a Spark Connect server is one application that runs for weeks. Once an operation's
+// spans are final (closed, all its jobs ended, `operation_retention` of driver time ago) it is
+// forgotten with its jobs; an application that ended is dropped `completed_application_retention`
+// after its end was seen, its final spans submitted.
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -26,7 +38,11 @@
 #include "listener/correlate/application_model.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/events/event_parser.h"
+#include "listener/feed/application_phase_totals.h"
+#include "listener/feed/event_push_endpoint.h"
+#include "listener/feed/feed_metrics.h"
 #include "listener/rest/rest_poller.h"
+#include "tracing/sampler.h"
 #include "tracing/span.h"
 #include "tracing/span_sink.h"
 
@@ -41,20 +57,20 @@ struct OperationSpanTarget {
 using FindOperationSpan = std::function<std::optional<OperationSpanTarget>(std::string_view operation_id)>;
 
 struct EventLogFeedOptions {
-  std::vector<std::string> directories;  // event-log directories (may be empty with spark_ui_url)
+  std::vector<std::string> directories;  // event-log directories (may be empty)
   std::string spark_ui_url;              // the driver's REST API (--spark-ui); empty: not polled
   std::chrono::milliseconds poll_interval{1000};
-};
-
-struct EventLogFeedCounters {
-  std::uint64_t lines = 0;
-  std::uint64_t events = 0;
-  std::uint64_t malformed_lines = 0;
-  std::uint64_t operations_traced = 0;   // operations whose spans were submitted at least once
-  std::uint64_t operations_unknown = 0;  // seen in the logs, never through this proxy
-  std::uint64_t spans_submitted = 0;
-  std::uint64_t rest_events = 0;
-  std::uint64_t rest_errors = 0;
+  std::optional<EventPushOptions> push;  // POST /api/v1/events; nullopt: no endpoint
+  // Application traces start here, with no parent: sampled like the proxy's own root traces
+  // (--sample-ratio, deterministic on the trace id).
+  double sample_ratio = 1.0;
+  // A running application's trace is rebuilt at most this often (and once more when it ends).
+  std::chrono::milliseconds application_trace_interval{10'000};
+  // Driver time after an operation (or a job of none) ended before it is forgotten.
+  std::chrono::milliseconds operation_retention{10 * 60'000};
+  // Time after an application's end was seen before its model is dropped.
+  std::chrono::milliseconds completed_application_retention{10 * 60'000};
+  std::size_t max_metric_applications = 50;  // `app` label values of the spark_* gauges
 };
 
 class EventLogFeed final : private eventlog::EventLogSink {
@@ -62,18 +78,35 @@ class EventLogFeed final : private eventlog::EventLogSink {
   static Result<std::unique_ptr<EventLogFeed>> Start(EventLogFeedOptions options,
                                                      FindOperationSpan find_operation_span,
                                                      tracing::SpanSink& spans);
-  ~EventLogFeed() override;  // stops the thread after one last poll
+  ~EventLogFeed() override;  // closes the push endpoint, stops the thread after one last poll
   EventLogFeed(const EventLogFeed&) = delete;
   EventLogFeed& operator=(const EventLogFeed&) = delete;
 
+  // Totals as of the last poll. Thread-safe.
   EventLogFeedCounters counters() const;
   // Polls now and waits for it (tests, shutdown); the thread keeps polling afterwards.
   void PollNow();
 
+  // Null without options.push. Shared with the admin server's route, which may outlive the feed
+  // (after the feed stops, pushes get 503).
+  std::shared_ptr<EventPushEndpoint> push_endpoint() const { return push_; }
+  // Read at scrape time; may outlive the feed (it then shows the last snapshot).
+  std::shared_ptr<FeedMetrics> metrics() const { return metrics_; }
+
  private:
+  using Clock = std::chrono::steady_clock;
+
   struct Application {
     ApplicationModel model;
-    bool changed = false;  // events applied since the last emission
+    ApplicationPhaseTotals phases;
+    bool changed = false;        // events applied since the last operation emission
+    bool trace_changed = false;  // ... since the last application-trace emission
+    bool metrics_changed = false;
+    bool log_completed = false;    // its event log was completed (or, for others, ApplicationEnd)
+    bool trace_submitted = false;  // its application trace was submitted at least once
+    std::optional<Clock::time_point> trace_emitted_at;
+    std::optional<Clock::time_point> completed_at;
+    std::optional<EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
   };
   struct OperationProgress {
     std::string log_id;
@@ -85,13 +118,22 @@ class EventLogFeed final : private eventlog::EventLogSink {
   };
 
   EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span, tracing::SpanSink& spans,
-               std::unique_ptr<eventlog::EventLogScanner> scanner, std::unique_ptr<rest::RestPoller> rest);
-  void PollRest();
+               std::unique_ptr<eventlog::EventLogScanner> scanner, std::unique_ptr<rest::RestPoller> rest,
+               tracing::Sampler sampler);
   void Run();
-  void PollOnce();
+  void PollOnce(bool final_poll);
+  void ApplyPushes();
+  void PollRest();
+  void Apply(Application& application, const SparkEvent& event);
   void EmitChangedApplications();
   void EmitOperation(const std::string& log_id, const ApplicationModel& model,
                      const std::string& operation_id);
+  void EmitApplicationTraces(bool force);
+  void EmitApplicationTrace(Application& application);
+  std::vector<ApplicationPhaseFigures> ChangedPhaseFigures();
+  void ApplyRetention();
+  void ForgetProgressOf(const std::string& log_id, const ApplicationModel* still_held);
+  void Publish(const std::vector<ApplicationPhaseFigures>& figures);
 
   eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
                                const eventlog::LinePosition& position) override;
@@ -102,19 +144,25 @@ class EventLogFeed final : private eventlog::EventLogSink {
   const EventLogFeedOptions options_;
   const FindOperationSpan find_operation_span_;
   tracing::SpanSink& spans_;
+  const tracing::Sampler sampler_;
   std::unique_ptr<eventlog::EventLogScanner> scanner_;  // feed thread only; null without directories
   std::unique_ptr<rest::RestPoller> rest_;              // feed thread only; null without --spark-ui
-  EventParser parser_;                                  // feed thread only
-  std::map<std::string, Application> applications_;     // by log id; feed thread only
-  std::map<std::string, OperationProgress> progress_;   // by "log id/operation id"; feed thread only
+  std::shared_ptr<EventPushEndpoint> push_;             // null without options.push
+  std::shared_ptr<FeedMetrics> metrics_;
+  EventParser parser_;  // feed thread only
+  // By source key: the log id, "spark-ui:<app>/<attempt>" or "push:<stream>"; feed thread only.
+  std::map<std::string, Application> applications_;
+  std::map<std::string, OperationProgress> progress_;  // by "<source key>/<operation id>"; feed thread only
+  EventLogFeedCounters totals_;                        // feed thread only; published after each poll
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable polled_;
   bool stopping_ = false;
+  bool pushed_ = false;  // a push is waiting to be applied
   std::uint64_t poll_requests_ = 0;
   std::uint64_t polls_done_ = 0;
-  EventLogFeedCounters counters_;  // guarded by mu_
+  EventLogFeedCounters counters_;  // guarded by mu_: totals_ as of the last poll
   std::thread thread_;
 };
 

@@ -1,0 +1,179 @@
+#include "listener/feed/feed_metrics.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace sparktrace::listener {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily Family(std::string name, std::string help, MetricType type) {
+  MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  return family;
+}
+
+ClientMetric Counter(std::vector<ClientMetric::Label> labels, std::uint64_t value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.counter.value = static_cast<double>(value);
+  return metric;
+}
+
+ClientMetric Gauge(std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric metric;
+  metric.label = std::move(labels);
+  metric.gauge.value = value;
+  return metric;
+}
+
+MetricFamily CounterOf(std::string name, std::string help, std::uint64_t value) {
+  MetricFamily family = Family(std::move(name), std::move(help), MetricType::Counter);
+  family.metric.push_back(Counter({}, value));
+  return family;
+}
+
+double Seconds(std::int64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+}  // namespace
+
+FeedMetrics::FeedMetrics(std::size_t max_applications, std::shared_ptr<const EventPushEndpoint> push)
+    : max_applications_(std::max<std::size_t>(max_applications, 1)), push_(std::move(push)) {}
+
+void FeedMetrics::Publish(const EventLogFeedCounters& totals, const EventLogFeedHeld& held,
+                          const std::vector<ApplicationPhaseFigures>& changed) {
+  std::lock_guard lock(mu_);
+  totals_ = totals;
+  held_ = held;
+  for (const ApplicationPhaseFigures& figures : changed) {
+    ++sequence_;
+    auto found = applications_.find(figures.app_name);
+    if (found == applications_.end()) {
+      if (applications_.size() >= max_applications_) {
+        // Weeks of applications must not grow the label sets without bound: the one updated
+        // longest ago makes room.
+        auto oldest = std::min_element(
+            applications_.begin(), applications_.end(),
+            [](const auto& a, const auto& b) { return a.second.updated < b.second.updated; });
+        applications_.erase(oldest);
+        ++evicted_;
+      }
+      found = applications_.emplace(figures.app_name, Entry{}).first;
+    }
+    found->second.figures = figures;
+    found->second.updated = sequence_;
+  }
+}
+
+std::vector<std::string> FeedMetrics::application_names() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : applications_) names.push_back(name);
+  return names;
+}
+
+std::uint64_t FeedMetrics::applications_evicted() const {
+  std::lock_guard lock(mu_);
+  return evicted_;
+}
+
+std::vector<MetricFamily> FeedMetrics::Collect() const {
+  const EventPushCounters push = push_ ? push_->counters() : EventPushCounters{};
+  std::lock_guard lock(mu_);
+  std::vector<MetricFamily> families;
+
+  struct PhaseGauge {
+    Phase phase;
+    const char* name;
+    const char* help;
+  };
+  static constexpr std::array<PhaseGauge, kPhaseCount> kPhaseGauges = {{
+      {Phase::kResourceWait, "spark_resource_wait_seconds",
+       "Time the latest application of this name waited for executors (phase resource_wait)"},
+      {Phase::kCompute, "spark_phase_compute_seconds", "Time with stages running (phase compute)"},
+      {Phase::kIoWrite, "spark_phase_io_write_seconds", "Time with a stage writing output (phase io_write)"},
+      {Phase::kIdle, "spark_phase_idle_seconds", "Time with no stage running (phase idle)"},
+  }};
+  MetricFamily ratio =
+      Family("spark_phase_breakdown_ratio", "Share of the application's window in each phase (they sum to 1)",
+             MetricType::Gauge);
+  for (const PhaseGauge& gauge : kPhaseGauges) {
+    MetricFamily family = Family(gauge.name, gauge.help, MetricType::Gauge);
+    const std::size_t index = static_cast<std::size_t>(gauge.phase);
+    for (const auto& [name, entry] : applications_) {
+      const ApplicationPhaseFigures& figures = entry.figures;
+      family.metric.push_back(Gauge({{"app", name}}, Seconds(figures.total_ms[index])));
+      const double share = figures.window_ms > 0 ? static_cast<double>(figures.total_ms[index]) /
+                                                       static_cast<double>(figures.window_ms)
+                                                 : 0.0;
+      ratio.metric.push_back(Gauge({{"app", name}, {"phase", std::string(PhaseName(gauge.phase))}}, share));
+    }
+    families.push_back(std::move(family));
+  }
+  families.push_back(std::move(ratio));
+
+  MetricFamily lines =
+      Family("sparktrace_listener_lines_total", "Driver-event lines received, by source (event_log, push)",
+             MetricType::Counter);
+  lines.metric.push_back(Counter({{"source", "event_log"}}, totals_.lines));
+  lines.metric.push_back(Counter({{"source", "push"}}, push.lines + push.malformed_lines));
+  families.push_back(std::move(lines));
+  MetricFamily malformed =
+      Family("sparktrace_listener_malformed_lines_total",
+             "Driver-event lines that are not Spark events: counted and skipped", MetricType::Counter);
+  malformed.metric.push_back(Counter({{"source", "event_log"}}, totals_.malformed_lines));
+  malformed.metric.push_back(Counter({{"source", "push"}}, push.malformed_lines));
+  families.push_back(std::move(malformed));
+  MetricFamily pushes = Family("sparktrace_listener_pushes_total", "POST /api/v1/events requests, by result",
+                               MetricType::Counter);
+  pushes.metric.push_back(Counter({{"result", "accepted"}}, push.pushes));
+  pushes.metric.push_back(Counter({{"result", "too_large"}}, push.rejected_too_large));
+  pushes.metric.push_back(Counter({{"result", "bad_request"}}, push.rejected_bad_request));
+  pushes.metric.push_back(Counter({{"result", "busy"}}, push.rejected_busy));
+  families.push_back(std::move(pushes));
+  families.push_back(CounterOf("sparktrace_listener_events_total",
+                               "Spark events applied to an application model, from any source",
+                               totals_.events));
+  families.push_back(CounterOf("sparktrace_listener_rest_events_total",
+                               "Events derived from the driver's REST API (--spark-ui)",
+                               totals_.rest_events));
+  families.push_back(CounterOf("sparktrace_listener_rest_errors_total",
+                               "Failed polls of the driver's REST API (--spark-ui)", totals_.rest_errors));
+  families.push_back(CounterOf("sparktrace_listener_operations_traced_total",
+                               "Spark Connect operations given job, stage and phase spans",
+                               totals_.operations_traced));
+  families.push_back(CounterOf("sparktrace_listener_operations_unknown_total",
+                               "Spark Connect operations in the driver's events that this proxy never saw",
+                               totals_.operations_unknown));
+  families.push_back(CounterOf("sparktrace_listener_applications_traced_total",
+                               "Applications given a spark.application trace", totals_.applications_traced));
+  families.push_back(CounterOf("sparktrace_listener_spans_submitted_total",
+                               "Spans built from driver events and handed to the sinks (rebuilds included)",
+                               totals_.spans_submitted));
+  MetricFamily forgotten = Family(
+      "sparktrace_listener_forgotten_total",
+      "Finished operations, jobs and applications dropped from memory (retention)", MetricType::Counter);
+  forgotten.metric.push_back(Counter({{"what", "operations"}}, totals_.operations_forgotten));
+  forgotten.metric.push_back(Counter({{"what", "jobs"}}, totals_.jobs_forgotten));
+  forgotten.metric.push_back(Counter({{"what", "applications"}}, totals_.applications_forgotten));
+  families.push_back(std::move(forgotten));
+  families.push_back(CounterOf(
+      "sparktrace_listener_metric_applications_evicted_total",
+      "Application names dropped from the spark_* gauges to keep their label sets bounded", evicted_));
+  MetricFamily held_applications =
+      Family("sparktrace_listener_applications", "Application models held in memory", MetricType::Gauge);
+  held_applications.metric.push_back(Gauge({}, static_cast<double>(held_.applications)));
+  families.push_back(std::move(held_applications));
+  MetricFamily held_operations = Family("sparktrace_listener_operations",
+                                        "Spark Connect operations tracked in memory", MetricType::Gauge);
+  held_operations.metric.push_back(Gauge({}, static_cast<double>(held_.operations)));
+  families.push_back(std::move(held_operations));
+  return families;
+}
+
+}  // namespace sparktrace::listener

@@ -1,0 +1,95 @@
+#pragma once
+// The driver-event feed's Prometheus metrics (docs/tracing.md, "Metrics"), read at scrape time
+// from a snapshot the feed thread publishes after each poll — never from the live models:
+//
+//   spark_resource_wait_seconds{app}, spark_phase_compute_seconds{app},
+//   spark_phase_io_write_seconds{app}, spark_phase_idle_seconds{app}   the phase totals of the
+//       latest application of that name over its window (listener/correlate/phases.h)
+//   spark_phase_breakdown_ratio{app,phase}                             each phase's share of it
+//   sparktrace_listener_*_total                                         the feed's counters
+//
+// Labels are bounded: `app` is the application's name (not its id, not an operation), and at most
+// `max_applications` names are kept — the least recently updated is dropped for a new one and
+// counted in sparktrace_listener_metric_applications_evicted_total. A name stays after its
+// application's model is dropped from memory, until evicted.
+//
+// Threads: Publish() from the feed thread, Collect() from the admin thread; one mutex.
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "listener/correlate/phases.h"
+#include "listener/feed/event_push_endpoint.h"
+
+namespace sparktrace::listener {
+
+struct EventLogFeedCounters {
+  std::uint64_t lines = 0;                // event-log lines read (pushed lines: EventPushCounters)
+  std::uint64_t events = 0;               // events applied to a model, from any source
+  std::uint64_t malformed_lines = 0;      // event-log lines that are not events
+  std::uint64_t operations_traced = 0;    // operations whose spans were submitted at least once
+  std::uint64_t operations_unknown = 0;   // seen in the logs, never through this proxy
+  std::uint64_t applications_traced = 0;  // application traces submitted at least once
+  std::uint64_t spans_submitted = 0;
+  std::uint64_t rest_events = 0;
+  std::uint64_t rest_errors = 0;
+  std::uint64_t operations_forgotten = 0;  // dropped from memory once final (retention)
+  std::uint64_t jobs_forgotten = 0;
+  std::uint64_t applications_forgotten = 0;
+};
+
+// What the feed holds in memory right now.
+struct EventLogFeedHeld {
+  std::uint64_t applications = 0;
+  std::uint64_t operations = 0;  // operation progress entries (looked up or emitted)
+};
+
+struct ApplicationPhaseFigures {
+  std::string app_name;  // the label; the app id when the application has no name
+  std::int64_t window_ms = 0;
+  std::array<std::int64_t, kPhaseCount> total_ms{};  // indexed by Phase
+};
+
+class FeedMetrics final : public prometheus::Collectable {
+ public:
+  // `push` (may be null) is read for the push counters at scrape time.
+  FeedMetrics(std::size_t max_applications, std::shared_ptr<const EventPushEndpoint> push);
+
+  // The feed's totals so far, what it holds, and the latest figures of applications that changed
+  // (a name repeated in `changed`: the last one wins).
+  void Publish(const EventLogFeedCounters& totals, const EventLogFeedHeld& held,
+               const std::vector<ApplicationPhaseFigures>& changed);
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+  // The app label values currently exported, and how many were evicted (tests).
+  std::vector<std::string> application_names() const;
+  std::uint64_t applications_evicted() const;
+
+ private:
+  struct Entry {
+    ApplicationPhaseFigures figures;
+    std::uint64_t updated = 0;  // publish sequence of the latest update
+  };
+
+  const std::size_t max_applications_;
+  const std::shared_ptr<const EventPushEndpoint> push_;
+
+  mutable std::mutex mu_;
+  EventLogFeedCounters totals_;
+  EventLogFeedHeld held_;
+  std::map<std::string, Entry> applications_;  // by app label
+  std::uint64_t sequence_ = 0;
+  std::uint64_t evicted_ = 0;
+};
+
+}  // namespace sparktrace::listener

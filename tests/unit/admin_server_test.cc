@@ -1,0 +1,140 @@
+// The admin server's routing (admin/admin_server.h): GET paths, registered POST routes, 405 for
+// other methods, 413 over a route's body limit; over real loopback HTTP.
+
+#include "admin/admin_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+namespace sparktrace::admin {
+namespace {
+
+struct RawResponse {
+  int status = 0;
+  std::string head;  // status line and headers
+  std::string body;
+};
+
+// One HTTP/1.0 request over a fresh connection (the server closes it after the answer); the whole
+// exchange bounded by a 5 s socket timeout.
+RawResponse Send(const std::string& address, const std::string& method, const std::string& target,
+                 const std::string& body = "", const std::string& extra_headers = "") {
+  const auto colon = address.rfind(':');
+  sockaddr_in server{};
+  server.sin_family = AF_INET;
+  server.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &server.sin_addr);
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  RawResponse response;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&server), sizeof(server)) != 0) {
+    close(fd);
+    return response;
+  }
+  const std::string request = method + " " + target +
+                              " HTTP/1.0\r\nHost: test\r\nContent-Length: " + std::to_string(body.size()) +
+                              "\r\n" + extra_headers + "\r\n" + body;
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string raw;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) break;
+    raw.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  const auto head_end = raw.find("\r\n\r\n");
+  if (raw.size() < 12 || head_end == std::string::npos) return response;
+  response.status = std::stoi(raw.substr(9, 3));
+  response.head = raw.substr(0, head_end);
+  response.body = raw.substr(head_end + 4);
+  return response;
+}
+
+class AdminServerRoutes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PostRoute route;
+    route.path = "/api/v1/things";
+    route.max_body_bytes = 64;
+    route.handler = [this](const HttpRequest& request) {
+      ++calls_;
+      last_body_ = request.body;
+      last_query_ = request.query;
+      last_header_ = request.header("X-Thing").value_or("(none)");
+      HttpResponse response{202, "application/json", "{\"ok\":true}", {}};
+      response.headers.emplace_back("Retry-After", "7");
+      return response;
+    };
+    std::vector<PostRoute> routes;
+    routes.push_back(std::move(route));
+    auto server = AdminServer::Start(
+        "127.0.0.1:0", [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {},
+        std::move(routes));
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(*server);
+  }
+
+  std::atomic<int> calls_{0};
+  std::string last_body_;
+  std::string last_query_;
+  std::string last_header_;
+  std::unique_ptr<AdminServer> server_;
+};
+
+TEST_F(AdminServerRoutes, PostReachesTheRouteWithBodyQueryAndHeaders) {
+  const RawResponse response =
+      Send(server_->address(), "POST", "/api/v1/things?app=a%2Fb", "line 1\nline 2\n", "x-thing: yes\r\n");
+  EXPECT_EQ(response.status, 202) << response.head;
+  EXPECT_EQ(response.body, "{\"ok\":true}");
+  EXPECT_NE(response.head.find("Retry-After: 7"), std::string::npos) << response.head;
+  EXPECT_NE(response.head.find("Content-Type: application/json"), std::string::npos) << response.head;
+  EXPECT_EQ(calls_, 1);
+  EXPECT_EQ(last_body_, "line 1\nline 2\n");
+  EXPECT_EQ(last_query_, "app=a%2Fb");
+  EXPECT_EQ(last_header_, "yes");
+}
+
+TEST_F(AdminServerRoutes, OtherMethodsOnAPostRouteAre405) {
+  for (const char* method : {"GET", "PUT", "DELETE"}) {
+    const RawResponse response = Send(server_->address(), method, "/api/v1/things");
+    EXPECT_EQ(response.status, 405) << method;
+    EXPECT_NE(response.head.find("Allow: POST"), std::string::npos) << response.head;
+  }
+  EXPECT_EQ(calls_, 0);
+}
+
+TEST_F(AdminServerRoutes, PostElsewhereIs405AndGetPathsStillWork) {
+  EXPECT_EQ(Send(server_->address(), "POST", "/metrics", "x").status, 405);
+  EXPECT_EQ(Send(server_->address(), "GET", "/healthz").status, 200);
+  EXPECT_EQ(Send(server_->address(), "GET", "/metrics").status, 200);
+  const RawResponse missing = Send(server_->address(), "GET", "/nothing");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_NE(missing.body.find("POST /api/v1/things"), std::string::npos) << missing.body;
+}
+
+TEST_F(AdminServerRoutes, ABodyOverTheRouteLimitIs413AndNeverReachesIt) {
+  const RawResponse response = Send(server_->address(), "POST", "/api/v1/things", std::string(65, 'x'));
+  EXPECT_EQ(response.status, 413) << response.head;
+  EXPECT_EQ(calls_, 0);
+  EXPECT_EQ(Send(server_->address(), "POST", "/api/v1/things", std::string(64, 'x')).status, 202);
+  EXPECT_EQ(calls_, 1);
+}
+
+}  // namespace
+}  // namespace sparktrace::admin

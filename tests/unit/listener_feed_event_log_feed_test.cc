@@ -1,0 +1,290 @@
+// EventLogFeed end to end in process (listener/feed/event_log_feed.h), fed through its push
+// endpoint: application traces, operation spans, metrics and retention.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "listener/correlate/phases.h"
+#include "listener/correlate/span_ids.h"
+#include "listener/feed/event_log_feed.h"
+#include "listener_correlate_test_lines.h"
+#include "listener_feed_test_support.h"
+
+namespace sparktrace::listener {
+namespace {
+
+namespace tl = test_lines;
+
+// Keeps the latest version of each span (the store replaces by trace and span id).
+class LatestSpans final : public tracing::SpanSink {
+ public:
+  void Submit(tracing::Span span) override {
+    std::lock_guard lock(mu_);
+    ++submitted_;
+    spans_[{span.trace_id, span.span_id}] = std::move(span);
+  }
+  std::vector<tracing::Span> Named(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    std::vector<tracing::Span> found;
+    for (const auto& [key, span] : spans_) {
+      if (span.name == name) found.push_back(span);
+    }
+    return found;
+  }
+  std::vector<tracing::Span> WithPrefix(const std::string& prefix) const {
+    std::lock_guard lock(mu_);
+    std::vector<tracing::Span> found;
+    for (const auto& [key, span] : spans_) {
+      if (span.name.starts_with(prefix)) found.push_back(span);
+    }
+    return found;
+  }
+  std::size_t submitted() const {
+    std::lock_guard lock(mu_);
+    return submitted_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<tracing::TraceId, tracing::SpanId>, tracing::Span> spans_;
+  std::size_t submitted_ = 0;
+};
+
+const tracing::Attribute* FindAttribute(const tracing::Span& span, const std::string& key) {
+  for (const auto& attribute : span.attributes) {
+    if (attribute.key == key) return &attribute;
+  }
+  return nullptr;
+}
+
+std::string Body(const std::vector<std::string>& lines) {
+  std::string body;
+  for (const std::string& line : lines) body += line + "\n";
+  return body;
+}
+
+// A plain spark-submit application: two jobs, the first writing output, the second failing.
+std::vector<std::string> PlainApplication() {
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  return {tl::AppStart("app-plain", t0),
+          tl::ExecutorAdded("1", t0 + 2'000),
+          tl::JobStart(1, t0 + 3'000, {1}, {}),
+          tl::StageSubmitted(1, t0 + 3'000, 1),
+          tl::TaskEnd(1, 1, t0 + 3'000, t0 + 9'000, tl::TaskFigures{.output_bytes = 10}),
+          tl::StageCompleted(1, t0 + 3'000, t0 + 10'000, 1),
+          tl::JobEnd(1, t0 + 10'000),
+          tl::JobStart(2, t0 + 12'000, {2}, {}),
+          tl::StageSubmitted(2, t0 + 12'000, 1),
+          tl::TaskEnd(2, 2, t0 + 12'000, t0 + 20'000),
+          tl::StageCompleted(2, t0 + 12'000, t0 + 21'000, 1),
+          tl::JobEnd(2, t0 + 21'000, /*succeeded=*/false),
+          tl::AppEnd(t0 + 25'000)};
+}
+
+class ListenerFeedEventLogFeed : public ::testing::Test {
+ protected:
+  void Start(EventLogFeedOptions options = Defaults()) {
+    auto feed = EventLogFeed::Start(
+        std::move(options),
+        [this](std::string_view operation_id) -> std::optional<OperationSpanTarget> {
+          if (operation_id != known_operation_) return std::nullopt;
+          return operation_span_;
+        },
+        spans_);
+    ASSERT_TRUE(feed.ok()) << feed.error().message;
+    feed_ = std::move(*feed);
+  }
+
+  static EventLogFeedOptions Defaults() {
+    EventLogFeedOptions options;
+    options.poll_interval = std::chrono::hours(1);  // the tests poll with PollNow
+    options.push = EventPushOptions{};
+    return options;
+  }
+
+  PushReply Push(const std::vector<std::string>& lines, std::string_view query = "") {
+    const std::string body = Body(lines);
+    PushRequest request;
+    request.query = query;
+    request.body = body;
+    return feed_->push_endpoint()->Push(request);
+  }
+
+  double Metric(const std::string& name,
+                const std::vector<std::pair<std::string, std::string>>& labels = {}) {
+    return Value(feed_->metrics()->Collect(), name, labels);
+  }
+
+  LatestSpans spans_;
+  std::string known_operation_;
+  OperationSpanTarget operation_span_{tracing::TraceId{1, 2, 3}, tracing::SpanId{4, 5, 6}, true};
+  std::unique_ptr<EventLogFeed> feed_;
+};
+
+TEST_F(ListenerFeedEventLogFeed, APlainApplicationGetsATraceOfItsOwn) {
+  Start();
+  const PushReply reply = Push(PlainApplication());
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  feed_->PollNow();
+
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  const tracing::Span& root = roots.front();
+  EXPECT_EQ(root.trace_id, ApplicationTraceId("app-plain"));
+  EXPECT_EQ(root.parent_span_id, tracing::SpanId{});
+  const std::vector<tracing::Span> jobs = spans_.Named("spark.job");
+  ASSERT_EQ(jobs.size(), 2u);
+  for (const tracing::Span& job : jobs) {
+    EXPECT_EQ(job.trace_id, root.trace_id);
+    EXPECT_EQ(job.parent_span_id, root.span_id);
+  }
+  EXPECT_EQ(spans_.Named("spark.stage").size(), 2u);
+  EXPECT_FALSE(spans_.WithPrefix("spark.phase.").empty());
+
+  ApplicationModel model;
+  tl::Feed(model, PlainApplication());
+  const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
+  ASSERT_TRUE(phases);
+  const tracing::Attribute* compute = FindAttribute(root, "spark.phase.compute.ms");
+  ASSERT_NE(compute, nullptr);
+  EXPECT_EQ(std::get<std::int64_t>(compute->value), phases->TotalMs(Phase::kCompute));
+
+  EXPECT_DOUBLE_EQ(Metric("spark_phase_compute_seconds", {{"app", "test"}}),
+                   static_cast<double>(phases->TotalMs(Phase::kCompute)) / 1000.0);
+  EXPECT_DOUBLE_EQ(Metric("spark_phase_io_write_seconds", {{"app", "test"}}),
+                   static_cast<double>(phases->TotalMs(Phase::kIoWrite)) / 1000.0);
+  EXPECT_DOUBLE_EQ(Metric("spark_resource_wait_seconds", {{"app", "test"}}),
+                   static_cast<double>(phases->TotalMs(Phase::kResourceWait)) / 1000.0);
+  const EventLogFeedCounters counters = feed_->counters();
+  EXPECT_EQ(counters.applications_traced, 1u);
+  EXPECT_EQ(counters.events, PlainApplication().size());
+  EXPECT_EQ(counters.spans_submitted, spans_.submitted());
+}
+
+TEST_F(ListenerFeedEventLogFeed, ChunksOfOneStreamAreAppliedInOrderAndReplaceEarlierSpans) {
+  Start();
+  const std::vector<std::string> lines = PlainApplication();
+  const std::vector<std::string> first(lines.begin(), lines.begin() + 8);  // job 2 started
+  const std::vector<std::string> rest(lines.begin() + 8, lines.end());
+  ASSERT_EQ(Push(first).status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> running = spans_.Named("spark.application");
+  ASSERT_EQ(running.size(), 1u);
+  ASSERT_NE(FindAttribute(running.front(), "spark.app.status"), nullptr);
+
+  ASSERT_EQ(Push(rest, "app=app-plain").status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> ended = spans_.Named("spark.application");
+  ASSERT_EQ(ended.size(), 1u) << "the rebuilt root replaces the running one";
+  EXPECT_EQ(FindAttribute(ended.front(), "spark.app.status"), nullptr);
+  bool failed_job = false;
+  for (const tracing::Span& job : spans_.Named("spark.job")) {
+    failed_job |= std::get<std::string>(FindAttribute(job, "spark.job.status")->value) == "failed";
+  }
+  EXPECT_TRUE(failed_job);
+}
+
+TEST_F(ListenerFeedEventLogFeed, ApplicationTracesFollowTheSampleRatio) {
+  EventLogFeedOptions options = Defaults();
+  options.sample_ratio = 0;
+  Start(std::move(options));
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+  EXPECT_TRUE(spans_.Named("spark.job").empty());
+  EXPECT_GT(Metric("spark_phase_compute_seconds", {{"app", "test"}}), 0.0) << "metrics do not sample";
+}
+
+TEST_F(ListenerFeedEventLogFeed, AConnectServerTraceHoldsOnlyJobsOfNoOperation) {
+  known_operation_ = "op-1";
+  Start();
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+                  tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 1),
+                  tl::StageCompleted(1, t0 + 3'000, t0 + 4'000, 1), tl::JobEnd(1, t0 + 4'000),
+                  tl::ConnectOperation("Closed", tag, "op-1", t0 + 5'000)})
+                .status,
+            200);
+  feed_->PollNow();
+  // The operation's job is under the proxy's operation span; no application trace yet.
+  const std::vector<tracing::Span> jobs = spans_.Named("spark.job");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs.front().trace_id, operation_span_.trace_id);
+  EXPECT_EQ(jobs.front().parent_span_id, operation_span_.span_id);
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+
+  ASSERT_EQ(Push({tl::JobStart(2, t0 + 6'000, {2}, {}), tl::JobEnd(2, t0 + 7'000), tl::AppEnd(t0 + 8'000)},
+                 "app=app-connect")
+                .status,
+            200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  std::size_t in_application_trace = 0;
+  for (const tracing::Span& job : spans_.Named("spark.job")) {
+    if (job.trace_id != roots.front().trace_id) continue;
+    ++in_application_trace;
+    EXPECT_EQ(std::get<std::int64_t>(FindAttribute(job, "spark.job.id")->value), 2);
+  }
+  EXPECT_EQ(in_application_trace, 1u);
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) {
+    EXPECT_NE(phase.trace_id, roots.front().trace_id) << "no phase intervals in a Connect server's own trace";
+  }
+}
+
+TEST_F(ListenerFeedEventLogFeed, FinishedOperationsAreForgottenAfterTheirGraceInDriverTime) {
+  known_operation_ = "op-old";
+  Start();
+  const std::string old_tag = tl::OperationTag("u", "s", "op-old");
+  const std::string new_tag = tl::OperationTag("u", "s", "op-new");
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  constexpr std::int64_t later = t0 + 3'600'000;  // an hour of driver time on
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::ConnectOperation("Started", old_tag, "op-old", t0 + 2'000, "s", "u"),
+                  tl::JobStart(1, t0 + 3'000, {1}, {old_tag}), tl::JobEnd(1, t0 + 4'000),
+                  tl::ConnectOperation("Closed", old_tag, "op-old", t0 + 5'000),
+                  tl::ConnectOperation("Started", new_tag, "op-new", later, "s", "u"),
+                  tl::JobStart(2, later + 1'000, {2}, {new_tag})})
+                .status,
+            200);
+  feed_->PollNow();
+  // op-old was emitted (its job is in the sink) and then dropped; op-new is still running.
+  EXPECT_EQ(spans_.Named("spark.job").size(), 1u);
+  const EventLogFeedCounters counters = feed_->counters();
+  EXPECT_EQ(counters.operations_forgotten, 1u);
+  EXPECT_EQ(counters.jobs_forgotten, 1u);
+  EXPECT_DOUBLE_EQ(Metric("sparktrace_listener_operations"), 1.0);  // op-new's progress only
+  EXPECT_DOUBLE_EQ(Metric("sparktrace_listener_applications"), 1.0);
+}
+
+TEST_F(ListenerFeedEventLogFeed, AnEndedApplicationIsDroppedAfterItsGraceAndItsMetricsStay) {
+  EventLogFeedOptions options = Defaults();
+  options.completed_application_retention = std::chrono::milliseconds(0);
+  Start(std::move(options));
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(spans_.Named("spark.application").size(), 1u) << "final spans before dropping";
+  EXPECT_EQ(feed_->counters().applications_forgotten, 1u);
+  EXPECT_DOUBLE_EQ(Metric("sparktrace_listener_applications"), 0.0);
+  EXPECT_GT(Metric("spark_phase_compute_seconds", {{"app", "test"}}), 0.0);
+}
+
+TEST_F(ListenerFeedEventLogFeed, PushesAreRefusedOnceTheFeedStopped) {
+  Start();
+  const std::shared_ptr<EventPushEndpoint> endpoint = feed_->push_endpoint();
+  feed_.reset();
+  PushRequest request;
+  const std::string body = Body({tl::AppStart("app-late", 1)});
+  request.body = body;
+  EXPECT_EQ(endpoint->Push(request).status, 503);
+}
+
+}  // namespace
+}  // namespace sparktrace::listener
