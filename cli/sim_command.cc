@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "cli/sim_generate_log_command.h"
 #include "common/flags.h"
 #include "common/logging.h"
 #include "common/units.h"
@@ -32,12 +33,26 @@ constexpr const char* kUsage =
     "x-sim-batch-interval-ms; x-sim-fail=<gRPC code 1..16> [x-sim-fail-after=<responses>] makes\n"
     "ExecutePlan fail with that status (with grpc-status-details-bin).\n"
     "\n"
+    "With --event-log-dir, it also writes the Spark event log a Spark Connect server would write,\n"
+    "simulated, not measured: the application and its executors (arriving after the scenario's\n"
+    "resource wait), and for each ExecutePlan the operation's Spark Connect events, one SQL\n"
+    "execution and two jobs tagged as Spark tags Connect jobs (a shuffle-map stage, then a result\n"
+    "stage, which writes output when the plan is a write_operation(_v2) command), with made-up\n"
+    "tasks and metrics shaped by --scenario/--strength/--seed. The jobs take simulated time\n"
+    "(x --time-scale) with real timestamps, and ExecutePlan answers only once they ended.\n"
+    "x-sim-size: small|medium|large sets an operation's task counts. SIGTERM writes\n"
+    "ApplicationEnd and renames the log (.inprogress, or appstatus_ of a rolling log).\n"
+    "`sparktrace sim generate-log --help`: the same log offline, at once, for corpora.\n"
+    "\n"
     "Prints `listening grpc=HOST:PORT` on stdout when ready; stops on SIGTERM/SIGINT.\n"
     "\n";
 
 }  // namespace
 
 int RunSimCommand(std::span<const std::string> args) {
+  if (!args.empty() && args.front() == "generate-log") {
+    return RunSimGenerateLogCommand(args.subspan(1), std::cout, std::cerr);
+  }
   if (WantsHelp(args)) {
     std::cout << kUsage << FormatFlagHelp(sim::SimFlagSpecs());
     return 0;
@@ -73,6 +88,10 @@ int RunSimCommand(std::span<const std::string> args) {
   spdlog::info("simulating Spark Connect (not Spark) on {}: {} batch(es) of {} every {}",
                (*server)->address(), config->batches, FormatByteSize(config->batch_bytes),
                FormatDuration(config->batch_interval));
+  if (!(*server)->event_log_path().empty()) {
+    spdlog::info("writing a simulated Spark event log ({}, strength {}) to {}", config->scenario.Name(),
+                 config->scenario.strength, (*server)->event_log_path());
+  }
   // The one line on stdout, in the proxy's format, so scripts and tests can use port 0.
   std::printf("listening grpc=%s\n", (*server)->address().c_str());
   std::fflush(stdout);

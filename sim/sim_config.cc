@@ -38,6 +38,16 @@ std::span<const FlagSpec> SimFlagSpecs() {
       {"stream-cut-bytes", "BYTES", "1GiB",
        "end a reattachable stream without result_complete after this many bytes (0: never)"},
       {"max-message-bytes", "BYTES", "128MiB", "largest gRPC message accepted or sent"},
+      {"event-log-dir", "DIR", "",
+       "write a simulated Spark event log of the operations executed into DIR (must exist; none when empty)"},
+      {"scenario", "NAMES", "clean",
+       "problems the event log shows (comma-separated): slow-executor-allocation, slow-writes, skew, spill, "
+       "gc-pressure, failing-tasks, shuffle-bottleneck, idle-executors; or clean"},
+      {"strength", "X", "1", "how strongly the scenario's problems show, 0 (clean) to 1 (severe)"},
+      {"seed", "N", "1", "seed of the event log's task-level jitter"},
+      {"event-log-codec", "CODEC", "plain", "plain or zstd"},
+      {"event-log-rolling-bytes", "BYTES", "0", "roll the event log past this many bytes (0: one file)"},
+      {"time-scale", "F", "1", "real duration of a simulated second, in seconds (0.01: 100x faster)"},
       {"log-level", "LEVEL", "info", "trace, debug, info, warn, error, off"},
       {"log-format", "FORMAT", "text", "text or json"},
   };
@@ -77,6 +87,23 @@ Result<SimConfig> SimConfigFromFlags(const ParsedFlags& flags) {
   }
   if (config.max_message_bytes > 0x7fffffff) {
     return InvalidArgument("--max-message-bytes: at most 2GiB-1 (a gRPC limit)");
+  }
+
+  config.event_log_dir = flags.Get("event-log-dir");
+  auto scenario =
+      eventlog::ParseScenarioFlags(flags.Get("scenario"), flags.Get("strength"), flags.Get("seed"));
+  if (!scenario.ok()) return scenario.error();
+  config.scenario = *scenario;
+  auto codec = eventlog::ParseLogCodec(flags.Get("event-log-codec"));
+  if (!codec.ok()) return InvalidArgument("--event-log-" + codec.error().message);
+  config.event_log_codec = *codec;
+  if (auto ok = byte_flag("event-log-rolling-bytes", config.event_log_rolling_bytes); !ok) return ok.error();
+  const std::string& scale = flags.Get("time-scale");
+  const auto [scale_end, scale_error] =
+      std::from_chars(scale.data(), scale.data() + scale.size(), config.time_scale);
+  if (scale.empty() || scale_error != std::errc() || scale_end != scale.data() + scale.size() ||
+      !(config.time_scale > 0 && config.time_scale <= 1000)) {
+    return InvalidArgument("--time-scale: expected a number in (0, 1000], got '" + scale + "'");
   }
 
   auto level = ParseLogLevel(flags.Get("log-level"));

@@ -11,6 +11,8 @@
 #include "common/flags.h"
 #include "common/logging.h"
 #include "common/result.h"
+#include "sim/eventlog/event_log_writer.h"
+#include "sim/eventlog/scenario.h"
 
 namespace sparktrace::sim {
 
@@ -26,6 +28,12 @@ struct SimConfig {
   std::chrono::milliseconds stream_cut_after{std::chrono::minutes(2)};
   std::uint64_t stream_cut_bytes = std::uint64_t{1} << 30;
   std::uint64_t max_message_bytes = std::uint64_t{128} << 20;
+  // The simulated Spark event log (--event-log-dir); empty: none is written.
+  std::string event_log_dir;
+  eventlog::Scenario scenario;
+  eventlog::LogCodec event_log_codec = eventlog::LogCodec::kPlain;
+  std::uint64_t event_log_rolling_bytes = 0;  // 0: one file
+  double time_scale = 1.0;                    // simulated durations × this = real durations
   spdlog::level::level_enum log_level = spdlog::level::info;
   LogFormat log_format = LogFormat::kText;
 };

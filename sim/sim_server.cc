@@ -3,14 +3,37 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
+#include <string>
+#include <utility>
+
+#include "sim/ids.h"
+
 namespace sparktrace::sim {
 
-SimServer::SimServer(const SimConfig& config, StartTag) : config_(config), service_(config_, registry_) {}
+SimServer::SimServer(const SimConfig& config, std::unique_ptr<eventlog::LiveEventLog> event_log, StartTag)
+    : config_(config), event_log_(std::move(event_log)), service_(config_, registry_, event_log_.get()) {}
 
 SimServer::~SimServer() { Shutdown(std::chrono::milliseconds(0)); }
 
 Result<std::unique_ptr<SimServer>> SimServer::Start(const SimConfig& config) {
-  auto server = std::make_unique<SimServer>(config, StartTag{});
+  std::unique_ptr<eventlog::LiveEventLog> event_log;
+  if (!config.event_log_dir.empty()) {
+    eventlog::LiveEventLogOptions options;
+    // A Kubernetes-style application id; the version our AnalyzePlan reports.
+    std::string hex = NewUuid();
+    std::erase(hex, '-');
+    options.app.app_id = "spark-" + hex;
+    options.app.spark_version = SimService::kSparkVersion;
+    options.scenario = config.scenario;
+    options.writer.directory = config.event_log_dir;
+    options.writer.codec = config.event_log_codec;
+    options.writer.rolling_max_bytes = config.event_log_rolling_bytes;
+    options.time_scale = config.time_scale;
+    auto started = eventlog::LiveEventLog::Start(std::move(options));
+    if (!started.ok()) return started.error();
+    event_log = std::move(*started);
+  }
+  auto server = std::make_unique<SimServer>(config, std::move(event_log), StartTag{});
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), &port);
@@ -31,8 +54,11 @@ void SimServer::Shutdown(std::chrono::milliseconds grace) {
   if (shut_down_) return;
   shut_down_ = true;
   registry_.InterruptAll();
+  // Operations waiting for their simulated jobs return at once.
+  if (event_log_) event_log_->Interrupt();
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
+  if (event_log_) event_log_->Finish();
 }
 
 }  // namespace sparktrace::sim

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "sim/eventlog/live_event_log.h"
 #include "sim/execution_registry.h"
 #include "sim/sim_config.h"
 #include "sim/sim_service.h"
@@ -30,7 +31,8 @@ class SimServer {
   const std::string& address() const { return address_; }
 
   // Interrupts every execution (their streams end with OPERATION_CANCELED), then stops the
-  // server, cancelling calls still open after `grace`. Idempotent.
+  // server, cancelling calls still open after `grace`, and ends the event log (ApplicationEnd,
+  // final name). Idempotent.
   void Shutdown(std::chrono::milliseconds grace);
 
  private:
@@ -40,11 +42,15 @@ class SimServer {
   };
 
  public:
-  SimServer(const SimConfig& config, StartTag);
+  SimServer(const SimConfig& config, std::unique_ptr<eventlog::LiveEventLog> event_log, StartTag);
+
+  // The event log being written (--event-log-dir); empty without one.
+  std::string event_log_path() const { return event_log_ ? event_log_->path() : std::string(); }
 
  private:
   const SimConfig config_;
   ExecutionRegistry registry_;
+  std::unique_ptr<eventlog::LiveEventLog> event_log_;
   SimService service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;

@@ -60,6 +60,21 @@ grpc::Status ShapeForCall(const SimConfig& config, const grpc::ServerContext& co
   return grpc::Status::OK;
 }
 
+// A Command that writes a table or files (DataFrameWriter / DataFrameWriterV2): its result stage
+// writes output.
+bool IsWriteCommand(const spark::connect::Plan& plan) {
+  return plan.has_command() &&
+         (plan.command().has_write_operation() || plan.command().has_write_operation_v2());
+}
+
+// x-sim-size: small, medium (default) or large: how many tasks the operation's stages have.
+eventlog::OperationSize SizeForCall(const grpc::ServerContext& context) {
+  const auto size = Header(context, "x-sim-size");
+  if (size == "small") return eventlog::OperationSize::kSmall;
+  if (size == "large") return eventlog::OperationSize::kLarge;
+  return eventlog::OperationSize::kMedium;
+}
+
 template <typename Request>
 SessionKey KeyOf(const Request& request) {
   return SessionKey{request.user_context().user_id(), request.session_id()};
@@ -68,7 +83,8 @@ SessionKey KeyOf(const Request& request) {
 template <typename Request>
 std::optional<std::string> ObservedSession(const Request& request) {
   if constexpr (requires { request.has_client_observed_server_side_session_id(); }) {
-    if (request.has_client_observed_server_side_session_id()) return request.client_observed_server_side_session_id();
+    if (request.has_client_observed_server_side_session_id())
+      return request.client_observed_server_side_session_id();
   }
   return std::nullopt;
 }
@@ -78,7 +94,8 @@ std::optional<std::string> ObservedSession(const Request& request) {
 template <typename Request, typename Response>
 grpc::Status BindSession(ExecutionRegistry& registry, const Request& request, Response* response) {
   std::string server_side_session_id;
-  if (auto status = registry.Session(KeyOf(request), ObservedSession(request), &server_side_session_id); !status.ok()) {
+  if (auto status = registry.Session(KeyOf(request), ObservedSession(request), &server_side_session_id);
+      !status.ok()) {
     return status;
   }
   response->set_session_id(request.session_id());
@@ -117,7 +134,28 @@ grpc::Status SimService::ExecutePlan(grpc::ServerContext* context,
   if (auto status = registry_.Add(key, execution); !status.ok()) return status;
   spdlog::debug("execute operation={} session={} reattachable={} batches={}", execution->ids().operation_id,
                 key.session_id, reattachable, shape.batches);
-  return Stream(context, writer, key, execution, 0);
+  if (!event_log_) return Stream(context, writer, key, execution, 0);
+
+  // The event log: the operation's Spark jobs run (in simulated, scaled time) before its results
+  // stream, as a query's results follow its jobs; Closed is written when the stream is over.
+  eventlog::OperationSpec spec;
+  spec.operation_id = execution->ids().operation_id;
+  spec.session_id = request->session_id();
+  spec.user_id = request->user_context().user_id();
+  spec.user_tags.assign(request->tags().begin(), request->tags().end());
+  spec.write = IsWriteCommand(request->plan());
+  spec.size = SizeForCall(*context);
+  spec.statement_text = request->plan().ShortDebugString();
+  auto operation = event_log_->Run(spec);
+  grpc::Status status;
+  if (operation->failed) {
+    registry_.Remove(key, spec.operation_id);
+    status = grpc::Status(grpc::StatusCode::INTERNAL, "[SPARK_JOB_ABORTED] " + operation->error_message);
+  } else {
+    status = Stream(context, writer, key, execution, 0);
+  }
+  event_log_->Close(*operation);
+  return status;
 }
 
 grpc::Status SimService::ReattachExecute(grpc::ServerContext* context,

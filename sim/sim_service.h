@@ -7,6 +7,7 @@
 // ReattachExecute block their thread for the life of the stream (fine for a test peer).
 // Lifetime: must outlive the grpc::Server it is registered with.
 
+#include "sim/eventlog/live_event_log.h"
 #include "sim/execution_registry.h"
 #include "sim/sim_config.h"
 #include "spark/connect/base.grpc.pb.h"
@@ -15,8 +16,10 @@ namespace sparktrace::sim {
 
 class SimService final : public spark::connect::SparkConnectService::Service {
  public:
-  // `registry` must outlive this service.
-  SimService(const SimConfig& config, ExecutionRegistry& registry) : config_(config), registry_(registry) {}
+  // `registry` and `event_log` (null: no event log) must outlive this service.
+  SimService(const SimConfig& config, ExecutionRegistry& registry,
+             eventlog::LiveEventLog* event_log = nullptr)
+      : config_(config), registry_(registry), event_log_(event_log) {}
 
   grpc::Status ExecutePlan(grpc::ServerContext* context, const spark::connect::ExecutePlanRequest* request,
                            grpc::ServerWriter<spark::connect::ExecutePlanResponse>* writer) override;
@@ -56,6 +59,7 @@ class SimService final : public spark::connect::SparkConnectService::Service {
 
   const SimConfig& config_;
   ExecutionRegistry& registry_;
+  eventlog::LiveEventLog* const event_log_;
 };
 
 }  // namespace sparktrace::sim

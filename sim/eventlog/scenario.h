@@ -1,0 +1,114 @@
+#pragma once
+// Scenario: which performance problems the event-log simulator injects into the application it
+// writes, and how strongly; ScenarioKnobs: the numbers that follow from it (waits, rates, shares),
+// which the generator uses and which tests and corpus builders can read to know the truth.
+//
+// Every problem scales continuously with `strength` in [0, 1]: 0 gives exactly the clean
+// application (same events, same jitter), 1 a severe case. A few effects switch on at a threshold
+// because they are discrete events (an executor killed, a task failing for good); the thresholds
+// are documented on the knobs.
+//
+// Pure values and functions; thread-safe.
+
+#include <array>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace sparktrace::sim::eventlog {
+
+// Names (ProblemName) are stable: the CLI and labelled corpora use them.
+enum class Problem : std::uint8_t {
+  kSlowExecutorAllocation,  // "slow-executor-allocation"
+  kSlowWrites,              // "slow-writes"
+  kSkew,                    // "skew"
+  kSpill,                   // "spill"
+  kGcPressure,              // "gc-pressure"
+  kFailingTasks,            // "failing-tasks"
+  kShuffleBottleneck,       // "shuffle-bottleneck"
+  kIdleExecutors,           // "idle-executors"
+};
+
+inline constexpr std::array<Problem, 8> kAllProblems = {Problem::kSlowExecutorAllocation,
+                                                        Problem::kSlowWrites,
+                                                        Problem::kSkew,
+                                                        Problem::kSpill,
+                                                        Problem::kGcPressure,
+                                                        Problem::kFailingTasks,
+                                                        Problem::kShuffleBottleneck,
+                                                        Problem::kIdleExecutors};
+
+std::string_view ProblemName(Problem problem);
+
+struct Scenario {
+  std::set<Problem> problems;  // empty: the clean scenario
+  double strength = 1.0;       // [0, 1]
+  std::uint64_t seed = 1;      // task-level jitter; same seed, same log
+
+  bool Has(Problem problem) const { return problems.contains(problem); }
+  // `strength` for an injected problem, 0 for any other.
+  double StrengthOf(Problem problem) const { return Has(problem) ? strength : 0.0; }
+  // "clean", or the problem names joined with ',' in kAllProblems order.
+  std::string Name() const;
+};
+
+// Parses "clean" or a comma-separated list of problem names ("skew,spill"); strength must be in
+// [0, 1]. Errors name the offending part.
+Result<Scenario> ParseScenario(std::string_view names, double strength, std::uint64_t seed);
+// The same from flag texts (--scenario, --strength, --seed); errors name the flag.
+Result<Scenario> ParseScenarioFlags(std::string_view names, std::string_view strength, std::string_view seed);
+
+// The numbers a scenario implies. Clean values describe a healthy job on 4 executors × 4 cores.
+struct ScenarioKnobs {
+  int executors = 4;
+  int cores_per_executor = 4;
+  // Application start → first ExecutorAdded (exactly: the application's resource_wait before its
+  // first executor). Clean: 2–4 s (from the seed); slow-executor-allocation adds strength × 240 s.
+  std::int64_t first_executor_wait_ms = 3000;
+  // Between the arrivals of the first executors.
+  std::int64_t executor_stagger_ms = 350;
+  // slow-executor-allocation: dynamic allocation released every executor while the application
+  // was idle before operation #1 (the second), and its first stage then waits this long, with
+  // tasks pending and no executor, for new ones: strength × 90 s (0: no release).
+  std::int64_t reacquire_wait_ms = 0;
+  // Output written per second by one write task. Clean 64 MiB/s; slow-writes divides it by
+  // (1 + 19 × strength): 3.2 MiB/s at 1 (an S3A job committing through renames).
+  double write_bytes_per_second = 64.0 * 1024 * 1024;
+  // Commit of a write job on the driver after its tasks (an idle phase): clean 0.3 s; slow-writes
+  // adds strength × 5 s (renames of the classic file committer).
+  std::int64_t commit_ms = 300;
+  // skew: in each operation's shuffle-reading stage, this many tasks (1 per 25, at least 1) read
+  // skew_factor × the median's shuffle bytes (1 + 24 × strength) and run that much longer.
+  double skew_factor = 1.0;
+  // spill: memory bytes spilled per byte of a task's data (strength × 3; disk bytes spilled are
+  // a third of that), and tasks run 1 + 0.8 × strength times longer.
+  double spill_ratio = 0.0;
+  // Share of executor run time spent in JVM GC: clean about 3 %, gc-pressure adds strength × 50 %.
+  double gc_share = 0.03;
+  // failing-tasks: share of task indexes whose first attempt fails (strength × 20 %, rounded
+  // randomly), half of them with java.lang.OutOfMemoryError; retried, succeeding.
+  double failing_task_share = 0.0;
+  // failing-tasks at strength ≥ 0.5: in each operation's first stage one executor is killed
+  // ("Container killed ... exit code 137"); its running tasks fail (ExecutorLostFailure) and a
+  // replacement executor arrives 8 s later.
+  bool executor_killed = false;
+  // failing-tasks at strength ≥ 0.8: operation #1 (the second) fails: one task of its last stage
+  // fails 4 times (OutOfMemoryError), so the stage, job, SQL execution and operation fail.
+  bool permanent_failure = false;
+  // Share of a shuffle-reading task's run time spent waiting for fetches: clean about 2 %,
+  // shuffle-bottleneck adds strength × 60 %.
+  double fetch_wait_share = 0.02;
+  // Driver-side gap between operations (executors alive, nothing running): clean 0.5–2.5 s,
+  // idle-executors adds strength × 120 s. Only offline generation schedules operations.
+  std::int64_t extra_gap_between_operations_ms = 0;
+  // Driver-side gap between the jobs of an operation: clean 30–150 ms, idle-executors adds
+  // strength × 30 s.
+  std::int64_t extra_gap_between_jobs_ms = 0;
+};
+
+ScenarioKnobs KnobsFor(const Scenario& scenario);
+
+}  // namespace sparktrace::sim::eventlog
