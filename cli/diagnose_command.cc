@@ -39,7 +39,19 @@
 //   Operation = {"operation_id": string, "session_id": string, "user_id": string,
 //                "status": "running"|"finished"|"failed"|"canceled"|"closed",
 //                "window": Window|null, "phases": Phases|null, "job_ids": [int...],
-//                "error_message": string|null}
+//                "error_message": string|null,
+//                "findings": [Finding...]}      // the operation's own (diagnose/diagnose.h)
+//   Application also has "findings": [Finding...], most impactful first:
+//   Finding = {"id": string, "key": string, "severity": "info"|"warning"|"critical",
+//              "scope": {"kind": "application"|"operation"|"job"|"stage", "app_id": string,
+//                        "operation_id": string|null, "job_id": int|null, "stage_id": int|null,
+//                        "stage_attempt": int|null, "stage_name": string|null},
+//              "title": string,
+//              "evidence": [{"name": string, "value": number|string|null, "unit": string,
+//                            "threshold": number|null, "comparison": ">="|"<="|null}...],
+//              "impact_seconds": number, "fix": [string...], "recipe": string,
+//              "related": [{"key": string, "relation": "causes"|"caused-by"|"same-cause"|"summarises"}...]}
+//   (rule ids, thresholds and the rules file: docs/diagnose-rules.md)
 
 #include "cli/diagnose_command.h"
 
@@ -60,6 +72,8 @@
 #include "cli/diagnose_report.h"
 #include "common/flags.h"
 #include "common/logging.h"
+#include "diagnose/diagnose.h"
+#include "diagnose/rule_thresholds.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/eventlog/event_log_sink.h"
 #include "listener/eventlog/log_file_name.h"
@@ -70,24 +84,28 @@ namespace sparktrace::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: sparktrace diagnose [--json] EVENTLOG_OR_DIR...\n"
+    "Usage: sparktrace diagnose [--json] [--rules FILE] EVENTLOG_OR_DIR...\n"
     "\n"
     "Reads Spark event logs offline (plain, zstd, lz4, snappy, .inprogress, rolling eventlog_v2_\n"
     "directories; a directory is scanned for every application log in it) and prints, per\n"
     "application and per Spark Connect operation, where the time went (resource_wait, compute,\n"
-    "io_write, idle) and the job/stage timeline. Corrupt lines are counted, not fatal. Exit 1 when\n"
-    "an input cannot be read; the others are still reported.\n"
+    "io_write, idle), the findings of the diagnosis rules (most impactful first: id, severity,\n"
+    "evidence, impact, fix, recipe) and the job/stage timeline. Corrupt lines are counted, not\n"
+    "fatal. Exit 0 with or without findings; 1 when an input cannot be read (the others are still\n"
+    "reported); 2 for bad arguments or a bad --rules file.\n"
     "\n"
     "--json prints one document {\"schema\":\"sparktrace.diagnose/1\",\"applications\":[...],\n"
     "\"errors\":[{\"path\",\"message\"}]}; an application has log{path,state,lines,malformed_lines,...},\n"
     "app_id, app_name, spark_version, window{start_ms,end_ms,duration_ms}, phases{resource_wait_ms,\n"
     "compute_ms,io_write_ms,idle_ms}, executors{added,removed}, jobs[{job_id,status,duration_ms,\n"
-    "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids}]\n"
-    "(full schema: cli/diagnose_command.cc).\n"
+    "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids,findings}],\n"
+    "findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related}]\n"
+    "(full schema: cli/diagnose_command.cc; rules and thresholds: docs/diagnose-rules.md).\n"
     "\n";
 
-const std::array<FlagSpec, 2> kSpecs = {{
+const std::array<FlagSpec, 3> kSpecs = {{
     {"json", "", "", "print one JSON document (schema sparktrace.diagnose/1) instead of text"},
+    {"rules", "FILE", "", "rule thresholds (YAML or JSON) over the defaults; see docs/diagnose-rules.md"},
     {"help", "", "", "show this help"},
 }};
 
@@ -101,7 +119,8 @@ class DiagnoseSink final : public eventlog::EventLogSink {
     Result<listener::SparkEvent> event = parser_.Parse(line);
     if (!event.ok()) {
       if (diagnosed.malformed_lines++ == 0) {
-        diagnosed.first_malformed = "line " + std::to_string(position.line_number) + ": " + event.error().message;
+        diagnosed.first_malformed =
+            "line " + std::to_string(position.line_number) + ": " + event.error().message;
       }
       return eventlog::LineVerdict::kCorrupt;
     }
@@ -166,8 +185,9 @@ std::optional<std::string> LogProblem(const DiagnosedLog& log, const eventlog::L
   std::string problem;
   if (status.state == eventlog::LogState::kFailed || status.state == eventlog::LogState::kUnsupported ||
       counters.read_errors > 0 || counters.decode_errors > 0) {
-    problem = status.problem.empty() ? std::string("cannot be read (") + std::string(eventlog::LogStateName(status.state)) + ")"
-                                     : status.problem;
+    problem = status.problem.empty()
+                  ? std::string("cannot be read (") + std::string(eventlog::LogStateName(status.state)) + ")"
+                  : status.problem;
   } else if (log.model.application().app_id.empty() && !log.model.application().start_ms &&
              log.model.jobs().empty()) {
     problem = "no Spark application events in this log";
@@ -189,8 +209,8 @@ std::string WithoutFileNamePrefix(const std::string& problem, const std::string&
 
 // `argument_path`: the path the user gave for a single file (it may end in ".inprogress", which
 // the log's id does not); empty for logs found in a directory, which are named by their id.
-void Collect(DiagnoseSink& sink, const std::vector<eventlog::LogStatus>& statuses, const std::string& argument_path,
-             InputResult& result) {
+void Collect(DiagnoseSink& sink, const std::vector<eventlog::LogStatus>& statuses,
+             const std::string& argument_path, InputResult& result) {
   for (const eventlog::LogStatus& status : statuses) {
     DiagnosedLog log = sink.Take(status);
     if (auto problem = LogProblem(log, status)) {
@@ -281,12 +301,27 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
   // The feed reports decode problems through the process logger; keep that on stderr (never in the
   // JSON on stdout) and to errors: each problem is also reported below with its path.
   ConfigureLogging(spdlog::level::err, LogFormat::kText);
+  diagnose::RuleThresholds thresholds;
+  if (flags->IsSet("rules")) {
+    Result<diagnose::RuleThresholds> loaded = diagnose::LoadRuleThresholds(flags->Get("rules"));
+    if (!loaded.ok()) {
+      err << "sparktrace diagnose: --rules: " << loaded.error().message << "\n";
+      return 2;
+    }
+    thresholds = *loaded;
+  }
 
   std::vector<DiagnosedLog> logs;
   std::vector<DiagnoseError> errors;
   for (const std::string& path : flags->positional()) {
     InputResult result = ReadInput(path);
-    for (DiagnosedLog& log : result.logs) logs.push_back(std::move(log));
+    for (DiagnosedLog& log : result.logs) {
+      log.findings = diagnose::DiagnoseApplication(log.model, thresholds);
+      for (const auto& [operation_id, operation] : log.model.operations()) {
+        log.operation_findings[operation_id] = diagnose::DiagnoseOperation(log.model, operation, thresholds);
+      }
+      logs.push_back(std::move(log));
+    }
     for (DiagnoseError& error : result.errors) {
       err << "sparktrace diagnose: " << error.path << ": " << error.message << "\n";
       errors.push_back(std::move(error));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -13,6 +14,7 @@
 
 #include "common/logging.h"
 #include "common/units.h"
+#include "diagnose/finding.h"
 #include "listener/correlate/phases.h"
 
 namespace sparktrace::cli {
@@ -58,8 +60,9 @@ std::string_view OperationStatus(const ConnectOperationRecord& operation) {
 }
 
 std::int64_t ExecutorsRemoved(const ApplicationModel& model) {
-  return std::count_if(model.executors().begin(), model.executors().end(),
-                       [](const listener::ExecutorRecord& executor) { return executor.removed_ms.has_value(); });
+  return std::count_if(
+      model.executors().begin(), model.executors().end(),
+      [](const listener::ExecutorRecord& executor) { return executor.removed_ms.has_value(); });
 }
 
 std::int64_t IgnoredEvents(const DiagnosedLog& log) {
@@ -93,7 +96,8 @@ std::string FormatTimestamp(EpochMillis time_ms) {
 std::string FormatSeconds(std::int64_t duration_ms) {
   char text[32];
   std::snprintf(text, sizeof text, "%s%lld.%03llds", duration_ms < 0 ? "-" : "",
-                static_cast<long long>(std::abs(duration_ms) / 1000), static_cast<long long>(std::abs(duration_ms) % 1000));
+                static_cast<long long>(std::abs(duration_ms) / 1000),
+                static_cast<long long>(std::abs(duration_ms) % 1000));
   return text;
 }
 
@@ -111,7 +115,8 @@ std::string FormatBytes(std::int64_t bytes) {
 
 std::string FormatPercent(std::int64_t part, std::int64_t whole) {
   char text[16];
-  std::snprintf(text, sizeof text, "%.1f%%", whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  std::snprintf(text, sizeof text, "%.1f%%",
+                whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
   return text;
 }
 
@@ -152,7 +157,8 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-void RenderPhasesText(const std::optional<PhaseBreakdown>& phases, const std::string& indent, std::string& out) {
+void RenderPhasesText(const std::optional<PhaseBreakdown>& phases, const std::string& indent,
+                      std::string& out) {
   if (!phases) {
     out += indent + "window   unknown (no start event)\n";
     return;
@@ -169,22 +175,95 @@ void RenderPhasesText(const std::optional<PhaseBreakdown>& phases, const std::st
   table.Render(out);
 }
 
+// A figure as text: integers whole, fractions with 4 significant digits.
+std::string FormatNumber(double value) {
+  char text[48];
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
+  } else {
+    std::snprintf(text, sizeof text, "%.4g", value);
+  }
+  return text;
+}
+
+std::string FormatEvidence(const diagnose::Evidence& evidence) {
+  std::string text = evidence.name + "=";
+  if (evidence.text) return text + *evidence.text;
+  text += FormatNumber(evidence.value);
+  if (!evidence.unit.empty() && evidence.unit != "share" && evidence.unit != "ratio" &&
+      evidence.unit != "count" && evidence.unit != "id") {
+    text += " " + evidence.unit;
+  }
+  if (evidence.threshold) {
+    text += " (" + std::string(diagnose::ComparisonSymbol(evidence.comparison)) + " " +
+            FormatNumber(*evidence.threshold) + ")";
+  }
+  return text;
+}
+
+std::string ScopeText(const diagnose::FindingScope& scope) {
+  switch (scope.kind) {
+    case diagnose::ScopeKind::kApplication:
+      return "application";
+    case diagnose::ScopeKind::kOperation:
+      return "operation";
+    case diagnose::ScopeKind::kJob:
+      return "job " + std::to_string(scope.job_id.value_or(-1));
+    case diagnose::ScopeKind::kStage:
+      return "stage " + std::to_string(scope.stage_id.value_or(-1)) + "." +
+             std::to_string(scope.stage_attempt.value_or(0)) +
+             (scope.job_id ? " (job " + std::to_string(*scope.job_id) + ")" : "");
+  }
+  return "application";
+}
+
+void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const std::string& indent,
+                        std::string& out) {
+  if (findings.empty()) {
+    out += indent + "findings none\n";
+    return;
+  }
+  out += indent + "findings (" + std::to_string(findings.size()) + ", most impactful first)\n";
+  const std::string body = indent + "     ";
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    const diagnose::Finding& finding = findings[i];
+    char impact[32];
+    std::snprintf(impact, sizeof impact, "%.1fs", finding.impact_seconds);
+    out += indent + "  " + std::to_string(i + 1) + ". [" +
+           std::string(diagnose::SeverityName(finding.severity)) + "] " + finding.id + "  " +
+           ScopeText(finding.scope) + "  impact ~" + impact + "\n";
+    out += body + finding.title + "\n";
+    std::string evidence;
+    for (const diagnose::Evidence& item : finding.evidence)
+      evidence += (evidence.empty() ? "" : ", ") + FormatEvidence(item);
+    if (!evidence.empty()) out += body + "evidence " + evidence + "\n";
+    for (std::size_t f = 0; f < finding.fix.size(); ++f)
+      out += body + (f == 0 ? "fix      - " : "         - ") + finding.fix[f] + "\n";
+    out += body + "recipe   " + finding.recipe + "\n";
+    std::string related;
+    for (const diagnose::RelatedFinding& link : finding.related)
+      related += (related.empty() ? "" : ", ") + link.relation + " " + link.key;
+    if (!related.empty()) out += body + "related  " + related + "\n";
+  }
+}
+
 // Jobs and their stage attempts as one table, stages indented under their job; start times are
 // offsets from `origin_ms` (the window's start) so the timeline reads top to bottom.
-void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRecord*>& jobs, EpochMillis origin_ms,
-                    const std::string& indent, std::string& out) {
+void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRecord*>& jobs,
+                    EpochMillis origin_ms, const std::string& indent, std::string& out) {
   if (jobs.empty()) {
     out += indent + "jobs     none\n";
     return;
   }
   out += indent + "jobs\n";
-  Table table(indent + "  ", {false, false, true, true, true, true, true, true, true, true, true, true, true});
-  table.Add({"job/stage", "status", "start", "duration", "tasks", "failed", "task p50", "p95", "max", "shuffle read",
-             "shuffle write", "output", "spill mem/disk"});
+  Table table(indent + "  ",
+              {false, false, true, true, true, true, true, true, true, true, true, true, true});
+  table.Add({"job/stage", "status", "start", "duration", "tasks", "failed", "task p50", "p95", "max",
+             "shuffle read", "shuffle write", "output", "spill mem/disk"});
   for (const JobRecord* job : jobs) {
     std::string label = "job " + std::to_string(job->job_id);
-    table.Add({label, std::string(listener::JobStatusName(job->status)), FormatOffset(job->submission_ms, origin_ms),
-               FormatOptionalSeconds(JobDurationMs(*job))});
+    table.Add({label, std::string(listener::JobStatusName(job->status)),
+               FormatOffset(job->submission_ms, origin_ms), FormatOptionalSeconds(JobDurationMs(*job))});
     for (const StageAttemptRecord* stage : model.StagesOfJob(job->job_id)) {
       const listener::TaskStatistics& tasks = stage->tasks;
       const auto& durations = tasks.successful_durations;
@@ -192,14 +271,15 @@ void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRe
         const std::optional<std::int64_t> value = durations.Quantile(q);
         return value ? std::to_string(*value) + " ms" : std::string("-");
       };
-      table.Add({"  stage " + std::to_string(stage->key.stage_id) + "." + std::to_string(stage->key.attempt_id),
-                 std::string(StageStatus(*stage)), FormatOffset(stage->StartMs(), origin_ms),
-                 FormatOptionalSeconds(StageDurationMs(*stage)), std::to_string(tasks.tasks_ended),
-                 std::to_string(tasks.failed_tasks), quantile(0.5), quantile(0.95),
-                 durations.count() > 0 ? std::to_string(durations.max_ms()) + " ms" : "-",
-                 FormatBytes(tasks.shuffle_read_bytes), FormatBytes(tasks.shuffle_write_bytes),
-                 FormatBytes(tasks.output_bytes),
-                 FormatBytes(tasks.memory_bytes_spilled) + "/" + FormatBytes(tasks.disk_bytes_spilled)});
+      table.Add(
+          {"  stage " + std::to_string(stage->key.stage_id) + "." + std::to_string(stage->key.attempt_id),
+           std::string(StageStatus(*stage)), FormatOffset(stage->StartMs(), origin_ms),
+           FormatOptionalSeconds(StageDurationMs(*stage)), std::to_string(tasks.tasks_ended),
+           std::to_string(tasks.failed_tasks), quantile(0.5), quantile(0.95),
+           durations.count() > 0 ? std::to_string(durations.max_ms()) + " ms" : "-",
+           FormatBytes(tasks.shuffle_read_bytes), FormatBytes(tasks.shuffle_write_bytes),
+           FormatBytes(tasks.output_bytes),
+           FormatBytes(tasks.memory_bytes_spilled) + "/" + FormatBytes(tasks.disk_bytes_spilled)});
     }
   }
   table.Render(out);
@@ -214,9 +294,10 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   out += "\n";
   out += "  spark    " + (app.spark_version.empty() ? std::string("unknown") : app.spark_version) +
          (app.spark_user.empty() ? "" : ", user " + app.spark_user) + "\n";
-  out += "  log      " + log.path + " (" + log.state + "; " + std::to_string(log.counters.lines) + " lines, " +
-         std::to_string(log.malformed_lines) + " malformed, " + std::to_string(DroppedLines(log)) + " dropped, " +
-         std::to_string(IgnoredEvents(log)) + " ignored events)\n";
+  out += "  log      " + log.path + " (" + log.state + "; " + std::to_string(log.counters.lines) +
+         " lines, " + std::to_string(log.malformed_lines) + " malformed, " +
+         std::to_string(DroppedLines(log)) + " dropped, " + std::to_string(IgnoredEvents(log)) +
+         " ignored events)\n";
   if (!log.first_malformed.empty()) {
     // Parser messages name the event and field; the line itself may be megabytes, so it is not shown.
     std::string first = log.first_malformed;
@@ -225,6 +306,7 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   }
   const std::optional<PhaseBreakdown> phases = listener::ApplicationPhases(model);
   RenderPhasesText(phases, "  ", out);
+  RenderFindingsText(log.findings, "  ", out);
   out += "  executors " + std::to_string(model.executors().size()) + " added, " +
          std::to_string(ExecutorsRemoved(model)) + " removed\n";
   const EpochMillis origin_ms = phases ? phases->window.start_ms : app.start_ms.value_or(0);
@@ -233,17 +315,27 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   RenderJobsText(model, jobs, origin_ms, "  ", out);
 
   for (const auto& [id, operation] : model.operations()) {
-    out += "  connect operation " + operation.operation_id + " (" + std::string(OperationStatus(operation)) + ")\n";
+    out += "  connect operation " + operation.operation_id + " (" + std::string(OperationStatus(operation)) +
+           ")\n";
     out += "    session  " + (operation.session_id.empty() ? "-" : operation.session_id) + ", user " +
            (operation.user_id.empty() ? "-" : operation.user_id) + "\n";
-    if (!operation.error_message.empty()) out += "    error    " + operation.error_message.substr(0, 160) + "\n";
+    if (!operation.error_message.empty())
+      out += "    error    " + operation.error_message.substr(0, 160) + "\n";
     const std::optional<PhaseBreakdown> operation_phases = listener::OperationPhases(model, operation);
     RenderPhasesText(operation_phases, "    ", out);
+    if (auto found = log.operation_findings.find(operation.operation_id);
+        found != log.operation_findings.end()) {
+      RenderFindingsText(found->second, "    ", out);
+    } else {
+      RenderFindingsText({}, "    ", out);
+    }
     std::vector<const JobRecord*> operation_jobs;
     for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) {
-      if (auto found = model.jobs().find(job_id); found != model.jobs().end()) operation_jobs.push_back(&found->second);
+      if (auto found = model.jobs().find(job_id); found != model.jobs().end())
+        operation_jobs.push_back(&found->second);
     }
-    RenderJobsText(model, operation_jobs, operation_phases ? operation_phases->window.start_ms : origin_ms, "    ", out);
+    RenderJobsText(model, operation_jobs, operation_phases ? operation_phases->window.start_ms : origin_ms,
+                   "    ", out);
   }
 }
 
@@ -271,7 +363,9 @@ class JsonOut {
   }
   JsonOut& Int(std::int64_t value) { return Raw(std::to_string(value)); }
   JsonOut& OptionalInt(std::optional<std::int64_t> value) { return value ? Int(*value) : Raw("null"); }
-  JsonOut& OptionalString(const std::optional<std::string>& value) { return value ? String(*value) : Raw("null"); }
+  JsonOut& OptionalString(const std::optional<std::string>& value) {
+    return value ? String(*value) : Raw("null");
+  }
   JsonOut& NonEmptyOrNull(const std::string& value) { return value.empty() ? Raw("null") : String(value); }
   // Before an array element: a comma unless it is the first.
   JsonOut& Element() {
@@ -292,8 +386,66 @@ void WriteWindow(JsonOut& json, const std::optional<PhaseBreakdown>& phases) {
   json.Key("start_ms").Int(phases->window.start_ms).Key("end_ms").Int(phases->window.end_ms);
   json.Key("duration_ms").Int(phases->window.end_ms - phases->window.start_ms).Raw("}");
   json.Key("phases").Raw("{");
-  for (Phase phase : kPhases) json.Key(std::string(listener::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
+  for (Phase phase : kPhases)
+    json.Key(std::string(listener::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
   json.Raw("}");
+}
+
+void WriteOptionalInt32(JsonOut& json, std::string_view key, std::optional<std::int32_t> value) {
+  json.Key(key).OptionalInt(value ? std::optional<std::int64_t>(*value) : std::nullopt);
+}
+
+void WriteFindings(JsonOut& json, const std::vector<diagnose::Finding>& findings) {
+  json.Key("findings").Raw("[");
+  for (const diagnose::Finding& finding : findings) {
+    json.Element().Raw("{");
+    json.Key("id").String(finding.id).Key("key").String(finding.Key());
+    json.Key("severity").String(diagnose::SeverityName(finding.severity));
+    json.Key("scope").Raw("{").Key("kind").String(diagnose::ScopeKindName(finding.scope.kind));
+    json.Key("app_id")
+        .String(finding.scope.app_id)
+        .Key("operation_id")
+        .OptionalString(finding.scope.operation_id);
+    WriteOptionalInt32(json, "job_id", finding.scope.job_id);
+    WriteOptionalInt32(json, "stage_id", finding.scope.stage_id);
+    WriteOptionalInt32(json, "stage_attempt", finding.scope.stage_attempt);
+    json.Key("stage_name").NonEmptyOrNull(finding.scope.stage_name).Raw("}");
+    json.Key("title").String(finding.title);
+    json.Key("evidence").Raw("[");
+    for (const diagnose::Evidence& item : finding.evidence) {
+      json.Element().Raw("{").Key("name").String(item.name).Key("value");
+      if (item.text) {
+        json.String(*item.text);
+      } else {
+        json.Raw(std::isfinite(item.value) ? FormatNumber(item.value) : "null");
+      }
+      json.Key("unit").String(item.unit).Key("threshold");
+      if (item.threshold && std::isfinite(*item.threshold)) {
+        json.Raw(FormatNumber(*item.threshold));
+      } else {
+        json.Raw("null");
+      }
+      json.Key("comparison");
+      if (item.comparison == diagnose::Comparison::kNone) {
+        json.Raw("null");
+      } else {
+        json.String(diagnose::ComparisonSymbol(item.comparison));
+      }
+      json.Raw("}");
+    }
+    json.Raw("]");
+    char impact[32];
+    std::snprintf(impact, sizeof impact, "%.3f", finding.impact_seconds);
+    json.Key("impact_seconds").Raw(impact);
+    json.Key("fix").Raw("[");
+    for (const std::string& fix : finding.fix) json.Element().String(fix);
+    json.Raw("]").Key("recipe").String(finding.recipe).Key("related").Raw("[");
+    for (const diagnose::RelatedFinding& link : finding.related) {
+      json.Element().Raw("{").Key("key").String(link.key).Key("relation").String(link.relation).Raw("}");
+    }
+    json.Raw("]}");
+  }
+  json.Raw("]");
 }
 
 void WriteStage(JsonOut& json, const StageAttemptRecord& stage) {
@@ -322,7 +474,10 @@ void WriteStage(JsonOut& json, const StageAttemptRecord& stage) {
 void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job) {
   json.Element().Raw("{");
   json.Key("job_id").Int(job.job_id).Key("status").String(listener::JobStatusName(job.status));
-  json.Key("submission_ms").OptionalInt(job.submission_ms).Key("completion_ms").OptionalInt(job.completion_ms);
+  json.Key("submission_ms")
+      .OptionalInt(job.submission_ms)
+      .Key("completion_ms")
+      .OptionalInt(job.completion_ms);
   json.Key("duration_ms").OptionalInt(JobDurationMs(job));
   json.Key("operation_id").OptionalString(model.OperationOfJob(job));
   json.Key("sql_execution_id").OptionalInt(job.sql_execution_id);
@@ -332,7 +487,8 @@ void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job
   json.Raw("]}");
 }
 
-void WriteOperation(JsonOut& json, const ApplicationModel& model, const ConnectOperationRecord& operation) {
+void WriteOperation(JsonOut& json, const DiagnosedLog& log, const ConnectOperationRecord& operation) {
+  const ApplicationModel& model = log.model;
   json.Element().Raw("{");
   json.Key("operation_id").String(operation.operation_id).Key("session_id").String(operation.session_id);
   json.Key("user_id").String(operation.user_id).Key("status").String(OperationStatus(operation));
@@ -340,7 +496,11 @@ void WriteOperation(JsonOut& json, const ApplicationModel& model, const ConnectO
   json.Key("job_ids").Raw("[");
   for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) json.Element().Int(job_id);
   json.Raw("]");
-  json.Key("error_message").NonEmptyOrNull(operation.error_message).Raw("}");
+  json.Key("error_message").NonEmptyOrNull(operation.error_message);
+  const auto found = log.operation_findings.find(operation.operation_id);
+  WriteFindings(json,
+                found != log.operation_findings.end() ? found->second : std::vector<diagnose::Finding>{});
+  json.Raw("}");
 }
 
 void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
@@ -348,7 +508,10 @@ void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
   const listener::ApplicationRecord& app = model.application();
   json.Element().Raw("{");
   json.Key("log").Raw("{").Key("path").String(log.path).Key("state").String(log.state);
-  json.Key("lines").Int(static_cast<std::int64_t>(log.counters.lines)).Key("malformed_lines").Int(log.malformed_lines);
+  json.Key("lines")
+      .Int(static_cast<std::int64_t>(log.counters.lines))
+      .Key("malformed_lines")
+      .Int(log.malformed_lines);
   json.Key("first_malformed").NonEmptyOrNull(log.first_malformed).Key("dropped_lines").Int(DroppedLines(log));
   json.Key("ignored_events").Int(IgnoredEvents(log)).Key("ignored_event_types").Raw("{");
   for (const auto& [type, count] : log.ignored_event_types) json.Key(type).Int(count);
@@ -362,8 +525,10 @@ void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
   json.Key("jobs").Raw("[");
   for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job);
   json.Raw("]").Key("operations").Raw("[");
-  for (const auto& [id, operation] : model.operations()) WriteOperation(json, model, operation);
-  json.Raw("]}");
+  for (const auto& [id, operation] : model.operations()) WriteOperation(json, log, operation);
+  json.Raw("]");
+  WriteFindings(json, log.findings);
+  json.Raw("}");
 }
 
 }  // namespace
@@ -377,7 +542,8 @@ std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs) {
   return out;
 }
 
-std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs, const std::vector<DiagnoseError>& errors) {
+std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,
+                               const std::vector<DiagnoseError>& errors) {
   JsonOut json;
   json.Raw("{").Key("schema").String("sparktrace.diagnose/1").Key("applications").Raw("[");
   for (const DiagnosedLog& log : logs) WriteApplication(json, log);

@@ -1,6 +1,7 @@
 #pragma once
 // What `sparktrace diagnose` found in its inputs, and its two renderings: aligned text for people
-// and the `sparktrace.diagnose/1` JSON document (schema: the comment atop diagnose_command.cc).
+// and the `sparktrace.diagnose/1` JSON document (schema: the comment atop diagnose_command.cc and
+// docs/diagnose-rules.md for the findings).
 // Pure functions of already-read logs: no file access here.
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/finding.h"
 #include "listener/correlate/application_model.h"
 #include "listener/eventlog/feed_counters.h"
 
@@ -24,6 +26,10 @@ struct DiagnosedLog {
   // Valid events of types the model does not use (or does not know), by their "Event" value.
   std::map<std::string, std::int64_t> ignored_event_types;
   listener::ApplicationModel model;
+  // What the diagnosis rules found (diagnose/diagnose.h), most impactful first: for the
+  // application, and per Connect operation id.
+  std::vector<diagnose::Finding> findings;
+  std::map<std::string, std::vector<diagnose::Finding>> operation_findings;
 };
 
 // An input that could not be read (whole or in part). `path` is the argument or log it concerns.
@@ -33,6 +39,7 @@ struct DiagnoseError {
 };
 
 std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs);
-std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs, const std::vector<DiagnoseError>& errors);
+std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,
+                               const std::vector<DiagnoseError>& errors);
 
 }  // namespace sparktrace::cli

@@ -11,6 +11,7 @@ packages=(
   libevent-dev libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev libsqlite3-dev
   nlohmann-json3-dev
   libsimdjson-dev libzstd-dev liblz4-dev libsnappy-dev   # Spark event logs: JSON lines, codecs
+  libyaml-dev                       # `sparktrace diagnose --rules FILE` (YAML rules files)
   zstd gzip                         # the parser tests decode compressed logs independently of our decoders
   python3-grpcio python3-protobuf   # independent test peers (Debian's /usr/bin/python3)
   prometheus                        # promtool, to check our /metrics output in the tests

@@ -141,6 +141,7 @@ StageAttemptRecord& ApplicationModel::StageRecord(std::int32_t stage_id, std::in
 void ApplicationModel::MergeStageInfo(const StageInfo& info, bool completed) {
   StageAttemptRecord& stage = StageRecord(info.stage_id, info.attempt_id);
   stage.num_tasks = info.num_tasks;
+  if (!info.name.empty()) stage.name = info.name;
   if (info.submission_time_ms) stage.submission_ms = info.submission_time_ms;
   if (completed) {
     stage.completed = true;
@@ -161,6 +162,12 @@ void ApplicationModel::On(const StageCompleted& event) { MergeStageInfo(event.st
 
 void ApplicationModel::On(const TaskEnd& event) {
   StageRecord(event.stage_id, event.stage_attempt_id).tasks.Add(event);
+  if (event.launch_time_ms > 0 && event.finish_time_ms >= event.launch_time_ms &&
+      !event.executor_id.empty()) {
+    ExecutorUsage& usage = executor_usage_[event.executor_id];
+    usage.busy_ms += event.finish_time_ms - event.launch_time_ms;
+    ++usage.tasks;
+  }
   SeeTime(event.finish_time_ms);
 }
 
@@ -237,6 +244,19 @@ void ApplicationModel::On(const ConnectOperationEvent& event) {
       operation.closed_ms = time;
       break;
   }
+}
+
+void ApplicationModel::On(const EnvironmentUpdate& event) {
+  for (const ConfigProperty& property : event.properties) properties_[property.key] = property.value;
+}
+
+std::optional<std::string_view> ApplicationModel::Property(std::string_view key) const {
+  if (auto found = properties_.find(key); found != properties_.end()) return found->second;
+  if (key.starts_with("fs.") || key.starts_with("mapreduce.")) {
+    const std::string spark_key = "spark.hadoop." + std::string(key);
+    if (auto found = properties_.find(spark_key); found != properties_.end()) return found->second;
+  }
+  return std::nullopt;
 }
 
 const ConnectOperationRecord* ApplicationModel::FindOperation(std::string_view operation_id) const {

@@ -52,6 +52,12 @@ struct ExecutorRecord {
   std::string removed_reason;
 };
 
+// What the tasks run on one executor id add up to (every TaskEnd with a launch and finish time).
+struct ExecutorUsage {
+  std::int64_t busy_ms = 0;  // Σ (finish − launch) of its tasks; a core-count of slots may overlap
+  std::int64_t tasks = 0;
+};
+
 enum class JobStatus : std::uint8_t { kRunning, kSucceeded, kFailed, kUnknown };
 std::string_view JobStatusName(JobStatus status);  // "running", "succeeded", "failed", "unknown"
 
@@ -77,6 +83,7 @@ struct StageAttemptKey {
 
 struct StageAttemptRecord {
   StageAttemptKey key;
+  std::string name;  // "Stage Name" (cut), e.g. "save at Job.scala:42"; empty when not logged
   std::int32_t num_tasks = 0;
   std::optional<EpochMillis> submission_ms;
   std::optional<EpochMillis> completion_ms;
@@ -138,6 +145,14 @@ class ApplicationModel {
   const std::map<StageAttemptKey, StageAttemptRecord>& stages() const { return stages_; }
   const std::map<std::int64_t, SqlExecutionRecord>& sql_executions() const { return sql_executions_; }
   const std::map<std::string, ConnectOperationRecord, std::less<>>& operations() const { return operations_; }
+  // The kept configuration properties of the EnvironmentUpdate events (kept_properties.h), by key;
+  // a later update of a key wins.
+  const std::map<std::string, std::string, std::less<>>& properties() const { return properties_; }
+  // A property's value: `key` itself, else for Hadoop keys (fs.*, mapreduce.*) "spark.hadoop." + key,
+  // which Spark copies into the Hadoop configuration. nullopt when the log does not say.
+  std::optional<std::string_view> Property(std::string_view key) const;
+  // Task time per executor id (executors() lists lifetimes; ids may repeat there, not here).
+  const std::map<std::string, ExecutorUsage, std::less<>>& executor_usage() const { return executor_usage_; }
   // Events the model does not use (IgnoredEvent, TaskStart) or cannot place (an ExecutorRemoved
   // of an executor never added, a Connect operation event without an operation id).
   std::int64_t ignored_events() const { return ignored_events_; }
@@ -187,6 +202,7 @@ class ApplicationModel {
   void On(const SqlExecutionEnd& event);
   void On(const ConnectSessionEvent& event);
   void On(const ConnectOperationEvent& event);
+  void On(const EnvironmentUpdate& event);
 
   void SeeTime(std::optional<EpochMillis> time_ms);
   void ForgetJob(std::int32_t job_id, ForgetStats& stats);
@@ -205,6 +221,8 @@ class ApplicationModel {
   std::map<std::int64_t, SqlExecutionRecord> sql_executions_;
   std::map<std::string, ConnectOperationRecord, std::less<>> operations_;
   std::int64_t ignored_events_ = 0;
+  std::map<std::string, std::string, std::less<>> properties_;
+  std::map<std::string, ExecutorUsage, std::less<>> executor_usage_;
 
   // Join indexes (see "Cost" above). Candidates only: JobsOfOperation re-checks each candidate
   // with OperationOfJob, so an index entry never overrides the join's precedence.

@@ -1,7 +1,11 @@
 #include "listener/correlate/task_statistics.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <iterator>
+#include <string>
+#include <utility>
 
 namespace sparktrace::listener {
 
@@ -37,26 +41,77 @@ std::optional<std::int64_t> DurationSample::Quantile(double q) const {
   return sorted[rank - 1];
 }
 
+bool LooksLikeOutOfMemory(std::string_view message) {
+  std::string lower(message);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (std::string_view marker : {"outofmemory", "out of memory", "container killed", "oomkilled"}) {
+    if (lower.find(marker) != std::string::npos) return true;
+  }
+  // Exception classes such as GpuSplitAndRetryOOM / GpuRetryOOM: "OOM" ending the class name.
+  if (const auto space = message.find_first_of(" :"); message.substr(0, space).ends_with("OOM")) return true;
+  // "exit code 137", "Exit code is 143", "exit status: 137", "exitCode=137": the number closely
+  // follows "exit".
+  for (std::size_t at = lower.find("exit"); at != std::string::npos; at = lower.find("exit", at + 4)) {
+    const std::string_view after = std::string_view(lower).substr(at, 24);
+    if (after.find("137") != std::string_view::npos || after.find("143") != std::string_view::npos)
+      return true;
+  }
+  return false;
+}
+
+namespace {
+
+// "ExceptionFailure java.lang.OutOfMemoryError": the reason name, and for an exception its class
+// (the detail up to ": "), so that one group is one kind of failure.
+std::string FailureGroupName(const TaskEnd& task) {
+  std::string name(TaskEndReasonName(task.reason));
+  if (task.reason == TaskEndReason::kExceptionFailure && !task.reason_detail.empty()) {
+    name += ' ';
+    name += task.reason_detail.substr(0, task.reason_detail.find(": "));
+  }
+  return name;
+}
+
+}  // namespace
+
+std::int64_t TaskStatistics::FailedOrKilledTimeMs() const {
+  std::int64_t total = 0;
+  for (const TaskFailureGroup& group : failure_groups) total += group.task_time_ms;
+  return total;
+}
+
 void TaskStatistics::Add(const TaskEnd& task) {
   ++tasks_ended;
+  const bool timed = task.launch_time_ms > 0 && task.finish_time_ms >= task.launch_time_ms;
+  const std::int64_t duration_ms = timed ? task.finish_time_ms - task.launch_time_ms : 0;
+  task_time_ms += duration_ms;
+  bool failed_or_killed = false;
+  bool counted_killed = false;
   // As Spark's own status store counts them (AppStatusListener.onTaskEnd): a Resubmitted end
   // re-runs a task that had succeeded and is no failure; a denied commit is a kill.
   switch (task.reason) {
     case TaskEndReason::kSuccess:
+      break;
     case TaskEndReason::kResubmitted:
+      ++resubmitted_tasks;
       break;
     case TaskEndReason::kTaskKilled:
     case TaskEndReason::kTaskCommitDenied:
       ++killed_tasks;
+      failed_or_killed = counted_killed = true;
       break;
     default:
       if (task.killed) {
         ++killed_tasks;
+        counted_killed = true;
       } else {
         ++failed_tasks;
       }
+      failed_or_killed = true;
       break;
   }
+  if (failed_or_killed) AddFailure(task, counted_killed, duration_ms);
   if (task.launch_time_ms > 0) {
     first_launch_ms = first_launch_ms ? std::min(*first_launch_ms, task.launch_time_ms) : task.launch_time_ms;
   }
@@ -79,6 +134,11 @@ void TaskStatistics::Add(const TaskEnd& task) {
   shuffle_read_bytes += metrics.shuffle_remote_bytes_read + metrics.shuffle_local_bytes_read;
   shuffle_fetch_wait_ms += metrics.shuffle_fetch_wait_time_ms;
   shuffle_write_bytes += metrics.shuffle_bytes_written;
+  shuffle_write_time_ns += metrics.shuffle_write_time_ns;
+  if (task.reason == TaskEndReason::kSuccess && !task.failed && !task.killed) {
+    successful_task_bytes.Add(metrics.input_bytes_read + metrics.shuffle_remote_bytes_read +
+                              metrics.shuffle_local_bytes_read);
+  }
   input_bytes += metrics.input_bytes_read;
   input_records += metrics.input_records_read;
   output_bytes += metrics.output_bytes_written;
@@ -89,6 +149,34 @@ void TaskStatistics::Add(const TaskEnd& task) {
             ? std::max(*max_peak_execution_memory_bytes, *metrics.peak_execution_memory_bytes)
             : *metrics.peak_execution_memory_bytes;
   }
+}
+
+}  // namespace sparktrace::listener
+
+namespace sparktrace::listener {
+
+void TaskStatistics::AddFailure(const TaskEnd& task, bool killed, std::int64_t duration_ms) {
+  const bool out_of_memory = !killed && LooksLikeOutOfMemory(task.reason_detail);
+  if (out_of_memory) ++out_of_memory_tasks;
+  std::string name = FailureGroupName(task);
+  auto group = std::find_if(failure_groups.begin(), failure_groups.end(),
+                            [&name](const TaskFailureGroup& existing) { return existing.reason == name; });
+  if (group == failure_groups.end()) {
+    if (failure_groups.size() < kMaxFailureGroups) {
+      failure_groups.push_back(TaskFailureGroup{.reason = std::move(name),
+                                                .count = 0,
+                                                .killed = killed,
+                                                .out_of_memory = false,
+                                                .task_time_ms = 0,
+                                                .sample_message = task.reason_detail});
+      group = std::prev(failure_groups.end());
+    } else {
+      group = std::prev(failure_groups.end());  // the bounded list's overflow
+    }
+  }
+  ++group->count;
+  group->task_time_ms += duration_ms;
+  group->out_of_memory = group->out_of_memory || out_of_memory;
 }
 
 }  // namespace sparktrace::listener

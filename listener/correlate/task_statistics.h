@@ -13,11 +13,18 @@
 // of successful tasks with a recorded finish time; the metric sums include every task that carried
 // metrics, failed ones too (their work used the executors).
 //
+// For diagnosis (diagnose/): the bytes each successful task read (input + shuffle read) go into a
+// second sample of the same kind (max and median for skew); failed and killed tasks are grouped
+// by reason (at most kMaxFailureGroups groups, one sample message each, out-of-memory flagged);
+// task_time_ms sums what the tasks occupied their executors.
+//
 // Threads: plain values, not synchronised.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "listener/events/spark_event.h"
@@ -25,7 +32,11 @@
 namespace sparktrace::listener {
 
 inline constexpr std::size_t kExactDurationLimit = 100'000;
+// Distinct failure reasons kept per stage attempt; later ones are counted in the last group.
+inline constexpr std::size_t kMaxFailureGroups = 8;
 
+// Also used for per-task byte counts (then max_ms() is the largest count): the sampling does not
+// care about the unit.
 class DurationSample {
  public:
   void Add(std::int64_t duration_ms);
@@ -46,13 +57,38 @@ class DurationSample {
   std::uint64_t random_state_ = 0x9e3779b97f4a7c15ULL;  // splitmix64; fixed for reproducible figures
 };
 
+// True when a failure message says the task or its executor ran out of memory: a JVM
+// OutOfMemoryError (or a GPU "OutOfMemory"/"...OOM" exception), a container killed for its memory
+// ("Container killed", "OOMKilled"), or an exit code 137 (SIGKILL) or 143 (SIGTERM) of a container.
+bool LooksLikeOutOfMemory(std::string_view message);
+
+// Failed or killed task attempts of one reason: the end reason's name, plus for an
+// ExceptionFailure the exception's class ("ExceptionFailure java.lang.OutOfMemoryError").
+struct TaskFailureGroup {
+  std::string reason;
+  std::int64_t count = 0;
+  bool killed = false;            // TaskKilled / TaskCommitDenied (not failures)
+  bool out_of_memory = false;     // LooksLikeOutOfMemory of some message of the group
+  std::int64_t task_time_ms = 0;  // launch → finish of these attempts: executor time lost
+  std::string sample_message;     // the first message of the group (already cut by the parser)
+};
+
 struct TaskStatistics {
   std::int64_t tasks_ended = 0;  // every TaskEnd, of any outcome
   // Ended with a failure reason (ExceptionFailure, FetchFailed, ExecutorLostFailure, ...).
   std::int64_t failed_tasks = 0;
   // TaskKilled and TaskCommitDenied (speculative copies, cancelled jobs); not in failed_tasks.
   std::int64_t killed_tasks = 0;
+  // Resubmitted ends: finished map tasks re-run because their output was lost (neither failed
+  // nor killed).
+  std::int64_t resubmitted_tasks = 0;
+  std::int64_t out_of_memory_tasks = 0;  // failed tasks whose message LooksLikeOutOfMemory
+  std::vector<TaskFailureGroup> failure_groups;
   DurationSample successful_durations;
+  // Input bytes + shuffle read bytes of each successful task that carried metrics.
+  DurationSample successful_task_bytes;
+  // Σ (finish − launch) over every task with both times: the executor time the tasks occupied.
+  std::int64_t task_time_ms = 0;
   std::optional<EpochMillis> first_launch_ms;
   std::optional<EpochMillis> last_finish_ms;
   // Sums over the tasks that carried metrics.
@@ -65,6 +101,7 @@ struct TaskStatistics {
   std::int64_t shuffle_read_bytes = 0;  // remote + local
   std::int64_t shuffle_fetch_wait_ms = 0;
   std::int64_t shuffle_write_bytes = 0;
+  std::int64_t shuffle_write_time_ns = 0;
   std::int64_t input_bytes = 0;
   std::int64_t input_records = 0;
   std::int64_t output_bytes = 0;
@@ -72,8 +109,13 @@ struct TaskStatistics {
   std::optional<std::int64_t> max_peak_execution_memory_bytes;
 
   void Add(const TaskEnd& task);
+  std::int64_t FailedOrKilledTimeMs() const;  // Σ task_time_ms of the failure groups
+
   // The stage wrote output (files, tables): the io_write phase's criterion (see phases.h).
   bool WritesOutput() const { return output_bytes > 0 || output_records > 0; }
+
+ private:
+  void AddFailure(const TaskEnd& task, bool killed, std::int64_t duration_ms);
 };
 
 }  // namespace sparktrace::listener

@@ -95,6 +95,16 @@ error_code ReadStageInfo(ondemand::value& value, ReadFailure& failure, StageInfo
             }
             if (key == "Stage Attempt ID") return ReadInt32(field, out.attempt_id);
             if (key == "Number of Tasks") return ReadInt32(field, out.num_tasks);
+            if (key == "Stage Name") {
+              std::string_view name;
+              if (error_code error = field.get_string().get(name)) return error;
+              // Spark Connect names a stage after its plan ("Spark Connect - command { ... }"): the
+              // plan can carry table names and literals, so only the part before it is kept.
+              name = name.substr(0, name.find('{'));
+              while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+              out.name.assign(CutUtf8(name, kMaxStageNameBytes));
+              return simdjson::SUCCESS;
+            }
             if (key == "Submission Time") return ReadOptionalInt64(field, out.submission_time_ms);
             if (key == "Completion Time") return ReadOptionalInt64(field, out.completion_time_ms);
             if (key == "Failure Reason") return ReadOptionalMessage(field, out.failure_reason);

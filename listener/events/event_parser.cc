@@ -217,6 +217,8 @@ Result<SparkEvent> EventParser::State::Dispatch(ondemand::document& document, Fi
       return ReadEvent(document, fields, event_type, ApplicationEnd{}, json::ReadApplicationEnd);
     case EventType::kLogStart:
       return ReadEvent(document, fields, event_type, LogStart{}, json::ReadLogStart);
+    case EventType::kEnvironmentUpdate:
+      return ReadEvent(document, fields, event_type, EnvironmentUpdate{}, json::ReadEnvironmentUpdate);
     case EventType::kSqlExecutionStart:
       return ReadEvent(document, fields, event_type, SqlExecutionStart{}, json::ReadSqlExecutionStart);
     case EventType::kSqlExecutionEnd:

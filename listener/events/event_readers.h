@@ -23,6 +23,9 @@ error_code ReadJobEnd(FieldRange fields, ReadFailure& failure, JobEnd& out);
 // StageSubmitted and StageCompleted: their "Stage Info".
 error_code ReadStageEvent(FieldRange fields, ReadFailure& failure, StageInfo& out);
 
+// environment_event_reader.cc: "Spark Properties" and "Hadoop Properties", kept keys only.
+error_code ReadEnvironmentUpdate(FieldRange fields, ReadFailure& failure, EnvironmentUpdate& out);
+
 // task_event_readers.cc
 error_code ReadTaskStart(FieldRange fields, ReadFailure& failure, TaskStart& out);
 // `accumulables_json` receives the raw text of "Task Info"."Accumulables" (a view into the line),

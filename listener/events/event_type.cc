@@ -15,7 +15,7 @@ struct NamedType {
 };
 
 // Most frequent first: task events are nine lines in ten of a typical log.
-constexpr std::array<NamedType, 11> kCoreEvents = {{
+constexpr std::array<NamedType, 12> kCoreEvents = {{
     {"SparkListenerTaskEnd", EventType::kTaskEnd},
     {"SparkListenerTaskStart", EventType::kTaskStart},
     {"SparkListenerStageSubmitted", EventType::kStageSubmitted},
@@ -27,6 +27,7 @@ constexpr std::array<NamedType, 11> kCoreEvents = {{
     {"SparkListenerApplicationStart", EventType::kApplicationStart},
     {"SparkListenerApplicationEnd", EventType::kApplicationEnd},
     {"SparkListenerLogStart", EventType::kLogStart},
+    {"SparkListenerEnvironmentUpdate", EventType::kEnvironmentUpdate},
 }};
 
 constexpr std::array<NamedType, 2> kSqlEvents = {{

@@ -14,6 +14,7 @@ enum class EventType : std::uint8_t {
   kLogStart,
   kApplicationStart,
   kApplicationEnd,
+  kEnvironmentUpdate,
   kExecutorAdded,
   kExecutorRemoved,
   kJobStart,

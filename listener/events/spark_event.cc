@@ -38,9 +38,11 @@ std::string_view SparkEventName(const SparkEvent& event) {
           return "SqlExecutionEnd";
         } else if constexpr (std::is_same_v<Alternative, ConnectSessionEvent>) {
           return "ConnectSession";
-        } else {
-          static_assert(std::is_same_v<Alternative, ConnectOperationEvent>, "name every alternative");
+        } else if constexpr (std::is_same_v<Alternative, ConnectOperationEvent>) {
           return "ConnectOperation";
+        } else {
+          static_assert(std::is_same_v<Alternative, EnvironmentUpdate>, "name every alternative");
+          return "EnvironmentUpdate";
         }
       },
       event);

@@ -7,11 +7,13 @@
 // are std::optional when "absent" and "zero" mean different things (CPU time before 2.1, peak
 // memory before 3.0), and plain zero otherwise (a task without shuffle read read 0 bytes).
 //
-// What is deliberately never copied: SQL text, plans, statement text, job descriptions, call sites,
-// configuration values and stack traces (they can carry credentials or personal data). Of the
-// job properties only spark.job.tags, spark.sql.execution.id, spark.sql.execution.root.id and
-// spark.jobGroup.id are kept. Free-text messages (failure reasons, error messages) are kept up to
-// kMaxMessageBytes; identifiers are kept whole, because a shortened id would join wrongly.
+// What is deliberately never copied: SQL text, plans, statement text, job descriptions, call sites
+// other than a stage's name, configuration values other than the allow-list of kept_properties.h
+// (never anything that may be a secret) and stack traces (they can carry credentials or personal
+// data). Of the job properties only spark.job.tags, spark.sql.execution.id,
+// spark.sql.execution.root.id and spark.jobGroup.id are kept. Free-text messages (failure reasons, error
+// messages) are kept up to kMaxMessageBytes; identifiers are kept whole, because a shortened id would join
+// wrongly.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,11 +28,15 @@ namespace sparktrace::listener {
 // Epoch milliseconds, as in Spark's "Timestamp", "Launch Time", "time", "eventTime".
 using EpochMillis = std::int64_t;
 
+// A stage's name ("count at <console>:15", "save at Job.scala:42") is cut to this many bytes, and
+// before any '{' (Spark Connect names stages "Spark Connect - root { <plan> }"; the plan is not kept).
+inline constexpr std::size_t kMaxStageNameBytes = 256;
+
 // Failure reasons and error messages are cut to this many bytes (at a UTF-8 character boundary):
 // the head says what failed; the rest is usually a stack trace.
 inline constexpr std::size_t kMaxMessageBytes = 2048;
 
-// An event of a type this model does not need (block manager, environment, streaming, ...) or
+// An event of a type this model does not need (block manager, streaming, resource profiles, ...) or
 // does not know. `type` is the "Event" value, so callers can count lines per type.
 struct IgnoredEvent {
   std::string type;
@@ -109,6 +115,7 @@ struct StageInfo {
   std::int32_t stage_id = 0;
   std::int32_t attempt_id = 0;
   std::int32_t num_tasks = 0;
+  std::string name;  // "Stage Name", cut (see kMaxStageNameBytes); names the stage in findings
   std::optional<EpochMillis> submission_time_ms;
   std::optional<EpochMillis> completion_time_ms;
   std::optional<std::string> failure_reason;  // set when the stage attempt failed; cut
@@ -254,10 +261,23 @@ struct ConnectOperationEvent {
   std::string error_message;                       // kFailed only, cut
 };
 
+// One configuration property of a SparkListenerEnvironmentUpdate.
+struct ConfigProperty {
+  std::string key;
+  std::string value;  // cut to kMaxPropertyValueBytes (kept_properties.h)
+};
+
+// SparkListenerEnvironmentUpdate: of "Spark Properties" and "Hadoop Properties", only the keys
+// IsKeptProperty (kept_properties.h) allows, in log order. JVM, system and classpath entries are
+// never read.
+struct EnvironmentUpdate {
+  std::vector<ConfigProperty> properties;
+};
+
 using SparkEvent =
     std::variant<IgnoredEvent, LogStart, ApplicationStart, ApplicationEnd, ExecutorAdded, ExecutorRemoved,
                  JobStart, JobEnd, StageSubmitted, StageCompleted, TaskStart, TaskEnd, SqlExecutionStart,
-                 SqlExecutionEnd, ConnectSessionEvent, ConnectOperationEvent>;
+                 SqlExecutionEnd, ConnectSessionEvent, ConnectOperationEvent, EnvironmentUpdate>;
 
 // A short stable name for the parsed alternative ("TaskEnd", "ConnectOperation", ...); for an
 // IgnoredEvent, its "Event" value. For counters and logs.

@@ -230,6 +230,7 @@ class DiagnoseTest(unittest.TestCase):
         self.assertEqual(operation["phases"], {"resource_wait_ms": 0, "compute_ms": 1000, "io_write_ms": 0,
                                                "idle_ms": 260})
         self.assertEqual(operation["job_ids"], [7])
+        self.assertEqual(operation["findings"], [])  # a healthy one-second operation
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn(f"connect operation {op} (finished)", text.stdout)
         self.assertRegex(text.stdout, r"compute\s+1000 ms\s+79\.4%")
@@ -240,6 +241,64 @@ class DiagnoseTest(unittest.TestCase):
         help_result = run("--help")
         self.assertEqual(help_result.returncode, 0)
         self.assertIn("sparktrace.diagnose/1", help_result.stdout)
+
+
+FAILED_JOB_APP = DATA / "spark-events" / "local-1422981780767"
+FINDING_KEYS = {"id", "key", "severity", "scope", "title", "evidence", "impact_seconds", "fix", "recipe", "related"}
+
+
+@needs_data
+class DiagnoseFindingsTest(unittest.TestCase):
+    def test_findings_in_text_after_the_phases(self):
+        result = run(FAILED_JOB_APP)
+        self.assertEqual(result.returncode, 0, result.stderr)  # findings are no error
+        out = result.stdout
+        self.assertRegex(out, r"findings \(1, most impactful first\)\n\s+1\. \[critical\] task-failures  application")
+        self.assertLess(out.index("phases"), out.index("findings ("))
+        self.assertIn("1 task attempts failed (1 ExceptionFailure java.lang.RuntimeException)", out)
+        self.assertIn("recipe   docs/recipes/troubleshoot/slow-spark-jobs.md#task-failures", out)
+        self.assertRegex(run(YARN_APP).stdout, r"\n  findings none\n")
+
+    def test_findings_in_json(self):
+        app = run_json(FAILED_JOB_APP)["applications"][0]
+        self.assertEqual(len(app["findings"]), 1)
+        finding = app["findings"][0]
+        self.assertEqual(set(finding), FINDING_KEYS)
+        self.assertEqual(finding["id"], "task-failures")
+        self.assertEqual(finding["key"], "task-failures@application")
+        self.assertEqual(finding["severity"], "critical")
+        self.assertEqual(finding["scope"]["kind"], "application")
+        self.assertEqual(finding["scope"]["app_id"], "local-1422981780767")
+        evidence = {item["name"]: item for item in finding["evidence"]}
+        self.assertEqual(evidence["failed_tasks"]["value"], 1)
+        self.assertEqual(evidence["failed_tasks"]["threshold"], 1)
+        self.assertEqual(evidence["failed_tasks"]["comparison"], ">=")
+        self.assertEqual(evidence["failed_jobs"]["value"], 1)
+        self.assertTrue(finding["fix"])
+        self.assertEqual(run_json(YARN_APP)["applications"][0]["findings"], [])
+
+    def test_rules_file_overrides_and_errors(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            quiet = Path(tmp) / "quiet.yaml"
+            quiet.write_text("task-failures:\n  enabled: false\n")
+            self.assertEqual(run_json("--rules", quiet, FAILED_JOB_APP)["applications"][0]["findings"], [])
+            stricter = Path(tmp) / "rules.json"
+            stricter.write_text('{"task-failures": {"min_failed_tasks": 5}}')
+            # A failed job still fires, whatever the task count.
+            doc = run_json("--rules", stricter, FAILED_JOB_APP)
+            self.assertEqual([f["id"] for f in doc["applications"][0]["findings"]], ["task-failures"])
+            for text, wanted in (('{"task-failures": {"min_failed": 5}}', 'unknown key "task-failures.min_failed"'),
+                                 ("gc-pressure:\n  min_gc_share: high\n", '"gc-pressure.min_gc_share": expected a number')):
+                bad = Path(tmp) / "bad.rules"
+                bad.write_text(text)
+                result = run("--rules", bad, FAILED_JOB_APP)
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(f"--rules: {bad}: {wanted}", result.stderr)
+                self.assertEqual(result.stdout, "")
+            missing = Path(tmp) / "missing.yaml"
+            result = run("--rules", missing, FAILED_JOB_APP)
+            self.assertEqual(result.returncode, 2)
+            self.assertIn(str(missing), result.stderr)
 
 
 if __name__ == "__main__":

@@ -304,7 +304,7 @@ TEST(ListenerEventParser, EscapedStringsAreUnescaped) {
 }
 
 TEST(ListenerEventParser, UnknownAndUnneededTypesAreIgnoredByName) {
-  for (std::string_view type : {"SparkListenerBlockManagerAdded", "SparkListenerEnvironmentUpdate",
+  for (std::string_view type : {"SparkListenerBlockManagerAdded", "SparkListenerUnpersistRDD",
                                 "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
                                 "com.example.MyListenerEvent"}) {
     EventParser parser;

@@ -1,0 +1,163 @@
+#include "diagnose/rule_thresholds.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <variant>
+#include <vector>
+
+#include "diagnose/finding.h"
+#include "diagnose/rules_document.h"
+
+namespace sparktrace::diagnose {
+namespace {
+
+// One settable threshold: where it lives in the file and in the struct.
+struct Binding {
+  std::string_view section;
+  std::string_view key;
+  std::variant<double*, std::int64_t*, bool*> target;
+};
+
+std::vector<Binding> BindingsOf(RuleThresholds& t) {
+  return {
+      {"general", "critical_impact_share", &t.general.critical_impact_share},
+
+      {kResourceWaitLong, "enabled", &t.resource_wait_long.enabled},
+      {kResourceWaitLong, "min_wait_seconds", &t.resource_wait_long.min_wait_seconds},
+      {kResourceWaitLong, "min_wait_share", &t.resource_wait_long.min_wait_share},
+
+      {kS3WriteSlow, "enabled", &t.s3_write_slow.enabled},
+      {kS3WriteSlow, "min_stage_seconds", &t.s3_write_slow.min_stage_seconds},
+      {kS3WriteSlow, "min_p95_ratio", &t.s3_write_slow.min_p95_ratio},
+      {kS3WriteSlow, "min_compute_tasks", &t.s3_write_slow.min_compute_tasks},
+      {kS3WriteSlow, "min_compute_stage_seconds", &t.s3_write_slow.min_compute_stage_seconds},
+      {kS3WriteSlow, "min_task_throughput_mib_per_second",
+       &t.s3_write_slow.min_task_throughput_mib_per_second},
+      {kS3WriteSlow, "min_output_bytes", &t.s3_write_slow.min_output_bytes},
+      {kS3WriteSlow, "min_impact_seconds", &t.s3_write_slow.min_impact_seconds},
+      {kS3WriteSlow, "min_impact_share", &t.s3_write_slow.min_impact_share},
+
+      {kDataSkew, "enabled", &t.data_skew.enabled},
+      {kDataSkew, "min_tasks", &t.data_skew.min_tasks},
+      {kDataSkew, "min_duration_ratio", &t.data_skew.min_duration_ratio},
+      {kDataSkew, "min_excess_seconds", &t.data_skew.min_excess_seconds},
+      {kDataSkew, "min_bytes_ratio", &t.data_skew.min_bytes_ratio},
+      {kDataSkew, "min_max_task_bytes", &t.data_skew.min_max_task_bytes},
+      {kDataSkew, "min_impact_seconds", &t.data_skew.min_impact_seconds},
+      {kDataSkew, "min_impact_share", &t.data_skew.min_impact_share},
+
+      {kOomAndSpill, "enabled", &t.oom_and_spill.enabled},
+      {kOomAndSpill, "min_spill_bytes", &t.oom_and_spill.min_spill_bytes},
+      {kOomAndSpill, "min_spill_ratio", &t.oom_and_spill.min_spill_ratio},
+      {kOomAndSpill, "min_stage_seconds", &t.oom_and_spill.min_stage_seconds},
+      {kOomAndSpill, "spill_disk_mib_per_second", &t.oom_and_spill.spill_disk_mib_per_second},
+      {kOomAndSpill, "min_impact_seconds", &t.oom_and_spill.min_impact_seconds},
+      {kOomAndSpill, "min_impact_share", &t.oom_and_spill.min_impact_share},
+      {kOomAndSpill, "min_oom_tasks", &t.oom_and_spill.min_oom_tasks},
+      {kOomAndSpill, "min_oom_executors", &t.oom_and_spill.min_oom_executors},
+
+      {kShuffleBottleneck, "enabled", &t.shuffle_bottleneck.enabled},
+      {kShuffleBottleneck, "min_shuffle_share", &t.shuffle_bottleneck.min_shuffle_share},
+      {kShuffleBottleneck, "min_shuffle_seconds", &t.shuffle_bottleneck.min_shuffle_seconds},
+      {kShuffleBottleneck, "huge_partition_bytes", &t.shuffle_bottleneck.huge_partition_bytes},
+      {kShuffleBottleneck, "tiny_partition_bytes", &t.shuffle_bottleneck.tiny_partition_bytes},
+      {kShuffleBottleneck, "tiny_min_tasks", &t.shuffle_bottleneck.tiny_min_tasks},
+      {kShuffleBottleneck, "target_partition_bytes", &t.shuffle_bottleneck.target_partition_bytes},
+      {kShuffleBottleneck, "min_impact_seconds", &t.shuffle_bottleneck.min_impact_seconds},
+      {kShuffleBottleneck, "min_impact_share", &t.shuffle_bottleneck.min_impact_share},
+
+      {kGcPressure, "enabled", &t.gc_pressure.enabled},
+      {kGcPressure, "min_gc_share", &t.gc_pressure.min_gc_share},
+      {kGcPressure, "min_run_seconds", &t.gc_pressure.min_run_seconds},
+      {kGcPressure, "min_impact_seconds", &t.gc_pressure.min_impact_seconds},
+      {kGcPressure, "min_impact_share", &t.gc_pressure.min_impact_share},
+
+      {kIdleExecutors, "enabled", &t.idle_executors.enabled},
+      {kIdleExecutors, "min_idle_share", &t.idle_executors.min_idle_share},
+      {kIdleExecutors, "min_idle_slot_seconds", &t.idle_executors.min_idle_slot_seconds},
+      {kIdleExecutors, "min_impact_seconds", &t.idle_executors.min_impact_seconds},
+      {kIdleExecutors, "min_impact_share", &t.idle_executors.min_impact_share},
+
+      {kTaskFailures, "enabled", &t.task_failures.enabled},
+      {kTaskFailures, "min_failed_tasks", &t.task_failures.min_failed_tasks},
+      {kTaskFailures, "warning_failed_share", &t.task_failures.warning_failed_share},
+
+      {kSlowSparkJobs, "enabled", &t.slow_spark_jobs.enabled},
+      {kSlowSparkJobs, "min_impact_seconds", &t.slow_spark_jobs.min_impact_seconds},
+      {kSlowSparkJobs, "min_impact_share", &t.slow_spark_jobs.min_impact_share},
+      {kSlowSparkJobs, "top_stages", &t.slow_spark_jobs.top_stages},
+  };
+}
+
+std::string Where(const RulesEntry& entry) { return "\"" + entry.section + "." + entry.key + "\""; }
+
+Result<void> Assign(const RulesEntry& entry, const Binding& binding) {
+  const RulesValue& value = entry.value;
+  if (bool* const* flag = std::get_if<bool*>(&binding.target)) {
+    if (value.kind != RulesValue::Kind::kBool)
+      return InvalidArgument(Where(entry) + ": expected true or false, got " + value.text);
+    **flag = value.boolean;
+    return {};
+  }
+  if (value.kind != RulesValue::Kind::kNumber || !std::isfinite(value.number)) {
+    return InvalidArgument(Where(entry) + ": expected a number, got " + value.text);
+  }
+  if (value.number < 0) return InvalidArgument(Where(entry) + ": must not be negative, got " + value.text);
+  if (double* const* number = std::get_if<double*>(&binding.target)) {
+    **number = value.number;
+    return {};
+  }
+  if (value.number != std::floor(value.number) || value.number > 9.0e18) {
+    return InvalidArgument(Where(entry) + ": expected an integer, got " + value.text);
+  }
+  *std::get<std::int64_t*>(binding.target) = static_cast<std::int64_t>(value.number);
+  return {};
+}
+
+}  // namespace
+
+Result<RuleThresholds> ParseRuleThresholds(std::string_view text, RulesFormat format) {
+  Result<std::vector<RulesEntry>> entries =
+      format == RulesFormat::kJson ? ReadJsonRulesDocument(text) : ReadYamlRulesDocument(text);
+  if (!entries.ok()) return entries.error();
+  RuleThresholds thresholds;
+  const std::vector<Binding> bindings = BindingsOf(thresholds);
+  for (const RulesEntry& entry : *entries) {
+    bool known_section = false;
+    const Binding* match = nullptr;
+    for (const Binding& binding : bindings) {
+      if (binding.section != entry.section) continue;
+      known_section = true;
+      if (binding.key == entry.key) match = &binding;
+    }
+    if (!known_section) return InvalidArgument("unknown section \"" + entry.section + "\"");
+    if (match == nullptr) return InvalidArgument("unknown key " + Where(entry));
+    if (Result<void> assigned = Assign(entry, *match); !assigned.ok()) return assigned.error();
+  }
+  return thresholds;
+}
+
+Result<RuleThresholds> LoadRuleThresholds(const std::string& path) {
+  std::error_code status_error;
+  if (!std::filesystem::is_regular_file(path, status_error)) {
+    return Error{
+        ErrorCode::kIo,
+        path + ": " + (std::filesystem::exists(path, status_error) ? "not a regular file" : "no such file")};
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Error{ErrorCode::kIo, path + ": cannot open the rules file"};
+  std::ostringstream content;
+  content << file.rdbuf();
+  if (file.bad()) return Error{ErrorCode::kIo, path + ": cannot read the rules file"};
+  const std::string text = content.str();
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  const RulesFormat format =
+      first != std::string::npos && text[first] == '{' ? RulesFormat::kJson : RulesFormat::kYaml;
+  Result<RuleThresholds> thresholds = ParseRuleThresholds(text, format);
+  if (!thresholds.ok()) return InvalidArgument(path + ": " + thresholds.error().message);
+  return thresholds;
+}
+
+}  // namespace sparktrace::diagnose

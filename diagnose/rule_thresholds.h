@@ -1,0 +1,151 @@
+#pragma once
+// RuleThresholds: every threshold of the diagnosis rules, with the defaults below (also listed in
+// docs/diagnose-rules.md), and LoadRuleThresholds: a rules file (`sparktrace diagnose --rules FILE`)
+// that overrides some of them.
+//
+// Every rule has absolute floors AND relative thresholds, and an impact gate (its estimated wall
+// time cost, absolute and as a share of the application's or operation's wall time), so that short
+// or tiny applications (a 2-second local-mode test) never fire noise.
+//
+// Rules file: YAML or JSON, one section per rule id (plus "general"), snake_case keys, e.g.
+//   data-skew:
+//     min_duration_ratio: 8
+//     min_excess_seconds: 60
+//   gc-pressure: {enabled: false}
+// Every section and key is optional; an unknown section or key is an error naming it, and so is a
+// value of the wrong type (booleans are true/false; numbers are plain, integers where the field
+// is one).
+//
+// Plain values; LoadRuleThresholds is thread-safe.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace sparktrace::diagnose {
+
+inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+struct GeneralThresholds {
+  // A finding whose impact is at least this share of the wall time is critical.
+  double critical_impact_share = 0.25;
+};
+
+struct ResourceWaitThresholds {
+  bool enabled = true;
+  double min_wait_seconds = 30;  // resource_wait phase time (start → first executor, no-executor gaps)
+  double min_wait_share = 0.15;  // of the wall time
+};
+
+struct S3WriteThresholds {
+  bool enabled = true;
+  double min_stage_seconds = 10;  // writing stages shorter than this are not judged
+  // Write-stage task time / compute stages' task time, at p95 and at the median (the smaller of
+  // the two ratios counts, so one skewed task does not make a slow write), after taking out the
+  // write stage's shuffle and GC time (other rules' findings).
+  double min_p95_ratio = 2.0;
+  std::int64_t min_compute_tasks = 8;  // successful tasks the compute reference needs
+  // Compute stages shorter than this do not count in the reference (metadata and planning stages
+  // of a few milliseconds say nothing about task speed).
+  double min_compute_stage_seconds = 3;
+  // Throughput per task (output bytes per second of task time) below this is slow, judged only
+  // when the stage wrote at least min_output_bytes.
+  double min_task_throughput_mib_per_second = 2.0;
+  std::int64_t min_output_bytes = 256 * kMiB;
+  double min_impact_seconds = 5;
+  double min_impact_share = 0.03;
+};
+
+struct DataSkewThresholds {
+  bool enabled = true;
+  std::int64_t min_tasks = 8;       // successful tasks in the stage
+  double min_duration_ratio = 4.0;  // max / median task duration
+  double min_excess_seconds = 10;   // max − median task duration (absolute floor)
+  double min_bytes_ratio = 3.0;     // max / median per-task input + shuffle-read bytes
+  // Below this largest per-task byte count the stage's bytes are not judged (tasks that read
+  // nothing measurable): the duration criterion alone decides.
+  std::int64_t min_max_task_bytes = 16 * kMiB;
+  double min_impact_seconds = 10;
+  double min_impact_share = 0.05;
+};
+
+struct OomAndSpillThresholds {
+  bool enabled = true;
+  std::int64_t min_spill_bytes = 512 * kMiB;  // memory bytes spilled by the stage
+  double min_spill_ratio = 0.1;               // memory spilled / (input + shuffle read bytes)
+  double min_stage_seconds = 10;
+  // Assumed local-disk speed per task for writing and re-reading spill (impact estimate).
+  double spill_disk_mib_per_second = 100;
+  double min_impact_seconds = 1;
+  double min_impact_share = 0.01;
+  std::int64_t min_oom_tasks = 1;      // failed tasks whose message says out of memory
+  std::int64_t min_oom_executors = 1;  // executors removed for memory (exit 137/143, container killed)
+};
+
+struct ShuffleBottleneckThresholds {
+  bool enabled = true;
+  double min_shuffle_share = 0.15;                  // (fetch wait + shuffle write time) / executor run time
+  double min_shuffle_seconds = 20;                  // Σ fetch wait + write time over the stage's tasks
+  std::int64_t huge_partition_bytes = 1024 * kMiB;  // average shuffle read per task above: huge
+  std::int64_t tiny_partition_bytes = 1 * kMiB;     // below (with many tasks): tiny
+  std::int64_t tiny_min_tasks = 1000;
+  std::int64_t target_partition_bytes = 128 * kMiB;  // for the suggested spark.sql.shuffle.partitions
+  double min_impact_seconds = 2;
+  double min_impact_share = 0.015;
+};
+
+struct GcPressureThresholds {
+  bool enabled = true;
+  double min_gc_share = 0.07;   // JVM GC time / executor run time
+  double min_run_seconds = 60;  // Σ executor run time (stage, or the application as a whole)
+  double min_impact_seconds = 2;
+  double min_impact_share = 0.015;
+};
+
+struct IdleExecutorsThresholds {
+  bool enabled = true;
+  double min_idle_share = 0.5;         // idle slot time / slot time of executors alive
+  double min_idle_slot_seconds = 600;  // idle executor-core seconds
+  double min_impact_seconds = 30;
+  double min_impact_share = 0.1;
+};
+
+struct TaskFailuresThresholds {
+  bool enabled = true;
+  std::int64_t min_failed_tasks = 1;   // failed (not killed) task attempts; any failed stage or job fires
+  double warning_failed_share = 0.05;  // failed / ended tasks at or above which it is a warning (else info)
+};
+
+struct SlowSparkJobsThresholds {
+  bool enabled = true;
+  // The summary is written when some other finding of at least warning severity fired and their
+  // combined impact passes this gate.
+  double min_impact_seconds = 10;
+  double min_impact_share = 0.05;
+  std::int64_t top_stages = 3;  // longest stages listed in its evidence
+};
+
+struct RuleThresholds {
+  GeneralThresholds general;
+  ResourceWaitThresholds resource_wait_long;
+  S3WriteThresholds s3_write_slow;
+  DataSkewThresholds data_skew;
+  OomAndSpillThresholds oom_and_spill;
+  ShuffleBottleneckThresholds shuffle_bottleneck;
+  GcPressureThresholds gc_pressure;
+  IdleExecutorsThresholds idle_executors;
+  TaskFailuresThresholds task_failures;
+  SlowSparkJobsThresholds slow_spark_jobs;
+};
+
+// Thresholds from a rules file, over the defaults. JSON when the file's first non-blank character
+// is '{', YAML otherwise. Errors name the file and the section.key at fault.
+Result<RuleThresholds> LoadRuleThresholds(const std::string& path);
+
+enum class RulesFormat : std::uint8_t { kJson, kYaml };
+// The same from text (for tests and LoadRuleThresholds).
+Result<RuleThresholds> ParseRuleThresholds(std::string_view text, RulesFormat format);
+
+}  // namespace sparktrace::diagnose

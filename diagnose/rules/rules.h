@@ -1,0 +1,24 @@
+#pragma once
+// Internal to sparktrace_diagnose: the rules, one per file (rules/<id>.cc), all of the
+// RuleFunction shape (diagnosis_scope.h). Each .cc says what fires it and how its impact_seconds
+// is estimated. Run in this order by diagnose.cc; slow_spark_jobs last, as it summarises the
+// findings of the others.
+
+#include <vector>
+
+#include "diagnose/diagnosis_scope.h"
+
+namespace sparktrace::diagnose {
+
+void ResourceWaitLongRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void ShuffleBottleneckRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+// Reads the findings already in `findings` (the other rules' ones).
+void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+
+}  // namespace sparktrace::diagnose

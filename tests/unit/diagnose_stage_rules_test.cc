@@ -1,0 +1,319 @@
+// The stage-scoped rules (data-skew, oom-and-spill, shuffle-bottleneck, gc-pressure,
+// s3-write-slow): each fires on its problem and stays quiet on a near miss.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "diagnose/diagnose.h"
+#include "diagnose_test_lines.h"
+
+namespace sparktrace::diagnose {
+namespace {
+
+using test_lines::HealthyApp;
+using test_lines::kMiBytes;
+using test_lines::ModelOf;
+using test_lines::StageSpec;
+using test_lines::Task;
+
+std::vector<Finding> Diagnose(const test_lines::LogBuilder& log, const RuleThresholds& thresholds = {}) {
+  const listener::ApplicationModel model = ModelOf(log);
+  return DiagnoseApplication(model, thresholds);
+}
+
+const Finding* FindById(const std::vector<Finding>& findings, std::string_view id) {
+  auto found = std::find_if(findings.begin(), findings.end(), [id](const Finding& f) { return f.id == id; });
+  return found == findings.end() ? nullptr : &*found;
+}
+
+const Evidence* EvidenceNamed(const Finding& finding, std::string_view name) {
+  auto found = std::find_if(finding.evidence.begin(), finding.evidence.end(),
+                            [name](const Evidence& e) { return e.name == name; });
+  return found == finding.evidence.end() ? nullptr : &*found;
+}
+
+std::string Ids(const std::vector<Finding>& findings) {
+  std::string ids;
+  for (const Finding& finding : findings) ids += finding.Key() + " ";
+  return ids;
+}
+
+TEST(DiagnoseStageRules, HealthyApplicationHasNoFinding) {
+  const auto findings = Diagnose(HealthyApp());
+  EXPECT_TRUE(findings.empty()) << Ids(findings);
+}
+
+// ---- data-skew ----
+
+void SkewOneTask(StageSpec& stage, std::int64_t task_ms, std::int64_t task_bytes) {
+  stage.adjust = [task_ms, task_bytes](int index, Task& task) {
+    if (index != 0) return;
+    task.finish_ms = task.launch_ms + task_ms;
+    task.shuffle_read_bytes = task_bytes;
+  };
+}
+
+TEST(DiagnoseStageRules, DataSkewFiresOnOneLongTaskWithMostOfTheData) {
+  const auto findings =
+      Diagnose(HealthyApp([](StageSpec& stage) { SkewOneTask(stage, 120'000, 640 * kMiBytes); }));
+  const Finding* skew = FindById(findings, kDataSkew);
+  ASSERT_NE(skew, nullptr) << Ids(findings);
+  EXPECT_EQ(skew->scope.kind, ScopeKind::kStage);
+  EXPECT_EQ(skew->scope.stage_id, 1);
+  EXPECT_EQ(skew->scope.job_id, 0);
+  EXPECT_EQ(skew->scope.stage_name, "count at Job.scala:20");
+  // max 120 s vs median 10 s: impact = max − median, bounded by the stage's duration.
+  EXPECT_NEAR(skew->impact_seconds, 110.0, 0.01);
+  EXPECT_EQ(skew->severity, Severity::kCritical);
+  ASSERT_NE(EvidenceNamed(*skew, "duration_ratio"), nullptr);
+  EXPECT_NEAR(EvidenceNamed(*skew, "duration_ratio")->value, 12.0, 1e-9);
+  EXPECT_EQ(EvidenceNamed(*skew, "duration_ratio")->threshold, 4.0);
+  EXPECT_NEAR(EvidenceNamed(*skew, "bytes_ratio")->value, 20.0, 1e-9);
+  EXPECT_EQ(skew->recipe, "docs/recipes/troubleshoot/data-skew-diagnosis.md");
+  EXPECT_FALSE(skew->fix.empty());
+  // Spark 3.5 without settings: AQE on, and the 640 MiB partition is above the 256MB threshold.
+  EXPECT_NE(skew->title.find("only splits partitions of sort-merge joins"), std::string::npos) << skew->title;
+}
+
+TEST(DiagnoseStageRules, DataSkewSaysAqeWasOff) {
+  auto log = HealthyApp([](StageSpec& stage) { SkewOneTask(stage, 120'000, 640 * kMiBytes); });
+  log.Environment({{"spark.sql.adaptive.enabled", "false"}});
+  const Finding* skew = FindById(Diagnose(log), kDataSkew);
+  ASSERT_NE(skew, nullptr);
+  EXPECT_NE(skew->title.find("AQE was off"), std::string::npos) << skew->title;
+}
+
+TEST(DiagnoseStageRules, DataSkewNearMissShortStageStaysUnderTheAbsoluteFloor) {
+  // 20x the median, but the longest task is 2 s: nothing worth reporting.
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.task_ms = 100;
+    SkewOneTask(stage, 2'000, 640 * kMiBytes);
+  }));
+  EXPECT_EQ(FindById(findings, kDataSkew), nullptr) << Ids(findings);
+}
+
+TEST(DiagnoseStageRules, DataSkewNearMissStragglerWithEvenBytesIsNotDataSkew) {
+  const auto findings =
+      Diagnose(HealthyApp([](StageSpec& stage) { SkewOneTask(stage, 120'000, 32 * kMiBytes); }));
+  EXPECT_EQ(FindById(findings, kDataSkew), nullptr) << Ids(findings);
+}
+
+// ---- oom-and-spill ----
+
+TEST(DiagnoseStageRules, SpillFiresWhenTasksSpillManyTimesWhatTheyRead) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.figures.memory_spilled = 1024 * kMiBytes;
+    stage.figures.disk_spilled = 512 * kMiBytes;
+  }));
+  const Finding* spill = FindById(findings, kOomAndSpill);
+  ASSERT_NE(spill, nullptr) << Ids(findings);
+  EXPECT_EQ(spill->scope.stage_id, 1);
+  EXPECT_NEAR(EvidenceNamed(*spill, "spill_ratio")->value, 32.0, 1e-9);
+  // 16 × 512 MiB on disk, written and read back at 100 MiB/s = 163.84 task-seconds over 8 slots
+  // = 20.48 s, bounded by the stage's 20.01 s.
+  EXPECT_NEAR(spill->impact_seconds, 20.01, 0.001);
+  EXPECT_EQ(spill->recipe, "docs/recipes/troubleshoot/oom-and-spill.md");
+}
+
+TEST(DiagnoseStageRules, SpillNearMissSmallSpillIsIgnored) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.figures.memory_spilled = 16 * kMiBytes;  // 256 MiB in all: under the 512 MiB floor
+    stage.figures.disk_spilled = 8 * kMiBytes;
+  }));
+  EXPECT_EQ(FindById(findings, kOomAndSpill), nullptr) << Ids(findings);
+}
+
+TEST(DiagnoseStageRules, OutOfMemoryTaskIsCriticalAndLinkedToTheTaskFailures) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.adjust = [](int index, Task& task) {
+      if (index == 3) {
+        task.failure_reason = R"({"Reason":"ExceptionFailure","Class Name":"java.lang.OutOfMemoryError",)"
+                              R"("Description":"Java heap space","Stack Trace":[]})";
+      }
+    };
+  }));
+  const Finding* oom = FindById(findings, kOomAndSpill);
+  ASSERT_NE(oom, nullptr) << Ids(findings);
+  EXPECT_EQ(oom->severity, Severity::kCritical);
+  EXPECT_EQ(EvidenceNamed(*oom, "out_of_memory_tasks")->value, 1);
+  const Finding* failures = FindById(findings, kTaskFailures);
+  ASSERT_NE(failures, nullptr);
+  const auto links_to = [](const Finding& from, const Finding& to, std::string_view relation) {
+    return std::any_of(from.related.begin(), from.related.end(), [&](const RelatedFinding& link) {
+      return link.key == to.Key() && link.relation == relation;
+    });
+  };
+  EXPECT_TRUE(links_to(*failures, *oom, "same-cause"));
+  EXPECT_TRUE(links_to(*oom, *failures, "same-cause"));
+}
+
+TEST(DiagnoseStageRules, ExecutorKilledForMemoryIsAnApplicationFinding) {
+  auto log = HealthyApp();
+  log.ExecutorRemoved("2", test_lines::kT0 + 30'000,
+                      "Container killed by YARN for exceeding physical memory limits. Exit code is 137");
+  const auto findings = Diagnose(log);
+  const Finding* oom = FindById(findings, kOomAndSpill);
+  ASSERT_NE(oom, nullptr) << Ids(findings);
+  EXPECT_EQ(oom->scope.kind, ScopeKind::kApplication);
+  EXPECT_EQ(EvidenceNamed(*oom, "executors_lost_to_memory")->value, 1);
+}
+
+TEST(DiagnoseStageRules, ExecutorRemovedByTheDriverIsNotMemory) {
+  auto log = HealthyApp();
+  log.ExecutorRemoved("2", test_lines::kT0 + 30'000, "Executor killed by driver.");
+  EXPECT_EQ(FindById(Diagnose(log), kOomAndSpill), nullptr);
+}
+
+// ---- shuffle-bottleneck ----
+
+TEST(DiagnoseStageRules, ShuffleBottleneckFiresOnLongFetchWait) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.tasks = 32;
+    stage.figures.fetch_wait_ms = 6'000;
+  }));
+  const Finding* shuffle = FindById(findings, kShuffleBottleneck);
+  ASSERT_NE(shuffle, nullptr) << Ids(findings);
+  EXPECT_EQ(shuffle->scope.stage_id, 1);
+  EXPECT_NEAR(EvidenceNamed(*shuffle, "shuffle_share")->value, 0.6, 1e-9);
+  EXPECT_NEAR(shuffle->impact_seconds, 40.01 * 0.6, 0.01);  // stage duration × share
+  EXPECT_EQ(shuffle->recipe, "docs/recipes/troubleshoot/shuffle-bottleneck.md");
+}
+
+TEST(DiagnoseStageRules, ShuffleBottleneckNearMissModestFetchWait) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.tasks = 32;
+    stage.figures.fetch_wait_ms = 1'000;  // 10% < 15%
+  }));
+  EXPECT_EQ(FindById(findings, kShuffleBottleneck), nullptr) << Ids(findings);
+}
+
+// ---- gc-pressure ----
+
+TEST(DiagnoseStageRules, GcPressureFiresOnAGcHeavyStage) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.tasks = 32;
+    stage.figures.gc_ms = 4'000;
+  }));
+  const Finding* gc = FindById(findings, kGcPressure);
+  ASSERT_NE(gc, nullptr) << Ids(findings);
+  EXPECT_EQ(gc->scope.stage_id, 1);
+  EXPECT_NEAR(EvidenceNamed(*gc, "gc_share")->value, 0.4, 1e-9);
+  EXPECT_NEAR(gc->impact_seconds, 40.01 * 0.4, 0.01);
+}
+
+TEST(DiagnoseStageRules, GcPressureNearMisses) {
+  // A modest share...
+  auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.tasks = 32;
+    stage.figures.gc_ms = 500;  // 5% < 7%
+  }));
+  EXPECT_EQ(FindById(findings, kGcPressure), nullptr) << Ids(findings);
+  // ...or a huge share of too little executor time.
+  findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.task_ms = 500;
+    stage.figures.gc_ms = 400;
+  }));
+  EXPECT_EQ(FindById(findings, kGcPressure), nullptr) << Ids(findings);
+}
+
+// ---- s3-write-slow ----
+
+TEST(DiagnoseStageRules, S3WriteSlowFiresOnSlowWriteTasksAndNamesTheCommitter) {
+  auto log = HealthyApp([](StageSpec& stage) {
+    stage.name = "save at Job.scala:30";
+    stage.task_ms = 60'000;
+    stage.figures.output_bytes = 64 * kMiBytes;
+  });
+  log.Environment({{"spark.master", "k8s://https://k8s:443"}},
+                  {{"fs.s3a.committer.name", "file"}, {"fs.s3a.fast.upload.buffer", "disk"}});
+  const auto findings = Diagnose(log);
+  const Finding* write = FindById(findings, kS3WriteSlow);
+  ASSERT_NE(write, nullptr) << Ids(findings);
+  EXPECT_EQ(write->scope.stage_id, 1);
+  // 60 s tasks less their 0.3 s of shuffle and GC, against 10 s compute tasks.
+  const double ratio = EvidenceNamed(*write, "p95_ratio")->value;
+  EXPECT_NEAR(ratio, 59.7 / 10, 0.01);
+  // A 120 s stage whose tasks are `ratio` times the compute tasks: the time above 120/ratio.
+  EXPECT_NEAR(write->impact_seconds, 120.01 * (1 - 1.0 / ratio), 0.01);
+  ASSERT_NE(EvidenceNamed(*write, "fs.s3a.committer.name"), nullptr);
+  EXPECT_EQ(EvidenceNamed(*write, "fs.s3a.committer.name")->text, "file");
+  const bool suggests_magic = std::any_of(write->fix.begin(), write->fix.end(), [](const std::string& fix) {
+    return fix.find("fs.s3a.committer.name=magic") != std::string::npos;
+  });
+  EXPECT_TRUE(suggests_magic);
+  EXPECT_EQ(write->recipe, "docs/recipes/troubleshoot/s3-write-slow.md");
+}
+
+TEST(DiagnoseStageRules, S3WriteSlowNearMissWriteAsFastAsCompute) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.task_ms = 15'000;
+    stage.figures.output_bytes = 64 * kMiBytes;
+  }));
+  EXPECT_EQ(FindById(findings, kS3WriteSlow), nullptr) << Ids(findings);
+}
+
+// ---- linking and ranking ----
+
+TEST(DiagnoseStageRules, SkewSpillAndGcOnOneStageAreLinkedAndRanked) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.adjust = [](int index, Task& task) {
+      if (index != 0) return;
+      task.finish_ms = task.launch_ms + 120'000;
+      task.shuffle_read_bytes = 640 * kMiBytes;
+      task.memory_spilled = 4096 * kMiBytes;
+      task.disk_spilled = 2048 * kMiBytes;
+      task.gc_ms = 60'000;
+    };
+  }));
+  const Finding* skew = FindById(findings, kDataSkew);
+  const Finding* spill = FindById(findings, kOomAndSpill);
+  const Finding* gc = FindById(findings, kGcPressure);
+  ASSERT_TRUE(skew && spill && gc) << Ids(findings);
+  const auto links = [](const Finding& from, const Finding& to, std::string_view relation) {
+    return std::any_of(from.related.begin(), from.related.end(), [&](const RelatedFinding& link) {
+      return link.key == to.Key() && link.relation == relation;
+    });
+  };
+  EXPECT_TRUE(links(*skew, *spill, "causes"));
+  EXPECT_TRUE(links(*spill, *skew, "caused-by"));
+  EXPECT_TRUE(links(*spill, *gc, "causes"));
+  EXPECT_TRUE(links(*gc, *spill, "caused-by"));
+  EXPECT_FALSE(links(*skew, *gc, "causes"));  // through spill, not directly
+  // Most impactful first, the summary first of all, summarising the others.
+  for (std::size_t i = 1; i < findings.size(); ++i) {
+    EXPECT_GE(findings[i - 1].impact_seconds, findings[i].impact_seconds) << Ids(findings);
+  }
+  ASSERT_EQ(findings.front().id, kSlowSparkJobs);
+  EXPECT_TRUE(links(findings.front(), *skew, "summarises"));
+  EXPECT_LE(findings.front().impact_seconds,
+            static_cast<double>(findings.front().evidence[0].value) / 1000.0);
+}
+
+TEST(DiagnoseStageRules, RankFindingsOrdersByImpactThenSeverityThenKey) {
+  std::vector<Finding> findings(3);
+  findings[0].id = "b";
+  findings[0].impact_seconds = 1;
+  findings[1].id = "a";
+  findings[1].impact_seconds = 5;
+  findings[2].id = "c";
+  findings[2].impact_seconds = 1;
+  findings[2].severity = Severity::kCritical;
+  RankFindings(findings);
+  EXPECT_EQ(findings[0].id, "a");
+  EXPECT_EQ(findings[1].id, "c");
+  EXPECT_EQ(findings[2].id, "b");
+}
+
+TEST(DiagnoseStageRules, DisabledRuleDoesNotFire) {
+  RuleThresholds thresholds;
+  thresholds.data_skew.enabled = false;
+  const auto findings =
+      Diagnose(HealthyApp([](StageSpec& stage) { SkewOneTask(stage, 120'000, 640 * kMiBytes); }), thresholds);
+  EXPECT_EQ(FindById(findings, kDataSkew), nullptr) << Ids(findings);
+}
+
+}  // namespace
+}  // namespace sparktrace::diagnose
