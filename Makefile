@@ -6,7 +6,7 @@ ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test unit-test run bench asan fuzz format lint clean
+.PHONY: all deps build test unit-test run bench eval asan fuzz format lint clean
 
 all: build
 
@@ -36,6 +36,11 @@ bench: build
 	/usr/bin/python3 bench/tracing_bench.py --build-dir $(BUILD_DIR)
 	$(BUILD_DIR)/sparktrace-listener-parse-bench --include-compressed --runs 5 --passes 1 > bench/results/listener_parse.json
 	@cat bench/results/listener_parse.json
+
+# Precision and recall of `sparktrace diagnose` per finding id over a labelled corpus (simulated logs with
+# each problem injected, their clean twins, and the real logs); writes bench/results/diagnose.json.
+eval: build
+	/usr/bin/python3 bench/diagnose_eval.py --build-dir $(BUILD_DIR)
 
 # Every test again against an AddressSanitizer + UBSan build (part of `make test`).
 asan: deps
