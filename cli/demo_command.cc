@@ -38,14 +38,22 @@ constexpr const char* kUsage =
     "prints the trace the proxy stored, the admin URL and how to point a client at the proxy. Serves\n"
     "until Ctrl-C. The proxy and the simulator log to stderr; every run is a new trace.\n"
     "\n"
+    "The simulator also writes a Spark event log of what it pretends to run (a new directory under\n"
+    "--event-log-dir per run), shaped by --scenario and sped up 50 times; the proxy follows it, so each\n"
+    "operation's trace shows its Spark jobs, stages and phases (resource wait, compute, io write, idle).\n"
+    "\n"
     "Exit codes: 0 after a clean run, 1 when something failed, 2 for bad flags, 130 when stopped\n"
     "before the trace was printed.\n"
     "\n";
 
-const std::array<FlagSpec, 5> kSpecs = {{
+const std::array<FlagSpec, 7> kSpecs = {{
     {"listen", "HOST:PORT", "127.0.0.1:15002",
      "where the proxy serves Spark Connect clients; when this default is taken, a free port instead"},
     {"store", "PATH", "sparktrace-demo.db", "the trace database the proxy writes (created if missing)"},
+    {"event-log-dir", "DIR", "sparktrace-demo-events",
+     "where the simulator writes its Spark event logs (a new run-<time> directory each run)"},
+    {"scenario", "NAMES", "slow-executor-allocation,slow-writes",
+     "the problems the simulated Spark application has (sparktrace sim --help lists them), or clean"},
     {"once", "", "", "exit after printing the trace instead of serving until Ctrl-C"},
     {"log-level", "LEVEL", "warn",
      "log level of the proxy and the simulator; info adds the proxy's access log"},
@@ -56,6 +64,11 @@ const std::array<FlagSpec, 5> kSpecs = {{
 constexpr std::chrono::seconds kStartTimeout{20};
 // The proxy exports every 100ms (--span-batch-delay below); this only bounds a proxy that does not.
 constexpr std::chrono::seconds kTraceTimeout{15};
+// The simulated application runs this much faster than the scenario's Spark durations: an executor
+// that takes 2 minutes to arrive arrives after 2.4 s; every driver timestamp is real.
+constexpr std::string_view kDemoTimeScale = "0.02";
+// Half of the scenario's severe case: visible in the phases without a long wait.
+constexpr std::string_view kDemoStrength = "0.5";
 // On SIGTERM the proxy drains (--drain-timeout below), then flushes its span sinks (up to 5s each).
 constexpr std::chrono::seconds kProxyStopGrace{10};
 constexpr std::chrono::seconds kSimulatorStopGrace{5};
@@ -120,19 +133,58 @@ Result<std::vector<std::string>> AwaitListening(ChildProcess& child,
   return values;
 }
 
-std::vector<std::string> SimulatorArgs(const std::string& log_level) {
-  return {"sim",         "--listen", "127.0.0.1:0", "--stream-cut-bytes", kDemoStreamCutBytes,
-          "--log-level", log_level};
+std::vector<std::string> SimulatorArgs(const std::string& log_level, const std::string& event_log_dir,
+                                       const std::string& scenario) {
+  return {"sim",
+          "--listen",
+          "127.0.0.1:0",
+          "--stream-cut-bytes",
+          kDemoStreamCutBytes,
+          "--log-level",
+          log_level,
+          "--event-log-dir",
+          event_log_dir,
+          "--event-log-codec",
+          "zstd",
+          "--scenario",
+          scenario,
+          "--strength",
+          std::string(kDemoStrength),
+          "--time-scale",
+          std::string(kDemoTimeScale)};
 }
 
 std::vector<std::string> ProxyArgs(const std::string& upstream, const std::string& listen,
-                                   const std::string& store, const std::string& log_level) {
+                                   const std::string& store, const std::string& log_level,
+                                   const std::string& event_log_dir) {
   std::vector<std::string> args = {"proxy", "--upstream",  upstream,      "--listen",
                                    listen,  "--admin",     "127.0.0.1:0", "--drain-timeout",
                                    "2s",    "--log-level", log_level};
   // Spans reach the store within 100ms; an operation a real client leaves open ends after 5s.
   args.insert(args.end(), {"--store", store, "--span-batch-delay", "100ms", "--operation-linger", "5s"});
+  // The simulator's event log, read every 200ms.
+  args.insert(args.end(), {"--event-log-dir", event_log_dir, "--event-log-poll", "200ms"});
   return args;
+}
+
+// A new directory for this run's event log under `parent`: run-<UTC time>[-N].
+Result<std::string> MakeRunDirectory(const std::string& parent) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  const std::string base = fmt::format("{}/run-{:04}{:02}{:02}T{:02}{:02}{:02}Z", parent, utc.tm_year + 1900,
+                                       utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+  std::error_code error;
+  std::filesystem::create_directories(parent, error);
+  if (error)
+    return Error{ErrorCode::kIo, "--event-log-dir: cannot create " + parent + ": " + error.message()};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string candidate = attempt == 0 ? base : fmt::format("{}-{}", base, attempt);
+    if (std::filesystem::create_directory(candidate, error)) return candidate;
+    if (error)
+      return Error{ErrorCode::kIo, "--event-log-dir: cannot create " + candidate + ": " + error.message()};
+  }
+  return Error{ErrorCode::kIo, "--event-log-dir: no free run directory under " + parent};
 }
 
 // Stops `children` in order, the proxy first: on SIGTERM it drains and exports its last spans.
@@ -207,6 +259,10 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   const std::string& store = flags->Get("store");
   if (store.empty() || store == "none") return Fail(err, 2, "--store: the demo needs a trace database");
   const bool once = flags->GetBool("once");
+  const std::string& scenario = flags->Get("scenario");
+  if (scenario.empty()) return Fail(err, 2, "--scenario: empty (clean, or problem names)");
+  auto event_log_dir = MakeRunDirectory(flags->Get("event-log-dir"));
+  if (!event_log_dir.ok()) return Fail(err, 2, event_log_dir.error().message);
 
   const sigset_t signals = BlockDemoSignals();
   std::string listen = flags->Get("listen");
@@ -219,14 +275,15 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
     }
   }
 
-  auto simulator = ChildProcess::Spawn("the simulator", SimulatorArgs(log_level));
+  auto simulator = ChildProcess::Spawn("the simulator", SimulatorArgs(log_level, *event_log_dir, scenario));
   if (!simulator.ok()) return Fail(err, 1, simulator.error().message);
   auto simulator_fields = AwaitListening(*simulator, {"grpc"});
   if (!simulator_fields.ok()) {
     return StopChildren(Fail(err, 1, simulator_fields.error().message), {{&*simulator, kSimulatorStopGrace}},
                         err);
   }
-  auto proxy = ChildProcess::Spawn("the proxy", ProxyArgs(simulator_fields->at(0), listen, store, log_level));
+  auto proxy = ChildProcess::Spawn(
+      "the proxy", ProxyArgs(simulator_fields->at(0), listen, store, log_level, *event_log_dir));
   if (!proxy.ok()) {
     return StopChildren(Fail(err, 1, proxy.error().message), {{&*simulator, kSimulatorStopGrace}}, err);
   }
@@ -235,14 +292,17 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   };
   auto proxy_fields = AwaitListening(*proxy, {"grpc", "admin"});
   if (!proxy_fields.ok()) return stop(Fail(err, 1, proxy_fields.error().message));
-  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store, DisplayedProgram()};
+  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store, DisplayedProgram(),
+                                *event_log_dir};
 
   out << "sparktrace demo\n"
       << fmt::format("  simulator  {:<21}  speaks the Spark Connect protocol, runs no queries (not Spark)\n",
                      simulator_fields->at(0))
       << fmt::format("  proxy      {:<21}  in front of the simulator; admin http://{}\n", endpoints.proxy,
                      endpoints.admin)
-      << fmt::format("  store      {}\n", store);
+      << fmt::format("  store      {}\n", store)
+      << fmt::format("  event log  {}  (simulated Spark application: {}, 50x faster)\n", *event_log_dir,
+                     scenario);
 
   tracing::RandomIdGenerator ids;
   const tracing::TraceId trace_id = ids.NewTraceId();
@@ -271,7 +331,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
     }
     std::vector<std::string> operation_ids;
     for (const auto& operation : *operations) operation_ids.push_back(operation.operation_id);
-    auto spans = WaitForOperationSpans(store, trace_id, operation_ids, kTraceTimeout,
+    auto spans = WaitForOperationSpans(store, trace_id, operation_ids, /*driver_spans=*/true, kTraceTimeout,
                                        [&](std::chrono::milliseconds pause) {
                                          stop_signal = WaitForSignal(signals, pause);
                                          return stop_signal == 0;

@@ -14,10 +14,11 @@
 namespace sparktrace::cli {
 
 struct DemoEndpoints {
-  std::string proxy;       // HOST:PORT for Spark Connect clients
-  std::string admin;       // HOST:PORT of the proxy's admin HTTP
-  std::string store;       // the trace database, as given on the command line
-  std::string sparktrace;  // how to invoke this binary from the working directory
+  std::string proxy;          // HOST:PORT for Spark Connect clients
+  std::string admin;          // HOST:PORT of the proxy's admin HTTP
+  std::string store;          // the trace database, as given on the command line
+  std::string sparktrace;     // how to invoke this binary from the working directory
+  std::string event_log_dir;  // where the simulator wrote this run's Spark event log
 };
 
 // The tree (tracing::RenderTraceText), then one line per operation with the outcome its span

@@ -36,10 +36,25 @@ const tracing::Span* FindOperationSpan(std::span<const tracing::Span> spans, std
   return nullptr;
 }
 
+namespace {
+
+// Whether the driver's lifecycle span of the operation span `operation` is stored and closed.
+bool HasClosedLifecycle(std::span<const tracing::Span> spans, const tracing::Span& operation) {
+  for (const auto& span : spans) {
+    if (span.name != kLifecycleSpanName || span.parent_span_id != operation.span_id) continue;
+    for (const auto& event : span.events) {
+      if (event.name == "closed") return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& store_path,
                                                          const tracing::TraceId& trace_id,
                                                          std::span<const std::string> operation_ids,
-                                                         std::chrono::milliseconds timeout,
+                                                         bool driver_spans, std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_ptr<tracing::SqliteSpanStore> store;
@@ -60,12 +75,19 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& stor
       if (auto found = store->GetTrace(trace_id); found.ok()) {
         spans = std::move(*found);
         std::string missing;
+        std::string without_driver;
         for (const auto& operation_id : operation_ids) {
-          if (FindOperationSpan(spans, operation_id) == nullptr)
+          const tracing::Span* operation = FindOperationSpan(spans, operation_id);
+          if (operation == nullptr) {
             missing += (missing.empty() ? "" : ", ") + operation_id;
+          } else if (driver_spans && !HasClosedLifecycle(spans, *operation)) {
+            without_driver += (without_driver.empty() ? "" : ", ") + operation_id;
+          }
         }
-        if (missing.empty()) return spans;
-        last_problem = std::to_string(spans.size()) + " span(s) stored, no operation span yet for " + missing;
+        if (missing.empty() && without_driver.empty()) return spans;
+        last_problem = std::to_string(spans.size()) + " span(s) stored, " +
+                       (missing.empty() ? "no closed driver lifecycle span yet for " + without_driver
+                                        : "no operation span yet for " + missing);
       } else if (found.error().code != ErrorCode::kNotFound) {
         last_problem = found.error().message;
       }

@@ -24,13 +24,18 @@ inline constexpr std::string_view kOperationSpanName = "spark_connect.operation"
 // Waits up to `pause(interval)` between polls; returns false to give up (e.g. on Ctrl-C).
 using PauseFunction = std::function<bool(std::chrono::milliseconds)>;
 
+inline constexpr std::string_view kLifecycleSpanName = "spark.connect.operation.lifecycle";
+
 // Polls the store at `store_path` (read-only; it may not exist yet) until trace `trace_id` holds
-// an operation span for each of `operation_ids`, then returns all spans of the trace. Fails
-// (kUnavailable) when `timeout` passes or `pause` gives up first, naming the missing operations.
+// an operation span for each of `operation_ids`, then returns all spans of the trace. With
+// `driver_spans`, also until each operation has the driver's side of it: its lifecycle span
+// (spark.connect.operation.lifecycle, from the event log) with the driver's "closed" event,
+// which Spark writes last for an operation. Fails (kUnavailable) when `timeout` passes or `pause`
+// gives up first, naming what is missing.
 Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& store_path,
                                                          const tracing::TraceId& trace_id,
                                                          std::span<const std::string> operation_ids,
-                                                         std::chrono::milliseconds timeout,
+                                                         bool driver_spans, std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause);
 
 // The operation span of `operation_id` among `spans`, or nullptr.

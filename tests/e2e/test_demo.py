@@ -56,9 +56,10 @@ class DemoRun:
         self.tmpdir = tempfile.TemporaryDirectory(prefix="sparktrace-demo-")
         add_cleanup(self.tmpdir.cleanup)
         self.store = str(Path(self.tmpdir.name) / "demo.db")
+        self.event_logs = Path(self.tmpdir.name) / "events"
         self.marker = uuid.uuid4().hex
         self.env = proxy_env({MARKER_VARIABLE: self.marker})
-        self.argv = [BIN, "demo", "--store", self.store, *listen, *args]
+        self.argv = [BIN, "demo", "--store", self.store, "--event-log-dir", str(self.event_logs), *listen, *args]
         self.stderr_path = Path(self.tmpdir.name) / "stderr.log"
         add_cleanup(self.kill_leftovers)
 
@@ -187,9 +188,11 @@ class DemoOnceTest(unittest.TestCase):
                 self.assertEqual(span["attributes"]["airflow.task_id"], "load_orders")
 
         def children(op_label):
+            """The RPC spans under an operation (the driver's spans are checked below)."""
             op_id = next(i for i, (label, _) in printed.items() if label == op_label)
             return sorted(s["name"].rsplit("/", 1)[-1] for s in spans
-                          if s["parent_span_id"] == operations[op_id]["span_id"])
+                          if s["parent_span_id"] == operations[op_id]["span_id"]
+                          and s["name"].startswith("spark.connect.SparkConnectService/"))
 
         self.assertEqual(children("query"), ["ExecutePlan", "ReattachExecute", "ReleaseExecute"])
         self.assertEqual(children("write"), ["ExecutePlan"])
@@ -197,6 +200,51 @@ class DemoOnceTest(unittest.TestCase):
         self.assertEqual(sorted(s["name"].rsplit("/", 1)[-1] for s in spans
                                 if s["parent_span_id"] == task_span_id and s["name"] != "spark_connect.operation"),
                          ["AnalyzePlan", "AnalyzePlan", "Config"])
+
+    def test_operations_show_the_simulated_drivers_jobs_stages_and_phases(self):
+        """The simulator's event log reached the proxy: under each operation, its jobs with their stages and
+        the phases, and the scenario's slow executor allocation as resource wait of the first operation."""
+        trace_id = TRACEPARENT_RE.search(self.out).group(1)
+        shown = harness.run_cli(["traces", "show", trace_id, "--store", self.demo.store, "--json"])
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        spans = json.loads(shown.stdout)["spans"]
+        by_id = {span["span_id"]: span for span in spans}
+        printed = {label: op_id for label, op_id, _ in OPERATION_RE.findall(self.out)}
+        operations = {s["attributes"]["spark.connect.operation_id"]: s for s in spans
+                      if s["name"] == "spark_connect.operation"}
+        for label, op_id in printed.items():
+            with self.subTest(operation=label):
+                op_span = operations[op_id]
+                under = [s for s in spans if s["parent_span_id"] == op_span["span_id"]]
+                names = {s["name"] for s in under}
+                self.assertIn("spark.connect.operation.lifecycle", names)
+                jobs = [s for s in under if s["name"] == "spark.job"]
+                self.assertTrue(jobs, f"no spark.job under {label}")
+                for job in jobs:
+                    self.assertEqual(job["attributes"]["spark.connect.operation_id"], op_id)
+                    stages = [s for s in spans if s["parent_span_id"] == job["span_id"]]
+                    self.assertTrue(stages and all(s["name"] == "spark.stage" for s in stages), job)
+                self.assertTrue(any(n.startswith("spark.phase.") for n in names), names)
+                self.assertTrue(all(by_id.get(s["parent_span_id"]) for s in under))
+        first = [s for s in spans if s["parent_span_id"] == operations[printed["query"]]["span_id"]]
+        waits = [s for s in first if s["name"] == "spark.phase.resource_wait"]
+        self.assertTrue(waits, "slow executor allocation shows as the first operation's resource wait")
+        self.assertGreater(waits[0]["attributes"]["spark.phase.total_ms"], 1000)
+        writes = [s for s in spans if s["parent_span_id"] == operations[printed["write"]]["span_id"]
+                  and s["name"] == "spark.phase.io_write"]
+        self.assertTrue(writes, "the write operation's result stage is io_write")
+        self.assertRegex(self.out, r"driver phases: resource_wait \d", self.context())
+
+    def test_the_event_log_is_diagnosable_offline(self):
+        match = re.search(r"diagnose (\S+)", self.out)
+        self.assertIsNotNone(match, self.context())
+        self.assertTrue(match.group(1).startswith(str(self.demo.event_logs)), match.group(1))
+        diagnosed = harness.run_cli(["diagnose", match.group(1), "--json"])
+        self.assertEqual(diagnosed.returncode, 0, diagnosed.stderr)
+        report = json.loads(diagnosed.stdout)
+        printed = {op_id for _, op_id, _ in OPERATION_RE.findall(self.out)}
+        operations = {op["operation_id"] for app in report["applications"] for op in app.get("operations", [])}
+        self.assertEqual(printed, operations)
 
 
 @harness.proxy_only
