@@ -3,6 +3,7 @@
 #include <array>
 
 #include "common/units.h"
+#include "diagnose/rule_thresholds.h"
 #include "listener/rest/spark_ui_endpoint.h"
 #include "tracing/otlp_endpoint.h"
 #include "tracing/otlp_headers.h"
@@ -58,7 +59,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 16> kSpecs = {{
+  static const std::array<FlagSpec, 17> kSpecs = {{
       {"store", "PATH", "sparktrace.db",
        "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
       {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
@@ -89,6 +90,9 @@ std::span<const FlagSpec> TracingFlagSpecs() {
       {"event-push-max-bytes", "BYTES", "16MiB",
        "largest body POST /api/v1/events takes on the admin port (SparkListener JSON lines); 0 turns "
        "the endpoint off"},
+      {"rules", "FILE", "",
+       "diagnosis rule thresholds (YAML or JSON) over the defaults, for the findings on driver spans "
+       "(docs/diagnose-rules.md)"},
   }};
   return kSpecs;
 }
@@ -140,6 +144,12 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   if (!poll.ok()) return poll.error();
   if (poll->count() == 0) return InvalidArgument("--event-log-poll: must be more than 0");
   config.event_log_poll = *poll;
+
+  if (flags.IsSet("rules")) {
+    auto rules = diagnose::LoadRuleThresholds(flags.Get("rules"));
+    if (!rules.ok()) return FlagError("rules", rules.error());
+    config.rules = std::move(*rules);
+  }
 
   if (flags.GetBool("no-tracing")) {
     config.store_path.reset();

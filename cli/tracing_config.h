@@ -12,6 +12,7 @@
 
 #include "common/flags.h"
 #include "common/result.h"
+#include "diagnose/rule_thresholds.h"
 
 namespace sparktrace::cli {
 
@@ -38,6 +39,8 @@ struct TracingConfig {
   std::string spark_ui_url;  // the driver's REST API, when the event logs are not shared
   // POST /api/v1/events on the admin port: the largest body taken; 0 turns the endpoint off.
   std::uint64_t event_push_max_bytes = std::uint64_t{16} << 20;
+  // Thresholds of the diagnosis rules whose findings go on the driver's spans (--rules).
+  diagnose::RuleThresholds rules;
 
   bool enabled() const { return store_path.has_value() || otlp.has_value(); }
 };

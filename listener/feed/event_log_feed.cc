@@ -7,8 +7,10 @@
 #include <utility>
 #include <variant>
 
+#include "diagnose/diagnose.h"
 #include "listener/correlate/span_builder.h"
 #include "listener/correlate/span_ids.h"
+#include "listener/feed/finding_span_events.h"
 
 namespace sparktrace::listener {
 namespace {
@@ -19,6 +21,24 @@ constexpr int kMaxFailedLookups = 5;
 
 // Forgetting scans the whole model: done when the cutoff moved on by at least this much.
 constexpr EpochMillis kForgetStepMs = 60'000;
+
+constexpr std::string_view kLifecycleSpanName = "spark.connect.operation.lifecycle";
+constexpr std::string_view kApplicationSpanName = "spark.application";
+
+// The driver said the operation is over: its findings are final and can be counted.
+bool OperationEnded(const ConnectOperationRecord& operation) {
+  return operation.finished_ms || operation.failed_ms || operation.canceled_ms || operation.closed_ms;
+}
+
+int LifecycleEventCount(const ConnectOperationRecord& operation) {
+  int count = 0;
+  for (const auto* time :
+       {&operation.started_ms, &operation.analyzed_ms, &operation.ready_ms, &operation.finished_ms,
+        &operation.failed_ms, &operation.canceled_ms, &operation.closed_ms}) {
+    if (time->has_value()) ++count;
+  }
+  return count;
+}
 
 bool HasJobOfNoOperation(const ApplicationModel& model) {
   for (const auto& [job_id, job] : model.jobs()) {
@@ -238,8 +258,13 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
     auto job = model.jobs().find(job_id);
     if (job == model.jobs().end() || !job->second.completion_ms) all_ended = false;
   }
+  // The driver's lifecycle events of the operation so far: a Closed that arrives after the last
+  // job ended must still reach the lifecycle span.
+  const ConnectOperationRecord* record = model.FindOperation(operation_id);
+  const int lifecycle_events = record == nullptr ? 0 : LifecycleEventCount(*record);
   // Finished and emitted in that state already: nothing new to say.
-  if (progress.emitted && progress.all_jobs_ended && progress.jobs_emitted == jobs.size() && all_ended)
+  if (progress.emitted && progress.all_jobs_ended && progress.jobs_emitted == jobs.size() && all_ended &&
+      progress.lifecycle_events == lifecycle_events)
     return;
   if (progress.lookups_failed >= kMaxFailedLookups) return;
 
@@ -251,12 +276,23 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
   if (!target->sampled) return;
   BuiltSpans built =
       BuildOperationSpans(model, operation_id, OperationSpanRef{target->trace_id, target->span_id});
+  // Diagnosed once the operation's jobs are done: a running stage's figures would flicker.
+  if (options_.rules && record != nullptr && all_ended && !jobs.empty()) {
+    const std::vector<diagnose::Finding> findings =
+        diagnose::DiagnoseOperation(model, *record, *options_.rules);
+    AttachFindings(built.spans, kLifecycleSpanName, findings);
+    if (!progress.findings_counted && OperationEnded(*record)) {
+      CountFindings(findings);
+      progress.findings_counted = true;
+    }
+  }
   totals_.spans_submitted += built.spans.size();
   for (auto& span : built.spans) spans_.Submit(std::move(span));
   if (!progress.emitted) ++totals_.operations_traced;
   progress.emitted = true;
   progress.jobs_emitted = jobs.size();
   progress.all_jobs_ended = all_ended;
+  progress.lifecycle_events = lifecycle_events;
 }
 
 void EventLogFeed::EmitApplicationTraces(bool force) {
@@ -291,6 +327,16 @@ void EventLogFeed::EmitApplicationTrace(Application& application) {
   if (connect_server || application.phases.folded()) build_options.max_phase_spans = 0;
   BuiltSpans built = BuildApplicationSpans(model, build_options);
   if (built.spans.empty()) return;
+  // A Connect server's findings are its operations'; a plain application's go on its root.
+  if (options_.rules && !connect_server) {
+    const std::vector<diagnose::Finding> findings = diagnose::DiagnoseApplication(model, *options_.rules);
+    AttachFindings(built.spans, kApplicationSpanName, findings);
+    const bool ended = app.end_ms.has_value() || application.log_completed;
+    if (ended && !application.findings_counted) {
+      CountFindings(findings);
+      application.findings_counted = true;
+    }
+  }
   if (const std::optional<PhaseTotals> totals = application.phases.Totals(model)) {
     SetRootPhaseTotals(built.spans.front(), *totals);  // the root comes first
   }
@@ -361,6 +407,12 @@ void EventLogFeed::ForgetProgressOf(const std::string& log_id, const Application
         it->second.log_id == log_id &&
         (still_held == nullptr || still_held->FindOperation(it->second.operation_id) == nullptr);
     it = drop ? progress_.erase(it) : std::next(it);
+  }
+}
+
+void EventLogFeed::CountFindings(const std::vector<diagnose::Finding>& findings) {
+  for (const diagnose::Finding& finding : findings) {
+    ++totals_.findings[{finding.id, std::string(diagnose::SeverityName(finding.severity))}];
   }
 }
 

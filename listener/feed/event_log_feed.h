@@ -35,6 +35,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "diagnose/finding.h"
+#include "diagnose/rule_thresholds.h"
 #include "listener/correlate/application_model.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/events/event_parser.h"
@@ -71,6 +73,8 @@ struct EventLogFeedOptions {
   // Time after an application's end was seen before its model is dropped.
   std::chrono::milliseconds completed_application_retention{10 * 60'000};
   std::size_t max_metric_applications = 50;  // `app` label values of the spark_* gauges
+  // The diagnosis rules' thresholds (--rules); nullopt turns diagnosis off.
+  std::optional<diagnose::RuleThresholds> rules = diagnose::RuleThresholds{};
 };
 
 class EventLogFeed final : private eventlog::EventLogSink {
@@ -102,8 +106,9 @@ class EventLogFeed final : private eventlog::EventLogSink {
     bool changed = false;        // events applied since the last operation emission
     bool trace_changed = false;  // ... since the last application-trace emission
     bool metrics_changed = false;
-    bool log_completed = false;    // its event log was completed (or, for others, ApplicationEnd)
-    bool trace_submitted = false;  // its application trace was submitted at least once
+    bool log_completed = false;     // its event log was completed (or, for others, ApplicationEnd)
+    bool trace_submitted = false;   // its application trace was submitted at least once
+    bool findings_counted = false;  // its findings went into sparktrace_findings_total
     std::optional<Clock::time_point> trace_emitted_at;
     std::optional<Clock::time_point> completed_at;
     std::optional<EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
@@ -114,6 +119,8 @@ class EventLogFeed final : private eventlog::EventLogSink {
     bool emitted = false;
     std::size_t jobs_emitted = 0;
     bool all_jobs_ended = false;
+    int lifecycle_events = 0;       // the operation's Connect events (Started ... Closed) when emitted
+    bool findings_counted = false;  // its findings went into sparktrace_findings_total
     int lookups_failed = 0;
   };
 
@@ -133,6 +140,7 @@ class EventLogFeed final : private eventlog::EventLogSink {
   std::vector<ApplicationPhaseFigures> ChangedPhaseFigures();
   void ApplyRetention();
   void ForgetProgressOf(const std::string& log_id, const ApplicationModel* still_held);
+  void CountFindings(const std::vector<diagnose::Finding>& findings);
   void Publish(const std::vector<ApplicationPhaseFigures>& figures);
 
   eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,

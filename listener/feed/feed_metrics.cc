@@ -117,6 +117,16 @@ std::vector<MetricFamily> FeedMetrics::Collect() const {
   }
   families.push_back(std::move(ratio));
 
+  MetricFamily findings =
+      Family("sparktrace_findings_total",
+             "Diagnosis findings of ended Spark Connect operations and applications, by rule "
+             "id and severity (docs/diagnose-rules.md)",
+             MetricType::Counter);
+  for (const auto& [id_severity, count] : totals_.findings) {
+    findings.metric.push_back(Counter({{"id", id_severity.first}, {"severity", id_severity.second}}, count));
+  }
+  families.push_back(std::move(findings));
+
   MetricFamily lines =
       Family("sparktrace_listener_lines_total", "Driver-event lines received, by source (event_log, push)",
              MetricType::Counter);

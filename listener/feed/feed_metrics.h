@@ -6,6 +6,7 @@
 //   spark_phase_io_write_seconds{app}, spark_phase_idle_seconds{app}   the phase totals of the
 //       latest application of that name over its window (listener/correlate/phases.h)
 //   spark_phase_breakdown_ratio{app,phase}                             each phase's share of it
+//   sparktrace_findings_total{id,severity}                              diagnosis findings
 //   sparktrace_listener_*_total                                         the feed's counters
 //
 // Labels are bounded: `app` is the application's name (not its id, not an operation), and at most
@@ -25,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "listener/correlate/phases.h"
@@ -45,6 +47,9 @@ struct EventLogFeedCounters {
   std::uint64_t operations_forgotten = 0;  // dropped from memory once final (retention)
   std::uint64_t jobs_forgotten = 0;
   std::uint64_t applications_forgotten = 0;
+  // Diagnosis findings of operations and applications that ended, by (rule id, severity): each
+  // finding counted once, when its operation or application is final. Bounded: 9 ids x 3.
+  std::map<std::pair<std::string, std::string>, std::uint64_t> findings;
 };
 
 // What the feed holds in memory right now.

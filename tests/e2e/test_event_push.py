@@ -121,6 +121,30 @@ class EventPushTest(unittest.TestCase):
                                    want_ms / window_ms, places=6)
         return m
 
+    def assert_findings(self, proxy, trace, expected):
+        """The diagnosis findings `sparktrace diagnose` reports for the log are span events on the application
+        root, and counted once each in sparktrace_findings_total."""
+        want = [finding["id"] for finding in expected["findings"]]
+        self.assertIn("task-failures", want, "the log's failed job must give a finding")
+        root = trace.one("spark.application")
+        events = [event for event in root.get("events", []) if event["name"] == "sparktrace.finding"]
+        self.assertEqual([event["attributes"]["finding.id"] for event in events], want, trace.summary())
+        for event, finding in zip(events, expected["findings"]):
+            self.assertEqual(event["attributes"]["finding.severity"], finding["severity"])
+            self.assertEqual(event["attributes"]["finding.recipe"], finding["recipe"])
+        counts = {}
+        for finding in expected["findings"]:
+            key = (finding["id"], finding["severity"])
+            counts[key] = counts.get(key, 0) + 1
+
+        def counted():
+            m = self.metrics(proxy)[0]
+            return m if all(m.find("sparktrace_findings_total", id=i, severity=s) for i, s in counts) else None
+
+        m = harness.wait_until(counted, 15, interval=0.1, message="sparktrace_findings_total")
+        for (rule, severity), count in counts.items():
+            self.assertEqual(m.value("sparktrace_findings_total", id=rule, severity=severity), count)
+
     def promtool_check(self, body):
         promtool = shutil.which("promtool")
         if promtool is None:
@@ -150,8 +174,9 @@ class EventPushTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertEqual(json.loads(body)["accepted"], len(third))
 
-        self.assert_application_trace(store, expected)
+        trace = self.assert_application_trace(store, expected)
         m = self.assert_phase_gauges(proxy, expected)
+        self.assert_findings(proxy, trace, expected)
         self.assertEqual(m.value("sparktrace_listener_lines_total", source="push"), len(lines) + 1)
         self.assertEqual(m.value("sparktrace_listener_malformed_lines_total", source="push"), 1)
         self.assertEqual(m.value("sparktrace_listener_pushes_total", result="accepted"), 3)

@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/diagnose.h"
 #include "listener/correlate/phases.h"
 #include "listener/correlate/span_ids.h"
 #include "listener/feed/event_log_feed.h"
+#include "listener/feed/finding_span_events.h"
 #include "listener_correlate_test_lines.h"
 #include "listener_feed_test_support.h"
 
@@ -166,6 +168,56 @@ TEST_F(ListenerFeedEventLogFeed, APlainApplicationGetsATraceOfItsOwn) {
   EXPECT_EQ(counters.spans_submitted, spans_.submitted());
 }
 
+// The diagnosis rules' findings: span events on the application root, counted once when it ended.
+TEST_F(ListenerFeedEventLogFeed, FindingsOfAnEndedApplicationAreSpanEventsCountedOnce) {
+  Start();
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  ApplicationModel model;
+  tl::Feed(model, PlainApplication());
+  const std::vector<diagnose::Finding> expected =
+      diagnose::DiagnoseApplication(model, diagnose::RuleThresholds{});
+  ASSERT_FALSE(expected.empty()) << "the failed job must give a finding";
+
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  std::vector<std::string> event_ids;
+  for (const tracing::SpanEvent& event : roots.front().events) {
+    if (event.name != kFindingEventName) continue;
+    for (const tracing::Attribute& attribute : event.attributes) {
+      if (attribute.key == "finding.id") event_ids.push_back(std::get<std::string>(attribute.value));
+    }
+  }
+  std::vector<std::string> expected_ids;
+  for (const diagnose::Finding& finding : expected) expected_ids.push_back(finding.id);
+  EXPECT_EQ(event_ids, expected_ids);
+  const tracing::Attribute* ids = FindAttribute(roots.front(), "sparktrace.findings");
+  ASSERT_NE(ids, nullptr);
+  EXPECT_EQ(std::get<std::vector<std::string>>(ids->value), expected_ids);
+
+  const auto counted = [&](const diagnose::Finding& finding) {
+    return Metric("sparktrace_findings_total",
+                  {{"id", finding.id}, {"severity", std::string(diagnose::SeverityName(finding.severity))}});
+  };
+  for (const diagnose::Finding& finding : expected) EXPECT_EQ(counted(finding), 1.0) << finding.id;
+  // More polls (the trace is rebuilt when forced) do not count again.
+  ASSERT_EQ(Push({tl::ExecutorAdded("2", 1'700'000'030'000)}, "app=app-plain").status, 200);
+  feed_->PollNow();
+  for (const diagnose::Finding& finding : expected) EXPECT_EQ(counted(finding), 1.0) << finding.id;
+}
+
+TEST_F(ListenerFeedEventLogFeed, WithoutRulesNoFindingsAreAttached) {
+  EventLogFeedOptions options = Defaults();
+  options.rules.reset();
+  Start(std::move(options));
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  EXPECT_TRUE(roots.front().events.empty());
+  EXPECT_EQ(FindAttribute(roots.front(), "sparktrace.findings"), nullptr);
+}
+
 TEST_F(ListenerFeedEventLogFeed, ChunksOfOneStreamAreAppliedInOrderAndReplaceEarlierSpans) {
   Start();
   const std::vector<std::string> lines = PlainApplication();
@@ -237,6 +289,35 @@ TEST_F(ListenerFeedEventLogFeed, AConnectServerTraceHoldsOnlyJobsOfNoOperation) 
   for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) {
     EXPECT_NE(phase.trace_id, roots.front().trace_id) << "no phase intervals in a Connect server's own trace";
   }
+}
+
+// Spark writes an operation's Closed when the client released it, often after the last job ended
+// and after the feed emitted the operation's spans in their finished state.
+TEST_F(ListenerFeedEventLogFeed, AClosedEventAfterTheLastJobStillReachesTheLifecycleSpan) {
+  known_operation_ = "op-1";
+  Start();
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+                  tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 1),
+                  tl::StageCompleted(1, t0 + 3'000, t0 + 4'000, 1), tl::JobEnd(1, t0 + 4'000),
+                  tl::ConnectOperation("Finished", tag, "op-1", t0 + 4'500)})
+                .status,
+            200);
+  feed_->PollNow();
+  const auto event_names = [&] {
+    std::vector<std::string> names;
+    for (const tracing::Span& span : spans_.Named("spark.connect.operation.lifecycle")) {
+      for (const tracing::SpanEvent& event : span.events) names.push_back(event.name);
+    }
+    return names;
+  };
+  ASSERT_EQ(event_names(), (std::vector<std::string>{"started", "finished"}));
+
+  ASSERT_EQ(Push({tl::ConnectOperation("Closed", tag, "op-1", t0 + 9'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(event_names(), (std::vector<std::string>{"started", "finished", "closed"}));
 }
 
 TEST_F(ListenerFeedEventLogFeed, FinishedOperationsAreForgottenAfterTheirGraceInDriverTime) {

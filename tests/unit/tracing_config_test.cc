@@ -2,6 +2,8 @@
 // and that every rejected value names its flag (main prints the message and exits 2).
 #include "cli/tracing_config.h"
 
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -102,6 +104,34 @@ TEST(TracingConfig, HeaderErrorsNeverShowTheValue) {
     ASSERT_FALSE(config.ok());
     EXPECT_EQ(config.error().message.find("s3cr3t-token"), std::string::npos) << config.error().message;
   }
+}
+
+// --rules: the diagnosis thresholds of the findings on driver spans, read once at start.
+TEST(TracingConfig, RulesFileSetsTheDiagnosisThresholds) {
+  EXPECT_DOUBLE_EQ(Configure({})->rules.slow_spark_jobs.min_impact_seconds,
+                   diagnose::RuleThresholds{}.slow_spark_jobs.min_impact_seconds);
+  const std::string path = ::testing::TempDir() + "/tracing_config_rules.yaml";
+  {
+    std::ofstream file(path);
+    file << "slow-spark-jobs:\n  min_impact_seconds: 42\n";
+  }
+  auto config = Configure({"--rules", path});
+  ASSERT_TRUE(config.ok()) << MessageOf(config);
+  EXPECT_DOUBLE_EQ(config->rules.slow_spark_jobs.min_impact_seconds, 42);
+
+  {
+    std::ofstream file(path);
+    file << "slow-spark-jobs:\n  no_such_key: 1\n";
+  }
+  auto bad = Configure({"--rules", path});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("--rules"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("no_such_key"), std::string::npos) << bad.error().message;
+  std::remove(path.c_str());
+
+  auto missing = Configure({"--rules", path});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("--rules"), std::string::npos) << missing.error().message;
 }
 
 TEST(TracingConfig, StoreNoneWithoutOtlpTurnsTracingOff) {

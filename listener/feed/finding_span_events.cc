@@ -1,0 +1,105 @@
+#include "listener/feed/finding_span_events.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <variant>
+
+namespace sparktrace::listener {
+namespace {
+
+std::string ScopeText(const diagnose::FindingScope& scope) {
+  std::string text(diagnose::ScopeKindName(scope.kind));
+  if (scope.job_id) text += fmt::format(" job {}", *scope.job_id);
+  if (scope.stage_id) text += fmt::format(" stage {}.{}", *scope.stage_id, scope.stage_attempt.value_or(0));
+  return text;
+}
+
+std::string EvidenceText(const diagnose::Evidence& evidence) {
+  std::string text =
+      evidence.name + "=" + (evidence.text ? *evidence.text : fmt::format("{:g}", evidence.value));
+  if (!evidence.unit.empty() && !evidence.text) text += " " + evidence.unit;
+  if (evidence.threshold) {
+    text += fmt::format(" ({} {:g})", diagnose::ComparisonSymbol(evidence.comparison), *evidence.threshold);
+  }
+  return text;
+}
+
+std::int64_t IntAttribute(const tracing::Span& span, std::string_view key, std::int64_t otherwise) {
+  for (const auto& attribute : span.attributes) {
+    if (attribute.key != key) continue;
+    if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) return *number;
+  }
+  return otherwise;
+}
+
+void AddIds(tracing::Span& span, const std::vector<const diagnose::Finding*>& findings) {
+  std::vector<std::string> ids;
+  std::string joined;
+  for (const diagnose::Finding* finding : findings) {
+    ids.push_back(finding->id);
+    joined += (joined.empty() ? "" : ",") + finding->id;
+  }
+  span.attributes.push_back({"sparktrace.findings", std::move(ids)});
+  span.attributes.push_back({"sparktrace.finding_ids", std::move(joined)});
+}
+
+}  // namespace
+
+tracing::SpanEvent FindingSpanEvent(const diagnose::Finding& finding, std::uint64_t time_unix_nano) {
+  std::vector<std::string> evidence;
+  for (const diagnose::Evidence& item : finding.evidence) evidence.push_back(EvidenceText(item));
+  std::vector<std::string> related;
+  for (const diagnose::RelatedFinding& link : finding.related)
+    related.push_back(link.relation + " " + link.key);
+  tracing::SpanEvent event;
+  event.name = std::string(kFindingEventName);
+  event.time_unix_nano = time_unix_nano;
+  event.attributes = {
+      {"finding.id", finding.id},
+      {"finding.key", finding.Key()},
+      {"finding.severity", std::string(diagnose::SeverityName(finding.severity))},
+      {"finding.scope", ScopeText(finding.scope)},
+      {"finding.title", finding.title},
+      {"finding.impact_seconds", finding.impact_seconds},
+      {"finding.recipe", finding.recipe},
+      {"finding.fix", finding.fix},
+      {"finding.evidence", std::move(evidence)},
+  };
+  if (!related.empty()) event.attributes.push_back({"finding.related", std::move(related)});
+  return event;
+}
+
+bool AttachFindings(std::vector<tracing::Span>& spans, std::string_view holder_name,
+                    const std::vector<diagnose::Finding>& findings) {
+  tracing::Span* holder = nullptr;
+  for (tracing::Span& span : spans) {
+    if (span.name == holder_name) holder = &span;
+  }
+  if (holder == nullptr) return false;
+  if (findings.empty()) return true;
+  std::vector<const diagnose::Finding*> all;
+  for (const diagnose::Finding& finding : findings) {
+    holder->events.push_back(FindingSpanEvent(finding, holder->end_time_unix_nano));
+    all.push_back(&finding);
+  }
+  AddIds(*holder, all);
+  for (tracing::Span& span : spans) {
+    if (span.name != "spark.stage") continue;
+    const std::int64_t stage_id = IntAttribute(span, "spark.stage.id", -1);
+    const std::int64_t attempt = IntAttribute(span, "spark.stage.attempt", 0);
+    std::vector<const diagnose::Finding*> own;
+    for (const diagnose::Finding& finding : findings) {
+      if (finding.scope.kind != diagnose::ScopeKind::kStage || finding.scope.stage_id != stage_id ||
+          finding.scope.stage_attempt.value_or(0) != attempt) {
+        continue;
+      }
+      span.events.push_back(FindingSpanEvent(finding, span.end_time_unix_nano));
+      own.push_back(&finding);
+    }
+    if (!own.empty()) AddIds(span, own);
+  }
+  return true;
+}
+
+}  // namespace sparktrace::listener
