@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "cli/demo_child_process.h"
 #include "cli/demo_port_probe.h"
 #include "cli/demo_report.h"
+#include "cli/demo_rules.h"
 #include "cli/demo_task_span.h"
 #include "cli/demo_trace_wait.h"
 #include "cli/demo_workload.h"
@@ -67,6 +69,7 @@ constexpr std::chrono::seconds kTraceTimeout{15};
 // The simulated application runs this much faster than the scenario's Spark durations: an executor
 // that takes 2 minutes to arrive arrives after 2.4 s; every driver timestamp is real.
 constexpr std::string_view kDemoTimeScale = "0.02";
+constexpr double kDemoTimeScaleValue = 0.02;
 // Half of the scenario's severe case: visible in the phases without a long wait.
 constexpr std::string_view kDemoStrength = "0.5";
 // On SIGTERM the proxy drains (--drain-timeout below), then flushes its span sinks (up to 5s each).
@@ -156,15 +159,23 @@ std::vector<std::string> SimulatorArgs(const std::string& log_level, const std::
 
 std::vector<std::string> ProxyArgs(const std::string& upstream, const std::string& listen,
                                    const std::string& store, const std::string& log_level,
-                                   const std::string& event_log_dir) {
+                                   const std::string& event_log_dir, const std::string& rules) {
   std::vector<std::string> args = {"proxy", "--upstream",  upstream,      "--listen",
                                    listen,  "--admin",     "127.0.0.1:0", "--drain-timeout",
                                    "2s",    "--log-level", log_level};
   // Spans reach the store within 100ms; an operation a real client leaves open ends after 5s.
   args.insert(args.end(), {"--store", store, "--span-batch-delay", "100ms", "--operation-linger", "5s"});
   // The simulator's event log, read every 200ms.
-  args.insert(args.end(), {"--event-log-dir", event_log_dir, "--event-log-poll", "200ms"});
+  args.insert(args.end(), {"--event-log-dir", event_log_dir, "--event-log-poll", "200ms", "--rules", rules});
   return args;
+}
+
+Result<void> WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream file(path, std::ios::trunc);
+  file << content;
+  file.close();
+  if (!file) return Error{ErrorCode::kIo, "cannot write " + path};
+  return {};
 }
 
 // A new directory for this run's event log under `parent`: run-<UTC time>[-N].
@@ -263,6 +274,10 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   if (scenario.empty()) return Fail(err, 2, "--scenario: empty (clean, or problem names)");
   auto event_log_dir = MakeRunDirectory(flags->Get("event-log-dir"));
   if (!event_log_dir.ok()) return Fail(err, 2, event_log_dir.error().message);
+  // Next to the log, not in it: the proxy reads every file of its event-log directory.
+  const std::string rules = *event_log_dir + ".rules.yaml";
+  if (auto written = WriteFile(rules, ScaledDemoRulesYaml(kDemoTimeScaleValue)); !written.ok())
+    return Fail(err, 1, written.error().message);
 
   const sigset_t signals = BlockDemoSignals();
   std::string listen = flags->Get("listen");
@@ -283,7 +298,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
                         err);
   }
   auto proxy = ChildProcess::Spawn(
-      "the proxy", ProxyArgs(simulator_fields->at(0), listen, store, log_level, *event_log_dir));
+      "the proxy", ProxyArgs(simulator_fields->at(0), listen, store, log_level, *event_log_dir, rules));
   if (!proxy.ok()) {
     return StopChildren(Fail(err, 1, proxy.error().message), {{&*simulator, kSimulatorStopGrace}}, err);
   }
@@ -292,8 +307,8 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   };
   auto proxy_fields = AwaitListening(*proxy, {"grpc", "admin"});
   if (!proxy_fields.ok()) return stop(Fail(err, 1, proxy_fields.error().message));
-  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store, DisplayedProgram(),
-                                *event_log_dir};
+  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store,
+                                DisplayedProgram(),  *event_log_dir,      rules};
 
   out << "sparktrace demo\n"
       << fmt::format("  simulator  {:<21}  speaks the Spark Connect protocol, runs no queries (not Spark)\n",

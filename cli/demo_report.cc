@@ -43,6 +43,38 @@ std::string PhaseSummary(std::span<const tracing::Span> spans, const tracing::Sp
   return summary;
 }
 
+std::string EventString(const tracing::SpanEvent& event, std::string_view key) {
+  for (const auto& attribute : event.attributes) {
+    if (attribute.key != key) continue;
+    if (const auto* text = std::get_if<std::string>(&attribute.value)) return *text;
+  }
+  return "";
+}
+
+double EventDouble(const tracing::SpanEvent& event, std::string_view key) {
+  for (const auto& attribute : event.attributes) {
+    if (attribute.key != key) continue;
+    if (const auto* number = std::get_if<double>(&attribute.value)) return *number;
+  }
+  return 0;
+}
+
+// The diagnosis findings the proxy put on the operation's lifecycle span, most impactful first:
+// "[critical] resource-wait-long ~2.4s  waited 2.4s (94% of the wall time) for executors ...".
+std::vector<std::string> FindingLines(std::span<const tracing::Span> spans, const tracing::Span& operation) {
+  std::vector<std::string> lines;
+  for (const auto& span : spans) {
+    if (span.parent_span_id != operation.span_id || span.name != kLifecycleSpanName) continue;
+    for (const auto& event : span.events) {
+      if (event.name != "sparktrace.finding") continue;
+      lines.push_back(fmt::format(
+          "[{}] {} ~{:.1f}s  {}", EventString(event, "finding.severity"), EventString(event, "finding.id"),
+          EventDouble(event, "finding.impact_seconds"), EventString(event, "finding.title")));
+    }
+  }
+  return lines;
+}
+
 }  // namespace
 
 void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
@@ -64,6 +96,9 @@ void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
       if (const std::string phases = PhaseSummary(spans, *span); !phases.empty()) {
         out << fmt::format("              driver phases: {}\n", phases);
       }
+      for (const std::string& finding : FindingLines(spans, *span)) {
+        out << fmt::format("              finding: {}\n", finding);
+      }
     }
   }
 }
@@ -74,8 +109,10 @@ void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tra
       << fmt::format("traces:  {} traces list --store {}\n", endpoints.sparktrace, endpoints.store)
       << fmt::format("         {} traces show {} --store {}\n", endpoints.sparktrace,
                      tracing::ToHex(trace_id), endpoints.store)
-      << fmt::format("spark:   {} diagnose {}   (the simulated Spark event log, offline)\n",
-                     endpoints.sparktrace, endpoints.event_log_dir)
+      << fmt::format("spark:   {} diagnose --rules {} {}\n", endpoints.sparktrace, endpoints.rules,
+                     endpoints.event_log_dir)
+      << "         (the simulated Spark event log, offline; the rules' time floors are scaled to the demo's "
+         "speed)\n"
       << fmt::format("clients: sc://{} reaches the proxy, e.g. PySpark's\n", endpoints.proxy)
       << fmt::format("         SparkSession.builder.remote(\"sc://{}\").getOrCreate()\n", endpoints.proxy)
       << "         (behind it is the simulator: calls are traced, queries return filler bytes)\n";

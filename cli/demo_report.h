@@ -19,6 +19,7 @@ struct DemoEndpoints {
   std::string store;          // the trace database, as given on the command line
   std::string sparktrace;     // how to invoke this binary from the working directory
   std::string event_log_dir;  // where the simulator wrote this run's Spark event log
+  std::string rules;          // the proxy's --rules file (time floors scaled to the demo)
 };
 
 // The tree (tracing::RenderTraceText), then one line per operation with the outcome its span

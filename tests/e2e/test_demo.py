@@ -234,17 +234,25 @@ class DemoOnceTest(unittest.TestCase):
                   and s["name"] == "spark.phase.io_write"]
         self.assertTrue(writes, "the write operation's result stage is io_write")
         self.assertRegex(self.out, r"driver phases: resource_wait \d", self.context())
+        # The diagnosis rules (time floors scaled to the demo) name the scenario's slow executor allocation.
+        lifecycle = next(s for s in first if s["name"] == "spark.connect.operation.lifecycle")
+        findings = [e["attributes"]["finding.id"] for e in lifecycle.get("events", [])
+                    if e["name"] == "sparktrace.finding"]
+        self.assertIn("resource-wait-long", findings, lifecycle)
+        self.assertRegex(self.out, r"finding: \[critical\] resource-wait-long ~\d", self.context())
 
     def test_the_event_log_is_diagnosable_offline(self):
-        match = re.search(r"diagnose (\S+)", self.out)
+        match = re.search(r"diagnose --rules (\S+) (\S+)", self.out)
         self.assertIsNotNone(match, self.context())
-        self.assertTrue(match.group(1).startswith(str(self.demo.event_logs)), match.group(1))
-        diagnosed = harness.run_cli(["diagnose", match.group(1), "--json"])
+        self.assertTrue(match.group(2).startswith(str(self.demo.event_logs)), match.group(2))
+        diagnosed = harness.run_cli(["diagnose", "--rules", match.group(1), match.group(2), "--json"])
         self.assertEqual(diagnosed.returncode, 0, diagnosed.stderr)
         report = json.loads(diagnosed.stdout)
         printed = {op_id for _, op_id, _ in OPERATION_RE.findall(self.out)}
-        operations = {op["operation_id"] for app in report["applications"] for op in app.get("operations", [])}
-        self.assertEqual(printed, operations)
+        operations = {op["operation_id"]: op for app in report["applications"] for op in app.get("operations", [])}
+        self.assertEqual(printed, set(operations))
+        query = re.search(r"^  query +([0-9a-f-]{36})", self.out, re.M).group(1)
+        self.assertIn("resource-wait-long", [f["id"] for f in operations[query]["findings"]])
 
 
 @harness.proxy_only

@@ -1,0 +1,43 @@
+#include "cli/demo_rules.h"
+
+#include <fmt/format.h>
+
+#include "diagnose/rule_thresholds.h"
+
+namespace sparktrace::cli {
+
+std::string ScaledDemoRulesYaml(double time_scale) {
+  const diagnose::RuleThresholds defaults;
+  const auto scaled = [&](double seconds) { return seconds * time_scale; };
+  std::string yaml = fmt::format(
+      "# sparktrace demo: the default time floors x {} (the simulated application runs that much faster).\n",
+      time_scale);
+  yaml += fmt::format("resource-wait-long: {{min_wait_seconds: {:g}}}\n",
+                      scaled(defaults.resource_wait_long.min_wait_seconds));
+  yaml += fmt::format(
+      "s3-write-slow: {{min_stage_seconds: {:g}, min_compute_stage_seconds: {:g}, min_impact_seconds: "
+      "{:g}}}\n",
+      scaled(defaults.s3_write_slow.min_stage_seconds),
+      scaled(defaults.s3_write_slow.min_compute_stage_seconds),
+      scaled(defaults.s3_write_slow.min_impact_seconds));
+  yaml += fmt::format("data-skew: {{min_excess_seconds: {:g}, min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.data_skew.min_excess_seconds),
+                      scaled(defaults.data_skew.min_impact_seconds));
+  yaml += fmt::format("oom-and-spill: {{min_stage_seconds: {:g}, min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.oom_and_spill.min_stage_seconds),
+                      scaled(defaults.oom_and_spill.min_impact_seconds));
+  yaml += fmt::format("shuffle-bottleneck: {{min_shuffle_seconds: {:g}, min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.shuffle_bottleneck.min_shuffle_seconds),
+                      scaled(defaults.shuffle_bottleneck.min_impact_seconds));
+  yaml += fmt::format("gc-pressure: {{min_run_seconds: {:g}, min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.gc_pressure.min_run_seconds),
+                      scaled(defaults.gc_pressure.min_impact_seconds));
+  yaml += fmt::format("idle-executors: {{min_idle_slot_seconds: {:g}, min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.idle_executors.min_idle_slot_seconds),
+                      scaled(defaults.idle_executors.min_impact_seconds));
+  yaml += fmt::format("slow-spark-jobs: {{min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.slow_spark_jobs.min_impact_seconds));
+  return yaml;
+}
+
+}  // namespace sparktrace::cli

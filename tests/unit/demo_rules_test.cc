@@ -1,0 +1,46 @@
+// The demo's scaled diagnosis thresholds (cli/demo_rules.h): a valid rules file whose time floors
+// are the defaults times the demo's speed-up, and whose other thresholds are the defaults.
+#include "cli/demo_rules.h"
+
+#include <gtest/gtest.h>
+
+#include "diagnose/rule_thresholds.h"
+
+namespace sparktrace::cli {
+namespace {
+
+TEST(DemoRules, TimeFloorsAreScaledAndTheRestIsTheDefault) {
+  const auto parsed = diagnose::ParseRuleThresholds(ScaledDemoRulesYaml(0.02), diagnose::RulesFormat::kYaml);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const diagnose::RuleThresholds defaults;
+  const diagnose::RuleThresholds& rules = *parsed;
+  EXPECT_DOUBLE_EQ(rules.resource_wait_long.min_wait_seconds,
+                   defaults.resource_wait_long.min_wait_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.s3_write_slow.min_stage_seconds, defaults.s3_write_slow.min_stage_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.s3_write_slow.min_compute_stage_seconds,
+                   defaults.s3_write_slow.min_compute_stage_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.data_skew.min_excess_seconds, defaults.data_skew.min_excess_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.oom_and_spill.min_stage_seconds, defaults.oom_and_spill.min_stage_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.shuffle_bottleneck.min_shuffle_seconds,
+                   defaults.shuffle_bottleneck.min_shuffle_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.gc_pressure.min_run_seconds, defaults.gc_pressure.min_run_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.idle_executors.min_idle_slot_seconds,
+                   defaults.idle_executors.min_idle_slot_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.slow_spark_jobs.min_impact_seconds,
+                   defaults.slow_spark_jobs.min_impact_seconds * 0.02);
+  // Shares and ratios are not times: unchanged.
+  EXPECT_DOUBLE_EQ(rules.resource_wait_long.min_wait_share, defaults.resource_wait_long.min_wait_share);
+  EXPECT_DOUBLE_EQ(rules.data_skew.min_duration_ratio, defaults.data_skew.min_duration_ratio);
+  EXPECT_DOUBLE_EQ(rules.gc_pressure.min_gc_share, defaults.gc_pressure.min_gc_share);
+}
+
+TEST(DemoRules, ScaleOneIsTheDefaults) {
+  const auto parsed = diagnose::ParseRuleThresholds(ScaledDemoRulesYaml(1), diagnose::RulesFormat::kYaml);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const diagnose::RuleThresholds defaults;
+  EXPECT_DOUBLE_EQ(parsed->idle_executors.min_impact_seconds, defaults.idle_executors.min_impact_seconds);
+  EXPECT_DOUBLE_EQ(parsed->s3_write_slow.min_impact_seconds, defaults.s3_write_slow.min_impact_seconds);
+}
+
+}  // namespace
+}  // namespace sparktrace::cli
