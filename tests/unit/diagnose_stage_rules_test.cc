@@ -13,7 +13,10 @@
 namespace sparktrace::diagnose {
 namespace {
 
+using test_lines::EvidenceNamed;
+using test_lines::FindById;
 using test_lines::HealthyApp;
+using test_lines::Ids;
 using test_lines::kMiBytes;
 using test_lines::ModelOf;
 using test_lines::StageSpec;
@@ -22,23 +25,6 @@ using test_lines::Task;
 std::vector<Finding> Diagnose(const test_lines::LogBuilder& log, const RuleThresholds& thresholds = {}) {
   const listener::ApplicationModel model = ModelOf(log);
   return DiagnoseApplication(model, thresholds);
-}
-
-const Finding* FindById(const std::vector<Finding>& findings, std::string_view id) {
-  auto found = std::find_if(findings.begin(), findings.end(), [id](const Finding& f) { return f.id == id; });
-  return found == findings.end() ? nullptr : &*found;
-}
-
-const Evidence* EvidenceNamed(const Finding& finding, std::string_view name) {
-  auto found = std::find_if(finding.evidence.begin(), finding.evidence.end(),
-                            [name](const Evidence& e) { return e.name == name; });
-  return found == finding.evidence.end() ? nullptr : &*found;
-}
-
-std::string Ids(const std::vector<Finding>& findings) {
-  std::string ids;
-  for (const Finding& finding : findings) ids += finding.Key() + " ";
-  return ids;
 }
 
 TEST(DiagnoseStageRules, HealthyApplicationHasNoFinding) {

@@ -9,8 +9,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "diagnose/finding.h"
 #include "listener/correlate/application_model.h"
 #include "listener_correlate_test_lines.h"
 
@@ -208,6 +210,25 @@ inline LogBuilder HealthyApp(std::function<void(StageSpec&)> tweak_stage1 = {}, 
   log.JobEnd(0, reduce_end + 5);
   log.AppEnd(reduce_end + shape.end_after_ms);
   return log;
+}
+
+// Lookups in a diagnosis, for assertions and their messages.
+inline const Finding* FindById(const std::vector<Finding>& findings, std::string_view id) {
+  auto found = std::find_if(findings.begin(), findings.end(), [id](const Finding& f) { return f.id == id; });
+  return found == findings.end() ? nullptr : &*found;
+}
+
+inline const Evidence* EvidenceNamed(const Finding& finding, std::string_view name) {
+  auto found = std::find_if(finding.evidence.begin(), finding.evidence.end(),
+                            [name](const Evidence& e) { return e.name == name; });
+  return found == finding.evidence.end() ? nullptr : &*found;
+}
+
+// The findings' keys, for failure messages.
+inline std::string Ids(const std::vector<Finding>& findings) {
+  std::string ids;
+  for (const Finding& finding : findings) ids += finding.Key() + " ";
+  return ids;
 }
 
 }  // namespace sparktrace::diagnose::test_lines
