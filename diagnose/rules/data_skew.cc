@@ -126,9 +126,19 @@ void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
       finding.evidence.push_back(Figure("stage_duration_ms", static_cast<double>(*duration_ms), "ms"));
     const std::string why = WhyAdaptiveDidNotHelp(scope, max_bytes, finding);
     finding.title += "; " + why;
-    finding.fix = {
-        "turn on AQE skew-join splitting: spark.sql.adaptive.enabled=true, "
-        "spark.sql.adaptive.skewJoin.enabled=true",
+    finding.fix.clear();
+    // Only advise turning on what was off: the evidence holds the settings the log had.
+    const auto setting_is_true = [&finding](std::string_view key) {
+      return std::any_of(finding.evidence.begin(), finding.evidence.end(),
+                         [key](const Evidence& e) { return e.name == key && e.text && *e.text == "true"; });
+    };
+    if (!setting_is_true("spark.sql.adaptive.enabled") ||
+        !setting_is_true("spark.sql.adaptive.skewJoin.enabled")) {
+      finding.fix.push_back(
+          "turn on AQE skew-join splitting: spark.sql.adaptive.enabled=true, "
+          "spark.sql.adaptive.skewJoin.enabled=true");
+    }
+    const std::vector<std::string> always = {
         "let AQE see this partition as skewed: spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes=" +
             Bytes(std::max(64.0 * static_cast<double>(kMiB), max_bytes / 4)) +
             " and spark.sql.adaptive.skewJoin.skewedPartitionFactor=3; "
@@ -139,6 +149,7 @@ void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
         "if one join side is small: broadcast it (spark.sql.autoBroadcastJoinThreshold=<its size>, or a "
         "broadcast hint)",
     };
+    finding.fix.insert(finding.fix.end(), always.begin(), always.end());
     finding.recipe = std::string(RecipeFor(kDataSkew));
     findings.push_back(std::move(finding));
   }

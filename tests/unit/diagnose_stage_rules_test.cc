@@ -62,14 +62,19 @@ TEST(DiagnoseStageRules, DataSkewFiresOnOneLongTaskWithMostOfTheData) {
   EXPECT_FALSE(skew->fix.empty());
   // Spark 3.5 without settings: AQE on, and the 640 MiB partition is above the 256MB threshold.
   EXPECT_NE(skew->title.find("only splits partitions of sort-merge joins"), std::string::npos) << skew->title;
+  // AQE and its skew-join handling were on: the fixes do not tell to turn them on.
+  for (const std::string& fix : skew->fix) EXPECT_EQ(fix.find("turn on AQE"), std::string::npos) << fix;
 }
 
 TEST(DiagnoseStageRules, DataSkewSaysAqeWasOff) {
   auto log = HealthyApp([](StageSpec& stage) { SkewOneTask(stage, 120'000, 640 * kMiBytes); });
   log.Environment({{"spark.sql.adaptive.enabled", "false"}});
-  const Finding* skew = FindById(Diagnose(log), kDataSkew);
+  const std::vector<Finding> findings = Diagnose(log);  // kept: `skew` points into it
+  const Finding* skew = FindById(findings, kDataSkew);
   ASSERT_NE(skew, nullptr);
   EXPECT_NE(skew->title.find("AQE was off"), std::string::npos) << skew->title;
+  ASSERT_FALSE(skew->fix.empty());
+  EXPECT_EQ(skew->fix.front().find("turn on AQE"), 0u) << skew->fix.front();
 }
 
 TEST(DiagnoseStageRules, DataSkewNearMissShortStageStaysUnderTheAbsoluteFloor) {
