@@ -36,7 +36,7 @@ Result<int> BoundPort(evhttp_bound_socket* handle) {
 }
 
 // GET and HEAD carry no body worth reading: the limit when no POST route needs more.
-constexpr std::size_t kMaxGetBodyBytes = 64 * 1024;
+constexpr std::size_t kMaxGetBodyBytes = std::size_t{64} * 1024;
 
 bool IsGetPath(const std::string& path) {
   return path == "/healthz" || path == "/readyz" || path == "/metrics";

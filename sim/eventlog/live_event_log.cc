@@ -32,9 +32,9 @@ Result<std::unique_ptr<LiveEventLog>> LiveEventLog::Start(LiveEventLogOptions op
   return log;
 }
 
-LiveEventLog::LiveEventLog(LiveEventLogOptions options, std::unique_ptr<EventLogWriter> writer, StartTag)
-    : time_scale_(options.time_scale),
-      generator_(options.app, options.scenario, TimeMapping{options.app.start_ms, options.time_scale}),
+LiveEventLog::LiveEventLog(const LiveEventLogOptions& options, std::unique_ptr<EventLogWriter> writer,
+                           StartTag)
+    : generator_(options.app, options.scenario, TimeMapping{options.app.start_ms, options.time_scale}),
       writer_(std::move(writer)),
       final_path_(writer_->final_path()) {}
 

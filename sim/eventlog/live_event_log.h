@@ -67,7 +67,7 @@ class LiveEventLog {
   };
 
  public:
-  LiveEventLog(LiveEventLogOptions options, std::unique_ptr<EventLogWriter> writer, StartTag);
+  LiveEventLog(const LiveEventLogOptions& options, std::unique_ptr<EventLogWriter> writer, StartTag);
 
  private:
   using Clock = std::chrono::system_clock;
@@ -77,7 +77,6 @@ class LiveEventLog {
   void WriteLocked(const std::vector<LogLine>& lines);
   void WriteInitialExecutors();
 
-  const double time_scale_;
   std::mutex mu_;
   std::condition_variable interrupted_cv_;
   bool interrupted_ = false;                // guarded by mu_

@@ -1,5 +1,7 @@
 #include "sim/eventlog/operation_lines.h"
 
+#include <fmt/format.h>
+
 #include <string_view>
 
 #include "sim/eventlog/application_lines.h"
@@ -34,13 +36,11 @@ std::string AbortMessage(const OperationPlan& plan, const ExecutorPool& pool) {
     if (!stage.aborting_task) continue;
     const TaskPlan& task = Task(plan, *stage.aborting_task);
     const ExecutorRecord& executor = pool.at(task.executor);
-    const std::string stage_id = std::to_string(stage.global_stage_id) + ".0";
-    return "Job aborted due to stage failure: Task " + std::to_string(task.index) + " in stage " + stage_id +
-           " failed " + std::to_string(task.attempt + 1) + " times, most recent failure: Lost task " +
-           std::to_string(task.index) + "." + std::to_string(task.attempt) + " in stage " + stage_id +
-           " (TID " + std::to_string(task.global_task_id) + ") (" + executor.host + " executor " +
-           executor.id + "): " + task.exception_class + ": " + task.exception_message +
-           "\nDriver stacktrace:";
+    return fmt::format(
+        "Job aborted due to stage failure: Task {0} in stage {1}.0 failed {2} times, most recent failure: "
+        "Lost task {0}.{3} in stage {1}.0 (TID {4}) ({5} executor {6}): {7}: {8}\nDriver stacktrace:",
+        task.index, stage.global_stage_id, task.attempt + 1, task.attempt, task.global_task_id, executor.host,
+        executor.id, task.exception_class, task.exception_message);
   }
   return "";
 }
