@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
-#include <variant>
 #include <vector>
 
 #include "cli/demo_trace_wait.h"
@@ -18,11 +16,8 @@ constexpr std::string_view kOutcomeKey = "spark.connect.operation.outcome";
 constexpr std::string_view kReattachCountKey = "spark.connect.reattach_count";
 
 std::int64_t IntAttribute(const tracing::Span& span, std::string_view key) {
-  for (const auto& attribute : span.attributes) {
-    if (attribute.key != key) continue;
-    if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) return *number;
-  }
-  return 0;
+  const auto* number = tracing::AttributeValueOf<std::int64_t>(span.attributes, key);
+  return number != nullptr ? *number : 0;
 }
 
 // "resource_wait 2.4s, compute 310ms, ..." from the operation's spark.phase.* child spans (each
@@ -31,11 +26,8 @@ std::int64_t IntAttribute(const tracing::Span& span, std::string_view key) {
 std::string PhaseSummary(std::span<const tracing::Span> spans, const tracing::Span& operation) {
   std::string summary;
   for (const std::string_view phase : {"resource_wait", "compute", "io_write", "idle"}) {
-    const std::string name = "spark.phase." + std::string(phase);
-    const auto found = std::find_if(spans.begin(), spans.end(), [&](const tracing::Span& span) {
-      return span.parent_span_id == operation.span_id && span.name == name;
-    });
-    if (found == spans.end()) continue;
+    const tracing::Span* found = FindChildSpan(spans, operation, "spark.phase." + std::string(phase));
+    if (found == nullptr) continue;
     summary +=
         fmt::format("{}{} {}", summary.empty() ? "" : ", ", phase,
                     FormatDuration(std::chrono::milliseconds(IntAttribute(*found, "spark.phase.total_ms"))));
@@ -44,33 +36,26 @@ std::string PhaseSummary(std::span<const tracing::Span> spans, const tracing::Sp
 }
 
 std::string EventString(const tracing::SpanEvent& event, std::string_view key) {
-  for (const auto& attribute : event.attributes) {
-    if (attribute.key != key) continue;
-    if (const auto* text = std::get_if<std::string>(&attribute.value)) return *text;
-  }
-  return "";
+  const auto* text = tracing::AttributeValueOf<std::string>(event.attributes, key);
+  return text != nullptr ? *text : "";
 }
 
 double EventDouble(const tracing::SpanEvent& event, std::string_view key) {
-  for (const auto& attribute : event.attributes) {
-    if (attribute.key != key) continue;
-    if (const auto* number = std::get_if<double>(&attribute.value)) return *number;
-  }
-  return 0;
+  const auto* number = tracing::AttributeValueOf<double>(event.attributes, key);
+  return number != nullptr ? *number : 0;
 }
 
 // The diagnosis findings the proxy put on the operation's lifecycle span, most impactful first:
 // "[critical] resource-wait-long ~2.4s  waited 2.4s (94% of the wall time) for executors ...".
 std::vector<std::string> FindingLines(std::span<const tracing::Span> spans, const tracing::Span& operation) {
   std::vector<std::string> lines;
-  for (const auto& span : spans) {
-    if (span.parent_span_id != operation.span_id || span.name != kLifecycleSpanName) continue;
-    for (const auto& event : span.events) {
-      if (event.name != "sparktrace.finding") continue;
-      lines.push_back(fmt::format(
-          "[{}] {} ~{:.1f}s  {}", EventString(event, "finding.severity"), EventString(event, "finding.id"),
-          EventDouble(event, "finding.impact_seconds"), EventString(event, "finding.title")));
-    }
+  const tracing::Span* lifecycle = FindChildSpan(spans, operation, kLifecycleSpanName);
+  if (lifecycle == nullptr) return lines;
+  for (const auto& event : lifecycle->events) {
+    if (event.name != "sparktrace.finding") continue;
+    lines.push_back(fmt::format(
+        "[{}] {} ~{:.1f}s  {}", EventString(event, "finding.severity"), EventString(event, "finding.id"),
+        EventDouble(event, "finding.impact_seconds"), EventString(event, "finding.title")));
   }
   return lines;
 }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <variant>
 
 #include "common/units.h"
 #include "tracing/sqlite_span_store.h"
@@ -19,11 +18,16 @@ constexpr std::chrono::milliseconds kPollInterval{50};
 }  // namespace
 
 std::string StringAttribute(const tracing::Span& span, std::string_view key) {
-  for (const auto& attribute : span.attributes) {
-    if (attribute.key != key) continue;
-    if (const auto* text = std::get_if<std::string>(&attribute.value)) return *text;
-  }
-  return "";
+  const auto* text = tracing::AttributeValueOf<std::string>(span.attributes, key);
+  return text != nullptr ? *text : "";
+}
+
+const tracing::Span* FindChildSpan(std::span<const tracing::Span> spans, const tracing::Span& parent,
+                                   std::string_view name) {
+  const auto found = std::find_if(spans.begin(), spans.end(), [&](const tracing::Span& span) {
+    return span.parent_span_id == parent.span_id && span.name == name;
+  });
+  return found != spans.end() ? &*found : nullptr;
 }
 
 const tracing::Span* FindOperationSpan(std::span<const tracing::Span> spans, std::string_view operation_id) {
@@ -40,13 +44,10 @@ namespace {
 
 // Whether the driver's lifecycle span of the operation span `operation` is stored and closed.
 bool HasClosedLifecycle(std::span<const tracing::Span> spans, const tracing::Span& operation) {
-  for (const auto& span : spans) {
-    if (span.name != kLifecycleSpanName || span.parent_span_id != operation.span_id) continue;
-    for (const auto& event : span.events) {
-      if (event.name == "closed") return true;
-    }
-  }
-  return false;
+  const tracing::Span* lifecycle = FindChildSpan(spans, operation, kLifecycleSpanName);
+  return lifecycle != nullptr &&
+         std::any_of(lifecycle->events.begin(), lifecycle->events.end(),
+                     [](const tracing::SpanEvent& event) { return event.name == "closed"; });
 }
 
 }  // namespace

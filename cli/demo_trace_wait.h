@@ -41,6 +41,10 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& stor
 // The operation span of `operation_id` among `spans`, or nullptr.
 const tracing::Span* FindOperationSpan(std::span<const tracing::Span> spans, std::string_view operation_id);
 
+// The first span among `spans` named `name` whose parent is `parent`, or nullptr.
+const tracing::Span* FindChildSpan(std::span<const tracing::Span> spans, const tracing::Span& parent,
+                                   std::string_view name);
+
 // The string attribute `key` of `span`, or "" when absent or not a string.
 std::string StringAttribute(const tracing::Span& span, std::string_view key);
 

@@ -33,6 +33,17 @@ struct Attribute {
   AttributeValue value;
 };
 
+// The value of the first attribute named `key` that holds a T, or nullptr: for reading spans and
+// span events back (reports, tests), never on the data path.
+template <typename T>
+const T* AttributeValueOf(const std::vector<Attribute>& attributes, std::string_view key) {
+  for (const Attribute& attribute : attributes) {
+    if (attribute.key != key) continue;
+    if (const T* value = std::get_if<T>(&attribute.value)) return value;
+  }
+  return nullptr;
+}
+
 struct SpanEvent {
   std::string name;
   std::uint64_t time_unix_nano = 0;

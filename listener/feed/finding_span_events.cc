@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <string>
-#include <variant>
 
 namespace sparktrace::listener {
 namespace {
@@ -26,11 +25,8 @@ std::string EvidenceText(const diagnose::Evidence& evidence) {
 }
 
 std::int64_t IntAttribute(const tracing::Span& span, std::string_view key, std::int64_t otherwise) {
-  for (const auto& attribute : span.attributes) {
-    if (attribute.key != key) continue;
-    if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) return *number;
-  }
-  return otherwise;
+  const auto* number = tracing::AttributeValueOf<std::int64_t>(span.attributes, key);
+  return number != nullptr ? *number : otherwise;
 }
 
 void AddIds(tracing::Span& span, const std::vector<const diagnose::Finding*>& findings) {

@@ -88,6 +88,22 @@ std::vector<std::string> PlainApplication() {
           tl::AppEnd(t0 + 25'000)};
 }
 
+// A Spark Connect server application "app-connect" whose operation "op-1" (user "u", session "s")
+// ran job 1 (stage 1), then ends with the Connect event `last_phase` at `last_ms`.
+constexpr std::int64_t kConnectAppStartMs = 1'700'000'000'000;
+std::vector<std::string> ConnectOperationWithOneJob(std::string_view last_phase, std::int64_t last_ms) {
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  return {tl::AppStart("app-connect", t0),
+          tl::ExecutorAdded("1", t0 + 1'000),
+          tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+          tl::JobStart(1, t0 + 3'000, {1}, {tag}),
+          tl::StageSubmitted(1, t0 + 3'000, 1),
+          tl::StageCompleted(1, t0 + 3'000, t0 + 4'000, 1),
+          tl::JobEnd(1, t0 + 4'000),
+          tl::ConnectOperation(last_phase, tag, "op-1", last_ms)};
+}
+
 class ListenerFeedEventLogFeed : public ::testing::Test {
  protected:
   void Start(EventLogFeedOptions options = Defaults()) {
@@ -255,15 +271,8 @@ TEST_F(ListenerFeedEventLogFeed, ApplicationTracesFollowTheSampleRatio) {
 TEST_F(ListenerFeedEventLogFeed, AConnectServerTraceHoldsOnlyJobsOfNoOperation) {
   known_operation_ = "op-1";
   Start();
-  const std::string tag = tl::OperationTag("u", "s", "op-1");
-  constexpr std::int64_t t0 = 1'700'000'000'000;
-  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
-                  tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
-                  tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 1),
-                  tl::StageCompleted(1, t0 + 3'000, t0 + 4'000, 1), tl::JobEnd(1, t0 + 4'000),
-                  tl::ConnectOperation("Closed", tag, "op-1", t0 + 5'000)})
-                .status,
-            200);
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push(ConnectOperationWithOneJob("Closed", t0 + 5'000)).status, 200);
   feed_->PollNow();
   // The operation's job is under the proxy's operation span; no application trace yet.
   const std::vector<tracing::Span> jobs = spans_.Named("spark.job");
@@ -297,14 +306,8 @@ TEST_F(ListenerFeedEventLogFeed, AClosedEventAfterTheLastJobStillReachesTheLifec
   known_operation_ = "op-1";
   Start();
   const std::string tag = tl::OperationTag("u", "s", "op-1");
-  constexpr std::int64_t t0 = 1'700'000'000'000;
-  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
-                  tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
-                  tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 1),
-                  tl::StageCompleted(1, t0 + 3'000, t0 + 4'000, 1), tl::JobEnd(1, t0 + 4'000),
-                  tl::ConnectOperation("Finished", tag, "op-1", t0 + 4'500)})
-                .status,
-            200);
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push(ConnectOperationWithOneJob("Finished", t0 + 4'500)).status, 200);
   feed_->PollNow();
   const auto event_names = [&] {
     std::vector<std::string> names;
