@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 namespace sparktrace::diagnose {
 
@@ -48,6 +49,16 @@ bool PassesImpactGate(const DiagnosisScope& scope, double impact_seconds, double
   const std::int64_t wall_ms = scope.WallMs();
   if (wall_ms <= 0) return true;
   return impact_seconds * 1000.0 >= min_share * static_cast<double>(wall_ms);
+}
+
+Finding NewFinding(std::string_view id, FindingScope scope, double impact_seconds, Severity severity) {
+  Finding finding;
+  finding.id = std::string(id);
+  finding.scope = std::move(scope);
+  finding.impact_seconds = impact_seconds;
+  finding.severity = severity;
+  finding.recipe = std::string(RecipeFor(id));
+  return finding;
 }
 
 Severity SeverityForImpact(const DiagnosisScope& scope, double impact_seconds) {

@@ -50,6 +50,10 @@ Severity SeverityForImpact(const DiagnosisScope& scope, double impact_seconds);
 // The value of a configuration property, else `fallback`.
 std::string PropertyOr(const DiagnosisScope& scope, std::string_view key, std::string_view fallback);
 
+// A finding of rule `id` with its scope, impact and severity, and the rule's recipe (RecipeFor);
+// the rule adds the title, evidence, fix and links.
+Finding NewFinding(std::string_view id, FindingScope scope, double impact_seconds, Severity severity);
+
 // ---- Evidence and text --------------------------------------------------------------------
 
 Evidence Figure(std::string name, double value, std::string unit);

@@ -99,11 +99,8 @@ void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
     if (duration_ms) impact = std::min(impact, static_cast<double>(*duration_ms) / 1000.0);
     if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
 
-    Finding finding;
-    finding.id = std::string(kDataSkew);
-    finding.scope = StageScope(scope, *stage);
-    finding.impact_seconds = impact;
-    finding.severity = SeverityForImpact(scope, impact);
+    Finding finding =
+        NewFinding(kDataSkew, StageScope(scope, *stage), impact, SeverityForImpact(scope, impact));
     finding.title = StageLabel(*stage) + ": the slowest of " + std::to_string(durations.count()) +
                     " tasks took " + Seconds(max_ms / 1000) + ", " + Ratio(ratio) + " the median " +
                     Seconds(median_ms / 1000) +
@@ -150,7 +147,6 @@ void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
         "broadcast hint)",
     };
     finding.fix.insert(finding.fix.end(), always.begin(), always.end());
-    finding.recipe = std::string(RecipeFor(kDataSkew));
     findings.push_back(std::move(finding));
   }
 }

@@ -52,11 +52,8 @@ void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings)
     const double impact = static_cast<double>(*duration_ms) / 1000.0 * std::min(share, 1.0);
     if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
     stage_fired = true;
-    Finding finding;
-    finding.id = std::string(kGcPressure);
-    finding.scope = StageScope(scope, *stage);
-    finding.impact_seconds = impact;
-    finding.severity = SeverityForImpact(scope, impact);
+    Finding finding =
+        NewFinding(kGcPressure, StageScope(scope, *stage), impact, SeverityForImpact(scope, impact));
     finding.title = StageLabel(*stage) + ": JVM GC took " + Percent(share) + " of " +
                     Seconds(static_cast<double>(tasks.executor_run_time_ms) / 1000) + " task run time";
     finding.evidence = {
@@ -66,7 +63,6 @@ void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings)
                 t.min_run_seconds * 1000, Comparison::kAtLeast),
     };
     AddGcFixes(scope, finding);
-    finding.recipe = std::string(RecipeFor(kGcPressure));
     findings.push_back(std::move(finding));
   }
   if (stage_fired || total_run_ms <= 0 || static_cast<double>(total_run_ms) < t.min_run_seconds * 1000)
@@ -78,11 +74,7 @@ void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings)
                               1000.0;
   const double impact = busy_seconds * std::min(share, 1.0);
   if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) return;
-  Finding finding;
-  finding.id = std::string(kGcPressure);
-  finding.scope = scope.base;
-  finding.impact_seconds = impact;
-  finding.severity = SeverityForImpact(scope, impact);
+  Finding finding = NewFinding(kGcPressure, scope.base, impact, SeverityForImpact(scope, impact));
   finding.title = "JVM GC took " + Percent(share) + " of " +
                   Seconds(static_cast<double>(total_run_ms) / 1000) + " task run time across the stages";
   finding.evidence = {
@@ -92,7 +84,6 @@ void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings)
               Comparison::kAtLeast),
   };
   AddGcFixes(scope, finding);
-  finding.recipe = std::string(RecipeFor(kGcPressure));
   findings.push_back(std::move(finding));
 }
 

@@ -96,11 +96,7 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
     }
   }
 
-  Finding finding;
-  finding.id = std::string(kIdleExecutors);
-  finding.scope = scope.base;
-  finding.impact_seconds = impact;
-  finding.severity = SeverityForImpact(scope, impact);
+  Finding finding = NewFinding(kIdleExecutors, scope.base, impact, SeverityForImpact(scope, impact));
   finding.title = "executors were idle " + Percent(idle_share) + " of their slot time (" +
                   Seconds(idle_ms / 1000) + " slot-seconds): " + Seconds(gap_idle_ms / 1000) +
                   " in driver-side gaps with no stage running, " + Seconds(tail_idle_ms / 1000) +
@@ -141,7 +137,6 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
         "spark.sql.adaptive.advisoryPartitionSizeInBytes=64m), fix skew (see data-skew), "
         "spark.speculation=true for slow nodes");
   }
-  finding.recipe = std::string(RecipeFor(kIdleExecutors));
   findings.push_back(std::move(finding));
 }
 

@@ -76,11 +76,9 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
     if (!spill && !out_of_memory) continue;
     const double oom_impact = std::min(duration_seconds, oom_task_ms / 1000.0 / parallelism);
 
-    Finding finding;
-    finding.id = std::string(kOomAndSpill);
-    finding.scope = StageScope(scope, *stage);
-    finding.impact_seconds = (spill ? spill_impact : 0) + (out_of_memory ? oom_impact : 0);
-    finding.severity = out_of_memory ? Severity::kCritical : SeverityForImpact(scope, finding.impact_seconds);
+    const double impact = (spill ? spill_impact : 0) + (out_of_memory ? oom_impact : 0);
+    Finding finding = NewFinding(kOomAndSpill, StageScope(scope, *stage), impact,
+                                 out_of_memory ? Severity::kCritical : SeverityForImpact(scope, impact));
     finding.title =
         StageLabel(*stage) + ": " +
         (out_of_memory ? std::to_string(tasks.out_of_memory_tasks) + " tasks failed out of memory" : "") +
@@ -109,7 +107,6 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
                                         "bytes"));
     }
     AddMemoryFixes(scope, finding, out_of_memory);
-    finding.recipe = std::string(RecipeFor(kOomAndSpill));
     findings.push_back(std::move(finding));
   }
 
@@ -127,18 +124,14 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
       sample = "executor " + executor.executor_id + ": " + executor.removed_reason.substr(0, 200);
   }
   if (lost < std::max<std::int64_t>(t.min_oom_executors, 1)) return;
-  Finding finding;
-  finding.id = std::string(kOomAndSpill);
-  finding.scope = scope.base;
-  finding.severity = Severity::kCritical;
-  finding.impact_seconds = 0;  // carried by the failed tasks (task-failures), see above
+  // Impact 0: carried by the failed tasks (task-failures), see above.
+  Finding finding = NewFinding(kOomAndSpill, scope.base, 0, Severity::kCritical);
   finding.title =
       std::to_string(lost) + " executors were lost to memory (container killed / exit 137/143 / OOM)";
   finding.evidence = {Crossed("executors_lost_to_memory", static_cast<double>(lost), "count",
                               static_cast<double>(t.min_oom_executors), Comparison::kAtLeast),
                       Setting("executor_loss_sample", sample)};
   AddMemoryFixes(scope, finding, true);
-  finding.recipe = std::string(RecipeFor(kOomAndSpill));
   findings.push_back(std::move(finding));
 }
 

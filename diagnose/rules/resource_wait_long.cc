@@ -39,11 +39,8 @@ void ResourceWaitLongRule(const DiagnosisScope& scope, std::vector<Finding>& fin
     }
   }
 
-  Finding finding;
-  finding.id = std::string(kResourceWaitLong);
-  finding.scope = scope.base;
-  finding.impact_seconds = wait_seconds;
-  finding.severity = SeverityForImpact(scope, finding.impact_seconds);
+  Finding finding =
+      NewFinding(kResourceWaitLong, scope.base, wait_seconds, SeverityForImpact(scope, wait_seconds));
   finding.title =
       "waited " + Seconds(wait_seconds) + " (" + Percent(share) + " of the wall time) for executors" +
       (startup_ms > 0 ? ": " + Seconds(static_cast<double>(startup_ms) / 1000.0) + " before the first one"
@@ -102,7 +99,6 @@ void ResourceWaitLongRule(const DiagnosisScope& scope, std::vector<Finding>& fin
         "more) or let idle ones live longer (spark.dynamicAllocation.executorIdleTimeout=300s, now " +
         PropertyOr(scope, "spark.dynamicAllocation.executorIdleTimeout", "60s") + ")");
   }
-  finding.recipe = std::string(RecipeFor(kResourceWaitLong));
   findings.push_back(std::move(finding));
 }
 

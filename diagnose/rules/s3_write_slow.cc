@@ -130,11 +130,8 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
     if (!slow_tasks && !low_throughput) continue;
     if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
 
-    Finding finding;
-    finding.id = std::string(kS3WriteSlow);
-    finding.scope = StageScope(scope, *stage);
-    finding.impact_seconds = impact;
-    finding.severity = SeverityForImpact(scope, impact);
+    Finding finding =
+        NewFinding(kS3WriteSlow, StageScope(scope, *stage), impact, SeverityForImpact(scope, impact));
     finding.title = "output-writing " + StageLabel(*stage) + " took " + Seconds(duration_seconds) + ": " +
                     (slow_tasks ? "task p95 " + Seconds(write_p95_ms / 1000) + " is " + Ratio(ratio) +
                                       " the compute stages' " + Seconds(reference->p95_ms / 1000)
@@ -158,7 +155,6 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
     finding.evidence.push_back(
         Crossed("throughput_per_task", throughput, "bytes/s", target_bytes_per_second, Comparison::kAtMost));
     AddCommitterFixes(scope, finding);
-    finding.recipe = std::string(RecipeFor(kS3WriteSlow));
     findings.push_back(std::move(finding));
   }
 }

@@ -32,11 +32,8 @@ void ShuffleBottleneckRule(const DiagnosisScope& scope, std::vector<Finding>& fi
     const double impact = static_cast<double>(*duration_ms) / 1000.0 * share;
     if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
 
-    Finding finding;
-    finding.id = std::string(kShuffleBottleneck);
-    finding.scope = StageScope(scope, *stage);
-    finding.impact_seconds = impact;
-    finding.severity = SeverityForImpact(scope, impact);
+    Finding finding =
+        NewFinding(kShuffleBottleneck, StageScope(scope, *stage), impact, SeverityForImpact(scope, impact));
     finding.title = StageLabel(*stage) + ": tasks spent " + Percent(share) +
                     " of their run time on shuffle (" + Seconds(fetch_wait_ms / 1000) + " fetch wait, " +
                     Seconds(write_ms / 1000) + " writing)";
@@ -90,7 +87,6 @@ void ShuffleBottleneckRule(const DiagnosisScope& scope, std::vector<Finding>& fi
     finding.fix.push_back(
         "shuffle less: filter and project before wide operations, broadcast small join sides "
         "(spark.sql.autoBroadcastJoinThreshold)");
-    finding.recipe = std::string(RecipeFor(kShuffleBottleneck));
     findings.push_back(std::move(finding));
   }
 }

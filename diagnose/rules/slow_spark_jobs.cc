@@ -36,11 +36,7 @@ void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
       wall_seconds > 0 ? wall_seconds * (1.0 - untouched) : causes.front()->impact_seconds;
   if (!PassesImpactGate(scope, combined, t.min_impact_seconds, t.min_impact_share)) return;
 
-  Finding summary;
-  summary.id = std::string(kSlowSparkJobs);
-  summary.scope = scope.base;
-  summary.severity = worst;
-  summary.impact_seconds = combined;
+  Finding summary = NewFinding(kSlowSparkJobs, scope.base, combined, worst);
   summary.title = "wall time " + Seconds(wall_seconds);
   summary.evidence.push_back(Figure("wall_ms", wall_seconds * 1000, "ms"));
   if (scope.phases && wall_seconds > 0) {
@@ -90,7 +86,6 @@ void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   }
   summary.title += "; top causes: " + top;
   for (const Finding* cause : causes) summary.related.push_back(RelatedFinding{cause->Key(), "summarises"});
-  summary.recipe = std::string(RecipeFor(kSlowSparkJobs));
   findings.push_back(std::move(summary));
 }
 

@@ -63,13 +63,10 @@ void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& finding
   if (wall_ms > 0) impact = std::min(impact, static_cast<double>(wall_ms) / 1000.0);
   const double failed_share = ended > 0 ? static_cast<double>(failed) / static_cast<double>(ended) : 0;
 
-  Finding finding;
-  finding.id = std::string(kTaskFailures);
-  finding.scope = scope.base;
-  finding.impact_seconds = impact;
-  finding.severity = failed_jobs > 0                                               ? Severity::kCritical
-                     : failed_stages > 0 || failed_share >= t.warning_failed_share ? Severity::kWarning
-                                                                                   : Severity::kInfo;
+  const Severity severity = failed_jobs > 0 ? Severity::kCritical
+                            : failed_stages > 0 || failed_share >= t.warning_failed_share ? Severity::kWarning
+                                                                                          : Severity::kInfo;
+  Finding finding = NewFinding(kTaskFailures, scope.base, impact, severity);
   std::string reasons;
   for (const auto& [reason, group] : groups) {
     if (group.killed) continue;
@@ -120,7 +117,6 @@ void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& finding
       "spark.task.maxFailures (now " +
       PropertyOr(scope, "spark.task.maxFailures", "4") +
       "); deterministic ones (bad rows, schema errors) fail the job and must be fixed in the code");
-  finding.recipe = std::string(RecipeFor(kTaskFailures));
   findings.push_back(std::move(finding));
 }
 
