@@ -253,19 +253,11 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
   progress.log_id = log_id;
   progress.operation_id = operation_id;
   const std::vector<std::int32_t> jobs = model.JobsOfOperation(operation_id);
-  bool all_ended = true;
-  for (std::int32_t job_id : jobs) {
-    auto job = model.jobs().find(job_id);
-    if (job == model.jobs().end() || !job->second.completion_ms) all_ended = false;
-  }
-  // The driver's lifecycle events of the operation so far: a Closed that arrives after the last
-  // job ended must still reach the lifecycle span.
   const ConnectOperationRecord* record = model.FindOperation(operation_id);
-  const int lifecycle_events = record == nullptr ? 0 : LifecycleEventCount(*record);
+  const OperationState state = StateOf(model, record, jobs);
+  const bool all_ended = state.all_jobs_ended;
   // Finished and emitted in that state already: nothing new to say.
-  if (progress.emitted && progress.all_jobs_ended && progress.jobs_emitted == jobs.size() && all_ended &&
-      progress.lifecycle_events == lifecycle_events)
-    return;
+  if (progress.emitted && all_ended && state == progress.emitted_state) return;
   if (progress.lookups_failed >= kMaxFailedLookups) return;
 
   const auto target = find_operation_span_(operation_id);
@@ -290,9 +282,25 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
   for (auto& span : built.spans) spans_.Submit(std::move(span));
   if (!progress.emitted) ++totals_.operations_traced;
   progress.emitted = true;
-  progress.jobs_emitted = jobs.size();
-  progress.all_jobs_ended = all_ended;
-  progress.lifecycle_events = lifecycle_events;
+  progress.emitted_state = state;
+}
+
+EventLogFeed::OperationState EventLogFeed::StateOf(const ApplicationModel& model,
+                                                   const ConnectOperationRecord* record,
+                                                   const std::vector<std::int32_t>& jobs) {
+  OperationState state;
+  state.jobs = jobs.size();
+  state.all_jobs_ended = true;
+  state.lifecycle_events = record == nullptr ? 0 : LifecycleEventCount(*record);
+  for (std::int32_t job_id : jobs) {
+    auto job = model.jobs().find(job_id);
+    if (job == model.jobs().end() || !job->second.completion_ms) state.all_jobs_ended = false;
+    for (const StageAttemptRecord* stage : model.StagesOfJob(job_id)) {
+      ++state.stage_attempts;
+      state.tasks_ended += stage->tasks.tasks_ended;
+    }
+  }
+  return state;
 }
 
 void EventLogFeed::EmitApplicationTraces(bool force) {

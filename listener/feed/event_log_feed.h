@@ -113,13 +113,24 @@ class EventLogFeed final : private eventlog::EventLogSink {
     std::optional<Clock::time_point> completed_at;
     std::optional<EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
   };
+  // What an operation's spans are built from, in counts: once its jobs have all ended, spans
+  // emitted in an equal state have nothing new to say. Driver events keep coming after the last
+  // JobEnd (Closed when the client releases the operation, TaskEnds of killed speculative copies).
+  struct OperationState {
+    std::size_t jobs = 0;
+    bool all_jobs_ended = false;
+    int lifecycle_events = 0;  // the operation's Connect events, Started ... Closed
+    std::size_t stage_attempts = 0;
+    std::int64_t tasks_ended = 0;
+    bool operator==(const OperationState&) const = default;
+  };
+  static OperationState StateOf(const ApplicationModel& model, const ConnectOperationRecord* record,
+                                const std::vector<std::int32_t>& jobs);
   struct OperationProgress {
     std::string log_id;
     std::string operation_id;
     bool emitted = false;
-    std::size_t jobs_emitted = 0;
-    bool all_jobs_ended = false;
-    int lifecycle_events = 0;       // the operation's Connect events (Started ... Closed) when emitted
+    OperationState emitted_state;   // as of the last emission
     bool findings_counted = false;  // its findings went into sparktrace_findings_total
     int lookups_failed = 0;
   };

@@ -323,6 +323,27 @@ TEST_F(ListenerFeedEventLogFeed, AClosedEventAfterTheLastJobStillReachesTheLifec
   EXPECT_EQ(event_names(), (std::vector<std::string>{"started", "finished", "closed"}));
 }
 
+// A task that ends after its job did (a speculative copy that lost the race) still counts in the
+// stage span of a finished operation.
+TEST_F(ListenerFeedEventLogFeed, ATaskEndAfterTheJobEndStillReachesTheStageSpan) {
+  known_operation_ = "op-1";
+  Start();
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push(ConnectOperationWithOneJob("Closed", t0 + 5'000)).status, 200);
+  feed_->PollNow();
+  const auto tasks_ended = [&]() -> std::int64_t {
+    const std::vector<tracing::Span> stages = spans_.Named("spark.stage");
+    if (stages.size() != 1) return -1;
+    const tracing::Attribute* ended = FindAttribute(stages.front(), "spark.stage.tasks_ended");
+    return ended != nullptr ? std::get<std::int64_t>(ended->value) : -1;
+  };
+  ASSERT_EQ(tasks_ended(), 0);
+
+  ASSERT_EQ(Push({tl::TaskEnd(1, 7, t0 + 3'100, t0 + 6'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(tasks_ended(), 1);
+}
+
 TEST_F(ListenerFeedEventLogFeed, FinishedOperationsAreForgottenAfterTheirGraceInDriverTime) {
   known_operation_ = "op-old";
   Start();
