@@ -142,6 +142,7 @@ void ApplicationModel::MergeStageInfo(const StageInfo& info, bool completed) {
   StageAttemptRecord& stage = StageRecord(info.stage_id, info.attempt_id);
   stage.num_tasks = info.num_tasks;
   if (!info.name.empty()) stage.name = info.name;
+  if (info.parent_ids) stage.parent_ids = info.parent_ids;
   if (info.submission_time_ms) stage.submission_ms = info.submission_time_ms;
   if (completed) {
     stage.completed = true;

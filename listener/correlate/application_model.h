@@ -89,6 +89,8 @@ struct StageAttemptRecord {
   std::optional<EpochMillis> completion_ms;
   bool completed = false;  // a StageCompleted was seen
   std::optional<std::string> failure_reason;
+  // "Parent IDs" of its StageInfo: the stages it reads from; nullopt when the log does not say.
+  std::optional<std::vector<std::int32_t>> parent_ids;
   TaskStatistics tasks;
 
   // When the attempt started and ended as far as the log tells: submission, else its first task

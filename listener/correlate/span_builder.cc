@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "listener/correlate/executor_timeline.h"
 #include "listener/correlate/phases.h"
 #include "listener/correlate/span_ids.h"
 
@@ -58,6 +59,12 @@ void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, 
   AddInt(span, "spark.stage.tasks", stage.num_tasks);
   AddInt(span, "spark.stage.tasks_ended", tasks.tasks_ended);
   AddInt(span, "spark.stage.failed_tasks", tasks.failed_tasks);
+  if (stage.parent_ids) {
+    std::vector<std::string> parent_ids;
+    parent_ids.reserve(stage.parent_ids->size());
+    for (std::int32_t parent_id : *stage.parent_ids) parent_ids.push_back(std::to_string(parent_id));
+    span.attributes.push_back({"spark.stage.parent_ids", std::move(parent_ids)});
+  }
   AddInt(span, "spark.stage.killed_tasks", tasks.killed_tasks);
   if (const std::optional<std::int64_t> p50 = tasks.successful_durations.Quantile(0.5)) {
     AddInt(span, "spark.stage.task_duration_ms.p50", *p50);
@@ -146,6 +153,25 @@ void AddPhaseSpans(const BuildContext& context, const PhaseBreakdown& phases, co
   }
 }
 
+// The executor count over the span's time, for the trace view's executor lane: the count at its start
+// and one event per executor added or removed while it ran.
+void AddExecutorFacts(const BuildContext& context, Span& span) {
+  const TimeWindow window{static_cast<EpochMillis>(span.start_time_unix_nano / 1'000'000),
+                          static_cast<EpochMillis>(span.end_time_unix_nano / 1'000'000)};
+  if (context.model.executors().empty()) return;  // a log without executor events says nothing
+  const ExecutorTimeline timeline = ExecutorsDuring(context.model, window);
+  AddInt(span, "spark.executors.active_at_start", timeline.active_at_start);
+  if (timeline.dropped_changes > 0)
+    AddInt(span, "spark.executors.changes_not_listed", timeline.dropped_changes);
+  for (const ExecutorChange& change : timeline.changes) {
+    span.events.push_back(SpanEvent{change.added ? "spark.executor.added" : "spark.executor.removed",
+                                    MillisToUnixNanos(change.time_ms),
+                                    {{"spark.executor.id", change.executor_id},
+                                     {"spark.executor.cores", std::int64_t{change.cores}},
+                                     {"spark.executors.active", change.active_after}}});
+  }
+}
+
 void AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation,
                       const SpanId& parent, std::vector<Span>& out) {
   std::vector<std::pair<std::string_view, std::optional<EpochMillis>>> lifecycle = {
@@ -170,6 +196,7 @@ void AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
   AddString(span, "spark.connect.session_id", operation.session_id);
   AddString(span, "spark.connect.user_id", operation.user_id);
   AddString(span, "spark.connect.job_tag", operation.job_tag);
+  AddString(span, "spark.app.id", context.model.application().app_id);
   if (operation.produced_row_count)
     AddInt(span, "spark.connect.produced_row_count", *operation.produced_row_count);
   for (const auto& [name, time] : lifecycle) {
@@ -179,6 +206,7 @@ void AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
     span.status_code = tracing::StatusCode::kError;
     span.status_message = operation.error_message;
   }
+  AddExecutorFacts(context, span);
   out.push_back(std::move(span));
 }
 
@@ -234,6 +262,7 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
              phases->total_ms[phase]);
     }
   }
+  AddExecutorFacts(context, root);
   const SpanId root_id = root.span_id;
   built.spans.push_back(std::move(root));
 

@@ -108,6 +108,10 @@ error_code ReadStageInfo(ondemand::value& value, ReadFailure& failure, StageInfo
             if (key == "Submission Time") return ReadOptionalInt64(field, out.submission_time_ms);
             if (key == "Completion Time") return ReadOptionalInt64(field, out.completion_time_ms);
             if (key == "Failure Reason") return ReadOptionalMessage(field, out.failure_reason);
+            if (key == "Parent IDs") {
+              out.parent_ids.emplace();
+              return ReadIntArray(field, *out.parent_ids);
+            }
             return simdjson::SUCCESS;
           })) {
     return visit_error;

@@ -119,6 +119,9 @@ struct StageInfo {
   std::optional<EpochMillis> submission_time_ms;
   std::optional<EpochMillis> completion_time_ms;
   std::optional<std::string> failure_reason;  // set when the stage attempt failed; cut
+  // "Parent IDs": the stages whose output this one reads (the job's DAG); the trace view's critical
+  // path follows them.
+  std::optional<std::vector<std::int32_t>> parent_ids;  // nullopt: the log does not say (Spark 1.x)
 };
 
 struct StageSubmitted {
