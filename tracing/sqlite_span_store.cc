@@ -14,6 +14,7 @@
 #include "tracing/attribute_json.h"
 #include "tracing/sqlite_connection.h"
 #include "tracing/sqlite_statement.h"
+#include "tracing/task_index.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::tracing {
@@ -84,8 +85,8 @@ struct Migration {
 
 // Step i brings a database from version i to version i + 1. A new schema version appends a step
 // (ALTER TABLE …, backfills) and raises SqliteSpanStore::kSchemaVersion; existing steps never change.
-constexpr Migration kMigrations[] = {
-    {1, kSchemaV1},
+const Migration kMigrations[] = {
+    {1, kSchemaV1}, {2, kTaskIndexSchema},  // backfilled from the stored spans by Migrate
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 
@@ -240,7 +241,8 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt) {
   const std::string trace_hex = stmt.ColumnText(0);
   const std::string span_hex = stmt.ColumnText(1);
   if (!ParseHex(trace_hex, span.trace_id) || !ParseHex(span_hex, span.span_id)) {
-    return Error{ErrorCode::kInternal, fmt::format("malformed ids in stored span {}/{}", trace_hex, span_hex)};
+    return Error{ErrorCode::kInternal,
+                 fmt::format("malformed ids in stored span {}/{}", trace_hex, span_hex)};
   }
   if (!stmt.ColumnIsNull(2) && !ParseHex(stmt.ColumnText(2), span.parent_span_id)) {
     return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", span_hex)};
@@ -254,7 +256,8 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt) {
   span.trace_state = stmt.ColumnText(9);
   const auto attributes = nlohmann::ordered_json::parse(stmt.ColumnText(10), nullptr, false);
   if (!attributes.is_object()) {
-    return Error{ErrorCode::kInternal, fmt::format("attributes of stored span {} are not a JSON object", span_hex)};
+    return Error{ErrorCode::kInternal,
+                 fmt::format("attributes of stored span {} are not a JSON object", span_hex)};
   }
   span.attributes = AttributesFromJson(attributes);
   auto events = EventsFromJson(stmt.ColumnText(11));
@@ -323,6 +326,35 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
   }
 }
 
+// Schema version 2 added the task index; a store written before has traces but no index rows.
+Result<void> BackfillTaskIndex(SqliteConnection& db) {
+  auto stmt = db.Prepare("SELECT trace_id FROM traces");
+  if (!stmt.ok()) return stmt.error();
+  std::vector<std::string> traces;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    traces.push_back(stmt->ColumnText(0));
+  }
+  return RefreshTaskIndex(db, traces);
+}
+
+Result<std::vector<std::string>> SelectTraceIds(SqliteConnection& db, std::string_view selection,
+                                                std::int64_t parameter) {
+  auto stmt = db.Prepare(selection);
+  if (!stmt.ok()) return stmt.error();
+  stmt->BindInt64(1, parameter);
+  std::vector<std::string> traces;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    traces.push_back(stmt->ColumnText(0));
+  }
+  return traces;
+}
+
 }  // namespace
 
 SqliteSpanStore::SqliteSpanStore(ConstructionKey, std::string path, SqliteSpanStoreOptions options,
@@ -373,11 +405,12 @@ Result<void> SqliteSpanStore::Configure() {
   // The first statement reads the file header: this is where a corrupt or foreign file shows.
   auto application_id = db_->QueryInt64("PRAGMA application_id");
   if (!application_id.ok()) {
-    return Error{application_id.error().code, fmt::format("open {}: {}", path_, application_id.error().message)};
+    return Error{application_id.error().code,
+                 fmt::format("open {}: {}", path_, application_id.error().message)};
   }
   if (*application_id != 0 && *application_id != kApplicationId) {
-    return InvalidArgument(fmt::format("{} is not a sparktrace trace database (application_id {:#x})", path_,
-                                       *application_id));
+    return InvalidArgument(
+        fmt::format("{} is not a sparktrace trace database (application_id {:#x})", path_, *application_id));
   }
 
   if (options_.read_only) return db_->Exec("PRAGMA query_only = ON");
@@ -444,6 +477,9 @@ Result<void> SqliteSpanStore::Migrate() {
         return Error{applied.error().code, fmt::format("migrate {} to schema version {}: {}", path_,
                                                        migration.to_version, applied.error().message)};
       }
+      if (migration.to_version == 2) {
+        if (auto indexed = BackfillTaskIndex(*db_); !indexed.ok()) return indexed.error();
+      }
       // PRAGMA takes no bound parameters; the value is our own integer.
       if (auto set = db_->Exec(fmt::format("PRAGMA user_version = {}", migration.to_version)); !set.ok()) {
         return set.error();
@@ -461,7 +497,8 @@ Result<void> SqliteSpanStore::PrepareStatements() {
   get_trace_ = std::make_unique<SqliteStatement>(std::move(get_trace).value());
 
   auto find = db_->Prepare(
-      "SELECT trace_id FROM spans WHERE operation_id = ?1 ORDER BY start_unix_nano DESC, trace_id DESC LIMIT 1",
+      "SELECT trace_id FROM spans WHERE operation_id = ?1 ORDER BY start_unix_nano DESC, trace_id DESC LIMIT "
+      "1",
       /*persistent=*/true);
   if (!find.ok()) return find.error();
   find_by_operation_ = std::make_unique<SqliteStatement>(std::move(find).value());
@@ -543,11 +580,11 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       if (auto ran = refresh.Run(); !ran.ok()) return ran.error();
     }
     refresh.Reset();
-    return {};
+    return RefreshTaskIndex(*db_, touched);
   });
   if (!written.ok()) {
-    return Error{written.error().code, fmt::format("write {} spans to {}: {}", spans.size(), path_,
-                                                   written.error().message)};
+    return Error{written.error().code,
+                 fmt::format("write {} spans to {}: {}", spans.size(), path_, written.error().message)};
   }
   stats.traces_touched = touched.size();
   return stats;
@@ -573,13 +610,15 @@ Result<std::vector<TraceSummary>> SqliteSpanStore::ListTraces(const TraceFilter&
     if (filter.run_id) stmt->BindText(index++, *filter.run_id);
     if (filter.since_unix_nano != 0) stmt->BindInt64(index++, ToSql(filter.since_unix_nano));
     if (filter.limit != 0) {
-      stmt->BindInt64(index++, static_cast<std::int64_t>(std::min<std::uint64_t>(filter.limit, std::numeric_limits<std::int64_t>::max())));
+      stmt->BindInt64(index++, static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                   filter.limit, std::numeric_limits<std::int64_t>::max())));
     }
 
     std::vector<TraceSummary> summaries;
     while (true) {
       auto row = stmt->Step();
-      if (!row.ok()) return Error{row.error().code, fmt::format("list traces in {}: {}", path_, row.error().message)};
+      if (!row.ok())
+        return Error{row.error().code, fmt::format("list traces in {}: {}", path_, row.error().message)};
       if (!*row) break;
       auto summary = SummaryFromRow(*stmt);
       if (!summary.ok()) return summary.error();
@@ -600,7 +639,8 @@ Result<std::vector<Span>> SqliteSpanStore::GetTrace(const TraceId& trace_id) {
       auto row = stmt.Step();
       if (!row.ok()) {
         stmt.Reset();
-        return Error{row.error().code, fmt::format("read trace {} from {}: {}", trace_hex, path_, row.error().message)};
+        return Error{row.error().code,
+                     fmt::format("read trace {} from {}: {}", trace_hex, path_, row.error().message)};
       }
       if (!*row) break;
       auto span = SpanFromRow(stmt);
@@ -626,7 +666,8 @@ Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation
     auto row = stmt.Step();
     if (!row.ok()) {
       stmt.Reset();
-      return Error{row.error().code, fmt::format("find operation {} in {}: {}", operation_id, path_, row.error().message)};
+      return Error{row.error().code,
+                   fmt::format("find operation {} in {}: {}", operation_id, path_, row.error().message)};
     }
     if (!*row) {
       stmt.Reset();
@@ -635,8 +676,28 @@ Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation
     TraceId trace_id{};
     const bool parsed = ParseHex(stmt.ColumnText(0), trace_id);
     stmt.Reset();
-    if (!parsed) return Error{ErrorCode::kInternal, fmt::format("malformed trace id stored for operation {}", operation_id)};
+    if (!parsed)
+      return Error{ErrorCode::kInternal,
+                   fmt::format("malformed trace id stored for operation {}", operation_id)};
     return trace_id;
+  });
+}
+
+Result<TaskAttemptPage> SqliteSpanStore::ListTaskAttempts(const TaskAttemptFilter& filter) {
+  return NoThrow("list task attempts", [&]() -> Result<TaskAttemptPage> {
+    auto page = tracing::ListTaskAttempts(*db_, filter);
+    if (!page.ok())
+      return Error{page.error().code, fmt::format("list tasks in {}: {}", path_, page.error().message)};
+    return page;
+  });
+}
+
+Result<std::vector<std::string>> SqliteSpanStore::TracesMatching(std::string_view text) {
+  return NoThrow("search traces", [&]() -> Result<std::vector<std::string>> {
+    auto traces = tracing::TracesMatching(*db_, text);
+    if (!traces.ok())
+      return Error{traces.error().code, fmt::format("search {}: {}", path_, traces.error().message)};
+    return traces;
   });
 }
 
@@ -651,9 +712,13 @@ Result<std::uint64_t> SqliteSpanStore::BytesInUse() {
          static_cast<std::uint64_t>(*page_size);
 }
 
-Result<SqliteSpanStore::Deleted> SqliteSpanStore::DeleteTraces(std::string_view selection, std::int64_t parameter) {
+Result<SqliteSpanStore::Deleted> SqliteSpanStore::DeleteTraces(std::string_view selection,
+                                                               std::int64_t parameter) {
   Deleted deleted;
   auto done = InWriteTransaction(*db_, [&]() -> Result<void> {
+    auto doomed = SelectTraceIds(*db_, selection, parameter);
+    if (!doomed.ok()) return doomed.error();
+    if (auto forgotten = ForgetTracesInTaskIndex(*db_, *doomed); !forgotten.ok()) return forgotten.error();
     // Spans first: the selection reads the summary rows that the second statement deletes.
     for (const auto* table : {"spans", "traces"}) {
       auto stmt = db_->Prepare(fmt::format("DELETE FROM {} WHERE trace_id IN ({})", table, selection));

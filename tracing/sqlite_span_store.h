@@ -30,6 +30,7 @@
 
 #include "common/result.h"
 #include "tracing/span.h"
+#include "tracing/task_index.h"
 #include "tracing/trace_summary.h"
 
 namespace sparktrace::tracing {
@@ -81,7 +82,7 @@ class SqliteSpanStore {
  public:
   // The schema version this build writes (PRAGMA user_version). Older databases are migrated by a
   // writer's Open; newer ones are refused.
-  static constexpr std::int64_t kSchemaVersion = 1;
+  static constexpr std::int64_t kSchemaVersion = 2;
 
   // Opens (a writer creates the file, its parent directories and the schema; a reader requires an
   // existing, current database). Fails with a clear error for an unwritable or corrupt path, a file
@@ -101,6 +102,12 @@ class SqliteSpanStore {
   // The trace holding a span with this spark.connect.operation_id (the newest one if several do);
   // kNotFound when none does.
   Result<TraceId> FindTraceByOperation(std::string_view operation_id);
+
+  // Airflow task attempts (and traces without Airflow identity), newest first, one page; the task
+  // index is kept up to date by Write() and retention (tracing/task_index.h).
+  Result<TaskAttemptPage> ListTaskAttempts(const TaskAttemptFilter& filter);
+  // Trace ids (hex) that a search text names: a trace id, an operation id or a Spark application id.
+  Result<std::vector<std::string>> TracesMatching(std::string_view text);
 
   // Deletes whole traces: those whose last span ended before `now - max_age`, then, while the pages in
   // use exceed max_bytes, the traces that ended longest ago. Then gives the freed pages back to the file

@@ -28,6 +28,10 @@ void SqliteStatement::BindInt64(int index, std::int64_t value) {
   NoteBindResult(sqlite3_bind_int64(stmt_.get(), index, value), index);
 }
 
+void SqliteStatement::BindDouble(int index, double value) {
+  NoteBindResult(sqlite3_bind_double(stmt_.get(), index, value), index);
+}
+
 void SqliteStatement::BindNull(int index) { NoteBindResult(sqlite3_bind_null(stmt_.get(), index), index); }
 
 Result<bool> SqliteStatement::Step() {

@@ -28,6 +28,7 @@ class SqliteStatement {
   // need not outlive the call.
   void BindText(int index, std::string_view text);
   void BindInt64(int index, std::int64_t value);
+  void BindDouble(int index, double value);
   void BindNull(int index);
 
   // Runs the statement one step: true when a row is available, false when it has finished.

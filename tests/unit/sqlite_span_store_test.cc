@@ -607,7 +607,7 @@ TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
   { ASSERT_NE(OpenStore(), nullptr); }
   {
     SqliteConnection raw = Raw();
-    ASSERT_TRUE(raw.Exec("PRAGMA user_version = 2").ok());
+    ASSERT_TRUE(raw.Exec("PRAGMA user_version = 3").ok());
   }
   for (const bool read_only : {false, true}) {
     SqliteSpanStoreOptions options;
@@ -615,7 +615,7 @@ TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
     auto store = SqliteSpanStore::Open(path_, options);
     ASSERT_FALSE(store.ok()) << "read_only=" << read_only;
     EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
-    EXPECT_NE(store.error().message.find("newer sparktrace (schema version 2"), std::string::npos)
+    EXPECT_NE(store.error().message.find("newer sparktrace (schema version 3"), std::string::npos)
         << store.error().message;
     EXPECT_NE(store.error().message.find(path_), std::string::npos) << store.error().message;
   }

@@ -1,0 +1,530 @@
+#include "tracing/task_index.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "tracing/sqlite_connection.h"
+
+namespace sparktrace::tracing {
+
+// Parts are per (attempt, trace); `trace_key` is "" for an Airflow attempt (whose row adds up all its
+// traces) and the trace id for a trace without identity (one row per trace). Integer times are unix
+// nanoseconds, as in spans.
+const std::string_view kTaskIndexSchema = R"sql(
+CREATE TABLE attempt_parts (
+  airflow         INTEGER NOT NULL,  -- 1: an Airflow task attempt, 0: a trace without identity
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  trace_id        TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  app_id          TEXT,
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  top_impact      REAL    NOT NULL,
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)
+) WITHOUT ROWID;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id);
+CREATE INDEX attempt_parts_by_app ON attempt_parts (app_id) WHERE app_id IS NOT NULL;
+
+CREATE TABLE task_attempts (
+  airflow         INTEGER NOT NULL,
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  trace_ids       TEXT    NOT NULL,  -- comma-separated
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  state           TEXT    NOT NULL,  -- running | failed | success
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
+) WITHOUT ROWID;
+CREATE INDEX task_attempts_by_start ON task_attempts (start_unix_nano);
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano);
+CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
+)sql";
+
+namespace {
+
+// One span as the index needs it: the tree, times, status and the few attributes it adds up. Read
+// with json ->> so that the attributes JSON of a 20,000-span trace is never parsed in C++.
+constexpr std::string_view kSpansForIndexSql = R"sql(
+SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
+       dag_id, task_id, run_id, try_number,
+       CAST(attributes ->> '$."airflow.map_index"' AS INTEGER),
+       attributes ->> '$."spark.phase.duration_ms"',
+       attributes ->> '$."spark.job.status"',
+       attributes ->> '$."spark.app.status"',
+       attributes ->> '$."spark.app.name"',
+       attributes ->> '$."spark.app.id"',
+       CASE WHEN instr(events, 'sparktrace.finding') > 0 THEN events END
+FROM spans WHERE trace_id = ?1
+)sql";
+
+struct PartKey {
+  bool airflow = true;
+  TaskAttemptKey attempt;
+  std::string trace_key;
+  auto operator<=>(const PartKey&) const = default;
+};
+
+struct Part {
+  std::string name;
+  std::string app_id;
+  std::uint64_t start = UINT64_MAX;
+  std::uint64_t end = 0;
+  std::int64_t spans = 0;
+  std::int64_t errors = 0;
+  std::int64_t open = 0;
+  std::array<std::int64_t, kIndexedPhaseCount> phase_ms{};
+  std::int64_t findings = 0;
+  std::string top_finding;
+  double top_impact = -1;
+};
+
+struct IndexSpan {
+  std::string span_id;
+  std::string parent_id;
+  std::string name;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  bool error = false;
+  std::optional<TaskAttemptKey> identity;
+  std::optional<std::int64_t> phase_duration_ms;
+  bool open = false;
+  std::string app_name;
+  std::string app_id;
+  std::string finding_events;  // the events JSON when it holds findings
+};
+
+std::optional<std::int64_t> PhaseIndex(std::string_view span_name) {
+  if (span_name == "spark.phase.resource_wait") return 0;
+  if (span_name == "spark.phase.compute") return 1;
+  if (span_name == "spark.phase.io_write") return 2;
+  if (span_name == "spark.phase.idle") return 3;
+  return std::nullopt;
+}
+
+Result<std::vector<IndexSpan>> ReadSpans(SqliteConnection& db, const std::string& trace_id) {
+  auto stmt = db.Prepare(kSpansForIndexSql);
+  if (!stmt.ok()) return stmt.error();
+  stmt->BindText(1, trace_id);
+  std::vector<IndexSpan> spans;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    IndexSpan span;
+    span.span_id = stmt->ColumnText(0);
+    if (!stmt->ColumnIsNull(1)) span.parent_id = stmt->ColumnText(1);
+    span.name = stmt->ColumnText(2);
+    span.start = static_cast<std::uint64_t>(stmt->ColumnInt64(3));
+    span.end = static_cast<std::uint64_t>(stmt->ColumnInt64(4));
+    span.error = stmt->ColumnInt64(5) == 2;
+    if (!stmt->ColumnIsNull(6) && !stmt->ColumnIsNull(7)) {
+      TaskAttemptKey key;
+      key.dag_id = stmt->ColumnText(6);
+      key.task_id = stmt->ColumnText(7);
+      if (!stmt->ColumnIsNull(8)) key.run_id = stmt->ColumnText(8);
+      if (!stmt->ColumnIsNull(9)) key.try_number = stmt->ColumnInt64(9);
+      if (!stmt->ColumnIsNull(10)) key.map_index = stmt->ColumnInt64(10);
+      span.identity = std::move(key);
+    }
+    if (!stmt->ColumnIsNull(11)) span.phase_duration_ms = stmt->ColumnInt64(11);
+    span.open = (!stmt->ColumnIsNull(12) && stmt->ColumnText(12) == "running") ||
+                (!stmt->ColumnIsNull(13) && stmt->ColumnText(13) == "running");
+    if (!stmt->ColumnIsNull(14)) span.app_name = stmt->ColumnText(14);
+    if (!stmt->ColumnIsNull(15)) span.app_id = stmt->ColumnText(15);
+    if (!stmt->ColumnIsNull(16)) span.finding_events = stmt->ColumnText(16);
+    spans.push_back(std::move(span));
+  }
+  return spans;
+}
+
+void AddFindings(const std::string& events_json, Part& part) {
+  const auto events = nlohmann::json::parse(events_json, nullptr, /*allow_exceptions=*/false);
+  if (!events.is_array()) return;
+  for (const auto& event : events) {
+    if (!event.is_object() || event.value("name", "") != "sparktrace.finding") continue;
+    const auto attributes = event.find("attributes");
+    if (attributes == event.end() || !attributes->is_object()) continue;
+    ++part.findings;
+    const double impact = attributes->value("finding.impact_seconds", 0.0);
+    if (impact <= part.top_impact) continue;
+    part.top_impact = impact;
+    nlohmann::json top = {{"id", attributes->value("finding.id", "")},
+                          {"severity", attributes->value("finding.severity", "")},
+                          {"title", attributes->value("finding.title", "")},
+                          {"impact_seconds", impact}};
+    part.top_finding = top.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+}
+
+void AddSpan(const IndexSpan& span, Part& part) {
+  part.start = std::min(part.start, span.start);
+  part.end = std::max(part.end, span.end);
+  ++part.spans;
+  if (span.error) ++part.errors;
+  if (span.open) ++part.open;
+  if (span.phase_duration_ms) {
+    if (auto phase = PhaseIndex(span.name))
+      part.phase_ms[static_cast<std::size_t>(*phase)] += *span.phase_duration_ms;
+  }
+  if (!span.finding_events.empty()) AddFindings(span.finding_events, part);
+  if (part.app_id.empty()) part.app_id = span.app_id;
+}
+
+// The parts of one trace: each span goes to the attempt of its nearest ancestor-or-self with an
+// identity; a trace where no span has one is a single part of its own.
+std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans) {
+  std::unordered_map<std::string_view, const IndexSpan*> by_id;
+  by_id.reserve(spans.size());
+  for (const IndexSpan& span : spans) by_id.emplace(span.span_id, &span);
+  const bool any_identity =
+      std::any_of(spans.begin(), spans.end(), [](const IndexSpan& s) { return s.identity; });
+
+  std::map<PartKey, Part> parts;
+  if (!any_identity) {
+    Part& part = parts[PartKey{false, TaskAttemptKey{"", "", "", 0, -1}, trace_id}];
+    const IndexSpan* root = nullptr;
+    for (const IndexSpan& span : spans) {
+      AddSpan(span, part);
+      if (span.parent_id.empty() && (root == nullptr || span.start < root->start)) root = &span;
+      if (part.name.empty() && !span.app_name.empty()) part.name = span.app_name;
+    }
+    if (part.name.empty() && root != nullptr) part.name = root->name;
+    return parts;
+  }
+  std::unordered_map<std::string_view, const TaskAttemptKey*> owner_of;  // memo: span id -> attempt
+  const auto find_owner = [&](const IndexSpan& start) -> const TaskAttemptKey* {
+    std::vector<std::string_view> path;
+    const IndexSpan* current = &start;
+    const TaskAttemptKey* owner = nullptr;
+    // Bounded by the number of spans, so that a corrupt parent cycle cannot loop forever.
+    for (std::size_t steps = 0; current != nullptr && steps <= spans.size(); ++steps) {
+      if (auto memo = owner_of.find(current->span_id); memo != owner_of.end()) {
+        owner = memo->second;
+        break;
+      }
+      path.push_back(current->span_id);
+      if (current->identity) {
+        owner = &*current->identity;
+        break;
+      }
+      auto parent = by_id.find(current->parent_id);
+      current = parent == by_id.end() ? nullptr : parent->second;
+    }
+    for (std::string_view id : path) owner_of[id] = owner;
+    return owner;
+  };
+  for (const IndexSpan& span : spans) {
+    const TaskAttemptKey* owner = find_owner(span);
+    if (owner == nullptr) continue;  // e.g. a session-wide call without identity in an Airflow trace
+    Part& part = parts[PartKey{true, *owner, ""}];
+    if (part.name.empty()) part.name = owner->dag_id + "." + owner->task_id;
+    AddSpan(span, part);
+  }
+  return parts;
+}
+
+void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
+  stmt.BindInt64(first, key.airflow ? 1 : 0);
+  stmt.BindText(first + 1, key.attempt.dag_id);
+  stmt.BindText(first + 2, key.attempt.task_id);
+  stmt.BindText(first + 3, key.attempt.run_id);
+  stmt.BindInt64(first + 4, key.attempt.try_number);
+  stmt.BindInt64(first + 5, key.attempt.map_index);
+  stmt.BindText(first + 6, key.trace_key);
+}
+
+constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
+constexpr std::string_view kKeyMatch =
+    "airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND map_index = ?6 "
+    "AND "
+    "trace_key = ?7";
+
+Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto stmt = db.Prepare(fmt::format("SELECT {} FROM attempt_parts WHERE trace_id = ?1", kKeyColumns));
+  if (!stmt.ok()) return stmt.error();
+  std::set<PartKey> keys;
+  for (const std::string& trace_id : trace_ids) {
+    stmt->Reset();
+    stmt->BindText(1, trace_id);
+    while (true) {
+      auto row = stmt->Step();
+      if (!row.ok()) return row.error();
+      if (!*row) break;
+      keys.insert(PartKey{stmt->ColumnInt64(0) != 0,
+                          TaskAttemptKey{stmt->ColumnText(1), stmt->ColumnText(2), stmt->ColumnText(3),
+                                         stmt->ColumnInt64(4), stmt->ColumnInt64(5)},
+                          stmt->ColumnText(6)});
+    }
+  }
+  return keys;
+}
+
+Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto stmt = db.Prepare("DELETE FROM attempt_parts WHERE trace_id = ?1");
+  if (!stmt.ok()) return stmt.error();
+  for (const std::string& trace_id : trace_ids) {
+    stmt->Reset();
+    stmt->BindText(1, trace_id);
+    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+Result<void> InsertParts(SqliteConnection& db, const std::string& trace_id,
+                         const std::map<PartKey, Part>& parts) {
+  auto stmt = db.Prepare(fmt::format(
+      "INSERT INTO attempt_parts ({}, trace_id, name, app_id, start_unix_nano, end_unix_nano, span_count, "
+      "error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
+      "top_finding, "
+      "top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+      "?19, "
+      "?20, ?21, ?22)",
+      kKeyColumns));
+  if (!stmt.ok()) return stmt.error();
+  for (const auto& [key, part] : parts) {
+    stmt->Reset();
+    BindKey(*stmt, 1, key);
+    stmt->BindText(8, trace_id);
+    stmt->BindText(9, part.name);
+    if (part.app_id.empty()) {
+      stmt->BindNull(10);
+    } else {
+      stmt->BindText(10, part.app_id);
+    }
+    stmt->BindInt64(11, static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
+    stmt->BindInt64(12, static_cast<std::int64_t>(part.end));
+    stmt->BindInt64(13, part.spans);
+    stmt->BindInt64(14, part.errors);
+    stmt->BindInt64(15, part.open);
+    for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+      stmt->BindInt64(16 + static_cast<int>(phase), part.phase_ms[phase]);
+    }
+    stmt->BindInt64(20, part.findings);
+    if (part.top_finding.empty()) {
+      stmt->BindNull(21);
+    } else {
+      stmt->BindText(21, part.top_finding);
+    }
+    stmt->BindDouble(22, part.top_impact);
+    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+// An attempt's row is the sum of its parts; no parts left, no row.
+constexpr std::string_view kAggregateSql = R"sql(
+INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
+                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), group_concat(trace_id, ','), min(start_unix_nano),
+       max(end_unix_nano), sum(span_count), sum(error_count), sum(open_count), sum(resource_wait_ms),
+       sum(compute_ms), sum(io_write_ms), sum(idle_ms), sum(finding_count),
+       (SELECT top_finding FROM attempt_parts p WHERE p.airflow = ?1 AND p.dag_id = ?2 AND p.task_id = ?3
+          AND p.run_id = ?4 AND p.try_number = ?5 AND p.map_index = ?6 AND p.trace_key = ?7
+          AND p.top_finding IS NOT NULL ORDER BY p.top_impact DESC LIMIT 1),
+       CASE WHEN sum(open_count) > 0 THEN 'running' WHEN sum(error_count) > 0 THEN 'failed' ELSE 'success' END
+FROM attempt_parts WHERE airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
+  AND map_index = ?6 AND trace_key = ?7
+HAVING count(*) > 0
+)sql";
+
+Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
+  auto remove = db.Prepare(fmt::format("DELETE FROM task_attempts WHERE {}", kKeyMatch));
+  if (!remove.ok()) return remove.error();
+  auto insert = db.Prepare(kAggregateSql);
+  if (!insert.ok()) return insert.error();
+  for (const PartKey& key : keys) {
+    remove->Reset();
+    BindKey(*remove, 1, key);
+    if (auto ran = remove->Run(); !ran.ok()) return ran.error();
+    insert->Reset();
+    BindKey(*insert, 1, key);
+    if (auto ran = insert->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (begin <= text.size() && !text.empty()) {
+    const std::size_t comma = text.find(',', begin);
+    items.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return items;
+}
+
+constexpr std::string_view kRowColumns =
+    "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
+    "end_unix_nano, "
+    "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
+    "top_finding, state";
+
+TaskAttemptRow RowFrom(const SqliteStatement& stmt) {
+  TaskAttemptRow row;
+  row.airflow = stmt.ColumnInt64(0) != 0;
+  row.key = TaskAttemptKey{stmt.ColumnText(1), stmt.ColumnText(2), stmt.ColumnText(3), stmt.ColumnInt64(4),
+                           stmt.ColumnInt64(5)};
+  row.name = stmt.ColumnText(6);
+  row.trace_ids = SplitCommas(stmt.ColumnText(7));
+  row.start_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(8));
+  row.end_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(9));
+  row.span_count = stmt.ColumnInt64(10);
+  row.error_count = stmt.ColumnInt64(11);
+  row.open_count = stmt.ColumnInt64(12);
+  for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+    row.phase_ms[phase] = stmt.ColumnInt64(13 + static_cast<int>(phase));
+  }
+  row.finding_count = stmt.ColumnInt64(17);
+  if (!stmt.ColumnIsNull(18)) row.top_finding_json = stmt.ColumnText(18);
+  row.state = stmt.ColumnText(19);
+  return row;
+}
+
+}  // namespace
+
+Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto old_keys = KeysOfTraces(db, trace_ids);
+  if (!old_keys.ok()) return old_keys.error();
+  std::set<PartKey> keys = std::move(old_keys).value();
+  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
+  for (const std::string& trace_id : trace_ids) {
+    auto spans = ReadSpans(db, trace_id);
+    if (!spans.ok()) return spans.error();
+    if (spans->empty()) continue;
+    const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, *spans);
+    for (const auto& [key, part] : parts) keys.insert(key);
+    if (auto inserted = InsertParts(db, trace_id, parts); !inserted.ok()) return inserted.error();
+  }
+  return Reaggregate(db, keys);
+}
+
+Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto keys = KeysOfTraces(db, trace_ids);
+  if (!keys.ok()) return keys.error();
+  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
+  return Reaggregate(db, *keys);
+}
+
+Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter) {
+  // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values are
+  // bound, never spliced in.
+  std::string where = " WHERE 1";
+  if (filter.airflow_only) where += " AND airflow = 1";
+  if (filter.dag_id) where += " AND dag_id = ?";
+  if (filter.task_id) where += " AND task_id = ?";
+  if (filter.run_id) where += " AND run_id = ?";
+  if (filter.map_index) where += " AND map_index = ?";
+  if (filter.state) where += " AND state = ?";
+  if (filter.since_unix_nano != 0) where += " AND start_unix_nano >= ?";
+  if (filter.until_unix_nano != 0) where += " AND start_unix_nano <= ?";
+  if (filter.trace_ids) {
+    if (filter.trace_ids->empty()) return TaskAttemptPage{};
+    std::string placeholders;
+    for (std::size_t i = 0; i < filter.trace_ids->size(); ++i) placeholders += i == 0 ? "?" : ", ?";
+    where += fmt::format(
+        " AND EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = task_attempts.airflow AND "
+        "p.dag_id = task_attempts.dag_id AND p.task_id = task_attempts.task_id AND p.run_id = "
+        "task_attempts.run_id "
+        "AND p.try_number = task_attempts.try_number AND p.map_index = task_attempts.map_index AND "
+        "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({}))",
+        placeholders);
+  }
+  const auto bind = [&filter](SqliteStatement& stmt) {
+    int index = 1;
+    if (filter.dag_id) stmt.BindText(index++, *filter.dag_id);
+    if (filter.task_id) stmt.BindText(index++, *filter.task_id);
+    if (filter.run_id) stmt.BindText(index++, *filter.run_id);
+    if (filter.map_index) stmt.BindInt64(index++, *filter.map_index);
+    if (filter.state) stmt.BindText(index++, *filter.state);
+    if (filter.since_unix_nano != 0)
+      stmt.BindInt64(index++, static_cast<std::int64_t>(filter.since_unix_nano));
+    if (filter.until_unix_nano != 0)
+      stmt.BindInt64(index++, static_cast<std::int64_t>(filter.until_unix_nano));
+    if (filter.trace_ids) {
+      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+    }
+    return index;
+  };
+
+  TaskAttemptPage page;
+  auto count = db.Prepare("SELECT count(*) FROM task_attempts" + where);
+  if (!count.ok()) return count.error();
+  bind(*count);
+  auto counted = count->Step();
+  if (!counted.ok()) return counted.error();
+  page.total = *counted ? count->ColumnInt64(0) : 0;
+
+  const std::string order = filter.oldest_first ? "ASC" : "DESC";
+  auto select =
+      db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY start_unix_nano {}, run_id {}, "
+                             "try_number {} LIMIT ? OFFSET ?",
+                             kRowColumns, where, order, order, order));
+  if (!select.ok()) return select.error();
+  const int next = bind(*select);
+  select->BindInt64(next, static_cast<std::int64_t>(filter.limit));
+  select->BindInt64(next + 1, static_cast<std::int64_t>(filter.offset));
+  while (true) {
+    auto row = select->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    page.rows.push_back(RowFrom(*select));
+  }
+  return page;
+}
+
+Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text) {
+  auto stmt = db.Prepare(
+      "SELECT trace_id FROM traces WHERE trace_id = lower(?1) "
+      "UNION SELECT trace_id FROM spans WHERE operation_id = ?1 "
+      "UNION SELECT trace_id FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
+  if (!stmt.ok()) return stmt.error();
+  stmt->BindText(1, text);
+  std::vector<std::string> traces;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    traces.push_back(stmt->ColumnText(0));
+  }
+  return traces;
+}
+
+}  // namespace sparktrace::tracing
