@@ -15,6 +15,9 @@
 #include <mutex>
 #include <sstream>
 
+#include "admin/http_caching.h"
+#include "admin/ui_access.h"
+
 namespace sparktrace::admin {
 namespace {
 
@@ -42,6 +45,54 @@ bool IsGetPath(const std::string& path) {
   return path == "/healthz" || path == "/readyz" || path == "/metrics";
 }
 
+// The request as handlers see it; valid while `request` is.
+HttpRequest MakeRequest(evhttp_request* request, const std::string& path) {
+  HttpRequest http_request;
+  http_request.path = path;
+  const char* query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(request));
+  if (query != nullptr) http_request.query = query;
+  evkeyvalq* headers = evhttp_request_get_input_headers(request);
+  http_request.header = [headers](const std::string& name) -> std::optional<std::string> {
+    const char* value = evhttp_find_header(headers, name.c_str());  // case-insensitive
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+  return http_request;
+}
+
+// What every trace-view answer carries: the page runs only its own scripts and styles, talks only
+// to its own origin, and cannot be framed or sniffed into another type.
+void AddUiSecurityHeaders(HttpResponse& response) {
+  response.headers.emplace_back(
+      "Content-Security-Policy",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+      "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  response.headers.emplace_back("Referrer-Policy", "no-referrer");
+  response.headers.emplace_back("X-Frame-Options", "DENY");
+}
+
+bool HasHeader(const HttpResponse& response, std::string_view name) {
+  return std::any_of(response.headers.begin(), response.headers.end(),
+                     [name](const auto& header) { return header.first == name; });
+}
+
+HttpResponse Unauthorized(const std::string& path) {
+  if (path.starts_with("/api/")) {
+    return HttpResponse{
+        401,
+        "application/json; charset=utf-8",
+        "{\"error\":\"this sparktrace needs its admin token: send Authorization: Bearer TOKEN\"}\n",
+        {{"WWW-Authenticate", "Bearer"}}};
+  }
+  return HttpResponse{
+      401,
+      "text/plain; charset=utf-8",
+      "This sparktrace trace view needs its admin token: open this URL once with ?token=TOKEN "
+      "(the value of --admin-token).\n",
+      {{"WWW-Authenticate", "Bearer"}}};
+}
+
 HttpResponse MethodNotAllowed(const char* allowed, std::string body) {
   HttpResponse response{405, "text/plain; charset=utf-8", std::move(body), {}};
   response.headers.emplace_back("Allow", allowed);
@@ -55,7 +106,8 @@ void AdminServer::EvhttpDeleter::operator()(evhttp* http) const { evhttp_free(ht
 
 Result<std::unique_ptr<AdminServer>> AdminServer::Start(
     const std::string& address, ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
-    std::vector<std::shared_ptr<const prometheus::Collectable>> more, std::vector<PostRoute> post_routes) {
+    std::vector<std::shared_ptr<const prometheus::Collectable>> more, std::vector<PostRoute> post_routes,
+    AdminUi ui) {
   EnableLibeventThreads();
   const auto colon = address.rfind(':');
   std::string host = address.substr(0, colon);
@@ -67,6 +119,7 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(
   server->registry_ = std::move(registry);
   server->more_collectables_ = std::move(more);
   server->post_routes_ = std::move(post_routes);
+  server->ui_ = std::move(ui);
   server->base_.reset(event_base_new());
   if (!server->base_) return Error{ErrorCode::kInternal, "libevent: event_base_new failed"};
   server->http_.reset(evhttp_new(server->base_.get()));
@@ -117,14 +170,16 @@ void AdminServer::Serve(evhttp_request* request) const {
   if (route != post_routes_.end()) {
     response = method == EVHTTP_REQ_POST ? HandlePost(*route, request, path)
                                          : MethodNotAllowed("POST", "send events with POST\n");
-  } else if (method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD || !IsGetPath(path)) {
+  } else if (method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD) {
+    response = IsGetPath(path) || !ui_.handler ? HandleGet(path) : HandleUi(path, request);
+  } else if (!IsGetPath(path) && !ServesGet(path, request)) {
     response = HandleGet(path);  // an unknown path is a 404 whatever the method
   } else {
     response = MethodNotAllowed("GET, HEAD", "only GET here\n");
   }
   evkeyvalq* headers = evhttp_request_get_output_headers(request);
   evhttp_add_header(headers, "Content-Type", response.content_type.c_str());
-  evhttp_add_header(headers, "Cache-Control", "no-store");
+  if (!HasHeader(response, "Cache-Control")) evhttp_add_header(headers, "Cache-Control", "no-store");
   for (const auto& [name, value] : response.headers) evhttp_add_header(headers, name.c_str(), value.c_str());
   evbuffer* body = evbuffer_new();
   evbuffer_add(body, response.body.data(), response.body.size());
@@ -143,19 +198,70 @@ HttpResponse AdminServer::HandlePost(const PostRoute& route, evhttp_request* req
         "{\"error\":\"body larger than " + std::to_string(route.max_body_bytes) + " bytes\"}\n",
         {}};
   }
-  HttpRequest http_request;
-  http_request.path = path;
-  const char* query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(request));
-  if (query != nullptr) http_request.query = query;
+  HttpRequest http_request = MakeRequest(request, path);
   http_request.body.resize(length);
   if (length > 0) evbuffer_remove(input, http_request.body.data(), length);
-  evkeyvalq* headers = evhttp_request_get_input_headers(request);
-  http_request.header = [headers](const std::string& name) -> std::optional<std::string> {
-    const char* value = evhttp_find_header(headers, name.c_str());  // case-insensitive
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  };
   return route.handler(http_request);
+}
+
+bool AdminServer::ServesGet(const std::string& path, evhttp_request* request) const {
+  return ui_.handler && ui_.handler(MakeRequest(request, path)).has_value();
+}
+
+HttpResponse AdminServer::HandleUi(const std::string& path, evhttp_request* request) const {
+  const HttpRequest http_request = MakeRequest(request, path);
+  HttpResponse response;
+  const TokenLogin login = SplitTokenParameter(http_request.query);
+  bool allowed = ui_.token.empty();
+  if (!allowed && login.token) {
+    if (!ConstantTimeEquals(*login.token, ui_.token)) return Unauthorized(path);
+    // The token leaves the address bar (and the browser history) at once; the cookie carries it.
+    response.status = 303;
+    response.headers.emplace_back("Location",
+                                  login.rest_of_query.empty() ? path : path + "?" + login.rest_of_query);
+    response.headers.emplace_back(
+        "Set-Cookie", std::string(kTokenCookie) + "=" + ui_.token + "; Path=/; HttpOnly; SameSite=Strict");
+    response.body = "signed in\n";
+    AddUiSecurityHeaders(response);
+    return response;
+  }
+  if (!allowed) {
+    const auto authorization = http_request.header("Authorization");
+    const auto cookie = http_request.header("Cookie");
+    const auto bearer = authorization ? BearerToken(*authorization) : std::nullopt;
+    const auto from_cookie = cookie ? CookieValue(*cookie, kTokenCookie) : std::nullopt;
+    allowed = (bearer && ConstantTimeEquals(*bearer, ui_.token)) ||
+              (from_cookie && ConstantTimeEquals(*from_cookie, ui_.token));
+  }
+  if (!allowed) return Unauthorized(path);
+
+  std::optional<HttpResponse> answer = ui_.handler(http_request);
+  if (!answer) {
+    answer = HttpResponse{404, "text/plain; charset=utf-8", "not found\n", {}};
+  }
+  response = std::move(*answer);
+  AddUiSecurityHeaders(response);
+  if (response.status != 200) return response;
+  // Revalidate every time (the store changes under the same URL), but cheaply: a matching ETag is a
+  // 304 without a body.
+  const std::string etag = EntityTag(response.body);
+  response.headers.emplace_back("ETag", etag);
+  if (!HasHeader(response, "Cache-Control")) response.headers.emplace_back("Cache-Control", "no-cache");
+  if (const auto if_none_match = http_request.header("If-None-Match");
+      if_none_match && MatchesIfNoneMatch(*if_none_match, etag)) {
+    response.status = 304;
+    response.body.clear();
+    return response;
+  }
+  response.headers.emplace_back("Vary", "Accept-Encoding");
+  if (const auto accept = http_request.header("Accept-Encoding");
+      accept && AcceptsGzip(*accept) && WorthCompressing(response.content_type, response.body.size())) {
+    if (std::optional<std::string> compressed = Gzip(response.body)) {
+      response.body = std::move(*compressed);
+      response.headers.emplace_back("Content-Encoding", "gzip");
+    }
+  }
+  return response;
 }
 
 HttpResponse AdminServer::HandleGet(const std::string& path) const {

@@ -45,6 +45,19 @@ struct HttpRequest {
 
 using PostHandler = std::function<HttpResponse(const HttpRequest& request)>;
 
+// Answers a GET (or HEAD) of a path the server does not serve itself (the trace view's pages, assets
+// and /api/v1 JSON), or nullopt for a 404. Called on the admin thread.
+using GetHandler = std::function<std::optional<HttpResponse>(const HttpRequest& request)>;
+
+// The trace view on the admin port: its GET handler and who may use it.
+struct AdminUi {
+  GetHandler handler;  // empty: no trace view (only /healthz, /readyz, /metrics and the POST routes)
+  // When not empty, every path the handler serves needs it: `Authorization: Bearer TOKEN`, or the
+  // cookie that a page opened once with `?token=TOKEN` sets (HttpOnly, SameSite=Strict). The probes,
+  // /metrics and the POST routes stay open. Compared in constant time; never logged.
+  std::string token;
+};
+
 struct PostRoute {
   std::string path;  // exact, e.g. "/api/v1/events"
   // Larger bodies are refused with 413 before the handler is called.
@@ -64,7 +77,7 @@ class AdminServer {
   static Result<std::unique_ptr<AdminServer>> Start(
       const std::string& address, ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
       std::vector<std::shared_ptr<const prometheus::Collectable>> more = {},
-      std::vector<PostRoute> post_routes = {});
+      std::vector<PostRoute> post_routes = {}, AdminUi ui = {});
   ~AdminServer();  // stops the loop and joins the thread
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;
@@ -76,6 +89,9 @@ class AdminServer {
   AdminServer() = default;
   void Serve(evhttp_request* request) const;
   HttpResponse HandleGet(const std::string& path) const;
+  HttpResponse HandleUi(const std::string& path, evhttp_request* request) const;
+  // Whether a GET of `path` would be answered by the trace view (so another method there is a 405).
+  bool ServesGet(const std::string& path, evhttp_request* request) const;
   HttpResponse HandlePost(const PostRoute& route, evhttp_request* request, const std::string& path) const;
 
   struct EventBaseDeleter {
@@ -91,6 +107,7 @@ class AdminServer {
   std::shared_ptr<prometheus::Registry> registry_;
   std::vector<std::shared_ptr<const prometheus::Collectable>> more_collectables_;
   std::vector<PostRoute> post_routes_;
+  AdminUi ui_;
   std::string address_;
   std::thread loop_;
 };

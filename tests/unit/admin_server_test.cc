@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <prometheus/registry.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -134,6 +135,93 @@ TEST_F(AdminServerRoutes, ABodyOverTheRouteLimitIs413AndNeverReachesIt) {
   EXPECT_EQ(calls_, 0);
   EXPECT_EQ(Send(server_->address(), "POST", "/api/v1/things", std::string(64, 'x')).status, 202);
   EXPECT_EQ(calls_, 1);
+}
+
+// The trace view on the admin port: token checks, ETags and gzip (admin/ui_access.h, admin/http_caching.h).
+class AdminServerUi : public ::testing::Test {
+ protected:
+  void StartWith(std::string token) {
+    AdminUi ui;
+    ui.token = std::move(token);
+    ui.handler = [](const HttpRequest& request) -> std::optional<HttpResponse> {
+      if (request.path == "/missing") return std::nullopt;
+      // Large and repetitive, so that gzip has something to do.
+      return HttpResponse{200,
+                          "application/json; charset=utf-8",
+                          "{\"path\":\"" + request.path + "\",\"pad\":\"" + std::string(4000, 'x') + "\"}",
+                          {}};
+    };
+    auto server = AdminServer::Start(
+        "127.0.0.1:0", [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {}, {},
+        std::move(ui));
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(server).value();
+  }
+  std::unique_ptr<AdminServer> server_;
+};
+
+std::string HeaderValue(const std::string& head, const std::string& name) {
+  const auto at = head.find("\r\n" + name + ": ");
+  if (at == std::string::npos) return "";
+  const auto start = at + name.size() + 4;
+  return head.substr(start, head.find("\r\n", start) - start);
+}
+
+TEST_F(AdminServerUi, WithoutATokenEverythingIsOpenAndSecured) {
+  StartWith("");
+  const auto page = Send(server_->address(), "GET", "/tasks/a/b/c/1");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(HeaderValue(page.head, "Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+  EXPECT_EQ(HeaderValue(page.head, "X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(Send(server_->address(), "GET", "/missing").status, 404);
+  EXPECT_EQ(Send(server_->address(), "POST", "/api/v1/tasks").status, 405);
+}
+
+TEST_F(AdminServerUi, RequiresTheTokenAsBearerOrCookieButLeavesProbesOpen) {
+  StartWith("s3cret-token");
+  EXPECT_EQ(Send(server_->address(), "GET", "/api/v1/tasks").status, 401);
+  EXPECT_EQ(Send(server_->address(), "GET", "/api/v1/tasks", "", "Authorization: Bearer wrong\r\n").status,
+            401);
+  EXPECT_EQ(
+      Send(server_->address(), "GET", "/api/v1/tasks", "", "Authorization: Bearer s3cret-token\r\n").status,
+      200);
+  EXPECT_EQ(Send(server_->address(), "GET", "/", "", "Cookie: a=b; sparktrace_token=s3cret-token\r\n").status,
+            200);
+  EXPECT_EQ(Send(server_->address(), "GET", "/healthz").status, 200);
+  EXPECT_EQ(Send(server_->address(), "GET", "/readyz").status, 200);
+  EXPECT_EQ(Send(server_->address(), "GET", "/metrics").status, 200);
+  const auto unauthorized = Send(server_->address(), "GET", "/tasks/x");
+  EXPECT_EQ(unauthorized.body.find("s3cret"), std::string::npos);
+}
+
+TEST_F(AdminServerUi, ATokenLoginSetsAnHttpOnlyCookieAndDropsTheToken) {
+  StartWith("s3cret-token");
+  const auto login = Send(server_->address(), "GET", "/tasks/etl/load/r/1?map_index=2&token=s3cret-token");
+  EXPECT_EQ(login.status, 303);
+  EXPECT_EQ(HeaderValue(login.head, "Location"), "/tasks/etl/load/r/1?map_index=2");
+  const std::string cookie = HeaderValue(login.head, "Set-Cookie");
+  EXPECT_NE(cookie.find("sparktrace_token=s3cret-token"), std::string::npos);
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos);
+  EXPECT_NE(cookie.find("SameSite=Strict"), std::string::npos);
+  EXPECT_EQ(Send(server_->address(), "GET", "/?token=nope").status, 401);
+}
+
+TEST_F(AdminServerUi, AnswersAMatchingETagWith304AndCompressesWhenAsked) {
+  StartWith("");
+  const auto first = Send(server_->address(), "GET", "/api/v1/tasks");
+  const std::string etag = HeaderValue(first.head, "ETag");
+  ASSERT_FALSE(etag.empty());
+  const auto again = Send(server_->address(), "GET", "/api/v1/tasks", "", "If-None-Match: " + etag + "\r\n");
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  const auto gzipped = Send(server_->address(), "GET", "/api/v1/tasks", "", "Accept-Encoding: br, gzip\r\n");
+  EXPECT_EQ(HeaderValue(gzipped.head, "Content-Encoding"), "gzip");
+  EXPECT_LT(gzipped.body.size(), first.body.size() / 4);
+  ASSERT_GE(gzipped.body.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(gzipped.body[0]), 0x1f);  // the gzip magic
+  EXPECT_EQ(static_cast<unsigned char>(gzipped.body[1]), 0x8b);
+  const auto refused = Send(server_->address(), "GET", "/api/v1/tasks", "", "Accept-Encoding: gzip;q=0\r\n");
+  EXPECT_EQ(HeaderValue(refused.head, "Content-Encoding"), "");
 }
 
 }  // namespace
