@@ -327,6 +327,8 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   options.traceparent = tracing::FormatTraceparent(trace_id, task_span_id, true);
   options.airflow = kTaskTemplate;
   options.airflow.run_id = ScheduledRunId();
+  // First, so that it can be opened while the task runs (the page follows a running attempt).
+  out << fmt::format("  trace view {}\n", TraceViewUrl(endpoints, options.airflow));
   out << fmt::format("\nAirflow task {}.{}, run {}, try {}, calls Spark Connect through the proxy:\n",
                      options.airflow.dag_id, options.airflow.task_id, options.airflow.run_id,
                      options.airflow.try_number)
@@ -360,7 +362,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   if (stop_signal == SIGCHLD) return child_ended();
   if (stop_signal != 0) return stop(Fail(err, 130, "stopped before the demo finished"));
 
-  PrintNextSteps(out, endpoints, trace_id);
+  PrintNextSteps(out, endpoints, trace_id, options.airflow);
   if (once) return stop(0);
   out << "\nserving until Ctrl-C\n" << std::flush;
   if (WaitForSignal(signals, std::nullopt) == SIGCHLD) return child_ended();

@@ -7,6 +7,7 @@
 
 #include "cli/demo_trace_wait.h"
 #include "common/units.h"
+#include "common/url_codec.h"
 #include "tracing/trace_tree.h"
 
 namespace sparktrace::cli {
@@ -88,9 +89,19 @@ void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
   }
 }
 
-void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id) {
+std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowIdentity& airflow) {
+  return fmt::format("http://{}/tasks/{}/{}/{}/{}", endpoints.admin, EncodePathSegment(airflow.dag_id),
+                     EncodePathSegment(airflow.task_id), EncodePathSegment(airflow.run_id),
+                     airflow.try_number);
+}
+
+void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id,
+                    const tracing::AirflowIdentity& airflow) {
   out << "\n"
-      << fmt::format("admin:   http://{}/metrics   (also /readyz, /healthz)\n", endpoints.admin)
+      << fmt::format("open:    {}\n", TraceViewUrl(endpoints, airflow))
+      << "         (the trace view of this Airflow task attempt: where its time went, why, what to change)\n"
+      << fmt::format("admin:   http://{}/metrics   (also /readyz, /healthz; all tasks: http://{}/)\n",
+                     endpoints.admin, endpoints.admin)
       << fmt::format("traces:  {} traces list --store {}\n", endpoints.sparktrace, endpoints.store)
       << fmt::format("         {} traces show {} --store {}\n", endpoints.sparktrace,
                      tracing::ToHex(trace_id), endpoints.store)

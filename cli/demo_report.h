@@ -27,6 +27,10 @@ struct DemoEndpoints {
 void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
                 std::span<const DemoOperation> operations);
 
-void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id);
+// The trace view's page of the demo's Airflow task attempt on the proxy's admin port.
+std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowIdentity& airflow);
+
+void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id,
+                    const tracing::AirflowIdentity& airflow);
 
 }  // namespace sparktrace::cli

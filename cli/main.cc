@@ -12,6 +12,7 @@
 #include "cli/proxy_command.h"
 #include "cli/sim_command.h"
 #include "cli/traces_command.h"
+#include "cli/ui_command.h"
 #include "cli/version.h"
 
 namespace {
@@ -26,6 +27,7 @@ constexpr const char* kHelp =
     "Commands:\n"
     "  proxy     transparent gRPC proxy in front of a Spark Connect server (port 15002)\n"
     "  traces    list and show the traces in the embedded store\n"
+    "  ui        the trace view (a page per Airflow task attempt) over a store file, without a proxy\n"
     "  sim       Spark Connect protocol simulator (a test peer; runs no queries)\n"
     "  demo      the proxy in front of the simulator, an Airflow task's calls, and their trace\n"
     "  diagnose  offline: phases and job/stage timeline of Spark event logs (files or directories)\n"
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
   if (command == "proxy") return sparktrace::cli::RunProxyCommand(rest);
   if (command == "sim") return sparktrace::cli::RunSimCommand(rest);
   if (command == "demo") return sparktrace::cli::RunDemoCommand(rest, std::cout, std::cerr);
+  if (command == "ui") return sparktrace::cli::RunUiCommand(rest, std::cout, std::cerr);
   if (command == "traces") return sparktrace::cli::RunTracesCommand(rest, std::cout, std::cerr);
   if (command == "diagnose") return sparktrace::cli::RunDiagnoseCommand(rest, std::cout, std::cerr);
   std::cerr << "sparktrace: unknown command '" << command << "'\n\n" << kHelp;

@@ -1,14 +1,13 @@
 #include "cli/proxy_command.h"
 
+#include <prometheus/registry.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <iostream>
 #include <memory>
-
-#include <prometheus/registry.h>
-#include <spdlog/spdlog.h>
 
 #include "admin/admin_server.h"
 #include "cli/tracing_config.h"
@@ -23,6 +22,7 @@
 #include "proxy/proxy_config.h"
 #include "proxy/proxy_server.h"
 #include "proxy/upstream_channels.h"
+#include "traceview/trace_view_api.h"
 
 namespace sparktrace::cli {
 namespace {
@@ -50,7 +50,8 @@ sigset_t BlockShutdownSignals() {
 std::span<const FlagSpec> AllFlagSpecs() {
   static const std::vector<FlagSpec> kSpecs = [] {
     std::vector<FlagSpec> specs(proxy::ProxyFlagSpecs().begin(), proxy::ProxyFlagSpecs().end());
-    const auto help = std::find_if(specs.begin(), specs.end(), [](const FlagSpec& spec) { return spec.name == "help"; });
+    const auto help =
+        std::find_if(specs.begin(), specs.end(), [](const FlagSpec& spec) { return spec.name == "help"; });
     specs.insert(help, TracingFlagSpecs().begin(), TracingFlagSpecs().end());
     return specs;
   }();
@@ -114,6 +115,16 @@ int RunProxyCommand(std::span<const std::string> args) {
     return 1;
   }
   std::atomic<bool> draining{false};
+  // The trace view reads the store this proxy writes (through its own read-only connection).
+  std::unique_ptr<traceview::TraceViewApi> trace_view;
+  admin::AdminUi ui;
+  if (tracing_config->store_path) {
+    trace_view = std::make_unique<traceview::TraceViewApi>(*tracing_config->store_path);
+    ui.handler = [view = trace_view.get()](const admin::HttpRequest& request) {
+      return view->Handle(request);
+    };
+  }
+  ui.token = config->admin_token;
   auto admin = admin::AdminServer::Start(
       config->admin,
       [&draining, &proxy_server = **server]() -> std::string {
@@ -121,7 +132,8 @@ int RunProxyCommand(std::span<const std::string> args) {
         if (!proxy_server.upstream_connected()) return "upstream not connected";
         return "";
       },
-      registry, tracing_metrics, tracing ? tracing->admin_routes() : std::vector<admin::PostRoute>{});
+      registry, tracing_metrics, tracing ? tracing->admin_routes() : std::vector<admin::PostRoute>{},
+      std::move(ui));
   if (!admin.ok()) {
     spdlog::error("{}", admin.error().message);
     (*server)->Shutdown(std::chrono::milliseconds(0));

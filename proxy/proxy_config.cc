@@ -1,12 +1,12 @@
 #include "proxy/proxy_config.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <climits>
 #include <fstream>
 #include <sstream>
 #include <thread>
-#include <algorithm>
 
 #include "common/units.h"
 
@@ -31,17 +31,24 @@ Result<std::string> HostPortFlag(const ParsedFlags& flags, std::string_view name
 }  // namespace
 
 std::span<const FlagSpec> ProxyFlagSpecs() {
-  static const std::array<FlagSpec, 13> kSpecs = {{
-      {"listen", "HOST:PORT", "0.0.0.0:15002", "where Spark Connect clients connect (port 0 picks a free port)"},
+  static const std::array<FlagSpec, 14> kSpecs = {{
+      {"listen", "HOST:PORT", "0.0.0.0:15002",
+       "where Spark Connect clients connect (port 0 picks a free port)"},
       {"upstream", "HOST:PORT", "", "the Spark Connect server to forward to", /*required=*/true},
-      {"admin", "HOST:PORT", "127.0.0.1:9464", "HTTP for /healthz, /readyz and /metrics"},
-      {"max-message-bytes", "BYTES", "256MiB", "largest message accepted and forwarded, each way (max 2GiB-1)"},
+      {"admin", "HOST:PORT", "127.0.0.1:9464", "HTTP for /healthz, /readyz, /metrics and the trace view"},
+      {"admin-token", "TOKEN", "",
+       "require this token for the trace view and its API (Bearer header, or ?token= once); probes, /metrics "
+       "and event pushes stay open"},
+      {"max-message-bytes", "BYTES", "256MiB",
+       "largest message accepted and forwarded, each way (max 2GiB-1)"},
       {"upstream-tls", "", "", "connect to the upstream with TLS"},
-      {"upstream-ca", "FILE", "", "PEM roots to verify the upstream with (implies --upstream-tls; default: system roots)"},
+      {"upstream-ca", "FILE", "",
+       "PEM roots to verify the upstream with (implies --upstream-tls; default: system roots)"},
       {"tls-cert", "FILE", "", "PEM certificate chain: serve clients over TLS (needs --tls-key)"},
       {"tls-key", "FILE", "", "PEM private key for --tls-cert"},
       {"threads", "N", "", "worker threads forwarding calls (default: one per two cores, at least 1)"},
-      {"drain-timeout", "DURATION", "150s", "on SIGTERM, how long in-flight calls may finish before they are cancelled"},
+      {"drain-timeout", "DURATION", "150s",
+       "on SIGTERM, how long in-flight calls may finish before they are cancelled"},
       {"log-level", "LEVEL", "info", "trace, debug, info, warn, error or off"},
       {"log-format", "FORMAT", "text", "text or json (one object per line)"},
       {"help", "", "", "show this help"},
@@ -56,7 +63,8 @@ Result<void> ValidateHostPort(const std::string& address) {
     return InvalidArgument("'" + address + "' is not HOST:PORT");
   }
   const std::string host = address.substr(0, colon);
-  if (host.front() == '[' && host.back() != ']') return InvalidArgument("'" + address + "' has an unclosed '['");
+  if (host.front() == '[' && host.back() != ']')
+    return InvalidArgument("'" + address + "' has an unclosed '['");
   const std::string port_text = address.substr(colon + 1);
   unsigned port = 0;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
@@ -74,6 +82,7 @@ Result<ProxyConfig> ProxyConfigFromFlags(const ParsedFlags& flags) {
   auto admin = HostPortFlag(flags, "admin");
   if (!admin.ok()) return admin.error();
   config.admin = *admin;
+  config.admin_token = flags.Get("admin-token");
   auto upstream = HostPortFlag(flags, "upstream");
   if (!upstream.ok()) return upstream.error();
   config.upstream.target = *upstream;
@@ -97,7 +106,8 @@ Result<ProxyConfig> ProxyConfigFromFlags(const ParsedFlags& flags) {
   const bool has_cert = flags.IsSet("tls-cert");
   const bool has_key = flags.IsSet("tls-key");
   if (has_cert != has_key) {
-    return InvalidArgument(has_cert ? "--tls-key is required with --tls-cert" : "--tls-cert is required with --tls-key");
+    return InvalidArgument(has_cert ? "--tls-key is required with --tls-cert"
+                                    : "--tls-cert is required with --tls-key");
   }
   if (has_cert) {
     auto cert = ReadFile("tls-cert", flags.Get("tls-cert"));

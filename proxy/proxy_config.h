@@ -25,6 +25,7 @@ struct ListenerTls {
 struct ProxyConfig {
   std::string listen = "0.0.0.0:15002";
   std::string admin = "127.0.0.1:9464";
+  std::string admin_token;  // empty: the trace view is open to whoever reaches --admin
   UpstreamOptions upstream;
   std::uint64_t max_message_bytes = 256ULL << 20;
   std::optional<ListenerTls> tls;

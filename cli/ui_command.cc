@@ -1,0 +1,82 @@
+#include "cli/ui_command.h"
+
+#include <prometheus/registry.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <array>
+#include <memory>
+
+#include "admin/admin_server.h"
+#include "common/flags.h"
+#include "proxy/proxy_config.h"
+#include "traceview/trace_view_api.h"
+#include "tracing/sqlite_span_store.h"
+
+namespace sparktrace::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: sparktrace ui --store PATH [--listen HOST:PORT] [--admin-token TOKEN]\n"
+    "\n"
+    "Serves the trace view (one page per Airflow task attempt) over a trace store file, without a\n"
+    "proxy: a copy taken from a pod, a CI artifact, or the live file of a running proxy (read-only;\n"
+    "the proxy is never blocked). Open the printed URL.\n"
+    "\n";
+
+const std::array<FlagSpec, 4> kSpecs = {{
+    {"store", "PATH", "sparktrace.db", "the trace database to show"},
+    {"listen", "HOST:PORT", "127.0.0.1:9470", "where to serve the trace view (port 0 picks a free port)"},
+    {"admin-token", "TOKEN", "", "require this token (Bearer header, or ?token= once in the browser)"},
+    {"help", "", "", "show this help"},
+}};
+
+int Fail(std::ostream& err, int code, const std::string& message) {
+  err << "sparktrace ui: " << message << "\n";
+  return code;
+}
+
+}  // namespace
+
+int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
+  if (WantsHelp(args)) {
+    out << kUsage << FormatFlagHelp(kSpecs);
+    return 0;
+  }
+  auto flags = ParseFlags(kSpecs, args);
+  if (!flags.ok()) return Fail(err, 2, flags.error().message);
+  if (!flags->positional().empty())
+    return Fail(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+  const std::string& listen = flags->Get("listen");
+  if (auto valid = proxy::ValidateHostPort(listen); !valid.ok()) {
+    return Fail(err, 2, "--listen: " + valid.error().message);
+  }
+  // Refuse a path that is not a readable store now, rather than answer 503 on every page.
+  {
+    tracing::SqliteSpanStoreOptions options;
+    options.read_only = true;
+    auto store = tracing::SqliteSpanStore::Open(flags->Get("store"), options);
+    if (!store.ok()) return Fail(err, 1, store.error().message);
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server's thread starts: it inherits the mask
+  signal(SIGPIPE, SIG_IGN);
+
+  traceview::TraceViewApi view(flags->Get("store"));
+  admin::AdminUi ui;
+  ui.handler = [&view](const admin::HttpRequest& request) { return view.Handle(request); };
+  ui.token = flags->Get("admin-token");
+  auto server = admin::AdminServer::Start(
+      listen, [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui));
+  if (!server.ok()) return Fail(err, 1, server.error().message);
+  out << "trace view http://" << (*server)->address() << "/\n" << std::flush;
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  return 0;
+}
+
+}  // namespace sparktrace::cli

@@ -1,0 +1,52 @@
+#pragma once
+// The JSON of one attempt (docs/trace-view-api.md, schema sparktrace.attempt/1): the spans in tree
+// order with their lanes and labels, the exclusive breakdown, the findings ranked by impact, the
+// executor lane, the critical path and the history, all computed here so that the page only lays out.
+//
+// Pure functions; thread-safe.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "traceview/history.h"
+#include "tracing/span.h"
+#include "tracing/task_index.h"
+
+namespace sparktrace::traceview {
+
+struct AttemptLink {
+  std::string run_id;
+  std::int64_t try_number = 1;
+  std::string state;
+  double wall_ms = 0;
+  std::string href;
+};
+
+// What the page shows besides the spans: who the attempt is and where its neighbours are.
+struct AttemptContext {
+  bool airflow = true;
+  tracing::TaskAttemptKey key;
+  std::string name;
+  std::vector<std::string> trace_ids;
+  std::string state;               // from the task index
+  std::vector<AttemptLink> tries;  // the attempts of this run, by try number
+  std::optional<AttemptLink> previous_run;
+  std::optional<AttemptLink> next_run;
+  History history;
+  std::string api_path;  // "/api/v1/tasks/…" or "/api/v1/traces/…": the downloads hang below it
+};
+
+// The page path of an Airflow attempt, each segment percent-encoded: /tasks/<dag>/<task>/<run>/<try>
+// (and ?map_index=N when it is not -1).
+std::string AttemptHref(const tracing::TaskAttemptKey& key);
+std::string TraceHref(std::string_view trace_id);
+
+nlohmann::ordered_json AttemptJson(std::span<const tracing::Span> spans, const AttemptContext& context);
+
+// The six-phase figures of a breakdown, indexed by ViewPhase (for history rows).
+std::array<double, 6> PhaseMillis(std::span<const tracing::Span> spans);
+
+}  // namespace sparktrace::traceview

@@ -1,0 +1,228 @@
+#include "traceview/critical_path.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "traceview/span_lanes.h"
+#include "traceview/view_time.h"
+
+namespace sparktrace::traceview {
+namespace {
+
+// Driver and proxy clocks are read in whole milliseconds: a unit that "ends" a hair after the next
+// one starts still ran before it.
+constexpr std::uint64_t kSlackNanos = 1'000'000;
+
+// The spans with their relations, built once.
+class SpanGraph {
+ public:
+  explicit SpanGraph(std::span<const tracing::Span> spans) : spans_(spans), children_(spans.size()) {
+    std::map<tracing::SpanId, std::size_t> by_id;
+    for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      const auto parent = by_id.find(spans[i].parent_span_id);
+      if (parent != by_id.end() && parent->second != i) children_[parent->second].push_back(i);
+    }
+  }
+
+  const tracing::Span& span(std::size_t index) const { return spans_[index]; }
+  std::uint64_t start(std::size_t index) const { return SpanStartNanos(spans_[index]); }
+  std::uint64_t end(std::size_t index) const { return SpanEndNanos(spans_[index]); }
+  std::size_t size() const { return spans_.size(); }
+
+  std::vector<std::size_t> ChildrenIn(std::size_t parent, Lane lane) const {
+    std::vector<std::size_t> found;
+    for (std::size_t child : children_[parent]) {
+      if (LaneOf(spans_[child]) == lane) found.push_back(child);
+    }
+    return found;
+  }
+
+ private:
+  std::span<const tracing::Span> spans_;
+  std::vector<std::vector<std::size_t>> children_;
+};
+
+// Units run in order: from the one that ended last, back through the one that ended last at or
+// before each one's start. The chain comes back latest first.
+std::vector<std::size_t> ChainBack(const SpanGraph& graph, std::vector<std::size_t> units) {
+  std::vector<std::size_t> chain;
+  if (units.empty()) return chain;
+  const auto by_end = [&graph](std::size_t a, std::size_t b) {
+    return std::tuple(graph.end(a), graph.start(a), a) < std::tuple(graph.end(b), graph.start(b), b);
+  };
+  std::sort(units.begin(), units.end(), by_end);
+  std::size_t current = units.back();
+  chain.push_back(current);
+  while (true) {
+    const std::uint64_t limit = graph.start(current) + kSlackNanos;
+    // Ends strictly decrease along the chain, so it ends even with zero-length units.
+    auto bound = std::partition_point(units.begin(), units.end(), [&](std::size_t unit) {
+      return graph.end(unit) <= limit && graph.end(unit) < graph.end(current);
+    });
+    // Within the slack, a unit that started after the current one did not run before it.
+    while (bound != units.begin() && graph.start(*std::prev(bound)) > graph.start(current)) --bound;
+    if (bound == units.begin()) break;
+    current = *std::prev(bound);
+    chain.push_back(current);
+  }
+  return chain;
+}
+
+std::optional<std::vector<std::int64_t>> ParentIds(const tracing::Span& stage) {
+  const auto* ids =
+      tracing::AttributeValueOf<std::vector<std::string>>(stage.attributes, "spark.stage.parent_ids");
+  if (ids == nullptr) return std::nullopt;
+  std::vector<std::int64_t> parsed;
+  for (const std::string& id : *ids) {
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), value);
+    if (error == std::errc() && end == id.data() + id.size()) parsed.push_back(value);
+  }
+  return parsed;
+}
+
+// Each stage id's span to follow: its latest attempt, the latest-ending one among equals.
+std::map<std::int64_t, std::size_t> StageById(const SpanGraph& graph,
+                                              const std::vector<std::size_t>& stages) {
+  std::map<std::int64_t, std::size_t> by_id;
+  const auto rank = [&graph](std::size_t index) {
+    return std::tuple(IntAttribute(graph.span(index), "spark.stage.attempt").value_or(0), graph.end(index));
+  };
+  for (std::size_t stage : stages) {
+    const std::optional<std::int64_t> id = IntAttribute(graph.span(stage), "spark.stage.id");
+    if (!id) continue;
+    auto [slot, inserted] = by_id.emplace(*id, stage);
+    if (!inserted && rank(stage) > rank(slot->second)) slot->second = stage;
+  }
+  return by_id;
+}
+
+// From the job's last-ending stage back through the parents that finished last.
+std::vector<std::size_t> StageChain(const SpanGraph& graph, std::size_t job,
+                                    const std::map<std::int64_t, std::size_t>& stage_by_id) {
+  std::vector<std::size_t> chain;
+  const std::vector<std::size_t> stages = graph.ChildrenIn(job, Lane::kStage);
+  if (stages.empty()) return chain;
+  std::size_t current =
+      *std::max_element(stages.begin(), stages.end(), [&graph](std::size_t a, std::size_t b) {
+        return std::tuple(graph.end(a), graph.start(a)) < std::tuple(graph.end(b), graph.start(b));
+      });
+  std::set<std::int64_t> visited;  // a parent cycle only comes from malformed input
+  while (true) {
+    chain.push_back(current);
+    visited.insert(IntAttribute(graph.span(current), "spark.stage.id").value_or(-1));
+    std::optional<std::size_t> next;
+    for (std::int64_t parent_id : ParentIds(graph.span(current)).value_or(std::vector<std::int64_t>{})) {
+      const auto parent = stage_by_id.find(parent_id);
+      if (parent == stage_by_id.end() || visited.contains(parent_id)) continue;  // skipped: no span
+      if (!next || graph.end(parent->second) > graph.end(*next)) next = parent->second;
+    }
+    if (!next) break;
+    current = *next;
+  }
+  return chain;
+}
+
+class PathBuilder {
+ public:
+  explicit PathBuilder(const SpanGraph& graph) : graph_(graph) {
+    path_.stage_dependencies_known = true;
+    std::vector<std::size_t> stages;
+    for (std::size_t i = 0; i < graph.size(); ++i) {
+      if (LaneOf(graph.span(i)) != Lane::kStage) continue;
+      stages.push_back(i);
+      if (!ParentIds(graph.span(i))) path_.stage_dependencies_known = false;
+    }
+    if (path_.stage_dependencies_known) stage_by_id_ = StageById(graph, stages);
+  }
+
+  // An operation on the path: its job chain, or itself when it ran no job.
+  void AddOperation(std::size_t operation) {
+    on_path_.insert(operation);
+    const std::vector<std::size_t> jobs = ChainBack(graph_, graph_.ChildrenIn(operation, Lane::kJob));
+    if (jobs.empty()) AddSegment(operation);
+    for (std::size_t job : jobs) AddJob(job);
+  }
+
+  // A job on the path: its stage chain where known, else itself.
+  void AddJob(std::size_t job) {
+    on_path_.insert(job);
+    const std::vector<std::size_t> stages =
+        path_.stage_dependencies_known ? StageChain(graph_, job, stage_by_id_) : std::vector<std::size_t>{};
+    if (stages.empty()) AddSegment(job);
+    for (std::size_t stage : stages) {
+      on_path_.insert(stage);
+      AddSegment(stage);
+    }
+  }
+
+  CriticalPath Finish() && {
+    const auto by_start = [this](std::size_t a, std::size_t b) {
+      return std::tuple(graph_.start(a), LaneOf(graph_.span(a)), a) <
+             std::tuple(graph_.start(b), LaneOf(graph_.span(b)), b);
+    };
+    path_.span_indices.assign(on_path_.begin(), on_path_.end());
+    std::sort(path_.span_indices.begin(), path_.span_indices.end(), by_start);
+    std::vector<std::size_t> segment_spans(segment_spans_.begin(), segment_spans_.end());
+    std::sort(segment_spans.begin(), segment_spans.end(), by_start);
+    for (std::size_t index : segment_spans) {
+      path_.segments.push_back({index, SpanStartMs(graph_.span(index)), SpanEndMs(graph_.span(index))});
+    }
+    path_.ms = UnionMs(path_.segments);
+    return std::move(path_);
+  }
+
+ private:
+  void AddSegment(std::size_t index) { segment_spans_.insert(index); }
+
+  // Segments come sorted by start.
+  static double UnionMs(const std::vector<PathSegment>& segments) {
+    double total = 0;
+    std::optional<PathSegment> run;
+    for (const PathSegment& segment : segments) {
+      if (run && segment.start_ms <= run->end_ms) {
+        run->end_ms = std::max(run->end_ms, segment.end_ms);
+        continue;
+      }
+      if (run) total += run->end_ms - run->start_ms;
+      run = segment;
+    }
+    if (run) total += run->end_ms - run->start_ms;
+    return total;
+  }
+
+  const SpanGraph& graph_;
+  CriticalPath path_;
+  std::map<std::int64_t, std::size_t> stage_by_id_;
+  std::set<std::size_t> on_path_;
+  std::set<std::size_t> segment_spans_;
+};
+
+}  // namespace
+
+CriticalPath ComputeCriticalPath(std::span<const tracing::Span> spans) {
+  const SpanGraph graph(spans);
+  std::vector<std::size_t> operations;
+  std::vector<std::size_t> jobs;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const Lane lane = LaneOf(spans[i]);
+    if (lane == Lane::kOperation) operations.push_back(i);
+    if (lane == Lane::kJob) jobs.push_back(i);
+  }
+  PathBuilder builder(graph);
+  if (!operations.empty()) {
+    for (std::size_t operation : ChainBack(graph, std::move(operations))) builder.AddOperation(operation);
+  } else {
+    for (std::size_t job : ChainBack(graph, std::move(jobs))) builder.AddJob(job);
+  }
+  return std::move(builder).Finish();
+}
+
+}  // namespace sparktrace::traceview

@@ -1,0 +1,449 @@
+#include "traceview/trace_view_api.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "common/url_codec.h"
+#include "traceview/attempt_json.h"
+#include "traceview/attempt_spans.h"
+#include "traceview/breakdown.h"
+#include "traceview/chrome_trace.h"
+#include "traceview/embedded_files.h"
+#include "traceview/executor_series.h"
+#include "traceview/history.h"
+#include "traceview/otlp_json.h"
+#include "traceview/view_time.h"
+#include "tracing/attribute_json.h"
+
+namespace sparktrace::traceview {
+namespace {
+
+using admin::HttpRequest;
+using admin::HttpResponse;
+using nlohmann::ordered_json;
+
+constexpr std::size_t kHistoryRuns = 30;
+constexpr std::size_t kPhaseCacheEntries = 2048;
+
+HttpResponse Json(int status, const ordered_json& body) {
+  return HttpResponse{status, "application/json; charset=utf-8", tracing::DumpJson(body) + "\n", {}};
+}
+
+HttpResponse JsonError(int status, std::string message) {
+  return Json(status, {{"error", std::move(message)}});
+}
+
+HttpResponse StoreError(const Error& error) {
+  if (error.code == ErrorCode::kNotFound) return JsonError(404, error.message);
+  return JsonError(503, error.message);
+}
+
+std::string_view ContentTypeOf(std::string_view name) {
+  const auto ends = [name](std::string_view suffix) { return name.ends_with(suffix); };
+  if (ends(".html")) return "text/html; charset=utf-8";
+  if (ends(".js") || ends(".mjs")) return "application/javascript; charset=utf-8";
+  if (ends(".css")) return "text/css; charset=utf-8";
+  if (ends(".svg")) return "image/svg+xml";
+  if (ends(".png")) return "image/png";
+  if (ends(".json")) return "application/json; charset=utf-8";
+  if (ends(".md")) return "text/markdown; charset=utf-8";
+  return "application/octet-stream";
+}
+
+std::optional<HttpResponse> EmbeddedFileResponse(std::string_view name) {
+  const EmbeddedFile* file = FindEmbeddedFile(name);
+  if (file == nullptr) return std::nullopt;
+  return HttpResponse{200, std::string(ContentTypeOf(name)), std::string(file->content), {}};
+}
+
+bool IsPagePath(std::string_view path) {
+  return path == "/" || path == "/index.html" || path.starts_with("/tasks/") ||
+         path.starts_with("/traces/") || path.starts_with("/recipes/");
+}
+
+std::optional<std::int64_t> ParseInteger(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::vector<std::string> SplitPath(std::string_view rest) {
+  std::vector<std::string> segments;
+  while (true) {
+    const std::size_t slash = rest.find('/');
+    segments.push_back(PercentDecode(rest.substr(0, slash)));
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  return segments;
+}
+
+// A trailing "/chrome-trace.json" or "/otlp.json" names a download of the attempt.
+enum class Download { kNone, kChromeTrace, kOtlp };
+
+Download TakeDownload(std::vector<std::string>& segments) {
+  if (segments.empty()) return Download::kNone;
+  if (segments.back() == "chrome-trace.json") {
+    segments.pop_back();
+    return Download::kChromeTrace;
+  }
+  if (segments.back() == "otlp.json") {
+    segments.pop_back();
+    return Download::kOtlp;
+  }
+  return Download::kNone;
+}
+
+ordered_json PhasesOfRow(const tracing::TaskAttemptRow& row) {
+  const double wall =
+      static_cast<double>(row.end_unix_nano - std::min(row.start_unix_nano, row.end_unix_nano)) / 1e6;
+  double driver = 0;
+  for (const std::int64_t ms : row.phase_ms) driver += static_cast<double>(ms);
+  return {{"client", std::max(0.0, wall - driver)},
+          {"resource_wait", row.phase_ms[0]},
+          {"compute", row.phase_ms[1]},
+          {"io_write", row.phase_ms[2]},
+          {"idle", row.phase_ms[3]},
+          {"result_transfer", 0}};
+}
+
+std::string RowHref(const tracing::TaskAttemptRow& row) {
+  if (row.airflow) return AttemptHref(row.key);
+  return TraceHref(row.trace_ids.empty() ? "" : row.trace_ids.front());
+}
+
+ordered_json TaskRowJson(const tracing::TaskAttemptRow& row) {
+  ordered_json trace_ids = ordered_json::array();
+  for (const std::string& trace_id : row.trace_ids) trace_ids.push_back(trace_id);
+  ordered_json top = nullptr;
+  if (!row.top_finding_json.empty()) {
+    top = ordered_json::parse(row.top_finding_json, nullptr, /*allow_exceptions=*/false);
+    if (top.is_discarded()) top = nullptr;
+  }
+  const double start = NanosToMs(row.start_unix_nano);
+  const double end = NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano));
+  ordered_json json = {{"kind", row.airflow ? "airflow" : "trace"}};
+  if (row.airflow) {
+    json["dag_id"] = row.key.dag_id;
+    json["task_id"] = row.key.task_id;
+    json["run_id"] = row.key.run_id;
+    json["try_number"] = row.key.try_number;
+    json["map_index"] = row.key.map_index;
+  }
+  json["name"] = row.name;
+  json["trace_ids"] = std::move(trace_ids);
+  json["state"] = row.state;
+  json["start_ms"] = start;
+  json["end_ms"] = end;
+  json["wall_ms"] = end - start;
+  json["phases"] = PhasesOfRow(row);
+  json["finding_count"] = row.finding_count;
+  json["top_finding"] = std::move(top);
+  json["href"] = RowHref(row);
+  return json;
+}
+
+AttemptLink LinkOf(const tracing::TaskAttemptRow& row) {
+  const double wall =
+      static_cast<double>(row.end_unix_nano - std::min(row.start_unix_nano, row.end_unix_nano)) / 1e6;
+  return AttemptLink{row.key.run_id, row.key.try_number, row.state, wall, RowHref(row)};
+}
+
+}  // namespace
+
+const EmbeddedFile* FindEmbeddedFile(std::string_view name) {
+  for (const EmbeddedFile& file : EmbeddedFiles()) {
+    if (file.name == name) return &file;
+  }
+  return nullptr;
+}
+
+TraceViewApi::TraceViewApi(std::string store_path) : store_path_(std::move(store_path)) {}
+TraceViewApi::~TraceViewApi() = default;
+
+Result<tracing::SqliteSpanStore*> TraceViewApi::Store() {
+  if (store_) return store_.get();
+  tracing::SqliteSpanStoreOptions options;
+  options.read_only = true;
+  // A reader waits less than a writer would: a page that cannot read now says so (503) quickly.
+  options.busy_timeout = std::chrono::seconds(2);
+  auto store = tracing::SqliteSpanStore::Open(store_path_, options);
+  if (!store.ok()) return store.error();
+  store_ = std::move(store).value();
+  return store_.get();
+}
+
+std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
+  const std::string& path = request.path;
+  if (IsPagePath(path)) return EmbeddedFileResponse("assets/index.html");
+  if (path.starts_with("/assets/")) return EmbeddedFileResponse(path.substr(1));
+  if (path.starts_with("/api/v1/recipes/")) {
+    const std::string name =
+        "recipes/" + PercentDecode(path.substr(std::string_view("/api/v1/recipes/").size()));
+    if (name.find("..") != std::string::npos) return JsonError(400, "bad recipe path");
+    if (auto file = EmbeddedFileResponse(name)) return file;
+    return JsonError(404, "no recipe " + name.substr(8));
+  }
+  HttpResponse response;
+  if (path == "/api/v1/tasks") {
+    response = ListTasks(request);
+  } else if (path.starts_with("/api/v1/tasks/")) {
+    response = ShowAttempt(path.substr(std::string_view("/api/v1/tasks/").size()), request);
+  } else if (path.starts_with("/api/v1/traces/")) {
+    response = ShowTrace(path.substr(std::string_view("/api/v1/traces/").size()));
+  } else {
+    return std::nullopt;
+  }
+  // A store error closes the connection, so that the next request opens it again (the file may have
+  // been replaced, or created since).
+  if (response.status == 503) store_.reset();
+  return response;
+}
+
+HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
+  const auto query = ParseQuery(request.query);
+  tracing::TaskAttemptFilter filter;
+  const auto text = [&query](std::string_view name) -> std::optional<std::string> {
+    const auto found = query.find(name);
+    if (found == query.end() || found->second.empty()) return std::nullopt;
+    return found->second;
+  };
+  filter.dag_id = text("dag");
+  filter.task_id = text("task");
+  filter.state = text("state");
+  if (filter.state && *filter.state != "running" && *filter.state != "success" && *filter.state != "failed") {
+    return JsonError(400, "state must be running, success or failed");
+  }
+  for (const auto& [name, target] :
+       {std::pair{"since", &filter.since_unix_nano}, {"until", &filter.until_unix_nano}}) {
+    if (const auto value = text(name)) {
+      const auto ms = ParseInteger(*value);
+      if (!ms || *ms < 0) return JsonError(400, fmt::format("{} must be epoch milliseconds", name));
+      *target = static_cast<std::uint64_t>(*ms) * 1'000'000ULL;
+    }
+  }
+  if (const auto value = text("limit")) {
+    const auto limit = ParseInteger(*value);
+    if (!limit || *limit < 1 || *limit > 200) return JsonError(400, "limit must be 1 to 200");
+    filter.limit = static_cast<std::size_t>(*limit);
+  }
+  if (const auto value = text("offset")) {
+    const auto offset = ParseInteger(*value);
+    if (!offset || *offset < 0) return JsonError(400, "offset must be 0 or more");
+    filter.offset = static_cast<std::size_t>(*offset);
+  }
+  auto store = Store();
+  if (!store.ok()) return StoreError(store.error());
+  if (const auto q = text("q")) {
+    auto traces = (*store)->TracesMatching(*q);
+    if (!traces.ok()) return StoreError(traces.error());
+    filter.trace_ids = std::move(traces).value();
+  }
+  auto page = (*store)->ListTaskAttempts(filter);
+  if (!page.ok()) return StoreError(page.error());
+  ordered_json tasks = ordered_json::array();
+  for (const tracing::TaskAttemptRow& row : page->rows) tasks.push_back(TaskRowJson(row));
+  return Json(200, {{"schema", "sparktrace.tasks/1"},
+                    {"total", page->total},
+                    {"offset", filter.offset},
+                    {"limit", filter.limit},
+                    {"tasks", std::move(tasks)}});
+}
+
+std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::TaskAttemptRow& row) {
+  std::string cache_key = fmt::format("{}|{}|{}|{}|{}|{}|", row.key.dag_id, row.key.task_id, row.key.run_id,
+                                      row.key.try_number, row.end_unix_nano, row.span_count);
+  for (const std::string& trace_id : row.trace_ids) cache_key += trace_id;
+  if (auto cached = phase_cache_.find(cache_key); cached != phase_cache_.end()) return cached->second;
+  std::vector<tracing::Span> spans;
+  for (const std::string& trace_hex : row.trace_ids) {
+    const auto trace_id = tracing::ParseTraceId(trace_hex);
+    if (!trace_id) continue;
+    auto trace = store_->GetTrace(*trace_id);
+    if (!trace.ok()) continue;
+    auto members = row.airflow ? SpansOfAttempt(std::move(trace).value(), row.key) : std::move(trace).value();
+    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
+                 std::make_move_iterator(members.end()));
+  }
+  const std::array<double, 6> phases = PhaseMillis(spans);
+  if (phase_cache_.size() >= kPhaseCacheEntries) phase_cache_.clear();  // simple bound; refilled on demand
+  phase_cache_.emplace(std::move(cache_key), phases);
+  return phases;
+}
+
+HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpRequest& request) {
+  std::vector<std::string> segments = SplitPath(rest);
+  const Download download = TakeDownload(segments);
+  if (segments.size() != 4) return JsonError(400, "expected /api/v1/tasks/<dag>/<task>/<run>/<try>");
+  tracing::TaskAttemptKey key{segments[0], segments[1], segments[2], 1, -1};
+  const auto try_number = ParseInteger(segments[3]);
+  if (!try_number) return JsonError(400, "try must be an integer");
+  key.try_number = *try_number;
+  const auto query = ParseQuery(request.query);
+  if (const auto map_index = query.find("map_index");
+      map_index != query.end() && !map_index->second.empty()) {
+    const auto value = ParseInteger(map_index->second);
+    if (!value) return JsonError(400, "map_index must be an integer");
+    key.map_index = *value;
+  }
+  auto store = Store();
+  if (!store.ok()) return StoreError(store.error());
+
+  // Every attempt of this task (newest first): this one, the tries of its run, its neighbours and
+  // the history all come from this one page of the index.
+  tracing::TaskAttemptFilter filter;
+  filter.airflow_only = true;
+  filter.dag_id = key.dag_id;
+  filter.task_id = key.task_id;
+  filter.map_index = key.map_index;
+  filter.limit = 200;
+  auto attempts = (*store)->ListTaskAttempts(filter);
+  if (!attempts.ok()) return StoreError(attempts.error());
+  const auto current = std::find_if(attempts->rows.begin(), attempts->rows.end(),
+                                    [&key](const tracing::TaskAttemptRow& row) { return row.key == key; });
+  const tracing::TaskAttemptRow* row = current == attempts->rows.end() ? nullptr : &*current;
+  if (row == nullptr) {
+    // Older than the 200 newest attempts of the task: look it up by itself.
+    filter.run_id = key.run_id;
+    auto of_run = (*store)->ListTaskAttempts(filter);
+    if (!of_run.ok()) return StoreError(of_run.error());
+    for (const tracing::TaskAttemptRow& candidate : of_run->rows) {
+      if (candidate.key == key) attempts->rows.push_back(candidate);
+    }
+    if (attempts->rows.empty() || !(attempts->rows.back().key == key)) {
+      return JsonError(404, "no such task attempt");
+    }
+    row = &attempts->rows.back();
+  }
+  std::vector<tracing::Span> spans;
+  for (const std::string& trace_hex : row->trace_ids) {
+    const auto trace_id = tracing::ParseTraceId(trace_hex);
+    if (!trace_id) continue;
+    auto trace = (*store)->GetTrace(*trace_id);
+    if (!trace.ok()) {
+      if (trace.error().code == ErrorCode::kNotFound) continue;  // deleted by retention meanwhile
+      return StoreError(trace.error());
+    }
+    auto members = SpansOfAttempt(std::move(trace).value(), key);
+    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
+                 std::make_move_iterator(members.end()));
+  }
+  if (spans.empty()) return JsonError(404, "no such task attempt");
+  const std::string title =
+      fmt::format("{}.{} {} try {}", key.dag_id, key.task_id, key.run_id, key.try_number);
+  if (download == Download::kChromeTrace) {
+    const Breakdown breakdown = ComputeBreakdown(spans);
+    return HttpResponse{
+        200,
+        "application/json; charset=utf-8",
+        ChromeTraceJson(spans, ComputeExecutorSeries(spans, breakdown.start_ms, breakdown.end_ms), title),
+        {{"Content-Disposition", "attachment; filename=\"sparktrace-chrome-trace.json\""}}};
+  }
+  if (download == Download::kOtlp) {
+    return HttpResponse{200,
+                        "application/json; charset=utf-8",
+                        OtlpJson(spans),
+                        {{"Content-Disposition", "attachment; filename=\"sparktrace-otlp.json\""}}};
+  }
+
+  AttemptContext context;
+  context.airflow = true;
+  context.key = key;
+  context.name = row->name;
+  context.trace_ids = row->trace_ids;
+  context.state = row->state;
+  context.api_path = "/api/v1/tasks/" + EncodePathSegment(key.dag_id) + "/" + EncodePathSegment(key.task_id) +
+                     "/" + EncodePathSegment(key.run_id) + "/" + std::to_string(key.try_number);
+  // Rows are newest first: runs before this one are further down the list.
+  std::vector<const tracing::TaskAttemptRow*> tries;
+  std::vector<RunSummary> runs;
+  for (const tracing::TaskAttemptRow& other : attempts->rows) {
+    if (other.key.run_id == key.run_id) tries.push_back(&other);
+    if (other.key.run_id != key.run_id) {
+      if (other.start_unix_nano < row->start_unix_nano) {
+        if (!context.previous_run) context.previous_run = LinkOf(other);
+      } else {
+        context.next_run = LinkOf(other);  // the last one seen is the closest later run
+      }
+    }
+  }
+  std::sort(tries.begin(), tries.end(),
+            [](const auto* a, const auto* b) { return a->key.try_number < b->key.try_number; });
+  for (const auto* attempt : tries) context.tries.push_back(LinkOf(*attempt));
+  const std::array<double, 6> own_phases = PhaseMillis(spans);
+  std::size_t listed = 0;
+  for (const tracing::TaskAttemptRow& other : attempts->rows) {
+    const bool is_current = &other == row;
+    if (!is_current && listed >= kHistoryRuns) continue;
+    ++listed;
+    RunSummary summary;
+    summary.run_id = other.key.run_id;
+    summary.try_number = other.key.try_number;
+    summary.state = other.state;
+    summary.start_ms = NanosToMs(other.start_unix_nano);
+    summary.wall_ms = NanosToMs(std::max(other.start_unix_nano, other.end_unix_nano)) - summary.start_ms;
+    summary.phases = is_current ? own_phases : HistoryPhases(other);
+    summary.href = AttemptHref(other.key);
+    summary.current = is_current;
+    if (is_current) {
+      double wall = 0;
+      for (double ms : own_phases) wall += ms;
+      summary.wall_ms = wall;
+    }
+    runs.push_back(std::move(summary));
+  }
+  context.history = ComputeHistory(std::move(runs), kHistoryRuns);
+  return Json(200, AttemptJson(spans, context));
+}
+
+HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
+  std::vector<std::string> segments = SplitPath(rest);
+  const Download download = TakeDownload(segments);
+  if (segments.size() != 1) return JsonError(400, "expected /api/v1/traces/<trace id>");
+  const auto trace_id = tracing::ParseTraceId(segments[0]);
+  if (!trace_id) return JsonError(400, "a trace id is 32 hex digits");
+  auto store = Store();
+  if (!store.ok()) return StoreError(store.error());
+  auto spans = (*store)->GetTrace(*trace_id);
+  if (!spans.ok()) return StoreError(spans.error());
+  const std::string trace_hex = tracing::ToHex(*trace_id);
+  if (download == Download::kChromeTrace) {
+    const Breakdown breakdown = ComputeBreakdown(*spans);
+    return HttpResponse{
+        200,
+        "application/json; charset=utf-8",
+        ChromeTraceJson(*spans, ComputeExecutorSeries(*spans, breakdown.start_ms, breakdown.end_ms),
+                        "trace " + trace_hex),
+        {{"Content-Disposition", "attachment; filename=\"sparktrace-chrome-trace.json\""}}};
+  }
+  if (download == Download::kOtlp) {
+    return HttpResponse{200,
+                        "application/json; charset=utf-8",
+                        OtlpJson(*spans),
+                        {{"Content-Disposition", "attachment; filename=\"sparktrace-otlp.json\""}}};
+  }
+  AttemptContext context;
+  context.airflow = false;
+  context.name = "trace " + trace_hex;
+  context.trace_ids = {trace_hex};
+  context.state = "success";
+  context.api_path = "/api/v1/traces/" + trace_hex;
+  tracing::TaskAttemptFilter filter;
+  filter.trace_ids = std::vector<std::string>{trace_hex};
+  filter.limit = 10;
+  if (auto rows = (*store)->ListTaskAttempts(filter); rows.ok()) {
+    for (const tracing::TaskAttemptRow& row : rows->rows) {
+      if (row.airflow) continue;
+      context.name = row.name;
+      context.state = row.state;
+    }
+  }
+  return Json(200, AttemptJson(*spans, context));
+}
+
+}  // namespace sparktrace::traceview

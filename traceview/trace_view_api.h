@@ -1,0 +1,45 @@
+#pragma once
+// The trace view's HTTP surface (docs/trace-view-api.md): the page for every page path, its assets,
+// the recipes and the /api/v1 JSON, read from a trace store. Plugged into the admin server as its GET
+// handler (admin::AdminUi), by `sparktrace proxy` over its own --store and by `sparktrace ui` over
+// any store file.
+//
+// Threads: Handle() is called on the admin thread only, one request at a time (the store connection
+// and the cache are not synchronised). The store is opened read-only on first use (WAL: a proxy
+// writing to it is never blocked) and opened again after an error.
+
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "admin/admin_server.h"
+#include "tracing/sqlite_span_store.h"
+
+namespace sparktrace::traceview {
+
+class TraceViewApi {
+ public:
+  explicit TraceViewApi(std::string store_path);
+  ~TraceViewApi();
+  TraceViewApi(const TraceViewApi&) = delete;
+  TraceViewApi& operator=(const TraceViewApi&) = delete;
+
+  // nullopt for a path the trace view does not serve, /api/v2/… included (the admin server answers 404).
+  std::optional<admin::HttpResponse> Handle(const admin::HttpRequest& request);
+
+ private:
+  Result<tracing::SqliteSpanStore*> Store();
+  admin::HttpResponse ListTasks(const admin::HttpRequest& request);
+  admin::HttpResponse ShowAttempt(const std::string& rest, const admin::HttpRequest& request);
+  admin::HttpResponse ShowTrace(const std::string& rest);
+  // The six-phase breakdown of an attempt of the history, cached by what identifies its content.
+  std::array<double, 6> HistoryPhases(const tracing::TaskAttemptRow& row);
+
+  std::string store_path_;
+  std::unique_ptr<tracing::SqliteSpanStore> store_;
+  std::map<std::string, std::array<double, 6>> phase_cache_;
+};
+
+}  // namespace sparktrace::traceview

@@ -1,0 +1,88 @@
+// Findings, most impact first: severity (as text), title, impact, scope, evidence, the fix (config
+// keys and values as code), related findings and the recipe. Clicking a finding selects its spans
+// in the timeline.
+
+import { h, link } from './dom.js';
+import { severityBadge } from './badges.js';
+import { splitConfigTokens } from './fix_text.js';
+import { formatDuration } from './format.js';
+
+function withCode(text) {
+  return splitConfigTokens(text).map((part) => (part.code ? h('code', null, part.text) : part.text));
+}
+
+function recipeName(finding) {
+  return finding.recipe ? finding.recipe.replace(/^.*\//, '').replace(/\.md(#.*)?$/, '').replace(/-/g, ' ') : 'recipe';
+}
+
+function renderFinding(finding, index, onSelect) {
+  const spanCount = finding.span_ids?.length ?? 0;
+  const show = h('button', { type: 'button', class: 'button small show-spans', 'aria-pressed': 'false', disabled: spanCount === 0 },
+    spanCount === 1 ? 'Show its span in the timeline' : `Show its ${spanCount} spans in the timeline`);
+  const evidence = finding.evidence?.length
+    ? h('details', null,
+      h('summary', null, `Evidence (${finding.evidence.length})`),
+      h('ul', { class: 'evidence' }, finding.evidence.map((e) => h('li', null, e))))
+    : null;
+  const li = h('li', {
+    class: ['finding', `sev-${finding.severity}`],
+    dataset: { findingId: finding.id, findingKey: finding.key },
+  },
+  h('div', { class: 'finding-head' },
+    severityBadge(finding.severity),
+    h('h3', null, finding.title),
+    h('span', { class: 'impact' }, h('span', { class: 'muted' }, 'impact \u2248 '), formatDuration(finding.impact_seconds * 1000))),
+  finding.scope ? h('p', { class: 'scope' }, finding.scope) : null,
+  finding.fix?.length ? h('div', { class: 'finding-fix' },
+    h('h4', null, 'What to change'), h('ul', { class: 'fix' }, finding.fix.map((f) => h('li', null, withCode(f))))) : null,
+  evidence,
+  finding.related?.length ? h('p', { class: 'related' }, 'Related: ', finding.related.join('; ')) : null,
+  h('div', { class: 'finding-actions' },
+    show,
+    finding.recipe_href ? link(finding.recipe_href, { class: 'recipe-link' }, `Recipe: ${recipeName(finding)} \u2192`) : null));
+  const select = () => onSelect(finding, li);
+  show.addEventListener('click', (event) => {
+    event.stopPropagation();
+    select();
+  });
+  li.addEventListener('click', (event) => {
+    // Links, buttons and the evidence toggle keep their own behaviour; selecting text is not a click.
+    if (event.target.closest('a, button, summary') || window.getSelection()?.toString()) return;
+    select();
+  });
+  return li;
+}
+
+// A card with the list #findings. onSelect(finding) is called when one is chosen.
+export function renderFindings(findings, onSelect) {
+  const list = h('ol', { id: 'findings', class: 'findings' });
+  let selected = null;
+  const choose = (finding, li) => {
+    if (selected) {
+      selected.classList.remove('selected');
+      selected.querySelector('.show-spans')?.setAttribute('aria-pressed', 'false');
+    }
+    selected = li;
+    li.classList.add('selected');
+    li.querySelector('.show-spans')?.setAttribute('aria-pressed', 'true');
+    onSelect(finding);
+  };
+  findings.forEach((finding, i) => list.append(renderFinding(finding, i, choose)));
+  const card = h('section', { class: 'card findings-card', 'aria-labelledby': 'findings-title' },
+    h('div', { class: 'card-head' },
+      h('h2', { id: 'findings-title' }, 'Why, and what to change'),
+      h('span', { class: 'muted' }, findings.length
+        ? `${findings.length} finding${findings.length === 1 ? '' : 's'}, largest impact first`
+        : 'no findings')),
+    findings.length ? null : h('p', { class: 'no-findings' }, 'No diagnosis rule fired for this attempt: nothing crossed its thresholds.'),
+    list);
+  return {
+    element: card,
+    clearSelection() {
+      if (!selected) return;
+      selected.classList.remove('selected');
+      selected.querySelector('.show-spans')?.setAttribute('aria-pressed', 'false');
+      selected = null;
+    },
+  };
+}

@@ -1,0 +1,125 @@
+// Checks a JSON answer against docs/trace-view-api.md: the shapes and the promises the page relies
+// on (six phases in order adding up to the wall time, intervals covering it, spans in tree order,
+// ids that resolve). Answers a list of problems, empty when it conforms. Usable on real server
+// output too: node -e "import('./web/test/contract.mjs').then(m => console.log(m.checkAttempt(JSON.parse(require('fs').readFileSync(0)))))"
+
+export const PHASES = ['client', 'resource_wait', 'compute', 'io_write', 'idle', 'result_transfer'];
+export const LANES = ['task', 'rpc', 'operation', 'lifecycle', 'job', 'stage', 'phase', 'application', 'other'];
+const STATES = ['running', 'success', 'failed'];
+const SEVERITIES = ['info', 'warning', 'critical'];
+
+const isNum = (v) => typeof v === 'number' && Number.isFinite(v);
+const close = (a, b, tolerance = 1e-6) => Math.abs(a - b) <= tolerance * Math.max(1, Math.abs(a), Math.abs(b));
+
+export function checkAttempt(a) {
+  const problems = [];
+  const fail = (text) => problems.push(text);
+  if (a.schema !== 'sparktrace.attempt/1') fail(`schema ${a.schema}`);
+  if (!['airflow', 'trace'].includes(a.kind)) fail(`kind ${a.kind}`);
+  if (a.kind === 'airflow') {
+    for (const k of ['dag_id', 'task_id', 'run_id']) if (typeof a.identity?.[k] !== 'string') fail(`identity.${k}`);
+    for (const k of ['try_number', 'map_index']) if (!Number.isInteger(a.identity?.[k])) fail(`identity.${k}`);
+  }
+  if (!STATES.includes(a.state)) fail(`state ${a.state}`);
+  if (typeof a.in_progress !== 'boolean') fail('in_progress');
+  if (!isNum(a.start_ms) || !isNum(a.end_ms) || !isNum(a.wall_ms)) fail('start/end/wall');
+  if (!close(a.end_ms - a.start_ms, a.wall_ms)) fail('wall_ms != end - start');
+  for (const t of a.tries ?? []) if (!Number.isInteger(t.try_number) || typeof t.href !== 'string') fail('tries[]');
+  for (const key of ['previous_run', 'next_run']) {
+    if (a[key] !== null && (typeof a[key]?.run_id !== 'string' || typeof a[key]?.href !== 'string')) fail(key);
+  }
+
+  const b = a.breakdown;
+  if (!b || !Array.isArray(b.phases)) {
+    fail('breakdown');
+  } else {
+    if (b.phases.map((p) => p.phase).join() !== PHASES.join()) fail('breakdown.phases order');
+    const sum = b.phases.reduce((s, p) => s + p.ms, 0);
+    if (!close(sum, b.wall_ms, 1e-9) || !close(b.wall_ms, a.wall_ms)) fail(`phases add up to ${sum}, wall ${b.wall_ms}`);
+    for (const p of b.phases) if (typeof p.label !== 'string' || !isNum(p.fraction) || p.ms < 0) fail(`phase ${p.phase}`);
+    let t = a.start_ms;
+    for (const i of b.intervals) {
+      if (!PHASES.includes(i.phase)) fail(`interval phase ${i.phase}`);
+      if (!close(i.start_ms, t, 1e-12)) fail(`interval gap at ${t}`);
+      if (!(i.end_ms >= i.start_ms)) fail('interval reversed');
+      t = i.end_ms;
+    }
+    if (b.intervals.length && !close(t, a.end_ms, 1e-12)) fail('intervals do not reach the end');
+    const fromIntervals = Object.fromEntries(PHASES.map((p) => [p, 0]));
+    for (const i of b.intervals) fromIntervals[i.phase] += i.end_ms - i.start_ms;
+    for (const p of b.phases) if (!close(fromIntervals[p.phase], p.ms, 1e-6)) fail(`intervals of ${p.phase} != ms`);
+  }
+
+  const ids = new Map();
+  a.spans.forEach((s, i) => ids.set(s.id, i));
+  const childCount = new Map();
+  a.spans.forEach((s, i) => {
+    if (!LANES.includes(s.lane)) fail(`span ${s.id} lane ${s.lane}`);
+    if (!(s.end_ms >= s.start_ms)) fail(`span ${s.id} reversed`);
+    for (const k of ['name', 'label', 'status', 'status_message']) if (typeof s[k] !== 'string') fail(`span ${s.id} ${k}`);
+    if (typeof s.open !== 'boolean' || typeof s.critical !== 'boolean' || typeof s.has_children !== 'boolean') fail(`span ${s.id} flags`);
+    if (!Array.isArray(s.events) || !Array.isArray(s.finding_ids) || typeof s.attributes !== 'object') fail(`span ${s.id} lists`);
+    if (!('spark_ui' in (s.links ?? {}))) fail(`span ${s.id} links`);
+    if (s.parent_id && ids.has(s.parent_id)) {
+      const p = ids.get(s.parent_id);
+      if (p >= i) fail(`span ${s.id} before its parent`);
+      if (a.spans[p].depth + 1 !== s.depth) fail(`span ${s.id} depth`);
+      childCount.set(s.parent_id, (childCount.get(s.parent_id) ?? 0) + 1);
+    } else if (s.depth !== 0) {
+      fail(`root span ${s.id} depth ${s.depth}`);
+    }
+  });
+  for (const s of a.spans) if (s.has_children !== childCount.has(s.id)) fail(`span ${s.id} has_children`);
+
+  const findingIds = new Set();
+  let lastImpact = Infinity;
+  for (const f of a.findings) {
+    findingIds.add(f.id);
+    if (!SEVERITIES.includes(f.severity)) fail(`finding ${f.key} severity`);
+    if (f.impact_seconds > lastImpact) fail('findings not by impact');
+    lastImpact = f.impact_seconds;
+    for (const k of ['evidence', 'fix', 'related', 'span_ids']) if (!Array.isArray(f[k])) fail(`finding ${f.key} ${k}`);
+    for (const id of f.span_ids) if (!ids.has(id)) fail(`finding ${f.key} span ${id}`);
+    if (!f.recipe_href?.startsWith('/recipes/')) fail(`finding ${f.key} recipe_href`);
+  }
+  for (const s of a.spans) for (const id of s.finding_ids) if (!findingIds.has(id)) fail(`span ${s.id} finding ${id}`);
+
+  const ex = a.executors;
+  if (typeof ex?.known !== 'boolean' || !isNum(ex.max) || !Array.isArray(ex.series)) fail('executors');
+  for (let i = 1; i < (ex?.series?.length ?? 0); i += 1) if (ex.series[i].t_ms < ex.series[i - 1].t_ms) fail('executors.series order');
+
+  const cp = a.critical_path;
+  const critical = a.spans.filter((s) => s.critical).map((s) => s.id);
+  if (cp.span_ids.slice().sort().join() !== critical.slice().sort().join()) fail('critical_path.span_ids != critical spans');
+  for (const seg of cp.segments) if (!ids.has(seg.span_id) || !(seg.end_ms >= seg.start_ms)) fail('critical segment');
+  if (!close(cp.ms, cp.segments.reduce((s, x) => s + x.end_ms - x.start_ms, 0))) fail('critical_path.ms');
+
+  const h = a.history;
+  if (!Array.isArray(h?.runs) || !Array.isArray(h?.comparison)) fail('history');
+  for (const r of h?.runs ?? []) if (!r.phases || typeof r.href !== 'string' || typeof r.current !== 'boolean') fail('history.runs[]');
+  if (h?.baseline) {
+    if (!Number.isInteger(h.baseline.runs) || !isNum(h.baseline.median_wall_ms)) fail('baseline');
+    for (const c of h.comparison) if (!close(c.delta_ms, c.current_ms - c.median_ms)) fail(`comparison ${c.phase}`);
+  } else if (h && h.baseline !== null) {
+    fail('baseline must be null when absent');
+  }
+  if (typeof a.downloads?.chrome_trace !== 'string' || typeof a.downloads?.otlp_json !== 'string') fail('downloads');
+  return problems;
+}
+
+export function checkTasks(list) {
+  const problems = [];
+  if (list.schema !== 'sparktrace.tasks/1') problems.push('schema');
+  if (!Number.isInteger(list.total) || !Number.isInteger(list.offset) || !Number.isInteger(list.limit)) problems.push('paging');
+  if (list.tasks.length > list.limit) problems.push('more rows than limit');
+  for (const t of list.tasks) {
+    if (!['airflow', 'trace'].includes(t.kind)) problems.push(`kind ${t.kind}`);
+    if (!STATES.includes(t.state)) problems.push(`state ${t.state}`);
+    if (Object.keys(t.phases).sort().join() !== PHASES.slice().sort().join()) problems.push('phases keys');
+    const sum = Object.values(t.phases).reduce((s, v) => s + v, 0);
+    if (!close(sum, t.wall_ms, 1e-9)) problems.push(`row phases ${sum} != wall ${t.wall_ms}`);
+    if (typeof t.href !== 'string' || !t.href.startsWith('/')) problems.push('href');
+    if (t.top_finding !== null && !SEVERITIES.includes(t.top_finding.severity)) problems.push('top_finding');
+  }
+  return problems;
+}
