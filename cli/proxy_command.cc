@@ -119,7 +119,8 @@ int RunProxyCommand(std::span<const std::string> args) {
   std::unique_ptr<traceview::TraceViewApi> trace_view;
   admin::AdminUi ui;
   if (tracing_config->store_path) {
-    trace_view = std::make_unique<traceview::TraceViewApi>(*tracing_config->store_path);
+    trace_view = std::make_unique<traceview::TraceViewApi>(traceview::TraceViewOptions{
+        *tracing_config->store_path, tracing_config->spark_ui_url, config->history_server_url});
     ui.handler = [view = trace_view.get()](const admin::HttpRequest& request) {
       return view->Handle(request);
     };

@@ -24,10 +24,11 @@ constexpr const char* kUsage =
     "the proxy is never blocked). Open the printed URL.\n"
     "\n";
 
-const std::array<FlagSpec, 4> kSpecs = {{
+const std::array<FlagSpec, 5> kSpecs = {{
     {"store", "PATH", "sparktrace.db", "the trace database to show"},
     {"listen", "HOST:PORT", "127.0.0.1:9470", "where to serve the trace view (port 0 picks a free port)"},
     {"admin-token", "TOKEN", "", "require this token (Bearer header, or ?token= once in the browser)"},
+    {"history-server", "URL", "", "a Spark History Server (http://shs:18080): jobs and stages link there"},
     {"help", "", "", "show this help"},
 }};
 
@@ -66,7 +67,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server's thread starts: it inherits the mask
   signal(SIGPIPE, SIG_IGN);
 
-  traceview::TraceViewApi view(flags->Get("store"));
+  traceview::TraceViewApi view(traceview::TraceViewOptions{flags->Get("store"), "", flags->Get("history-server")});
   admin::AdminUi ui;
   ui.handler = [&view](const admin::HttpRequest& request) { return view.Handle(request); };
   ui.token = flags->Get("admin-token");

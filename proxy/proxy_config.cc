@@ -31,7 +31,7 @@ Result<std::string> HostPortFlag(const ParsedFlags& flags, std::string_view name
 }  // namespace
 
 std::span<const FlagSpec> ProxyFlagSpecs() {
-  static const std::array<FlagSpec, 14> kSpecs = {{
+  static const std::array<FlagSpec, 15> kSpecs = {{
       {"listen", "HOST:PORT", "0.0.0.0:15002",
        "where Spark Connect clients connect (port 0 picks a free port)"},
       {"upstream", "HOST:PORT", "", "the Spark Connect server to forward to", /*required=*/true},
@@ -39,6 +39,7 @@ std::span<const FlagSpec> ProxyFlagSpecs() {
       {"admin-token", "TOKEN", "",
        "require this token for the trace view and its API (Bearer header, or ?token= once); probes, /metrics "
        "and event pushes stay open"},
+      {"history-server", "URL", "", "a Spark History Server (http://shs:18080): the trace view links jobs and stages there"},
       {"max-message-bytes", "BYTES", "256MiB",
        "largest message accepted and forwarded, each way (max 2GiB-1)"},
       {"upstream-tls", "", "", "connect to the upstream with TLS"},
@@ -83,6 +84,7 @@ Result<ProxyConfig> ProxyConfigFromFlags(const ParsedFlags& flags) {
   if (!admin.ok()) return admin.error();
   config.admin = *admin;
   config.admin_token = flags.Get("admin-token");
+  config.history_server_url = flags.Get("history-server");
   auto upstream = HostPortFlag(flags, "upstream");
   if (!upstream.ok()) return upstream.error();
   config.upstream.target = *upstream;

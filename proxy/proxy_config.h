@@ -26,6 +26,7 @@ struct ProxyConfig {
   std::string listen = "0.0.0.0:15002";
   std::string admin = "127.0.0.1:9464";
   std::string admin_token;  // empty: the trace view is open to whoever reaches --admin
+  std::string history_server_url;  // the trace view links jobs and stages there when set
   UpstreamOptions upstream;
   std::uint64_t max_message_bytes = 256ULL << 20;
   std::optional<ListenerTls> tls;

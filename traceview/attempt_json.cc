@@ -10,6 +10,7 @@
 #include "traceview/breakdown.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
+#include "traceview/json_writer.h"
 #include "traceview/span_lanes.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
@@ -63,9 +64,17 @@ TreeOrder OrderAsTree(std::span<const Span> spans, const std::vector<std::option
       roots.push_back(i);
     }
   }
-  const auto by_start = [&spans](std::size_t a, std::size_t b) {
-    return std::tuple(spans[a].start_time_unix_nano, LaneOf(spans[a]), IdKey(spans[a].span_id)) <
-           std::tuple(spans[b].start_time_unix_nano, LaneOf(spans[b]), IdKey(spans[b].span_id));
+  // Sort keys computed once: the comparator runs n log n times on 20,000-span traces.
+  struct SortKey {
+    std::uint64_t start;
+    Lane lane;
+    tracing::SpanId id;
+  };
+  std::vector<SortKey> keys;
+  keys.reserve(spans.size());
+  for (const Span& span : spans) keys.push_back(SortKey{span.start_time_unix_nano, LaneOf(span), span.span_id});
+  const auto by_start = [&keys](std::size_t a, std::size_t b) {
+    return std::tie(keys[a].start, keys[a].lane, keys[a].id) < std::tie(keys[b].start, keys[b].lane, keys[b].id);
   };
   std::sort(roots.begin(), roots.end(), by_start);
   for (auto& siblings : children) std::sort(siblings.begin(), siblings.end(), by_start);
@@ -116,13 +125,18 @@ struct FindingEntry {
   double impact = 0;
 };
 
+// The findings attached to one span: their rule ids and their keys (unique within the attempt).
+struct SpanFindings {
+  std::vector<std::string> ids;
+  std::vector<std::string> keys;
+};
+
 // Findings from the sparktrace.finding span events, one per finding key (a stage finding is on the
 // stage and on its operation's lifecycle span), with every span it is attached to.
-std::vector<FindingEntry> CollectFindings(std::span<const Span> spans,
-                                          std::vector<std::vector<std::string>>& ids_by_span) {
+std::vector<FindingEntry> CollectFindings(std::span<const Span> spans, std::vector<SpanFindings>& by_span) {
   std::map<std::string, std::size_t> by_key;
   std::vector<FindingEntry> findings;
-  ids_by_span.assign(spans.size(), {});
+  by_span.assign(spans.size(), {});
   for (std::size_t i = 0; i < spans.size(); ++i) {
     for (const tracing::SpanEvent& event : spans[i].events) {
       if (event.name != "sparktrace.finding") continue;
@@ -133,7 +147,8 @@ std::vector<FindingEntry> CollectFindings(std::span<const Span> spans,
       const std::string id = text("finding.id");
       std::string key = text("finding.key");
       if (key.empty()) key = id + "@" + ToHex(spans[i].span_id);
-      ids_by_span[i].push_back(id);
+      by_span[i].ids.push_back(id);
+      by_span[i].keys.push_back(key);
       auto [found, inserted] = by_key.emplace(key, findings.size());
       if (!inserted) {
         findings[found->second].json["span_ids"].push_back(ToHex(spans[i].span_id));
@@ -160,19 +175,14 @@ std::vector<FindingEntry> CollectFindings(std::span<const Span> spans,
       findings.push_back(FindingEntry{std::move(json), impact == nullptr ? 0.0 : *impact});
     }
   }
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const FindingEntry& a, const FindingEntry& b) { return a.impact > b.impact; });
+  // Most impact first; at equal impact the specific finding before the summary that repeats it
+  // (slow-spark-jobs sums up the operation's causes with the top cause's impact).
+  const auto is_summary = [](const FindingEntry& entry) { return entry.json["id"] == "slow-spark-jobs"; };
+  std::stable_sort(findings.begin(), findings.end(), [&is_summary](const FindingEntry& a, const FindingEntry& b) {
+    if (a.impact != b.impact) return a.impact > b.impact;
+    return !is_summary(a) && is_summary(b);
+  });
   return findings;
-}
-
-ordered_json EventsJson(const Span& span) {
-  ordered_json events = ordered_json::array();
-  for (const tracing::SpanEvent& event : span.events) {
-    events.push_back({{"name", event.name},
-                      {"time_ms", NanosToMs(event.time_unix_nano)},
-                      {"attributes", tracing::AttributesToJson(event.attributes)}});
-  }
-  return events;
 }
 
 ordered_json LinkJson(const AttemptLink& link) {
@@ -205,9 +215,16 @@ ordered_json HistoryJson(const History& history) {
   }
   ordered_json baseline = nullptr;
   if (history.baseline) {
+    const auto current = std::find_if(history.runs.begin(), history.runs.end(),
+                                      [](const RunSummary& run) { return run.current; });
     baseline = {{"runs", history.baseline->runs},
                 {"median_wall_ms", history.baseline->median_wall_ms},
                 {"phases", PhaseObject(history.baseline->phases)}};
+    // The wall time's own comparison, next to the phases' (the page's total row and summary line).
+    if (current != history.runs.end()) {
+      baseline["current_wall_ms"] = current->wall_ms;
+      baseline["delta_wall_ms"] = current->wall_ms - history.baseline->median_wall_ms;
+    }
   }
   ordered_json comparison = ordered_json::array();
   for (const PhaseDelta& delta : history.comparison) {
@@ -240,6 +257,51 @@ ordered_json BreakdownJson(const Breakdown& breakdown) {
   return {{"wall_ms", wall}, {"phases", std::move(phases)}, {"intervals", std::move(intervals)}};
 }
 
+// The Spark application a span ran in: spark.app.id on the span itself, or on the lifecycle span of its
+// operation (the driver's side of it), or on an ancestor (an application trace's root).
+std::vector<std::string> ApplicationIds(std::span<const Span> spans, const std::vector<std::optional<std::size_t>>& parent) {
+  std::vector<std::string> own(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const auto* app = tracing::AttributeValueOf<std::string>(spans[i].attributes, "spark.app.id");
+    if (app == nullptr || app->empty()) continue;
+    own[i] = *app;
+    // A lifecycle span names the application for its whole operation.
+    if (parent[i] && LaneOf(spans[i]) == Lane::kLifecycle && own[*parent[i]].empty()) own[*parent[i]] = *app;
+  }
+  std::vector<std::string> resolved(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    std::optional<std::size_t> current = i;
+    for (std::size_t steps = 0; current && steps <= spans.size(); ++steps) {
+      if (!own[*current].empty()) {
+        resolved[i] = own[*current];
+        break;
+      }
+      current = parent[*current];
+    }
+  }
+  return resolved;
+}
+
+// The page of this span in a Spark UI rooted at `base` (a driver's UI, or a History Server's
+// application path): jobs and stages have their own pages, the rest the application's job list.
+std::string SparkPage(std::string base, const Span& span) {
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  switch (LaneOf(span)) {
+    case Lane::kJob:
+      if (const auto job = IntAttribute(span, "spark.job.id")) return base + "/jobs/job/?id=" + std::to_string(*job);
+      break;
+    case Lane::kStage:
+      if (const auto stage = IntAttribute(span, "spark.stage.id")) {
+        return base + "/stages/stage/?id=" + std::to_string(*stage) +
+               "&attempt=" + std::to_string(IntAttribute(span, "spark.stage.attempt").value_or(0));
+      }
+      break;
+    default:
+      break;
+  }
+  return base + "/jobs/";
+}
+
 }  // namespace
 
 std::string AttemptHref(const tracing::TaskAttemptKey& key) {
@@ -253,7 +315,7 @@ std::string TraceHref(std::string_view trace_id) { return "/traces/" + EncodePat
 
 std::array<double, 6> PhaseMillis(std::span<const Span> spans) { return ComputeBreakdown(spans).ms; }
 
-ordered_json AttemptJson(std::span<const Span> spans, const AttemptContext& context) {
+std::string AttemptJson(std::span<const Span> spans, const AttemptContext& context) {
   std::unordered_map<std::string, std::size_t> index_of;
   index_of.reserve(spans.size());
   for (std::size_t i = 0; i < spans.size(); ++i) index_of.emplace(IdKey(spans[i].span_id), i);
@@ -270,51 +332,14 @@ ordered_json AttemptJson(std::span<const Span> spans, const AttemptContext& cont
   const CriticalPath critical = ComputeCriticalPath(spans);
   const ExecutorSeries executors = ComputeExecutorSeries(spans, breakdown.start_ms, breakdown.end_ms);
   const std::vector<bool> open = OpenSpans(spans, parent);
-  std::vector<std::vector<std::string>> finding_ids;
-  std::vector<FindingEntry> findings = CollectFindings(spans, finding_ids);
+  std::vector<SpanFindings> span_findings;
+  std::vector<FindingEntry> findings = CollectFindings(spans, span_findings);
   std::vector<bool> on_path(spans.size(), false);
   for (std::size_t index : critical.span_indices) on_path[index] = true;
 
   const TreeOrder tree = OrderAsTree(spans, parent);
-  ordered_json span_list = ordered_json::array();
-  bool in_progress = false;
-  for (std::size_t index : tree.order) {
-    const Span& span = spans[index];
-    in_progress = in_progress || open[index];
-    ordered_json ids = ordered_json::array();
-    for (const std::string& id : finding_ids[index]) ids.push_back(id);
-    span_list.push_back({{"id", ToHex(span.span_id)},
-                         {"parent_id", parent[index] ? ToHex(span.parent_span_id) : ""},
-                         {"trace_id", ToHex(span.trace_id)},
-                         {"depth", tree.depth[index]},
-                         {"has_children", tree.has_children[index]},
-                         {"name", span.name},
-                         {"label", SpanLabel(span)},
-                         {"lane", LaneName(LaneOf(span))},
-                         {"start_ms", SpanStartMs(span)},
-                         {"end_ms", SpanEndMs(span)},
-                         {"open", static_cast<bool>(open[index])},
-                         {"status", StatusName(span.status_code)},
-                         {"status_message", span.status_message},
-                         {"attributes", tracing::AttributesToJson(span.attributes)},
-                         {"events", EventsJson(span)},
-                         {"finding_ids", std::move(ids)},
-                         {"critical", static_cast<bool>(on_path[index])},
-                         {"links", {{"spark_ui", nullptr}}}});
-  }
-
-  ordered_json executor_points = ordered_json::array();
-  for (const ExecutorPoint& point : executors.points) {
-    executor_points.push_back({{"t_ms", point.t_ms}, {"count", point.count}});
-  }
-  ordered_json path_ids = ordered_json::array();
-  for (std::size_t index : critical.span_indices) path_ids.push_back(ToHex(spans[index].span_id));
-  ordered_json segments = ordered_json::array();
-  for (const PathSegment& segment : critical.segments) {
-    segments.push_back({{"span_id", ToHex(spans[segment.span_index].span_id)},
-                        {"start_ms", segment.start_ms},
-                        {"end_ms", segment.end_ms}});
-  }
+  const std::vector<std::string> app_ids = ApplicationIds(spans, parent);
+  const bool in_progress = std::find(open.begin(), open.end(), true) != open.end();
   ordered_json finding_list = ordered_json::array();
   for (FindingEntry& finding : findings) finding_list.push_back(std::move(finding.json));
   ordered_json tries = ordered_json::array();
@@ -330,7 +355,7 @@ ordered_json AttemptJson(std::span<const Span> spans, const AttemptContext& cont
                 {"try_number", context.key.try_number},
                 {"map_index", context.key.map_index}};
   }
-  return {
+  const ordered_json head = {
       {"schema", "sparktrace.attempt/1"},
       {"kind", context.airflow ? "airflow" : "trace"},
       {"identity", std::move(identity)},
@@ -346,22 +371,94 @@ ordered_json AttemptJson(std::span<const Span> spans, const AttemptContext& cont
       {"next_run", context.next_run ? LinkJson(*context.next_run) : ordered_json(nullptr)},
       {"breakdown", BreakdownJson(breakdown)},
       {"findings", std::move(finding_list)},
-      {"spans", std::move(span_list)},
-      {"executors",
-       {{"known", executors.known}, {"max", executors.max}, {"series", std::move(executor_points)}}},
-      {"critical_path",
-       {{"known", critical.stage_dependencies_known},
-        {"span_ids", std::move(path_ids)},
-        {"segments", std::move(segments)},
-        {"ms", critical.ms},
-        {"basis", critical.stage_dependencies_known
-                      ? "stage parent ids and job/operation order"
-                      : "job and operation order (stages carry no parent ids)"}}},
       {"history", HistoryJson(context.history)},
       {"downloads",
        {{"chrome_trace", context.api_path + "/chrome-trace.json"},
         {"otlp_json", context.api_path + "/otlp.json"}}},
   };
+
+  // The spans (20,000 for a large attempt) and the critical path (as many stages) are most of the
+  // answer: written straight to text; the rest, small, through nlohmann.
+  JsonWriter out;
+  out.BeginObject();
+  for (const auto& [key, value] : head.items()) out.Key(key).Raw(tracing::DumpJson(value));
+  out.Key("executors").BeginObject();
+  out.Key("known").Bool(executors.known).Key("max").Int(executors.max).Key("series").BeginArray();
+  for (const ExecutorPoint& point : executors.points) {
+    out.BeginObject().Key("t_ms").Double(point.t_ms).Key("count").Int(point.count).EndObject();
+  }
+  out.EndArray().EndObject();
+  out.Key("critical_path").BeginObject();
+  out.Key("known").Bool(critical.stage_dependencies_known);
+  out.Key("span_ids").BeginArray();
+  for (std::size_t index : critical.span_indices) out.String(ToHex(spans[index].span_id));
+  out.EndArray();
+  out.Key("segments").BeginArray();
+  for (const PathSegment& segment : critical.segments) {
+    out.BeginObject().Key("span_id").String(ToHex(spans[segment.span_index].span_id));
+    out.Key("start_ms").Double(segment.start_ms).Key("end_ms").Double(segment.end_ms).EndObject();
+  }
+  out.EndArray();
+  out.Key("ms").Double(critical.ms);
+  out.Key("basis").String(critical.stage_dependencies_known ? "stage parent ids and job/operation order"
+                                                            : "job and operation order (stages carry no parent ids)");
+  out.EndObject();
+  out.Key("spans").BeginArray();
+  for (std::size_t index : tree.order) {
+    const Span& span = spans[index];
+    out.BeginObject();
+    out.Key("id").String(ToHex(span.span_id));
+    out.Key("parent_id").String(parent[index] ? ToHex(span.parent_span_id) : "");
+    out.Key("trace_id").String(ToHex(span.trace_id));
+    out.Key("depth").Int(tree.depth[index]);
+    out.Key("has_children").Bool(tree.has_children[index]);
+    out.Key("name").String(span.name);
+    out.Key("label").String(SpanLabel(span));
+    out.Key("lane").String(LaneName(LaneOf(span)));
+    out.Key("start_ms").Double(SpanStartMs(span));
+    out.Key("end_ms").Double(SpanEndMs(span));
+    out.Key("open").Bool(open[index]);
+    out.Key("status").String(StatusName(span.status_code));
+    out.Key("status_message").String(span.status_message);
+    out.Key("attributes").Attributes(span.attributes);
+    out.Key("events").BeginArray();
+    for (const tracing::SpanEvent& event : span.events) {
+      out.BeginObject();
+      out.Key("name").String(event.name);
+      out.Key("time_ms").Double(NanosToMs(event.time_unix_nano));
+      out.Key("attributes").Attributes(event.attributes);
+      out.EndObject();
+    }
+    out.EndArray();
+    out.Key("finding_ids").BeginArray();
+    for (const std::string& id : span_findings[index].ids) out.String(id);
+    out.EndArray();
+    out.Key("finding_keys").BeginArray();
+    for (const std::string& key : span_findings[index].keys) out.String(key);
+    out.EndArray();
+    out.Key("critical").Bool(on_path[index]);
+    out.Key("links").BeginObject();
+    const Lane lane = LaneOf(span);
+    const bool spark_side = lane == Lane::kJob || lane == Lane::kStage || lane == Lane::kLifecycle ||
+                            lane == Lane::kApplication || lane == Lane::kOperation;
+    if (spark_side && !context.spark_ui_url.empty()) {
+      out.Key("spark_ui").String(SparkPage(context.spark_ui_url, span));
+    } else {
+      out.Key("spark_ui").Null();
+    }
+    if (spark_side && !context.history_server_url.empty() && !app_ids[index].empty()) {
+      std::string base = context.history_server_url;
+      while (!base.empty() && base.back() == '/') base.pop_back();
+      out.Key("history_server").String(SparkPage(base + "/history/" + EncodePathSegment(app_ids[index]), span));
+    } else {
+      out.Key("history_server").Null();
+    }
+    out.EndObject();
+    out.EndObject();
+  }
+  out.EndArray();
+  out.EndObject();
+  return out.Take();
 }
 
 }  // namespace sparktrace::traceview

@@ -37,6 +37,10 @@ struct AttemptContext {
   std::optional<AttemptLink> next_run;
   History history;
   std::string api_path;  // "/api/v1/tasks/…" or "/api/v1/traces/…": the downloads hang below it
+  // Where Spark's own pages are, for the links of job, stage and operation spans ("" when unknown):
+  // the live driver's UI (the proxy's --spark-ui) and a History Server (--history-server).
+  std::string spark_ui_url;
+  std::string history_server_url;
 };
 
 // The page path of an Airflow attempt, each segment percent-encoded: /tasks/<dag>/<task>/<run>/<try>
@@ -44,7 +48,8 @@ struct AttemptContext {
 std::string AttemptHref(const tracing::TaskAttemptKey& key);
 std::string TraceHref(std::string_view trace_id);
 
-nlohmann::ordered_json AttemptJson(std::span<const tracing::Span> spans, const AttemptContext& context);
+// Compact JSON text (the spans are written directly, without a JSON tree: see json_writer.h).
+std::string AttemptJson(std::span<const tracing::Span> spans, const AttemptContext& context);
 
 // The six-phase figures of a breakdown, indexed by ViewPhase (for history rows).
 std::array<double, 6> PhaseMillis(std::span<const tracing::Span> spans);

@@ -163,7 +163,7 @@ const EmbeddedFile* FindEmbeddedFile(std::string_view name) {
   return nullptr;
 }
 
-TraceViewApi::TraceViewApi(std::string store_path) : store_path_(std::move(store_path)) {}
+TraceViewApi::TraceViewApi(TraceViewOptions options) : options_(std::move(options)) {}
 TraceViewApi::~TraceViewApi() = default;
 
 Result<tracing::SqliteSpanStore*> TraceViewApi::Store() {
@@ -172,7 +172,7 @@ Result<tracing::SqliteSpanStore*> TraceViewApi::Store() {
   options.read_only = true;
   // A reader waits less than a writer would: a page that cannot read now says so (503) quickly.
   options.busy_timeout = std::chrono::seconds(2);
-  auto store = tracing::SqliteSpanStore::Open(store_path_, options);
+  auto store = tracing::SqliteSpanStore::Open(options_.store_path, options);
   if (!store.ok()) return store.error();
   store_ = std::move(store).value();
   return store_.get();
@@ -357,6 +357,8 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
   context.name = row->name;
   context.trace_ids = row->trace_ids;
   context.state = row->state;
+  context.spark_ui_url = options_.spark_ui_url;
+  context.history_server_url = options_.history_server_url;
   context.api_path = "/api/v1/tasks/" + EncodePathSegment(key.dag_id) + "/" + EncodePathSegment(key.task_id) +
                      "/" + EncodePathSegment(key.run_id) + "/" + std::to_string(key.try_number);
   // Rows are newest first: runs before this one are further down the list.
@@ -398,7 +400,7 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
     runs.push_back(std::move(summary));
   }
   context.history = ComputeHistory(std::move(runs), kHistoryRuns);
-  return Json(200, AttemptJson(spans, context));
+  return HttpResponse{200, "application/json; charset=utf-8", AttemptJson(spans, context) + "\n", {}};
 }
 
 HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
@@ -433,6 +435,8 @@ HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
   context.trace_ids = {trace_hex};
   context.state = "success";
   context.api_path = "/api/v1/traces/" + trace_hex;
+  context.spark_ui_url = options_.spark_ui_url;
+  context.history_server_url = options_.history_server_url;
   tracing::TaskAttemptFilter filter;
   filter.trace_ids = std::vector<std::string>{trace_hex};
   filter.limit = 10;
@@ -443,7 +447,7 @@ HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
       context.state = row.state;
     }
   }
-  return Json(200, AttemptJson(*spans, context));
+  return HttpResponse{200, "application/json; charset=utf-8", AttemptJson(*spans, context) + "\n", {}};
 }
 
 }  // namespace sparktrace::traceview

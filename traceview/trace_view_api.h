@@ -19,9 +19,15 @@
 
 namespace sparktrace::traceview {
 
+struct TraceViewOptions {
+  std::string store_path;
+  std::string spark_ui_url{};        // the live driver's UI (--spark-ui), for links from jobs and stages
+  std::string history_server_url{};  // a Spark History Server (--history-server), likewise
+};
+
 class TraceViewApi {
  public:
-  explicit TraceViewApi(std::string store_path);
+  explicit TraceViewApi(TraceViewOptions options);
   ~TraceViewApi();
   TraceViewApi(const TraceViewApi&) = delete;
   TraceViewApi& operator=(const TraceViewApi&) = delete;
@@ -37,7 +43,7 @@ class TraceViewApi {
   // The six-phase breakdown of an attempt of the history, cached by what identifies its content.
   std::array<double, 6> HistoryPhases(const tracing::TaskAttemptRow& row);
 
-  std::string store_path_;
+  TraceViewOptions options_;
   std::unique_ptr<tracing::SqliteSpanStore> store_;
   std::map<std::string, std::array<double, 6>> phase_cache_;
 };

@@ -105,11 +105,18 @@ struct Part {
   std::uint64_t start = UINT64_MAX;
   std::uint64_t end = 0;
   std::int64_t spans = 0;
-  std::int64_t errors = 0;
+  // What decides "failed": an operation that failed (outcome failed; an interrupted or retried call is
+  // not a failure of the task), or, in a trace without operations (a plain application), a failed job.
+  std::int64_t operations = 0;
+  std::int64_t failed_operations = 0;
+  std::int64_t failed_jobs = 0;
+  std::int64_t Errors() const { return operations > 0 ? failed_operations : failed_jobs; }
   std::int64_t open = 0;
   std::array<std::int64_t, kIndexedPhaseCount> phase_ms{};
   std::int64_t findings = 0;
   std::string top_finding;
+  bool top_is_summary = false;
+  std::set<std::string> finding_keys;
   double top_impact = -1;
 };
 
@@ -179,10 +186,16 @@ void AddFindings(const std::string& events_json, Part& part) {
     if (!event.is_object() || event.value("name", "") != "sparktrace.finding") continue;
     const auto attributes = event.find("attributes");
     if (attributes == event.end() || !attributes->is_object()) continue;
-    ++part.findings;
+    // A stage's finding is on the stage and on its operation's lifecycle span: counted once, by key.
+    const std::string key = attributes->value("finding.key", "");
+    if (key.empty() || part.finding_keys.insert(key).second) ++part.findings;
     const double impact = attributes->value("finding.impact_seconds", 0.0);
-    if (impact <= part.top_impact) continue;
+    // At equal impact the specific finding wins over the summary that repeats it (as on the page).
+    const bool summary = attributes->value("finding.id", "") == "slow-spark-jobs";
+    const bool better = impact > part.top_impact || (impact == part.top_impact && part.top_is_summary && !summary);
+    if (!better) continue;
     part.top_impact = impact;
+    part.top_is_summary = summary;
     nlohmann::json top = {{"id", attributes->value("finding.id", "")},
                           {"severity", attributes->value("finding.severity", "")},
                           {"title", attributes->value("finding.title", "")},
@@ -195,7 +208,12 @@ void AddSpan(const IndexSpan& span, Part& part) {
   part.start = std::min(part.start, span.start);
   part.end = std::max(part.end, span.end);
   ++part.spans;
-  if (span.error) ++part.errors;
+  if (span.name == "spark_connect.operation") {
+    ++part.operations;
+    if (span.error) ++part.failed_operations;
+  } else if (span.name == "spark.job" && span.error) {
+    ++part.failed_jobs;
+  }
   if (span.open) ++part.open;
   if (span.phase_duration_ms) {
     if (auto phase = PhaseIndex(span.name))
@@ -329,7 +347,7 @@ Result<void> InsertParts(SqliteConnection& db, const std::string& trace_id,
     stmt->BindInt64(11, static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
     stmt->BindInt64(12, static_cast<std::int64_t>(part.end));
     stmt->BindInt64(13, part.spans);
-    stmt->BindInt64(14, part.errors);
+    stmt->BindInt64(14, part.Errors());
     stmt->BindInt64(15, part.open);
     for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
       stmt->BindInt64(16 + static_cast<int>(phase), part.phase_ms[phase]);

@@ -50,8 +50,8 @@ struct TaskAttemptRow {
   std::uint64_t start_unix_nano = 0;
   std::uint64_t end_unix_nano = 0;
   std::int64_t span_count = 0;
-  std::int64_t error_count = 0;
-  std::int64_t open_count = 0;  // spans still running (a job or application without its end event)
+  std::int64_t error_count = 0;  // failed operations (or, without operations, failed jobs)
+  std::int64_t open_count = 0;   // spans still running (a job or application without its end event)
   std::array<std::int64_t, kIndexedPhaseCount> phase_ms{};
   std::int64_t finding_count = 0;
   std::string top_finding_json;  // {"id","severity","title","impact_seconds"} or "" when none

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/unit/traceview_test_spans.h"
@@ -46,6 +47,8 @@ class TraceViewApiTest : public ::testing::Test {
   void WriteSharedTrace() {
     std::vector<Span> spans = Operation(1, 10, 0, 0, "etl", "load", "run-1", 1,
                                         {Finding("resource-wait-long", 2.5), Finding("s3-write-slow", 0.5)});
+    // The stage-scoped finding is also on its stage, as the feed attaches it: one finding, two spans.
+    spans[4].events.push_back(Finding("s3-write-slow", 0.5));
     const auto second = Operation(1, 30, 0, 2000, "etl", "load", "run-1", 1);
     spans.insert(spans.end(), second.begin(), second.end());
     const auto other = Operation(1, 50, 0, 500, "etl", "report", "run-1", 1, {}, "running");
@@ -93,6 +96,21 @@ TEST_F(TraceViewApiTest, IndexesEachAttemptOfASharedTraceSeparately) {
   EXPECT_EQ(report.trace_ids, std::vector<std::string>{tracing::ToHex(TraceNumber(1))});
 }
 
+TEST_F(TraceViewApiTest, AFailedOperationFailsTheAttemptAnRpcErrorDoesNot) {
+  std::vector<Span> retried = Operation(8, 10, 0, 0, "etl", "retried", "run-1", 1);
+  retried[1].status_code = tracing::StatusCode::kError;  // the ExecutePlan RPC failed; the client reattached
+  Write(retried);
+  std::vector<Span> failed = Operation(9, 10, 0, 0, "etl", "failed", "run-1", 1);
+  failed[0].status_code = tracing::StatusCode::kError;  // the operation's outcome: failed
+  Write(failed);
+  auto page = writer_->ListTaskAttempts({});
+  ASSERT_TRUE(page.ok());
+  std::map<std::string, std::string> state_by_task;
+  for (const auto& row : page->rows) state_by_task[row.key.task_id] = row.state;
+  EXPECT_EQ(state_by_task["retried"], "success");
+  EXPECT_EQ(state_by_task["failed"], "failed");
+}
+
 TEST_F(TraceViewApiTest, FiltersSearchesAndPages) {
   WriteSharedTrace();
   std::vector<Span> plain = {NewSpan(2, 1, 0, "spark.application", 5000, 9000)};
@@ -123,7 +141,7 @@ TEST_F(TraceViewApiTest, FiltersSearchesAndPages) {
   ASSERT_EQ(page->rows.size(), 1u);  // newest first: the plain trace, report, then load
   EXPECT_EQ(page->rows[0].key.task_id, "load");
 
-  TraceViewApi api(path_);
+  TraceViewApi api(TraceViewOptions{path_});
   const auto listed = Get(api, "/api/v1/tasks", "q=app-plain-7");
   ASSERT_EQ(listed.status, 200) << listed.body;
   const auto body = Body(listed);
@@ -162,7 +180,7 @@ TEST_F(TraceViewApiTest, SelectsTheSpansOfOneAttemptFromASharedTrace) {
 
 TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
   WriteSharedTrace();
-  TraceViewApi api(path_);
+  TraceViewApi api(TraceViewOptions{path_});
   const auto response = Get(api, "/api/v1/tasks/etl/load/run-1/1");
   ASSERT_EQ(response.status, 200) << response.body;
   const auto body = Body(response);
@@ -187,6 +205,7 @@ TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
   ASSERT_EQ(body["findings"].size(), 2u);
   EXPECT_EQ(body["findings"][0]["id"], "resource-wait-long");  // most impact first
   EXPECT_EQ(body["findings"][0]["recipe_href"], "/recipes/troubleshoot/resource-wait-long.md");
+  EXPECT_EQ(body["findings"][1]["span_ids"].size(), 2u);  // the stage's finding, on the stage and the lifecycle
   EXPECT_EQ(body["spans"].size(), 14u);
   EXPECT_EQ(body["spans"][0]["depth"], 0);
   EXPECT_EQ(body["spans"][1]["depth"], 1);  // children follow their parent
@@ -206,7 +225,7 @@ TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
   const auto second = Operation(6, 30, 0, 102'000, "etl", "load", "run-9", 1);
   later.insert(later.end(), second.begin(), second.end());
   Write(later);
-  TraceViewApi api(path_);
+  TraceViewApi api(TraceViewOptions{path_});
   const auto body = Body(Get(api, "/api/v1/tasks/etl/load/run-9/1"));
   ASSERT_FALSE(body["history"]["baseline"].is_null()) << body["history"].dump();
   EXPECT_EQ(body["history"]["baseline"]["runs"], 3);
@@ -222,7 +241,7 @@ TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
 
 TEST_F(TraceViewApiTest, AnswersBadRequestsAndMissingAttemptsClearly) {
   WriteSharedTrace();
-  TraceViewApi api(path_);
+  TraceViewApi api(TraceViewOptions{path_});
   EXPECT_EQ(Get(api, "/api/v1/tasks", "state=sleeping").status, 400);
   EXPECT_EQ(Get(api, "/api/v1/tasks", "limit=0").status, 400);
   EXPECT_EQ(Get(api, "/api/v1/tasks/etl/load/run-1/x").status, 400);
@@ -238,7 +257,7 @@ TEST_F(TraceViewApiTest, AnswersBadRequestsAndMissingAttemptsClearly) {
 
 TEST_F(TraceViewApiTest, ServesThePageAssetsRecipesAndDownloads) {
   WriteSharedTrace();
-  TraceViewApi api(path_);
+  TraceViewApi api(TraceViewOptions{path_});
   const auto page = Get(api, "/tasks/etl/load/run-1/1");
   ASSERT_EQ(page.status, 200);
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
@@ -255,14 +274,34 @@ TEST_F(TraceViewApiTest, ServesThePageAssetsRecipesAndDownloads) {
 
 TEST_F(TraceViewApiTest, ReadsAStoreWhileItsWriterKeepsWriting) {
   WriteSharedTrace();
-  TraceViewApi api(path_);
+  TraceViewApi api(TraceViewOptions{path_});
   EXPECT_EQ(Body(Get(api, "/api/v1/tasks"))["total"], 2);
   Write(Operation(7, 10, 0, 10'000, "etl", "publish", "run-1", 1));
   EXPECT_EQ(Body(Get(api, "/api/v1/tasks"))["total"], 3);
 }
 
+TEST_F(TraceViewApiTest, LinksJobsAndStagesToTheHistoryServerAndTheDriverUi) {
+  WriteSharedTrace();
+  TraceViewApi api(TraceViewOptions{path_, "http://driver:4040", "http://shs:18080/"});
+  const auto body = Body(Get(api, "/api/v1/tasks/etl/load/run-1/1"));
+  std::map<std::string, nlohmann::json> links_by_label;
+  for (const auto& span : body["spans"]) links_by_label[span["label"].get<std::string>()] = span["links"];
+  // The application id comes from the operation's lifecycle span (spark.app.id).
+  EXPECT_EQ(links_by_label["job 10"]["history_server"], "http://shs:18080/history/app-20251125-0001/jobs/job/?id=10");
+  EXPECT_EQ(links_by_label["job 10"]["spark_ui"], "http://driver:4040/jobs/job/?id=10");
+  EXPECT_EQ(links_by_label["ExecutePlan"]["history_server"], nullptr);  // the client's side: no Spark page
+  bool stage_linked = false;
+  for (const auto& span : body["spans"]) {
+    if (span["lane"] == "stage" && span["links"]["history_server"] ==
+                                       "http://shs:18080/history/app-20251125-0001/stages/stage/?id=10&attempt=0") {
+      stage_linked = true;
+    }
+  }
+  EXPECT_TRUE(stage_linked);
+}
+
 TEST_F(TraceViewApiTest, AMissingStoreIsAServiceErrorNotACrash) {
-  TraceViewApi api((dir_ / "absent.db").string());
+  TraceViewApi api(TraceViewOptions{(dir_ / "absent.db").string()});
   EXPECT_EQ(Get(api, "/api/v1/tasks").status, 404);
 }
 
