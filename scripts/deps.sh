@@ -17,6 +17,7 @@ packages=(
   prometheus                        # promtool, to check our /metrics output in the tests
   openssl                           # throwaway certificates for the TLS tests
   python3-yaml                      # the k8s manifest checks
+  chromium                          # the trace view's browser tests (tests/browser, driven by playwright-core)
 )
 if [[ "${1:-build}" == bench ]]; then
   packages+=(nginx)                 # the reference proxy the benchmark compares against
@@ -40,9 +41,10 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Test-only npm packages, each pinned by its lockfile: the Node gRPC client, and the official
-# OTLP protos and decoder the exporter's bytes are checked against.
-for node_dir in tests/e2e/node tests/otlp; do
+# Test-only npm packages, each pinned by its lockfile: the Node gRPC client, the official OTLP
+# protos and decoder the exporter's bytes are checked against, and playwright-core + axe-core for
+# the browser tests (which drive Debian's chromium above; playwright-core downloads no browser).
+for node_dir in tests/e2e/node tests/otlp tests/browser; do
   [[ -f $node_dir/package-lock.json ]] || continue
   stamp=$node_dir/node_modules/.package-lock.json
   if [[ ! -f $stamp || $node_dir/package-lock.json -nt $stamp ]]; then

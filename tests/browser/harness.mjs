@@ -1,0 +1,344 @@
+// The servers and the browser behind the trace view's browser tests.
+//
+// - startDemo(): `sparktrace demo --once` in a temp dir (an Airflow task's trace in sparktrace-demo.db),
+//   then `sparktrace ui --store` over that file.
+// - startRealLogProxy(): `sparktrace proxy` following a copy of a real Spark event log (a Kubernetes
+//   NYC-taxi job: 6 jobs, 4 executors, 69 s of resource wait); its trace view is on the admin port.
+// - launchBrowser() / openPage(): Debian's chromium (/usr/bin/chromium) driven by playwright-core,
+//   never a downloaded browser; every page records its requests, console errors, page errors and CSP
+//   violations.
+//
+// Everything listens on 127.0.0.1 port 0; everything started here is stopped by Harness.close().
+// Waits are for conditions (a printed line, an API row, document.body.dataset.ready), each bounded.
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..', '..');
+
+export const BIN = process.env.SPARKTRACE_BIN || path.join(ROOT, 'build', 'sparktrace');
+export const CHROMIUM = process.env.SPARKTRACE_CHROMIUM || '/usr/bin/chromium';
+export const DATA_DIR = process.env.SPARKTRACE_DATA_DIR || path.resolve(ROOT, '..', 'shared', 'data');
+export const REAL_LOG = path.join(DATA_DIR, 'spark-events-thirdparty', 'kubeflow-mcp-shs',
+  'eventlog_v2_spark-110be3a8424d4a2789cb88134418217b');
+export const ARTIFACTS = process.env.SPARKTRACE_ARTIFACTS || path.join(os.tmpdir(), 'sparktrace-browser-artifacts');
+
+// Playwright's bound on every wait and action; the servers get more (sanitizer builds are slow).
+export const PAGE_TIMEOUT_MS = 15_000;
+const START_TIMEOUT_MS = 30_000;
+const DEMO_TIMEOUT_MS = 120_000;
+const TRACE_APPEAR_TIMEOUT_MS = 30_000;
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+const OPEN_RE = /^open: +http:\/\/[0-9.:]+(\/tasks\/\S+)$/m;
+const UI_RE = /^trace view (http:\/\/127\.0\.0\.1:\d+)\/$/;
+const LISTENING_RE = /^listening grpc=(127\.0\.0\.1:\d+) admin=(127\.0\.0\.1:\d+)$/;
+
+function tail(text, chars = 4000) {
+  return text.length > chars ? `…${text.slice(-chars)}` : text;
+}
+
+// A child process whose output is kept (stderr bounded) and always drained, so it never blocks on a
+// full pipe.
+class Child {
+  constructor(args, options = {}) {
+    this.args = args;
+    this.proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+    this.stdout = '';
+    this.stderr = '';
+    this.exited = false;
+    this.exitCode = null;
+    this.proc.stdout.setEncoding('utf8');
+    this.proc.stderr.setEncoding('utf8');
+    this.proc.stdout.on('data', (chunk) => {
+      this.stdout = tail(this.stdout + chunk, 200_000);
+      this.emitLines();
+    });
+    this.proc.stderr.on('data', (chunk) => {
+      this.stderr = tail(this.stderr + chunk, 20_000);
+    });
+    this.lineWaiters = [];
+    this.exitPromise = new Promise((resolve) => {
+      this.proc.on('exit', (code, signal) => {
+        this.exited = true;
+        this.exitCode = code ?? signal;
+        resolve(this.exitCode);
+      });
+      this.proc.on('error', (error) => {
+        this.exited = true;
+        this.exitCode = `spawn error: ${error.message}`;
+        resolve(this.exitCode);
+      });
+    });
+    this.exitPromise.then(() => this.emitLines());
+  }
+
+  describe() {
+    return `${path.basename(BIN)} ${this.args.join(' ')}`;
+  }
+
+  emitLines() {
+    const firstLine = this.stdout.includes('\n') ? this.stdout.slice(0, this.stdout.indexOf('\n')) : null;
+    for (const waiter of this.lineWaiters.splice(0)) {
+      if (firstLine !== null) waiter.resolve(firstLine.trim());
+      else if (this.exited) waiter.reject(new Error(`${this.describe()} exited (${this.exitCode}) before printing a line:\n${tail(this.stderr)}`));
+      else this.lineWaiters.push(waiter);
+    }
+  }
+
+  // The first line of stdout, within `timeoutMs`.
+  firstLine(timeoutMs = START_TIMEOUT_MS) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(
+        `${this.describe()} printed no line within ${timeoutMs} ms:\n${tail(this.stderr)}`)), timeoutMs);
+      this.lineWaiters.push({
+        resolve: (line) => { clearTimeout(timer); resolve(line); },
+        reject: (error) => { clearTimeout(timer); reject(error); },
+      });
+      this.emitLines();
+    });
+  }
+
+  async waitExit(timeoutMs) {
+    let timer;
+    const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs); });
+    const result = await Promise.race([this.exitPromise, timeout]);
+    clearTimeout(timer);
+    return result;
+  }
+
+  // SIGTERM, then SIGKILL if it has not exited within 5 s. Only this child, by its pid.
+  async stop() {
+    if (this.exited) return;
+    this.proc.kill('SIGTERM');
+    if (await this.waitExit(5000) === 'timeout') {
+      this.proc.kill('SIGKILL');
+      await this.waitExit(5000);
+    }
+  }
+}
+
+async function fetchJson(url) {
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${text.slice(0, 500)}`);
+  return JSON.parse(text);
+}
+
+// Collects what has to be stopped or removed, and does it in reverse order in close().
+export class Harness {
+  constructor() {
+    this.cleanups = [];
+  }
+
+  defer(fn) {
+    this.cleanups.push(fn);
+  }
+
+  tempDir(prefix) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    this.defer(() => fs.rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  spawn(args, options) {
+    const child = new Child(args, options);
+    this.defer(() => child.stop());
+    return child;
+  }
+
+  async close() {
+    const errors = [];
+    for (const fn of this.cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length) throw errors[0];
+  }
+
+  // `sparktrace ui --store STORE --listen 127.0.0.1:0`: its base URL ("http://127.0.0.1:PORT").
+  async startUi(store) {
+    const ui = this.spawn(['ui', '--store', store, '--listen', '127.0.0.1:0']);
+    const line = await ui.firstLine();
+    const match = UI_RE.exec(line);
+    if (!match) throw new Error(`unexpected first line of ${ui.describe()}: ${JSON.stringify(line)}\n${tail(ui.stderr)}`);
+    return match[1];
+  }
+
+  // The demo's Airflow task attempt served by `sparktrace ui`: {base, pagePath, store}.
+  async startDemo() {
+    const dir = this.tempDir('sparktrace-browser-demo-');
+    const demo = this.spawn(['demo', '--once', '--listen', '127.0.0.1:0'], { cwd: dir });
+    const code = await demo.waitExit(DEMO_TIMEOUT_MS);
+    if (code !== 0) {
+      throw new Error(`${demo.describe()} ended with ${code}:\n${tail(demo.stdout)}\n${tail(demo.stderr)}`);
+    }
+    const match = OPEN_RE.exec(demo.stdout);
+    if (!match) throw new Error(`the demo printed no trace view URL:\n${tail(demo.stdout)}`);
+    const store = path.join(dir, 'sparktrace-demo.db');
+    const base = await this.startUi(store);
+    return { base, pagePath: match[1], store };
+  }
+
+  // The proxy following a copy of the real event log; its admin port serves the trace view.
+  // Answers {base, href, traceId, row} once /api/v1/tasks lists the application's trace.
+  async startRealLogProxy() {
+    const dir = this.tempDir('sparktrace-browser-real-');
+    const logDir = path.join(dir, path.basename(REAL_LOG));
+    fs.cpSync(REAL_LOG, logDir, { recursive: true });
+    for (const name of fs.readdirSync(logDir)) fs.chmodSync(path.join(logDir, name), 0o644);
+    const proxy = this.spawn([
+      'proxy', '--upstream', '127.0.0.1:9', '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0',
+      '--store', path.join(dir, 'real.db'), '--event-log-dir', logDir, '--event-log-poll', '200ms',
+      // The log is from June 2025: the default age limit (7d) would delete its trace at once.
+      '--store-max-age', '20000d',
+      '--drain-timeout', '2s', '--log-level', 'warn',
+    ], { cwd: dir });
+    const line = await proxy.firstLine();
+    const match = LISTENING_RE.exec(line);
+    if (!match) throw new Error(`unexpected first line of ${proxy.describe()}: ${JSON.stringify(line)}\n${tail(proxy.stderr)}`);
+    const base = `http://${match[2]}`;
+    const deadline = Date.now() + TRACE_APPEAR_TIMEOUT_MS;
+    let last = null;
+    for (;;) {
+      last = await fetchJson(`${base}/api/v1/tasks`);
+      const row = last.tasks.find((t) => t.kind === 'trace');
+      if (row) return { base, href: row.href, traceId: row.trace_ids[0], row };
+      if (proxy.exited) throw new Error(`the proxy exited (${proxy.exitCode}):\n${tail(proxy.stderr)}`);
+      if (Date.now() > deadline) {
+        throw new Error(`no trace row in /api/v1/tasks within ${TRACE_APPEAR_TIMEOUT_MS} ms: ${JSON.stringify(last)}\n${tail(proxy.stderr)}`);
+      }
+      await new Promise((resolve) => { setTimeout(resolve, 100); });  // polling an API, not synchronising
+    }
+  }
+
+  async launchBrowser() {
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: START_TIMEOUT_MS,
+      // The same locale and zone everywhere, so that dates and numbers on screenshots compare.
+      env: { ...process.env, LANG: 'en_US.UTF-8', TZ: 'UTC' },
+    });
+    this.defer(() => browser.close());
+    return browser;
+  }
+}
+
+export function getJson(base, pathAndQuery) {
+  return fetchJson(base + pathAndQuery);
+}
+
+// The attempt (or trace) JSON behind a page path: "/tasks/..." -> "/api/v1/tasks/...".
+export function apiPathOf(pagePath) {
+  const url = new URL(pagePath, 'http://x');
+  return `/api/v1${url.pathname}${url.searchParams.has('map_index') ? `?map_index=${url.searchParams.get('map_index')}` : ''}`;
+}
+
+// Opt-in, for work on the page: SPARKTRACE_WEB_ASSETS=DIR (e.g. web/assets) answers the page's
+// document and /assets/* from that directory instead of the copy embedded in the binary, keeping
+// the binary's status and headers (its CSP included), so page edits can be tested without a
+// rebuild. Unset (the default, and in CTest), the binary's own page is what is tested.
+const WEB_ASSETS = process.env.SPARKTRACE_WEB_ASSETS ? path.resolve(process.env.SPARKTRACE_WEB_ASSETS) : null;
+const ASSET_TYPES = {
+  '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml',
+  '.html': 'text/html; charset=utf-8',
+};
+
+async function serveAssetsFromDisk(context) {
+  await context.route(/^http:\/\/127\.0\.0\.1:\d+\//, (route) => answerFromDisk(route).catch(() => {
+    // The context closed while a request was in flight: nothing is waiting for it any more.
+  }));
+}
+
+async function answerFromDisk(route) {
+  const request = route.request();
+  const url = new URL(request.url());
+  const isDocument = request.isNavigationRequest() && !url.pathname.startsWith('/api/');
+  if (!isDocument && !url.pathname.startsWith('/assets/')) return route.continue();
+  const file = isDocument ? path.join(WEB_ASSETS, 'index.html') : path.join(WEB_ASSETS, url.pathname.slice('/assets/'.length));
+  if (!file.startsWith(WEB_ASSETS + path.sep) || !fs.existsSync(file)) return route.continue();
+  const response = await route.fetch();
+  const headers = { ...response.headers(), 'content-type': ASSET_TYPES[path.extname(file)] ?? 'application/octet-stream' };
+  for (const name of ['content-encoding', 'content-length', 'etag']) delete headers[name];
+  return route.fulfill({ status: response.status(), headers, body: fs.readFileSync(file) });
+}
+
+const records = new WeakMap();  // page -> what openPage records of it
+
+// A fresh context and page, 1440x900, with everything it does recorded:
+// {context, page, requests: [url], consoleErrors: [text], pageErrors: [text], cspViolations: [{...}]}.
+// bypassCSP stays false unless asked: the page must work under its own policy.
+export async function openPage(browser, { colorScheme = 'light', bypassCSP = false } = {}) {
+  const context = await browser.newContext({
+    viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1, colorScheme, bypassCSP,
+    locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce',
+  });
+  context.setDefaultTimeout(PAGE_TIMEOUT_MS);
+  context.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS);
+  const record = { context, requests: [], consoleErrors: [], pageErrors: [], cspViolations: [] };
+  // A binding (not a page script) so that the report itself is not subject to the policy.
+  await context.exposeBinding('__sparktraceCspViolation', (_source, violation) => {
+    record.cspViolations.push(violation);
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.__sparktraceCspViolation({
+        directive: event.effectiveDirective, blocked: event.blockedURI, source: event.sourceFile,
+        line: event.lineNumber, sample: event.sample,
+      });
+    });
+  });
+  if (WEB_ASSETS) await serveAssetsFromDisk(context);
+  const page = await context.newPage();
+  records.set(page, record);
+  page.on('request', (request) => record.requests.push(request.url()));
+  page.on('console', (message) => {
+    if (message.type() === 'error') record.consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => record.pageErrors.push(String(error)));
+  record.page = page;
+  return record;
+}
+
+// Loads `url` and waits until the page says its data is on screen.
+export async function load(page, url) {
+  const response = await page.goto(url, { waitUntil: 'domcontentloaded' });
+  await waitReady(page);
+  return response;
+}
+
+// Waits for document.body.dataset.ready; when it never comes, says what the page logged.
+export async function waitReady(page) {
+  try {
+    await page.waitForSelector('body[data-ready="1"]', { state: 'attached' });
+  } catch (error) {
+    const record = records.get(page);
+    const main = await page.textContent('#main').catch(() => '(unreadable)');
+    throw new Error(`${page.url()} never became ready: ${error.message.split('\n')[0]}\n`
+      + `page errors: ${JSON.stringify(record?.pageErrors ?? [])}\nconsole errors: ${JSON.stringify(record?.consoleErrors ?? [])}\n`
+      + `CSP violations: ${JSON.stringify(record?.cspViolations ?? [])}\n#main: ${String(main).trim().slice(0, 500)}`);
+  }
+}
+
+// The URL's path + query as the page shows it now.
+export function currentPath(page) {
+  const url = new URL(page.url());
+  return url.pathname + url.search;
+}
+
+export function artifactsDir() {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  return ARTIFACTS;
+}

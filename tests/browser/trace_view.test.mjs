@@ -1,0 +1,23 @@
+// The trace view in a real browser (Debian's chromium via playwright-core), over the demo's Airflow
+// task attempt: `sparktrace demo --once` leaves it in a store, `sparktrace ui --store` serves it.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { attemptPageTests, setUpTarget } from './attempt_suite.mjs';
+
+const target = setUpTarget((harness) => harness.startDemo());
+
+test('the demo attempt has what the checks need', () => {
+  // Preconditions of the checks, so that none of them can pass vacuously.
+  const { attempt } = target;
+  assert.equal(attempt.kind, 'airflow');
+  assert.ok(attempt.spans.length >= 20, `${attempt.spans.length} spans`);
+  assert.ok(attempt.critical_path.span_ids.length > 0, 'a critical path');
+  assert.ok(attempt.spans.some((s) => !attempt.critical_path.span_ids.includes(s.id)), 'spans off the critical path');
+  assert.ok(attempt.executors.known, 'the executor count is known');
+  assert.ok(attempt.findings.some((f) => f.recipe_href), 'a finding with a recipe');
+  const lanes = new Set(attempt.spans.map((s) => s.lane));
+  for (const lane of ['task', 'rpc', 'operation', 'job', 'stage', 'phase']) assert.ok(lanes.has(lane), `a ${lane} span`);
+});
+
+attemptPageTests(target, 'demo attempt');
