@@ -17,6 +17,7 @@ const main = document.getElementById('main');
 const breadcrumb = document.getElementById('breadcrumb');
 let cleanup = null;
 let generation = 0;
+let shownUrl = null;  // path + query of the page on screen: a change of hash alone is no new page
 
 function setBreadcrumb(items) {
   clear(breadcrumb);
@@ -46,12 +47,19 @@ async function show({ focus = false } = {}) {
   }
   cleanup = null;
   delete document.body.dataset.ready;
+  shownUrl = location.pathname + location.search;
   clear(main);
   const route = parseRoute(location.pathname, location.search);
   const context = {
     main, navigate, setBreadcrumb, markReady,
     setTitle: (text) => { document.title = text ? `${text} \u00b7 sparktrace` : 'sparktrace'; },
     isCurrent: () => mine === generation,
+    // The page's own view state (selection, zoom, search): same page, new query, no new entry.
+    replaceUrl: (url) => {
+      if (mine !== generation) return;
+      history.replaceState(null, '', url);
+      shownUrl = location.pathname + location.search;
+    },
   };
   let result;
   if (route.page === 'tasks') result = renderTasksPage(route, context);
@@ -86,5 +94,9 @@ function onClick(event) {
 
 installPatterns();
 document.addEventListener('click', onClick);
-window.addEventListener('popstate', () => show({ focus: true }));
+window.addEventListener('popstate', () => {
+  // In-page anchors fire popstate too; views that only replaceState their query are the same page.
+  if (location.pathname + location.search === shownUrl) return;
+  show({ focus: true });
+});
 show();

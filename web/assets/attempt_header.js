@@ -70,5 +70,17 @@ export function renderAttemptHeader(attempt) {
       item('Started', formatTimeUtc(attempt.start_ms)),
       item(attempt.in_progress ? 'Last seen' : 'Ended', formatTimeUtc(attempt.end_ms)),
       attempt.kind === 'airflow' && attempt.trace_ids?.length ? item('Trace', attempt.trace_ids.join(', '), true) : null),
-    h('div', { class: 'head-nav' }, renderTries(attempt), renderRuns(attempt), renderDownloads(attempt)));
+    h('div', { class: 'head-nav' }, renderTries(attempt), renderRuns(attempt), renderJumps(attempt), renderDownloads(attempt)));
+}
+
+// In-page links to the sections, the timeline being well below the fold.
+function renderJumps(attempt) {
+  const jump = (id, text) => {
+    const a = h('a', null, text);
+    a.setAttribute('href', `#${id}`);  // a fragment: not a URL that safeHref passes
+    return a;
+  };
+  const n = attempt.findings?.length ?? 0;
+  return h('nav', { class: 'jumps', 'aria-label': 'Sections of this page' },
+    jump('findings-title', `Findings (${n})`), jump('history-title', 'History'), jump('timeline-title', 'Timeline'));
 }

@@ -71,8 +71,16 @@ class AttemptView {
       this.detail.element);
     this.renderSummary();
     context.main.append(this.summary, this.timeline);
+    this.layout();
     const selected = this.gantt.state.selected;
     if (selected >= 0) this.detail.show(this.gantt.state.spans[selected], attempt);
+  }
+
+  // Draws what needs the page's sizes at once, so that everything is on screen when the page says
+  // it is ready (observers alone would draw it just before the next paint).
+  layout() {
+    for (const part of this.parts) part.layout?.();
+    this.gantt.renderNow();
   }
 
   // Everything above the timeline: header, breakdown, findings, history. Rebuilt on each update
@@ -112,6 +120,7 @@ class AttemptView {
     const scrollY = window.scrollY;
     this.renderSummary();
     this.gantt.update(attempt);
+    this.layout();
     const selected = this.gantt.state.selected;
     this.detail.show(selected >= 0 ? this.gantt.state.spans[selected] : null, attempt);
     window.scrollTo(window.scrollX, scrollY);  // the summary was rebuilt: keep the reader's place
@@ -123,7 +132,7 @@ class AttemptView {
     this.urlTimer = setTimeout(() => {
       if (!this.context.isCurrent()) return;
       const url = attemptPageUrl(this.route, view);
-      if (url !== location.pathname + location.search) history.replaceState(null, '', url);
+      if (url !== location.pathname + location.search) this.context.replaceUrl(url);
     }, 150);
   }
 
@@ -158,12 +167,15 @@ export async function renderAttemptPage(route, context) {
   }
   if (!context.isCurrent()) return () => {};
   loading.remove();
+  performance.mark('sparktrace:attempt-data');
   const attempt = result.data;
   const title = attemptTitle(attempt);
   context.setTitle(route.kind === 'trace' ? `${title} (trace)` : `${title} \u00b7 try ${route.identity.try_number}`);
   context.setBreadcrumb(breadcrumbFor(route, attempt));
   view = new AttemptView(route, context, attempt);
   context.markReady();
+  // How long laying out the attempt took, for performance checks (see web/dev/browser_check.mjs).
+  performance.measure('sparktrace:attempt-render', 'sparktrace:attempt-data');
 
   if (attempt.in_progress) {
     poller = poll(url, {

@@ -51,7 +51,8 @@ export function renderBreakdownBar(breakdown) {
   };
   const observer = new ResizeObserver((entries) => fitLabels(entries[0].contentRect.width));
   observer.observe(bar);
-  return { element: bar, disconnect: () => observer.disconnect() };
+  // layout(): label now, once the bar is in the document (the observer only fires before the next paint).
+  return { element: bar, layout: () => fitLabels(bar.clientWidth), disconnect: () => observer.disconnect() };
 }
 
 export function renderBreakdownLegend(breakdown) {

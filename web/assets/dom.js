@@ -66,9 +66,3 @@ export function link(href, attrs, ...children) {
 export function srOnly(text) {
   return h('span', { class: 'sr-only' }, text);
 }
-
-let idCounter = 0;
-export function uniqueId(prefix) {
-  idCounter += 1;
-  return `${prefix}-${idCounter}`;
-}

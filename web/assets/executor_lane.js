@@ -5,7 +5,7 @@
 import { s, clear } from './dom.js';
 import { stepPath } from './gantt_layout.js';
 
-export const EXECUTOR_LANE_HEIGHT = 34;
+const EXECUTOR_LANE_HEIGHT = 34;
 
 export function createExecutorLane() {
   return s('svg', { id: 'executor-lane', class: 'executor-lane', role: 'img', height: EXECUTOR_LANE_HEIGHT });
@@ -14,11 +14,12 @@ export function createExecutorLane() {
 // Redraws the lane for `scale` (ms since the attempt's start) and the attempt's executors.
 export function drawExecutorLane(svg, executors, startEpochMs, totalMs, scale) {
   clear(svg);
-  svg.setAttribute('width', scale.width);
-  svg.setAttribute('viewBox', `0 0 ${scale.width} ${EXECUTOR_LANE_HEIGHT}`);
+  const width = scale.width;
+  svg.setAttribute('width', width);
+  svg.setAttribute('viewBox', `0 0 ${width} ${EXECUTOR_LANE_HEIGHT}`);
   const known = executors?.known && executors.series?.length > 0;
   const max = Math.max(executors?.max ?? 0, 1);
-  svg.append(s('line', { class: 'lane-grid', x1: 0, x2: scale.width, y1: 2, y2: 2 }));
+  svg.append(s('line', { class: 'lane-grid', x1: 0, x2: width, y1: 2, y2: 2 }));
   // Closed downwards so the area under the step is filled: an empty lane reads as "none alive".
   const step = known ? stepPath(executors.series, startEpochMs, totalMs, scale, EXECUTOR_LANE_HEIGHT, max) : '';
   const firstX = /^M([\d.]+)/.exec(step)?.[1] ?? '0';

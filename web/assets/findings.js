@@ -11,8 +11,12 @@ function withCode(text) {
   return splitConfigTokens(text).map((part) => (part.code ? h('code', null, part.text) : part.text));
 }
 
+// "troubleshoot/slow-spark-jobs.md#idle-executors" -> "slow spark jobs \u203a idle executors".
 function recipeName(finding) {
-  return finding.recipe ? finding.recipe.replace(/^.*\//, '').replace(/\.md(#.*)?$/, '').replace(/-/g, ' ') : 'recipe';
+  if (!finding.recipe) return 'recipe';
+  const [file, anchor] = finding.recipe.split('#');
+  const words = (text) => text.replace(/^.*\//, '').replace(/\.md$/, '').replace(/-/g, ' ');
+  return anchor ? `${words(file)} \u203a ${words(anchor)}` : words(file);
 }
 
 function renderFinding(finding, index, onSelect) {

@@ -11,20 +11,16 @@ import {
   buildTree, visibleRows, ancestors, initialCollapsed, findMatches, nextMatch, hasChildren,
 } from './gantt_tree.js';
 import {
-  makeScale, clampWindow, zoomWindow, panWindow, isFullWindow, visibleRowRange, scrollTopToShow,
+  makeScale, clampWindow, zoomWindow, isFullWindow, visibleRowRange, scrollTopToShow, niceTicks, ZOOM_STEP,
 } from './gantt_layout.js';
 import { drawRows, ROW_HEIGHT, rowElementId } from './gantt_rows.js';
 import { createOverview, drawOverview, drawBrush, createAxis, drawAxis } from './gantt_head.js';
 import { createExecutorLane, drawExecutorLane } from './executor_lane.js';
+import { bindBrush, bindAxisDrag, onWheel } from './gantt_pointer.js';
+import { onTreeKey, onGlobalKey } from './gantt_keys.js';
 import { SEVERITY_RANK } from './badges.js';
 import { formatDuration, formatTick } from './format.js';
-import { niceTicks } from './gantt_layout.js';
 
-const ZOOM_STEP = 1.6;
-
-function isEditable(target) {
-  return target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
-}
 
 export class Gantt {
   // options: {view: {span, from, to, find}, onSelect(span|null), onViewChange(view), onOpenDetails()}
@@ -133,7 +129,7 @@ export class Gantt {
       const row = event.target.closest('[data-index]');
       if (row && !event.target.closest('[data-toggle]')) this.toggle(Number(row.dataset.index));
     });
-    this.tree.addEventListener('keydown', (event) => this.onTreeKey(event));
+    this.tree.addEventListener('keydown', (event) => onTreeKey(this, event));
     this.barsSvg.addEventListener('click', (event) => {
       const row = event.target.closest('[data-index]');
       if (row) {
@@ -146,9 +142,9 @@ export class Gantt {
       if (row) this.zoomToSpan(Number(row.dataset.index));
     });
 
-    const onWheel = (event) => this.onWheel(event);
-    this.scroller.addEventListener('wheel', onWheel, { passive: false });
-    this.head.addEventListener('wheel', onWheel, { passive: false });
+    const wheel = (event) => onWheel(this, event);
+    this.scroller.addEventListener('wheel', wheel, { passive: false });
+    this.head.addEventListener('wheel', wheel, { passive: false });
 
     let searchTimer = 0;
     this.findInput.addEventListener('input', () => {
@@ -180,94 +176,10 @@ export class Gantt {
     });
     this.resetButton.addEventListener('click', () => this.setWindow({ from: 0, to: this.total }));
 
-    this.onDocumentKey = (event) => this.onGlobalKey(event);
+    this.onDocumentKey = (event) => onGlobalKey(this, event);
     document.addEventListener('keydown', this.onDocumentKey);
-    this.bindBrush();
-    this.bindAxisDrag();
-  }
-
-  // Dragging on the overview: inside the window pans it, on an edge resizes it, elsewhere draws a
-  // new one.
-  bindBrush() {
-    let drag = null;
-    const timeAt = (event) => {
-      const rect = this.overview.getBoundingClientRect();
-      return ((event.clientX - rect.left) / Math.max(rect.width, 1)) * this.total;
-    };
-    this.overview.addEventListener('pointerdown', (event) => {
-      if (event.button !== 0) return;
-      const t = timeAt(event);
-      const part = event.target.dataset?.part ?? 'new';
-      drag = { part, t0: t, window: { ...this.window } };
-      this.overview.setPointerCapture(event.pointerId);
-      event.preventDefault();
-    });
-    this.overview.addEventListener('pointermove', (event) => {
-      if (!drag) return;
-      const t = Math.min(Math.max(timeAt(event), 0), this.total);
-      const w = drag.window;
-      if (drag.part === 'window') this.setWindow(panWindow(w, t - drag.t0, this.total), false);
-      else if (drag.part === 'left') this.setWindow(clampWindow(Math.min(t, w.to - 1e-3), w.to, this.total), false);
-      else if (drag.part === 'right') this.setWindow(clampWindow(w.from, Math.max(t, w.from + 1e-3), this.total), false);
-      else if (Math.abs(t - drag.t0) > 0) this.setWindow(clampWindow(Math.min(t, drag.t0), Math.max(t, drag.t0), this.total), false);
-    });
-    const end = (event) => {
-      if (!drag) return;
-      const rect = this.overview.getBoundingClientRect();
-      const movedPx = Math.abs(timeAt(event) - drag.t0) / this.total * rect.width;
-      if (drag.part === 'new' && movedPx < 3) {
-        // A click: centre the current window there.
-        const width = this.window.to - this.window.from;
-        this.setWindow(clampWindow(drag.t0 - width / 2, drag.t0 + width / 2, this.total), false);
-      }
-      drag = null;
-      this.notifyView();
-    };
-    this.overview.addEventListener('pointerup', end);
-    this.overview.addEventListener('pointercancel', end);
-  }
-
-  // Dragging across the time axis zooms to the dragged range.
-  bindAxisDrag() {
-    let drag = null;
-    const timeAt = (event) => {
-      const rect = this.axis.getBoundingClientRect();
-      const scale = this.scale();
-      return scale.t(Math.min(Math.max(event.clientX - rect.left, 0), rect.width));
-    };
-    this.axis.addEventListener('pointerdown', (event) => {
-      if (event.button !== 0) return;
-      drag = { t0: timeAt(event), x0: event.clientX };
-      this.axis.setPointerCapture(event.pointerId);
-    });
-    this.axis.addEventListener('pointermove', (event) => {
-      if (!drag) return;
-      const layer = this.axis.querySelector('.axis-drag');
-      if (!layer) return;
-      const scale = this.scale();
-      const t = timeAt(event);
-      const x0 = scale.x(Math.min(t, drag.t0));
-      const x1 = scale.x(Math.max(t, drag.t0));
-      layer.replaceChildren(document.createElementNS('http://www.w3.org/2000/svg', 'rect'));
-      const rect = layer.firstChild;
-      rect.setAttribute('class', 'drag-range');
-      rect.setAttribute('x', x0);
-      rect.setAttribute('y', 0);
-      rect.setAttribute('width', Math.max(x1 - x0, 1));
-      rect.setAttribute('height', 30);
-    });
-    const end = (event) => {
-      if (!drag) return;
-      const t = timeAt(event);
-      const moved = Math.abs(event.clientX - drag.x0);
-      this.axis.querySelector('.axis-drag')?.replaceChildren();
-      if (moved > 4) this.setWindow(clampWindow(Math.min(t, drag.t0), Math.max(t, drag.t0), this.total));
-      drag = null;
-    };
-    this.axis.addEventListener('pointerup', end);
-    this.axis.addEventListener('pointercancel', () => {
-      drag = null;
-    });
+    bindBrush(this);
+    bindAxisDrag(this);
   }
 
   // ---- data ----
@@ -363,6 +275,7 @@ export class Gantt {
     if (!this.frame) this.frame = requestAnimationFrame(() => this.render());
   }
 
+  // The window maps onto the whole chart width (the axis, the executor lane and the bars alike).
   scale() {
     return makeScale(this.window.from, this.window.to, this.width);
   }
@@ -381,6 +294,11 @@ export class Gantt {
       this.dirty.head = true;
       this.dirty.rows = true;
     }
+  }
+
+  renderNow() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.render();
   }
 
   render() {
@@ -449,22 +367,6 @@ export class Gantt {
     const end = span.end_ms - this.state.startEpoch;
     const pad = Math.max((end - start) * 0.08, 0.5);
     this.setWindow({ from: start - pad, to: end + pad });
-  }
-
-  onWheel(event) {
-    if (!this.width) return;
-    const rect = this.scroller.getBoundingClientRect();
-    const x = event.clientX - rect.left - this.treeWidth;
-    if (event.ctrlKey || event.metaKey) {
-      event.preventDefault();
-      const anchor = x >= 0 ? this.scale().t(Math.min(x, this.width)) : this.zoomAnchor();
-      this.zoomBy(Math.exp(-event.deltaY * 0.004), anchor);
-    } else if (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY)) {
-      const delta = event.shiftKey && !event.deltaX ? event.deltaY : event.deltaX;
-      if (isFullWindow(this.window, this.total)) return;
-      event.preventDefault();
-      this.setWindow(panWindow(this.window, (delta / this.width) * (this.window.to - this.window.from), this.total));
-    }
   }
 
   toggle(index, open) {
@@ -560,7 +462,7 @@ export class Gantt {
     st.matchSet = new Set(st.matches);
     this.computeHiddenMatches();
     const n = st.matches.length;
-    this.findCount.textContent = this.find.trim() ? `${n.toLocaleString('en-US')} match${n === 1 ? '' : 'es'}` : '';
+    this.findCount.textContent = this.find.trim() ? `${n} match${n === 1 ? '' : 'es'}` : '';
     if (this.findInput.value !== this.find) this.findInput.value = this.find;
     this.invalidate('rows');
     if (notify) this.notifyView();
@@ -590,63 +492,6 @@ export class Gantt {
     }
     const target = nextMatch(st.matches, st.selected, backwards);
     if (target >= 0) this.select(target, { scroll: 'center' });
-  }
-
-  // ---- keyboard ----
-
-  onTreeKey(event) {
-    if (event.altKey || event.ctrlKey || event.metaKey) return;
-    const st = this.state;
-    const position = st.selected >= 0 ? st.rowOf[st.selected] : -1;
-    const rows = st.rows;
-    const pageRows = Math.max(Math.floor(this.scroller.clientHeight / ROW_HEIGHT) - 1, 1);
-    const go = (p) => {
-      if (!rows.length) return;
-      this.select(rows[Math.min(Math.max(p, 0), rows.length - 1)]);
-    };
-    switch (event.key) {
-      case 'ArrowDown': go(position + 1); break;
-      case 'ArrowUp': go(position < 0 ? 0 : position - 1); break;
-      case 'PageDown': go(position + pageRows); break;
-      case 'PageUp': go(position - pageRows); break;
-      case 'Home': go(0); break;
-      case 'End': go(rows.length - 1); break;
-      case 'ArrowRight':
-        if (st.selected < 0) go(0);
-        else if (hasChildren(st.tree, st.selected) && st.collapsed.has(st.spans[st.selected].id)) this.toggle(st.selected, true);
-        else if (hasChildren(st.tree, st.selected)) go(position + 1);
-        break;
-      case 'ArrowLeft':
-        if (st.selected < 0) break;
-        if (hasChildren(st.tree, st.selected) && !st.collapsed.has(st.spans[st.selected].id)) this.toggle(st.selected, false);
-        else if (st.tree.parent[st.selected] >= 0) this.select(st.tree.parent[st.selected]);
-        break;
-      case 'Enter':
-        if (st.selected >= 0) this.options.onOpenDetails?.();
-        break;
-      case 'Escape':
-        st.highlighted = new Set();
-        this.select(-1);
-        this.options.onClearFinding?.();
-        break;
-      default:
-        return;
-    }
-    event.preventDefault();
-  }
-
-  onGlobalKey(event) {
-    if (!this.root.isConnected || event.altKey || event.ctrlKey || event.metaKey || isEditable(event.target)) return;
-    switch (event.key) {
-      case '/': this.findInput.focus(); this.findInput.select(); break;
-      case 'n': this.jumpToMatch(false); break;
-      case 'N': this.jumpToMatch(true); break;
-      case '+': case '=': this.zoomBy(ZOOM_STEP); break;
-      case '-': case '_': this.zoomBy(1 / ZOOM_STEP); break;
-      case '0': this.setWindow({ from: 0, to: this.total }); break;
-      default: return;
-    }
-    event.preventDefault();
   }
 
   // ---- URL ----

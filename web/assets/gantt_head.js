@@ -6,8 +6,8 @@ import { makeScale, niceTicks, stepPath, barExtent } from './gantt_layout.js';
 import { formatTick } from './format.js';
 import { PATTERNED_PHASES } from './patterns.js';
 
-export const OVERVIEW_HEIGHT = 30;
-export const AXIS_HEIGHT = 30;
+const OVERVIEW_HEIGHT = 30;
+const AXIS_HEIGHT = 30;
 const STRIP_Y = 19;
 const STRIP_H = 9;
 

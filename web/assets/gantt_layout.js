@@ -1,6 +1,9 @@
 // Geometry of the Gantt chart: time <-> x, zoom windows, axis ticks, and which rows of a long list
 // are on screen. Pure functions over numbers; times are ms since the attempt's start.
 
+// How much one step of the zoom buttons and +/- keys zooms.
+export const ZOOM_STEP = 1.6;
+
 // Narrowest window one can zoom to: a tenth of a millisecond, or 1/100000 of the whole.
 export function minWindowMs(totalMs) {
   return Math.max(0.1, totalMs / 100000);

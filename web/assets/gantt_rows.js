@@ -116,8 +116,13 @@ function barRow(state, index, y, scale) {
     }
   }
   if (span.open && !extent.clippedRight) {
-    const x = extent.x + extent.width;
-    g.append(s('path', { class: 'open-tip', d: `M${x + 1},${barY + 2} l5,${BAR_H / 2 - 2} l-5,${BAR_H / 2 - 2}z` }));
+    // A running span's end is only "latest seen": an arrow at its end, inside the bar when the bar
+    // reaches the chart's edge.
+    const end = extent.x + extent.width;
+    const width = scale.width;
+    const inside = end + 7 > width;
+    const x = inside ? end - 7 : end + 1;
+    g.append(s('path', { class: ['open-tip', inside ? 'inside' : null], d: `M${x},${barY + 2} l5,${BAR_H / 2 - 2} l-5,${BAR_H / 2 - 2}z` }));
   }
   const severity = state.findingSeverity.get(index);
   if (severity) {
@@ -144,9 +149,10 @@ export function drawRows(state, treeEl, barsEl, first, last, scale, ticks) {
   clear(treeEl);
   clear(barsEl);
   const height = Math.max((last - first) * ROW_HEIGHT, 0);
-  barsEl.setAttribute('width', scale.width);
+  const width = scale.width;
+  barsEl.setAttribute('width', width);
   barsEl.setAttribute('height', height);
-  barsEl.setAttribute('viewBox', `0 0 ${scale.width} ${height}`);
+  barsEl.setAttribute('viewBox', `0 0 ${width} ${height}`);
   // Three layers: row backgrounds, then the time grid, then the bars over both.
   const rows = document.createDocumentFragment();
   const backgrounds = s('g', { class: 'backgrounds' });
@@ -156,7 +162,7 @@ export function drawRows(state, treeEl, barsEl, first, last, scale, ticks) {
     const index = state.rows[position];
     const y = (position - first) * ROW_HEIGHT;
     rows.append(treeRow(state, index, position));
-    backgrounds.append(rowBackground(state, index, position, y, scale.width));
+    backgrounds.append(rowBackground(state, index, position, y, width));
     bars.append(barRow(state, index, y, scale));
   }
   for (const t of ticks) {

@@ -63,9 +63,9 @@ function attributeText(value) {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-// The text a search looks in: label, name, id, status message and every attribute value.
+// The text a search looks in: label, name and every attribute value (what the search box says).
 export function searchText(span) {
-  const parts = [span.label, span.name, span.id, span.status_message];
+  const parts = [span.label, span.name];
   const attributes = span.attributes || {};
   for (const key of Object.keys(attributes)) parts.push(attributeText(attributes[key]));
   return parts.filter(Boolean).join('\n').toLowerCase();

@@ -103,7 +103,7 @@ function renderComparison(history, attempt) {
 
 // One sentence that answers "is this run unusual, and where": the wall time against the median,
 // and the phase that changed most.
-export function historySummary(history, attempt) {
+function historySummary(history, attempt) {
   const baseline = history?.baseline;
   if (!baseline) return null;
   const largest = history.comparison.reduce((best, c) => (Math.abs(c.delta_ms) > Math.abs(best?.delta_ms ?? 0) ? c : best), null);
@@ -132,8 +132,9 @@ export function renderHistory(history, attempt) {
     card.append(h('p', { class: 'history-summary' }, `This attempt took ${formatDuration(attempt.wall_ms)}, ${summary}.`));
   }
   let observer = null;
+  let svg = null;
   if (runs.length) {
-    const svg = s('svg', {
+    svg = s('svg', {
       class: 'history-chart', role: 'group',
       'aria-label': `Wall time of the ${runs.length} latest attempts, split by phase${history.baseline ? `, with the median of ${history.baseline.runs} earlier successful runs as a dashed line` : ''}`,
     });
@@ -146,5 +147,10 @@ export function renderHistory(history, attempt) {
   }
   const table = renderComparison(history ?? {}, attempt);
   if (table) card.append(table);
-  return { element: card, summary, disconnect: () => observer?.disconnect() };
+  const layout = () => {
+    const style = getComputedStyle(card);
+    const width = Math.floor(card.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight));
+    if (svg && width > 0) drawChart(svg, history, width);
+  };
+  return { element: card, summary, layout, disconnect: () => observer?.disconnect() };
 }

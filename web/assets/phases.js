@@ -12,8 +12,6 @@ export const PHASES = [
   { phase: 'result_transfer', label: 'result transfer', hint: 'streaming results to the client' },
 ];
 
-export const PHASE_NAMES = PHASES.map((p) => p.phase);
-
 export function phaseLabel(phase) {
   return PHASES.find((p) => p.phase === phase)?.label ?? phase;
 }

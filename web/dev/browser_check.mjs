@@ -51,7 +51,7 @@ async function run(dark) {
     // Main attempt
     ms = await page.goto(`${base}${MAIN}`);
     check(ms < 3000, `attempt ready in ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 150));
+    // No waiting from here: everything must be drawn when the page says it is ready.
     const geo = await page.evaluate(`(() => {
       const bar = document.querySelector('#breakdown');
       const total = bar.getBoundingClientRect().width;
@@ -72,6 +72,13 @@ async function run(dark) {
       title: document.title})`);
     check(hooks.bars > 10 && hooks.critical > 3 && hooks.expanded > 3 && hooks.lanePaths === 1 && hooks.findings === 5 && hooks.history && hooks.comparison && hooks.otlp && hooks.detail === 'Span details', `attempt hooks ${JSON.stringify(hooks)}`);
 
+    // In-page jump links scroll without reloading the page.
+    await page.evaluate(`document.querySelector('.jumps a[href="#timeline-title"]').click()`);
+    await new Promise((r) => setTimeout(r, 100));
+    const jumped = await page.evaluate(`({ready: document.body.dataset.ready, top: Math.round(document.querySelector('#timeline-title').getBoundingClientRect().top), y: Math.round(scrollY)})`);
+    check(jumped.ready === '1' && jumped.y > 500 && jumped.top < 120, `jump link scrolls in place ${JSON.stringify(jumped)}`);
+    await page.evaluate('scrollTo(0, 0)');
+
     // Click the first finding: its spans are selected.
     await page.evaluate(`document.querySelector('#findings [data-finding-id="resource-wait-long"] h3').click()`);
     await new Promise((r) => setTimeout(r, 250));
@@ -87,6 +94,22 @@ async function run(dark) {
     await new Promise((r) => setTimeout(r, 100));
     const kb = await page.evaluate(`({pos: document.querySelector('.tree-row.selected')?.dataset.position, active: document.querySelector('[role=tree]').getAttribute('aria-activedescendant')})`);
     check(kb.pos === '2' && kb.active, `arrow keys move the selection ${JSON.stringify(kb)}`);
+    const rowCount = `document.querySelectorAll('[data-row-id]').length`;
+    const rowsOpen = await page.evaluate(rowCount);
+    await page.key('ArrowLeft');
+    await new Promise((r) => setTimeout(r, 80));
+    const folded = await page.evaluate(`({expanded: document.querySelector('.tree-row.selected').getAttribute('aria-expanded'), rows: ${rowCount}})`);
+    await page.key('ArrowRight');
+    await new Promise((r) => setTimeout(r, 80));
+    const unfolded = await page.evaluate(`({expanded: document.querySelector('.tree-row.selected').getAttribute('aria-expanded'), rows: ${rowCount}})`);
+    check(folded.expanded === 'false' && folded.rows < rowsOpen && unfolded.expanded === 'true' && unfolded.rows === rowsOpen,
+      `left/right fold and unfold ${JSON.stringify({ rowsOpen, folded, unfolded })}`);
+    await page.key('Escape');
+    await new Promise((r) => setTimeout(r, 80));
+    check(await page.evaluate(`!document.querySelector('#detail [data-field=id]') && !document.querySelector('.bar.selected')`), 'Escape clears the selection');
+    await page.key('ArrowDown');
+    await page.key('ArrowDown');
+    await page.key('ArrowDown');
 
     // Search.
     await page.key('/');
@@ -113,12 +136,28 @@ async function run(dark) {
     await page.evaluate(`document.querySelector('#zoom-reset').click()`);
     await new Promise((r) => setTimeout(r, 300));
     check(!(await page.evaluate('location.search')).includes('from='), 'reset zoom clears from/to');
+
+    // Ctrl + wheel over the bars zooms at the pointer; dragging across the overview picks a window.
+    const box = await page.evaluate(`(() => { document.querySelector('.timeline-card').scrollIntoView(); const b = document.querySelector('svg.bars').getBoundingClientRect(); const o = document.querySelector('svg.overview').getBoundingClientRect(); return {x: b.left + b.width / 2, y: b.top + 40, ox: o.left, ow: o.width, oy: o.top + o.height / 2}; })()`);
+    await page.send('Input.dispatchMouseEvent', { type: 'mouseWheel', x: box.x, y: box.y, deltaX: 0, deltaY: -300, modifiers: 2 });
+    await new Promise((r) => setTimeout(r, 300));
+    const wheeled = await page.evaluate('location.search');
+    check(/from=/.test(wheeled), `ctrl+wheel zooms ${wheeled}`);
+    await page.send('Input.dispatchMouseEvent', { type: 'mousePressed', x: box.ox + box.ow * 0.2, y: box.oy, button: 'left', clickCount: 1 });
+    await page.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: box.ox + box.ow * 0.3, y: box.oy, button: 'left', buttons: 1 });
+    await page.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: box.ox + box.ow * 0.4, y: box.oy, button: 'left', buttons: 1 });
+    await page.send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: box.ox + box.ow * 0.4, y: box.oy, button: 'left', clickCount: 1 });
+    await new Promise((r) => setTimeout(r, 300));
+    const brushed = Object.fromEntries(new URLSearchParams(await page.evaluate('location.search')));
+    const total = 8100000;
+    check(Math.abs(brushed.from - total * 0.2) < total * 0.01 && Math.abs(brushed.to - total * 0.4) < total * 0.01, `overview drag picks the window ${JSON.stringify(brushed)}`);
+    await page.evaluate(`document.querySelector('#zoom-reset').click()`);
+    await page.evaluate('scrollTo(0, 0)');
     await axe(page, 'attempt');
     check(errorsOf(page).length === 0, `attempt: no console errors`);
 
     // Restore from URL.
     await page.goto(`${base}${MAIN}?span=${sel.selected}&from=2000000&to=4200000&find=stage`);
-    await new Promise((r) => setTimeout(r, 200));
     const restored = await page.evaluate(`({sel: document.querySelector('#gantt .bar.selected')?.dataset.spanId, find: document.querySelector('#find').value, zoom: document.querySelector('.zoom-label').textContent})`);
     check(restored.sel === sel.selected && restored.find === 'stage' && /33:20/.test(restored.zoom), `URL restores the view ${JSON.stringify(restored)}`);
 
@@ -127,7 +166,6 @@ async function run(dark) {
     // 20,000 spans.
     ms = await page.goto(`${base}${BIG}`, { timeoutMs: 30000 });
     check(ms < 2500, `20,000-span attempt ready in ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 200));
     const big = await page.evaluate(`(async () => {
       const rowsInDom = document.querySelectorAll('[data-row-id]').length;
       const t0 = performance.now();
@@ -151,11 +189,16 @@ async function run(dark) {
 
     // Running attempt: polls and grows.
     await page.goto(`${base}${RUNNING}`);
-    const before = await page.evaluate(`document.querySelector('.title-row .wall').textContent`);
+    const lastSeen = `[...document.querySelectorAll('.identity div')].find(d => d.textContent.startsWith('Last seen'))?.textContent`;
+    const before = await page.evaluate(lastSeen);
+    await page.evaluate(`document.querySelector('[role=tree]').focus()`);
+    await page.key('End');
     await new Promise((r) => setTimeout(r, 4500));
-    const after = await page.evaluate(`({wall: document.querySelector('.title-row .wall').textContent, open: document.querySelectorAll('.bar.open').length})`);
-    check(after.open > 0, `running: open bars drawn ${JSON.stringify({ before, after })}`);
+    const after = await page.evaluate(`({seen: ${lastSeen}, open: document.querySelectorAll('.bar.open').length, selected: document.querySelector('.tree-row.selected')?.dataset.position})`);
+    check(after.open > 0 && after.seen !== before && after.selected !== undefined, `running: polled, redrawn, selection kept ${JSON.stringify({ before, after })}`);
     await page.screenshot(`${outDir}/running.png`);
+    await page.evaluate(`document.querySelector('.timeline-card').scrollIntoView()`);
+    await page.screenshot(`${outDir}/running-timeline.png`);
     check(errorsOf(page).length === 0, 'running: no console errors');
 
     // Trace without identity, recipe, errors.
@@ -172,7 +215,7 @@ async function run(dark) {
     await page.screenshot(`${outDir}/not-found.png`);
     await page.goto(`${base}/tasks/needs_token/x/y/1`);
     check(/token=/.test(await page.evaluate('document.querySelector("main").textContent')), '401 page');
-    await page.goto(`${base}/tasks/flaky/x/y/1`);
+    await page.goto(`${base}/tasks/store_busy/x/y/1`);
     const retry = await page.evaluate('!!document.querySelector("#retry")');
     check(retry, 'busy/network error offers Retry');
     check(errorsOf(page).filter((m) => !/status of (401|404|503)/.test(m)).length === 0, 'pages: no console errors besides the expected HTTP errors');

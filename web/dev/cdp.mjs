@@ -101,7 +101,12 @@ export async function launch({ width = 1440, height = 900, dark = false } = {}) 
       ws.close();
       proc.kill();
       await new Promise((r) => proc.once('exit', r));
-      rmSync(profile, { recursive: true, force: true });
+      try {
+        // Chromium's helpers may still be writing to the profile for a moment.
+        rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      } catch {
+        // a leftover temporary profile is harmless
+      }
     },
   };
 }

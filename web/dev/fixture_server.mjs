@@ -6,7 +6,7 @@
 //   /tasks/big_dag/many_stages/scheduled__2026-11-25T00%3A00%3A00%2B00%3A00/1   20,000 spans
 //   any attempt of dag "ml_features" task "build_features" map 3: running, grows on every poll
 //   ?token=... answers 303 without it (and a cookie); an API path with dag "needs_token" answers 401;
-//   dag "flaky" answers 503 to every other request.
+//   dag "store_busy" answers 503.
 
 import { createServer } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -35,7 +35,6 @@ const large = buildLargeAttempt();
 attempts.push(large);
 attempts.sort((a, b) => b.start_ms - a.start_ms);
 const byHref = new Map(attempts.map((a) => [a.kind === 'trace' ? `/traces/${a.trace_ids[0]}` : attemptHref(a.identity), a]));
-let flakyCalls = 0;
 
 function send(res, status, type, body, extra = {}) {
   res.writeHead(status, { 'Content-Type': type, 'Content-Security-Policy': CSP, 'X-Content-Type-Options': 'nosniff', ...extra });
@@ -43,8 +42,11 @@ function send(res, status, type, body, extra = {}) {
 }
 
 // JSON with an ETag; a matching If-None-Match gets 304.
+const bodies = new WeakMap();  // serialised once: the 20,000-span attempt is 30 MB of JSON
+
 function sendJson(req, res, value) {
-  const body = JSON.stringify(value);
+  if (!bodies.has(value)) bodies.set(value, JSON.stringify(value));
+  const body = bodies.get(value);
   const etag = `"${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`;
   if (req.headers['if-none-match'] === etag) return send(res, 304, 'application/json', '', { ETag: etag });
   return send(res, 200, TYPES['.json'], body, { ETag: etag, 'Cache-Control': 'no-cache' });
@@ -83,7 +85,7 @@ function attemptFor(pagePath, search) {
 async function serveApi(req, res, url) {
   const path = url.pathname.slice('/api/v1'.length);
   if (path.includes('needs_token')) return apiError(res, 401, 'token required');
-  if (path.includes('flaky') && flakyCalls++ % 2 === 0) return apiError(res, 503, 'store busy');
+  if (path.includes('store_busy')) return apiError(res, 503, 'store busy');
   if (path === '/tasks') {
     const list = filterTasks(url.searchParams);
     const offset = Math.max(Number(url.searchParams.get('offset') ?? 0), 0);
