@@ -1,6 +1,7 @@
 """Admin endpoints, metrics, access log and secret redaction (proxy only)."""
 
 import base64
+import http.client
 import json
 import shutil
 import subprocess
@@ -201,6 +202,36 @@ class AdminTest(unittest.TestCase):
         if any(e in output for e in encodings) or raw in proxy.stderr_path.read_bytes():
             leaks.append("x-session-token-bin")
         self.assertEqual(leaks, [], "secret header values written to the log")
+
+
+    def test_admin_token_from_the_environment_guards_the_trace_view_only(self):
+        token = "e2e-admin-t0ken-" + harness.new_id()
+        proxy = harness.start_proxy(self, self.upstream.address, "--log-level", "debug",
+                                    env={"SPARKTRACE_ADMIN_TOKEN": token})
+        host, port = proxy.admin_address.rsplit(":", 1)
+
+        def get(path, headers=None):
+            conn = http.client.HTTPConnection(host, int(port), timeout=5)
+            try:
+                conn.request("GET", path, headers=headers or {})
+                resp = conn.getresponse()
+                return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+            finally:
+                conn.close()
+
+        self.assertEqual(get("/api/v1/tasks")[0], 401)
+        self.assertEqual(get("/")[0], 401)
+        status, _, body = get("/api/v1/tasks", {"Authorization": f"Bearer {token}"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(json.loads(body)["schema"], "sparktrace.tasks/1")
+        status, headers, _ = get(f"/tasks/etl/load/run/1?token={token}")
+        self.assertEqual(status, 303)
+        self.assertEqual(headers["location"], "/tasks/etl/load/run/1")
+        cookie = headers["set-cookie"].split(";")[0]
+        self.assertEqual(get("/tasks/etl/load/run/1", {"Cookie": cookie})[0], 200)
+        for open_path in ("/healthz", "/readyz", "/metrics"):
+            self.assertEqual(get(open_path)[0], 200, open_path)
+        self.assertNotIn(token, proxy.stderr_text(), "the token must never be logged")
 
 
 if __name__ == "__main__":
