@@ -78,16 +78,18 @@ CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 namespace {
 
 // One span as the index needs it: the tree, times, status and the few attributes it adds up. Read
-// with json ->> so that the attributes JSON of a 20,000-span trace is never parsed in C++.
+// with json ->>, each only on the spans that can carry it: every ->> parses the attributes text
+// again, and a trace is re-read on every write that touches it (20,000 stage spans need none).
 constexpr std::string_view kSpansForIndexSql = R"sql(
 SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
        dag_id, task_id, run_id, try_number,
-       CAST(attributes ->> '$."airflow.map_index"' AS INTEGER),
-       attributes ->> '$."spark.phase.duration_ms"',
-       attributes ->> '$."spark.job.status"',
-       attributes ->> '$."spark.app.status"',
-       attributes ->> '$."spark.app.name"',
-       attributes ->> '$."spark.app.id"',
+       CASE WHEN dag_id IS NOT NULL THEN CAST(attributes ->> '$."airflow.map_index"' AS INTEGER) END,
+       CASE WHEN name LIKE 'spark.phase.%' THEN attributes ->> '$."spark.phase.duration_ms"' END,
+       CASE WHEN name = 'spark.job' THEN attributes ->> '$."spark.job.status"' END,
+       CASE WHEN name = 'spark.application' THEN attributes ->> '$."spark.app.status"' END,
+       CASE WHEN name = 'spark.application' THEN attributes ->> '$."spark.app.name"' END,
+       CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
+            THEN attributes ->> '$."spark.app.id"' END,
        CASE WHEN instr(events, 'sparktrace.finding') > 0 THEN events END
 FROM spans WHERE trace_id = ?1
 )sql";
