@@ -214,6 +214,23 @@ TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
   EXPECT_EQ(body["downloads"]["chrome_trace"], "/api/v1/tasks/etl/load/run-1/1/chrome-trace.json");
 }
 
+TEST_F(TraceViewApiTest, ARunningAttemptIsInProgressWithItsOpenSpansMarked) {
+  WriteSharedTrace();
+  TraceViewApi api(TraceViewOptions{path_});
+  const auto body = Body(Get(api, "/api/v1/tasks/etl/report/run-1/1"));
+  EXPECT_EQ(body["in_progress"], true);
+  EXPECT_EQ(body["state"], "running");
+  std::map<std::string, bool> open_by_lane;
+  for (const auto& span : body["spans"]) {
+    open_by_lane[span["lane"].get<std::string>()] |= span["open"].get<bool>();
+  }
+  EXPECT_TRUE(open_by_lane["job"]);     // its JobEnd has not come
+  EXPECT_TRUE(open_by_lane["stage"]);   // the stage ends where the running job does
+  EXPECT_FALSE(open_by_lane["rpc"]);    // the proxy's spans are exported when they end
+  const auto done = Body(Get(api, "/api/v1/tasks/etl/load/run-1/1"));
+  EXPECT_EQ(done["in_progress"], false);
+}
+
 TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
   // Three earlier runs of the task (traces 3..5) with 600 ms of resource wait each, then the current
   // one with the shared trace's 1200 ms.
