@@ -36,6 +36,7 @@ bench: build
 	/usr/bin/python3 bench/tracing_bench.py --build-dir $(BUILD_DIR)
 	$(BUILD_DIR)/sparktrace-listener-parse-bench --include-compressed --runs 5 --passes 1 > bench/results/listener_parse.json
 	@cat bench/results/listener_parse.json
+	node bench/trace_view_browser_bench.mjs --build-dir $(BUILD_DIR)
 
 # Precision and recall of `sparktrace diagnose` per finding id over a labelled corpus (simulated logs with
 # each problem injected, their clean twins, and the real logs); writes bench/results/diagnose.json.

@@ -388,14 +388,18 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
     out.BeginObject().Key("t_ms").Double(point.t_ms).Key("count").Int(point.count).EndObject();
   }
   out.EndArray().EndObject();
+  // Each span's id in hex once: the path, the spans and their parents all print it.
+  std::vector<std::string> hex_ids;
+  hex_ids.reserve(spans.size());
+  for (const Span& span : spans) hex_ids.push_back(ToHex(span.span_id));
   out.Key("critical_path").BeginObject();
   out.Key("known").Bool(critical.stage_dependencies_known);
   out.Key("span_ids").BeginArray();
-  for (std::size_t index : critical.span_indices) out.String(ToHex(spans[index].span_id));
+  for (std::size_t index : critical.span_indices) out.String(hex_ids[index]);
   out.EndArray();
   out.Key("segments").BeginArray();
   for (const PathSegment& segment : critical.segments) {
-    out.BeginObject().Key("span_id").String(ToHex(spans[segment.span_index].span_id));
+    out.BeginObject().Key("span_id").String(hex_ids[segment.span_index]);
     out.Key("start_ms").Double(segment.start_ms).Key("end_ms").Double(segment.end_ms).EndObject();
   }
   out.EndArray();
@@ -404,17 +408,24 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
                                                             : "job and operation order (stages carry no parent ids)");
   out.EndObject();
   out.Key("spans").BeginArray();
+  std::string trace_hex;
+  tracing::TraceId trace_of_hex{};
   for (std::size_t index : tree.order) {
     const Span& span = spans[index];
+    if (trace_hex.empty() || span.trace_id != trace_of_hex) {  // an attempt is nearly always one trace
+      trace_hex = ToHex(span.trace_id);
+      trace_of_hex = span.trace_id;
+    }
+    const Lane lane = LaneOf(span);
     out.BeginObject();
-    out.Key("id").String(ToHex(span.span_id));
-    out.Key("parent_id").String(parent[index] ? ToHex(span.parent_span_id) : "");
-    out.Key("trace_id").String(ToHex(span.trace_id));
+    out.Key("id").String(hex_ids[index]);
+    out.Key("parent_id").String(parent[index] ? std::string_view(hex_ids[*parent[index]]) : std::string_view());
+    out.Key("trace_id").String(trace_hex);
     out.Key("depth").Int(tree.depth[index]);
     out.Key("has_children").Bool(tree.has_children[index]);
     out.Key("name").String(span.name);
     out.Key("label").String(SpanLabel(span));
-    out.Key("lane").String(LaneName(LaneOf(span)));
+    out.Key("lane").String(LaneName(lane));
     out.Key("start_ms").Double(SpanStartMs(span));
     out.Key("end_ms").Double(SpanEndMs(span));
     out.Key("open").Bool(open[index]);
@@ -438,7 +449,6 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
     out.EndArray();
     out.Key("critical").Bool(on_path[index]);
     out.Key("links").BeginObject();
-    const Lane lane = LaneOf(span);
     const bool spark_side = lane == Lane::kJob || lane == Lane::kStage || lane == Lane::kLifecycle ||
                             lane == Lane::kApplication || lane == Lane::kOperation;
     if (spark_side && !context.spark_ui_url.empty()) {

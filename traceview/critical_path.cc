@@ -24,6 +24,9 @@ class SpanGraph {
  public:
   explicit SpanGraph(std::span<const tracing::Span> spans) : spans_(spans), children_(spans.size()) {
     std::map<tracing::SpanId, std::size_t> by_id;
+    // Lanes once: comparators below ask for them n log n times, and LaneOf compares names.
+    lanes_.reserve(spans.size());
+    for (const tracing::Span& span : spans) lanes_.push_back(LaneOf(span));
     for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
     for (std::size_t i = 0; i < spans.size(); ++i) {
       const auto parent = by_id.find(spans[i].parent_span_id);
@@ -35,11 +38,12 @@ class SpanGraph {
   std::uint64_t start(std::size_t index) const { return SpanStartNanos(spans_[index]); }
   std::uint64_t end(std::size_t index) const { return SpanEndNanos(spans_[index]); }
   std::size_t size() const { return spans_.size(); }
+  Lane lane(std::size_t index) const { return lanes_[index]; }
 
   std::vector<std::size_t> ChildrenIn(std::size_t parent, Lane lane) const {
     std::vector<std::size_t> found;
     for (std::size_t child : children_[parent]) {
-      if (LaneOf(spans_[child]) == lane) found.push_back(child);
+      if (lanes_[child] == lane) found.push_back(child);
     }
     return found;
   }
@@ -47,6 +51,7 @@ class SpanGraph {
  private:
   std::span<const tracing::Span> spans_;
   std::vector<std::vector<std::size_t>> children_;
+  std::vector<Lane> lanes_;
 };
 
 // Units run in order: from the one that ended last, back through the one that ended last at or
@@ -88,17 +93,22 @@ std::optional<std::vector<std::int64_t>> ParentIds(const tracing::Span& stage) {
   return parsed;
 }
 
+// What the walk needs of each stage span, read from its attributes once (the walk visits every stage
+// of every job on the path).
+struct StageFacts {
+  std::optional<std::int64_t> id;
+  std::int64_t attempt = 0;
+  std::optional<std::vector<std::int64_t>> parent_ids;
+};
+
 // Each stage id's span to follow: its latest attempt, the latest-ending one among equals.
-std::map<std::int64_t, std::size_t> StageById(const SpanGraph& graph,
-                                              const std::vector<std::size_t>& stages) {
+std::map<std::int64_t, std::size_t> StageById(const SpanGraph& graph, const std::vector<std::size_t>& stages,
+                                              const std::vector<StageFacts>& facts) {
   std::map<std::int64_t, std::size_t> by_id;
-  const auto rank = [&graph](std::size_t index) {
-    return std::tuple(IntAttribute(graph.span(index), "spark.stage.attempt").value_or(0), graph.end(index));
-  };
+  const auto rank = [&graph, &facts](std::size_t index) { return std::tuple(facts[index].attempt, graph.end(index)); };
   for (std::size_t stage : stages) {
-    const std::optional<std::int64_t> id = IntAttribute(graph.span(stage), "spark.stage.id");
-    if (!id) continue;
-    auto [slot, inserted] = by_id.emplace(*id, stage);
+    if (!facts[stage].id) continue;
+    auto [slot, inserted] = by_id.emplace(*facts[stage].id, stage);
     if (!inserted && rank(stage) > rank(slot->second)) slot->second = stage;
   }
   return by_id;
@@ -106,7 +116,8 @@ std::map<std::int64_t, std::size_t> StageById(const SpanGraph& graph,
 
 // From the job's last-ending stage back through the parents that finished last.
 std::vector<std::size_t> StageChain(const SpanGraph& graph, std::size_t job,
-                                    const std::map<std::int64_t, std::size_t>& stage_by_id) {
+                                    const std::map<std::int64_t, std::size_t>& stage_by_id,
+                                    const std::vector<StageFacts>& facts) {
   std::vector<std::size_t> chain;
   const std::vector<std::size_t> stages = graph.ChildrenIn(job, Lane::kStage);
   if (stages.empty()) return chain;
@@ -117,12 +128,14 @@ std::vector<std::size_t> StageChain(const SpanGraph& graph, std::size_t job,
   std::set<std::int64_t> visited;  // a parent cycle only comes from malformed input
   while (true) {
     chain.push_back(current);
-    visited.insert(IntAttribute(graph.span(current), "spark.stage.id").value_or(-1));
+    visited.insert(facts[current].id.value_or(-1));
     std::optional<std::size_t> next;
-    for (std::int64_t parent_id : ParentIds(graph.span(current)).value_or(std::vector<std::int64_t>{})) {
-      const auto parent = stage_by_id.find(parent_id);
-      if (parent == stage_by_id.end() || visited.contains(parent_id)) continue;  // skipped: no span
-      if (!next || graph.end(parent->second) > graph.end(*next)) next = parent->second;
+    if (facts[current].parent_ids) {
+      for (std::int64_t parent_id : *facts[current].parent_ids) {
+        const auto parent = stage_by_id.find(parent_id);
+        if (parent == stage_by_id.end() || visited.contains(parent_id)) continue;  // skipped: no span
+        if (!next || graph.end(parent->second) > graph.end(*next)) next = parent->second;
+      }
     }
     if (!next) break;
     current = *next;
@@ -135,12 +148,15 @@ class PathBuilder {
   explicit PathBuilder(const SpanGraph& graph) : graph_(graph) {
     path_.stage_dependencies_known = true;
     std::vector<std::size_t> stages;
+    facts_.resize(graph.size());
     for (std::size_t i = 0; i < graph.size(); ++i) {
-      if (LaneOf(graph.span(i)) != Lane::kStage) continue;
+      if (graph.lane(i) != Lane::kStage) continue;
       stages.push_back(i);
-      if (!ParentIds(graph.span(i))) path_.stage_dependencies_known = false;
+      facts_[i] = StageFacts{IntAttribute(graph.span(i), "spark.stage.id"),
+                             IntAttribute(graph.span(i), "spark.stage.attempt").value_or(0), ParentIds(graph.span(i))};
+      if (!facts_[i].parent_ids) path_.stage_dependencies_known = false;
     }
-    if (path_.stage_dependencies_known) stage_by_id_ = StageById(graph, stages);
+    if (path_.stage_dependencies_known) stage_by_id_ = StageById(graph, stages, facts_);
   }
 
   // An operation on the path: its job chain, or itself when it ran no job.
@@ -155,7 +171,7 @@ class PathBuilder {
   void AddJob(std::size_t job) {
     on_path_.insert(job);
     const std::vector<std::size_t> stages =
-        path_.stage_dependencies_known ? StageChain(graph_, job, stage_by_id_) : std::vector<std::size_t>{};
+        path_.stage_dependencies_known ? StageChain(graph_, job, stage_by_id_, facts_) : std::vector<std::size_t>{};
     if (stages.empty()) AddSegment(job);
     for (std::size_t stage : stages) {
       on_path_.insert(stage);
@@ -165,8 +181,7 @@ class PathBuilder {
 
   CriticalPath Finish() && {
     const auto by_start = [this](std::size_t a, std::size_t b) {
-      return std::tuple(graph_.start(a), LaneOf(graph_.span(a)), a) <
-             std::tuple(graph_.start(b), LaneOf(graph_.span(b)), b);
+      return std::tuple(graph_.start(a), graph_.lane(a), a) < std::tuple(graph_.start(b), graph_.lane(b), b);
     };
     path_.span_indices.assign(on_path_.begin(), on_path_.end());
     std::sort(path_.span_indices.begin(), path_.span_indices.end(), by_start);
@@ -201,6 +216,7 @@ class PathBuilder {
   const SpanGraph& graph_;
   CriticalPath path_;
   std::map<std::int64_t, std::size_t> stage_by_id_;
+  std::vector<StageFacts> facts_;  // by span index; filled for stages only
   std::set<std::size_t> on_path_;
   std::set<std::size_t> segment_spans_;
 };

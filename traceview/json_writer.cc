@@ -2,6 +2,8 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <array>
+#include <charconv>
 #include <cmath>
 #include <variant>
 
@@ -34,8 +36,22 @@ std::size_t Utf8Length(std::string_view text, std::size_t i) {
   return length;
 }
 
+bool NeedsEscaping(std::string_view text) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x80 || c == '"' || c == '\\') return true;
+  }
+  return false;
+}
+
 void AppendEscaped(std::string& out, std::string_view text) {
   out.push_back('"');
+  // Most of an answer is ids, names and numbers in plain ASCII: copied whole.
+  if (!NeedsEscaping(text)) {
+    out.append(text);
+    out.push_back('"');
+    return;
+  }
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
@@ -132,7 +148,9 @@ JsonWriter& JsonWriter::String(std::string_view value) {
 
 JsonWriter& JsonWriter::Int(std::int64_t value) {
   BeforeValue();
-  fmt::format_to(std::back_inserter(out_), "{}", value);
+  std::array<char, 24> digits{};
+  const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
+  out_.append(digits.data(), end);
   return *this;
 }
 
@@ -140,11 +158,14 @@ JsonWriter& JsonWriter::Double(double value) {
   BeforeValue();
   if (!std::isfinite(value)) {
     out_ += "null";
-  } else if (value == std::floor(value) && std::fabs(value) < 1e15) {
-    // Whole values keep a fraction, so that they read back as floating point (attribute_json.h).
-    fmt::format_to(std::back_inserter(out_), "{:.1f}", value);
   } else {
-    fmt::format_to(std::back_inserter(out_), "{}", value);
+    // The shortest text that reads back as the same double; whole values keep a fraction, so that
+    // they read back as floating point (attribute_json.h).
+    std::array<char, 40> digits{};
+    const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
+    const std::string_view text(digits.data(), static_cast<std::size_t>(end - digits.data()));
+    out_.append(text);
+    if (text.find_first_of(".eE") == std::string_view::npos) out_ += ".0";
   }
   return *this;
 }

@@ -400,7 +400,9 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
     runs.push_back(std::move(summary));
   }
   context.history = ComputeHistory(std::move(runs), kHistoryRuns);
-  return HttpResponse{200, "application/json; charset=utf-8", AttemptJson(spans, context) + "\n", {}};
+  std::string body = AttemptJson(spans, context);
+  body.push_back('\n');
+  return HttpResponse{200, "application/json; charset=utf-8", std::move(body), {}};
 }
 
 HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
@@ -447,7 +449,9 @@ HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
       context.state = row.state;
     }
   }
-  return HttpResponse{200, "application/json; charset=utf-8", AttemptJson(*spans, context) + "\n", {}};
+  std::string body = AttemptJson(*spans, context);
+  body.push_back('\n');
+  return HttpResponse{200, "application/json; charset=utf-8", std::move(body), {}};
 }
 
 }  // namespace sparktrace::traceview

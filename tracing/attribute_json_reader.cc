@@ -13,6 +13,15 @@ simdjson::dom::parser& Parser() {
   return parser;
 }
 
+// Parses `text` from a per-thread buffer with simdjson's padding after it: the column text SQLite
+// hands out has none, and letting simdjson copy it allocates once per span.
+simdjson::error_code ParsePadded(std::string_view text, simdjson::dom::element& root) {
+  thread_local std::string buffer;
+  buffer.assign(text);
+  buffer.resize(text.size() + simdjson::SIMDJSON_PADDING, '\0');
+  return Parser().parse(buffer.data(), text.size(), /*realloc_if_needed=*/false).get(root);
+}
+
 AttributeValue ValueOf(simdjson::dom::element element) {
   switch (element.type()) {
     case simdjson::dom::element_type::STRING:
@@ -55,7 +64,7 @@ void ReadObject(simdjson::dom::object object, std::vector<Attribute>& out) {
 
 bool ReadAttributesJson(std::string_view text, std::vector<Attribute>& out) {
   simdjson::dom::element root;
-  if (Parser().parse(text.data(), text.size()).get(root) != simdjson::SUCCESS) return false;
+  if (ParsePadded(text, root) != simdjson::SUCCESS) return false;
   simdjson::dom::object object;
   if (root.get_object().get(object) != simdjson::SUCCESS) return false;
   ReadObject(object, out);
@@ -64,7 +73,7 @@ bool ReadAttributesJson(std::string_view text, std::vector<Attribute>& out) {
 
 bool ReadEventsJson(std::string_view text, std::vector<SpanEvent>& out) {
   simdjson::dom::element root;
-  if (Parser().parse(text.data(), text.size()).get(root) != simdjson::SUCCESS) return false;
+  if (ParsePadded(text, root) != simdjson::SUCCESS) return false;
   simdjson::dom::array array;
   if (root.get_array().get(array) != simdjson::SUCCESS) return false;
   std::vector<SpanEvent> events;

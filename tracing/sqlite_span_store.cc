@@ -223,7 +223,7 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt) {
     return Error{ErrorCode::kInternal,
                  fmt::format("malformed ids in stored span {}/{}", trace_hex, span_hex)};
   }
-  if (!stmt.ColumnIsNull(2) && !ParseHex(stmt.ColumnText(2), span.parent_span_id)) {
+  if (!stmt.ColumnIsNull(2) && !ParseHex(stmt.ColumnView(2), span.parent_span_id)) {
     return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", span_hex)};
   }
   span.name = stmt.ColumnText(3);
@@ -235,10 +235,10 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt) {
   span.trace_state = stmt.ColumnText(9);
   // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
   // dominated by building and dropping JSON trees (tracing/attribute_json_reader.h).
-  if (!ReadAttributesJson(stmt.ColumnText(10), span.attributes)) {
+  if (!ReadAttributesJson(stmt.ColumnView(10), span.attributes)) {
     return Error{ErrorCode::kInternal, fmt::format("attributes of stored span {} are not a JSON object", span_hex)};
   }
-  if (!ReadEventsJson(stmt.ColumnText(11), span.events)) {
+  if (!ReadEventsJson(stmt.ColumnView(11), span.events)) {
     return Error{ErrorCode::kInternal, fmt::format("stored span {}: events column is not a JSON array of objects", span_hex)};
   }
   return span;

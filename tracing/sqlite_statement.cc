@@ -68,6 +68,13 @@ bool SqliteStatement::ColumnIsNull(int index) const {
 
 std::int64_t SqliteStatement::ColumnInt64(int index) const { return sqlite3_column_int64(stmt_.get(), index); }
 
+std::string_view SqliteStatement::ColumnView(int index) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), index));
+  const int size = sqlite3_column_bytes(stmt_.get(), index);
+  if (text == nullptr) return {};
+  return {text, static_cast<std::size_t>(size)};
+}
+
 std::string SqliteStatement::ColumnText(int index) const {
   // sqlite3_column_text before sqlite3_column_bytes, as SQLite documents: the byte count then refers to
   // the UTF-8 form just produced.

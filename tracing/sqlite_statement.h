@@ -43,6 +43,8 @@ class SqliteStatement {
   bool ColumnIsNull(int index) const;
   std::int64_t ColumnInt64(int index) const;
   std::string ColumnText(int index) const;
+  // The same text without a copy; valid until the next Step(), Reset() or a conversion of this column.
+  std::string_view ColumnView(int index) const;
 
   // "prepare <sql>" style context for error messages: the statement's SQL text.
   std::string_view Sql() const;
