@@ -19,6 +19,8 @@
 //   Without --keep the store (default: a temporary file) is deleted at the end; with it, its path and
 //   the large attempt's page path are in the JSON, for the browser benchmark.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -29,11 +31,9 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "admin/http_caching.h"
-#include "tracing/sqlite_span_store.h"
 #include "traceview/trace_view_api.h"
+#include "tracing/sqlite_span_store.h"
 
 namespace {
 
@@ -67,8 +67,8 @@ sparktrace::tracing::SpanId SpanOf(std::uint64_t n) {
   return id;
 }
 
-Span MakeSpan(std::uint64_t trace, std::uint64_t id, std::uint64_t parent, std::string name, std::uint64_t start_ms,
-              std::uint64_t end_ms) {
+Span MakeSpan(std::uint64_t trace, std::uint64_t id, std::uint64_t parent, std::string name,
+              std::uint64_t start_ms, std::uint64_t end_ms) {
   Span span;
   span.trace_id = TraceOf(trace);
   span.span_id = SpanOf(id);
@@ -109,25 +109,29 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
   for (int op = 0; op < kOperations; ++op) {
     const std::uint64_t op_id = next_id++;
     const std::uint64_t op_start = clock;
-    const std::uint64_t op_end = op_start + static_cast<std::uint64_t>(jobs_per_operation) * stages * 100 + 2'000;
+    const std::uint64_t op_end =
+        op_start + static_cast<std::uint64_t>(jobs_per_operation) * stages * 100 + 2'000;
     Span operation = MakeSpan(trace, op_id, 0, "spark_connect.operation", op_start, op_end);
     Identify(operation, "big_dag", "big_task", "scheduled__big");
     operation.attributes.push_back({"spark.connect.operation_id", "big-op-" + std::to_string(op)});
     operation.attributes.push_back({"spark.connect.plan_kind", std::string("root")});
     operation.attributes.push_back({"spark.connect.result.rows", std::int64_t{1000}});
     spans.push_back(std::move(operation));
-    Span rpc = MakeSpan(trace, next_id++, op_id, "spark.connect.SparkConnectService/ExecutePlan", op_start, op_end);
+    Span rpc =
+        MakeSpan(trace, next_id++, op_id, "spark.connect.SparkConnectService/ExecutePlan", op_start, op_end);
     Identify(rpc, "big_dag", "big_task", "scheduled__big");
     spans.push_back(std::move(rpc));
-    Span lifecycle = MakeSpan(trace, next_id++, op_id, "spark.connect.operation.lifecycle", op_start + 1, op_end - 1);
+    Span lifecycle =
+        MakeSpan(trace, next_id++, op_id, "spark.connect.operation.lifecycle", op_start + 1, op_end - 1);
     lifecycle.attributes.push_back({"spark.executors.active_at_start", std::int64_t{op == 0 ? 0 : 8}});
     if (op == 0) {
       for (int executor = 0; executor < 8; ++executor) {
-        lifecycle.events.push_back({"spark.executor.added",
-                                    kBase + (op_start + 1'000 + static_cast<std::uint64_t>(executor) * 100) * kMs,
-                                    {{"spark.executor.id", std::to_string(executor)},
-                                     {"spark.executor.cores", std::int64_t{4}},
-                                     {"spark.executors.active", std::int64_t{executor + 1}}}});
+        lifecycle.events.push_back(
+            {"spark.executor.added",
+             kBase + (op_start + 1'000 + static_cast<std::uint64_t>(executor) * 100) * kMs,
+             {{"spark.executor.id", std::to_string(executor)},
+              {"spark.executor.cores", std::int64_t{4}},
+              {"spark.executors.active", std::int64_t{executor + 1}}}});
       }
       lifecycle.events.push_back({"sparktrace.finding",
                                   kBase + op_end * kMs,
@@ -162,7 +166,8 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
       job_clock += static_cast<std::uint64_t>(stages) * 100;
     }
     Span compute = MakeSpan(trace, next_id++, op_id, "spark.phase.compute", op_start + 1'000, job_clock);
-    compute.attributes.push_back({"spark.phase.duration_ms", static_cast<std::int64_t>(job_clock - op_start - 1'000)});
+    compute.attributes.push_back(
+        {"spark.phase.duration_ms", static_cast<std::int64_t>(job_clock - op_start - 1'000)});
     spans.push_back(std::move(compute));
     clock = op_end + 500;
   }
@@ -215,7 +220,9 @@ int main(int argc, char** argv) {
   Options options;
   if (!ParseOptions(argc, argv, options)) return 2;
   if (options.store.empty()) {
-    options.store = (fs::temp_directory_path() / ("sparktrace-traceview-bench-" + std::to_string(::getpid()) + ".db")).string();
+    options.store =
+        (fs::temp_directory_path() / ("sparktrace-traceview-bench-" + std::to_string(::getpid()) + ".db"))
+            .string();
   }
   fs::remove(options.store);
   auto opened = sparktrace::tracing::SqliteSpanStore::Open(options.store);
@@ -245,8 +252,8 @@ int main(int argc, char** argv) {
   }
   write(batch);
   const double small_write_s = Seconds(Clock::now() - small_start);
-  const std::vector<Span> large = LargeAttempt(options.traces + 10, options.jobs, options.stages,
-                                               options.traces * 60'000 + 120'000);
+  const std::vector<Span> large =
+      LargeAttempt(options.traces + 10, options.jobs, options.stages, options.traces * 60'000 + 120'000);
   const auto large_start = Clock::now();
   write(large);
   const double large_write_s = Seconds(Clock::now() - large_start);
@@ -289,7 +296,10 @@ int main(int argc, char** argv) {
   }
   const nlohmann::ordered_json figures = {
       {"benchmark", "traceview_api"},
-      {"store", {{"attempts_listed", total}, {"large_attempt_spans", large.size()}, {"bytes", fs::file_size(options.store)}}},
+      {"store",
+       {{"attempts_listed", total},
+        {"large_attempt_spans", large.size()},
+        {"bytes", fs::file_size(options.store)}}},
       {"runs", options.runs},
       {"median_ms",
        {{"list_page", Median(list_page)},
@@ -297,8 +307,10 @@ int main(int argc, char** argv) {
         {"traces_list_baseline", Median(traces_list)},
         {"attempt_api", Median(attempt)},
         {"get_trace_baseline", Median(get_trace)}}},
-      {"attempt_answer", {{"spans", spans_answered}, {"json_bytes", attempt_bytes}, {"gzip_bytes", attempt_gzip_bytes}}},
-      {"write_seconds", {{"small_attempts", small_write_s}, {"large_attempt_512_span_batches", large_write_s}}},
+      {"attempt_answer",
+       {{"spans", spans_answered}, {"json_bytes", attempt_bytes}, {"gzip_bytes", attempt_gzip_bytes}}},
+      {"write_seconds",
+       {{"small_attempts", small_write_s}, {"large_attempt_512_span_batches", large_write_s}}},
       {"kept_store", options.keep ? options.store : ""},
       {"large_attempt_page", "/tasks/big_dag/big_task/scheduled__big/1"},
   };

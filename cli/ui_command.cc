@@ -67,7 +67,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server's thread starts: it inherits the mask
   signal(SIGPIPE, SIG_IGN);
 
-  traceview::TraceViewApi view(traceview::TraceViewOptions{flags->Get("store"), "", flags->Get("history-server")});
+  traceview::TraceViewApi view(
+      traceview::TraceViewOptions{flags->Get("store"), "", flags->Get("history-server")});
   admin::AdminUi ui;
   ui.handler = [&view](const admin::HttpRequest& request) { return view.Handle(request); };
   ui.token = flags->Get("admin-token");

@@ -72,9 +72,11 @@ TreeOrder OrderAsTree(std::span<const Span> spans, const std::vector<std::option
   };
   std::vector<SortKey> keys;
   keys.reserve(spans.size());
-  for (const Span& span : spans) keys.push_back(SortKey{span.start_time_unix_nano, LaneOf(span), span.span_id});
+  for (const Span& span : spans)
+    keys.push_back(SortKey{span.start_time_unix_nano, LaneOf(span), span.span_id});
   const auto by_start = [&keys](std::size_t a, std::size_t b) {
-    return std::tie(keys[a].start, keys[a].lane, keys[a].id) < std::tie(keys[b].start, keys[b].lane, keys[b].id);
+    return std::tie(keys[a].start, keys[a].lane, keys[a].id) <
+           std::tie(keys[b].start, keys[b].lane, keys[b].id);
   };
   std::sort(roots.begin(), roots.end(), by_start);
   for (auto& siblings : children) std::sort(siblings.begin(), siblings.end(), by_start);
@@ -178,10 +180,11 @@ std::vector<FindingEntry> CollectFindings(std::span<const Span> spans, std::vect
   // Most impact first; at equal impact the specific finding before the summary that repeats it
   // (slow-spark-jobs sums up the operation's causes with the top cause's impact).
   const auto is_summary = [](const FindingEntry& entry) { return entry.json["id"] == "slow-spark-jobs"; };
-  std::stable_sort(findings.begin(), findings.end(), [&is_summary](const FindingEntry& a, const FindingEntry& b) {
-    if (a.impact != b.impact) return a.impact > b.impact;
-    return !is_summary(a) && is_summary(b);
-  });
+  std::stable_sort(findings.begin(), findings.end(),
+                   [&is_summary](const FindingEntry& a, const FindingEntry& b) {
+                     if (a.impact != b.impact) return a.impact > b.impact;
+                     return !is_summary(a) && is_summary(b);
+                   });
   return findings;
 }
 
@@ -259,7 +262,8 @@ ordered_json BreakdownJson(const Breakdown& breakdown) {
 
 // The Spark application a span ran in: spark.app.id on the span itself, or on the lifecycle span of its
 // operation (the driver's side of it), or on an ancestor (an application trace's root).
-std::vector<std::string> ApplicationIds(std::span<const Span> spans, const std::vector<std::optional<std::size_t>>& parent) {
+std::vector<std::string> ApplicationIds(std::span<const Span> spans,
+                                        const std::vector<std::optional<std::size_t>>& parent) {
   std::vector<std::string> own(spans.size());
   for (std::size_t i = 0; i < spans.size(); ++i) {
     const auto* app = tracing::AttributeValueOf<std::string>(spans[i].attributes, "spark.app.id");
@@ -288,7 +292,8 @@ std::string SparkPage(std::string base, const Span& span) {
   while (!base.empty() && base.back() == '/') base.pop_back();
   switch (LaneOf(span)) {
     case Lane::kJob:
-      if (const auto job = IntAttribute(span, "spark.job.id")) return base + "/jobs/job/?id=" + std::to_string(*job);
+      if (const auto job = IntAttribute(span, "spark.job.id"))
+        return base + "/jobs/job/?id=" + std::to_string(*job);
       break;
     case Lane::kStage:
       if (const auto stage = IntAttribute(span, "spark.stage.id")) {
@@ -404,8 +409,9 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
   }
   out.EndArray();
   out.Key("ms").Double(critical.ms);
-  out.Key("basis").String(critical.stage_dependencies_known ? "stage parent ids and job/operation order"
-                                                            : "job and operation order (stages carry no parent ids)");
+  out.Key("basis").String(critical.stage_dependencies_known
+                              ? "stage parent ids and job/operation order"
+                              : "job and operation order (stages carry no parent ids)");
   out.EndObject();
   out.Key("spans").BeginArray();
   std::string trace_hex;
@@ -419,7 +425,8 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
     const Lane lane = LaneOf(span);
     out.BeginObject();
     out.Key("id").String(hex_ids[index]);
-    out.Key("parent_id").String(parent[index] ? std::string_view(hex_ids[*parent[index]]) : std::string_view());
+    out.Key("parent_id")
+        .String(parent[index] ? std::string_view(hex_ids[*parent[index]]) : std::string_view());
     out.Key("trace_id").String(trace_hex);
     out.Key("depth").Int(tree.depth[index]);
     out.Key("has_children").Bool(tree.has_children[index]);
@@ -459,7 +466,8 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
     if (spark_side && !context.history_server_url.empty() && !app_ids[index].empty()) {
       std::string base = context.history_server_url;
       while (!base.empty() && base.back() == '/') base.pop_back();
-      out.Key("history_server").String(SparkPage(base + "/history/" + EncodePathSegment(app_ids[index]), span));
+      out.Key("history_server")
+          .String(SparkPage(base + "/history/" + EncodePathSegment(app_ids[index]), span));
     } else {
       out.Key("history_server").Null();
     }

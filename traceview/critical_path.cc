@@ -105,7 +105,9 @@ struct StageFacts {
 std::map<std::int64_t, std::size_t> StageById(const SpanGraph& graph, const std::vector<std::size_t>& stages,
                                               const std::vector<StageFacts>& facts) {
   std::map<std::int64_t, std::size_t> by_id;
-  const auto rank = [&graph, &facts](std::size_t index) { return std::tuple(facts[index].attempt, graph.end(index)); };
+  const auto rank = [&graph, &facts](std::size_t index) {
+    return std::tuple(facts[index].attempt, graph.end(index));
+  };
   for (std::size_t stage : stages) {
     if (!facts[stage].id) continue;
     auto [slot, inserted] = by_id.emplace(*facts[stage].id, stage);
@@ -153,7 +155,8 @@ class PathBuilder {
       if (graph.lane(i) != Lane::kStage) continue;
       stages.push_back(i);
       facts_[i] = StageFacts{IntAttribute(graph.span(i), "spark.stage.id"),
-                             IntAttribute(graph.span(i), "spark.stage.attempt").value_or(0), ParentIds(graph.span(i))};
+                             IntAttribute(graph.span(i), "spark.stage.attempt").value_or(0),
+                             ParentIds(graph.span(i))};
       if (!facts_[i].parent_ids) path_.stage_dependencies_known = false;
     }
     if (path_.stage_dependencies_known) stage_by_id_ = StageById(graph, stages, facts_);
@@ -170,8 +173,9 @@ class PathBuilder {
   // A job on the path: its stage chain where known, else itself.
   void AddJob(std::size_t job) {
     on_path_.insert(job);
-    const std::vector<std::size_t> stages =
-        path_.stage_dependencies_known ? StageChain(graph_, job, stage_by_id_, facts_) : std::vector<std::size_t>{};
+    const std::vector<std::size_t> stages = path_.stage_dependencies_known
+                                                ? StageChain(graph_, job, stage_by_id_, facts_)
+                                                : std::vector<std::size_t>{};
     if (stages.empty()) AddSegment(job);
     for (std::size_t stage : stages) {
       on_path_.insert(stage);

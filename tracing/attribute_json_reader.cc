@@ -87,7 +87,8 @@ bool ReadEventsJson(std::string_view text, std::vector<SpanEvent>& out) {
     std::uint64_t time = 0;
     if (object["time_unix_nano"].get_uint64().get(time) == simdjson::SUCCESS) event.time_unix_nano = time;
     simdjson::dom::object attributes;
-    if (object["attributes"].get_object().get(attributes) == simdjson::SUCCESS) ReadObject(attributes, event.attributes);
+    if (object["attributes"].get_object().get(attributes) == simdjson::SUCCESS)
+      ReadObject(attributes, event.attributes);
     events.push_back(std::move(event));
   }
   out = std::move(events);

@@ -19,9 +19,9 @@ void SqliteStatement::NoteBindResult(int rc, int index) {
 void SqliteStatement::BindText(int index, std::string_view text) {
   // sqlite3_bind_text64 takes the length explicitly, so embedded NULs survive and no terminator is
   // needed; SQLITE_TRANSIENT copies, which keeps the call sites free of lifetime rules.
-  NoteBindResult(sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT,
-                                     SQLITE_UTF8),
-                 index);
+  NoteBindResult(
+      sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+      index);
 }
 
 void SqliteStatement::BindInt64(int index, std::int64_t value) {
@@ -66,7 +66,9 @@ bool SqliteStatement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_.get(), index) == SQLITE_NULL;
 }
 
-std::int64_t SqliteStatement::ColumnInt64(int index) const { return sqlite3_column_int64(stmt_.get(), index); }
+std::int64_t SqliteStatement::ColumnInt64(int index) const {
+  return sqlite3_column_int64(stmt_.get(), index);
+}
 
 std::string_view SqliteStatement::ColumnView(int index) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), index));

@@ -194,7 +194,8 @@ void AddFindings(const std::string& events_json, Part& part) {
     const double impact = attributes->value("finding.impact_seconds", 0.0);
     // At equal impact the specific finding wins over the summary that repeats it (as on the page).
     const bool summary = attributes->value("finding.id", "") == "slow-spark-jobs";
-    const bool better = impact > part.top_impact || (impact == part.top_impact && part.top_is_summary && !summary);
+    const bool better =
+        impact > part.top_impact || (impact == part.top_impact && part.top_is_summary && !summary);
     if (!better) continue;
     part.top_impact = impact;
     part.top_is_summary = summary;

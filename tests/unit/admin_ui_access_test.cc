@@ -74,7 +74,8 @@ TEST(HttpCaching, GzipRoundTrips) {
 }
 
 TEST(UrlCodec, EncodesPathSegmentsAndDecodesQueries) {
-  EXPECT_EQ(EncodePathSegment("scheduled__2026-11-25T00:00:00+00:00"), "scheduled__2026-11-25T00%3A00%3A00%2B00%3A00");
+  EXPECT_EQ(EncodePathSegment("scheduled__2026-11-25T00:00:00+00:00"),
+            "scheduled__2026-11-25T00%3A00%3A00%2B00%3A00");
   EXPECT_EQ(EncodePathSegment("a/b c%"), "a%2Fb%20c%25");
   EXPECT_EQ(PercentDecode("a%2Fb%20c%25"), "a/b c%");
   EXPECT_EQ(PercentDecode("bad%zz%"), "bad%zz%");

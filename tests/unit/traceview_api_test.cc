@@ -205,7 +205,8 @@ TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
   ASSERT_EQ(body["findings"].size(), 2u);
   EXPECT_EQ(body["findings"][0]["id"], "resource-wait-long");  // most impact first
   EXPECT_EQ(body["findings"][0]["recipe_href"], "/recipes/troubleshoot/resource-wait-long.md");
-  EXPECT_EQ(body["findings"][1]["span_ids"].size(), 2u);  // the stage's finding, on the stage and the lifecycle
+  EXPECT_EQ(body["findings"][1]["span_ids"].size(),
+            2u);  // the stage's finding, on the stage and the lifecycle
   EXPECT_EQ(body["spans"].size(), 14u);
   EXPECT_EQ(body["spans"][0]["depth"], 0);
   EXPECT_EQ(body["spans"][1]["depth"], 1);  // children follow their parent
@@ -224,9 +225,9 @@ TEST_F(TraceViewApiTest, ARunningAttemptIsInProgressWithItsOpenSpansMarked) {
   for (const auto& span : body["spans"]) {
     open_by_lane[span["lane"].get<std::string>()] |= span["open"].get<bool>();
   }
-  EXPECT_TRUE(open_by_lane["job"]);     // its JobEnd has not come
-  EXPECT_TRUE(open_by_lane["stage"]);   // the stage ends where the running job does
-  EXPECT_FALSE(open_by_lane["rpc"]);    // the proxy's spans are exported when they end
+  EXPECT_TRUE(open_by_lane["job"]);    // its JobEnd has not come
+  EXPECT_TRUE(open_by_lane["stage"]);  // the stage ends where the running job does
+  EXPECT_FALSE(open_by_lane["rpc"]);   // the proxy's spans are exported when they end
   const auto done = Body(Get(api, "/api/v1/tasks/etl/load/run-1/1"));
   EXPECT_EQ(done["in_progress"], false);
 }
@@ -304,13 +305,15 @@ TEST_F(TraceViewApiTest, LinksJobsAndStagesToTheHistoryServerAndTheDriverUi) {
   std::map<std::string, nlohmann::json> links_by_label;
   for (const auto& span : body["spans"]) links_by_label[span["label"].get<std::string>()] = span["links"];
   // The application id comes from the operation's lifecycle span (spark.app.id).
-  EXPECT_EQ(links_by_label["job 10"]["history_server"], "http://shs:18080/history/app-20251125-0001/jobs/job/?id=10");
+  EXPECT_EQ(links_by_label["job 10"]["history_server"],
+            "http://shs:18080/history/app-20251125-0001/jobs/job/?id=10");
   EXPECT_EQ(links_by_label["job 10"]["spark_ui"], "http://driver:4040/jobs/job/?id=10");
   EXPECT_EQ(links_by_label["ExecutePlan"]["history_server"], nullptr);  // the client's side: no Spark page
   bool stage_linked = false;
   for (const auto& span : body["spans"]) {
-    if (span["lane"] == "stage" && span["links"]["history_server"] ==
-                                       "http://shs:18080/history/app-20251125-0001/stages/stage/?id=10&attempt=0") {
+    if (span["lane"] == "stage" &&
+        span["links"]["history_server"] ==
+            "http://shs:18080/history/app-20251125-0001/stages/stage/?id=10&attempt=0") {
       stage_linked = true;
     }
   }

@@ -8,9 +8,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "traceview/json_writer.h"
 #include "tracing/attribute_json.h"
 #include "tracing/attribute_json_reader.h"
-#include "traceview/json_writer.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -32,8 +32,9 @@ TEST(JsonWriter, ReplacesInvalidUtf8) {
   JsonWriter out;
   out.String("ok \xff\xfe bad \xc3 cut \xed\xa0\x80 surrogate");
   const auto parsed = nlohmann::json::parse(out.Take());  // throws on invalid UTF-8
-  EXPECT_EQ(parsed.get<std::string>(),
-            "ok \xef\xbf\xbd\xef\xbf\xbd bad \xef\xbf\xbd cut \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd surrogate");
+  EXPECT_EQ(
+      parsed.get<std::string>(),
+      "ok \xef\xbf\xbd\xef\xbf\xbd bad \xef\xbf\xbd cut \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd surrogate");
 }
 
 TEST(JsonWriter, PlacesCommasAndWritesEveryKind) {
@@ -43,10 +44,13 @@ TEST(JsonWriter, PlacesCommasAndWritesEveryKind) {
   out.Key("b").BeginObject().EndObject();
   out.Key("nan").Double(std::numeric_limits<double>::quiet_NaN());
   out.Key("raw").Raw("{\"x\":[1,2]}");
-  out.Key("attributes").Attributes({{"s", std::string("v")}, {"i", std::int64_t{-7}}, {"list", std::vector<std::string>{"a", "b"}}});
+  out.Key("attributes")
+      .Attributes(
+          {{"s", std::string("v")}, {"i", std::int64_t{-7}}, {"list", std::vector<std::string>{"a", "b"}}});
   out.EndObject();
-  EXPECT_EQ(out.Take(),
-            R"({"a":[1,2.5,3.0,true,null],"b":{},"nan":null,"raw":{"x":[1,2]},"attributes":{"s":"v","i":-7,"list":["a","b"]}})");
+  EXPECT_EQ(
+      out.Take(),
+      R"({"a":[1,2.5,3.0,true,null],"b":{},"nan":null,"raw":{"x":[1,2]},"attributes":{"s":"v","i":-7,"list":["a","b"]}})");
 }
 
 TEST(AttributeJsonReader, AgreesWithTheTreeReaderOnEveryKind) {
@@ -63,7 +67,8 @@ TEST(AttributeJsonReader, AgreesWithTheTreeReaderOnEveryKind) {
   const std::string text = tracing::DumpJson(tracing::AttributesToJson(written));
   std::vector<tracing::Attribute> fast;
   ASSERT_TRUE(tracing::ReadAttributesJson(text, fast));
-  const std::vector<tracing::Attribute> slow = tracing::AttributesFromJson(nlohmann::ordered_json::parse(text));
+  const std::vector<tracing::Attribute> slow =
+      tracing::AttributesFromJson(nlohmann::ordered_json::parse(text));
   ASSERT_EQ(fast.size(), slow.size());
   for (std::size_t i = 0; i < fast.size(); ++i) {
     EXPECT_EQ(fast[i].key, slow[i].key);
