@@ -120,33 +120,6 @@ std::shared_ptr<spdlog::logger> AccessLogger() {
   return logger ? logger : spdlog::default_logger();
 }
 
-void AppendJsonEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(c)));
-        } else {
-          out += c;
-        }
-    }
-  }
-}
 
 void LogFields::AppendKey(std::string_view key) {
   if (!text_.empty()) text_ += format_ == LogFormat::kJson ? "," : " ";

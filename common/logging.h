@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_escape.h"
+
 #include <spdlog/spdlog.h>
 
 #include "common/result.h"
@@ -41,7 +43,5 @@ class LogFields {
   std::string text_;
 };
 
-// Appends `text` as the inside of a JSON string literal (quotes not included).
-void AppendJsonEscaped(std::string& out, std::string_view text);
 
 }  // namespace sparktrace

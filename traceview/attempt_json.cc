@@ -102,17 +102,6 @@ TreeOrder OrderAsTree(std::span<const Span> spans, const std::vector<std::option
   return tree;
 }
 
-std::string_view StatusName(tracing::StatusCode code) {
-  switch (code) {
-    case tracing::StatusCode::kOk:
-      return "ok";
-    case tracing::StatusCode::kError:
-      return "error";
-    case tracing::StatusCode::kUnset:
-      break;
-  }
-  return "unset";
-}
 
 ordered_json StringList(const std::vector<tracing::Attribute>& attributes, std::string_view key) {
   ordered_json list = ordered_json::array();

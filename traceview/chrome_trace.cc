@@ -42,17 +42,6 @@ std::string_view TrackName(Lane lane) {
   return kNames[static_cast<std::size_t>(lane) % kLaneCount];
 }
 
-std::string_view StatusName(tracing::StatusCode code) {
-  switch (code) {
-    case tracing::StatusCode::kOk:
-      return "ok";
-    case tracing::StatusCode::kError:
-      return "error";
-    case tracing::StatusCode::kUnset:
-      break;
-  }
-  return "unset";
-}
 
 struct Track {
   int tid = 0;

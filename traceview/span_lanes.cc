@@ -136,4 +136,16 @@ std::string SpanLabel(const tracing::Span& span) {
   return span.name;
 }
 
+std::string_view StatusName(tracing::StatusCode code) {
+  switch (code) {
+    case tracing::StatusCode::kOk:
+      return "ok";
+    case tracing::StatusCode::kError:
+      return "error";
+    case tracing::StatusCode::kUnset:
+      break;
+  }
+  return "unset";
+}
+
 }  // namespace sparktrace::traceview

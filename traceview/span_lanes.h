@@ -51,6 +51,9 @@ std::string SpanLabel(const tracing::Span& span);
 // suffix after "spark.phase."); empty for a span of another lane.
 std::string_view PhaseNameOf(const tracing::Span& span);
 
+// "ok", "error" or "unset": a span's status as the API and the downloads name it.
+std::string_view StatusName(tracing::StatusCode code);
+
 // Integer attributes the view reads, also when a producer wrote them as decimal strings.
 std::optional<std::int64_t> IntAttribute(const tracing::Span& span, std::string_view key);
 

@@ -306,14 +306,9 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
 Result<void> BackfillTaskIndex(SqliteConnection& db) {
   auto stmt = db.Prepare("SELECT trace_id FROM traces");
   if (!stmt.ok()) return stmt.error();
-  std::vector<std::string> traces;
-  while (true) {
-    auto row = stmt->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    traces.push_back(stmt->ColumnText(0));
-  }
-  return RefreshTaskIndex(db, traces);
+  auto traces = stmt->CollectText();
+  if (!traces.ok()) return traces.error();
+  return RefreshTaskIndex(db, *traces);
 }
 
 Result<std::vector<std::string>> SelectTraceIds(SqliteConnection& db, std::string_view selection,
@@ -321,14 +316,7 @@ Result<std::vector<std::string>> SelectTraceIds(SqliteConnection& db, std::strin
   auto stmt = db.Prepare(selection);
   if (!stmt.ok()) return stmt.error();
   stmt->BindInt64(1, parameter);
-  std::vector<std::string> traces;
-  while (true) {
-    auto row = stmt->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    traces.push_back(stmt->ColumnText(0));
-  }
-  return traces;
+  return stmt->CollectText();
 }
 
 }  // namespace

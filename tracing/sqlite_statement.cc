@@ -70,6 +70,17 @@ std::int64_t SqliteStatement::ColumnInt64(int index) const {
   return sqlite3_column_int64(stmt_.get(), index);
 }
 
+Result<std::vector<std::string>> SqliteStatement::CollectText(int column) {
+  std::vector<std::string> values;
+  while (true) {
+    auto row = Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    values.push_back(ColumnText(column));
+  }
+  return values;
+}
+
 std::string_view SqliteStatement::ColumnView(int index) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_.get(), index));
   const int size = sqlite3_column_bytes(stmt_.get(), index);

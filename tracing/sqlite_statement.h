@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -45,6 +46,8 @@ class SqliteStatement {
   std::string ColumnText(int index) const;
   // The same text without a copy; valid until the next Step(), Reset() or a conversion of this column.
   std::string_view ColumnView(int index) const;
+  // Steps until done and returns one text column of every row (e.g. a list of trace ids).
+  Result<std::vector<std::string>> CollectText(int column = 0);
 
   // "prepare <sql>" style context for error messages: the statement's SQL text.
   std::string_view Sql() const;

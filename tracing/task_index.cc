@@ -538,14 +538,7 @@ Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::strin
       "UNION SELECT trace_id FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
   if (!stmt.ok()) return stmt.error();
   stmt->BindText(1, text);
-  std::vector<std::string> traces;
-  while (true) {
-    auto row = stmt->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    traces.push_back(stmt->ColumnText(0));
-  }
-  return traces;
+  return stmt->CollectText();
 }
 
 }  // namespace sparktrace::tracing
