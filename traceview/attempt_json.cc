@@ -10,7 +10,7 @@
 #include "traceview/breakdown.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
-#include "traceview/json_writer.h"
+#include "traceview/attribute_writer.h"
 #include "traceview/span_lanes.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
@@ -427,13 +427,15 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
     out.Key("open").Bool(open[index]);
     out.Key("status").String(StatusName(span.status_code));
     out.Key("status_message").String(span.status_message);
-    out.Key("attributes").Attributes(span.attributes);
+    out.Key("attributes");
+    WriteAttributes(out, span.attributes);
     out.Key("events").BeginArray();
     for (const tracing::SpanEvent& event : span.events) {
       out.BeginObject();
       out.Key("name").String(event.name);
       out.Key("time_ms").Double(NanosToMs(event.time_unix_nano));
-      out.Key("attributes").Attributes(event.attributes);
+      out.Key("attributes");
+      WriteAttributes(out, event.attributes);
       out.EndObject();
     }
     out.EndArray();

@@ -1,29 +1,33 @@
 #pragma once
 // JsonLine: writes one compact JSON object the way Spark's event logger does (no spaces, keys in
-// the order written), for the event-log simulator. Strings are escaped per RFC 8259.
+// the order written), for the event-log simulator: common/json_writer.h with the shorthands the
+// event writers use.
 //
 // Threads: a plain value; not synchronised.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "common/json_writer.h"
 
 namespace sparktrace::sim::eventlog {
 
 class JsonLine {
  public:
-  JsonLine& BeginObject();
-  JsonLine& EndObject();
-  JsonLine& BeginArray();
-  JsonLine& EndArray();
+  JsonLine& BeginObject() { return Do(&JsonWriter::BeginObject); }
+  JsonLine& EndObject() { return Do(&JsonWriter::EndObject); }
+  JsonLine& BeginArray() { return Do(&JsonWriter::BeginArray); }
+  JsonLine& EndArray() { return Do(&JsonWriter::EndArray); }
   // The next value is this key's.
-  JsonLine& Key(std::string_view key);
-  JsonLine& String(std::string_view value);
-  JsonLine& Int(std::int64_t value);
-  JsonLine& Double(double value);  // shortest form that reads back the same, with a '.'
-  JsonLine& Bool(bool value);
-  JsonLine& Null();
+  JsonLine& Key(std::string_view key) { return Do(&JsonWriter::Key, key); }
+  JsonLine& String(std::string_view value) { return Do(&JsonWriter::String, value); }
+  JsonLine& Int(std::int64_t value) { return Do(&JsonWriter::Int, value); }
+  JsonLine& Double(double value) { return Do(&JsonWriter::Double, value); }  // shortest, with a '.'
+  JsonLine& Bool(bool value) { return Do(&JsonWriter::Bool, value); }
+  JsonLine& Null() { return Do(&JsonWriter::Null); }
 
   // Key + value shorthands.
   JsonLine& Field(std::string_view key, std::string_view value) { return Key(key).String(value); }
@@ -36,16 +40,17 @@ class JsonLine {
   JsonLine& StringMap(std::string_view key, const std::vector<std::pair<std::string, std::string>>& entries);
 
   // The text written so far (complete once every object is ended).
-  const std::string& text() const { return text_; }
-  std::string Take() { return std::move(text_); }
+  const std::string& text() const { return writer_.text(); }
+  std::string Take() { return writer_.Take(); }
 
  private:
-  void BeforeValue();
-  void AppendQuoted(std::string_view value);
+  template <typename Method, typename... Args>
+  JsonLine& Do(Method method, Args&&... args) {
+    (writer_.*method)(std::forward<Args>(args)...);
+    return *this;
+  }
 
-  std::string text_;
-  std::vector<bool> has_elements_;  // per open object/array
-  bool after_key_ = false;
+  JsonWriter writer_;
 };
 
 }  // namespace sparktrace::sim::eventlog

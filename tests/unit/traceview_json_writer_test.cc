@@ -1,6 +1,6 @@
-// JsonWriter (traceview/json_writer.h) and the store's fast attribute reader
-// (tracing/attribute_json_reader.h): what they write parses back to the same values, user text is
-// escaped however hostile, and the reader agrees with the nlohmann-based AttributesFromJson.
+// JsonWriter (common/json_writer.h) with span attributes (traceview/attribute_writer.h) and the store's fast
+// attribute reader (tracing/attribute_json_reader.h): what they write parses back to the same values, user
+// text is escaped however hostile, and the reader agrees with the nlohmann-based AttributesFromJson.
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "traceview/json_writer.h"
+#include "traceview/attribute_writer.h"
 #include "tracing/attribute_json.h"
 #include "tracing/attribute_json_reader.h"
 
@@ -44,9 +44,9 @@ TEST(JsonWriter, PlacesCommasAndWritesEveryKind) {
   out.Key("b").BeginObject().EndObject();
   out.Key("nan").Double(std::numeric_limits<double>::quiet_NaN());
   out.Key("raw").Raw("{\"x\":[1,2]}");
-  out.Key("attributes")
-      .Attributes(
-          {{"s", std::string("v")}, {"i", std::int64_t{-7}}, {"list", std::vector<std::string>{"a", "b"}}});
+  out.Key("attributes");
+  WriteAttributes(
+      out, {{"s", std::string("v")}, {"i", std::int64_t{-7}}, {"list", std::vector<std::string>{"a", "b"}}});
   out.EndObject();
   EXPECT_EQ(
       out.Take(),

@@ -1,15 +1,12 @@
-#include "traceview/json_writer.h"
-
-#include <spdlog/fmt/fmt.h>
+#include "common/json_writer.h"
 
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <variant>
 
 #include "common/json_escape.h"
 
-namespace sparktrace::traceview {
+namespace sparktrace {
 
 void JsonWriter::BeforeValue() {
   if (after_key_) {
@@ -104,27 +101,4 @@ JsonWriter& JsonWriter::Raw(std::string_view json) {
   return *this;
 }
 
-JsonWriter& JsonWriter::Value(const tracing::AttributeValue& value) {
-  struct Visitor {
-    JsonWriter& writer;
-    void operator()(const std::string& text) const { writer.String(text); }
-    void operator()(std::int64_t number) const { writer.Int(number); }
-    void operator()(double number) const { writer.Double(number); }
-    void operator()(bool flag) const { writer.Bool(flag); }
-    void operator()(const std::vector<std::string>& list) const {
-      writer.BeginArray();
-      for (const std::string& item : list) writer.String(item);
-      writer.EndArray();
-    }
-  };
-  std::visit(Visitor{*this}, value);
-  return *this;
-}
-
-JsonWriter& JsonWriter::Attributes(const std::vector<tracing::Attribute>& attributes) {
-  BeginObject();
-  for (const tracing::Attribute& attribute : attributes) Key(attribute.key).Value(attribute.value);
-  return EndObject();
-}
-
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace

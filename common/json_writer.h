@@ -1,19 +1,19 @@
 #pragma once
-// JsonWriter: appends compact JSON text to a string as it goes, for the trace view's large answers
-// (a 20,000-span attempt), where building a nlohmann::json tree first costs several times the
-// writing. Commas are placed automatically; strings are escaped and invalid UTF-8 is replaced by
-// U+FFFD (as tracing::DumpJson does); NaN and infinities are written as null.
+// JsonWriter: appends compact JSON text to a string as it goes, for JSON we write by hand: Spark
+// event-log lines in the simulator (keys in the order written, as Spark does) and the trace view's
+// large answers (a 20,000-span attempt, where building a nlohmann::json tree first costs several
+// times the writing). Commas are placed automatically; strings are escaped and invalid UTF-8 is
+// replaced by U+FFFD (common/json_escape.h); doubles are written in the shortest form that reads back
+// the same, always with a '.' or an exponent, and NaN and infinities as null.
 //
-// Not thread-safe; one writer per answer.
+// Not thread-safe; a plain value.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "tracing/span.h"
-
-namespace sparktrace::traceview {
+namespace sparktrace {
 
 class JsonWriter {
  public:
@@ -21,6 +21,7 @@ class JsonWriter {
   JsonWriter& EndObject();
   JsonWriter& BeginArray();
   JsonWriter& EndArray();
+  // The next value is this key's.
   JsonWriter& Key(std::string_view key);
   JsonWriter& String(std::string_view value);
   JsonWriter& Int(std::int64_t value);
@@ -29,10 +30,9 @@ class JsonWriter {
   JsonWriter& Null();
   // Already valid JSON text (e.g. a small nlohmann::json dumped), inserted as one value.
   JsonWriter& Raw(std::string_view json);
-  // A span attribute value in tracing/attribute_json.h's form; and a whole attribute list as an object.
-  JsonWriter& Value(const tracing::AttributeValue& value);
-  JsonWriter& Attributes(const std::vector<tracing::Attribute>& attributes);
 
+  // The text written so far (complete once every container is ended).
+  const std::string& text() const { return out_; }
   std::string Take() { return std::move(out_); }
 
  private:
@@ -43,4 +43,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace
