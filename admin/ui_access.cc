@@ -1,10 +1,23 @@
 #include "admin/ui_access.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "common/url_codec.h"
 
 namespace sparktrace::admin {
+
+Result<void> ValidateAdminToken(std::string_view token) {
+  constexpr std::size_t kMinimumLength = 16;
+  const bool allowed = std::all_of(token.begin(), token.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '~' || c == '-';
+  });
+  if (!allowed) return InvalidArgument("use only A-Z a-z 0-9 . _ ~ - (it travels in a cookie and a URL)");
+  if (token.size() < kMinimumLength) {
+    return InvalidArgument("use at least 16 characters, e.g. the output of `openssl rand -hex 24`");
+  }
+  return {};
+}
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -7,9 +7,15 @@
 #include <string>
 #include <string_view>
 
+#include "common/result.h"
+
 namespace sparktrace::admin {
 
 inline constexpr std::string_view kTokenCookie = "sparktrace_token";
+
+// An admin token must travel unchanged in a header, a query parameter and a cookie: 16 or more of
+// A-Z a-z 0-9 . _ ~ - (e.g. `openssl rand -hex 24`). The error says so without echoing the value.
+Result<void> ValidateAdminToken(std::string_view token);
 
 // Equal in a time that depends on the lengths only, not on where the first difference is.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);

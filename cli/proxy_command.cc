@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "admin/admin_server.h"
+#include "admin/ui_access.h"
 #include "cli/tracing_config.h"
 #include "cli/tracing_stack.h"
 #include "cli/version.h"
@@ -78,6 +79,12 @@ int RunProxyCommand(std::span<const std::string> args) {
   if (!config.ok()) {
     std::cerr << "sparktrace proxy: " << config.error().message << "\n";
     return 2;
+  }
+  if (!config->admin_token.empty()) {
+    if (auto valid = admin::ValidateAdminToken(config->admin_token); !valid.ok()) {
+      std::cerr << "sparktrace proxy: " << FlagError("admin-token", valid.error()).message << "\n";
+      return 2;
+    }
   }
   auto tracing_config = TracingConfigFromFlags(*flags);
   if (!tracing_config.ok()) {

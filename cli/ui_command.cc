@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "admin/admin_server.h"
+#include "admin/ui_access.h"
 #include "common/flags.h"
 #include "proxy/proxy_config.h"
 #include "traceview/trace_view_api.h"
@@ -51,6 +52,11 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   const std::string& listen = flags->Get("listen");
   if (auto valid = proxy::ValidateHostPort(listen); !valid.ok()) {
     return Fail(err, 2, "--listen: " + valid.error().message);
+  }
+  if (const std::string& token = flags->Get("admin-token"); !token.empty()) {
+    if (auto valid = admin::ValidateAdminToken(token); !valid.ok()) {
+      return Fail(err, 2, FlagError("admin-token", valid.error()).message);
+    }
   }
   // Refuse a path that is not a readable store now, rather than answer 503 on every page.
   {

@@ -123,9 +123,9 @@ class TraceViewOverADemoStore(unittest.TestCase):
         self.assertTrue(any(e.get("ph") == "C" for e in events), "the executor counter track")
 
     def test_a_token_guards_the_view_but_not_the_health_probe(self):
-        base = self.start_ui("--admin-token", "t0ken-for-test")
+        base = self.start_ui("--admin-token", "t0ken-for-the-e2e-test")
         self.assertEqual(get(base + "/api/v1/tasks")[0], 401)
-        self.assertEqual(get(base + "/api/v1/tasks", {"Authorization": "Bearer t0ken-for-test"})[0], 200)
+        self.assertEqual(get(base + "/api/v1/tasks", {"Authorization": "Bearer t0ken-for-the-e2e-test"})[0], 200)
         self.assertEqual(get(base + "/healthz")[0], 200)
 
     def test_bad_invocations_exit_with_a_clear_error(self):
@@ -137,6 +137,11 @@ class TraceViewOverADemoStore(unittest.TestCase):
                              text=True, timeout=20, env=proxy_env())
         self.assertEqual(bad.returncode, 2)
         self.assertIn("--listen", bad.stderr)
+        weak = subprocess.run([BIN, "ui", "--store", self.store, "--admin-token", "has spaces; short"],
+                              capture_output=True, text=True, timeout=20, env=proxy_env())
+        self.assertEqual(weak.returncode, 2)
+        self.assertIn("--admin-token", weak.stderr)
+        self.assertNotIn("has spaces", weak.stderr, "the token's value is never echoed")
 
 
 if __name__ == "__main__":

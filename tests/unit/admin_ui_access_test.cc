@@ -18,6 +18,15 @@ TEST(UiAccess, ComparesTokensExactly) {
   EXPECT_FALSE(ConstantTimeEquals("", "x"));
 }
 
+TEST(UiAccess, AcceptsOnlyTokensThatTravelUnchanged) {
+  EXPECT_TRUE(ValidateAdminToken("0123456789abcdef-._~ABC").ok());
+  EXPECT_FALSE(ValidateAdminToken("short").ok());
+  const auto spaced = ValidateAdminToken("has a space in it, long enough");
+  ASSERT_FALSE(spaced.ok());
+  EXPECT_EQ(spaced.error().message.find("space"), std::string::npos);  // the value is never echoed
+  EXPECT_FALSE(ValidateAdminToken("semicolon;breaks-the-cookie").ok());
+}
+
 TEST(UiAccess, ReadsBearerTokensAndCookies) {
   EXPECT_EQ(BearerToken("Bearer abc"), "abc");
   EXPECT_EQ(BearerToken("bearer   abc  "), "abc");
