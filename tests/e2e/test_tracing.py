@@ -685,6 +685,37 @@ class AirflowTest(TracingCase):
         self.assertEqual(other.trace_id, airflow_trace_id(dag, task, run, 3, -1))
         self.assertGreaterEqual(self.metrics(proxy).value("sparktrace_traced_calls_total", origin="airflow"), 1)
 
+    def test_a_pooled_session_follows_each_calls_identity(self):
+        """Several Airflow tasks sharing one Spark Connect session (one channel, one session id): each
+        call's spans go to the attempt its own headers name, not to the session's first caller."""
+        proxy = self.start_proxy()
+        stub = self.stub(proxy)  # one connection, one session (self.session_id) for every call
+        run = "scheduled__2026-11-25T00:00:00+00:00"
+        first, second = new_id("extract"), new_id("load")
+        op_first, _ = self.run_query(stub, metadata=self.airflow_headers("pool_dag", first, run, "1"))
+        op_second, _ = self.run_query(stub, metadata=self.airflow_headers("pool_dag", second, run, "1"))
+        self.config_get(stub, metadata=self.airflow_headers("pool_dag", first, run, "1"))
+        client_trace, client_span, traceparent = client_context()
+        op_third, _ = self.run_query(stub, metadata=self.airflow_headers("pool_dag", second, run, "2")
+                                     + [("traceparent", traceparent)])
+
+        trace_first = self.store.wait(airflow_trace_id("pool_dag", first, run, 1), op=1, execute=1, config=1)
+        trace_second = self.store.wait(airflow_trace_id("pool_dag", second, run, 1), op=1, execute=1)
+        self.assertEqual(trace_first.one(OPERATION)["attributes"].get("spark.connect.operation_id"), op_first)
+        self.assertEqual(trace_second.one(OPERATION)["attributes"].get("spark.connect.operation_id"), op_second)
+        for trace, task in ((trace_first, first), (trace_second, second)):
+            for span in trace.spans:
+                self.assertEqual(span["attributes"].get("airflow.task_id"), task, span["name"])
+                self.assertEqual(span["attributes"].get("spark.connect.session_id"), self.session_id, span["name"])
+        # With a traceparent (the Airflow plugin sends one) the trace is the client's, under its span;
+        # the identity still names the attempt.
+        third = self.store.wait(operation=op_third, op=1, execute=1)
+        self.assertEqual(third.trace_id, client_trace)
+        operation = third.one(OPERATION)
+        self.assertEqual(operation["parent_span_id"], client_span)
+        self.assertEqual((operation["attributes"].get("airflow.task_id"), operation["attributes"].get("airflow.try_number")),
+                         (second, 2))
+
     def test_map_index_and_default_try_number(self):
         proxy = self.start_proxy()
         dag, task = new_id("dag"), "mapped"
