@@ -1,0 +1,29 @@
+"""sparktrace's Airflow integration: Spark Connect calls of a task land in the task's trace.
+
+The whole plugin is the single file ``sparktrace_plugin.py`` (it can also be dropped alone into
+Airflow's plugins folder); this package re-exports what users and tests call.
+"""
+
+from sparktrace_airflow.sparktrace_plugin import (
+    PLUGIN_NAME,
+    SparktraceLink,
+    SparktraceListener,
+    SparktracePlugin,
+    TaskIdentity,
+    connect_metadata,
+    install_metadata_wrapper,
+    sparktrace_remote,
+    trace_view_url,
+)
+
+__all__ = [
+    "PLUGIN_NAME",
+    "SparktraceLink",
+    "SparktraceListener",
+    "SparktracePlugin",
+    "TaskIdentity",
+    "connect_metadata",
+    "install_metadata_wrapper",
+    "sparktrace_remote",
+    "trace_view_url",
+]
