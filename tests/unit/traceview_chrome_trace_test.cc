@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/traceview_span_builders.h"
 #include "traceview/chrome_trace.h"
 #include "traceview/executor_series.h"
 #include "tracing/span.h"
@@ -19,23 +20,8 @@ namespace sparktrace::traceview {
 namespace {
 
 using Json = nlohmann::json;
-
-constexpr std::uint64_t kOriginMs = 1'764'050'400'000;
-
-std::uint64_t At(std::int64_t offset_ms) {
-  return (kOriginMs + static_cast<std::uint64_t>(offset_ms)) * 1'000'000;
-}
-
-tracing::Span MakeSpan(std::string name, std::uint8_t id, std::uint8_t parent, std::int64_t start,
-                       std::int64_t end) {
-  tracing::Span span;
-  span.name = std::move(name);
-  span.span_id[7] = id;
-  span.parent_span_id[7] = parent;
-  span.start_time_unix_nano = At(start);
-  span.end_time_unix_nano = At(end);
-  return span;
-}
+using traceview_test::kOriginMs;
+using traceview_test::MakeSpan;
 
 // Operations 1 [0,100] and 2 [10,20] (nested in time), 3 [100,150] (touches 1); jobs 4 [10,50],
 // 5 [20,60], 6 [30,40] (three at once at 30), 7 [60,70]; an RPC; a client span.

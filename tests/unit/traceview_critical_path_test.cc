@@ -8,33 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/traceview_span_builders.h"
 #include "traceview/critical_path.h"
 #include "tracing/span.h"
 
 namespace sparktrace::traceview {
 namespace {
 
-constexpr std::uint64_t kOriginMs = 1'764'050'400'000;
-
-std::uint64_t At(double offset_ms) {
-  return kOriginMs * 1'000'000 + static_cast<std::uint64_t>(std::llround(offset_ms * 1e6));
-}
-
-tracing::SpanId Id(std::uint32_t n) {
-  tracing::SpanId id{};
-  for (std::size_t i = 0; i < 4; ++i) id[7 - i] = static_cast<std::uint8_t>(n >> (8 * i));
-  return id;
-}
-
-tracing::Span MakeSpan(std::string name, std::uint32_t id, std::uint32_t parent, double start, double end) {
-  tracing::Span span;
-  span.name = std::move(name);
-  span.span_id = Id(id);
-  span.parent_span_id = Id(parent);
-  span.start_time_unix_nano = At(start);
-  span.end_time_unix_nano = At(end);
-  return span;
-}
+using traceview_test::kOriginMs;
+using traceview_test::MakeSpan;
 
 tracing::Span Operation(std::uint32_t id, double start, double end) {
   return MakeSpan("spark_connect.operation", id, 0, start, end);
