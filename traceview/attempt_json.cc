@@ -7,10 +7,10 @@
 #include <unordered_map>
 
 #include "common/url_codec.h"
+#include "traceview/attribute_writer.h"
 #include "traceview/breakdown.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
-#include "traceview/attribute_writer.h"
 #include "traceview/span_lanes.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
@@ -101,7 +101,6 @@ TreeOrder OrderAsTree(std::span<const Span> spans, const std::vector<std::option
   }
   return tree;
 }
-
 
 ordered_json StringList(const std::vector<tracing::Attribute>& attributes, std::string_view key) {
   ordered_json list = ordered_json::array();
@@ -307,9 +306,8 @@ std::string AttemptHref(const tracing::TaskAttemptKey& key) {
 
 std::string TraceHref(std::string_view trace_id) { return "/traces/" + EncodePathSegment(trace_id); }
 
-std::array<double, 6> PhaseMillis(std::span<const Span> spans) { return ComputeBreakdown(spans).ms; }
-
-std::string AttemptJson(std::span<const Span> spans, const AttemptContext& context) {
+std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
+                        const AttemptContext& context) {
   std::unordered_map<std::string, std::size_t> index_of;
   index_of.reserve(spans.size());
   for (std::size_t i = 0; i < spans.size(); ++i) index_of.emplace(IdKey(spans[i].span_id), i);
@@ -322,7 +320,6 @@ std::string AttemptJson(std::span<const Span> spans, const AttemptContext& conte
     }
   }
 
-  const Breakdown breakdown = ComputeBreakdown(spans);
   const CriticalPath critical = ComputeCriticalPath(spans);
   const ExecutorSeries executors = ComputeExecutorSeries(spans, breakdown.start_ms, breakdown.end_ms);
   const std::vector<bool> open = OpenSpans(spans, parent);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "traceview/breakdown.h"
 #include "traceview/history.h"
 #include "tracing/span.h"
 #include "tracing/task_index.h"
@@ -48,10 +49,9 @@ struct AttemptContext {
 std::string AttemptHref(const tracing::TaskAttemptKey& key);
 std::string TraceHref(std::string_view trace_id);
 
-// Compact JSON text (the spans are written directly, without a JSON tree: see json_writer.h).
-std::string AttemptJson(std::span<const tracing::Span> spans, const AttemptContext& context);
-
-// The six-phase figures of a breakdown, indexed by ViewPhase (for history rows).
-std::array<double, 6> PhaseMillis(std::span<const tracing::Span> spans);
+// Compact JSON text (the spans are written directly, without a JSON tree). `breakdown` is
+// ComputeBreakdown(spans): the caller needs it too (the history's current run, the downloads).
+std::string AttemptJson(std::span<const tracing::Span> spans, const Breakdown& breakdown,
+                        const AttemptContext& context);
 
 }  // namespace sparktrace::traceview

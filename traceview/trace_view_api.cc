@@ -99,9 +99,14 @@ Download TakeDownload(std::vector<std::string>& segments) {
   return Download::kNone;
 }
 
+// An index row's start and wall time in the view's epoch milliseconds.
+double StartMs(const tracing::TaskAttemptRow& row) { return NanosToMs(row.start_unix_nano); }
+double WallMs(const tracing::TaskAttemptRow& row) {
+  return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - StartMs(row);
+}
+
 ordered_json PhasesOfRow(const tracing::TaskAttemptRow& row) {
-  const double wall =
-      static_cast<double>(row.end_unix_nano - std::min(row.start_unix_nano, row.end_unix_nano)) / 1e6;
+  const double wall = WallMs(row);
   double driver = 0;
   for (const std::int64_t ms : row.phase_ms) driver += static_cast<double>(ms);
   return {{"client", std::max(0.0, wall - driver)},
@@ -125,8 +130,8 @@ ordered_json TaskRowJson(const tracing::TaskAttemptRow& row) {
     top = ordered_json::parse(row.top_finding_json, nullptr, /*allow_exceptions=*/false);
     if (top.is_discarded()) top = nullptr;
   }
-  const double start = NanosToMs(row.start_unix_nano);
-  const double end = NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano));
+  const double start = StartMs(row);
+  const double wall = WallMs(row);
   ordered_json json = {{"kind", row.airflow ? "airflow" : "trace"}};
   if (row.airflow) {
     json["dag_id"] = row.key.dag_id;
@@ -139,8 +144,8 @@ ordered_json TaskRowJson(const tracing::TaskAttemptRow& row) {
   json["trace_ids"] = std::move(trace_ids);
   json["state"] = row.state;
   json["start_ms"] = start;
-  json["end_ms"] = end;
-  json["wall_ms"] = end - start;
+  json["end_ms"] = start + wall;
+  json["wall_ms"] = wall;
   json["phases"] = PhasesOfRow(row);
   json["finding_count"] = row.finding_count;
   json["top_finding"] = std::move(top);
@@ -149,9 +154,55 @@ ordered_json TaskRowJson(const tracing::TaskAttemptRow& row) {
 }
 
 AttemptLink LinkOf(const tracing::TaskAttemptRow& row) {
-  const double wall =
-      static_cast<double>(row.end_unix_nano - std::min(row.start_unix_nano, row.end_unix_nano)) / 1e6;
-  return AttemptLink{row.key.run_id, row.key.try_number, row.state, wall, RowHref(row)};
+  return AttemptLink{row.key.run_id, row.key.try_number, row.state, WallMs(row), RowHref(row)};
+}
+
+// The spans of an index row's attempt, from each of its traces (one missing, deleted by retention
+// meanwhile, is skipped).
+Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::SqliteSpanStore& store,
+                                                    const tracing::TaskAttemptRow& row) {
+  std::vector<tracing::Span> spans;
+  for (const std::string& trace_hex : row.trace_ids) {
+    const auto trace_id = tracing::ParseTraceId(trace_hex);
+    if (!trace_id) continue;
+    auto trace = store.GetTrace(*trace_id);
+    if (!trace.ok()) {
+      if (trace.error().code == ErrorCode::kNotFound) continue;
+      return trace.error();
+    }
+    auto members = row.airflow ? SpansOfAttempt(std::move(trace).value(), row.key) : std::move(trace).value();
+    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
+                 std::make_move_iterator(members.end()));
+  }
+  return spans;
+}
+
+// A download of the attempt's spans, or nullopt when none was asked for.
+std::optional<HttpResponse> DownloadResponse(Download download, std::span<const tracing::Span> spans,
+                                             const Breakdown& breakdown, std::string_view title) {
+  switch (download) {
+    case Download::kChromeTrace:
+      return HttpResponse{
+          200,
+          "application/json; charset=utf-8",
+          ChromeTraceJson(spans, ComputeExecutorSeries(spans, breakdown.start_ms, breakdown.end_ms), title),
+          {{"Content-Disposition", "attachment; filename=\"sparktrace-chrome-trace.json\""}}};
+    case Download::kOtlp:
+      return HttpResponse{200,
+                          "application/json; charset=utf-8",
+                          OtlpJson(spans),
+                          {{"Content-Disposition", "attachment; filename=\"sparktrace-otlp.json\""}}};
+    case Download::kNone:
+      break;
+  }
+  return std::nullopt;
+}
+
+HttpResponse AttemptResponse(std::span<const tracing::Span> spans, const Breakdown& breakdown,
+                             const AttemptContext& context) {
+  std::string body = AttemptJson(spans, breakdown, context);
+  body.push_back('\n');
+  return HttpResponse{200, "application/json; charset=utf-8", std::move(body), {}};
 }
 
 }  // namespace
@@ -176,6 +227,13 @@ Result<tracing::SqliteSpanStore*> TraceViewApi::Store() {
   if (!store.ok()) return store.error();
   store_ = std::move(store).value();
   return store_.get();
+}
+
+AttemptContext TraceViewApi::NewContext() const {
+  AttemptContext context;
+  context.spark_ui_url = options_.spark_ui_url;
+  context.history_server_url = options_.history_server_url;
+  return context;
 }
 
 std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
@@ -260,17 +318,9 @@ std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::TaskAttemptRow&
                                       row.key.try_number, row.end_unix_nano, row.span_count);
   for (const std::string& trace_id : row.trace_ids) cache_key += trace_id;
   if (auto cached = phase_cache_.find(cache_key); cached != phase_cache_.end()) return cached->second;
-  std::vector<tracing::Span> spans;
-  for (const std::string& trace_hex : row.trace_ids) {
-    const auto trace_id = tracing::ParseTraceId(trace_hex);
-    if (!trace_id) continue;
-    auto trace = store_->GetTrace(*trace_id);
-    if (!trace.ok()) continue;
-    auto members = row.airflow ? SpansOfAttempt(std::move(trace).value(), row.key) : std::move(trace).value();
-    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
-                 std::make_move_iterator(members.end()));
-  }
-  const std::array<double, 6> phases = PhaseMillis(spans);
+  // A run that cannot be read now shows as empty rather than failing the page it is history on.
+  auto spans = ReadAttemptSpans(*store_, row);
+  const std::array<double, 6> phases = spans.ok() ? ComputeBreakdown(*spans).ms : std::array<double, 6>{};
   if (phase_cache_.size() >= kPhaseCacheEntries) phase_cache_.clear();  // simple bound; refilled on demand
   phase_cache_.emplace(std::move(cache_key), phases);
   return phases;
@@ -320,45 +370,23 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
     }
     row = &attempts->rows.back();
   }
-  std::vector<tracing::Span> spans;
-  for (const std::string& trace_hex : row->trace_ids) {
-    const auto trace_id = tracing::ParseTraceId(trace_hex);
-    if (!trace_id) continue;
-    auto trace = (*store)->GetTrace(*trace_id);
-    if (!trace.ok()) {
-      if (trace.error().code == ErrorCode::kNotFound) continue;  // deleted by retention meanwhile
-      return StoreError(trace.error());
-    }
-    auto members = SpansOfAttempt(std::move(trace).value(), key);
-    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
-                 std::make_move_iterator(members.end()));
-  }
+  auto read = ReadAttemptSpans(**store, *row);
+  if (!read.ok()) return StoreError(read.error());
+  const std::vector<tracing::Span>& spans = *read;
   if (spans.empty()) return JsonError(404, "no such task attempt");
-  const std::string title =
-      fmt::format("{}.{} {} try {}", key.dag_id, key.task_id, key.run_id, key.try_number);
-  if (download == Download::kChromeTrace) {
-    const Breakdown breakdown = ComputeBreakdown(spans);
-    return HttpResponse{
-        200,
-        "application/json; charset=utf-8",
-        ChromeTraceJson(spans, ComputeExecutorSeries(spans, breakdown.start_ms, breakdown.end_ms), title),
-        {{"Content-Disposition", "attachment; filename=\"sparktrace-chrome-trace.json\""}}};
-  }
-  if (download == Download::kOtlp) {
-    return HttpResponse{200,
-                        "application/json; charset=utf-8",
-                        OtlpJson(spans),
-                        {{"Content-Disposition", "attachment; filename=\"sparktrace-otlp.json\""}}};
+  const Breakdown breakdown = ComputeBreakdown(spans);
+  if (auto file = DownloadResponse(
+          download, spans, breakdown,
+          fmt::format("{}.{} {} try {}", key.dag_id, key.task_id, key.run_id, key.try_number))) {
+    return *file;
   }
 
-  AttemptContext context;
+  AttemptContext context = NewContext();
   context.airflow = true;
   context.key = key;
   context.name = row->name;
   context.trace_ids = row->trace_ids;
   context.state = row->state;
-  context.spark_ui_url = options_.spark_ui_url;
-  context.history_server_url = options_.history_server_url;
   context.api_path = "/api/v1/tasks/" + EncodePathSegment(key.dag_id) + "/" + EncodePathSegment(key.task_id) +
                      "/" + EncodePathSegment(key.run_id) + "/" + std::to_string(key.try_number);
   // Rows are newest first: runs before this one are further down the list.
@@ -377,7 +405,6 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
   std::sort(tries.begin(), tries.end(),
             [](const auto* a, const auto* b) { return a->key.try_number < b->key.try_number; });
   for (const auto* attempt : tries) context.tries.push_back(LinkOf(*attempt));
-  const std::array<double, 6> own_phases = PhaseMillis(spans);
   std::size_t listed = 0;
   for (const tracing::TaskAttemptRow& other : attempts->rows) {
     const bool is_current = &other == row;
@@ -387,22 +414,16 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
     summary.run_id = other.key.run_id;
     summary.try_number = other.key.try_number;
     summary.state = other.state;
-    summary.start_ms = NanosToMs(other.start_unix_nano);
-    summary.wall_ms = NanosToMs(std::max(other.start_unix_nano, other.end_unix_nano)) - summary.start_ms;
-    summary.phases = is_current ? own_phases : HistoryPhases(other);
+    summary.start_ms = StartMs(other);
+    // The current run's own figures are those of the page (its spans as read now), not the index's.
+    summary.wall_ms = is_current ? breakdown.wall_ms() : WallMs(other);
+    summary.phases = is_current ? breakdown.ms : HistoryPhases(other);
     summary.href = AttemptHref(other.key);
     summary.current = is_current;
-    if (is_current) {
-      double wall = 0;
-      for (double ms : own_phases) wall += ms;
-      summary.wall_ms = wall;
-    }
     runs.push_back(std::move(summary));
   }
   context.history = ComputeHistory(std::move(runs), kHistoryRuns);
-  std::string body = AttemptJson(spans, context);
-  body.push_back('\n');
-  return HttpResponse{200, "application/json; charset=utf-8", std::move(body), {}};
+  return AttemptResponse(spans, breakdown, context);
 }
 
 HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
@@ -416,29 +437,14 @@ HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
   auto spans = (*store)->GetTrace(*trace_id);
   if (!spans.ok()) return StoreError(spans.error());
   const std::string trace_hex = tracing::ToHex(*trace_id);
-  if (download == Download::kChromeTrace) {
-    const Breakdown breakdown = ComputeBreakdown(*spans);
-    return HttpResponse{
-        200,
-        "application/json; charset=utf-8",
-        ChromeTraceJson(*spans, ComputeExecutorSeries(*spans, breakdown.start_ms, breakdown.end_ms),
-                        "trace " + trace_hex),
-        {{"Content-Disposition", "attachment; filename=\"sparktrace-chrome-trace.json\""}}};
-  }
-  if (download == Download::kOtlp) {
-    return HttpResponse{200,
-                        "application/json; charset=utf-8",
-                        OtlpJson(*spans),
-                        {{"Content-Disposition", "attachment; filename=\"sparktrace-otlp.json\""}}};
-  }
-  AttemptContext context;
+  const Breakdown breakdown = ComputeBreakdown(*spans);
+  if (auto file = DownloadResponse(download, *spans, breakdown, "trace " + trace_hex)) return *file;
+  AttemptContext context = NewContext();
   context.airflow = false;
   context.name = "trace " + trace_hex;
   context.trace_ids = {trace_hex};
   context.state = "success";
   context.api_path = "/api/v1/traces/" + trace_hex;
-  context.spark_ui_url = options_.spark_ui_url;
-  context.history_server_url = options_.history_server_url;
   tracing::TaskAttemptFilter filter;
   filter.trace_ids = std::vector<std::string>{trace_hex};
   filter.limit = 10;
@@ -449,9 +455,7 @@ HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
       context.state = row.state;
     }
   }
-  std::string body = AttemptJson(*spans, context);
-  body.push_back('\n');
-  return HttpResponse{200, "application/json; charset=utf-8", std::move(body), {}};
+  return AttemptResponse(*spans, breakdown, context);
 }
 
 }  // namespace sparktrace::traceview

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "admin/admin_server.h"
+#include "traceview/attempt_json.h"
 #include "tracing/sqlite_span_store.h"
 
 namespace sparktrace::traceview {
@@ -40,6 +41,8 @@ class TraceViewApi {
   admin::HttpResponse ListTasks(const admin::HttpRequest& request);
   admin::HttpResponse ShowAttempt(const std::string& rest, const admin::HttpRequest& request);
   admin::HttpResponse ShowTrace(const std::string& rest);
+  // An attempt's page context with what every page shares (the links to Spark's own UIs).
+  AttemptContext NewContext() const;
   // The six-phase breakdown of an attempt of the history, cached by what identifies its content.
   std::array<double, 6> HistoryPhases(const tracing::TaskAttemptRow& row);
 
