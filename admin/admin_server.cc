@@ -172,7 +172,7 @@ void AdminServer::Serve(evhttp_request* request) const {
                                          : MethodNotAllowed("POST", "send events with POST\n");
   } else if (method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD) {
     response = IsGetPath(path) || !ui_.handler ? HandleGet(path) : HandleUi(path, request);
-  } else if (!IsGetPath(path) && !ServesGet(path, request)) {
+  } else if (!IsGetPath(path) && !(ui_.serves && ui_.serves(path))) {
     response = HandleGet(path);  // an unknown path is a 404 whatever the method
   } else {
     response = MethodNotAllowed("GET, HEAD", "only GET here\n");
@@ -202,10 +202,6 @@ HttpResponse AdminServer::HandlePost(const PostRoute& route, evhttp_request* req
   http_request.body.resize(length);
   if (length > 0) evbuffer_remove(input, http_request.body.data(), length);
   return route.handler(http_request);
-}
-
-bool AdminServer::ServesGet(const std::string& path, evhttp_request* request) const {
-  return ui_.handler && ui_.handler(MakeRequest(request, path)).has_value();
 }
 
 HttpResponse AdminServer::HandleUi(const std::string& path, evhttp_request* request) const {

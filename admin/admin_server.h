@@ -52,6 +52,9 @@ using GetHandler = std::function<std::optional<HttpResponse>(const HttpRequest& 
 // The trace view on the admin port: its GET handler and who may use it.
 struct AdminUi {
   GetHandler handler;  // empty: no trace view (only /healthz, /readyz, /metrics and the POST routes)
+  // Whether `handler` answers GET on this path, without running it: another method there gets 405
+  // rather than 404 (and a POST to a large attempt's path does not compute its answer).
+  std::function<bool(const std::string& path)> serves;
   // When not empty, every path the handler serves needs it: `Authorization: Bearer TOKEN`, or the
   // cookie that a page opened once with `?token=TOKEN` sets (HttpOnly, SameSite=Strict). The probes,
   // /metrics and the POST routes stay open. Compared in constant time; never logged.
@@ -90,8 +93,6 @@ class AdminServer {
   void Serve(evhttp_request* request) const;
   HttpResponse HandleGet(const std::string& path) const;
   HttpResponse HandleUi(const std::string& path, evhttp_request* request) const;
-  // Whether a GET of `path` would be answered by the trace view (so another method there is a 405).
-  bool ServesGet(const std::string& path, evhttp_request* request) const;
   HttpResponse HandlePost(const PostRoute& route, evhttp_request* request, const std::string& path) const;
 
   struct EventBaseDeleter {

@@ -132,6 +132,7 @@ int RunProxyCommand(std::span<const std::string> args) {
       return view->Handle(request);
     };
   }
+  ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
   ui.token = config->admin_token;
   auto admin = admin::AdminServer::Start(
       config->admin,

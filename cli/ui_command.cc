@@ -77,6 +77,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
       traceview::TraceViewOptions{flags->Get("store"), "", flags->Get("history-server")});
   admin::AdminUi ui;
   ui.handler = [&view](const admin::HttpRequest& request) { return view.Handle(request); };
+  ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
   ui.token = flags->Get("admin-token");
   auto server = admin::AdminServer::Start(
       listen, [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui));

@@ -229,6 +229,11 @@ Result<tracing::SqliteSpanStore*> TraceViewApi::Store() {
   return store_.get();
 }
 
+bool TraceViewApi::Serves(std::string_view path) {
+  return IsPagePath(path) || path.starts_with("/assets/") || path.starts_with("/api/v1/recipes/") ||
+         path == "/api/v1/tasks" || path.starts_with("/api/v1/tasks/") || path.starts_with("/api/v1/traces/");
+}
+
 AttemptContext TraceViewApi::NewContext() const {
   AttemptContext context;
   context.spark_ui_url = options_.spark_ui_url;

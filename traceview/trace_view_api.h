@@ -33,6 +33,9 @@ class TraceViewApi {
   TraceViewApi(const TraceViewApi&) = delete;
   TraceViewApi& operator=(const TraceViewApi&) = delete;
 
+  // Whether Handle answers GET on `path` (pages, assets, recipes, /api/v1/tasks…, /api/v1/traces/…).
+  static bool Serves(std::string_view path);
+
   // nullopt for a path the trace view does not serve, /api/v2/… included (the admin server answers 404).
   std::optional<admin::HttpResponse> Handle(const admin::HttpRequest& request);
 

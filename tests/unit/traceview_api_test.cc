@@ -267,6 +267,11 @@ TEST_F(TraceViewApiTest, AnswersBadRequestsAndMissingAttemptsClearly) {
   EXPECT_EQ(Get(api, "/api/v1/traces/zz").status, 400);
   EXPECT_EQ(Get(api, "/api/v1/traces/" + std::string(32, 'f')).status, 404);
   EXPECT_EQ(Get(api, "/api/v1/recipes/../../etc/passwd").status, 400);
+  // What the admin server asks before answering 405 rather than 404 to another method.
+  EXPECT_TRUE(TraceViewApi::Serves("/api/v1/tasks/etl/load/run-1/1"));
+  EXPECT_TRUE(TraceViewApi::Serves("/tasks/etl/load/run-1/1"));
+  EXPECT_FALSE(TraceViewApi::Serves("/api/v1/events"));
+  EXPECT_FALSE(TraceViewApi::Serves("/favicon.ico"));
   admin::HttpRequest unknown;
   unknown.path = "/favicon.ico";
   unknown.header = [](const std::string&) { return std::nullopt; };
