@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tracing/nearest_owner.h"
 #include "tracing/sqlite_connection.h"
 
 namespace sparktrace::tracing {
@@ -229,9 +230,9 @@ void AddSpan(const IndexSpan& span, Part& part) {
 // The parts of one trace: each span goes to the attempt of its nearest ancestor-or-self with an
 // identity; a trace where no span has one is a single part of its own.
 std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans) {
-  std::unordered_map<std::string_view, const IndexSpan*> by_id;
+  std::unordered_map<std::string_view, std::size_t> by_id;
   by_id.reserve(spans.size());
-  for (const IndexSpan& span : spans) by_id.emplace(span.span_id, &span);
+  for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
   const bool any_identity =
       std::any_of(spans.begin(), spans.end(), [](const IndexSpan& s) { return s.identity; });
 
@@ -247,34 +248,20 @@ std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vec
     if (part.name.empty() && root != nullptr) part.name = root->name;
     return parts;
   }
-  std::unordered_map<std::string_view, const TaskAttemptKey*> owner_of;  // memo: span id -> attempt
-  const auto find_owner = [&](const IndexSpan& start) -> const TaskAttemptKey* {
-    std::vector<std::string_view> path;
-    const IndexSpan* current = &start;
-    const TaskAttemptKey* owner = nullptr;
-    // Bounded by the number of spans, so that a corrupt parent cycle cannot loop forever.
-    for (std::size_t steps = 0; current != nullptr && steps <= spans.size(); ++steps) {
-      if (auto memo = owner_of.find(current->span_id); memo != owner_of.end()) {
-        owner = memo->second;
-        break;
-      }
-      path.push_back(current->span_id);
-      if (current->identity) {
-        owner = &*current->identity;
-        break;
-      }
-      auto parent = by_id.find(current->parent_id);
-      current = parent == by_id.end() ? nullptr : parent->second;
-    }
-    for (std::string_view id : path) owner_of[id] = owner;
-    return owner;
-  };
-  for (const IndexSpan& span : spans) {
-    const TaskAttemptKey* owner = find_owner(span);
-    if (owner == nullptr) continue;  // e.g. a session-wide call without identity in an Airflow trace
-    Part& part = parts[PartKey{true, *owner, ""}];
-    if (part.name.empty()) part.name = owner->dag_id + "." + owner->task_id;
-    AddSpan(span, part);
+  const auto owners = NearestOwners(
+      spans.size(),
+      [&](std::size_t i) -> std::optional<std::size_t> {
+        const auto parent = by_id.find(spans[i].parent_id);
+        if (parent == by_id.end()) return std::nullopt;
+        return parent->second;
+      },
+      [&](std::size_t i) { return spans[i].identity.has_value(); });
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (!owners[i]) continue;  // e.g. a session-wide call without identity in an Airflow trace
+    const TaskAttemptKey& owner = *spans[*owners[i]].identity;
+    Part& part = parts[PartKey{true, owner, ""}];
+    if (part.name.empty()) part.name = owner.dag_id + "." + owner.task_id;
+    AddSpan(spans[i], part);
   }
   return parts;
 }
