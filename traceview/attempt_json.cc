@@ -4,7 +4,6 @@
 #include <map>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 
 #include "common/url_codec.h"
 #include "traceview/attribute_writer.h"
@@ -12,6 +11,7 @@
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
 #include "traceview/span_lanes.h"
+#include "traceview/span_parents.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
 
@@ -21,8 +21,6 @@ namespace {
 using nlohmann::ordered_json;
 using tracing::Span;
 using tracing::ToHex;
-
-std::string IdKey(const tracing::SpanId& id) { return std::string(id.begin(), id.end()); }
 
 // Spans still running: a job or application the driver has not ended (the span builder ends them at
 // the latest event time until it hears more), and what runs inside such a job.
@@ -308,19 +306,8 @@ std::string TraceHref(std::string_view trace_id) { return "/traces/" + EncodePat
 
 std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
                         const AttemptContext& context) {
-  std::unordered_map<std::string, std::size_t> index_of;
-  index_of.reserve(spans.size());
-  for (std::size_t i = 0; i < spans.size(); ++i) index_of.emplace(IdKey(spans[i].span_id), i);
-  std::vector<std::optional<std::size_t>> parent(spans.size());
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    if (!tracing::IsValid(spans[i].parent_span_id)) continue;
-    if (auto found = index_of.find(IdKey(spans[i].parent_span_id));
-        found != index_of.end() && found->second != i) {
-      parent[i] = found->second;
-    }
-  }
-
-  const CriticalPath critical = ComputeCriticalPath(spans);
+  const std::vector<std::optional<std::size_t>> parent = ParentIndices(spans);
+  const CriticalPath critical = ComputeCriticalPath(spans, parent);
   const ExecutorSeries executors = ComputeExecutorSeries(spans, breakdown.start_ms, breakdown.end_ms);
   const std::vector<bool> open = OpenSpans(spans, parent);
   std::vector<SpanFindings> span_findings;

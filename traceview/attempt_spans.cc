@@ -1,19 +1,13 @@
 #include "traceview/attempt_spans.h"
 
 #include <string>
-#include <unordered_map>
 
 #include "traceview/span_lanes.h"
+#include "traceview/span_parents.h"
 #include "tracing/nearest_owner.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::traceview {
-namespace {
-
-std::string SpanKey(const tracing::SpanId& id) { return std::string(id.begin(), id.end()); }
-
-}  // namespace
-
 std::optional<tracing::TaskAttemptKey> IdentityOf(const tracing::Span& span) {
   const auto* dag = tracing::AttributeValueOf<std::string>(span.attributes, tracing::kAirflowDagIdKey);
   const auto* task = tracing::AttributeValueOf<std::string>(span.attributes, tracing::kAirflowTaskIdKey);
@@ -31,19 +25,12 @@ std::optional<tracing::TaskAttemptKey> IdentityOf(const tracing::Span& span) {
 
 std::vector<tracing::Span> SpansOfAttempt(std::vector<tracing::Span> trace,
                                           const tracing::TaskAttemptKey& attempt) {
-  std::unordered_map<std::string, std::size_t> index_of;
-  index_of.reserve(trace.size());
-  for (std::size_t i = 0; i < trace.size(); ++i) index_of.emplace(SpanKey(trace[i].span_id), i);
+  const std::vector<std::optional<std::size_t>> parents = ParentIndices(trace);
   std::vector<std::optional<tracing::TaskAttemptKey>> identities;
   identities.reserve(trace.size());
   for (const tracing::Span& span : trace) identities.push_back(IdentityOf(span));
   const auto owners = tracing::NearestOwners(
-      trace.size(),
-      [&](std::size_t i) -> std::optional<std::size_t> {
-        const auto parent = index_of.find(SpanKey(trace[i].parent_span_id));
-        if (parent == index_of.end()) return std::nullopt;
-        return parent->second;
-      },
+      trace.size(), [&](std::size_t i) { return parents[i]; },
       [&](std::size_t i) { return identities[i].has_value(); });
   std::vector<tracing::Span> selected;
   for (std::size_t i = 0; i < trace.size(); ++i) {

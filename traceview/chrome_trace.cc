@@ -42,7 +42,6 @@ std::string_view TrackName(Lane lane) {
   return kNames[static_cast<std::size_t>(lane) % kLaneCount];
 }
 
-
 struct Track {
   int tid = 0;
   std::string name;

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "traceview/span_lanes.h"
+#include "traceview/span_parents.h"
 #include "traceview/view_time.h"
 
 namespace sparktrace::traceview {
@@ -22,15 +23,13 @@ constexpr std::uint64_t kSlackNanos = 1'000'000;
 // The spans with their relations, built once.
 class SpanGraph {
  public:
-  explicit SpanGraph(std::span<const tracing::Span> spans) : spans_(spans), children_(spans.size()) {
-    std::map<tracing::SpanId, std::size_t> by_id;
+  SpanGraph(std::span<const tracing::Span> spans, const std::vector<std::optional<std::size_t>>& parents)
+      : spans_(spans), children_(spans.size()) {
     // Lanes once: comparators below ask for them n log n times, and LaneOf compares names.
     lanes_.reserve(spans.size());
     for (const tracing::Span& span : spans) lanes_.push_back(LaneOf(span));
-    for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
     for (std::size_t i = 0; i < spans.size(); ++i) {
-      const auto parent = by_id.find(spans[i].parent_span_id);
-      if (parent != by_id.end() && parent->second != i) children_[parent->second].push_back(i);
+      if (parents[i]) children_[*parents[i]].push_back(i);
     }
   }
 
@@ -228,7 +227,12 @@ class PathBuilder {
 }  // namespace
 
 CriticalPath ComputeCriticalPath(std::span<const tracing::Span> spans) {
-  const SpanGraph graph(spans);
+  return ComputeCriticalPath(spans, ParentIndices(spans));
+}
+
+CriticalPath ComputeCriticalPath(std::span<const tracing::Span> spans,
+                                 const std::vector<std::optional<std::size_t>>& parents) {
+  const SpanGraph graph(spans, parents);
   std::vector<std::size_t> operations;
   std::vector<std::size_t> jobs;
   for (std::size_t i = 0; i < spans.size(); ++i) {

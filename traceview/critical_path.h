@@ -44,5 +44,8 @@ struct CriticalPath {
 
 // Spans of one attempt, in any order. Neither operations nor jobs: an empty path.
 CriticalPath ComputeCriticalPath(std::span<const tracing::Span> spans);
+// The same with the spans' parents already known (ParentIndices(spans), traceview/span_parents.h).
+CriticalPath ComputeCriticalPath(std::span<const tracing::Span> spans,
+                                 const std::vector<std::optional<std::size_t>>& parents);
 
 }  // namespace sparktrace::traceview
