@@ -17,6 +17,7 @@ packages=(
   prometheus                        # promtool, to check our /metrics output in the tests
   openssl                           # throwaway certificates for the TLS tests
   python3-yaml                      # the k8s manifest checks
+  python3-pip python3-setuptools python3-wheel   # `pip install ./integrations/airflow`, offline, in its test
   chromium                          # the trace view's browser tests (tests/browser, driven by playwright-core)
 )
 if [[ "${1:-build}" == bench ]]; then
