@@ -57,18 +57,19 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
     if (!store.ok()) return InvalidArgument("--store: " + store.error().message);
     stack->pipelines_.push_back(std::make_unique<tracing::SpanPipeline>(
         "sqlite", std::make_unique<tracing::SqliteSpanExporter>(std::move(*store)), pipeline_options));
+    // The store shows what is still running (the trace view's open bars).
+    stack->fanout_.Add(*stack->pipelines_.back(), tracing::LiveSpans::kTake);
   }
   if (config.otlp) {
     auto exporter = OtlpExporter(*config.otlp, service_version);
     if (!exporter.ok()) return InvalidArgument("--otlp-endpoint: " + exporter.error().message);
     stack->pipelines_.push_back(
         std::make_unique<tracing::SpanPipeline>("otlp", std::move(*exporter), pipeline_options));
+    // A collector gets each span once, when it has ended.
+    stack->fanout_.Add(*stack->pipelines_.back(), tracing::LiveSpans::kSkip);
   }
   std::vector<const tracing::SpanPipeline*> pipelines;
-  for (const auto& pipeline : stack->pipelines_) {
-    stack->fanout_.Add(*pipeline);
-    pipelines.push_back(pipeline.get());
-  }
+  for (const auto& pipeline : stack->pipelines_) pipelines.push_back(pipeline.get());
   stack->pipeline_metrics_ = std::make_shared<tracing::connect::SpanPipelineMetrics>(std::move(pipelines));
   stack->metrics_ = std::make_unique<tracing::connect::TracingMetrics>(registry);
   tracing::connect::OperationRegistryOptions operations;

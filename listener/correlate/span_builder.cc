@@ -23,7 +23,19 @@ struct BuildContext {
   std::string application_key;
   TraceId trace{};
   EpochMillis now_ms = 0;  // the end of anything still running
+  // ApplicationEnd seen, or SpanBuildOptions::application_over: nothing stays open.
+  bool application_over = false;
 };
+
+// A span whose end event has not come: open (live) while the application runs, else ended at the
+// last event time and marked incomplete.
+void MarkUnended(const BuildContext& context, Span& span, BuiltSpans& built) {
+  if (context.application_over) {
+    span.attributes.push_back({std::string(kIncompleteAttribute), true});
+  } else {
+    built.open.push_back(span.span_id);
+  }
+}
 
 Span NewSpan(const BuildContext& context, std::string name, const SpanId& parent, std::string_view what,
              EpochMillis start_ms, EpochMillis end_ms) {
@@ -46,7 +58,7 @@ void AddString(Span& span, std::string key, std::string value) {
 }
 
 void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, const SpanId& parent,
-                  std::vector<Span>& out) {
+                  BuiltSpans& built) {
   const std::optional<EpochMillis> start = stage.StartMs();
   if (!start) return;  // never submitted and no task ran: nothing to place in time
   const std::string what =
@@ -93,26 +105,26 @@ void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, 
     span.status_code = tracing::StatusCode::kError;
     span.status_message = *stage.failure_reason;
   }
-  out.push_back(std::move(span));
+  if (!stage.completion_ms) MarkUnended(context, span, built);
+  built.spans.push_back(std::move(span));
 }
 
-void AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId& parent,
-                 std::vector<Span>& out) {
+// Returns whether the job or one of its stages lacks its end event.
+bool AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId& parent, BuiltSpans& built) {
   const std::vector<const StageAttemptRecord*> stages = context.model.StagesOfJob(job.job_id);
   std::optional<EpochMillis> start = job.submission_ms;
   for (const StageAttemptRecord* stage : stages) {
     if (const std::optional<EpochMillis> stage_start = stage->StartMs(); stage_start && !start)
       start = stage_start;
   }
-  if (!start) return;  // a JobEnd alone, without a time: nothing to place
+  if (!start) return false;  // a JobEnd alone, without a time: nothing to place
   const EpochMillis end = job.completion_ms.value_or(context.now_ms);
   Span span = NewSpan(context, "spark.job", parent, "job/" + std::to_string(job.job_id), *start, end);
   AddInt(span, "spark.job.id", job.job_id);
   // A job without a JobEnd in an application that ended never reported its result: "unknown",
   // not "running".
-  const JobStatus status = job.status == JobStatus::kRunning && context.model.application().end_ms
-                               ? JobStatus::kUnknown
-                               : job.status;
+  const JobStatus status =
+      job.status == JobStatus::kRunning && context.application_over ? JobStatus::kUnknown : job.status;
   AddString(span, "spark.job.status", std::string(JobStatusName(status)));
   std::vector<std::string> stage_ids;
   stage_ids.reserve(job.stage_ids.size());
@@ -127,12 +139,21 @@ void AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId
     span.status_message = job.failure_message;
   }
   const SpanId job_span_id = span.span_id;
-  out.push_back(std::move(span));
-  for (const StageAttemptRecord* stage : stages) AddStageSpan(context, *stage, job_span_id, out);
+  if (!job.completion_ms) MarkUnended(context, span, built);
+  built.spans.push_back(std::move(span));
+  bool unended = !job.completion_ms;
+  for (const StageAttemptRecord* stage : stages) {
+    AddStageSpan(context, *stage, job_span_id, built);
+    unended = unended || (stage->StartMs() && !stage->completion_ms);
+  }
+  return unended;
 }
 
+// `window_open`: the operation or application the phases are of has not ended, so the intervals
+// may still change; `window_incomplete`: it never got its end event before the application ended.
 void AddPhaseSpans(const BuildContext& context, const PhaseBreakdown& phases, const SpanId& parent,
-                   const SpanBuildOptions& options, BuiltSpans& built) {
+                   const SpanBuildOptions& options, bool window_open, bool window_incomplete,
+                   BuiltSpans& built) {
   const std::int64_t window_ms = phases.window.end_ms - phases.window.start_ms;
   for (std::size_t index = 0; index < phases.intervals.size(); ++index) {
     if (index >= options.max_phase_spans) {
@@ -149,6 +170,8 @@ void AddPhaseSpans(const BuildContext& context, const PhaseBreakdown& phases, co
     AddInt(span, "spark.phase.duration_ms", interval.end_ms - interval.start_ms);
     AddInt(span, "spark.phase.total_ms", phases.TotalMs(interval.phase));
     AddInt(span, "spark.phase.window_ms", window_ms);
+    if (window_open) built.open.push_back(span.span_id);
+    if (window_incomplete) span.attributes.push_back({std::string(kIncompleteAttribute), true});
     built.spans.push_back(std::move(span));
   }
 }
@@ -172,8 +195,12 @@ void AddExecutorFacts(const BuildContext& context, Span& span) {
   }
 }
 
-void AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation,
-                      const SpanId& parent, std::vector<Span>& out) {
+// Returns whether the operation has not ended by its lifecycle: no Closed yet, or a job of it still
+// running (its findings, attached to this span, wait for them); once the application is over,
+// only an operation without a terminal event. Without lifecycle events (an operation known from
+// job tags only) there is no span and the answer is false.
+bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation,
+                      bool jobs_unended, const SpanId& parent, BuiltSpans& built) {
   std::vector<std::pair<std::string_view, std::optional<EpochMillis>>> lifecycle = {
       {"started", operation.started_ms}, {"analyzed", operation.analyzed_ms},
       {"ready", operation.ready_ms},     {"finished", operation.finished_ms},
@@ -186,7 +213,7 @@ void AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
     start = start ? std::min(*start, *time) : *time;
     end = end ? std::max(*end, *time) : *time;
   }
-  if (!start) return;  // only known from job tags: no lifecycle to show
+  if (!start) return false;  // only known from job tags: no lifecycle to show
   const bool ended =
       operation.closed_ms || operation.finished_ms || operation.failed_ms || operation.canceled_ms;
   Span span =
@@ -207,7 +234,23 @@ void AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
     span.status_message = operation.error_message;
   }
   AddExecutorFacts(context, span);
-  out.push_back(std::move(span));
+  // Open until Closed, which follows the terminal event once the client released the operation
+  // (or the server dropped it): its end moves from the terminal event to Closed. An operation
+  // that ended but was never closed when the application ended is complete nonetheless.
+  const bool unended = (!operation.closed_ms || jobs_unended) && !(context.application_over && ended);
+  if (unended) MarkUnended(context, span, built);
+  built.spans.push_back(std::move(span));
+  return unended;
+}
+
+bool AnyJobUnended(const ApplicationModel& model, const std::vector<std::int32_t>& job_ids) {
+  for (std::int32_t job_id : job_ids) {
+    if (!model.jobs().at(job_id).completion_ms) return true;
+    for (const StageAttemptRecord* stage : model.StagesOfJob(job_id)) {
+      if (stage->StartMs() && !stage->completion_ms) return true;
+    }
+  }
+  return false;
 }
 
 EpochMillis NowOf(const ApplicationModel& model) {
@@ -217,6 +260,10 @@ EpochMillis NowOf(const ApplicationModel& model) {
 }
 
 }  // namespace
+
+bool BuiltSpans::IsOpen(const tracing::SpanId& id) const {
+  return std::find(open.begin(), open.end(), id) != open.end();
+}
 
 std::uint64_t MillisToUnixNanos(EpochMillis time_ms) {
   return time_ms <= 0 ? 0 : static_cast<std::uint64_t>(time_ms) * 1'000'000ULL;
@@ -229,13 +276,16 @@ BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view o
   if (operation == nullptr) return built;
   const ApplicationRecord& app = model.application();
   const BuildContext context{model, ApplicationKey(app.app_id, app.attempt_id), operation_span.trace,
-                             NowOf(model)};
-  AddLifecycleSpan(context, *operation, operation_span.parent, built.spans);
-  for (std::int32_t job_id : model.JobsOfOperation(operation_id)) {
-    AddJobSpans(context, model.jobs().at(job_id), operation_span.parent, built.spans);
+                             NowOf(model), app.end_ms.has_value() || options.application_over};
+  const std::vector<std::int32_t> job_ids = model.JobsOfOperation(operation_id);
+  bool unended =
+      AddLifecycleSpan(context, *operation, AnyJobUnended(model, job_ids), operation_span.parent, built);
+  for (std::int32_t job_id : job_ids) {
+    unended = AddJobSpans(context, model.jobs().at(job_id), operation_span.parent, built) || unended;
   }
   if (std::optional<PhaseBreakdown> phases = OperationPhases(model, *operation, options.write_command)) {
-    AddPhaseSpans(context, *phases, operation_span.parent, options, built);
+    AddPhaseSpans(context, *phases, operation_span.parent, options, unended && !context.application_over,
+                  unended && context.application_over, built);
   }
   return built;
 }
@@ -245,7 +295,8 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
   const ApplicationRecord& app = model.application();
   if (!app.start_ms) return built;
   const std::string application_key = ApplicationKey(app.app_id, app.attempt_id);
-  const BuildContext context{model, application_key, ApplicationTraceId(application_key), NowOf(model)};
+  const BuildContext context{model, application_key, ApplicationTraceId(application_key), NowOf(model),
+                             app.end_ms.has_value() || options.application_over};
   const SpanId no_parent{};
   Span root = NewSpan(context, "spark.application", no_parent, "application", *app.start_ms, context.now_ms);
   AddString(root, "spark.app.id", app.app_id);
@@ -254,7 +305,8 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
   if (!app.spark_version.empty()) AddString(root, "spark.version", app.spark_version);
   AddInt(root, "spark.app.executors_added", static_cast<std::int64_t>(model.executors().size()));
   AddInt(root, "spark.app.connect_operations", static_cast<std::int64_t>(model.operations().size()));
-  if (!app.end_ms) AddString(root, "spark.app.status", "running");
+  // Over without an ApplicationEnd: the log stopped (completed or abandoned) before the driver said.
+  if (!app.end_ms) AddString(root, "spark.app.status", context.application_over ? "unknown" : "running");
   const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
   if (phases) {
     for (std::size_t phase = 0; phase < kPhaseCount; ++phase) {
@@ -264,16 +316,20 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
   }
   AddExecutorFacts(context, root);
   const SpanId root_id = root.span_id;
+  if (!app.end_ms) MarkUnended(context, root, built);
   built.spans.push_back(std::move(root));
 
   for (const auto& [job_id, job] : model.jobs()) {
     if (model.OperationOfJob(job)) continue;  // in its operation's trace
-    AddJobSpans(context, job, root_id, built.spans);
+    AddJobSpans(context, job, root_id, built);
   }
   for (const auto& [key, stage] : model.stages()) {
-    if (!model.JobOfStageAttempt(stage)) AddStageSpan(context, stage, root_id, built.spans);
+    if (!model.JobOfStageAttempt(stage)) AddStageSpan(context, stage, root_id, built);
   }
-  if (phases) AddPhaseSpans(context, *phases, root_id, options, built);
+  if (phases) {
+    AddPhaseSpans(context, *phases, root_id, options, !context.application_over,
+                  context.application_over && !app.end_ms, built);
+  }
   return built;
 }
 

@@ -27,9 +27,15 @@
 // Ids are deterministic (span_ids.h): building again after more events arrived (a job that ends
 // after the operation span was exported) gives the same ids and parents, so a store replacing by
 // (trace id, span id) keeps the latest. Something still running ends at the latest event time of
-// the log and has spark.job.status "running" until it is built again ("unknown" once the
-// application ended without the job's JobEnd). A limit: when the number of
-// phase intervals shrinks between two builds, spans of the vanished indices stay in the store.
+// the log, has spark.job.status "running", and is listed in BuiltSpans::open: such a version is
+// for the store only (the feed submits it live), never for OTLP, whose spans are immutable once
+// sent. A span is open until its own end event: a stage or job until its StageCompleted / JobEnd,
+// the lifecycle until Closed, the application root until ApplicationEnd, and phase intervals
+// until their window (the operation, the application) is over. Once the application is over
+// (ApplicationEnd, or SpanBuildOptions::application_over: its log completed or was abandoned),
+// nothing is open any more: what never got its end event ends at the last event time with
+// sparktrace.incomplete=true (a job's status is then "unknown"). A limit: when the number of
+// phase intervals shrinks between two live builds, spans of the vanished indices stay in the store.
 //
 // Pure functions of the model; thread-safe for concurrent readers of one model.
 
@@ -55,11 +61,20 @@ struct SpanBuildOptions {
   // BuildOperationSpans: the operation is a write command (the proxy's spark.connect.command is
   // write_operation, write_operation_v2, ...), so its jobs' result stages are io_write (phases.h).
   bool write_command = false;
+  // The application is over although the model has no ApplicationEnd (its log completed without
+  // one, or was abandoned for a rewritten one): end whatever is still open.
+  bool application_over = false;
 };
+
+// The attribute on a span that was still open when its application ended or its log was abandoned.
+inline constexpr std::string_view kIncompleteAttribute = "sparktrace.incomplete";
 
 struct BuiltSpans {
   std::vector<tracing::Span> spans;
+  std::vector<tracing::SpanId> open;  // ids of the spans above that have not ended yet
   std::int64_t dropped_phase_intervals = 0;
+
+  bool IsOpen(const tracing::SpanId& id) const;
 };
 
 // Spans of one Connect operation (by operation id). Empty when the model knows nothing of it.

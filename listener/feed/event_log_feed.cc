@@ -210,8 +210,17 @@ eventlog::LineVerdict EventLogFeed::OnLine(const eventlog::LogIdentity& log, std
 void EventLogFeed::OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation,
                                   std::string_view reason) {
   spdlog::info("event log {} restarted (generation {}): {}", log.id, generation, reason);
-  // A rewritten log is read from its start again: model it afresh.
-  applications_.erase(log.id);
+  // A rewritten log is read from its start again: model it afresh, after ending what the old one
+  // left open (its spans were submitted live; they are owed a final version).
+  auto application = applications_.find(log.id);
+  if (application != applications_.end()) {
+    application->second.log_abandoned = true;
+    application->second.changed = true;
+    application->second.trace_changed = true;
+    EmitChangedApplications();
+    EmitApplicationTrace(application->second);
+    applications_.erase(application);
+  }
   ForgetProgressOf(log.id, nullptr);
 }
 
@@ -242,19 +251,40 @@ void EventLogFeed::EmitChangedApplications() {
     }
     for (const auto& [operation_id, record] : application.model.operations())
       operation_ids.insert(operation_id);
-    for (const std::string& operation_id : operation_ids)
-      EmitOperation(log_id, application.model, operation_id);
+    for (const std::string& operation_id : operation_ids) EmitOperation(log_id, application, operation_id);
   }
 }
 
-void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationModel& model,
+bool EventLogFeed::Over(const Application& application) {
+  return application.model.application().end_ms.has_value() || application.log_completed ||
+         application.log_abandoned;
+}
+
+void EventLogFeed::SubmitBuilt(BuiltSpans built, std::set<tracing::SpanId>& final_submitted) {
+  std::set<tracing::SpanId> still_built;
+  for (tracing::Span& span : built.spans) {
+    still_built.insert(span.span_id);
+    const bool first_final = !built.IsOpen(span.span_id) && final_submitted.insert(span.span_id).second;
+    ++(first_final ? totals_.spans_submitted : totals_.live_spans_submitted);
+    if (first_final) {
+      spans_.Submit(std::move(span));
+    } else {
+      spans_.SubmitLive(std::move(span));
+    }
+  }
+  std::erase_if(final_submitted, [&](const tracing::SpanId& id) { return !still_built.contains(id); });
+}
+
+void EventLogFeed::EmitOperation(const std::string& log_id, const Application& application,
                                  const std::string& operation_id) {
   OperationProgress& progress = progress_[log_id + "/" + operation_id];
   progress.log_id = log_id;
   progress.operation_id = operation_id;
+  const ApplicationModel& model = application.model;
   const std::vector<std::int32_t> jobs = model.JobsOfOperation(operation_id);
   const ConnectOperationRecord* record = model.FindOperation(operation_id);
-  const OperationState state = StateOf(model, record, jobs);
+  OperationState state = StateOf(model, record, jobs);
+  state.application_over = Over(application);
   const bool all_ended = state.all_jobs_ended;
   // Finished and emitted in that state already: nothing new to say.
   if (progress.emitted && all_ended && state == progress.emitted_state) return;
@@ -266,8 +296,10 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
     return;
   }
   if (!target->sampled) return;
-  BuiltSpans built =
-      BuildOperationSpans(model, operation_id, OperationSpanRef{target->trace_id, target->span_id});
+  SpanBuildOptions build_options;
+  build_options.application_over = state.application_over;
+  BuiltSpans built = BuildOperationSpans(model, operation_id,
+                                         OperationSpanRef{target->trace_id, target->span_id}, build_options);
   // Diagnosed once the operation's jobs are done: a running stage's figures would flicker.
   if (options_.rules && record != nullptr && all_ended && !jobs.empty()) {
     const std::vector<diagnose::Finding> findings =
@@ -278,8 +310,7 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const ApplicationMod
       progress.findings_counted = true;
     }
   }
-  totals_.spans_submitted += built.spans.size();
-  for (auto& span : built.spans) spans_.Submit(std::move(span));
+  SubmitBuilt(std::move(built), progress.final_submitted);
   if (!progress.emitted) ++totals_.operations_traced;
   progress.emitted = true;
   progress.emitted_state = state;
@@ -309,7 +340,7 @@ void EventLogFeed::EmitApplicationTraces(bool force) {
     if (!application.trace_changed) continue;
     const ApplicationRecord& app = application.model.application();
     if (!app.start_ms) continue;  // nothing to root a trace at yet
-    const bool ended = app.end_ms.has_value() || application.log_completed;
+    const bool ended = Over(application);
     // A running application's trace is rebuilt whole: at most every interval, not every poll.
     if (!force && !ended && application.trace_emitted_at &&
         now - *application.trace_emitted_at < options_.application_trace_interval) {
@@ -325,11 +356,17 @@ void EventLogFeed::EmitApplicationTrace(Application& application) {
   const ApplicationModel& model = application.model;
   const ApplicationRecord& app = model.application();
   if (!sampler_.ShouldSampleRoot(ApplicationTraceId(ApplicationKey(app.app_id, app.attempt_id)))) return;
-  // A Spark Connect server's jobs are in their operations' traces: its own trace only holds jobs
-  // of no operation, and no phase intervals (weeks of them, churning as operations come and go).
+  // A Spark Connect server's jobs are in their operations' traces, and so is its driver-level time
+  // (each operation's lifecycle span carries the executors, its phases the resource wait): its own
+  // trace only holds jobs of no operation, and no phase intervals (weeks of them, churning as
+  // operations come and go). An application shows what it is with its first job (a plain one's
+  // have no operation) or its first operation; until then, or its end, there is no trace to start,
+  // so a Connect server waiting for its first client leaves no stray trace behind.
   const bool connect_server = !model.operations().empty();
-  if (connect_server && !HasJobOfNoOperation(model)) return;
+  const bool over = Over(application);
+  if (!HasJobOfNoOperation(model) && (connect_server || !over)) return;
   SpanBuildOptions build_options;
+  build_options.application_over = over;
   // After forgetting, the model's phases cover only what it still holds: the intervals already
   // emitted stay in the store, later ones are not (the totals on the root stay right).
   if (connect_server || application.phases.folded()) build_options.max_phase_spans = 0;
@@ -339,8 +376,7 @@ void EventLogFeed::EmitApplicationTrace(Application& application) {
   if (options_.rules && !connect_server) {
     const std::vector<diagnose::Finding> findings = diagnose::DiagnoseApplication(model, *options_.rules);
     AttachFindings(built.spans, kApplicationSpanName, findings);
-    const bool ended = app.end_ms.has_value() || application.log_completed;
-    if (ended && !application.findings_counted) {
+    if (over && !application.findings_counted) {
       CountFindings(findings);
       application.findings_counted = true;
     }
@@ -350,8 +386,7 @@ void EventLogFeed::EmitApplicationTrace(Application& application) {
   }
   if (!application.trace_submitted) ++totals_.applications_traced;
   application.trace_submitted = true;
-  totals_.spans_submitted += built.spans.size();
-  for (auto& span : built.spans) spans_.Submit(std::move(span));
+  SubmitBuilt(std::move(built), application.final_submitted);
 }
 
 std::vector<ApplicationPhaseFigures> EventLogFeed::ChangedPhaseFigures() {

@@ -14,7 +14,11 @@
 // parses and models them, submits spans and publishes metrics; `find_operation_span` and the sink
 // are called on it. A push wakes it at once. Spans are rebuilt while jobs run and carry ids
 // derived from the application and job/stage, so the store replaces earlier versions instead of
-// adding to them.
+// adding to them. Each span is submitted final exactly once, when it has ended (the only version
+// an OTLP collector gets); every other version (still open, or updated after it ended) is
+// submitted live, for the store only. When an application is over (ApplicationEnd, its log
+// completed, or abandoned for a rewritten one), what is still open is ended at its last event and
+// marked sparktrace.incomplete, then submitted final.
 //
 // Memory: a Spark Connect server is one application that runs for weeks. Once an operation's
 // spans are final (closed, all its jobs ended, `operation_retention` of driver time ago) it is
@@ -29,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -38,6 +43,7 @@
 #include "diagnose/finding.h"
 #include "diagnose/rule_thresholds.h"
 #include "listener/correlate/application_model.h"
+#include "listener/correlate/span_builder.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/events/event_parser.h"
 #include "listener/feed/application_phase_totals.h"
@@ -107,12 +113,16 @@ class EventLogFeed final : private eventlog::EventLogSink {
     bool trace_changed = false;  // ... since the last application-trace emission
     bool metrics_changed = false;
     bool log_completed = false;     // its event log was completed (or, for others, ApplicationEnd)
+    bool log_abandoned = false;     // its log was rewritten: this model ends here
     bool trace_submitted = false;   // its application trace was submitted at least once
     bool findings_counted = false;  // its findings went into sparktrace_findings_total
     std::optional<Clock::time_point> trace_emitted_at;
     std::optional<Clock::time_point> completed_at;
     std::optional<EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
+    std::set<tracing::SpanId> final_submitted;       // its application trace's spans, as of the last build
   };
+  // The application is over: nothing of it stays open.
+  static bool Over(const Application& application);
   // What an operation's spans are built from, in counts: once its jobs have all ended, spans
   // emitted in an equal state have nothing new to say. Driver events keep coming after the last
   // JobEnd (Closed when the client releases the operation, TaskEnds of killed speculative copies).
@@ -122,6 +132,7 @@ class EventLogFeed final : private eventlog::EventLogSink {
     int lifecycle_events = 0;  // the operation's Connect events, Started ... Closed
     std::size_t stage_attempts = 0;
     std::int64_t tasks_ended = 0;
+    bool application_over = false;
     bool operator==(const OperationState&) const = default;
   };
   static OperationState StateOf(const ApplicationModel& model, const ConnectOperationRecord* record,
@@ -133,6 +144,7 @@ class EventLogFeed final : private eventlog::EventLogSink {
     OperationState emitted_state;   // as of the last emission
     bool findings_counted = false;  // its findings went into sparktrace_findings_total
     int lookups_failed = 0;
+    std::set<tracing::SpanId> final_submitted;  // its spans submitted final, as of the last build
   };
 
   EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span, tracing::SpanSink& spans,
@@ -144,8 +156,11 @@ class EventLogFeed final : private eventlog::EventLogSink {
   void PollRest();
   void Apply(Application& application, const SparkEvent& event);
   void EmitChangedApplications();
-  void EmitOperation(const std::string& log_id, const ApplicationModel& model,
+  void EmitOperation(const std::string& log_id, const Application& application,
                      const std::string& operation_id);
+  // Submits each built span final the first time it is built ended, live otherwise; keeps in
+  // `final_submitted` only ids still built (what the model forgot is never built again).
+  void SubmitBuilt(BuiltSpans built, std::set<tracing::SpanId>& final_submitted);
   void EmitApplicationTraces(bool force);
   void EmitApplicationTrace(Application& application);
   std::vector<ApplicationPhaseFigures> ChangedPhaseFigures();

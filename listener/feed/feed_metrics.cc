@@ -162,9 +162,13 @@ std::vector<MetricFamily> FeedMetrics::Collect() const {
                                totals_.operations_unknown));
   families.push_back(CounterOf("sparktrace_listener_applications_traced_total",
                                "Applications given a spark.application trace", totals_.applications_traced));
-  families.push_back(CounterOf("sparktrace_listener_spans_submitted_total",
-                               "Spans built from driver events and handed to the sinks (rebuilds included)",
-                               totals_.spans_submitted));
+  MetricFamily submitted = Family("sparktrace_listener_spans_submitted_total",
+                                  "Spans built from driver events and handed to the sinks: final (once per "
+                                  "span, when it has ended) or live (store only)",
+                                  MetricType::Counter);
+  submitted.metric.push_back(Counter({{"version", "final"}}, totals_.spans_submitted));
+  submitted.metric.push_back(Counter({{"version", "live"}}, totals_.live_spans_submitted));
+  families.push_back(std::move(submitted));
   MetricFamily forgotten = Family(
       "sparktrace_listener_forgotten_total",
       "Finished operations, jobs and applications dropped from memory (retention)", MetricType::Counter);

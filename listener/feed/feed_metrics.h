@@ -41,7 +41,8 @@ struct EventLogFeedCounters {
   std::uint64_t operations_traced = 0;    // operations whose spans were submitted at least once
   std::uint64_t operations_unknown = 0;   // seen in the logs, never through this proxy
   std::uint64_t applications_traced = 0;  // application traces submitted at least once
-  std::uint64_t spans_submitted = 0;
+  std::uint64_t spans_submitted = 0;       // final: each span once, when it has ended (OTLP gets these)
+  std::uint64_t live_spans_submitted = 0;  // open spans and updates of ended ones, for the store only
   std::uint64_t rest_events = 0;
   std::uint64_t rest_errors = 0;
   std::uint64_t operations_forgotten = 0;  // dropped from memory once final (retention)

@@ -22,13 +22,30 @@ namespace {
 
 namespace tl = test_lines;
 
-// Keeps the latest version of each span (the store replaces by trace and span id).
+// Keeps the latest version of each span, final or live (the store replaces by trace and span id),
+// and counts the final submissions of each (what an OTLP collector would receive).
 class LatestSpans final : public tracing::SpanSink {
  public:
   void Submit(tracing::Span span) override {
     std::lock_guard lock(mu_);
     ++submitted_;
+    ++finals_[{span.trace_id, span.span_id}];
     spans_[{span.trace_id, span.span_id}] = std::move(span);
+  }
+  void SubmitLive(tracing::Span span) override {
+    std::lock_guard lock(mu_);
+    ++live_submitted_;
+    spans_[{span.trace_id, span.span_id}] = std::move(span);
+  }
+  // How often the span was submitted final.
+  int Finals(const tracing::Span& span) const {
+    std::lock_guard lock(mu_);
+    auto found = finals_.find({span.trace_id, span.span_id});
+    return found == finals_.end() ? 0 : found->second;
+  }
+  std::size_t live_submitted() const {
+    std::lock_guard lock(mu_);
+    return live_submitted_;
   }
   std::vector<tracing::Span> Named(const std::string& name) const {
     std::lock_guard lock(mu_);
@@ -54,7 +71,9 @@ class LatestSpans final : public tracing::SpanSink {
  private:
   mutable std::mutex mu_;
   std::map<std::pair<tracing::TraceId, tracing::SpanId>, tracing::Span> spans_;
+  std::map<std::pair<tracing::TraceId, tracing::SpanId>, int> finals_;
   std::size_t submitted_ = 0;
+  std::size_t live_submitted_ = 0;
 };
 
 const tracing::Attribute* FindAttribute(const tracing::Span& span, const std::string& key) {
@@ -343,6 +362,129 @@ TEST_F(ListenerFeedEventLogFeed, ATaskEndAfterTheJobEndStillReachesTheStageSpan)
   ASSERT_EQ(Push({tl::TaskEnd(1, 7, t0 + 3'100, t0 + 6'000)}, "app=app-connect").status, 200);
   feed_->PollNow();
   EXPECT_EQ(tasks_ended(), 1);
+}
+
+// OTLP spans are immutable once sent: each span goes final (to every sink) once, when its own end
+// event came; every version before or after is live (the store only). The log grows in steps, as a
+// running driver writes it, with a task ending after its job did.
+TEST_F(ListenerFeedEventLogFeed, EachSpanIsSubmittedFinalOnceWhenItHasEnded) {
+  known_operation_ = "op-1";
+  Start();
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  const auto one = [&](const std::string& name) {
+    const std::vector<tracing::Span> named = spans_.Named(name);
+    EXPECT_EQ(named.size(), 1u) << name;
+    return named.empty() ? tracing::Span{} : named.front();
+  };
+  const auto step = [&](const std::vector<std::string>& lines, std::string_view query) {
+    ASSERT_EQ(Push(lines, query).status, 200);
+    feed_->PollNow();
+  };
+
+  step({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+        tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"), tl::JobStart(1, t0 + 3'000, {1}, {tag}),
+        tl::StageSubmitted(1, t0 + 3'000, 2)},
+       "");
+  EXPECT_EQ(spans_.Finals(one("spark.job")), 0) << "running";
+  EXPECT_EQ(spans_.Finals(one("spark.stage")), 0) << "running";
+  EXPECT_EQ(spans_.Finals(one("spark.connect.operation.lifecycle")), 0) << "running";
+
+  step({tl::TaskEnd(1, 1, t0 + 3'000, t0 + 3'500), tl::StageCompleted(1, t0 + 3'000, t0 + 3'600, 2)},
+       "app=app-connect");
+  EXPECT_EQ(spans_.Finals(one("spark.stage")), 1) << "ended: final";
+  EXPECT_EQ(spans_.Finals(one("spark.job")), 0) << "still running";
+
+  step({tl::JobEnd(1, t0 + 4'000), tl::ConnectOperation("Finished", tag, "op-1", t0 + 4'100)}, "app=app-connect");
+  EXPECT_EQ(spans_.Finals(one("spark.job")), 1);
+  EXPECT_EQ(spans_.Finals(one("spark.connect.operation.lifecycle")), 0) << "open until the client releases it";
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 0);
+
+  step({tl::ConnectOperation("Closed", tag, "op-1", t0 + 4'500)}, "app=app-connect");
+  const tracing::Span lifecycle = one("spark.connect.operation.lifecycle");
+  EXPECT_EQ(spans_.Finals(lifecycle), 1);
+  EXPECT_EQ(lifecycle.end_time_unix_nano, MillisToUnixNanos(t0 + 4'500));
+  ASSERT_FALSE(spans_.WithPrefix("spark.phase.").empty());
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 1);
+
+  // A task that ends after its job did: the store's stage shows it; nothing is sent final again.
+  step({tl::TaskEnd(1, 2, t0 + 3'000, t0 + 5'000)}, "app=app-connect");
+  const tracing::Span stage = one("spark.stage");
+  EXPECT_EQ(std::get<std::int64_t>(FindAttribute(stage, "spark.stage.tasks_ended")->value), 2);
+  for (const char* name : {"spark.job", "spark.stage", "spark.connect.operation.lifecycle"})
+    EXPECT_EQ(spans_.Finals(one(name)), 1) << name;
+  for (const tracing::Span& span : spans_.WithPrefix("spark.")) EXPECT_EQ(spans_.Finals(span), 1) << span.name;
+  EXPECT_GT(spans_.live_submitted(), 0u);
+  const EventLogFeedCounters counters = feed_->counters();
+  EXPECT_EQ(counters.spans_submitted, spans_.submitted());
+  EXPECT_EQ(counters.live_spans_submitted, spans_.live_submitted());
+}
+
+// An application that ends with a job still running (the driver died, or the log stops there):
+// what is open ends at the last event, marked incomplete, and goes final once.
+TEST_F(ListenerFeedEventLogFeed, WhatIsStillOpenWhenTheApplicationEndsEndsIncomplete) {
+  known_operation_ = "op-1";
+  Start();
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+                  tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 2)})
+                .status,
+            200);
+  feed_->PollNow();
+  ASSERT_EQ(spans_.Named("spark.job").size(), 1u);
+  EXPECT_EQ(spans_.Finals(spans_.Named("spark.job").front()), 0);
+
+  ASSERT_EQ(Push({tl::AppEnd(t0 + 9'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  feed_->PollNow();  // polls after the end submit nothing final again
+  for (const char* name : {"spark.job", "spark.stage", "spark.connect.operation.lifecycle"}) {
+    const std::vector<tracing::Span> spans = spans_.Named(name);
+    ASSERT_EQ(spans.size(), 1u) << name;
+    EXPECT_EQ(spans_.Finals(spans.front()), 1) << name;
+    const tracing::Attribute* incomplete = FindAttribute(spans.front(), "sparktrace.incomplete");
+    ASSERT_NE(incomplete, nullptr) << name;
+    EXPECT_TRUE(std::get<bool>(incomplete->value));
+    EXPECT_EQ(spans.front().end_time_unix_nano, MillisToUnixNanos(t0 + 9'000)) << name;
+  }
+  EXPECT_EQ(std::get<std::string>(FindAttribute(spans_.Named("spark.job").front(), "spark.job.status")->value),
+            "unknown");
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 1);
+}
+
+// A Spark Connect server is an application whose time before its first operation is no task's: it
+// gets no trace of its own, not even while it waits for its first client (it used to leave a 0 s
+// spark.application trace, "running" forever, in the store).
+TEST_F(ListenerFeedEventLogFeed, AConnectServerWaitingForItsFirstOperationLeavesNoTrace) {
+  known_operation_ = "op-1";
+  Start();
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000)}).status, 200);
+  feed_->PollNow();
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+  EXPECT_EQ(spans_.submitted() + spans_.live_submitted(), 0u);
+
+  const std::vector<std::string> operation = ConnectOperationWithOneJob("Closed", t0 + 5'000);
+  ASSERT_EQ(Push(std::vector<std::string>(operation.begin() + 2, operation.end()), "app=app-connect").status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(spans_.Named("spark.job").size(), 1u);
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+}
+
+// A plain application that ran no job at all still gets its trace once it ended.
+TEST_F(ListenerFeedEventLogFeed, AnApplicationWithoutJobsGetsItsTraceWhenItEnds) {
+  Start();
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  ASSERT_EQ(Push({tl::AppStart("app-idle", t0), tl::ExecutorAdded("1", t0 + 1'000)}).status, 200);
+  feed_->PollNow();
+  EXPECT_TRUE(spans_.Named("spark.application").empty()) << "not known yet to be a plain application";
+  ASSERT_EQ(Push({tl::AppEnd(t0 + 5'000)}, "app=app-idle").status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  EXPECT_EQ(spans_.Finals(roots.front()), 1);
+  EXPECT_EQ(FindAttribute(roots.front(), "spark.app.status"), nullptr);
 }
 
 TEST_F(ListenerFeedEventLogFeed, FinishedOperationsAreForgottenAfterTheirGraceInDriverTime) {

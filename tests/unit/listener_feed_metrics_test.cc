@@ -75,6 +75,7 @@ TEST(ListenerFeedMetrics, CountersFromTheFeedAndThePushEndpoint) {
   totals.malformed_lines = 3;
   totals.events = 7;
   totals.spans_submitted = 42;
+  totals.live_spans_submitted = 6;
   totals.operations_forgotten = 5;
   metrics.Publish(totals, EventLogFeedHeld{2, 9}, {});
   const auto families = metrics.Collect();
@@ -85,7 +86,8 @@ TEST(ListenerFeedMetrics, CountersFromTheFeedAndThePushEndpoint) {
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_malformed_lines_total", {{"source", "push"}}), 1.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_pushes_total", {{"result", "accepted"}}), 1.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_events_total"), 7.0);
-  EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_spans_submitted_total"), 42.0);
+  EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_spans_submitted_total", {{"version", "final"}}), 42.0);
+  EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_spans_submitted_total", {{"version", "live"}}), 6.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_forgotten_total", {{"what", "operations"}}), 5.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_applications"), 2.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_operations"), 9.0);
