@@ -201,6 +201,15 @@ class DemoOnceTest(unittest.TestCase):
                                 if s["parent_span_id"] == task_span_id and s["name"] != "spark_connect.operation"),
                          ["AnalyzePlan", "AnalyzePlan", "Config"])
 
+    def test_the_store_holds_the_tasks_trace_only(self):
+        """The Spark Connect server's driver-level time is in the operations' traces: no second,
+        empty spark.application trace of the server (it used to be left "running", 0 s)."""
+        match = TRACEPARENT_RE.search(self.out)
+        self.assertIsNotNone(match, self.context())
+        listed = harness.run_cli(["traces", "list", "--store", self.demo.store, "--limit", "0", "--json"])
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        self.assertEqual([t["trace_id"] for t in json.loads(listed.stdout)["traces"]], [match.group(1)])
+
     def test_operations_show_the_simulated_drivers_jobs_stages_and_phases(self):
         """The simulator's event log reached the proxy: under each operation, its jobs with their stages and
         the phases, and the scenario's slow executor allocation as resource wait of the first operation."""
