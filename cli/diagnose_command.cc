@@ -10,7 +10,12 @@
 //   }
 // Times are epoch milliseconds, durations milliseconds, sizes bytes; null when the log does not say.
 //   Application = {
-//     "log": {"path": string, "state": "complete"|"in_progress"|"failed"|"unsupported",
+//     "status": "ended"|"in_progress"|"truncated",  // the application, by its log: ApplicationEnd
+//                                              // seen; none yet (.inprogress); none and no more to
+//                                              // come. Not ended: jobs/stages without their end are
+//                                              // "running" in_progress, "unknown" truncated.
+//     "log": {"path": string, "state": "complete"|"in_progress"|"failed"|"unsupported",  // the file
+//             "last_line_malformed": bool,     // e.g. cut off mid-JSON by a writer that stopped
 //             "lines": int, "malformed_lines": int, "first_malformed": string|null,
 //             "dropped_lines": int,            // blank, oversized or cut-off lines the feed skipped
 //             "ignored_events": int,           // valid events of types not modelled (or unknown)
@@ -30,7 +35,7 @@
 //          "submission_ms": int|null, "completion_ms": int|null, "duration_ms": int|null,
 //          "operation_id": string|null, "sql_execution_id": int|null, "failure_message": string|null,
 //          "stages": [Stage...]}
-//   Stage = {"stage_id": int, "attempt_id": int, "status": "complete"|"failed"|"running",
+//   Stage = {"stage_id": int, "attempt_id": int, "status": "complete"|"failed"|"running"|"unknown",
 //            "start_ms": int|null, "completion_ms": int|null, "duration_ms": int|null,
 //            "num_tasks": int, "tasks_ended": int, "failed_tasks": int, "killed_tasks": int,
 //            "task_duration_ms": {"p50": int, "p95": int, "max": int}|null,   // successful tasks
@@ -117,6 +122,7 @@ class DiagnoseSink final : public eventlog::EventLogSink {
     ++lines_delivered_;
     DiagnosedLog& diagnosed = LogFor(log);
     Result<listener::SparkEvent> event = parser_.Parse(line);
+    diagnosed.last_line_malformed = !event.ok();
     if (!event.ok()) {
       if (diagnosed.malformed_lines++ == 0) {
         diagnosed.first_malformed =

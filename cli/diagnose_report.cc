@@ -34,9 +34,26 @@ constexpr std::array<Phase, listener::kPhaseCount> kPhases = {Phase::kResourceWa
 
 // ---- Figures shared by both renderings -------------------------------------------------------
 
-std::string_view StageStatus(const StageAttemptRecord& stage) {
+// `application_status`: ApplicationStatus of the log; what has not ended in a log that will not
+// say more is "unknown", not "running".
+std::string_view StageStatus(const StageAttemptRecord& stage, std::string_view application_status) {
   if (stage.failure_reason) return "failed";
-  return stage.completed ? "complete" : "running";
+  if (stage.completed) return "complete";
+  return application_status == "in_progress" ? "running" : "unknown";
+}
+
+}  // namespace
+
+std::string_view ApplicationStatus(const DiagnosedLog& log) {
+  if (log.model.application().end_ms) return "ended";
+  return log.state == "in_progress" ? "in_progress" : "truncated";
+}
+
+namespace {
+
+std::string_view JobStatus(const JobRecord& job, std::string_view application_status) {
+  if (job.status == listener::JobStatus::kRunning && application_status != "in_progress") return "unknown";
+  return listener::JobStatusName(job.status);
 }
 
 std::optional<std::int64_t> StageDurationMs(const StageAttemptRecord& stage) {
@@ -250,7 +267,8 @@ void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const st
 // Jobs and their stage attempts as one table, stages indented under their job; start times are
 // offsets from `origin_ms` (the window's start) so the timeline reads top to bottom.
 void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRecord*>& jobs,
-                    EpochMillis origin_ms, const std::string& indent, std::string& out) {
+                    EpochMillis origin_ms, std::string_view application_status, const std::string& indent,
+                    std::string& out) {
   if (jobs.empty()) {
     out += indent + "jobs     none\n";
     return;
@@ -262,7 +280,7 @@ void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRe
              "shuffle read", "shuffle write", "output", "spill mem/disk"});
   for (const JobRecord* job : jobs) {
     std::string label = "job " + std::to_string(job->job_id);
-    table.Add({label, std::string(listener::JobStatusName(job->status)),
+    table.Add({label, std::string(JobStatus(*job, application_status)),
                FormatOffset(job->submission_ms, origin_ms), FormatOptionalSeconds(JobDurationMs(*job))});
     for (const StageAttemptRecord* stage : model.StagesOfJob(job->job_id)) {
       const listener::TaskStatistics& tasks = stage->tasks;
@@ -273,7 +291,7 @@ void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRe
       };
       table.Add(
           {"  stage " + std::to_string(stage->key.stage_id) + "." + std::to_string(stage->key.attempt_id),
-           std::string(StageStatus(*stage)), FormatOffset(stage->StartMs(), origin_ms),
+           std::string(StageStatus(*stage, application_status)), FormatOffset(stage->StartMs(), origin_ms),
            FormatOptionalSeconds(StageDurationMs(*stage)), std::to_string(tasks.tasks_ended),
            std::to_string(tasks.failed_tasks), quantile(0.5), quantile(0.95),
            durations.count() > 0 ? std::to_string(durations.max_ms()) + " ms" : "-",
@@ -285,6 +303,27 @@ void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRe
   table.Render(out);
 }
 
+// The application's status in words, with the file's state when the file could not be read whole.
+std::string LogStateText(const DiagnosedLog& log) {
+  const std::string_view status = ApplicationStatus(log);
+  std::string text = log.state == "failed" || log.state == "unsupported" ? log.state + ", " : "";
+  if (status == "ended") return text + "ended";
+  if (status == "in_progress") return text + "in progress: no ApplicationEnd yet";
+  return text + "truncated: no ApplicationEnd" + (log.last_line_malformed ? ", its last line not an event" : "");
+}
+
+// Where the timeline's offsets count from: the window's start, else the application's, else the
+// first job's (a log without ApplicationStart), never the epoch.
+EpochMillis TimelineOrigin(const ApplicationModel& model, const std::optional<PhaseBreakdown>& phases) {
+  if (phases) return phases->window.start_ms;
+  if (model.application().start_ms) return *model.application().start_ms;
+  std::optional<EpochMillis> first;
+  for (const auto& [id, job] : model.jobs()) {
+    if (job.submission_ms && (!first || *job.submission_ms < *first)) first = job.submission_ms;
+  }
+  return first.value_or(0);
+}
+
 void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   const ApplicationModel& model = log.model;
   const listener::ApplicationRecord& app = model.application();
@@ -294,7 +333,7 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   out += "\n";
   out += "  spark    " + (app.spark_version.empty() ? std::string("unknown") : app.spark_version) +
          (app.spark_user.empty() ? "" : ", user " + app.spark_user) + "\n";
-  out += "  log      " + log.path + " (" + log.state + "; " + std::to_string(log.counters.lines) +
+  out += "  log      " + log.path + " (" + LogStateText(log) + "; " + std::to_string(log.counters.lines) +
          " lines, " + std::to_string(log.malformed_lines) + " malformed, " +
          std::to_string(DroppedLines(log)) + " dropped, " + std::to_string(IgnoredEvents(log)) +
          " ignored events)\n";
@@ -309,10 +348,11 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   RenderFindingsText(log.findings, "  ", out);
   out += "  executors " + std::to_string(model.executors().size()) + " added, " +
          std::to_string(ExecutorsRemoved(model)) + " removed\n";
-  const EpochMillis origin_ms = phases ? phases->window.start_ms : app.start_ms.value_or(0);
+  const EpochMillis origin_ms = TimelineOrigin(model, phases);
+  const std::string_view status = ApplicationStatus(log);
   std::vector<const JobRecord*> jobs;
   for (const auto& [id, job] : model.jobs()) jobs.push_back(&job);
-  RenderJobsText(model, jobs, origin_ms, "  ", out);
+  RenderJobsText(model, jobs, origin_ms, status, "  ", out);
 
   for (const auto& [id, operation] : model.operations()) {
     out += "  connect operation " + operation.operation_id + " (" + std::string(OperationStatus(operation)) +
@@ -335,7 +375,7 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
         operation_jobs.push_back(&found->second);
     }
     RenderJobsText(model, operation_jobs, operation_phases ? operation_phases->window.start_ms : origin_ms,
-                   "    ", out);
+                   status, "    ", out);
   }
 }
 
@@ -362,6 +402,7 @@ class JsonOut {
     return *this;
   }
   JsonOut& Int(std::int64_t value) { return Raw(std::to_string(value)); }
+  JsonOut& Bool(bool value) { return Raw(value ? "true" : "false"); }
   JsonOut& OptionalInt(std::optional<std::int64_t> value) { return value ? Int(*value) : Raw("null"); }
   JsonOut& OptionalString(const std::optional<std::string>& value) {
     return value ? String(*value) : Raw("null");
@@ -448,11 +489,11 @@ void WriteFindings(JsonOut& json, const std::vector<diagnose::Finding>& findings
   json.Raw("]");
 }
 
-void WriteStage(JsonOut& json, const StageAttemptRecord& stage) {
+void WriteStage(JsonOut& json, const StageAttemptRecord& stage, std::string_view application_status) {
   const listener::TaskStatistics& tasks = stage.tasks;
   json.Element().Raw("{");
   json.Key("stage_id").Int(stage.key.stage_id).Key("attempt_id").Int(stage.key.attempt_id);
-  json.Key("status").String(StageStatus(stage));
+  json.Key("status").String(StageStatus(stage, application_status));
   json.Key("start_ms").OptionalInt(stage.StartMs()).Key("completion_ms").OptionalInt(stage.completion_ms);
   json.Key("duration_ms").OptionalInt(StageDurationMs(stage));
   json.Key("num_tasks").Int(stage.num_tasks).Key("tasks_ended").Int(tasks.tasks_ended);
@@ -471,9 +512,10 @@ void WriteStage(JsonOut& json, const StageAttemptRecord& stage) {
   json.Key("disk_spilled_bytes").Int(tasks.disk_bytes_spilled).Raw("}");
 }
 
-void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job) {
+void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job,
+              std::string_view application_status) {
   json.Element().Raw("{");
-  json.Key("job_id").Int(job.job_id).Key("status").String(listener::JobStatusName(job.status));
+  json.Key("job_id").Int(job.job_id).Key("status").String(JobStatus(job, application_status));
   json.Key("submission_ms")
       .OptionalInt(job.submission_ms)
       .Key("completion_ms")
@@ -483,7 +525,7 @@ void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job
   json.Key("sql_execution_id").OptionalInt(job.sql_execution_id);
   json.Key("failure_message").NonEmptyOrNull(job.failure_message);
   json.Key("stages").Raw("[");
-  for (const StageAttemptRecord* stage : model.StagesOfJob(job.job_id)) WriteStage(json, *stage);
+  for (const StageAttemptRecord* stage : model.StagesOfJob(job.job_id)) WriteStage(json, *stage, application_status);
   json.Raw("]}");
 }
 
@@ -507,7 +549,9 @@ void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
   const ApplicationModel& model = log.model;
   const listener::ApplicationRecord& app = model.application();
   json.Element().Raw("{");
+  json.Key("status").String(ApplicationStatus(log));
   json.Key("log").Raw("{").Key("path").String(log.path).Key("state").String(log.state);
+  json.Key("last_line_malformed").Bool(log.last_line_malformed);
   json.Key("lines")
       .Int(static_cast<std::int64_t>(log.counters.lines))
       .Key("malformed_lines")
@@ -523,7 +567,7 @@ void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
   json.Key("executors").Raw("{").Key("added").Int(static_cast<std::int64_t>(model.executors().size()));
   json.Key("removed").Int(ExecutorsRemoved(model)).Raw("}");
   json.Key("jobs").Raw("[");
-  for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job);
+  for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job, ApplicationStatus(log));
   json.Raw("]").Key("operations").Raw("[");
   for (const auto& [id, operation] : model.operations()) WriteOperation(json, log, operation);
   json.Raw("]");

@@ -18,8 +18,11 @@ namespace sparktrace::cli {
 // One application log (single file or rolling directory), read to its end.
 struct DiagnosedLog {
   std::string path;   // the log's id: its path without ".inprogress", or the eventlog_v2_ directory
-  std::string state;  // eventlog::LogStateName: complete, in_progress, failed, unsupported
+  std::string state;  // eventlog::LogStateName of the file: complete, in_progress, failed, unsupported
   eventlog::LogCounters counters;
+  // The last line delivered was not an event: a log whose writer stopped mid-line (once the file
+  // is complete, its cut-off last line is delivered and fails to parse).
+  bool last_line_malformed = false;
   // Lines that are not a Spark event (bad JSON, missing fields): counted and skipped.
   std::int64_t malformed_lines = 0;
   std::string first_malformed;  // "line N: <parser message>" of the first one; empty when none
@@ -37,6 +40,13 @@ struct DiagnoseError {
   std::string path;
   std::string message;
 };
+
+// What the log says of its application, as opposed to the file's state: "ended" (it has the
+// ApplicationEnd), "in_progress" (no ApplicationEnd yet, and the driver may still be writing: the
+// file is .inprogress) or "truncated" (no ApplicationEnd, and nothing more will come: the file is
+// complete, or cannot be read further). Jobs and stages without their end event are "running"
+// only in_progress; otherwise their status is "unknown".
+std::string_view ApplicationStatus(const DiagnosedLog& log);
 
 std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs);
 std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,

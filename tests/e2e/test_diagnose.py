@@ -159,6 +159,40 @@ class DiagnoseTest(unittest.TestCase):
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn("1 malformed", text.stdout)
 
+    def test_a_log_says_whether_its_application_ended_runs_or_was_cut_short(self):
+        """The same lines as a log still being written (.inprogress), then as a finished file
+        without ApplicationEnd whose last line was cut mid-JSON, then with its ApplicationEnd."""
+        lines = PLAIN.read_text().splitlines(keepends=True)
+        end = [i for i, line in enumerate(lines) if '"SparkListenerApplicationEnd"' in line]
+        self.assertEqual(len(end), 1)
+        job_ends = [i for i, line in enumerate(lines) if '"SparkListenerJobEnd"' in line]
+        cut = job_ends[-1]  # the last JobEnd, cut in half: its job never ends
+        head, last_line = "".join(lines[:cut]), lines[cut]
+        with tempfile.TemporaryDirectory() as work:
+            running = Path(work) / "local-1.inprogress"
+            running.write_text(head + last_line[: len(last_line) // 2])
+            app = run_json(running)["applications"][0]
+            self.assertEqual(app["status"], "in_progress")
+            self.assertEqual(app["log"]["state"], "in_progress")
+            self.assertIn("running", [job["status"] for job in app["jobs"]])
+            self.assertIn("(in progress: no ApplicationEnd yet;", run(running).stdout)
+
+            truncated = Path(work) / "local-2"
+            truncated.write_text(head + last_line[: len(last_line) // 2])
+            app = run_json(truncated)["applications"][0]
+            self.assertEqual(app["status"], "truncated")
+            self.assertEqual(app["log"]["state"], "complete", "the file is finished, the application is not")
+            self.assertIs(app["log"]["last_line_malformed"], True)
+            statuses = [job["status"] for job in app["jobs"]]
+            self.assertNotIn("running", statuses)
+            self.assertIn("unknown", statuses)
+            self.assertIn("(truncated: no ApplicationEnd, its last line not an event;", run(truncated).stdout)
+
+        app = run_json(PLAIN)["applications"][0]
+        self.assertEqual(app["status"], "ended")
+        self.assertIs(app["log"]["last_line_malformed"], False)
+        self.assertIn("(ended;", run(PLAIN).stdout)
+
     def test_unreadable_files_are_errors_but_others_are_processed(self):
         with tempfile.TemporaryDirectory() as tmp:
             garbage = Path(tmp) / "garbage.zstd"

@@ -19,8 +19,8 @@ span, the README's driver-less "wait"), the tool's figure is checked against the
 tool's definition and sparktrace's against the raw log with sparktrace's, and the difference is
 written down in docs/thirdparty-logs.md; agreement is not forced.
 
-Deliberately not asserted: whether a log reads as complete, in progress or truncated (log.state,
-and how a cut-off last line is classified), which is being reworked.
+Every log here is a finished file: an application with its ApplicationEnd "ended", one without
+"truncated" (its unended jobs and stages "unknown"), checked against the raw log.
 
 Stdlib only. Binary: $SPARKTRACE_BIN (default build/sparktrace). Every test is skipped when the
 third-party logs are absent.
@@ -367,6 +367,15 @@ class RawLog:
         added = [added for executor_id, added, _ in self.executors if executor_id != "driver"]
         return min(added) - self.app_start if added and self.app_start is not None else None
 
+    def application_status(self):
+        """Every log here is a finished file (none is .inprogress): with its ApplicationEnd it ended,
+        without one it was cut short and nothing more will come."""
+        return "ended" if self.app_end is not None else "truncated"
+
+    def unended_status(self):
+        """A job or stage without its end event in a log that will not say more: not "running"."""
+        return "unknown"
+
     def window(self):
         if self.app_start is None:
             return None
@@ -390,7 +399,7 @@ class RawLog:
             memory_spilled += metrics.get("Memory Bytes Spilled", 0)
             disk_spilled += metrics.get("Disk Bytes Spilled", 0)
         start, completion = stage["start"], stage["completion"]
-        status = "failed" if stage["failure"] else "complete" if stage["completed"] else "running"
+        status = "failed" if stage["failure"] else "complete" if stage["completed"] else self.unended_status()
         return {
             "status": status, "start_ms": start, "completion_ms": completion,
             "duration_ms": completion - start if start is not None and completion is not None else None,
@@ -497,6 +506,12 @@ class ThirdPartyLogsTest(unittest.TestCase):
             self._runs[log] = (doc["applications"][0], doc)
         return self._runs[log][0]
 
+    def run_text(self, log):
+        """`sparktrace diagnose LOG` as the text a user reads."""
+        result = run_diagnose(THIRD / LOGS[log])
+        self.assertEqual(result.returncode, 0, f"{log}: {result.stderr}")
+        return result.stdout
+
     def raw(self, log):
         if log not in self._raw:
             self._raw[log] = RawLog(THIRD / LOGS[log])
@@ -512,9 +527,13 @@ class ThirdPartyLogsTest(unittest.TestCase):
             self.assertEqual([job["job_id"] for job in app["jobs"]], sorted(raw.jobs))
             for job in app["jobs"]:
                 expected = raw.jobs[job["job_id"]]
+                status = raw.unended_status() if expected["status"] == "running" else expected["status"]
                 self.assertEqual((job["status"], job["submission_ms"], job["completion_ms"], job["sql_execution_id"]),
-                                 (expected["status"], expected["submission"], expected["completion"], expected["sql"]),
+                                 (status, expected["submission"], expected["completion"], expected["sql"]),
                                  f"job {job['job_id']}")
+        with self.subTest(log=log, what="status"):
+            self.assertEqual(app["status"], raw.application_status())
+            self.assertEqual(app["log"]["state"], "complete", "the file")
         with self.subTest(log=log, what="stages"):
             job_stage_ids = {stage_id for job in raw.jobs.values() for stage_id in job["stage_ids"]}
             visible = {key for key in raw.stages if key[0] in job_stage_ids}
@@ -721,11 +740,17 @@ class ThirdPartyLogsTest(unittest.TestCase):
         self.assertEqual(raw.count("SparkListenerJobEnd"), fact(log, "job_ends"))
         self.assertEqual(raw.count("SparkListenerApplicationEnd"), fact(log, "app_ends"))
         self.assertEqual(raw.bad_json, 1, "the last line is cut off mid-JSON")
-        self.assertEqual([job["status"] for job in app["jobs"]], ["running"])
+        # Not "complete": the application never ended and its log will not say more.
+        self.assertEqual(app["status"], "truncated")
+        self.assertIs(app["log"]["last_line_malformed"], True)
+        self.assertEqual([job["status"] for job in app["jobs"]], ["unknown"])
         self.assertEqual(self.visible_task_ends(app), fact(log, "task_ends"))
-        # The cut-off line is skipped and counted once, as malformed or as dropped (how it is
-        # classified is being reworked, so not which).
-        self.assertEqual(app["log"]["malformed_lines"] + app["log"]["dropped_lines"], 1)
+        self.assertEqual(app["log"]["malformed_lines"], 1, "the cut-off line")
+        self.assertEqual(app["log"]["dropped_lines"], 0)
+        # No idle tail invented after the last event: the window ends there.
+        self.assertEqual(app["window"]["end_ms"], raw.latest)
+        text = self.run_text(log)
+        self.assertIn("(truncated: no ApplicationEnd, its last line not an event;", text)
 
     def test_sparkscope_corrupted_events(self):
         log = "sparkscope_corrupted"
