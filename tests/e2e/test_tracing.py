@@ -639,6 +639,33 @@ class OperationTest(TracingCase):
         self.assertIn("interrupt", [e["name"] for e in operation["events"]])
         self.assert_ends_after_children(trace, operation)
 
+    def test_a_release_after_a_failed_execution_is_a_child_of_the_failed_operation(self):
+        """What PySpark does after an ExecutePlan fails: ReleaseExecute(release_all) for its id, on
+        its own call. The failure ended the operation first; the release is still its child."""
+        proxy = self.start_proxy()
+        trace_id, client_span, traceparent = client_context()
+        op = str(uuid.uuid4())
+        _, call = self.execute(self.stub(proxy), op, reattachable=True, metadata=[
+            ("traceparent", traceparent), ("x-sim-fail", "13"), ("x-sim-fail-after", "1")])
+        with self.assertRaises(grpc.RpcError) as failed:
+            list(call)
+        self.assertEqual(failed.exception.code(), grpc.StatusCode.INTERNAL)
+        failed_operation = self.store.wait(trace_id, op=1, execute=1).one(OPERATION)
+        self.assertEqual(failed_operation["attributes"].get("spark.connect.operation.outcome"), "failed")
+
+        # PySpark's release is a call of its own: another client span in the same trace.
+        release_traceparent = f"00-{trace_id}-{client_context()[1]}-01"
+        try:
+            self.release_all(self.stub(proxy, separate=True), op, metadata=[("traceparent", release_traceparent)])
+        except grpc.RpcError:
+            pass  # the server may no longer know the operation; the call is traced all the same
+        trace = self.store.wait(trace_id, op=1, execute=1, release=1)
+        operation = trace.one(OPERATION)
+        release = trace.one(RELEASE)
+        self.assertEqual(release["parent_span_id"], operation["span_id"], trace.summary())
+        self.assertIs(release["attributes"].get("spark.connect.operation.ended_before_call"), True)
+        self.assertEqual(operation["parent_span_id"], client_span)
+
     def test_interrupt_by_operation_id(self):
         self.interrupt_running_operation(by_tag=False)
 

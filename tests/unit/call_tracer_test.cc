@@ -789,6 +789,33 @@ TEST_F(CallTracerTest, FailedExecutionEndsTheOperationWithAnError) {
   EXPECT_EQ(Metric("sparktrace_operations_total", {{"outcome", "failed"}}), 1);
 }
 
+// PySpark sends ReleaseExecute(release_all) for an operation whose ExecutePlan failed, after the
+// failure ended the operation (and its span was sent): the release is still the operation's child.
+TEST_F(CallTracerTest, AReleaseAfterAFailedExecutionIsAChildOfTheEndedOperation) {
+  Call execute(tracer_, "ExecutePlan", {{"traceparent", kClientTraceparent}}, "ipv4:127.0.0.1:5555");
+  execute.Send(ReattachableSqlCommand());
+  execute.End(grpc::StatusCode::INTERNAL, "[DIVIDE_BY_ZERO] Division by zero.");
+  const Span operation = OnlySpanNamed(spans(), kOperationSpan);
+  ASSERT_EQ(StringAttribute(operation, "spark.connect.operation.outcome"), "failed");
+  ASSERT_EQ(tracer_.operations().open_operations(), 0u);
+
+  // Another client span of the same trace, as PySpark's release runs in its own call.
+  Call release(tracer_, "ReleaseExecute",
+               {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01"}},
+               "ipv4:127.0.0.1:7777");
+  release.Send(ReleaseAll());
+  release.Receive(Released());
+  release.End();
+  const Span release_span = OnlySpanNamed(spans(), RpcName("ReleaseExecute"));
+  EXPECT_EQ(release_span.trace_id, operation.trace_id);
+  EXPECT_EQ(release_span.parent_span_id, operation.span_id);
+  const bool* after = AttributeValueOf<bool>(release_span.attributes, "spark.connect.operation.ended_before_call");
+  ASSERT_NE(after, nullptr);
+  EXPECT_TRUE(*after);
+  EXPECT_EQ(SpansNamed(spans(), kOperationSpan).size(), 1u) << "the ended operation is not reopened";
+  EXPECT_EQ(tracer_.operations().open_operations(), 0u);
+}
+
 TEST_F(CallTracerTest, InterruptOnAnotherConnectionEndsTheOperationWhenItsStreamEnds) {
   Call execute(tracer_, "ExecutePlan", {{"traceparent", kClientTraceparent}});
   execute.Send(ReattachableSqlCommand());

@@ -167,6 +167,35 @@ TEST_F(OperationRegistryTest, NonReattachableCompletesWhenItsStreamEnds) {
   EXPECT_EQ(registry_.open_operations(), 0u);
 }
 
+// What comes after an operation ended (a release after a failure, driver events) still finds its
+// span, whatever the outcome, for the last max_remembered_ended operations.
+TEST(OperationRegistryEnded, EndedOperationsStayAddressableWithinTheBound) {
+  RecordingOperationSink sink;
+  OperationRegistryOptions options = TestOptions();
+  options.max_remembered_ended = 2;
+  OperationRegistry registry(sink, options);
+  for (const char* id : {"op-1", "op-2", "op-3"}) {
+    Operation fresh = NewOperation(id, false, At(seconds(0)));
+    fresh.span_id[0] = static_cast<std::uint8_t>(id[3]);
+    auto [operation, created] = registry.Start(std::move(fresh));
+    ASSERT_TRUE(created);
+    EXPECT_EQ(registry.EndedSpanOf(id), std::nullopt) << "open, not ended";
+    // op-2 fails, the others complete: every outcome stays addressable.
+    registry.CallEnded(operation, std::string_view(id) == "op-2" ? StreamEnd(At(seconds(1)), 13, "boom")
+                                                                  : StreamEnd(At(seconds(1))));
+  }
+  ASSERT_EQ(sink.count(), 3u);
+  EXPECT_EQ(registry.EndedSpanOf("op-1"), std::nullopt) << "the oldest is forgotten past the bound";
+  for (const char* id : {"op-2", "op-3"}) {
+    const std::optional<OperationSpanInfo> span = registry.EndedSpanOf(id);
+    ASSERT_TRUE(span.has_value()) << id;
+    EXPECT_EQ(span->span_id[0], static_cast<std::uint8_t>(id[3]));
+    EXPECT_TRUE(span->sampled);
+  }
+  EXPECT_EQ(registry.Attach("op-2", {"release", At(seconds(2)), {}}, false), nullptr)
+      << "an ended operation is not reopened";
+}
+
 TEST_F(OperationRegistryTest, NonReattachableWithResultCompleteCompletesAtTheStreamsEnd) {
   auto [operation, created] = registry_.Start(NewOperation("op-1", false, At(seconds(0))));
   registry_.RecordFirstResponse(operation, At(seconds(1)), "server-session");

@@ -122,6 +122,7 @@ void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
           AddString(event, "spark.connect.reattach.last_response_id", *request.last_response_id);
         operation_ =
             services_.operations.Attach(*request.operation_id, {"reattach", now, std::move(event)}, true);
+        if (!operation_) ended_operation_ = services_.operations.EndedSpanOf(*request.operation_id);
         role_ = OperationCallEnd::Role::kStream;
       }
       break;
@@ -131,6 +132,7 @@ void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
         AddString(event, "spark.connect.release", sc::ReleaseTargetName(request.release_target));
         operation_ =
             services_.operations.Attach(*request.operation_id, {"release", now, std::move(event)}, false);
+        if (!operation_) ended_operation_ = services_.operations.EndedSpanOf(*request.operation_id);
         role_ = request.release_target == sc::ReleaseTarget::kAll ? OperationCallEnd::Role::kReleaseAll
                                                                   : OperationCallEnd::Role::kOther;
       }
@@ -239,7 +241,9 @@ void CallTracer::OnCallEnded(const proxy::CallEnd& end) {
   if (method_ == sc::Method::kReleaseSession && code == 0 && request_) {
     services_.operations.SessionReleased(request_->session_id, started_at_ + end.duration);
   }
-  const bool sampled = operation_ ? operation_->sampled : trace_.sampled;
+  const bool sampled = operation_         ? operation_->sampled
+                       : ended_operation_ ? ended_operation_->sampled
+                                          : trace_.sampled;
   if (sampled) services_.spans.Submit(BuildSpan(end));
 }
 
@@ -250,6 +254,11 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
     span.trace_id = operation_->trace_id;
     span.parent_span_id = operation_->span_id;
     span.trace_state = operation_->trace_state;
+  } else if (ended_operation_) {
+    // Still its operation's child, although the operation span has been sent: a call after it.
+    span.trace_id = ended_operation_->trace_id;
+    span.parent_span_id = ended_operation_->span_id;
+    span.attributes.push_back({"spark.connect.operation.ended_before_call", true});
   } else {
     span.trace_id = trace_.trace_id;
     span.parent_span_id = trace_.parent_span_id;

@@ -70,6 +70,9 @@ class CallTracer final : public proxy::CallTap {
 
   std::optional<spark_connect::RequestInfo> request_;  // the first request message
   std::shared_ptr<Operation> operation_;               // the operation this call belongs to
+  // A ReattachExecute / ReleaseExecute for an operation that had already ended (e.g. the
+  // release_all a client sends after a failed ExecutePlan): its span is this call's parent.
+  std::optional<OperationSpanInfo> ended_operation_;
   OperationCallEnd::Role role_ = OperationCallEnd::Role::kOther;
 
   std::uint64_t responses_ = 0;

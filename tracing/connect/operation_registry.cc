@@ -287,6 +287,13 @@ std::optional<OperationSpanInfo> OperationRegistry::SpanOf(std::string_view oper
   return OperationSpanInfo{operation.trace_id, operation.span_id, operation.sampled};
 }
 
+std::optional<OperationSpanInfo> OperationRegistry::EndedSpanOf(std::string_view operation_id) const {
+  std::lock_guard lock(mu_);
+  auto found = ended_.find(std::string(operation_id));
+  if (found == ended_.end()) return std::nullopt;
+  return found->second;
+}
+
 std::size_t OperationRegistry::open_operations() const {
   std::lock_guard lock(mu_);
   return by_id_.size();
@@ -304,6 +311,13 @@ void OperationRegistry::Retire(std::shared_ptr<Operation> operation,
   if (!operation->operation_id.empty()) {
     auto found = by_id_.find(operation->operation_id);
     if (found != by_id_.end() && found->second == operation) by_id_.erase(found);
+    const OperationSpanInfo span{operation->trace_id, operation->span_id, operation->sampled};
+    auto [remembered, inserted] = ended_.insert_or_assign(operation->operation_id, span);
+    if (inserted) ended_order_.push_back(remembered->first);
+    if (ended_order_.size() > options_.max_remembered_ended) {
+      ended_.erase(ended_order_.front());
+      ended_order_.pop_front();
+    }
   }
   out.push_back(std::move(operation));
 }

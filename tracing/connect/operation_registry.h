@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,8 @@ struct OperationRegistryOptions {
   std::chrono::milliseconds linger{30'000};
   std::size_t max_operations = 100'000;
   std::chrono::milliseconds sweep_interval{1000};
+  // Ended operations whose span stays addressable (EndedSpanOf), the oldest forgotten first.
+  std::size_t max_remembered_ended = 10'000;
 };
 
 // How a call of an operation ended, as far as the operation cares.
@@ -125,6 +128,11 @@ class OperationRegistry {
   // listener events) hang under it; nullopt when it is not open.
   std::optional<OperationSpanInfo> SpanOf(std::string_view operation_id) const;
 
+  // The span of an operation that has ended, whatever its outcome (the last
+  // max_remembered_ended), for what comes after its end: the ReleaseExecute(release_all) a client
+  // sends after a failed ExecutePlan, a ReattachExecute that comes too late, driver events.
+  std::optional<OperationSpanInfo> EndedSpanOf(std::string_view operation_id) const;
+
  private:
   // Marks the ending (if none yet); returns whether the operation is ready to hand over.
   static bool Decide(Operation& operation, OperationEnding ending);
@@ -140,6 +148,8 @@ class OperationRegistry {
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Operation>> by_id_;
+  std::unordered_map<std::string, OperationSpanInfo> ended_;  // by operation id
+  std::deque<std::string> ended_order_;                       // oldest first, for the bound
   bool stopping_ = false;
   std::condition_variable wake_sweeper_;
   std::thread sweeper_;

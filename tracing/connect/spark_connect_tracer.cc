@@ -62,26 +62,10 @@ void SparkConnectTracer::Shutdown() { operations_.Shutdown(std::chrono::steady_c
 
 std::optional<OperationSpanInfo> SparkConnectTracer::FindOperationSpan(std::string_view operation_id) const {
   if (auto open = operations_.SpanOf(operation_id)) return open;
-  std::lock_guard lock(ended_mu_);
-  auto found = ended_.find(std::string(operation_id));
-  if (found == ended_.end()) return std::nullopt;
-  return found->second;
+  return operations_.EndedSpanOf(operation_id);
 }
 
 void SparkConnectTracer::OnOperationEnded(const Operation& operation) {
-  if (!operation.operation_id.empty()) {
-    std::lock_guard lock(ended_mu_);
-    if (ended_
-            .emplace(operation.operation_id,
-                     OperationSpanInfo{operation.trace_id, operation.span_id, operation.sampled})
-            .second) {
-      ended_order_.push_back(operation.operation_id);
-      if (ended_order_.size() > kRememberedEndedOperations) {
-        ended_.erase(ended_order_.front());
-        ended_order_.pop_front();
-      }
-    }
-  }
   const SteadyTime end = operation.end_time();
   std::optional<std::chrono::steady_clock::duration> time_to_first_batch;
   if (operation.first_batch_at) time_to_first_batch = *operation.first_batch_at - operation.started_at;

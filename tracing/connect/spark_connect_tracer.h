@@ -38,18 +38,13 @@ class SparkConnectTracer final : public proxy::CallObserver, private OperationSi
 
   OperationRegistry& operations() { return operations_; }
 
-  // The span of an open or recently ended operation (the last kRememberedEndedOperations), so
-  // that driver events arriving after an operation ended still find their parent. Thread-safe.
+  // The span of an open or recently ended operation (OperationRegistry::EndedSpanOf), so that
+  // driver events arriving after an operation ended still find their parent. Thread-safe.
   std::optional<OperationSpanInfo> FindOperationSpan(std::string_view operation_id) const;
-  static constexpr std::size_t kRememberedEndedOperations = 10'000;
 
  private:
   void OnOperationEnded(const Operation& operation) override;
   Span BuildOperationSpan(const Operation& operation) const;
-
-  mutable std::mutex ended_mu_;
-  std::unordered_map<std::string, OperationSpanInfo> ended_;  // guarded by ended_mu_
-  std::deque<std::string> ended_order_;                       // oldest first, for the bound
 
   SpanSink& spans_;
   IdGenerator& ids_;
