@@ -14,12 +14,16 @@ std::string ScaledDemoRulesYaml(double time_scale) {
       time_scale);
   yaml += fmt::format("resource-wait-long: {{min_wait_seconds: {:g}}}\n",
                       scaled(defaults.resource_wait_long.min_wait_seconds));
+  // Bytes are not scaled, so rates (bytes per second) are 1 / time_scale times the real ones.
+  const auto rate = [&](double per_second) { return per_second / time_scale; };
   yaml += fmt::format(
       "s3-write-slow: {{min_stage_seconds: {:g}, min_compute_stage_seconds: {:g}, min_impact_seconds: "
-      "{:g}}}\n",
+      "{:g}, min_task_throughput_mib_per_second: {:g}, max_judged_write_mib_per_second: {:g}}}\n",
       scaled(defaults.s3_write_slow.min_stage_seconds),
       scaled(defaults.s3_write_slow.min_compute_stage_seconds),
-      scaled(defaults.s3_write_slow.min_impact_seconds));
+      scaled(defaults.s3_write_slow.min_impact_seconds),
+      rate(defaults.s3_write_slow.min_task_throughput_mib_per_second),
+      rate(defaults.s3_write_slow.max_judged_write_mib_per_second));
   yaml += fmt::format("data-skew: {{min_excess_seconds: {:g}, min_impact_seconds: {:g}}}\n",
                       scaled(defaults.data_skew.min_excess_seconds),
                       scaled(defaults.data_skew.min_impact_seconds));

@@ -30,8 +30,10 @@ std::vector<Binding> BindingsOf(RuleThresholds& t) {
 
       {kS3WriteSlow, "enabled", &t.s3_write_slow.enabled},
       {kS3WriteSlow, "min_stage_seconds", &t.s3_write_slow.min_stage_seconds},
-      {kS3WriteSlow, "min_p95_ratio", &t.s3_write_slow.min_p95_ratio},
+      {kS3WriteSlow, "min_compute_to_write_ratio", &t.s3_write_slow.min_compute_to_write_ratio},
+      {kS3WriteSlow, "max_judged_write_mib_per_second", &t.s3_write_slow.max_judged_write_mib_per_second},
       {kS3WriteSlow, "min_compute_tasks", &t.s3_write_slow.min_compute_tasks},
+      {kS3WriteSlow, "min_compute_read_bytes", &t.s3_write_slow.min_compute_read_bytes},
       {kS3WriteSlow, "min_compute_stage_seconds", &t.s3_write_slow.min_compute_stage_seconds},
       {kS3WriteSlow, "min_task_throughput_mib_per_second",
        &t.s3_write_slow.min_task_throughput_mib_per_second},

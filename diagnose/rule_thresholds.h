@@ -42,18 +42,21 @@ struct ResourceWaitThresholds {
 struct S3WriteThresholds {
   bool enabled = true;
   double min_stage_seconds = 10;  // writing stages shorter than this are not judged
-  // Write-stage task time / compute stages' task time, at p95 and at the median (the smaller of
-  // the two ratios counts, so one skewed task does not make a slow write), after taking out the
-  // write stage's shuffle and GC time (other rules' findings).
-  double min_p95_ratio = 2.0;
+  std::int64_t min_output_bytes = 256 * kMiB;  // ...nor those that wrote less than this
+  // The write rate (output bytes per task-second of writing) is slow below the compute rate
+  // (bytes read per task-second by the non-writing stages) divided by this...
+  double min_compute_to_write_ratio = 4.0;
+  // ...capped here (a write this fast is never slow)...
+  double max_judged_write_mib_per_second = 16.0;
+  // ...and never below this floor, which is also the limit without a compute reference.
+  double min_task_throughput_mib_per_second = 4.0;
   std::int64_t min_compute_tasks = 8;  // successful tasks the compute reference needs
+  // Bytes the compute reference needs to have read: a rate over a few kilobytes (metadata and
+  // planning stages) says nothing about how fast this job processes data.
+  std::int64_t min_compute_read_bytes = 256 * kMiB;
   // Compute stages shorter than this do not count in the reference (metadata and planning stages
   // of a few milliseconds say nothing about task speed).
   double min_compute_stage_seconds = 3;
-  // Throughput per task (output bytes per second of task time) below this is slow, judged only
-  // when the stage wrote at least min_output_bytes.
-  double min_task_throughput_mib_per_second = 2.0;
-  std::int64_t min_output_bytes = 256 * kMiB;
   double min_impact_seconds = 5;
   double min_impact_share = 0.03;
 };

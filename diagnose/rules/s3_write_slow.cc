@@ -1,20 +1,24 @@
-// s3-write-slow: an output-writing stage (its tasks reported Output Metrics) whose tasks are far
-// slower than the compute stages' tasks, or whose output throughput per task is low. Both point at
-// the output committer and the upload path (S3A settings), whatever the storage.
+// s3-write-slow: an output-writing stage that writes slowly for the bytes it writes, compared with
+// what this job's compute does per task-second. Points at the output committer and the upload path
+// (S3A settings), whatever the storage.
 //
-// Fires for a writing stage of at least min_stage_seconds when
-//   * its task p95 ≥ min_p95_ratio × the compute reference p95 (the median of the p95s of the
-//     scope's non-writing stages of at least min_compute_stage_seconds, with at least
-//     min_compute_tasks successful tasks among them), and its median task likewise against the
-//     reference median (so a few skewed tasks do not make a slow write), both after taking out
-//     the stage's shuffle and GC share of run time (shuffle-bottleneck and gc-pressure explain
-//     that), or
-//   * it wrote ≥ min_output_bytes at < min_task_throughput_mib_per_second per second of task time,
-// and the impact passes the gate.
-// Impact: the write-stage time above what the reference predicts. With tasks as fast as compute
-// tasks, the stage would take duration × reference_p95 / write_p95, so the excess is
-// duration × (1 − 1/ratio); with the target throughput it would take duration × throughput / target.
-// The larger of the two that apply. It ignores the commit work after the stage (driver side).
+// A write stage's tasks also read (shuffle or input) and compute before they write, and stages
+// differ in shape (a short-task shuffle stage next to a long-task scan), so task durations are not
+// compared across stages. Bytes per task-second are:
+//   * compute rate: bytes the scope's non-writing stages read (input + shuffle read) per second of
+//     their task time, pooled over all of them (time-weighted by construction), after taking out
+//     their shuffle-wait and GC time; stages shorter than min_compute_stage_seconds do not count,
+//     and the pool needs min_compute_tasks successful tasks and min_compute_read_bytes read;
+//   * write time: the write stage's task time, less its shuffle and GC time (shuffle-bottleneck and
+//     gc-pressure explain those) and less the time its own reads take at the compute rate (without
+//     a compute reference, all of it: the floor then judges the stage's whole I/O);
+//   * write rate: its output bytes per second of write time.
+// Fires for a writing stage of at least min_stage_seconds that wrote ≥ min_output_bytes when the
+// write rate is below the limit: compute rate / min_compute_to_write_ratio, capped at
+// max_judged_write_mib_per_second (a write that fast is never slow) and never below
+// min_task_throughput_mib_per_second (a write that slow always is; also the limit without a compute
+// reference). Impact: the write time above what the limit's rate would take, as a share of the
+// stage's duration; it ignores the commit work after the stage (driver side).
 #include <algorithm>
 
 #include "diagnose/rules/rules.h"
@@ -22,31 +26,45 @@
 namespace sparktrace::diagnose {
 namespace {
 
+// Task time other rules explain (shuffle fetch wait and write, GC), as a share of run time.
+double ExplainedShare(const listener::TaskStatistics& tasks) {
+  if (tasks.executor_run_time_ms <= 0) return 0.0;
+  const double explained = static_cast<double>(tasks.shuffle_fetch_wait_ms) +
+                           static_cast<double>(tasks.shuffle_write_time_ns) / 1e6 +
+                           static_cast<double>(tasks.jvm_gc_time_ms);
+  return std::clamp(explained / static_cast<double>(tasks.executor_run_time_ms), 0.0, 0.9);
+}
+
+double ReadBytes(const listener::TaskStatistics& tasks) {
+  return static_cast<double>(tasks.input_bytes) + static_cast<double>(tasks.shuffle_read_bytes);
+}
+
 struct ComputeReference {
-  double p95_ms = 0;
-  double p50_ms = 0;
+  double bytes_per_second = 0;  // read per second of (unexplained) task time
+  std::int64_t stages = 0;
   std::int64_t tasks = 0;
 };
 
 std::optional<ComputeReference> ComputeReferenceOf(const DiagnosisScope& scope, const S3WriteThresholds& t) {
-  const std::int64_t min_tasks = t.min_compute_tasks;
-  std::vector<double> p95s, p50s;
-  std::int64_t tasks = 0;
+  double bytes = 0;
+  double seconds = 0;
+  ComputeReference reference;
   for (const listener::StageAttemptRecord* stage : scope.stages) {
-    if (stage->tasks.WritesOutput() || stage->tasks.successful_durations.count() < 2) continue;
+    const listener::TaskStatistics& tasks = stage->tasks;
+    if (tasks.WritesOutput() || tasks.successful_durations.count() < 1) continue;
     const std::optional<std::int64_t> duration_ms = StageDurationMs(*stage);
     if (!duration_ms || static_cast<double>(*duration_ms) < t.min_compute_stage_seconds * 1000) continue;
-    p95s.push_back(static_cast<double>(stage->tasks.successful_durations.Quantile(0.95).value_or(0)));
-    p50s.push_back(static_cast<double>(stage->tasks.successful_durations.Quantile(0.5).value_or(0)));
-    tasks += stage->tasks.successful_durations.count();
+    bytes += ReadBytes(tasks);
+    seconds += static_cast<double>(tasks.task_time_ms) / 1000.0 * (1.0 - ExplainedShare(tasks));
+    ++reference.stages;
+    reference.tasks += tasks.successful_durations.count();
   }
-  if (p95s.empty() || tasks < min_tasks) return std::nullopt;
-  std::sort(p95s.begin(), p95s.end());
-  std::sort(p50s.begin(), p50s.end());
-  const double p95 = p95s[(p95s.size() - 1) / 2];
-  const double p50 = p50s[(p50s.size() - 1) / 2];
-  if (p95 <= 0 || p50 <= 0) return std::nullopt;
-  return ComputeReference{p95, p50, tasks};
+  if (reference.tasks < t.min_compute_tasks || bytes < static_cast<double>(t.min_compute_read_bytes) ||
+      seconds <= 0) {
+    return std::nullopt;
+  }
+  reference.bytes_per_second = bytes / seconds;
+  return reference;
 }
 
 void AddCommitterFixes(const DiagnosisScope& scope, Finding& finding) {
@@ -95,65 +113,50 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
   const S3WriteThresholds& t = scope.thresholds->s3_write_slow;
   if (!t.enabled) return;
   const std::optional<ComputeReference> reference = ComputeReferenceOf(scope, t);
-  const double target_bytes_per_second = t.min_task_throughput_mib_per_second * static_cast<double>(kMiB);
+  const double floor_rate = t.min_task_throughput_mib_per_second * static_cast<double>(kMiB);
+  const double ceiling_rate = t.max_judged_write_mib_per_second * static_cast<double>(kMiB);
+  const double limit_rate =
+      reference ? std::max(floor_rate, std::min(reference->bytes_per_second / t.min_compute_to_write_ratio,
+                                                ceiling_rate))
+                : floor_rate;
   for (const listener::StageAttemptRecord* stage : scope.stages) {
     const listener::TaskStatistics& tasks = stage->tasks;
-    if (!tasks.WritesOutput()) continue;
+    if (!tasks.WritesOutput() || tasks.output_bytes < t.min_output_bytes) continue;
     const std::optional<std::int64_t> duration_ms = StageDurationMs(*stage);
     if (!duration_ms || static_cast<double>(*duration_ms) < t.min_stage_seconds * 1000) continue;
     const double duration_seconds = static_cast<double>(*duration_ms) / 1000.0;
-    // Task time other rules explain (shuffle fetch/write, GC) is taken out before comparing.
-    const double explained_share = tasks.executor_run_time_ms > 0
-                                       ? std::clamp((static_cast<double>(tasks.shuffle_fetch_wait_ms) +
-                                                     static_cast<double>(tasks.shuffle_write_time_ns) / 1e6 +
-                                                     static_cast<double>(tasks.jvm_gc_time_ms)) /
-                                                        static_cast<double>(tasks.executor_run_time_ms),
-                                                    0.0, 0.9)
-                                       : 0.0;
-    const double write_p95_ms =
-        static_cast<double>(tasks.successful_durations.Quantile(0.95).value_or(0)) * (1.0 - explained_share);
-    const double write_p50_ms =
-        static_cast<double>(tasks.successful_durations.Quantile(0.5).value_or(0)) * (1.0 - explained_share);
+    const double explained_share = ExplainedShare(tasks);
     const double task_seconds = static_cast<double>(tasks.task_time_ms) / 1000.0 * (1.0 - explained_share);
-    const double throughput = task_seconds > 0 ? static_cast<double>(tasks.output_bytes) / task_seconds : 0;
-
-    double impact = 0;
-    double ratio = 0;
-    const bool slow_tasks = reference && write_p95_ms > 0 &&
-                            (ratio = std::min(write_p95_ms / reference->p95_ms,
-                                              write_p50_ms / reference->p50_ms)) >= t.min_p95_ratio;
-    if (slow_tasks) impact = std::max(impact, duration_seconds * (1.0 - 1.0 / ratio));
-    const bool low_throughput =
-        tasks.output_bytes >= t.min_output_bytes && task_seconds > 0 && throughput < target_bytes_per_second;
-    if (low_throughput)
-      impact = std::max(impact, duration_seconds * (1.0 - throughput / target_bytes_per_second));
-    if (!slow_tasks && !low_throughput) continue;
+    const double read_seconds = reference ? ReadBytes(tasks) / reference->bytes_per_second : 0.0;
+    const double write_seconds = task_seconds - read_seconds;
+    if (task_seconds <= 0 || write_seconds <= 0) continue;  // its reads account for all of its time
+    const double output_bytes = static_cast<double>(tasks.output_bytes);
+    const double write_rate = output_bytes / write_seconds;
+    if (write_rate >= limit_rate) continue;
+    // At the limit's rate the writes would take output / limit; the rest of the write time is the
+    // excess, spread over the stage's duration as its share of the task time.
+    const double write_share = write_seconds / task_seconds;
+    const double impact = duration_seconds * write_share * (1.0 - write_rate / limit_rate);
     if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
 
     Finding finding =
         NewFinding(kS3WriteSlow, StageScope(scope, *stage), impact, SeverityForImpact(scope, impact));
-    finding.title = "output-writing " + StageLabel(*stage) + " took " + Seconds(duration_seconds) + ": " +
-                    (slow_tasks ? "task p95 " + Seconds(write_p95_ms / 1000) + " is " + Ratio(ratio) +
-                                      " the compute stages' " + Seconds(reference->p95_ms / 1000)
-                                : "") +
-                    (slow_tasks && low_throughput ? ", " : "") +
-                    (low_throughput ? Bytes(throughput) + "/s per task for " +
-                                          Bytes(static_cast<double>(tasks.output_bytes))
-                                    : "");
+    finding.title = "output-writing " + StageLabel(*stage) + " took " + Seconds(duration_seconds) + ": its tasks wrote " +
+                    Bytes(output_bytes) + " at " + Bytes(write_rate) + "/s per task-second of writing, " +
+                    (reference ? "where this job's compute reads " + Bytes(reference->bytes_per_second) +
+                                     "/s per task-second (limit " + Bytes(limit_rate) + "/s)"
+                               : "under the " + Bytes(limit_rate) + "/s floor");
     finding.evidence = {Figure("stage_duration_ms", static_cast<double>(*duration_ms), "ms"),
-                        Figure("write_task_p95_ms", write_p95_ms, "ms"),
-                        Figure("write_task_p50_ms", write_p50_ms, "ms"),
+                        Figure("output_bytes", output_bytes, "bytes"),
+                        Figure("read_bytes", ReadBytes(tasks), "bytes"),
+                        Figure("task_seconds", task_seconds, "s"),
+                        Figure("write_seconds", write_seconds, "s"),
                         Figure("shuffle_and_gc_share_taken_out", explained_share, "share")};
     if (reference) {
-      finding.evidence.push_back(Figure("compute_task_p95_ms", reference->p95_ms, "ms"));
-      finding.evidence.push_back(Figure("compute_task_p50_ms", reference->p50_ms, "ms"));
-      finding.evidence.push_back(
-          Crossed("p95_ratio", std::min(write_p95_ms / reference->p95_ms, write_p50_ms / reference->p50_ms),
-                  "ratio", t.min_p95_ratio, Comparison::kAtLeast));
+      finding.evidence.push_back(Figure("compute_read_rate", reference->bytes_per_second, "bytes/s"));
+      finding.evidence.push_back(Figure("compute_stages", static_cast<double>(reference->stages), "stages"));
     }
-    finding.evidence.push_back(Figure("output_bytes", static_cast<double>(tasks.output_bytes), "bytes"));
-    finding.evidence.push_back(
-        Crossed("throughput_per_task", throughput, "bytes/s", target_bytes_per_second, Comparison::kAtMost));
+    finding.evidence.push_back(Crossed("write_rate_per_task", write_rate, "bytes/s", limit_rate, Comparison::kAtMost));
     AddCommitterFixes(scope, finding);
     findings.push_back(std::move(finding));
   }

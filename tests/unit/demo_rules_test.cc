@@ -1,5 +1,6 @@
 // The demo's scaled diagnosis thresholds (cli/demo_rules.h): a valid rules file whose time floors
-// are the defaults times the demo's speed-up, and whose other thresholds are the defaults.
+// are the defaults times the demo's speed-up, rates the defaults divided by it, and whose other
+// thresholds are the defaults.
 #include "cli/demo_rules.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +29,11 @@ TEST(DemoRules, TimeFloorsAreScaledAndTheRestIsTheDefault) {
                    defaults.idle_executors.min_idle_slot_seconds * 0.02);
   EXPECT_DOUBLE_EQ(rules.slow_spark_jobs.min_impact_seconds,
                    defaults.slow_spark_jobs.min_impact_seconds * 0.02);
+  // Rates are bytes over time, and the bytes are not scaled: divided by the factor.
+  EXPECT_DOUBLE_EQ(rules.s3_write_slow.min_task_throughput_mib_per_second,
+                   defaults.s3_write_slow.min_task_throughput_mib_per_second / 0.02);
+  EXPECT_DOUBLE_EQ(rules.s3_write_slow.max_judged_write_mib_per_second,
+                   defaults.s3_write_slow.max_judged_write_mib_per_second / 0.02);
   // Shares and ratios are not times: unchanged.
   EXPECT_DOUBLE_EQ(rules.resource_wait_long.min_wait_share, defaults.resource_wait_long.min_wait_share);
   EXPECT_DOUBLE_EQ(rules.data_skew.min_duration_ratio, defaults.data_skew.min_duration_ratio);
