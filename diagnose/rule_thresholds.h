@@ -36,7 +36,7 @@ struct GeneralThresholds {
 struct ResourceWaitThresholds {
   bool enabled = true;
   double min_wait_seconds = 30;  // resource_wait phase time (start → first executor, no-executor gaps)
-  double min_wait_share = 0.15;  // of the wall time
+  double min_wait_share = 0.10;  // of the wall time
 };
 
 struct S3WriteThresholds {

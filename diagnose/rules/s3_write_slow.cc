@@ -12,6 +12,8 @@
 //   * write time: the write stage's task time, less its shuffle and GC time (shuffle-bottleneck and
 //     gc-pressure explain those) and less the time its own reads take at the compute rate (without
 //     a compute reference, all of it: the floor then judges the stage's whole I/O);
+//     When the tasks' CPU time is known, at most their off-CPU time (less shuffle waits and GC): a
+//     task blocked on its uploads is off the CPU, one encoding and compressing is on it;
 //   * write rate: its output bytes per second of write time.
 // Fires for a writing stage of at least min_stage_seconds that wrote ≥ min_output_bytes when the
 // write rate is below the limit: compute rate / min_compute_to_write_ratio, capped at
@@ -128,7 +130,20 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
     const double explained_share = ExplainedShare(tasks);
     const double task_seconds = static_cast<double>(tasks.task_time_ms) / 1000.0 * (1.0 - explained_share);
     const double read_seconds = reference ? ReadBytes(tasks) / reference->bytes_per_second : 0.0;
-    const double write_seconds = task_seconds - read_seconds;
+    double write_seconds = task_seconds - read_seconds;
+    // A task waiting on its storage is off the CPU (S3A uploads from other threads, and the task
+    // blocks when they fall behind); one that encodes and compresses is on it. When the CPU time is
+    // known, only off-CPU time (less shuffle waits and GC) can be a slow write path.
+    std::optional<double> off_cpu_seconds;
+    if (tasks.cpu_time_known) {
+      off_cpu_seconds = std::max(0.0, (static_cast<double>(tasks.executor_run_time_ms) -
+                                       static_cast<double>(tasks.executor_cpu_time_ns) / 1e6 -
+                                       static_cast<double>(tasks.jvm_gc_time_ms) -
+                                       static_cast<double>(tasks.shuffle_fetch_wait_ms) -
+                                       static_cast<double>(tasks.shuffle_write_time_ns) / 1e6) /
+                                          1000.0);
+      write_seconds = std::min(write_seconds, *off_cpu_seconds);
+    }
     if (task_seconds <= 0 || write_seconds <= 0) continue;  // its reads account for all of its time
     const double output_bytes = static_cast<double>(tasks.output_bytes);
     const double write_rate = output_bytes / write_seconds;
@@ -152,6 +167,7 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
                         Figure("task_seconds", task_seconds, "s"),
                         Figure("write_seconds", write_seconds, "s"),
                         Figure("shuffle_and_gc_share_taken_out", explained_share, "share")};
+    if (off_cpu_seconds) finding.evidence.push_back(Figure("off_cpu_seconds", *off_cpu_seconds, "s"));
     if (reference) {
       finding.evidence.push_back(Figure("compute_read_rate", reference->bytes_per_second, "bytes/s"));
       finding.evidence.push_back(Figure("compute_stages", static_cast<double>(reference->stages), "stages"));

@@ -217,6 +217,7 @@ TEST(DiagnoseStageRules, S3WriteSlowFiresOnSlowWriteTasksAndNamesTheCommitter) {
     stage.name = "save at Job.scala:30";
     stage.task_ms = 60'000;
     stage.figures.output_bytes = 64 * kMiBytes;
+    stage.figures.cpu_share = 0.1;  // blocked on its uploads
   });
   log.Environment({{"spark.master", "k8s://https://k8s:443"}},
                   {{"fs.s3a.committer.name", "file"}, {"fs.s3a.fast.upload.buffer", "disk"}});
@@ -227,8 +228,11 @@ TEST(DiagnoseStageRules, S3WriteSlowFiresOnSlowWriteTasksAndNamesTheCommitter) {
   // Compute: 16 tasks read 64 MiB each in 10 s less 0.4 s of shuffle write and GC.
   const double compute_rate = 64.0 * kMiBytes / 9.6;
   EXPECT_NEAR(EvidenceNamed(*write, "compute_read_rate")->value, compute_rate, 1.0);
-  // Each write task: 60 s less 0.3 s of shuffle wait and GC, less its 32 MiB read at that rate.
-  const double write_seconds = 16 * (59.7 - 32.0 * kMiBytes / compute_rate);
+  // Each write task: 60 s less 0.3 s of shuffle wait and GC, less its 32 MiB read at that rate,
+  // and at most its 53.7 s off the CPU (60 s run, 6 s on the CPU, 0.3 s of GC and shuffle wait).
+  const double off_cpu_seconds = 16 * (60 - 6 - 0.3);
+  EXPECT_NEAR(EvidenceNamed(*write, "off_cpu_seconds")->value, off_cpu_seconds, 0.1);
+  const double write_seconds = std::min(16 * (59.7 - 32.0 * kMiBytes / compute_rate), off_cpu_seconds);
   EXPECT_NEAR(EvidenceNamed(*write, "write_seconds")->value, write_seconds, 0.1);
   const Evidence* rate = EvidenceNamed(*write, "write_rate_per_task");
   ASSERT_NE(rate, nullptr);
@@ -247,6 +251,17 @@ TEST(DiagnoseStageRules, S3WriteSlowFiresOnSlowWriteTasksAndNamesTheCommitter) {
   });
   EXPECT_TRUE(suggests_magic);
   EXPECT_EQ(write->recipe, "docs/recipes/troubleshoot/s3-write-slow.md");
+}
+
+// A long write stage whose tasks are on the CPU nearly all the time (encoding, compressing, a
+// Delta write's statistics) is not waiting on its storage: not a slow write path, however long.
+TEST(DiagnoseStageRules, S3WriteSlowNearMissCpuBoundWriteTasks) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.task_ms = 60'000;
+    stage.figures.output_bytes = 64 * kMiBytes;
+    stage.figures.cpu_share = 0.95;
+  }));
+  EXPECT_EQ(FindById(findings, kS3WriteSlow), nullptr) << Ids(findings);
 }
 
 TEST(DiagnoseStageRules, S3WriteSlowNearMissWriteAsFastAsCompute) {
@@ -297,6 +312,7 @@ test_lines::LogBuilder EtlApp(std::int64_t write_task_ms) {
   write.executors = executors;
   write.figures.shuffle_read_bytes = 125 * kMiBytes;
   write.figures.output_bytes = 128 * kMiBytes;
+  write.figures.cpu_share = 0.3;  // a task writing to storage waits on it part of the time
   // Task p95s of 16 s, 6 s and 20 s: the write's is 2.7x the shuffle stage's, 0.8x the scan's.
   write.adjust = [write_task_ms](int index, Task& task) {
     if (index % 16 == 0) task.finish_ms = task.launch_ms + write_task_ms + 1'000;

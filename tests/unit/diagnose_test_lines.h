@@ -42,6 +42,7 @@ struct Task {
   std::int64_t gc_ms = 0;
   std::int64_t memory_spilled = 0;
   std::int64_t disk_spilled = 0;
+  double cpu_share = 0.9;  // executor CPU time / run time (a task blocked on I/O is off the CPU)
 };
 
 inline std::string TaskEndLine(const Task& task) {
@@ -55,7 +56,7 @@ inline std::string TaskEndLine(const Task& task) {
          R"(,"Host":"h","Locality":"ANY","Speculative":false,"Getting Result Time":0,"Finish Time":)" +
          Str(task.finish_ms) + R"(,"Failed":)" + (failed ? "true" : "false") +
          R"(,"Killed":false,"Accumulables":[]},"Task Metrics":{"Executor Deserialize Time":0,"Executor Run Time":)" +
-         Str(run_ms) + R"(,"Executor CPU Time":)" + Str(run_ms * 900'000) +
+         Str(run_ms) + R"(,"Executor CPU Time":)" + Str(static_cast<std::int64_t>(static_cast<double>(run_ms) * task.cpu_share * 1e6)) +
          R"(,"Result Size":10,"JVM GC Time":)" + Str(task.gc_ms) +
          R"(,"Result Serialization Time":0,"Memory Bytes Spilled":)" + Str(task.memory_spilled) +
          R"(,"Disk Bytes Spilled":)" + Str(task.disk_spilled) +
