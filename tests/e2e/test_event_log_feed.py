@@ -54,8 +54,12 @@ def task_end(stage_id, task_id, launch_ms, finish_ms, output_bytes):
                          "Output Metrics": {"Bytes Written": output_bytes, "Records Written": 1}}})
 
 
-@harness.proxy_only
-class EventLogFeedTest(unittest.TestCase):
+class DriverLogCase(unittest.TestCase):
+    """A simulator, and per test a proxy following an empty event-log directory (self.dir) that
+    the test writes the driver's lines into; `extra_proxy_args` adds flags."""
+
+    extra_proxy_args = ()
+
     @classmethod
     def setUpClass(cls):
         cls.pb, cls.rpc = load_stubs()
@@ -66,7 +70,8 @@ class EventLogFeedTest(unittest.TestCase):
         self.dir = Path(tempfile.mkdtemp(prefix="sparktrace-eventlogs-"))
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.proxy = harness.start_proxy(self, self.sim.address, "--event-log-dir", str(self.dir),
-                                         "--event-log-poll", "100ms", "--span-batch-delay", "50ms")
+                                         "--event-log-poll", "100ms", "--span-batch-delay", "50ms",
+                                         *self.extra_proxy_args)
         self.store = Store(self.proxy.store_path)
 
     def execute(self, session, user, operation):
@@ -77,6 +82,9 @@ class EventLogFeedTest(unittest.TestCase):
             request.plan.root.SetInParent()
             return list(stub.ExecutePlan(request, timeout=10))
 
+
+@harness.proxy_only
+class EventLogFeedTest(DriverLogCase):
     def test_jobs_and_stages_land_under_the_operation_span(self):
         session, user, operation = str(uuid.uuid4()), "etl_user", str(uuid.uuid4())
         self.assertTrue(self.execute(session, user, operation))

@@ -23,18 +23,14 @@ every span id of the store once: no id twice, none missing.
 import collections
 import json
 import os
-import shutil
-import tempfile
 import unittest
 import uuid
-from pathlib import Path
 
 import harness
-from harness import channel, wait_until
+from harness import wait_until
 from promtext import Metrics
-from test_event_log_feed import line, operation_tag, task_end
-from test_sim import Sim, load_stubs
-from test_tracing import OPERATION, GrpcCollector, Store, decode_otlp, otlp_attributes
+from test_event_log_feed import DriverLogCase, line, operation_tag, task_end
+from test_tracing import OPERATION, GrpcCollector, decode_otlp, otlp_attributes
 
 T0 = 1_763_800_000_000
 
@@ -79,24 +75,14 @@ def application(app_id, name, time_ms):
 
 
 @harness.proxy_only
-class SpansAreExportedOnceTest(unittest.TestCase):
+class SpansAreExportedOnceTest(DriverLogCase):
     maxDiff = 4000
 
-    @classmethod
-    def setUpClass(cls):
-        cls.pb, cls.rpc = load_stubs()
-        cls.sim = Sim()
-        cls.addClassCleanup(cls.sim.stop)
-
     def setUp(self):
-        self.dir = Path(tempfile.mkdtemp(prefix="sparktrace-export-once-"))
-        self.addCleanup(shutil.rmtree, self.dir, True)
         self.collector = GrpcCollector()
         self.addCleanup(self.collector.stop)
-        self.proxy = harness.start_proxy(self, self.sim.address, "--event-log-dir", str(self.dir),
-                                         "--event-log-poll", "50ms", "--span-batch-delay", "50ms",
-                                         "--otlp-endpoint", self.collector.address)
-        self.store = Store(self.proxy.store_path)
+        self.extra_proxy_args = ("--otlp-endpoint", self.collector.address)
+        super().setUp()
         self.lines_written = 0
 
     def append(self, path, text):
@@ -115,13 +101,6 @@ class SpansAreExportedOnceTest(unittest.TestCase):
             return bool(found) and found[0][1] >= count
 
         wait_until(read, 15, interval=0.02, message=f"the proxy to read {count} event-log lines")
-
-    def execute(self, session, user, operation):
-        with channel(self.proxy.grpc_address) as ch:
-            request = self.pb.ExecutePlanRequest(session_id=session, operation_id=operation,
-                                                 user_context=self.pb.UserContext(user_id=user))
-            request.plan.root.SetInParent()
-            return list(self.rpc.SparkConnectServiceStub(ch).ExecutePlan(request, timeout=10))
 
     def play_connect_server(self):
         session, user, operation = str(uuid.uuid4()), "etl_user", str(uuid.uuid4())

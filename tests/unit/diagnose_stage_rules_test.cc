@@ -276,40 +276,31 @@ TEST(DiagnoseStageRules, S3WriteSlowNearMissWriteAsFastAsCompute) {
 // a write stage whose tasks are longer than the shuffle stage's but shorter than the scan's,
 // writing 128 MiB each. A baseline taken from the short-task stage alone called it slow (task p95
 // 2.4x "the compute stages'"), although it writes at a healthy rate.
+// One stage of EtlApp: 64 slots over 8 executors of 8 cores.
+StageSpec EtlStage(int stage_id, std::string name, std::int64_t start_ms, int tasks, std::int64_t task_ms) {
+  StageSpec stage;
+  stage.stage_id = stage_id;
+  stage.name = std::move(name);
+  stage.start_ms = start_ms;
+  stage.tasks = tasks;
+  stage.task_ms = task_ms;
+  stage.slots = 64;
+  stage.executors = {"1", "2", "3", "4", "5", "6", "7", "8"};
+  return stage;
+}
+
 test_lines::LogBuilder EtlApp(std::int64_t write_task_ms) {
   test_lines::LogBuilder log;
   constexpr std::int64_t kExecutorsAt = test_lines::kT0 + 2'000;
   for (const char* id : {"1", "2", "3", "4", "5", "6", "7", "8"}) log.Executor(id, kExecutorsAt, 8);
-  const std::vector<std::string> executors = {"1", "2", "3", "4", "5", "6", "7", "8"};
   log.JobStart(0, kExecutorsAt + 1'000, {0, 1, 2});
-  StageSpec scan;
-  scan.stage_id = 0;
-  scan.name = "parquet at Etl.scala:12";
-  scan.start_ms = kExecutorsAt + 1'000;
-  scan.tasks = 64;
-  scan.task_ms = 20'000;
-  scan.slots = 64;
-  scan.executors = executors;
+  StageSpec scan = EtlStage(0, "parquet at Etl.scala:12", kExecutorsAt + 1'000, 64, 20'000);
   scan.figures.input_bytes = 256 * kMiBytes;
   scan.figures.shuffle_write_bytes = 64 * kMiBytes;
-  StageSpec shuffle;
-  shuffle.stage_id = 1;
-  shuffle.name = "groupBy at Etl.scala:20";
-  shuffle.start_ms = log.Stage(scan);
-  shuffle.tasks = 200;
-  shuffle.task_ms = 6'000;
-  shuffle.slots = 64;
-  shuffle.executors = executors;
+  StageSpec shuffle = EtlStage(1, "groupBy at Etl.scala:20", log.Stage(scan), 200, 6'000);
   shuffle.figures.shuffle_read_bytes = 64 * kMiBytes;
   shuffle.figures.shuffle_write_bytes = 40 * kMiBytes;
-  StageSpec write;
-  write.stage_id = 2;
-  write.name = "save at Etl.scala:31";
-  write.start_ms = log.Stage(shuffle);
-  write.tasks = 64;
-  write.task_ms = write_task_ms;
-  write.slots = 64;
-  write.executors = executors;
+  StageSpec write = EtlStage(2, "save at Etl.scala:31", log.Stage(shuffle), 64, write_task_ms);
   write.figures.shuffle_read_bytes = 125 * kMiBytes;
   write.figures.output_bytes = 128 * kMiBytes;
   write.figures.cpu_share = 0.3;  // a task writing to storage waits on it part of the time

@@ -27,16 +27,6 @@ constexpr std::array<Method, 13> kAllMethods = {
     Method::kReleaseExecute, Method::kReleaseSession, Method::kFetchErrorDetails, Method::kCloneSession,
     Method::kGetStatus};
 
-std::string Varint(std::uint64_t value) {
-  std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-  return out;
-}
-
 std::string Key(std::uint32_t number, int wire_type) {
   return Varint((std::uint64_t{number} << 3) | wire_type);
 }

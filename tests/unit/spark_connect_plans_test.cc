@@ -225,16 +225,6 @@ std::vector<RealPlan> LoadPlans() {
 
 // ---- the request around a plan -----------------------------------------------------------------
 
-std::string Varint(std::uint64_t value) {
-  std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-  return out;
-}
-
 // A length-delimited field (wire type 2): tag, length, payload.
 std::string LengthDelimited(std::uint32_t field, std::string_view payload) {
   constexpr std::uint64_t kLengthDelimitedWireType = 2;

@@ -12,16 +12,6 @@
 namespace sparktrace::spark_connect {
 namespace {
 
-std::string Varint(std::uint64_t value) {
-  std::string out;
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-  return out;
-}
-
 std::string Tag(std::uint32_t number, WireType type) {
   return Varint((std::uint64_t{number} << 3) | static_cast<std::uint32_t>(type));
 }
