@@ -57,6 +57,9 @@ std::vector<Binding> BindingsOf(RuleThresholds& t) {
       {kOomAndSpill, "spill_disk_mib_per_second", &t.oom_and_spill.spill_disk_mib_per_second},
       {kOomAndSpill, "min_impact_seconds", &t.oom_and_spill.min_impact_seconds},
       {kOomAndSpill, "min_impact_share", &t.oom_and_spill.min_impact_share},
+      {kOomAndSpill, "ungated_spill_ratio", &t.oom_and_spill.ungated_spill_ratio},
+      {kOomAndSpill, "ungated_disk_spill_bytes", &t.oom_and_spill.ungated_disk_spill_bytes},
+      {kOomAndSpill, "min_task_disk_spill_bytes", &t.oom_and_spill.min_task_disk_spill_bytes},
       {kOomAndSpill, "min_oom_tasks", &t.oom_and_spill.min_oom_tasks},
       {kOomAndSpill, "min_oom_executors", &t.oom_and_spill.min_oom_executors},
 
@@ -78,6 +81,8 @@ std::vector<Binding> BindingsOf(RuleThresholds& t) {
 
       {kIdleExecutors, "enabled", &t.idle_executors.enabled},
       {kIdleExecutors, "min_idle_share", &t.idle_executors.min_idle_share},
+      {kIdleExecutors, "min_driver_gap_share", &t.idle_executors.min_driver_gap_share},
+      {kIdleExecutors, "min_narrow_stage_share", &t.idle_executors.min_narrow_stage_share},
       {kIdleExecutors, "min_idle_slot_seconds", &t.idle_executors.min_idle_slot_seconds},
       {kIdleExecutors, "min_impact_seconds", &t.idle_executors.min_impact_seconds},
       {kIdleExecutors, "min_impact_share", &t.idle_executors.min_impact_share},

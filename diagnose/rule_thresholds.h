@@ -49,7 +49,7 @@ struct S3WriteThresholds {
   // ...capped here (a write this fast is never slow)...
   double max_judged_write_mib_per_second = 16.0;
   // ...and never below this floor, which is also the limit without a compute reference.
-  double min_task_throughput_mib_per_second = 4.0;
+  double min_task_throughput_mib_per_second = 8.0;
   std::int64_t min_compute_tasks = 8;  // successful tasks the compute reference needs
   // Bytes the compute reference needs to have read: a rate over a few kilobytes (metadata and
   // planning stages) says nothing about how fast this job processes data.
@@ -83,6 +83,13 @@ struct OomAndSpillThresholds {
   double spill_disk_mib_per_second = 100;
   double min_impact_seconds = 1;
   double min_impact_share = 0.01;
+  // Spill this large is reported whatever the impact estimate (a floor that leaves out sorting and
+  // (de)serialising): as much spilled as the stage processed, or this much on disk...
+  double ungated_spill_ratio = 1.0;
+  std::int64_t ungated_disk_spill_bytes = 1024 * kMiB;
+  // ...or by one task: memory pressure on that task, whatever the stage's ratio (with data-skew
+  // when the task got more data than the others).
+  std::int64_t min_task_disk_spill_bytes = 1024 * kMiB;
   std::int64_t min_oom_tasks = 1;      // failed tasks whose message says out of memory
   std::int64_t min_oom_executors = 1;  // executors removed for memory (exit 137/143, container killed)
 };
@@ -110,6 +117,12 @@ struct GcPressureThresholds {
 struct IdleExecutorsThresholds {
   bool enabled = true;
   double min_idle_share = 0.5;         // idle slot time / slot time of executors alive
+  // ...or idle in driver-side gaps alone (no stage running), as a share of slot time: stage tails
+  // and waves leave healthy applications 10-40 % idle, driver gaps a few percent.
+  double min_driver_gap_share = 0.15;
+  // ...or idle while narrow stages ran (fewer tasks than a quarter of the slots: a single-partition
+  // tail, a coalesce(1)), as a share of slot time: full-width stages' tails do not count here.
+  double min_narrow_stage_share = 0.2;
   double min_idle_slot_seconds = 600;  // idle executor-core seconds
   double min_impact_seconds = 30;
   double min_impact_share = 0.1;

@@ -546,8 +546,7 @@ def inject_task_level(shape, problem, params, rng):
                 task.gc = min(0.8, params["gc_share"] * rng.uniform(0.85, 1.15))
     elif pid == "shuffle-bottleneck":
         if variant == "shuffle_write_time":
-            targets = [s for s in stages_of(shape) if s.write_per_task and s.heavy] or \
-                [s for s in stages_of(shape) if s.write_per_task]
+            targets = [s for s in stages_of(shape) if s.write_per_task]
             for stage in targets:
                 for task in stage.tasks:
                     task.write = params["shuffle_write_share"] * rng.uniform(0.85, 1.15)
@@ -571,8 +570,13 @@ def inject_task_level(shape, problem, params, rng):
     elif pid == "oom-and-spill":
         stage = role_stage(shape, "skew") or role_stage(shape, "heavy_shuffle") or heaviest(stages_of(shape))
         if variant == "spill_on_skewed_tasks":
+            # The skewed partitions are large (>= 2.5 GiB of shuffle data each) and spill most of it.
             spilling = [t for t in stage.tasks if getattr(t, "skewed", False)]
             mem_x, disk_x, slow = 3.0, 1.2, 1.3
+            if stage.read_per_task < 256 * MiB:
+                stage.read_per_task = 256 * MiB
+                parent = stage.job.stages[stage.position - 1]
+                parent.write_per_task = stage.read_per_task * stage.partitions // max(1, parent.partitions)
         elif "spilling_tasks" in params:
             spilling = rng.sample(stage.tasks, min(len(stage.tasks), params["spilling_tasks"]))
             for task in spilling:
@@ -918,7 +922,6 @@ def grow_dynamic(sim, submit):
 
 def run_operation(sim, op, t, timing):
     rng = sim.rng
-    shape = sim.shape
     start = t
     analyzed = start + rng.randint(20, 300)
     ready = analyzed + rng.randint(50, 800)
@@ -953,14 +956,14 @@ def stage_name(shape, stage):
             return "save at SparkConnectPlanner.scala:3132"
         if last:
             return "collect at SparkConnectPlanExecution.scala:224"
-        return f"$anonfun$withThreadLocalCaptured$1 at FutureTask.java:264"
-    if stage.writes_output:
-        return "parquet at NativeMethodAccessorImpl.java:0"
-    if last and "single" in stage.roles:
+        return "$anonfun$withThreadLocalCaptured$1 at FutureTask.java:264"
+    # As in Spark SQL, every stage of a job carries the call site of the job's action.
+    if job.kind == "write":
+        return ["parquet at NativeMethodAccessorImpl.java:0", "save at NativeMethodAccessorImpl.java:0",
+                "insertInto at NativeMethodAccessorImpl.java:0"][job.index % 3]
+    if "single" in job.stages[-1].roles:
         return "collect at NativeMethodAccessorImpl.java:0"
-    if last:
-        return rng_name(stage)
-    return f"{['parquet', 'csv', 'json', 'table'][stage.position % 4] if stage.kind == 'scan' else 'save'} at NativeMethodAccessorImpl.java:0"
+    return rng_name(stage)
 
 
 def rng_name(stage):
@@ -1052,7 +1055,6 @@ def run_fetch_failed_stage(sim, job, stage, attempt, items, est, t):
     """An executor is lost (no external shuffle service), the reduce stage hits FetchFailed, its map stage
     re-runs the lost map outputs and the reduce stage runs again for the partitions not done yet."""
     rng = sim.rng
-    shape = sim.shape
     alive = sim.alive_at(t)
     victim = rng.choice(alive)
     kill = t + int(est * stage.fetch_failed_plan["fraction"])
@@ -1111,10 +1113,6 @@ def app_wall(sim):
     return sim.app_end - sim.t0
 
 
-def executor_busy_ms(sim):
-    return sum(r.end - r.start for a in sim.stage_attempts for r in a.records)
-
-
 # --------------------------------------------------------------------------------------------------------
 # Time-level injections (need the healthy application's wall time first)
 
@@ -1123,8 +1121,6 @@ def plan_timing(shape, problems, params_of, rng, healthy):
     """The gaps / waits that the injected problems add, sized from the healthy run's wall time."""
     timing = {"gaps": {}}
     wall = app_wall(healthy)
-    compute = wall - (healthy.first_exec - healthy.t0)
-    # Normal driver gaps of the shape (between jobs / operations): 0.3-3 s.
     for problem in problems:
         pid, variant = problem["id"], problem["variant"]
         params = params_of(problem)
@@ -1158,13 +1154,6 @@ def plan_timing(shape, problems, params_of, rng, healthy):
             for index in chosen:
                 timing["gaps"][index] = total // len(chosen)
     return timing
-
-
-def healthy_job_end(sim, index):
-    for job in sim.jobs_run:
-        if job.index == index:
-            return job.end
-    return None
 
 
 def candidate_gap_jobs(shape, variant):
@@ -1752,10 +1741,6 @@ def run_application_clean(shape):
         job.fails = value
     for task, failures, fatal in task_state:
         task.failures, task.fatal = failures, fatal
-    for op in shape.ops:
-        for attr in ("start_ms",):
-            if hasattr(op, attr):
-                delattr(op, attr)
     return sim
 
 

@@ -4,7 +4,9 @@
 //
 // Spill fires when a stage of at least min_stage_seconds spilled ≥ min_spill_bytes (memory bytes
 // spilled, Spark's "Spill (Memory)") and that is ≥ min_spill_ratio of the bytes it processed (input
-// + shuffle read), and the impact passes the gate. Out-of-memory fires from min_oom_tasks failed
+// + shuffle read), and the impact passes the gate — or needs no gate, being large (≥
+// ungated_spill_ratio of what it processed, or ≥ ungated_disk_spill_bytes on disk); or when one of
+// its tasks spilled ≥ min_task_disk_spill_bytes to disk. Out-of-memory fires from min_oom_tasks failed
 // tasks or min_oom_executors lost executors, without an impact gate: it is always critical.
 // Impact:
 //   spill: the disk bytes spilled are written and read back once, at spill_disk_mib_per_second per
@@ -57,13 +59,19 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
     const double duration_seconds = duration_ms ? static_cast<double>(*duration_ms) / 1000.0 : 0;
     const double parallelism = AverageParallelism(*stage);
 
-    bool spill = spilled >= static_cast<double>(t.min_spill_bytes) && spill_ratio >= t.min_spill_ratio &&
-                 duration_seconds >= t.min_stage_seconds;
+    const bool long_enough = duration_seconds >= t.min_stage_seconds;
+    const bool task_spilled = long_enough && tasks.max_task_disk_bytes_spilled >= t.min_task_disk_spill_bytes;
+    bool spill = long_enough && spilled >= static_cast<double>(t.min_spill_bytes) && spill_ratio >= t.min_spill_ratio;
     const double spill_task_seconds =
         2.0 * static_cast<double>(tasks.disk_bytes_spilled) /
         (std::max(t.spill_disk_mib_per_second, 1e-3) * static_cast<double>(kMiB));
     const double spill_impact = std::min(duration_seconds, spill_task_seconds / parallelism);
-    spill = spill && PassesImpactGate(scope, spill_impact, t.min_impact_seconds, t.min_impact_share);
+    // The impact is a floor (disk bytes at a fast disk's speed, no sorting or serialising): large
+    // spill is reported even when the floor is under the gate.
+    const bool large = spill_ratio >= t.ungated_spill_ratio ||
+                       tasks.disk_bytes_spilled >= t.ungated_disk_spill_bytes;
+    spill = (spill && (large || PassesImpactGate(scope, spill_impact, t.min_impact_seconds, t.min_impact_share))) ||
+            task_spilled;
 
     const bool out_of_memory = tasks.out_of_memory_tasks >= std::max<std::int64_t>(t.min_oom_tasks, 1);
     double oom_task_ms = 0;
@@ -84,7 +92,10 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
         (out_of_memory ? std::to_string(tasks.out_of_memory_tasks) + " tasks failed out of memory" : "") +
         (out_of_memory && spill ? "; " : "") +
         (spill ? "spilled " + Bytes(spilled) + " (" + Bytes(static_cast<double>(tasks.disk_bytes_spilled)) +
-                     " on disk), " + Ratio(spill_ratio) + " the " + Bytes(processed) + " it processed"
+                     " on disk), " + Ratio(spill_ratio) + " the " + Bytes(processed) + " it processed" +
+                     (task_spilled ? "; one task spilled " +
+                                         Bytes(static_cast<double>(tasks.max_task_disk_bytes_spilled)) + " to disk"
+                                   : "")
                : "");
     if (spill) {
       finding.evidence.push_back(Crossed("memory_spilled_bytes", spilled, "bytes",
@@ -94,6 +105,9 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
       finding.evidence.push_back(Figure("processed_bytes", processed, "bytes"));
       finding.evidence.push_back(
           Crossed("spill_ratio", spill_ratio, "ratio", t.min_spill_ratio, Comparison::kAtLeast));
+      finding.evidence.push_back(Crossed("max_task_disk_spilled_bytes",
+                                         static_cast<double>(tasks.max_task_disk_bytes_spilled), "bytes",
+                                         static_cast<double>(t.min_task_disk_spill_bytes), Comparison::kAtLeast));
     }
     if (out_of_memory) {
       finding.evidence.push_back(Crossed("out_of_memory_tasks",

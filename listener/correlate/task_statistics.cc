@@ -131,6 +131,7 @@ void TaskStatistics::Add(const TaskEnd& task) {
   jvm_gc_time_ms += metrics.jvm_gc_time_ms;
   memory_bytes_spilled += metrics.memory_bytes_spilled;
   disk_bytes_spilled += metrics.disk_bytes_spilled;
+  max_task_disk_bytes_spilled = std::max(max_task_disk_bytes_spilled, metrics.disk_bytes_spilled);
   shuffle_read_bytes += metrics.shuffle_remote_bytes_read + metrics.shuffle_local_bytes_read;
   shuffle_fetch_wait_ms += metrics.shuffle_fetch_wait_time_ms;
   shuffle_write_bytes += metrics.shuffle_bytes_written;

@@ -71,6 +71,48 @@ TEST(DiagnoseAppRules, IdleExecutorsFiresOnALongDriverSideGap) {
   EXPECT_EQ(idle->recipe, "docs/recipes/troubleshoot/slow-spark-jobs.md#idle-executors");
 }
 
+// A quarter of the slot time with no stage at all, in a busy application whose total idle share
+// stays under one half: the driver kept the executors waiting, which tails and waves never do.
+TEST(DiagnoseAppRules, IdleExecutorsFiresOnDriverGapsUnderTheTotalShare) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) { stage.tasks = 200; },
+                                            AppShape{.end_after_ms = 100'000}));
+  const Finding* idle = FindById(findings, kIdleExecutors);
+  ASSERT_NE(idle, nullptr) << Ids(findings);
+  const Evidence* total = EvidenceNamed(*idle, "idle_share");
+  const Evidence* gaps = EvidenceNamed(*idle, "driver_gap_share");
+  ASSERT_TRUE(total && gaps);
+  EXPECT_LT(total->value, *total->threshold) << "not the total share's finding";
+  EXPECT_GE(gaps->value, *gaps->threshold);
+  EXPECT_NEAR(gaps->value, 8.0 * 101 / (8.0 * 371.03), 0.01);  // the 1 s before the job, the 100 s after
+}
+
+// One single-task stage of 200 s after a full-width one: the other slots wait on it. Total idle
+// stays under one half, and there is no driver gap to speak of.
+TEST(DiagnoseAppRules, IdleExecutorsFiresWhileANarrowStageRuns) {
+  test_lines::LogBuilder log;
+  log.Executor("1", kT0 + 2'000).Executor("2", kT0 + 2'000);
+  log.JobStart(0, kT0 + 3'000, {0, 1});
+  StageSpec wide;
+  wide.start_ms = kT0 + 3'000;
+  wide.tasks = 400;
+  StageSpec narrow;
+  narrow.stage_id = 1;
+  narrow.name = "coalesce at Job.scala:40";
+  narrow.start_ms = log.Stage(wide);
+  narrow.tasks = 1;
+  narrow.task_ms = 200'000;
+  const std::int64_t end = log.Stage(narrow);
+  log.JobEnd(0, end + 5).AppEnd(end + 1'000);
+  const auto findings = Diagnose(log);
+  const Finding* idle = FindById(findings, kIdleExecutors);
+  ASSERT_NE(idle, nullptr) << Ids(findings);
+  EXPECT_LT(EvidenceNamed(*idle, "idle_share")->value, 0.5);
+  EXPECT_LT(EvidenceNamed(*idle, "driver_gap_share")->value, 0.15);
+  const Evidence* narrow_share = EvidenceNamed(*idle, "narrow_stage_idle_share");
+  ASSERT_NE(narrow_share, nullptr);
+  EXPECT_GE(narrow_share->value, *narrow_share->threshold);
+}
+
 TEST(DiagnoseAppRules, IdleExecutorsNearMissWithoutExecutorEvents) {
   // The same gap in a log without ExecutorAdded (local mode): executors unknown, no finding.
   test_lines::LogBuilder log;

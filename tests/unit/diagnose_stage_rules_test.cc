@@ -13,6 +13,7 @@
 namespace sparktrace::diagnose {
 namespace {
 
+using test_lines::AppShape;
 using test_lines::EvidenceNamed;
 using test_lines::FindById;
 using test_lines::HealthyApp;
@@ -107,6 +108,38 @@ TEST(DiagnoseStageRules, SpillFiresWhenTasksSpillManyTimesWhatTheyRead) {
   // = 20.48 s, bounded by the stage's 20.01 s.
   EXPECT_NEAR(spill->impact_seconds, 20.01, 0.001);
   EXPECT_EQ(spill->recipe, "docs/recipes/troubleshoot/oom-and-spill.md");
+}
+
+// Spilling twice what the stage read is memory pressure whatever the impact estimate (a floor:
+// the disk bytes at a fast disk's speed), even when little of it reached the disk.
+TEST(DiagnoseStageRules, LargeSpillIsReportedUnderTheImpactGate) {
+  const auto findings = Diagnose(HealthyApp(
+      [](StageSpec& stage) {
+        stage.figures.memory_spilled = 64 * kMiBytes;  // 2x the 32 MiB each task read
+        stage.figures.disk_spilled = 2 * kMiBytes;
+      },
+      AppShape{.end_after_ms = 2'000'000}));
+  const Finding* spill = FindById(findings, kOomAndSpill);
+  ASSERT_NE(spill, nullptr) << Ids(findings);
+  EXPECT_LT(spill->impact_seconds, 0.01 * 2'040) << "under the impact gate, reported all the same";
+}
+
+// One task spilling 1.5 GiB to disk in a stage that read 32 GiB: a small share for the stage, but
+// that task ran out of execution memory.
+TEST(DiagnoseStageRules, OneTaskSpillingGigabytesToDiskIsReported) {
+  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) {
+    stage.figures.shuffle_read_bytes = 2048 * kMiBytes;
+    stage.adjust = [](int index, Task& task) {
+      if (index != 5) return;
+      task.memory_spilled = 2048 * kMiBytes;
+      task.disk_spilled = 1536 * kMiBytes;
+    };
+  }));
+  const Finding* spill = FindById(findings, kOomAndSpill);
+  ASSERT_NE(spill, nullptr) << Ids(findings);
+  EXPECT_LT(EvidenceNamed(*spill, "spill_ratio")->value, 0.1);
+  EXPECT_EQ(EvidenceNamed(*spill, "max_task_disk_spilled_bytes")->value, 1536.0 * kMiBytes);
+  EXPECT_NE(spill->title.find("one task spilled 1.5 GiB to disk"), std::string::npos) << spill->title;
 }
 
 TEST(DiagnoseStageRules, SpillNearMissSmallSpillIsIgnored) {
@@ -237,13 +270,13 @@ TEST(DiagnoseStageRules, S3WriteSlowFiresOnSlowWriteTasksAndNamesTheCommitter) {
   const Evidence* rate = EvidenceNamed(*write, "write_rate_per_task");
   ASSERT_NE(rate, nullptr);
   EXPECT_NEAR(rate->value, 16 * 64.0 * kMiBytes / write_seconds, 1.0);
-  // The compute rate / 4 is under the 4 MiB/s floor, so the floor is the limit; the evidence
+  // The compute rate / 4 is under the 8 MiB/s floor, so the floor is the limit; the evidence
   // says the rate is under it, as the verdict does.
-  EXPECT_EQ(rate->threshold, 4.0 * kMiBytes);
+  EXPECT_EQ(rate->threshold, 8.0 * kMiBytes);
   EXPECT_LT(rate->value, *rate->threshold);
-  // The write time above what 4 MiB/s would take, as a share of the 120 s stage.
+  // The write time above what 8 MiB/s would take, as a share of the 120 s stage.
   EXPECT_NEAR(write->impact_seconds,
-              120.01 * (write_seconds / (16 * 59.7)) * (1 - rate->value / (4.0 * kMiBytes)), 0.05);
+              120.01 * (write_seconds / (16 * 59.7)) * (1 - rate->value / (8.0 * kMiBytes)), 0.05);
   ASSERT_NE(EvidenceNamed(*write, "fs.s3a.committer.name"), nullptr);
   EXPECT_EQ(EvidenceNamed(*write, "fs.s3a.committer.name")->text, "file");
   const bool suggests_magic = std::any_of(write->fix.begin(), write->fix.end(), [](const std::string& fix) {
