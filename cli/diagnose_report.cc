@@ -309,7 +309,8 @@ std::string LogStateText(const DiagnosedLog& log) {
   std::string text = log.state == "failed" || log.state == "unsupported" ? log.state + ", " : "";
   if (status == "ended") return text + "ended";
   if (status == "in_progress") return text + "in progress: no ApplicationEnd yet";
-  return text + "truncated: no ApplicationEnd" + (log.last_line_malformed ? ", its last line not an event" : "");
+  return text + "truncated: no ApplicationEnd" +
+         (log.last_line_malformed ? ", its last line not an event" : "");
 }
 
 // Where the timeline's offsets count from: the window's start, else the application's, else the
@@ -525,7 +526,8 @@ void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job
   json.Key("sql_execution_id").OptionalInt(job.sql_execution_id);
   json.Key("failure_message").NonEmptyOrNull(job.failure_message);
   json.Key("stages").Raw("[");
-  for (const StageAttemptRecord* stage : model.StagesOfJob(job.job_id)) WriteStage(json, *stage, application_status);
+  for (const StageAttemptRecord* stage : model.StagesOfJob(job.job_id))
+    WriteStage(json, *stage, application_status);
   json.Raw("]}");
 }
 

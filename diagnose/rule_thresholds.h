@@ -41,7 +41,7 @@ struct ResourceWaitThresholds {
 
 struct S3WriteThresholds {
   bool enabled = true;
-  double min_stage_seconds = 10;  // writing stages shorter than this are not judged
+  double min_stage_seconds = 10;               // writing stages shorter than this are not judged
   std::int64_t min_output_bytes = 256 * kMiB;  // ...nor those that wrote less than this
   // The write rate (output bytes per task-second of writing) is slow below the compute rate
   // (bytes read per task-second by the non-writing stages) divided by this...
@@ -116,7 +116,7 @@ struct GcPressureThresholds {
 
 struct IdleExecutorsThresholds {
   bool enabled = true;
-  double min_idle_share = 0.5;         // idle slot time / slot time of executors alive
+  double min_idle_share = 0.5;  // idle slot time / slot time of executors alive
   // ...or idle in driver-side gaps alone (no stage running), as a share of slot time: stage tails
   // and waves leave healthy applications 10-40 % idle, driver gaps a few percent.
   double min_driver_gap_share = 0.15;

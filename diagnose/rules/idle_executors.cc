@@ -12,10 +12,11 @@
 // nothing but the driver makes executors wait with no stage at all), or the slots left empty while
 // narrow stages ran (fewer tasks than a quarter of the slots alive, e.g. a single-partition stage:
 // (slots − tasks) × its duration, at most the tail idle time) are ≥ min_narrow_stage_share of it;
-// in each case ≥ min_idle_slot_seconds, and the impact passes the gate. Executors of logs without ExecutorAdded events (local mode) are unknown:
-// never fires. Impact: idle slot time ÷ the average number of slots alive: the idle time as wall time of the
-// whole allocation. It is cost more than lost wall time: driver gaps are wall time nothing ran
-// in, but the tail is partly the stragglers' time (see data-skew), so this is an upper bound.
+// in each case ≥ min_idle_slot_seconds, and the impact passes the gate. Executors of logs without
+// ExecutorAdded events (local mode) are unknown: never fires. Impact: idle slot time ÷ the average number of
+// slots alive: the idle time as wall time of the whole allocation. It is cost more than lost wall time:
+// driver gaps are wall time nothing ran in, but the tail is partly the stragglers' time (see data-skew), so
+// this is an upper bound.
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -83,7 +84,8 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   for (const listener::StageAttemptRecord* stage : scope.stages) {
     const std::optional<std::int64_t> duration_ms = StageDurationMs(*stage);
     if (!duration_ms || static_cast<double>(stage->num_tasks) * 4 >= average_slots_alive) continue;
-    narrow_idle_ms += (average_slots_alive - static_cast<double>(stage->num_tasks)) * static_cast<double>(*duration_ms);
+    narrow_idle_ms +=
+        (average_slots_alive - static_cast<double>(stage->num_tasks)) * static_cast<double>(*duration_ms);
   }
   narrow_idle_ms = std::min(narrow_idle_ms, tail_idle_ms);
   const double narrow_share = narrow_idle_ms / slot_ms;
@@ -121,7 +123,8 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   finding.evidence = {
       Crossed("idle_share", idle_share, "share", t.min_idle_share, Comparison::kAtLeast),
       Crossed("driver_gap_share", gap_share, "share", t.min_driver_gap_share, Comparison::kAtLeast),
-      Crossed("narrow_stage_idle_share", narrow_share, "share", t.min_narrow_stage_share, Comparison::kAtLeast),
+      Crossed("narrow_stage_idle_share", narrow_share, "share", t.min_narrow_stage_share,
+              Comparison::kAtLeast),
       Crossed("idle_slot_ms", idle_ms, "ms", t.min_idle_slot_seconds * 1000, Comparison::kAtLeast),
       Figure("slot_ms", slot_ms, "ms"),
       Figure("busy_slot_ms", busy_ms, "ms"),

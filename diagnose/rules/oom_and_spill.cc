@@ -61,16 +61,18 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
 
     const bool long_enough = duration_seconds >= t.min_stage_seconds;
     const bool task_spilled = long_enough && tasks.max_task_disk_bytes_spilled >= t.min_task_disk_spill_bytes;
-    bool spill = long_enough && spilled >= static_cast<double>(t.min_spill_bytes) && spill_ratio >= t.min_spill_ratio;
+    bool spill =
+        long_enough && spilled >= static_cast<double>(t.min_spill_bytes) && spill_ratio >= t.min_spill_ratio;
     const double spill_task_seconds =
         2.0 * static_cast<double>(tasks.disk_bytes_spilled) /
         (std::max(t.spill_disk_mib_per_second, 1e-3) * static_cast<double>(kMiB));
     const double spill_impact = std::min(duration_seconds, spill_task_seconds / parallelism);
     // The impact is a floor (disk bytes at a fast disk's speed, no sorting or serialising): large
     // spill is reported even when the floor is under the gate.
-    const bool large = spill_ratio >= t.ungated_spill_ratio ||
-                       tasks.disk_bytes_spilled >= t.ungated_disk_spill_bytes;
-    spill = (spill && (large || PassesImpactGate(scope, spill_impact, t.min_impact_seconds, t.min_impact_share))) ||
+    const bool large =
+        spill_ratio >= t.ungated_spill_ratio || tasks.disk_bytes_spilled >= t.ungated_disk_spill_bytes;
+    spill = (spill &&
+             (large || PassesImpactGate(scope, spill_impact, t.min_impact_seconds, t.min_impact_share))) ||
             task_spilled;
 
     const bool out_of_memory = tasks.out_of_memory_tasks >= std::max<std::int64_t>(t.min_oom_tasks, 1);
@@ -93,9 +95,10 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
         (out_of_memory && spill ? "; " : "") +
         (spill ? "spilled " + Bytes(spilled) + " (" + Bytes(static_cast<double>(tasks.disk_bytes_spilled)) +
                      " on disk), " + Ratio(spill_ratio) + " the " + Bytes(processed) + " it processed" +
-                     (task_spilled ? "; one task spilled " +
-                                         Bytes(static_cast<double>(tasks.max_task_disk_bytes_spilled)) + " to disk"
-                                   : "")
+                     (task_spilled
+                          ? "; one task spilled " +
+                                Bytes(static_cast<double>(tasks.max_task_disk_bytes_spilled)) + " to disk"
+                          : "")
                : "");
     if (spill) {
       finding.evidence.push_back(Crossed("memory_spilled_bytes", spilled, "bytes",
@@ -105,9 +108,9 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
       finding.evidence.push_back(Figure("processed_bytes", processed, "bytes"));
       finding.evidence.push_back(
           Crossed("spill_ratio", spill_ratio, "ratio", t.min_spill_ratio, Comparison::kAtLeast));
-      finding.evidence.push_back(Crossed("max_task_disk_spilled_bytes",
-                                         static_cast<double>(tasks.max_task_disk_bytes_spilled), "bytes",
-                                         static_cast<double>(t.min_task_disk_spill_bytes), Comparison::kAtLeast));
+      finding.evidence.push_back(
+          Crossed("max_task_disk_spilled_bytes", static_cast<double>(tasks.max_task_disk_bytes_spilled),
+                  "bytes", static_cast<double>(t.min_task_disk_spill_bytes), Comparison::kAtLeast));
     }
     if (out_of_memory) {
       finding.evidence.push_back(Crossed("out_of_memory_tasks",

@@ -118,8 +118,8 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
   const double floor_rate = t.min_task_throughput_mib_per_second * static_cast<double>(kMiB);
   const double ceiling_rate = t.max_judged_write_mib_per_second * static_cast<double>(kMiB);
   const double limit_rate =
-      reference ? std::max(floor_rate, std::min(reference->bytes_per_second / t.min_compute_to_write_ratio,
-                                                ceiling_rate))
+      reference ? std::max(floor_rate,
+                           std::min(reference->bytes_per_second / t.min_compute_to_write_ratio, ceiling_rate))
                 : floor_rate;
   for (const listener::StageAttemptRecord* stage : scope.stages) {
     const listener::TaskStatistics& tasks = stage->tasks;
@@ -136,12 +136,12 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
     // known, only off-CPU time (less shuffle waits and GC) can be a slow write path.
     std::optional<double> off_cpu_seconds;
     if (tasks.cpu_time_known) {
-      off_cpu_seconds = std::max(0.0, (static_cast<double>(tasks.executor_run_time_ms) -
-                                       static_cast<double>(tasks.executor_cpu_time_ns) / 1e6 -
-                                       static_cast<double>(tasks.jvm_gc_time_ms) -
-                                       static_cast<double>(tasks.shuffle_fetch_wait_ms) -
-                                       static_cast<double>(tasks.shuffle_write_time_ns) / 1e6) /
-                                          1000.0);
+      off_cpu_seconds = std::max(
+          0.0, (static_cast<double>(tasks.executor_run_time_ms) -
+                static_cast<double>(tasks.executor_cpu_time_ns) / 1e6 -
+                static_cast<double>(tasks.jvm_gc_time_ms) - static_cast<double>(tasks.shuffle_fetch_wait_ms) -
+                static_cast<double>(tasks.shuffle_write_time_ns) / 1e6) /
+                   1000.0);
       write_seconds = std::min(write_seconds, *off_cpu_seconds);
     }
     if (task_seconds <= 0 || write_seconds <= 0) continue;  // its reads account for all of its time
@@ -156,8 +156,9 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
 
     Finding finding =
         NewFinding(kS3WriteSlow, StageScope(scope, *stage), impact, SeverityForImpact(scope, impact));
-    finding.title = "output-writing " + StageLabel(*stage) + " took " + Seconds(duration_seconds) + ": its tasks wrote " +
-                    Bytes(output_bytes) + " at " + Bytes(write_rate) + "/s per task-second of writing, " +
+    finding.title = "output-writing " + StageLabel(*stage) + " took " + Seconds(duration_seconds) +
+                    ": its tasks wrote " + Bytes(output_bytes) + " at " + Bytes(write_rate) +
+                    "/s per task-second of writing, " +
                     (reference ? "where this job's compute reads " + Bytes(reference->bytes_per_second) +
                                      "/s per task-second (limit " + Bytes(limit_rate) + "/s)"
                                : "under the " + Bytes(limit_rate) + "/s floor");
@@ -172,7 +173,8 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
       finding.evidence.push_back(Figure("compute_read_rate", reference->bytes_per_second, "bytes/s"));
       finding.evidence.push_back(Figure("compute_stages", static_cast<double>(reference->stages), "stages"));
     }
-    finding.evidence.push_back(Crossed("write_rate_per_task", write_rate, "bytes/s", limit_rate, Comparison::kAtMost));
+    finding.evidence.push_back(
+        Crossed("write_rate_per_task", write_rate, "bytes/s", limit_rate, Comparison::kAtMost));
     AddCommitterFixes(scope, finding);
     findings.push_back(std::move(finding));
   }

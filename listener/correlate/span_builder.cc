@@ -199,8 +199,8 @@ void AddExecutorFacts(const BuildContext& context, Span& span) {
 // running (its findings, attached to this span, wait for them); once the application is over,
 // only an operation without a terminal event. Without lifecycle events (an operation known from
 // job tags only) there is no span and the answer is false.
-bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation,
-                      bool jobs_unended, const SpanId& parent, BuiltSpans& built) {
+bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation, bool jobs_unended,
+                      const SpanId& parent, BuiltSpans& built) {
   std::vector<std::pair<std::string_view, std::optional<EpochMillis>>> lifecycle = {
       {"started", operation.started_ms}, {"analyzed", operation.analyzed_ms},
       {"ready", operation.ready_ms},     {"finished", operation.finished_ms},

@@ -99,7 +99,7 @@ struct TaskStatistics {
   std::int64_t memory_bytes_spilled = 0;
   std::int64_t disk_bytes_spilled = 0;
   std::int64_t max_task_disk_bytes_spilled = 0;  // the most one task spilled to disk
-  std::int64_t shuffle_read_bytes = 0;  // remote + local
+  std::int64_t shuffle_read_bytes = 0;           // remote + local
   std::int64_t shuffle_fetch_wait_ms = 0;
   std::int64_t shuffle_write_bytes = 0;
   std::int64_t shuffle_write_time_ns = 0;

@@ -35,12 +35,12 @@
 namespace sparktrace::listener {
 
 struct EventLogFeedCounters {
-  std::uint64_t lines = 0;                // event-log lines read (pushed lines: EventPushCounters)
-  std::uint64_t events = 0;               // events applied to a model, from any source
-  std::uint64_t malformed_lines = 0;      // event-log lines that are not events
-  std::uint64_t operations_traced = 0;    // operations whose spans were submitted at least once
-  std::uint64_t operations_unknown = 0;   // seen in the logs, never through this proxy
-  std::uint64_t applications_traced = 0;  // application traces submitted at least once
+  std::uint64_t lines = 0;                 // event-log lines read (pushed lines: EventPushCounters)
+  std::uint64_t events = 0;                // events applied to a model, from any source
+  std::uint64_t malformed_lines = 0;       // event-log lines that are not events
+  std::uint64_t operations_traced = 0;     // operations whose spans were submitted at least once
+  std::uint64_t operations_unknown = 0;    // seen in the logs, never through this proxy
+  std::uint64_t applications_traced = 0;   // application traces submitted at least once
   std::uint64_t spans_submitted = 0;       // final: each span once, when it has ended (OTLP gets these)
   std::uint64_t live_spans_submitted = 0;  // open spans and updates of ended ones, for the store only
   std::uint64_t rest_events = 0;

@@ -2,6 +2,11 @@
 // starts them (a CallStart with the client's metadata), fed real serialized Spark Connect messages
 // and ended, and the spans, upstream header overrides and metrics are checked against
 // docs/tracing.md. Each call gets its own CallStart, as calls on separate connections do.
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -12,11 +17,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/slice.h>
-#include <gtest/gtest.h>
-#include <prometheus/registry.h>
 
 #include "proxy/call_observer.h"
 #include "proxy/spark_connect/request_decoder.h"
@@ -809,7 +809,8 @@ TEST_F(CallTracerTest, AReleaseAfterAFailedExecutionIsAChildOfTheEndedOperation)
   const Span release_span = OnlySpanNamed(spans(), RpcName("ReleaseExecute"));
   EXPECT_EQ(release_span.trace_id, operation.trace_id);
   EXPECT_EQ(release_span.parent_span_id, operation.span_id);
-  const bool* after = AttributeValueOf<bool>(release_span.attributes, "spark.connect.operation.ended_before_call");
+  const bool* after =
+      AttributeValueOf<bool>(release_span.attributes, "spark.connect.operation.ended_before_call");
   ASSERT_NE(after, nullptr);
   EXPECT_TRUE(*after);
   EXPECT_EQ(SpansNamed(spans(), kOperationSpan).size(), 1u) << "the ended operation is not reopened";

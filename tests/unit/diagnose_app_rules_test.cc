@@ -74,8 +74,8 @@ TEST(DiagnoseAppRules, IdleExecutorsFiresOnALongDriverSideGap) {
 // A quarter of the slot time with no stage at all, in a busy application whose total idle share
 // stays under one half: the driver kept the executors waiting, which tails and waves never do.
 TEST(DiagnoseAppRules, IdleExecutorsFiresOnDriverGapsUnderTheTotalShare) {
-  const auto findings = Diagnose(HealthyApp([](StageSpec& stage) { stage.tasks = 200; },
-                                            AppShape{.end_after_ms = 100'000}));
+  const auto findings =
+      Diagnose(HealthyApp([](StageSpec& stage) { stage.tasks = 200; }, AppShape{.end_after_ms = 100'000}));
   const Finding* idle = FindById(findings, kIdleExecutors);
   ASSERT_NE(idle, nullptr) << Ids(findings);
   const Evidence* total = EvidenceNamed(*idle, "idle_share");

@@ -56,7 +56,8 @@ inline std::string TaskEndLine(const Task& task) {
          R"(,"Host":"h","Locality":"ANY","Speculative":false,"Getting Result Time":0,"Finish Time":)" +
          Str(task.finish_ms) + R"(,"Failed":)" + (failed ? "true" : "false") +
          R"(,"Killed":false,"Accumulables":[]},"Task Metrics":{"Executor Deserialize Time":0,"Executor Run Time":)" +
-         Str(run_ms) + R"(,"Executor CPU Time":)" + Str(static_cast<std::int64_t>(static_cast<double>(run_ms) * task.cpu_share * 1e6)) +
+         Str(run_ms) + R"(,"Executor CPU Time":)" +
+         Str(static_cast<std::int64_t>(static_cast<double>(run_ms) * task.cpu_share * 1e6)) +
          R"(,"Result Size":10,"JVM GC Time":)" + Str(task.gc_ms) +
          R"(,"Result Serialization Time":0,"Memory Bytes Spilled":)" + Str(task.memory_spilled) +
          R"(,"Disk Bytes Spilled":)" + Str(task.disk_spilled) +

@@ -383,8 +383,8 @@ TEST_F(ListenerFeedEventLogFeed, EachSpanIsSubmittedFinalOnceWhenItHasEnded) {
   };
 
   step({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
-        tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"), tl::JobStart(1, t0 + 3'000, {1}, {tag}),
-        tl::StageSubmitted(1, t0 + 3'000, 2)},
+        tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+        tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 2)},
        "");
   EXPECT_EQ(spans_.Finals(one("spark.job")), 0) << "running";
   EXPECT_EQ(spans_.Finals(one("spark.stage")), 0) << "running";
@@ -395,9 +395,11 @@ TEST_F(ListenerFeedEventLogFeed, EachSpanIsSubmittedFinalOnceWhenItHasEnded) {
   EXPECT_EQ(spans_.Finals(one("spark.stage")), 1) << "ended: final";
   EXPECT_EQ(spans_.Finals(one("spark.job")), 0) << "still running";
 
-  step({tl::JobEnd(1, t0 + 4'000), tl::ConnectOperation("Finished", tag, "op-1", t0 + 4'100)}, "app=app-connect");
+  step({tl::JobEnd(1, t0 + 4'000), tl::ConnectOperation("Finished", tag, "op-1", t0 + 4'100)},
+       "app=app-connect");
   EXPECT_EQ(spans_.Finals(one("spark.job")), 1);
-  EXPECT_EQ(spans_.Finals(one("spark.connect.operation.lifecycle")), 0) << "open until the client releases it";
+  EXPECT_EQ(spans_.Finals(one("spark.connect.operation.lifecycle")), 0)
+      << "open until the client releases it";
   for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 0);
 
   step({tl::ConnectOperation("Closed", tag, "op-1", t0 + 4'500)}, "app=app-connect");
@@ -413,7 +415,8 @@ TEST_F(ListenerFeedEventLogFeed, EachSpanIsSubmittedFinalOnceWhenItHasEnded) {
   EXPECT_EQ(std::get<std::int64_t>(FindAttribute(stage, "spark.stage.tasks_ended")->value), 2);
   for (const char* name : {"spark.job", "spark.stage", "spark.connect.operation.lifecycle"})
     EXPECT_EQ(spans_.Finals(one(name)), 1) << name;
-  for (const tracing::Span& span : spans_.WithPrefix("spark.")) EXPECT_EQ(spans_.Finals(span), 1) << span.name;
+  for (const tracing::Span& span : spans_.WithPrefix("spark."))
+    EXPECT_EQ(spans_.Finals(span), 1) << span.name;
   EXPECT_GT(spans_.live_submitted(), 0u);
   const EventLogFeedCounters counters = feed_->counters();
   EXPECT_EQ(counters.spans_submitted, spans_.submitted());
@@ -448,8 +451,9 @@ TEST_F(ListenerFeedEventLogFeed, WhatIsStillOpenWhenTheApplicationEndsEndsIncomp
     EXPECT_TRUE(std::get<bool>(incomplete->value));
     EXPECT_EQ(spans.front().end_time_unix_nano, MillisToUnixNanos(t0 + 9'000)) << name;
   }
-  EXPECT_EQ(std::get<std::string>(FindAttribute(spans_.Named("spark.job").front(), "spark.job.status")->value),
-            "unknown");
+  EXPECT_EQ(
+      std::get<std::string>(FindAttribute(spans_.Named("spark.job").front(), "spark.job.status")->value),
+      "unknown");
   for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 1);
 }
 
@@ -466,7 +470,8 @@ TEST_F(ListenerFeedEventLogFeed, AConnectServerWaitingForItsFirstOperationLeaves
   EXPECT_EQ(spans_.submitted() + spans_.live_submitted(), 0u);
 
   const std::vector<std::string> operation = ConnectOperationWithOneJob("Closed", t0 + 5'000);
-  ASSERT_EQ(Push(std::vector<std::string>(operation.begin() + 2, operation.end()), "app=app-connect").status, 200);
+  ASSERT_EQ(Push(std::vector<std::string>(operation.begin() + 2, operation.end()), "app=app-connect").status,
+            200);
   feed_->PollNow();
   EXPECT_EQ(spans_.Named("spark.job").size(), 1u);
   EXPECT_TRUE(spans_.Named("spark.application").empty());

@@ -86,7 +86,8 @@ TEST(ListenerFeedMetrics, CountersFromTheFeedAndThePushEndpoint) {
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_malformed_lines_total", {{"source", "push"}}), 1.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_pushes_total", {{"result", "accepted"}}), 1.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_events_total"), 7.0);
-  EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_spans_submitted_total", {{"version", "final"}}), 42.0);
+  EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_spans_submitted_total", {{"version", "final"}}),
+                   42.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_spans_submitted_total", {{"version", "live"}}), 6.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_forgotten_total", {{"what", "operations"}}), 5.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_applications"), 2.0);

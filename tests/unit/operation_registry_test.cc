@@ -6,14 +6,14 @@
 // steady_clock::now()) never runs during a test.
 #include "tracing/connect/operation_registry.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace sparktrace::tracing::connect {
 namespace {
@@ -182,7 +182,7 @@ TEST(OperationRegistryEnded, EndedOperationsStayAddressableWithinTheBound) {
     EXPECT_EQ(registry.EndedSpanOf(id), std::nullopt) << "open, not ended";
     // op-2 fails, the others complete: every outcome stays addressable.
     registry.CallEnded(operation, std::string_view(id) == "op-2" ? StreamEnd(At(seconds(1)), 13, "boom")
-                                                                  : StreamEnd(At(seconds(1))));
+                                                                 : StreamEnd(At(seconds(1))));
   }
   ASSERT_EQ(sink.count(), 3u);
   EXPECT_EQ(registry.EndedSpanOf("op-1"), std::nullopt) << "the oldest is forgotten past the bound";
@@ -474,7 +474,8 @@ TEST_F(OperationRegistryTest, InterruptByTagMatchesWithinTheSessionAndParentsToT
 
   request.scope = InterruptRequest::Scope::kSession;
   request.session_id = "session-b";
-  EXPECT_EQ(registry_.InterruptRequested(request), nullptr) << "a session-wide Interrupt is a span of its own";
+  EXPECT_EQ(registry_.InterruptRequested(request), nullptr)
+      << "a session-wide Interrupt is a span of its own";
   EXPECT_TRUE(other_op->interrupt_requested);
 }
 

@@ -13,8 +13,8 @@
 
 #include "proxy/spark_connect/request_decoder.h"
 #include "proxy/spark_connect/response_decoder.h"
-#include "tests/unit/spark_connect_test_support.h"
 #include "spark/connect/base.pb.h"
+#include "tests/unit/spark_connect_test_support.h"
 
 namespace sparktrace::spark_connect {
 namespace {
