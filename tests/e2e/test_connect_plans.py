@@ -18,6 +18,7 @@ numbers, and both peers use grpcio without serializers (raw bytes in, raw bytes 
 
 import hashlib
 import json
+import re
 import os
 import threading
 import unittest
@@ -64,6 +65,16 @@ def names_with_suffix(directory, suffix):
     if not directory.is_dir():
         return set()
     return {p.name[:-len(suffix)] for p in directory.iterdir() if p.is_file() and p.name.endswith(suffix)}
+
+
+def relation_type(name):
+    """The plan's relation type as Spark's own JSON of it names it (its one top-level key besides
+    "common"), in the proto's snake_case: "setOp" -> "set_op"."""
+    with open(plans_dir() / f"{name}.json") as handle:
+        keys = [key for key in json.load(handle) if key != "common"]
+    if len(keys) != 1:
+        raise AssertionError(f"{name}.json: expected one relation type, found {keys}")
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), keys[0])
 
 
 def load_plans():
@@ -246,7 +257,7 @@ class ConnectPlansTest(unittest.TestCase):
         self.assertEqual(self.metrics().total(undecodable), 1)
 
     @harness.proxy_only
-    def test_operation_span_names_the_plan_kind(self):
+    def test_operation_span_names_the_plan_kind_and_relation_type(self):
         expected_kind = PLAN_OP_TYPE_NAMES[PLAN_ROOT]  # every body puts its plan in Plan.root
         for name, (operation_id, body, _) in self.sent.items():
             with self.subTest(plan=name):
@@ -256,6 +267,7 @@ class ConnectPlansTest(unittest.TestCase):
                 self.assertEqual(len(spans[EXECUTE_SPAN]), 1)
                 operation = spans[OPERATION_SPAN][0]["attributes"]
                 self.assertEqual(operation.get("spark.connect.plan_kind"), expected_kind)
+                self.assertEqual(operation.get("spark.connect.relation"), relation_type(name))
                 self.assertEqual(operation.get("spark.connect.operation_id"), operation_id)
                 self.assertEqual(operation.get("spark.connect.session_id"), self.session_id)
                 self.assertEqual(operation.get("spark.connect.user_id"), USER_ID)

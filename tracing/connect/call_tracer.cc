@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "proxy/spark_connect/relation_type.h"
 #include "proxy/spark_connect/request_decoder.h"
 #include "proxy/spark_connect/response_decoder.h"
 #include "tracing/connect/rpc_attributes.h"
@@ -52,6 +53,9 @@ void AddSessionAttributes(std::vector<Attribute>& attributes, const sc::RequestI
 
 void AddPlanAttributes(std::vector<Attribute>& attributes, const sc::RequestInfo& request) {
   AddString(attributes, "spark.connect.plan_kind", sc::PlanKindName(request.plan_kind));
+  if (request.plan_kind == sc::PlanKind::kRoot && request.root_relation_field != 0) {
+    AddString(attributes, "spark.connect.relation", sc::RelationTypeName(request.root_relation_field));
+  }
   if (request.plan_kind == sc::PlanKind::kCommand) {
     AddString(attributes, "spark.connect.command", sc::CommandKindName(request.command_kind));
   }
