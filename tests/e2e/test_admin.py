@@ -229,8 +229,11 @@ class AdminTest(unittest.TestCase):
         self.assertEqual(headers["location"], "/tasks/etl/load/run/1")
         cookie = headers["set-cookie"].split(";")[0]
         self.assertEqual(get("/tasks/etl/load/run/1", {"Cookie": cookie})[0], 200)
-        for open_path in ("/healthz", "/readyz", "/metrics"):
+        for open_path in ("/healthz", "/metrics"):
             self.assertEqual(get(open_path)[0], 200, open_path)
+        # Not behind the token either; 503 only until the upstream connection is up (a loaded machine).
+        self.assertIn(get("/readyz")[0], (200, 503))
+        harness.wait_until(lambda: get("/readyz")[0] == 200, 10, interval=0.05, message="/readyz to say ready")
         self.assertNotIn(token, proxy.stderr_text(), "the token must never be logged")
 
 
