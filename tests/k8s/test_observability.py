@@ -33,6 +33,7 @@ DASHBOARD = ROOT / "k8s" / "grafana" / "sparktrace-overview.json"
 GRAFANA_KUSTOMIZATION = ROOT / "k8s" / "grafana"
 RULES = ROOT / "k8s" / "prometheus" / "sparktrace-rules.yaml"
 RULES_KUSTOMIZATION = ROOT / "k8s" / "prometheus"
+RULES_TESTS = ROOT / "k8s" / "prometheus" / "sparktrace-rules.test.yaml"
 TRACING_DOC = ROOT / "docs" / "tracing.md"
 RECIPES_INDEX = ROOT / "docs" / "recipes" / "README.md"
 DATA = Path(os.environ.get("SPARKTRACE_DATA_DIR") or ROOT.parent / "shared" / "data")
@@ -654,6 +655,22 @@ class RulesTest(unittest.TestCase):
     @unittest.skipUnless(shutil.which("promtool"), "promtool not installed (apt-get install prometheus)")
     def test_promtool_accepts_the_rules(self):
         self.promtool_check({"groups": self.rule_file["spec"]["groups"]})
+
+    @unittest.skipUnless(shutil.which("promtool"), "promtool not installed (apt-get install prometheus)")
+    def test_every_alert_fires_as_its_unit_tests_say(self):
+        """`promtool test rules` on RULES_TESTS: each alert fires on its series with its labels and
+        rendered annotations, not before its `for:`, not on what it leaves out."""
+        tests = yaml.safe_load(RULES_TESTS.read_text())
+        tested = {case["alertname"] for test in tests["tests"] for case in test.get("alert_rule_test", [])}
+        self.assertEqual(tested, set(self.alerts), "every alert has a unit test, and no test names a gone alert")
+        with tempfile.TemporaryDirectory(prefix="sparktrace-rule-tests-") as work:
+            groups = Path(work) / tests["rule_files"][0]
+            with open(groups, "w") as handle:
+                yaml.safe_dump({"groups": self.rule_file["spec"]["groups"]}, handle)
+            shutil.copy(RULES_TESTS, work)
+            result = subprocess.run(["promtool", "test", "rules", RULES_TESTS.name], cwd=work, capture_output=True,
+                                    text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
     @unittest.skipUnless(shutil.which("promtool"), "promtool not installed (apt-get install prometheus)")
     def test_promtool_accepts_the_dashboard_queries(self):
