@@ -83,10 +83,8 @@ def diagnose(binary, path, rules):
     return json.loads(run(command, allowed_codes=(0, 1)))
 
 
-def findings_of(binary, path, rules, report=None):
-    """The findings of every application (and operation) of one log: {id: [keys]}."""
-    if report is None:
-        report = diagnose(binary, path, rules)
+def findings_in(report):
+    """The findings of every application (and operation) of one diagnosis: {id: [keys]}."""
     found = {}
 
     def collect(findings):
@@ -124,7 +122,9 @@ def real_cases(data_dir):
     return cases
 
 
-def score(outcomes, rule_ids):
+def score(outcomes, rule_ids, listed=10):
+    """Per rule id: precision, recall and counts; the first `listed` misses and false alarms (all of
+    them when None)."""
     table = {}
     for rule in rule_ids:
         tp = fp = fn = 0
@@ -144,7 +144,7 @@ def score(outcomes, rule_ids):
         recall = tp / (tp + fn) if tp + fn else 1.0
         table[rule] = {"precision": round(precision, 4), "recall": round(recall, 4), "true_positives": tp,
                        "false_positives": fp, "false_negatives": fn, "labelled_logs": tp + fn,
-                       "missed": misses[:10], "false_alarms": false_alarms[:10],
+                       "missed": misses[:listed], "false_alarms": false_alarms[:listed],
                        "meets_target": precision >= PRECISION_TARGET and recall >= RECALL_TARGET and tp + fn > 0}
     return table
 
@@ -190,7 +190,7 @@ def independent_corpus(binary, rules, keep_dir, scratch):
         outcomes.append({"log": f"independent:{case['name']}", "kind": case["kind"],
                          "expected": set(case["expected"]), "allowed": set(case["allowed"]),
                          "near_miss": case.get("near_miss"), "path": path,
-                         "found": findings_of(binary, path, rules, report),
+                         "found": findings_in(report),
                          "titles": finding_summaries(report)})
         if not keep_dir:
             shutil.rmtree(os.path.dirname(path), ignore_errors=True)
@@ -198,17 +198,7 @@ def independent_corpus(binary, rules, keep_dir, scratch):
 
 
 def independent_report(outcomes, rule_ids, doc):
-    table = score(outcomes, rule_ids)
-    for entry in table.values():  # this corpus lists every miss and false alarm, not the first 10
-        entry["missed"] = []
-        entry["false_alarms"] = []
-    for rule in rule_ids:
-        for outcome in outcomes:
-            fired = rule in outcome["found"]
-            if rule in outcome["expected"] and not fired:
-                table[rule]["missed"].append(outcome["log"])
-            elif fired and rule not in outcome["expected"] and rule not in outcome["allowed"]:
-                table[rule]["false_alarms"].append(outcome["log"])
+    table = score(outcomes, rule_ids, listed=None)  # this corpus lists every miss and false alarm
     for entry in table.values():
         if entry["labelled_logs"] == 0:  # the summary id is only ever allowed here: it must just not misfire
             entry["meets_target"] = entry["false_positives"] == 0
@@ -325,10 +315,10 @@ def simulator_main(args, binary, started, independent):
                 path = generate(binary, corpus, scenario, strength, seed)
                 outcomes.append({"log": f"sim:{name}@{strength}#{seed}", "kind": "clean" if not expected else "sim",
                                  "expected": expected, "allowed": allowed,
-                                 "found": findings_of(binary, path, args.rules)})
+                                 "found": findings_in(diagnose(binary, path, args.rules))})
             for name, path, expected, allowed in real_cases(args.data_dir):
                 outcomes.append({"log": f"real:{name}", "kind": "real", "expected": expected, "allowed": allowed,
-                                 "found": findings_of(binary, path, args.rules)})
+                                 "found": findings_in(diagnose(binary, path, args.rules))})
         except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as error:
             print(f"diagnose_eval: {error}", file=sys.stderr)
             return 2
@@ -342,7 +332,7 @@ def simulator_main(args, binary, started, independent):
                     found = 0
                     for seed in range(1, args.seeds + 1):
                         path = generate(binary, corpus, entry["scenario"], strength, seed)
-                        ids = findings_of(binary, path, args.rules)
+                        ids = findings_in(diagnose(binary, path, args.rules))
                         found += all(rule in ids for rule in entry["expected"])
                     sensitivity.setdefault(entry["scenario"], {})[str(strength)] = round(found / args.seeds, 3)
         except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as error:
