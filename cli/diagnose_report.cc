@@ -52,8 +52,7 @@ std::string_view ApplicationStatus(const DiagnosedLog& log) {
 namespace {
 
 std::string_view JobStatus(const JobRecord& job, std::string_view application_status) {
-  if (job.status == listener::JobStatus::kRunning && application_status != "in_progress") return "unknown";
-  return listener::JobStatusName(job.status);
+  return listener::JobStatusName(job.StatusWhenOver(application_status != "in_progress"));
 }
 
 std::optional<std::int64_t> StageDurationMs(const StageAttemptRecord& stage) {

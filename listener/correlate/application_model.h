@@ -73,6 +73,12 @@ struct JobRecord {
   std::optional<std::string> connect_operation_id;
   std::optional<std::int64_t> sql_execution_id;
   std::optional<std::int64_t> sql_root_execution_id;
+
+  // Its status once nothing more will be heard of its application (ApplicationEnd, or a log that
+  // stopped): a job still running never reported its result, so it is unknown, not running.
+  JobStatus StatusWhenOver(bool application_over) const {
+    return status == JobStatus::kRunning && application_over ? JobStatus::kUnknown : status;
+  }
 };
 
 struct StageAttemptKey {

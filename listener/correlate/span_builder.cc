@@ -109,23 +109,19 @@ void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, 
   built.spans.push_back(std::move(span));
 }
 
-// Returns whether the job or one of its stages lacks its end event.
-bool AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId& parent, BuiltSpans& built) {
+void AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId& parent, BuiltSpans& built) {
   const std::vector<const StageAttemptRecord*> stages = context.model.StagesOfJob(job.job_id);
   std::optional<EpochMillis> start = job.submission_ms;
   for (const StageAttemptRecord* stage : stages) {
     if (const std::optional<EpochMillis> stage_start = stage->StartMs(); stage_start && !start)
       start = stage_start;
   }
-  if (!start) return false;  // a JobEnd alone, without a time: nothing to place
+  if (!start) return;  // a JobEnd alone, without a time: nothing to place
   const EpochMillis end = job.completion_ms.value_or(context.now_ms);
   Span span = NewSpan(context, "spark.job", parent, "job/" + std::to_string(job.job_id), *start, end);
   AddInt(span, "spark.job.id", job.job_id);
-  // A job without a JobEnd in an application that ended never reported its result: "unknown",
-  // not "running".
-  const JobStatus status =
-      job.status == JobStatus::kRunning && context.application_over ? JobStatus::kUnknown : job.status;
-  AddString(span, "spark.job.status", std::string(JobStatusName(status)));
+  AddString(span, "spark.job.status",
+            std::string(JobStatusName(job.StatusWhenOver(context.application_over))));
   std::vector<std::string> stage_ids;
   stage_ids.reserve(job.stage_ids.size());
   for (std::int32_t stage_id : job.stage_ids) stage_ids.push_back(std::to_string(stage_id));
@@ -141,12 +137,7 @@ bool AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId
   const SpanId job_span_id = span.span_id;
   if (!job.completion_ms) MarkUnended(context, span, built);
   built.spans.push_back(std::move(span));
-  bool unended = !job.completion_ms;
-  for (const StageAttemptRecord* stage : stages) {
-    AddStageSpan(context, *stage, job_span_id, built);
-    unended = unended || (stage->StartMs() && !stage->completion_ms);
-  }
-  return unended;
+  for (const StageAttemptRecord* stage : stages) AddStageSpan(context, *stage, job_span_id, built);
 }
 
 // `window_open`: the operation or application the phases are of has not ended, so the intervals
@@ -243,6 +234,7 @@ bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
   return unended;
 }
 
+// Whether a job, or a stage of it that started, still lacks its end event.
 bool AnyJobUnended(const ApplicationModel& model, const std::vector<std::int32_t>& job_ids) {
   for (std::int32_t job_id : job_ids) {
     if (!model.jobs().at(job_id).completion_ms) return true;
@@ -278,11 +270,11 @@ BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view o
   const BuildContext context{model, ApplicationKey(app.app_id, app.attempt_id), operation_span.trace,
                              NowOf(model), app.end_ms.has_value() || options.application_over};
   const std::vector<std::int32_t> job_ids = model.JobsOfOperation(operation_id);
-  bool unended =
-      AddLifecycleSpan(context, *operation, AnyJobUnended(model, job_ids), operation_span.parent, built);
-  for (std::int32_t job_id : job_ids) {
-    unended = AddJobSpans(context, model.jobs().at(job_id), operation_span.parent, built) || unended;
-  }
+  const bool jobs_unended = AnyJobUnended(model, job_ids);
+  const bool unended =
+      AddLifecycleSpan(context, *operation, jobs_unended, operation_span.parent, built) || jobs_unended;
+  for (std::int32_t job_id : job_ids)
+    AddJobSpans(context, model.jobs().at(job_id), operation_span.parent, built);
   if (std::optional<PhaseBreakdown> phases = OperationPhases(model, *operation, options.write_command)) {
     AddPhaseSpans(context, *phases, operation_span.parent, options, unended && !context.application_over,
                   unended && context.application_over, built);
