@@ -6,7 +6,7 @@ ASAN_DIR  ?= build-asan
 JOBS      ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test unit-test run bench eval asan fuzz format lint clean
+.PHONY: all deps build test unit-test run image bench eval asan fuzz format lint clean
 
 all: build
 
@@ -29,6 +29,11 @@ unit-test: build
 
 run: build
 	$(BUILD_DIR)/sparktrace demo
+
+# The container image sparktrace:<version> in the local image store (podman/buildah), and as an OCI
+# archive in $(BUILD_DIR)/image/ to load elsewhere; no registry, no Docker engine (scripts/image/).
+image: build
+	scripts/image/build.sh --binary $(BUILD_DIR)/sparktrace --archive $(BUILD_DIR)/image/sparktrace.oci.tar
 
 bench: build
 	@scripts/deps.sh bench

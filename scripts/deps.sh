@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Installs whatever sparktrace needs and this machine lacks, from Debian packages and the npm
 # registry only. Idempotent: a machine that has everything is left untouched (no apt-get update).
-# Usage: scripts/deps.sh [build|bench]   (bench adds the benchmark peers)
+# Usage: scripts/deps.sh [compile|build|bench]
+#   compile  what compiling the binary needs, nothing else (the Dockerfile's build stage)
+#   build    compile + every test's tools and peers (`make`, `make test`, `make image`); the default
+#   bench    build + the benchmark peers
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+mode=${1:-build}
+case $mode in compile|build|bench) ;; *) echo "deps: unknown mode '$mode' (compile, build or bench)" >&2; exit 2 ;; esac
 
 packages=(
   build-essential cmake pkg-config
@@ -12,6 +18,8 @@ packages=(
   nlohmann-json3-dev
   libsimdjson-dev libzstd-dev liblz4-dev libsnappy-dev   # Spark event logs: JSON lines, codecs
   libyaml-dev                       # `sparktrace diagnose --rules FILE` (YAML rules files)
+)
+[[ $mode == compile ]] || packages+=(
   zstd gzip                         # the parser tests decode compressed logs independently of our decoders
   python3-grpcio python3-protobuf   # independent test peers (Debian's /usr/bin/python3)
   prometheus                        # promtool, to check our /metrics output in the tests
@@ -19,8 +27,9 @@ packages=(
   python3-yaml                      # the k8s manifest checks
   python3-pip python3-setuptools python3-wheel   # `pip install ./integrations/airflow`, offline, in its test
   chromium                          # the trace view's browser tests (tests/browser, driven by playwright-core)
+  mmdebstrap buildah podman runc    # `make image` and its test (tests/image): no registry, no Docker engine
 )
-if [[ "${1:-build}" == bench ]]; then
+if [[ $mode == bench ]]; then
   packages+=(nginx)                 # the reference proxy the benchmark compares against
 fi
 
@@ -29,7 +38,9 @@ for package in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$package")
 done
-command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+if [[ $mode != compile ]] && ! { command -v node && command -v npm; } >/dev/null; then
+  missing+=(nodejs npm)
+fi
 
 if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}"
@@ -43,9 +54,11 @@ if ((${#missing[@]})); then
 fi
 
 # Test-only npm packages, each pinned by its lockfile: the Node gRPC client, the official OTLP
-# protos and decoder the exporter's bytes are checked against, and playwright-core + axe-core for
-# the browser tests (which drive Debian's chromium above; playwright-core downloads no browser).
-for node_dir in tests/e2e/node tests/otlp tests/browser; do
+# protos and decoder the exporter's bytes are checked against, playwright-core + axe-core for
+# the browser tests (which drive Debian's chromium above; playwright-core downloads no browser),
+# and the Kubernetes / Prometheus-operator JSON schemas the k8s manifests are validated against.
+[[ $mode == compile ]] && exit 0
+for node_dir in tests/e2e/node tests/otlp tests/browser tests/k8s/schema; do
   [[ -f $node_dir/package-lock.json ]] || continue
   stamp=$node_dir/node_modules/.package-lock.json
   if [[ ! -f $stamp || $node_dir/package-lock.json -nt $stamp ]]; then
