@@ -103,9 +103,13 @@ Result<LogFormat> ParseLogFormat(std::string_view text) {
 
 void ConfigureLogging(spdlog::level::level_enum level, LogFormat format) {
   g_format = format;
-  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  auto main_logger = MakeLogger("sparktrace", sink, level, format, /*message_is_fields=*/false);
-  auto access_logger = MakeLogger("access", sink, level, format, /*message_is_fields=*/true);
+  // One sink each: spdlog keeps the formatter in the sink, so a shared sink would format the main
+  // logger's messages as the access logger's ready-made JSON members (unquoted). Both write whole
+  // lines to stderr with one fwrite, which stdio serialises.
+  auto main_logger = MakeLogger("sparktrace", std::make_shared<spdlog::sinks::stderr_sink_mt>(), level, format,
+                                /*message_is_fields=*/false);
+  auto access_logger = MakeLogger("access", std::make_shared<spdlog::sinks::stderr_sink_mt>(), level, format,
+                                  /*message_is_fields=*/true);
   // Access lines are many and small; stderr is unbuffered at the C level, so there is no need
   // to flush on every line beyond what the sink does.
   spdlog::drop("access");

@@ -1,6 +1,12 @@
 #include "common/logging.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace sparktrace {
 namespace {
@@ -23,6 +29,34 @@ TEST(ParseLogSettings, KnownValuesOnly) {
   EXPECT_FALSE(ParseLogLevel("verbose").ok());
   EXPECT_EQ(*ParseLogFormat("json"), LogFormat::kJson);
   EXPECT_FALSE(ParseLogFormat("yaml").ok());
+}
+
+std::vector<nlohmann::json> JsonLines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));  // throws if not JSON
+  return lines;
+}
+
+TEST(ConfigureLogging, JsonLinesOfBothLoggersAreJsonObjects) {
+  ConfigureLogging(spdlog::level::info, LogFormat::kJson);
+  testing::internal::CaptureStderr();
+  spdlog::info("upstream {} cannot be reached: \"{}\"", "127.0.0.1:1", "refused");
+  AccessLogger()->info(LogFields(LogFormat::kJson).Add("method", "/a.B/C").Add("code", "OK").str());
+  spdlog::default_logger()->flush();
+  AccessLogger()->flush();
+  const std::string captured = testing::internal::GetCapturedStderr();
+  ConfigureLogging(spdlog::level::info, LogFormat::kText);
+
+  const std::vector<nlohmann::json> lines = JsonLines(captured);
+  ASSERT_EQ(lines.size(), 2U) << captured;
+  EXPECT_EQ(lines[0]["logger"], "sparktrace");
+  EXPECT_EQ(lines[0]["level"], "info");
+  EXPECT_EQ(lines[0]["msg"], "upstream 127.0.0.1:1 cannot be reached: \"refused\"");
+  EXPECT_EQ(lines[1]["logger"], "access");
+  EXPECT_EQ(lines[1]["method"], "/a.B/C");
+  EXPECT_EQ(lines[1]["code"], "OK");
+  EXPECT_FALSE(lines[1].contains("msg"));
 }
 
 }  // namespace
