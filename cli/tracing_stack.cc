@@ -99,7 +99,12 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
         [tracer](std::string_view operation_id) -> std::optional<listener::OperationSpanTarget> {
           auto span = tracer->FindOperationSpan(operation_id);
           if (!span) return std::nullopt;
-          return listener::OperationSpanTarget{span->trace_id, span->span_id, span->sampled};
+          listener::OperationSpanTarget target{span->trace_id, span->span_id, span->sampled, std::nullopt};
+          // The tracer keeps an empty dag id for an operation without an Airflow identity.
+          if (!span->airflow_dag_id.empty()) {
+            target.airflow_task = listener::AirflowTask{span->airflow_dag_id, span->airflow_task_id};
+          }
+          return target;
         },
         stack->fanout_);
     if (!feed.ok()) {

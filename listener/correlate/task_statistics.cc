@@ -75,6 +75,20 @@ std::string FailureGroupName(const TaskEnd& task) {
 
 }  // namespace
 
+TaskEndOutcome OutcomeOf(const TaskEnd& task) {
+  switch (task.reason) {
+    case TaskEndReason::kSuccess:
+      return TaskEndOutcome::kSucceeded;
+    case TaskEndReason::kResubmitted:
+      return TaskEndOutcome::kResubmitted;
+    case TaskEndReason::kTaskKilled:
+    case TaskEndReason::kTaskCommitDenied:
+      return TaskEndOutcome::kKilled;
+    default:
+      return task.killed ? TaskEndOutcome::kKilled : TaskEndOutcome::kFailed;
+  }
+}
+
 std::int64_t TaskStatistics::FailedOrKilledTimeMs() const {
   std::int64_t total = 0;
   for (const TaskFailureGroup& group : failure_groups) total += group.task_time_ms;
@@ -86,32 +100,21 @@ void TaskStatistics::Add(const TaskEnd& task) {
   const bool timed = task.launch_time_ms > 0 && task.finish_time_ms >= task.launch_time_ms;
   const std::int64_t duration_ms = timed ? task.finish_time_ms - task.launch_time_ms : 0;
   task_time_ms += duration_ms;
-  bool failed_or_killed = false;
-  bool counted_killed = false;
-  // As Spark's own status store counts them (AppStatusListener.onTaskEnd): a Resubmitted end
-  // re-runs a task that had succeeded and is no failure; a denied commit is a kill.
-  switch (task.reason) {
-    case TaskEndReason::kSuccess:
+  switch (OutcomeOf(task)) {
+    case TaskEndOutcome::kSucceeded:
       break;
-    case TaskEndReason::kResubmitted:
+    case TaskEndOutcome::kResubmitted:
       ++resubmitted_tasks;
       break;
-    case TaskEndReason::kTaskKilled:
-    case TaskEndReason::kTaskCommitDenied:
+    case TaskEndOutcome::kKilled:
       ++killed_tasks;
-      failed_or_killed = counted_killed = true;
+      AddFailure(task, /*killed=*/true, duration_ms);
       break;
-    default:
-      if (task.killed) {
-        ++killed_tasks;
-        counted_killed = true;
-      } else {
-        ++failed_tasks;
-      }
-      failed_or_killed = true;
+    case TaskEndOutcome::kFailed:
+      ++failed_tasks;
+      AddFailure(task, /*killed=*/false, duration_ms);
       break;
   }
-  if (failed_or_killed) AddFailure(task, counted_killed, duration_ms);
   if (task.launch_time_ms > 0) {
     first_launch_ms = first_launch_ms ? std::min(*first_launch_ms, task.launch_time_ms) : task.launch_time_ms;
   }

@@ -62,6 +62,12 @@ class DurationSample {
 // ("Container killed", "OOMKilled"), or an exit code 137 (SIGKILL) or 143 (SIGTERM) of a container.
 bool LooksLikeOutOfMemory(std::string_view message);
 
+// How a task attempt ended, as Spark's own status store counts it (AppStatusListener.onTaskEnd): a
+// Resubmitted end re-runs a task that had succeeded and is no failure; a denied commit is a kill,
+// and so is any end flagged Killed.
+enum class TaskEndOutcome : std::uint8_t { kSucceeded, kResubmitted, kKilled, kFailed };
+TaskEndOutcome OutcomeOf(const TaskEnd& task);
+
 // Failed or killed task attempts of one reason: the end reason's name, plus for an
 // ExceptionFailure the exception's class ("ExceptionFailure java.lang.OutOfMemoryError").
 struct TaskFailureGroup {

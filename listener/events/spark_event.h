@@ -208,6 +208,10 @@ struct TaskEnd {
   // Absent on some failed and resubmitted tasks; all-zero metrics then.
   bool has_metrics = false;
   TaskMetrics metrics;
+  // "Task Executor Metrics"."JVMHeapMemory" (3.0+): the peak heap use of the task's executor while
+  // the task ran, as polled by the executor. nullopt when absent; Spark writes 0 when nothing was
+  // polled during the task (short tasks with the default heartbeat polling).
+  std::optional<std::int64_t> executor_peak_jvm_heap_bytes;
 };
 
 // org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart.

@@ -1,6 +1,7 @@
 // Readers of SparkListenerTaskStart / SparkListenerTaskEnd: the bulk of every event log, so these
-// read exactly the fields the stage statistics need and skip the rest (accumulables, executor
-// metric gauges, updated blocks, stack traces) undecoded.
+// read exactly the fields the stage statistics and the per-application metrics need (of the
+// executor metric gauges only the heap peak) and skip the rest (accumulables, updated blocks,
+// stack traces) undecoded.
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -115,6 +116,14 @@ error_code ReadTaskMetrics(ondemand::value& value, ReadFailure& failure, TaskMet
     if (key == "Input Metrics") return ReadInputMetrics(field, failure, out);
     if (key == "Output Metrics") return ReadOutputMetrics(field, failure, out);
     return simdjson::SUCCESS;  // "Updated Blocks", "Executor Deserialize CPU Time", 4.0 peaks, ...
+  });
+}
+
+// "Task Executor Metrics": the executor's peak gauges while the task ran; only the heap is read.
+error_code ReadTaskExecutorMetrics(ondemand::value& value, ReadFailure& failure, TaskEnd& out) {
+  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+    if (key == "JVMHeapMemory") return ReadOptionalInt64(field, out.executor_peak_jvm_heap_bytes);
+    return simdjson::SUCCESS;  // off-heap, storage, process tree and GC gauges
   });
 }
 
@@ -259,7 +268,13 @@ error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, TaskEnd& out,
               out.has_metrics = true;
               return ReadTaskMetrics(value, failure, out.metrics);
             }
-            return simdjson::SUCCESS;  // "Task Type", "Task Executor Metrics"
+            if (key == "Task Executor Metrics") {
+              bool is_null = false;
+              if (error_code error = ConsumeNull(value, is_null)) return error;
+              if (is_null) return simdjson::SUCCESS;
+              return ReadTaskExecutorMetrics(value, failure, out);
+            }
+            return simdjson::SUCCESS;  // "Task Type"
           })) {
     return visit_error;
   }

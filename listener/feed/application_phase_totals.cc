@@ -36,6 +36,7 @@ std::optional<PhaseTotals> ApplicationPhaseTotals::Totals(const ApplicationModel
   if (window->end_ms > start) {
     const PhaseBreakdown rest = ComputePhases(model, TimeWindow{start, window->end_ms}, AllStages(model));
     for (std::size_t phase = 0; phase < kPhaseCount; ++phase) totals.total_ms[phase] += rest.total_ms[phase];
+    if (!rest.intervals.empty()) totals.latest = rest.intervals.back().phase;
   }
   return totals;
 }

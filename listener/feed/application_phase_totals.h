@@ -21,6 +21,9 @@ namespace sparktrace::listener {
 struct PhaseTotals {
   std::int64_t window_ms = 0;
   std::array<std::int64_t, kPhaseCount> total_ms{};  // indexed by Phase; sums to window_ms
+  // The phase of the window's last millisecond: where the application is at its latest event.
+  // nullopt while the unfolded rest of the window is empty (an application seen only at its start).
+  std::optional<Phase> latest;
 };
 
 class ApplicationPhaseTotals {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 #include <variant>
@@ -38,6 +39,21 @@ int LifecycleEventCount(const ConnectOperationRecord& operation) {
     if (time->has_value()) ++count;
   }
   return count;
+}
+
+// When the driver started the operation: its Started event, else its earliest job's submission
+// (REST polls and older logs have no Connect events).
+std::optional<EpochMillis> OperationStartMs(const ApplicationModel& model,
+                                            const ConnectOperationRecord* record,
+                                            const std::vector<std::int32_t>& jobs) {
+  if (record != nullptr && record->started_ms) return record->started_ms;
+  std::optional<EpochMillis> earliest;
+  for (std::int32_t job_id : jobs) {
+    auto job = model.jobs().find(job_id);
+    if (job == model.jobs().end() || !job->second.submission_ms) continue;
+    if (!earliest || *job->second.submission_ms < *earliest) earliest = job->second.submission_ms;
+  }
+  return earliest;
 }
 
 bool HasJobOfNoOperation(const ApplicationModel& model) {
@@ -161,13 +177,14 @@ void EventLogFeed::PollOnce(bool final_poll) {
   if (rest_) PollRest();
   EmitChangedApplications();
   EmitApplicationTraces(final_poll);
-  const std::vector<ApplicationPhaseFigures> figures = ChangedPhaseFigures();
+  const std::vector<ApplicationFigures> figures = ChangedApplicationFigures();
   ApplyRetention();
   Publish(figures);
 }
 
 void EventLogFeed::Apply(Application& application, const SparkEvent& event) {
   application.model.Apply(event);
+  application.events.Add(event, application.model);
   application.changed = true;
   application.trace_changed = true;
   application.metrics_changed = true;
@@ -230,6 +247,7 @@ void EventLogFeed::OnLogCompleted(const eventlog::LogIdentity& log) {
   if (application != applications_.end()) {
     application->second.log_completed = true;
     application->second.trace_changed = true;  // its final version, without "running"
+    application->second.metrics_changed = true;
   }
 }
 
@@ -275,7 +293,7 @@ void EventLogFeed::SubmitBuilt(BuiltSpans built, std::set<tracing::SpanId>& fina
   std::erase_if(final_submitted, [&](const tracing::SpanId& id) { return !still_built.contains(id); });
 }
 
-void EventLogFeed::EmitOperation(const std::string& log_id, const Application& application,
+void EventLogFeed::EmitOperation(const std::string& log_id, Application& application,
                                  const std::string& operation_id) {
   OperationProgress& progress = progress_[log_id + "/" + operation_id];
   progress.log_id = log_id;
@@ -294,6 +312,10 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const Application& a
   if (!target) {
     if (++progress.lookups_failed == kMaxFailedLookups) ++totals_.operations_unknown;
     return;
+  }
+  // Before the sampling decision: metrics are not sampled, an unsampled operation still ran the task.
+  if (target->airflow_task) {
+    NoteAirflowTask(application, OperationStartMs(model, record, jobs), *target->airflow_task);
   }
   if (!target->sampled) return;
   SpanBuildOptions build_options;
@@ -314,6 +336,21 @@ void EventLogFeed::EmitOperation(const std::string& log_id, const Application& a
   if (!progress.emitted) ++totals_.operations_traced;
   progress.emitted = true;
   progress.emitted_state = state;
+}
+
+void EventLogFeed::NoteAirflowTask(Application& application, std::optional<EpochMillis> started_ms,
+                                   const AirflowTask& task) {
+  // Operations are looked up in id order and again whenever their jobs progress, so the lookup
+  // order says nothing about which is latest: the driver's start times do. An operation of unknown
+  // start only wins over another of unknown start.
+  const auto key = [](std::optional<EpochMillis> ms) {
+    return ms.value_or(std::numeric_limits<EpochMillis>::min());
+  };
+  if (application.airflow_task && key(started_ms) < key(application.airflow_task_started_ms)) return;
+  application.airflow_task_started_ms = started_ms;
+  if (application.airflow_task == task) return;
+  application.airflow_task = task;
+  application.metrics_changed = true;
 }
 
 EventLogFeed::OperationState EventLogFeed::StateOf(const ApplicationModel& model,
@@ -389,19 +426,18 @@ void EventLogFeed::EmitApplicationTrace(Application& application) {
   SubmitBuilt(std::move(built), application.final_submitted);
 }
 
-std::vector<ApplicationPhaseFigures> EventLogFeed::ChangedPhaseFigures() {
-  std::vector<ApplicationPhaseFigures> figures;
+std::vector<ApplicationFigures> EventLogFeed::ChangedApplicationFigures() {
+  std::vector<ApplicationFigures> figures;
   for (auto& [key, application] : applications_) {
     if (!application.metrics_changed) continue;
     application.metrics_changed = false;
     const std::optional<PhaseTotals> totals = application.phases.Totals(application.model);
     if (!totals) continue;
     const ApplicationRecord& app = application.model.application();
-    ApplicationPhaseFigures entry;
-    entry.app_name = !app.app_name.empty() ? app.app_name : !app.app_id.empty() ? app.app_id : key;
-    entry.window_ms = totals->window_ms;
-    entry.total_ms = totals->total_ms;
-    figures.push_back(std::move(entry));
+    std::string name = !app.app_name.empty() ? app.app_name : !app.app_id.empty() ? app.app_id : key;
+    figures.push_back(
+        FiguresOf(std::move(name), application.model, *totals, application.events, Over(application)));
+    figures.back().airflow_task = application.airflow_task;
   }
   return figures;
 }
@@ -459,7 +495,7 @@ void EventLogFeed::CountFindings(const std::vector<diagnose::Finding>& findings)
   }
 }
 
-void EventLogFeed::Publish(const std::vector<ApplicationPhaseFigures>& figures) {
+void EventLogFeed::Publish(const std::vector<ApplicationFigures>& figures) {
   metrics_->Publish(totals_, EventLogFeedHeld{applications_.size(), progress_.size()}, figures);
   std::lock_guard lock(mu_);
   counters_ = totals_;

@@ -8,7 +8,8 @@
 //   * for each application, a trace of its own rooted at a spark.application span, with the jobs
 //     of no Connect operation (all of them for a plain spark-submit application) and, for
 //     applications without Connect operations, its phase intervals;
-//   * per application name, phase totals as Prometheus gauges (FeedMetrics).
+//   * per application name, its phase totals, task, executor and job figures as Prometheus
+//     metrics (FeedMetrics), and the Airflow task of its latest operation the proxy traced.
 //
 // Threads: one thread of its own applies pushed events, polls the logs every `poll_interval`,
 // parses and models them, submits spans and publishes metrics; `find_operation_span` and the sink
@@ -46,6 +47,8 @@
 #include "listener/correlate/span_builder.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/events/event_parser.h"
+#include "listener/feed/application_event_totals.h"
+#include "listener/feed/application_figures.h"
 #include "listener/feed/application_phase_totals.h"
 #include "listener/feed/event_push_endpoint.h"
 #include "listener/feed/feed_metrics.h"
@@ -57,10 +60,12 @@
 namespace sparktrace::listener {
 
 // Where the proxy's span of an operation is; nullopt when the proxy never saw that operation.
+// With the Airflow task its ExecutePlan named, if any (spark_application_airflow_info).
 struct OperationSpanTarget {
   tracing::TraceId trace_id{};
   tracing::SpanId span_id{};
   bool sampled = false;
+  std::optional<AirflowTask> airflow_task;
 };
 using FindOperationSpan = std::function<std::optional<OperationSpanTarget>(std::string_view operation_id)>;
 
@@ -109,6 +114,7 @@ class EventLogFeed final : private eventlog::EventLogSink {
   struct Application {
     ApplicationModel model;
     ApplicationPhaseTotals phases;
+    ApplicationEventTotals events;  // what the metrics count, whatever the model forgets
     bool changed = false;        // events applied since the last operation emission
     bool trace_changed = false;  // ... since the last application-trace emission
     bool metrics_changed = false;
@@ -120,6 +126,10 @@ class EventLogFeed final : private eventlog::EventLogSink {
     std::optional<Clock::time_point> completed_at;
     std::optional<EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
     std::set<tracing::SpanId> final_submitted;       // its application trace's spans, as of the last build
+    // The Airflow task of its latest operation (by driver start time) whose lookup named one, and
+    // that operation's start: an older operation looked up again later must not take it back.
+    std::optional<AirflowTask> airflow_task;
+    std::optional<EpochMillis> airflow_task_started_ms;
   };
   // The application is over: nothing of it stays open.
   static bool Over(const Application& application);
@@ -156,18 +166,19 @@ class EventLogFeed final : private eventlog::EventLogSink {
   void PollRest();
   void Apply(Application& application, const SparkEvent& event);
   void EmitChangedApplications();
-  void EmitOperation(const std::string& log_id, const Application& application,
-                     const std::string& operation_id);
+  void EmitOperation(const std::string& log_id, Application& application, const std::string& operation_id);
+  static void NoteAirflowTask(Application& application, std::optional<EpochMillis> started_ms,
+                              const AirflowTask& task);
   // Submits each built span final the first time it is built ended, live otherwise; keeps in
   // `final_submitted` only ids still built (what the model forgot is never built again).
   void SubmitBuilt(BuiltSpans built, std::set<tracing::SpanId>& final_submitted);
   void EmitApplicationTraces(bool force);
   void EmitApplicationTrace(Application& application);
-  std::vector<ApplicationPhaseFigures> ChangedPhaseFigures();
+  std::vector<ApplicationFigures> ChangedApplicationFigures();
   void ApplyRetention();
   void ForgetProgressOf(const std::string& log_id, const ApplicationModel* still_held);
   void CountFindings(const std::vector<diagnose::Finding>& findings);
-  void Publish(const std::vector<ApplicationPhaseFigures>& figures);
+  void Publish(const std::vector<ApplicationFigures>& figures);
 
   eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
                                const eventlog::LinePosition& position) override;

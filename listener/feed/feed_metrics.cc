@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "listener/feed/application_metric_families.h"
+
 namespace sparktrace::listener {
 namespace {
 
@@ -38,19 +40,17 @@ MetricFamily CounterOf(std::string name, std::string help, std::uint64_t value) 
   return family;
 }
 
-double Seconds(std::int64_t ms) { return static_cast<double>(ms) / 1000.0; }
-
 }  // namespace
 
 FeedMetrics::FeedMetrics(std::size_t max_applications, std::shared_ptr<const EventPushEndpoint> push)
     : max_applications_(std::max<std::size_t>(max_applications, 1)), push_(std::move(push)) {}
 
 void FeedMetrics::Publish(const EventLogFeedCounters& totals, const EventLogFeedHeld& held,
-                          const std::vector<ApplicationPhaseFigures>& changed) {
+                          const std::vector<ApplicationFigures>& changed) {
   std::lock_guard lock(mu_);
   totals_ = totals;
   held_ = held;
-  for (const ApplicationPhaseFigures& figures : changed) {
+  for (const ApplicationFigures& figures : changed) {
     ++sequence_;
     auto found = applications_.find(figures.app_name);
     if (found == applications_.end()) {
@@ -87,35 +87,10 @@ std::vector<MetricFamily> FeedMetrics::Collect() const {
   std::lock_guard lock(mu_);
   std::vector<MetricFamily> families;
 
-  struct PhaseGauge {
-    Phase phase;
-    const char* name;
-    const char* help;
-  };
-  static constexpr std::array<PhaseGauge, kPhaseCount> kPhaseGauges = {{
-      {Phase::kResourceWait, "spark_resource_wait_seconds",
-       "Time the latest application of this name waited for executors (phase resource_wait)"},
-      {Phase::kCompute, "spark_phase_compute_seconds", "Time with stages running (phase compute)"},
-      {Phase::kIoWrite, "spark_phase_io_write_seconds", "Time with a stage writing output (phase io_write)"},
-      {Phase::kIdle, "spark_phase_idle_seconds", "Time with no stage running (phase idle)"},
-  }};
-  MetricFamily ratio =
-      Family("spark_phase_breakdown_ratio", "Share of the application's window in each phase (they sum to 1)",
-             MetricType::Gauge);
-  for (const PhaseGauge& gauge : kPhaseGauges) {
-    MetricFamily family = Family(gauge.name, gauge.help, MetricType::Gauge);
-    const std::size_t index = static_cast<std::size_t>(gauge.phase);
-    for (const auto& [name, entry] : applications_) {
-      const ApplicationPhaseFigures& figures = entry.figures;
-      family.metric.push_back(Gauge({{"app", name}}, Seconds(figures.total_ms[index])));
-      const double share = figures.window_ms > 0 ? static_cast<double>(figures.total_ms[index]) /
-                                                       static_cast<double>(figures.window_ms)
-                                                 : 0.0;
-      ratio.metric.push_back(Gauge({{"app", name}, {"phase", std::string(PhaseName(gauge.phase))}}, share));
-    }
-    families.push_back(std::move(family));
-  }
-  families.push_back(std::move(ratio));
+  std::vector<const ApplicationFigures*> applications;
+  applications.reserve(applications_.size());
+  for (const auto& [name, entry] : applications_) applications.push_back(&entry.figures);
+  families = ApplicationMetricFamilies(applications);
 
   MetricFamily findings =
       Family("sparktrace_findings_total",

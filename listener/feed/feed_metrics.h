@@ -2,10 +2,12 @@
 // The driver-event feed's Prometheus metrics (docs/tracing.md, "Metrics"), read at scrape time
 // from a snapshot the feed thread publishes after each poll — never from the live models:
 //
-//   spark_resource_wait_seconds{app}, spark_phase_compute_seconds{app},
-//   spark_phase_io_write_seconds{app}, spark_phase_idle_seconds{app}   the phase totals of the
-//       latest application of that name over its window (listener/correlate/phases.h)
-//   spark_phase_breakdown_ratio{app,phase}                             each phase's share of it
+//   spark_*{app,...}              per application name, the figures of the latest application of
+//       that name (ApplicationFigures, application_metric_families.h): phase totals, shares and the
+//       active phase (listener/correlate/phases.h), whether it runs, executors, task time ratios,
+//       output, spills, heap, job/stage/task/executor-loss counters and the task-duration histogram,
+//       and spark_application_airflow_info{app,dag_id,task_id}, the Airflow task of its latest
+//       operation the proxy traced with one (one series per name)
 //   sparktrace_findings_total{id,severity}                              diagnosis findings
 //   sparktrace_listener_*_total                                         the feed's counters
 //
@@ -19,7 +21,6 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -29,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "listener/correlate/phases.h"
+#include "listener/feed/application_figures.h"
 #include "listener/feed/event_push_endpoint.h"
 
 namespace sparktrace::listener {
@@ -59,12 +60,6 @@ struct EventLogFeedHeld {
   std::uint64_t operations = 0;  // operation progress entries (looked up or emitted)
 };
 
-struct ApplicationPhaseFigures {
-  std::string app_name;  // the label; the app id when the application has no name
-  std::int64_t window_ms = 0;
-  std::array<std::int64_t, kPhaseCount> total_ms{};  // indexed by Phase
-};
-
 class FeedMetrics final : public prometheus::Collectable {
  public:
   // `push` (may be null) is read for the push counters at scrape time.
@@ -73,7 +68,7 @@ class FeedMetrics final : public prometheus::Collectable {
   // The feed's totals so far, what it holds, and the latest figures of applications that changed
   // (a name repeated in `changed`: the last one wins).
   void Publish(const EventLogFeedCounters& totals, const EventLogFeedHeld& held,
-               const std::vector<ApplicationPhaseFigures>& changed);
+               const std::vector<ApplicationFigures>& changed);
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 
@@ -83,7 +78,7 @@ class FeedMetrics final : public prometheus::Collectable {
 
  private:
   struct Entry {
-    ApplicationPhaseFigures figures;
+    ApplicationFigures figures;
     std::uint64_t updated = 0;  // publish sequence of the latest update
   };
 

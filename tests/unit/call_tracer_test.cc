@@ -958,6 +958,39 @@ TEST_F(CallTracerTest, AirflowIdentityWithoutTraceparentPutsEveryCallInTheTaskAt
   EXPECT_EQ(Metric("sparktrace_traced_calls_total", {{"origin", "new"}}), 1);
 }
 
+// The driver-event feed reads an operation's Airflow task back through FindOperationSpan
+// (spark_application_airflow_info): while it is open and after it ended. Dag and task id only.
+TEST_F(CallTracerTest, FindOperationSpanNamesTheAirflowTaskOfTheExecutePlan) {
+  Call execute(tracer_, "ExecutePlan", AirflowHeaders());
+  execute.Send(ReattachableSqlCommand());
+  execute.Receive(ResultComplete("r-1"));
+  execute.End();
+  const std::optional<OperationSpanInfo> open = tracer_.FindOperationSpan(kOperation);
+  ASSERT_TRUE(open);
+  EXPECT_EQ(open->airflow_dag_id, "etl_daily");
+  EXPECT_EQ(open->airflow_task_id, "load");
+
+  Call release(tracer_, "ReleaseExecute", {});
+  release.Send(ReleaseAll());
+  release.Receive(Released());
+  release.End();
+  ASSERT_EQ(SpansNamed(spans(), kOperationSpan).size(), 1u) << "the operation has ended";
+  const std::optional<OperationSpanInfo> ended = tracer_.FindOperationSpan(kOperation);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->airflow_dag_id, "etl_daily");
+  EXPECT_EQ(ended->airflow_task_id, "load");
+}
+
+TEST_F(CallTracerTest, FindOperationSpanOfAnOperationWithoutAirflowHeadersNamesNoTask) {
+  Call execute(tracer_, "ExecutePlan", {});
+  execute.Send(ReattachableSqlCommand());
+  execute.End();
+  const std::optional<OperationSpanInfo> span = tracer_.FindOperationSpan(kOperation);
+  ASSERT_TRUE(span);
+  EXPECT_TRUE(span->airflow_dag_id.empty());
+  EXPECT_TRUE(span->airflow_task_id.empty());
+}
+
 // "The call forwarded to Spark Connect carries traceparent: 00-<trace id>-<the proxy's RPC span id>"
 // so that Spark "continues the same trace under the proxy's span". A reattach that came without
 // headers has its RPC span put into its operation's trace, so the traceparent sent upstream must

@@ -43,6 +43,10 @@ struct Task {
   std::int64_t memory_spilled = 0;
   std::int64_t disk_spilled = 0;
   double cpu_share = 0.9;  // executor CPU time / run time (a task blocked on I/O is off the CPU)
+  std::int64_t deserialize_ms = 0;
+  std::int64_t result_serialization_ms = 0;
+  // "Task Executor Metrics"."JVMHeapMemory"; nullopt: no Task Executor Metrics (before 3.0).
+  std::optional<std::int64_t> jvm_heap_bytes;
 };
 
 inline std::string TaskEndLine(const Task& task) {
@@ -55,11 +59,15 @@ inline std::string TaskEndLine(const Task& task) {
          Str(task.launch_ms) + R"(,"Executor ID":)" + Quoted(task.executor) +
          R"(,"Host":"h","Locality":"ANY","Speculative":false,"Getting Result Time":0,"Finish Time":)" +
          Str(task.finish_ms) + R"(,"Failed":)" + (failed ? "true" : "false") +
-         R"(,"Killed":false,"Accumulables":[]},"Task Metrics":{"Executor Deserialize Time":0,"Executor Run Time":)" +
-         Str(run_ms) + R"(,"Executor CPU Time":)" +
+         R"(,"Killed":false,"Accumulables":[]},)" +
+         (task.jvm_heap_bytes ? R"("Task Executor Metrics":{"JVMHeapMemory":)" + Str(*task.jvm_heap_bytes) +
+                                    R"(,"JVMOffHeapMemory":1000,"TotalGCTime":0},)"
+                              : std::string()) +
+         R"("Task Metrics":{"Executor Deserialize Time":)" + Str(task.deserialize_ms) +
+         R"(,"Executor Run Time":)" + Str(run_ms) + R"(,"Executor CPU Time":)" +
          Str(static_cast<std::int64_t>(static_cast<double>(run_ms) * task.cpu_share * 1e6)) +
-         R"(,"Result Size":10,"JVM GC Time":)" + Str(task.gc_ms) +
-         R"(,"Result Serialization Time":0,"Memory Bytes Spilled":)" + Str(task.memory_spilled) +
+         R"(,"Result Size":10,"JVM GC Time":)" + Str(task.gc_ms) + R"(,"Result Serialization Time":)" +
+         Str(task.result_serialization_ms) + R"(,"Memory Bytes Spilled":)" + Str(task.memory_spilled) +
          R"(,"Disk Bytes Spilled":)" + Str(task.disk_spilled) +
          R"(,"Peak Execution Memory":0,"Shuffle Read Metrics":{"Remote Bytes Read":)" +
          Str(task.shuffle_read_bytes) + R"(,"Local Bytes Read":0,"Fetch Wait Time":)" +

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -259,6 +260,21 @@ TEST(ListenerEventParser, TaskEndWithoutMetricsAndWithUnknownReason) {
   EXPECT_FALSE(task.metrics.executor_cpu_time_ns.has_value());
   EXPECT_EQ(task.stage_attempt_id, 1);
   EXPECT_TRUE(task.failed);
+}
+
+TEST(ListenerEventParser, TaskEndExecutorHeapPeak) {
+  const std::string head =
+      "{\"Event\":\"SparkListenerTaskEnd\",\"Stage ID\":2,\"Stage Attempt ID\":0,\"Task End Reason\":"
+      "{\"Reason\":\"Success\"},\"Task Info\":{\"Task ID\":9,\"Launch Time\":10,\"Finish Time\":20}";
+  const auto with_peak = ParseAs<TaskEnd>(
+      head + ",\"Task Executor Metrics\":{\"JVMHeapMemory\":734003200,\"JVMOffHeapMemory\":182000000}}");
+  EXPECT_EQ(with_peak.executor_peak_jvm_heap_bytes, 734'003'200);
+  // Spark before 3.0 writes none; a null is none too.
+  EXPECT_EQ(ParseAs<TaskEnd>(head + "}").executor_peak_jvm_heap_bytes, std::nullopt);
+  EXPECT_EQ(ParseAs<TaskEnd>(head + ",\"Task Executor Metrics\":null}").executor_peak_jvm_heap_bytes,
+            std::nullopt);
+  EXPECT_NE(ErrorOf(head + ",\"Task Executor Metrics\":{\"JVMHeapMemory\":\"big\"}}").find("JVMHeapMemory"),
+            std::string::npos);
 }
 
 TEST(ListenerEventParser, LongMessagesAreCutAtACharacterBoundary) {

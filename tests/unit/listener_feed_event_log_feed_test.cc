@@ -129,6 +129,11 @@ class ListenerFeedEventLogFeed : public ::testing::Test {
     auto feed = EventLogFeed::Start(
         std::move(options),
         [this](std::string_view operation_id) -> std::optional<OperationSpanTarget> {
+          if (auto task = airflow_tasks_.find(std::string(operation_id)); task != airflow_tasks_.end()) {
+            OperationSpanTarget target = operation_span_;
+            target.airflow_task = task->second;
+            return target;
+          }
           if (operation_id != known_operation_) return std::nullopt;
           return operation_span_;
         },
@@ -158,8 +163,10 @@ class ListenerFeedEventLogFeed : public ::testing::Test {
   }
 
   LatestSpans spans_;
-  std::string known_operation_;
-  OperationSpanTarget operation_span_{tracing::TraceId{1, 2, 3}, tracing::SpanId{4, 5, 6}, true};
+  std::string known_operation_;                       // the proxy saw it, with no Airflow identity
+  std::map<std::string, AirflowTask> airflow_tasks_;  // by operation id: the proxy saw these with one
+  OperationSpanTarget operation_span_{tracing::TraceId{1, 2, 3}, tracing::SpanId{4, 5, 6}, true,
+                                      std::nullopt};
   std::unique_ptr<EventLogFeed> feed_;
 };
 
@@ -318,6 +325,65 @@ TEST_F(ListenerFeedEventLogFeed, AConnectServerTraceHoldsOnlyJobsOfNoOperation) 
   for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) {
     EXPECT_NE(phase.trace_id, roots.front().trace_id) << "no phase intervals in a Connect server's own trace";
   }
+}
+
+// spark_application_airflow_info: one series per application, the Airflow task of its latest
+// operation (by the driver's start time, whatever order the feed looks operations up in) that had
+// one. Operations without an identity leave it as it is; none yet: no series.
+TEST_F(ListenerFeedEventLogFeed, AnApplicationsAirflowTaskIsThatOfItsLatestOperationWithOne) {
+  known_operation_ = "op-plain";
+  airflow_tasks_ = {{"op-a", {"daily_sales", "load_orders"}},
+                    {"op-b", {"daily_sales", "extract"}},
+                    {"op-c", {"hourly", "report"}}};
+  Start();
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  const auto started = [](std::string_view id, std::int64_t ms) {
+    return tl::ConnectOperation("Started", tl::OperationTag("u", "s", id), id, ms, "s", "u");
+  };
+  const auto series = [&] {
+    const auto families = feed_->metrics()->Collect();
+    const prometheus::MetricFamily* family = FindFamily(families, "spark_application_airflow_info");
+    std::vector<std::string> found;
+    if (family == nullptr) return found;
+    EXPECT_EQ(family->type, prometheus::MetricType::Gauge);
+    for (const auto& metric : family->metric) {
+      std::string text;
+      for (const auto& label : metric.label) text += label.name + "=" + label.value + " ";
+      found.push_back(text + (metric.gauge.value == 1.0 ? "1" : "not 1"));
+    }
+    return found;
+  };
+
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 500),
+                  started("op-plain", t0 + 1'000)})
+                .status,
+            200);
+  feed_->PollNow();
+  ASSERT_NE(FindFamily(feed_->metrics()->Collect(), "spark_application_airflow_info"), nullptr);
+  EXPECT_TRUE(series().empty()) << "no operation with an Airflow identity yet";
+
+  // One poll looks op-a up before op-b (id order); op-a started later, so it is the latest.
+  ASSERT_EQ(Push({started("op-b", t0 + 2'000),
+                  tl::JobStart(1, t0 + 2'500, {1}, {tl::OperationTag("u", "s", "op-b")}),
+                  started("op-a", t0 + 5'000)},
+                 "app=app-connect")
+                .status,
+            200);
+  feed_->PollNow();
+  EXPECT_EQ(series(), (std::vector<std::string>{"app=test dag_id=daily_sales task_id=load_orders 1"}));
+
+  // op-b is looked up again as its job ends: older, it does not take the task back; neither does
+  // a later operation that came without an identity.
+  known_operation_ = "op-plain-2";  // before the push wakes the feed thread, which reads it
+  ASSERT_EQ(Push({tl::JobEnd(1, t0 + 6'000), started("op-plain-2", t0 + 7'000)}, "app=app-connect").status,
+            200);
+  feed_->PollNow();
+  EXPECT_EQ(series(), (std::vector<std::string>{"app=test dag_id=daily_sales task_id=load_orders 1"}));
+
+  ASSERT_EQ(Push({started("op-c", t0 + 9'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(series(), (std::vector<std::string>{"app=test dag_id=hourly task_id=report 1"}))
+      << "the latest task replaces the series: one per application";
 }
 
 // Spark writes an operation's Closed when the client released it, often after the last job ended
@@ -527,6 +593,49 @@ TEST_F(ListenerFeedEventLogFeed, AnEndedApplicationIsDroppedAfterItsGraceAndItsM
   EXPECT_EQ(feed_->counters().applications_forgotten, 1u);
   EXPECT_DOUBLE_EQ(Metric("sparktrace_listener_applications"), 0.0);
   EXPECT_GT(Metric("spark_phase_compute_seconds", {{"app", "test"}}), 0.0);
+}
+
+// The per-application counters and task figures keep counting what the model forgets: a job
+// finished long ago is dropped from memory (retention), its tasks stay in the metrics.
+TEST_F(ListenerFeedEventLogFeed, ApplicationMetricsSurviveForgettingFinishedJobs) {
+  Start();
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  constexpr std::int64_t later = t0 + 3'600'000;  // an hour of driver time on
+  ASSERT_EQ(Push({tl::AppStart("app-long", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::JobStart(1, t0 + 2'000, {1}, {}), tl::StageSubmitted(1, t0 + 2'000, 2),
+                  tl::TaskEnd(1, 1, t0 + 2'000, t0 + 2'200), tl::TaskEnd(1, 2, t0 + 2'000, t0 + 4'000),
+                  tl::StageCompleted(1, t0 + 2'000, t0 + 4'000, 2), tl::JobEnd(1, t0 + 4'000),
+                  tl::JobStart(2, later, {2}, {}), tl::StageSubmitted(2, later, 1)})
+                .status,
+            200);
+  feed_->PollNow();
+  ASSERT_EQ(feed_->counters().jobs_forgotten, 1u);
+  // Figures computed after forgetting job 1 and its stage.
+  ASSERT_EQ(
+      Push({tl::TaskEnd(2, 3, later, later + 30'000, tl::TaskFigures{.output_bytes = 64})}, "app=app-long")
+          .status,
+      200);
+  feed_->PollNow();
+  const auto families = feed_->metrics()->Collect();
+  EXPECT_DOUBLE_EQ(Value(families, "spark_jobs_total", {{"app", "test"}, {"status", "succeeded"}}), 1.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_stages_total", {{"app", "test"}, {"status", "completed"}}), 1.0);
+  const prometheus::MetricFamily* durations = FindFamily(families, "spark_task_duration_seconds");
+  ASSERT_NE(durations, nullptr);
+  ASSERT_EQ(durations->metric.size(), 1u);
+  EXPECT_EQ(durations->metric.front().histogram.sample_count, 3u);
+  EXPECT_DOUBLE_EQ(durations->metric.front().histogram.sample_sum, 32.2);
+  EXPECT_DOUBLE_EQ(
+      Value(families, "spark_task_duration_p95_seconds", {{"app", "test"}, {"stage_kind", "compute"}}), 2.0);
+  EXPECT_DOUBLE_EQ(
+      Value(families, "spark_task_duration_p95_seconds", {{"app", "test"}, {"stage_kind", "write"}}), 30.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_output_bytes", {{"app", "test"}}), 64.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_application_running", {{"app", "test"}}), 1.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_phase_active", {{"app", "test"}, {"phase", "io_write"}}), 1.0);
+
+  ASSERT_EQ(Push({tl::AppEnd(later + 40'000)}, "app=app-long").status, 200);
+  feed_->PollNow();
+  EXPECT_DOUBLE_EQ(Metric("spark_application_running", {{"app", "test"}}), 0.0);
+  EXPECT_DOUBLE_EQ(Metric("spark_phase_active", {{"app", "test"}, {"phase", "io_write"}}), 0.0);
 }
 
 TEST_F(ListenerFeedEventLogFeed, PushesAreRefusedOnceTheFeedStopped) {

@@ -18,9 +18,9 @@ namespace {
 
 namespace tl = test_lines;
 
-ApplicationPhaseFigures Figures(std::string name, std::int64_t wait, std::int64_t compute, std::int64_t write,
-                                std::int64_t idle) {
-  ApplicationPhaseFigures figures;
+ApplicationFigures Figures(std::string name, std::int64_t wait, std::int64_t compute, std::int64_t write,
+                           std::int64_t idle) {
+  ApplicationFigures figures;
   figures.app_name = std::move(name);
   figures.total_ms = {wait, compute, write, idle};
   figures.window_ms = wait + compute + write + idle;

@@ -81,7 +81,7 @@ InterruptRequest InterruptFor(const sc::RequestInfo& request, SteadyTime at, con
 }  // namespace
 
 CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& start,
-                       RequestTraceContext trace, std::vector<Attribute> airflow_attributes)
+                       RequestTraceContext trace, const std::optional<AirflowIdentity>& airflow)
     : services_(services),
       method_(sc::ClassifyMethod(start.method)),
       path_(start.method),
@@ -91,7 +91,9 @@ CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& s
       trace_(std::move(trace)),
       span_id_(services.ids.NewSpanId()),
       planned_operation_span_id_(method_ == sc::Method::kExecutePlan ? services.ids.NewSpanId() : SpanId{}),
-      airflow_attributes_(std::move(airflow_attributes)) {}
+      airflow_attributes_(airflow ? ToAttributes(*airflow) : std::vector<Attribute>{}),
+      airflow_dag_id_(airflow ? airflow->dag_id : std::string()),
+      airflow_task_id_(airflow ? airflow->task_id : std::string()) {}
 
 sc::MessageSlices CallTracer::Slices(const grpc::ByteBuffer& message) {
   slice_storage_.clear();
@@ -161,6 +163,8 @@ void CallTracer::StartOperation(const sc::RequestInfo& request) {
   operation.session_id = request.session_id;
   operation.operation_id = request.operation_id.value_or("");
   operation.tags = request.tags;
+  operation.airflow_dag_id = airflow_dag_id_;
+  operation.airflow_task_id = airflow_task_id_;
   auto& attributes = operation.attributes;
   AddSessionAttributes(attributes, request);
   if (!request.tags.empty()) attributes.push_back({"spark.connect.tags", request.tags});

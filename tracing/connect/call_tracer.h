@@ -18,6 +18,7 @@
 #include "proxy/spark_connect/message_slices.h"
 #include "proxy/spark_connect/method.h"
 #include "proxy/spark_connect/request_info.h"
+#include "tracing/airflow_identity.h"
 #include "tracing/connect/operation_registry.h"
 #include "tracing/connect/tracing_metrics.h"
 #include "tracing/connect/wall_clock.h"
@@ -37,8 +38,9 @@ struct TracerServices {
 
 class CallTracer final : public proxy::CallTap {
  public:
+  // `airflow`: the call's valid x-airflow-* identity, if it had one.
   CallTracer(const TracerServices& services, const proxy::CallStart& start, RequestTraceContext trace,
-             std::vector<Attribute> airflow_attributes);
+             const std::optional<AirflowIdentity>& airflow);
 
   // The call's span id: the parent named in the traceparent sent upstream.
   const SpanId& span_id() const { return span_id_; }
@@ -66,7 +68,9 @@ class CallTracer final : public proxy::CallTap {
   const RequestTraceContext trace_;
   const SpanId span_id_;
   const SpanId planned_operation_span_id_;  // for an ExecutePlan: its operation's span id
-  std::vector<Attribute> airflow_attributes_;
+  const std::vector<Attribute> airflow_attributes_;
+  const std::string airflow_dag_id_;  // empty without an identity
+  const std::string airflow_task_id_;
 
   std::optional<spark_connect::RequestInfo> request_;  // the first request message
   std::shared_ptr<Operation> operation_;               // the operation this call belongs to

@@ -58,6 +58,11 @@ struct Operation {
   bool reattachable = false;
   std::string session_id;
   std::vector<std::string> tags;  // what an Interrupt by tag matches
+  // The Airflow task of the ExecutePlan's identity headers (empty: none), apart from `attributes`
+  // so that the listener can read it back cheaply (OperationSpanInfo). Dag and task id only: the
+  // run id and try number are per attempt, which no consumer of this may turn into a label.
+  std::string airflow_dag_id;
+  std::string airflow_task_id;
 
   // Learnt along the way.
   std::string operation_id;  // from the request, else the first response; empty until known

@@ -283,8 +283,7 @@ std::optional<OperationSpanInfo> OperationRegistry::SpanOf(std::string_view oper
   std::lock_guard lock(mu_);
   auto found = by_id_.find(std::string(operation_id));
   if (found == by_id_.end()) return std::nullopt;
-  const Operation& operation = *found->second;
-  return OperationSpanInfo{operation.trace_id, operation.span_id, operation.sampled};
+  return OperationSpanInfo::Of(*found->second);
 }
 
 std::optional<OperationSpanInfo> OperationRegistry::EndedSpanOf(std::string_view operation_id) const {
@@ -311,8 +310,8 @@ void OperationRegistry::Retire(std::shared_ptr<Operation> operation,
   if (!operation->operation_id.empty()) {
     auto found = by_id_.find(operation->operation_id);
     if (found != by_id_.end() && found->second == operation) by_id_.erase(found);
-    const OperationSpanInfo span{operation->trace_id, operation->span_id, operation->sampled};
-    auto [remembered, inserted] = ended_.insert_or_assign(operation->operation_id, span);
+    auto [remembered, inserted] =
+        ended_.insert_or_assign(operation->operation_id, OperationSpanInfo::Of(*operation));
     if (inserted) ended_order_.push_back(remembered->first);
     if (ended_order_.size() > options_.max_remembered_ended) {
       ended_.erase(ended_order_.front());

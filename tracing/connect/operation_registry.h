@@ -56,11 +56,20 @@ struct OperationCallEnd {
   std::uint64_t batches = 0;
 };
 
-// Where an operation's span is: enough to parent other spans to it.
+// Where an operation's span is: enough to parent other spans to it. With the Airflow task the
+// operation's ExecutePlan named (empty when none), which the driver-event feed exports per
+// application (spark_application_airflow_info).
 struct OperationSpanInfo {
   TraceId trace_id{};
   SpanId span_id{};
   bool sampled = false;
+  std::string airflow_dag_id;
+  std::string airflow_task_id;
+
+  static OperationSpanInfo Of(const Operation& operation) {
+    return {operation.trace_id, operation.span_id, operation.sampled, operation.airflow_dag_id,
+            operation.airflow_task_id};
+  }
 };
 
 struct InterruptRequest {

@@ -42,14 +42,11 @@ std::unique_ptr<proxy::CallTap> SparkConnectTracer::OnCallStarted(const proxy::C
 
   RequestTraceContext trace = ResolveTraceContext(client, airflow.identity, ids_, sampler_);
   metrics_.TracedCall(TraceOriginName(trace.origin));
-  std::vector<Attribute> airflow_attributes;
-  if (airflow.identity) airflow_attributes = ToAttributes(*airflow.identity);
 
   const TraceId trace_id = trace.trace_id;
   const bool sampled = trace.sampled;
   const bool keep_tracestate = trace.from_client() && !client.tracestate_error;
-  auto tracer =
-      std::make_unique<CallTracer>(services_, start, std::move(trace), std::move(airflow_attributes));
+  auto tracer = std::make_unique<CallTracer>(services_, start, std::move(trace), airflow.identity);
   // Upstream, the call's parent is our span, in the client's trace (or the one started here).
   start.upstream_headers.Set(std::string(kTraceparentHeader),
                              FormatTraceparent(trace_id, tracer->span_id(), sampled));
