@@ -1,9 +1,12 @@
-"""The Grafana dashboard (k8s/grafana) and the Prometheus rules (k8s/prometheus) must agree with the binary.
+"""The Grafana dashboards (k8s/grafana) and the Prometheus rules (k8s/prometheus) must agree with the binary.
 
 Every PromQL expression in them is parsed; each metric it names must be one the real proxy exposes on
-/metrics (started here on loopback, fed a real event log so the spark_* phase gauges exist), and each
-label it selects on, groups by or prints in an annotation must be a label of that metric. Also: the
-dashboard's structure, the recipe links, `promtool check rules` and the kustomizations.
+/metrics (started here on loopback, fed a real event log so the spark_* phase gauges exist, and
+`sparktrace demo`'s proxy, whose Airflow task's simulated application has every per-application
+figure), and each label it selects on, groups by or prints in an annotation must be a label of that
+metric. Also: each dashboard's structure, variables and links, the recipe links, `promtool check
+rules`, `promtool test rules` and the kustomizations. That the queries return data from a real
+Prometheus is tests/k8s/test_live_prometheus.py.
 
 Run by CTest with SPARKTRACE_BIN; needs python3-yaml and python3-grpcio (the e2e harness), promtool and
 kubectl when installed.
@@ -28,444 +31,99 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 import harness  # noqa: E402  (proxy and upstream fixtures shared with the e2e tests)
 from promtext import Metrics  # noqa: E402
+from observability_lib import (  # noqa: E402
+    DASHBOARDS, GRAFANA_DIR, GRAFANA_INTERVALS, RECIPE_PATH, RULES, RULES_DIR, RULES_TESTS, Catalogue, Demo,
+    PromQLError, all_panels, alert_inputs, dashboard_expressions, documented_metrics, label_values_queries,
+    load_dashboard, load_rules, missing_doc_link, parse_promql, recipe_table, render_finding_runbook, rules_of,
+    selectors)
 
-DASHBOARD = ROOT / "k8s" / "grafana" / "sparktrace-overview.json"
-GRAFANA_KUSTOMIZATION = ROOT / "k8s" / "grafana"
-RULES = ROOT / "k8s" / "prometheus" / "sparktrace-rules.yaml"
-RULES_KUSTOMIZATION = ROOT / "k8s" / "prometheus"
-RULES_TESTS = ROOT / "k8s" / "prometheus" / "sparktrace-rules.test.yaml"
-TRACING_DOC = ROOT / "docs" / "tracing.md"
-RECIPES_INDEX = ROOT / "docs" / "recipes" / "README.md"
 DATA = Path(os.environ.get("SPARKTRACE_DATA_DIR") or ROOT.parent / "shared" / "data")
 LOG = DATA / "spark-events" / "local-1422981780767"
+BIN = Path(os.environ.get("SPARKTRACE_BIN") or ROOT / "build" / "sparktrace")
+GRAFANA_KUSTOMIZATION = GRAFANA_DIR
+RULES_KUSTOMIZATION = RULES_DIR
+URL_STATE_JS = ROOT / "web" / "assets" / "url_state.js"
 
-# Labels Prometheus itself attaches to every scraped series (the target's), not the binary.
-TARGET_LABELS = {"job", "instance"}
 # Metrics that may be missing from the binary's output, accepted when docs/tracing.md's metrics table
 # lists them (with the labels listed there): sparktrace_findings_total is being added by the diagnosis
 # work in parallel with these manifests, and a counter with labels only shows series once a finding
 # was counted, which the log used here may never produce.
 DOCUMENTED_ONLY_ALLOWED = {"sparktrace_findings_total"}
-# Grafana's interval variables, replaced by a duration before parsing.
-GRAFANA_INTERVALS = re.compile(r"\$\{?(__rate_interval|__interval|__range)\b\}?")
-RECIPE_PATH = re.compile(r"\bdocs/[A-Za-z0-9_./-]+\.md(?:#[a-z0-9-]+)?")
+# Metrics of the issue-13 metrics contract that the binary may not build ("only if reachable; otherwise
+# not built"), with the labels the contract gives them: accepted while the binary shows no sample of
+# them. Once it does, its real labels are checked instead.
+CONTRACT_OPTIONAL = {"spark_application_airflow_info": {"app", "dag_id", "task_id"}}
+# `kubectl apply` (client side) keeps the whole object in an annotation, at most 256 KiB.
+LAST_APPLIED_LIMIT = 262144
+# Grafana's own variables, usable in any dashboard without being defined in it.
+GRAFANA_BUILTIN_VARIABLES = {"__rate_interval", "__interval", "__interval_ms", "__range", "__range_s",
+                             "__range_ms", "__from", "__to", "__data", "__value", "__field", "__series",
+                             "__url_time_range", "__dashboard", "__user", "__org", "__name", "timeFilter"}
+VARIABLE_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[.:][^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+TROUBLESHOOTING_RECIPES = {str(Path(p).relative_to(ROOT)) for p in glob.glob(str(ROOT / "docs/recipes/troubleshoot/*.md"))}
+# What each dashboard is checked for, besides what all of them share: the query of its `app`
+# variable, its rows in order, the recipes its panels must link between them, and metrics its
+# queries must use (so that an empty parse cannot pass the catalogue check).
+DASHBOARD_SPECS = {
+    "sparktrace-overview.json": {
+        "uid": "sparktrace-overview",
+        "app_query": "label_values(spark_phase_breakdown_ratio,app)",
+        "rows": ["Where the time went", "Findings", "Spark Connect operations", "Proxy", "Pipeline"],
+        "recipes": TROUBLESHOOTING_RECIPES,
+        "metrics": {"spark_phase_breakdown_ratio", "sparktrace_findings_total",
+                    "sparktrace_operation_duration_seconds_bucket", "sparktrace_rpc_calls_total",
+                    "sparktrace_spans_dropped_total", "sparktrace_listener_malformed_lines_total"},
+    },
+    "spark-job-phase-timeline.json": {
+        "uid": "sparktrace-phase-timeline",
+        "title": "Spark Job Phase Timeline",
+        "app_query": "label_values(spark_phase_active,app)",
+        "rows": ["Phases", "Executors and throughput", "Airflow task and trace"],
+        "recipes": {"docs/recipes/troubleshoot/resource-wait-long.md", "docs/recipes/troubleshoot/s3-write-slow.md",
+                    "docs/recipes/troubleshoot/slow-spark-jobs.md", "docs/recipes/observability/airflow.md"},
+        "metrics": {"spark_phase_active", "spark_application_running", "spark_phase_breakdown_ratio",
+                    "spark_resource_wait_seconds", "spark_phase_compute_seconds", "spark_phase_io_write_seconds",
+                    "spark_phase_idle_seconds", "spark_time_to_first_executor_seconds", "spark_executors",
+                    "spark_executor_cores", "spark_task_cpu_ratio", "spark_write_throughput_bytes_per_second",
+                    "spark_output_bytes", "spark_task_duration_p95_seconds", "spark_application_airflow_info"},
+    },
+    "spark-profiling.json": {
+        "uid": "sparktrace-profiling",
+        "title": "Spark Profiling",
+        "app_query": "label_values(spark_phase_breakdown_ratio,app)",
+        "rows": ["Where task time goes", "Data distribution and memory", "Tasks and failures"],
+        "recipes": {"docs/recipes/troubleshoot/gc-pressure.md", "docs/recipes/troubleshoot/oom-and-spill.md",
+                    "docs/recipes/troubleshoot/data-skew-diagnosis.md", "docs/recipes/troubleshoot/shuffle-bottleneck.md",
+                    "docs/recipes/troubleshoot/slow-spark-jobs.md", "docs/recipes/observability/spark-profiling-guide.md"},
+        "metrics": {"spark_gc_time_ratio", "spark_serialization_time_ratio", "spark_executor_utilization_ratio",
+                    "spark_task_cpu_ratio", "spark_shuffle_skew_ratio", "spark_memory_spilled_bytes",
+                    "spark_disk_spilled_bytes", "spark_executor_peak_jvm_heap_bytes",
+                    "spark_executor_memory_limit_bytes", "spark_task_duration_seconds_bucket", "spark_jobs_total",
+                    "spark_stages_total", "spark_tasks_failed_total", "spark_executors_lost_total"},
+    },
+}
 
 
-# --------------------------------------------------------------------------------------------------
-# PromQL: just enough of a parser to know which metrics and labels an expression uses.
-# --------------------------------------------------------------------------------------------------
-
-AGGREGATORS = {"sum", "avg", "min", "max", "count", "stddev", "stdvar", "topk", "bottomk", "quantile",
-               "count_values", "group", "limitk", "limit_ratio"}
-BINARY_PRECEDENCE = {"or": 1, "and": 2, "unless": 2, "==": 3, "!=": 3, "<": 3, ">": 3, "<=": 3, ">=": 3,
-                     "+": 4, "-": 4, "*": 5, "/": 5, "%": 5, "atan2": 5, "^": 6}
-_TOKEN = re.compile(r"""
-    (?P<space>\s+|\#[^\n]*)
-  | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)
-  | (?P<duration>(?:\d+(?:ms|s|m|h|d|w|y))+)(?![A-Za-z0-9_])
-  | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_:]*)  # not from ":", which starts a subquery's resolution
-  | (?P<op>==|!=|<=|>=|=~|!~|[-+*/%^=<>(){}\[\],:@])
-""", re.VERBOSE)
+def variable_references(text):
+    return {a or b for a, b in VARIABLE_REFERENCE.findall(text)}
 
 
-class PromQLError(ValueError):
-    pass
-
-
-def tokenize(text):
-    tokens, pos = [], 0
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if not match:
-            raise PromQLError(f"cannot read {text[pos:pos + 20]!r} in {text!r}")
-        pos = match.end()
-        if match.lastgroup != "space":
-            tokens.append((match.lastgroup, match.group()))
-    tokens.append(("end", ""))
-    return tokens
-
-
-class Parser:
-    """Recursive descent into a tree of dicts: selector, aggregation, call, binary, number, string."""
-
-    def __init__(self, text):
-        self.text = text
-        self.tokens = tokenize(text)
-        self.pos = 0
-
-    def parse(self):
-        node = self.expression(0)
-        if self.peek()[0] != "end":
-            raise PromQLError(f"unexpected {self.peek()[1]!r} in {self.text!r}")
-        return node
-
-    def peek(self, ahead=0):
-        return self.tokens[min(self.pos + ahead, len(self.tokens) - 1)]
-
-    def take(self, value=None):
-        token = self.peek()
-        if value is not None and token[1] != value:
-            raise PromQLError(f"expected {value!r}, got {token[1]!r} in {self.text!r}")
-        self.pos += 1
-        return token
-
-    def binary_operator(self):
-        kind, value = self.peek()
-        if kind in ("op", "ident") and value in BINARY_PRECEDENCE:
-            return value
-        return None
-
-    def expression(self, min_precedence):
-        left = self.unary()
-        while True:
-            op = self.binary_operator()
-            if op is None or BINARY_PRECEDENCE[op] < min_precedence:
-                return left
-            self.take()
-            matching = {"on": None, "labels": [], "group": None, "group_labels": []}
-            if self.peek()[1] == "bool":
-                self.take()
-            if self.peek()[1] in ("on", "ignoring"):
-                matching["on"] = self.take()[1]
-                matching["labels"] = self.label_list()
-            if self.peek()[1] in ("group_left", "group_right"):
-                matching["group"] = self.take()[1]
-                if self.peek()[1] == "(":
-                    matching["group_labels"] = self.label_list()
-            # ^ is right-associative, every other operator left-associative.
-            next_min = BINARY_PRECEDENCE[op] + (0 if op == "^" else 1)
-            right = self.expression(next_min)
-            left = {"type": "binary", "op": op, "left": left, "right": right, "matching": matching}
-
-    def unary(self):
-        if self.peek()[1] in ("-", "+"):
-            self.take()
-            return {"type": "unary", "arg": self.unary()}
-        return self.postfix(self.primary())
-
-    def postfix(self, node):
-        while True:
-            value = self.peek()[1]
-            if value == "[":
-                self.take()
-                self.take_duration()
-                if self.peek()[1] == ":":  # subquery [range:resolution]
-                    self.take()
-                    if self.peek()[1] != "]":
-                        self.take_duration()
-                self.take("]")
-            elif value == "offset":
-                self.take()
-                if self.peek()[1] == "-":
-                    self.take()
-                self.take_duration()
-            elif value == "@":
-                self.take()
-                if self.peek()[1] in ("start", "end"):
-                    self.take()
-                    self.take("(")
-                    self.take(")")
-                else:
-                    self.take()
-            else:
-                return node
-
-    def take_duration(self):
-        kind, value = self.take()
-        if kind not in ("duration", "number"):
-            raise PromQLError(f"expected a duration, got {value!r} in {self.text!r}")
-
-    def primary(self):
-        kind, value = self.peek()
-        if kind == "number" or (kind == "ident" and value.lower() in ("inf", "nan")):
-            self.take()
-            return {"type": "number"}
-        if kind == "string":
-            self.take()
-            return {"type": "string"}
-        if value == "(":
-            self.take()
-            node = self.expression(0)
-            self.take(")")
-            return node
-        if value == "{":
-            return {"type": "selector", "name": None, "matchers": self.matchers()}
-        if kind != "ident":
-            raise PromQLError(f"unexpected {value!r} in {self.text!r}")
-        self.take()
-        if value in AGGREGATORS and self.peek()[1] in ("(", "by", "without"):
-            return self.aggregation(value)
-        if self.peek()[1] == "(":
-            return {"type": "call", "func": value, "args": self.arguments()}
-        matchers = self.matchers() if self.peek()[1] == "{" else []
-        return {"type": "selector", "name": value, "matchers": matchers}
-
-    def aggregation(self, op):
-        grouping, without = None, False
-        if self.peek()[1] in ("by", "without"):
-            without = self.take()[1] == "without"
-            grouping = self.label_list()
-        args = self.arguments()
-        if self.peek()[1] in ("by", "without"):
-            without = self.take()[1] == "without"
-            grouping = self.label_list()
-        return {"type": "aggregation", "op": op, "grouping": grouping, "without": without, "args": args}
-
-    def arguments(self):
-        self.take("(")
-        args = []
-        while self.peek()[1] != ")":
-            args.append(self.expression(0))
-            if self.peek()[1] == ",":
-                self.take()
-        self.take(")")
-        return args
-
-    def label_list(self):
-        self.take("(")
-        labels = []
-        while self.peek()[1] != ")":
-            kind, value = self.take()
-            if kind != "ident":
-                raise PromQLError(f"expected a label name, got {value!r} in {self.text!r}")
-            labels.append(value)
-            if self.peek()[1] == ",":
-                self.take()
-        self.take(")")
-        return labels
-
-    def matchers(self):
-        self.take("{")
-        matchers = []
-        while self.peek()[1] != "}":
-            label = self.take()
-            if label[0] != "ident":
-                raise PromQLError(f"expected a label name, got {label[1]!r} in {self.text!r}")
-            op = self.take()[1]
-            if op not in ("=", "!=", "=~", "!~"):
-                raise PromQLError(f"bad matcher operator {op!r} in {self.text!r}")
-            value = self.take()
-            if value[0] != "string":
-                raise PromQLError(f"matcher value must be a string in {self.text!r}")
-            matchers.append((label[1], op, value[1][1:-1]))
-            if self.peek()[1] == ",":
-                self.take()
-        self.take("}")
-        return matchers
-
-
-def parse_promql(text):
-    return Parser(GRAFANA_INTERVALS.sub("5m", text)).parse()
-
-
-def children(node):
-    if node["type"] in ("aggregation", "call"):
-        return node["args"]
-    if node["type"] == "binary":
-        return [node["left"], node["right"]]
-    if node["type"] == "unary":
-        return [node["arg"]]
-    return []
-
-
-def selectors(node):
-    if node["type"] == "selector":
-        yield node
-    for child in children(node):
-        yield from selectors(child)
-
-
-class Catalogue:
-    """Metric name → label names: what the binary exposes, the documented-only exceptions, and what
-    recording rules produce."""
-
-    def __init__(self, metrics, documented):
-        # Queryable series names: what has samples, plus each declared family's own names (a histogram's
-        # family_bucket with le, family_sum and family_count; never the bare histogram name).
-        self.labels = {}
-        self.sampled = set()
-        for name, labels, _ in metrics.samples:
-            self.labels.setdefault(name, set()).update(labels)
-            self.sampled.add(name)
-        for family, kind in metrics.types.items():
-            if kind == "histogram":
-                for suffix in ("_bucket", "_sum", "_count"):
-                    self.labels.setdefault(family + suffix, set())
-                self.labels[family + "_bucket"].add("le")
-            else:
-                self.labels.setdefault(family, set())
-        self.documented = documented
-        self.recorded = {}
-
-    def lookup(self, name):
-        """Label names of `name`, or None when the binary does not expose it (nor, for the allowed
-        exceptions, the docs)."""
-        if name in self.recorded:
-            return self.recorded[name]
-        if name in DOCUMENTED_ONLY_ALLOWED and name not in self.sampled and name in self.documented:
-            return self.documented[name]
-        return self.labels.get(name)
-
-    def output_labels(self, node):
-        """Labels a (vector) expression's result carries, as far as the checks need them."""
-        kind = node["type"]
-        if kind == "selector":
-            return set(self.lookup(node["name"]) or ()) | TARGET_LABELS
-        if kind == "aggregation":
-            inner = set().union(*(self.output_labels(a) for a in node["args"]))
-            if node["grouping"] is None:
-                return set()
-            return inner - set(node["grouping"]) if node["without"] else set(node["grouping"])
-        if kind == "call":
-            vectors = [a for a in node["args"] if a["type"] not in ("number", "string")]
-            out = self.output_labels(vectors[0]) if vectors else set()
-            if node["func"] == "histogram_quantile":
-                out = out - {"le"}
-            return out
-        if kind == "binary":
-            left, right = node["left"], node["right"]
-            if left["type"] == "number":
-                return self.output_labels(right)
-            matching = node["matching"]
-            if matching["group"] == "group_right":
-                return self.output_labels(right) | set(matching["group_labels"])
-            return self.output_labels(left) | set(matching["group_labels"])
-        if kind == "unary":
-            return self.output_labels(node["arg"])
-        return set()
-
-    def problems(self, expression, where):
-        """What in `expression` the binary does not have: unknown metrics or labels."""
-        try:
-            tree = parse_promql(expression)
-        except PromQLError as error:
-            return [f"{where}: {error}"]
-        found = []
-        for node in selectors(tree):
-            if node["name"] is None:
-                found.append(f"{where}: selector without a metric name")
-                continue
-            labels = self.lookup(node["name"])
-            if labels is None:
-                found.append(f"{where}: {node['name']} is not exposed by the binary")
-                continue
-            for label, _, _ in node["matchers"]:
-                if label not in labels | TARGET_LABELS:
-                    found.append(f"{where}: {node['name']} has no label {label!r} (has {sorted(labels)})")
-        self.check_grouping(tree, where, found)
-        return found
-
-    def check_grouping(self, node, where, found):
-        if node["type"] == "aggregation" and node["grouping"]:
-            available = set().union(*(self.output_labels(a) for a in node["args"]))
-            for label in node["grouping"]:
-                if label not in available:
-                    found.append(f"{where}: by/without label {label!r} is on none of {sorted(available)}")
-        if node["type"] == "binary" and node["matching"]["labels"]:
-            available = self.output_labels(node["left"]) | self.output_labels(node["right"])
-            for label in node["matching"]["labels"]:
-                if label not in available:
-                    found.append(f"{where}: on/ignoring label {label!r} is on neither side")
-        for child in children(node):
-            self.check_grouping(child, where, found)
-
-
-def documented_metrics():
-    """Metric → labels from the "Metrics" table of docs/tracing.md (`name`, `name2` | `label` (values), …)."""
-    documented = {}
-    for line in TRACING_DOC.read_text().splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 2 or not cells[0].startswith("`"):
-            continue
-        names = re.findall(r"`([a-z_:][a-z0-9_:]*)`", cells[0])
-        label_text = re.sub(r"\([^)]*\)", "", cells[1])  # drop the listed values: (`ok`, `error`)
-        if label_text.lstrip().startswith("histogram"):
-            label_text = ""
-        labels = set(re.findall(r"`([a-z_][a-z0-9_]*)`", label_text))
-        for name in names:
-            if name.startswith(("sparktrace_", "spark_")):
-                documented[name] = labels
-    return documented
-
-
-# --------------------------------------------------------------------------------------------------
-# The manifests
-# --------------------------------------------------------------------------------------------------
-
-def load_dashboard():
-    with open(DASHBOARD) as handle:
-        return json.load(handle)
-
-
-def all_panels(dashboard):
-    for panel in dashboard["panels"]:
-        yield panel
-        yield from panel.get("panels", [])  # collapsed rows hold their panels
-
-
-def dashboard_expressions(dashboard):
-    """(where, PromQL) for every target and every query variable."""
+def dashboard_links(dashboard):
+    """(where, link) for the dashboard's links, its panels' links and their fields' data links."""
+    for link in dashboard.get("links", []):
+        yield "dashboard", link
     for panel in all_panels(dashboard):
-        for target in panel.get("targets", []):
-            yield f"panel {panel['id']} {panel['title']!r} {target.get('refId')}", target.get("expr", "")
-
-
-def label_values_queries(dashboard):
-    for variable in dashboard["templating"]["list"]:
-        if variable["type"] == "query":
-            query = variable["query"]
-            query = query["query"] if isinstance(query, dict) else query
-            match = re.fullmatch(r"\s*label_values\(\s*(.+?)\s*,\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*", query)
-            yield variable["name"], query, match
-
-
-def load_rules():
-    with open(RULES) as handle:
-        return yaml.safe_load(handle)
-
-
-def rules_of(rule_file):
-    for group in rule_file["spec"]["groups"]:
-        yield from group["rules"]
-
-
-def github_anchor(heading):
-    """GitHub's heading anchor: lower case, punctuation but - and _ removed, spaces to hyphens."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
-def missing_doc_link(link):
-    """None when `docs/….md#anchor` names a file of the repository (and a heading of it), else why not."""
-    path, _, anchor = link.partition("#")
-    if not (ROOT / path).is_file():
-        return f"{path} does not exist"
-    if anchor:
-        headings = [github_anchor(h) for h in re.findall(r"^#+\s+(.*)$", (ROOT / path).read_text(), re.M)]
-        if anchor not in headings:
-            return f"{path} has no heading #{anchor}"
-    return None
-
-
-def render_finding_runbook(template, finding_id):
-    """The runbook_url template's `if eq $labels.id "…"` chain for one id, as Go's text/template renders it."""
-    text = " ".join(template.split())
-    for wanted, result in re.findall(r'eq \$labels\.id "([^"]+)" \}\}(.*?)\{\{', text):
-        if wanted == finding_id:
-            return result
-    default = re.search(r"\{\{ else \}\}(.*?)\{\{ end \}\}", text)
-    if not default:
-        raise AssertionError(f"no else branch in {template!r}")
-    return default.group(1).replace("{{ $labels.id }}", finding_id)
-
-
-def recipe_table():
-    """finding id → recipe path, from docs/recipes/README.md's table."""
-    table = {}
-    rows = re.findall(r"^\| `([a-z0-9-]+)` \| \[[^\]]*\]\(([^)]+)\)", RECIPES_INDEX.read_text(), re.M)
-    for finding_id, link in rows:
-        table[finding_id] = "docs/recipes/" + link
-    return table
+        for link in panel.get("links", []):
+            yield f"panel {panel['title']!r}", link
+        field_config = panel.get("fieldConfig", {})
+        for link in field_config.get("defaults", {}).get("links", []):
+            yield f"panel {panel['title']!r} field", link
+        for override in field_config.get("overrides", []):
+            for prop in override["properties"]:
+                if prop["id"] == "links":
+                    for link in prop["value"]:
+                        yield f"panel {panel['title']!r} field {override['matcher']['options']}", link
 
 
 # --------------------------------------------------------------------------------------------------
@@ -508,72 +166,157 @@ class PromQLParserTest(unittest.TestCase):
         self.assertEqual(len(catalogue.problems("sum by (le) (rate(h_seconds_count[5m]))", "x")), 1)
         self.assertEqual(len(catalogue.problems("h_seconds_total", "x")), 1)
 
+    def test_spans_and_alert_inputs(self):
+        text = 'max by (app) (x{a="1"}) > 0.9 and on (app) (max by (app) (y) == 1) or -rate(z[5m] offset 1h) < 2'
+        tree = parse_promql(text)
+        start, end = tree["left"]["left"]["left"]["span"]
+        self.assertEqual(text[start:end], 'max by (app) (x{a="1"})')
+        self.assertEqual(alert_inputs(text), ['max by (app) (x{a="1"})', "max by (app) (y)", "-rate(z[5m] offset 1h)"])
+        self.assertEqual(alert_inputs("increase(c_total[$__rate_interval]) > 0"), ["increase(c_total[5m])"])
+        self.assertEqual(alert_inputs("0.5 < r"), ["r"])
+        self.assertEqual(alert_inputs("a > b"), ["a > b"], "a comparison of two vectors is one input")
+
 
 class DashboardTest(unittest.TestCase):
+    """Each dashboard of DASHBOARDS: the checks they share, with DASHBOARD_SPECS for what differs."""
+
+    maxDiff = None
+
     @classmethod
     def setUpClass(cls):
-        cls.dashboard = load_dashboard()
+        cls.dashboards = {path.name: load_dashboard(path) for path in DASHBOARDS}
+
+    def each(self):
+        for name, dashboard in self.dashboards.items():
+            with self.subTest(dashboard=name):
+                yield name, dashboard, DASHBOARD_SPECS[name]
+
+    def test_every_dashboard_file_is_specified_and_shipped(self):
+        on_disk = {Path(p).name for p in glob.glob(str(GRAFANA_DIR / "*.json"))}
+        self.assertEqual(on_disk, set(DASHBOARD_SPECS))
+        self.assertEqual(set(self.dashboards), set(DASHBOARD_SPECS))
 
     def test_is_a_grafana_dashboard_with_datasource_and_app_variables(self):
-        d = self.dashboard
-        self.assertGreaterEqual(d["schemaVersion"], 36)
-        self.assertTrue(d["uid"] and d["title"])
-        variables = {v["name"]: v for v in d["templating"]["list"]}
-        self.assertEqual(variables["datasource"]["type"], "datasource")
-        self.assertEqual(variables["datasource"]["query"], "prometheus")
-        self.assertEqual(variables["app"]["datasource"]["uid"], "${datasource}")
-        queries = {name: query for name, query, _ in label_values_queries(d)}
-        for variable in [v for v in d["templating"]["list"] if v["type"] == "query"]:
-            # Grafana shows `definition` in the editor; it must say what `query` runs.
-            self.assertEqual(variable.get("definition"), queries[variable["name"]], variable["name"])
-        self.assertEqual(queries["app"].replace(" ", ""), "label_values(spark_phase_breakdown_ratio,app)")
+        uids = [d["uid"] for d in self.dashboards.values()]
+        self.assertEqual(len(uids), len(set(uids)), f"dashboard uids must differ: {uids}")
+        for _, d, spec in self.each():
+            self.assertGreaterEqual(d["schemaVersion"], 36)
+            self.assertTrue(d["uid"] and d["title"] and d.get("description"))
+            self.assertEqual(d["uid"], spec["uid"])
+            if "title" in spec:
+                self.assertEqual(d["title"], spec["title"])
+            variables = {v["name"]: v for v in d["templating"]["list"]}
+            self.assertEqual(variables["datasource"]["type"], "datasource")
+            self.assertEqual(variables["datasource"]["query"], "prometheus")
+            queries = {name: query for name, query, _ in label_values_queries(d)}
+            for variable in [v for v in d["templating"]["list"] if v["type"] == "query"]:
+                # Grafana shows `definition` in the editor; it must say what `query` runs.
+                self.assertEqual(variable.get("definition"), queries[variable["name"]], variable["name"])
+                self.assertEqual(variable["datasource"]["uid"], "${datasource}", variable["name"])
+            self.assertEqual(queries["app"].replace(" ", ""), spec["app_query"])
 
     def test_panels_have_unique_ids_a_datasource_and_targets(self):
-        panels = list(all_panels(self.dashboard))
-        ids = [p["id"] for p in panels]
-        self.assertEqual(len(ids), len(set(ids)), f"duplicate panel ids in {ids}")
-        for panel in panels:
-            where = f"panel {panel['id']} {panel.get('title')!r}"
-            self.assertTrue(panel.get("title"), where)
-            grid = panel["gridPos"]
-            self.assertLessEqual(grid["x"] + grid["w"], 24, where)
-            if panel["type"] == "row":
-                continue
-            self.assertEqual(panel.get("datasource"), {"type": "prometheus", "uid": "${datasource}"}, where)
-            targets = panel.get("targets", [])
-            self.assertTrue(targets, f"{where} has no target")
-            ref_ids = [t["refId"] for t in targets]
-            self.assertEqual(len(ref_ids), len(set(ref_ids)), where)
-            for target in targets:
-                self.assertTrue(target.get("expr", "").strip(), f"{where} target {target['refId']} has no expr")
-                self.assertEqual(target.get("datasource", panel["datasource"]), panel["datasource"], where)
+        for _, d, _ in self.each():
+            panels = list(all_panels(d))
+            ids = [p["id"] for p in panels]
+            self.assertEqual(len(ids), len(set(ids)), f"duplicate panel ids in {ids}")
+            for panel in panels:
+                where = f"panel {panel['id']} {panel.get('title')!r}"
+                self.assertTrue(panel.get("title"), where)
+                grid = panel["gridPos"]
+                self.assertLessEqual(grid["x"] + grid["w"], 24, where)
+                if panel["type"] == "row":
+                    continue
+                self.assertEqual(panel.get("datasource"), {"type": "prometheus", "uid": "${datasource}"}, where)
+                targets = panel.get("targets", [])
+                self.assertTrue(targets, f"{where} has no target")
+                ref_ids = [t["refId"] for t in targets]
+                self.assertEqual(len(ref_ids), len(set(ref_ids)), where)
+                for target in targets:
+                    self.assertTrue(target.get("expr", "").strip(), f"{where} target {target['refId']} has no expr")
+                    self.assertEqual(target.get("datasource", panel["datasource"]), panel["datasource"], where)
+
+    def test_panels_do_not_overlap(self):
+        for _, d, _ in self.each():
+            cells = {}
+            for panel in d["panels"]:  # top level: what an expanded dashboard lays out
+                grid = panel["gridPos"]
+                for x in range(grid["x"], grid["x"] + grid["w"]):
+                    for y in range(grid["y"], grid["y"] + grid["h"]):
+                        self.assertNotIn((x, y), cells, f"{panel['title']!r} overlaps {cells.get((x, y))!r}")
+                        cells[(x, y)] = panel["title"]
 
     def test_rows_in_order(self):
-        rows = [p["title"] for p in self.dashboard["panels"] if p["type"] == "row"]
-        self.assertEqual(rows, ["Where the time went", "Findings", "Spark Connect operations", "Proxy",
-                                "Pipeline"])
+        for _, d, spec in self.each():
+            self.assertEqual([p["title"] for p in d["panels"] if p["type"] == "row"], spec["rows"])
 
-    def test_panels_say_what_to_do_and_link_every_troubleshooting_recipe(self):
-        linked = set()
-        for panel in all_panels(self.dashboard):
-            if panel["type"] == "row":
-                continue
-            description = panel.get("description", "")
-            links = RECIPE_PATH.findall(description)
-            self.assertTrue(links, f"panel {panel['title']!r} links no recipe or doc")
-            for link in links:
-                self.assertIsNone(missing_doc_link(link), f"panel {panel['title']!r}: {link}")
-                linked.add(link.partition("#")[0])
-        recipes = {str(Path(p).relative_to(ROOT)) for p in glob.glob(str(ROOT / "docs/recipes/troubleshoot/*.md"))}
-        self.assertTrue(recipes)
-        self.assertEqual(recipes - linked, set(), "troubleshooting recipes no panel links")
+    def test_panels_say_what_to_do_and_link_their_recipes(self):
+        for _, d, spec in self.each():
+            linked = set()
+            for panel in all_panels(d):
+                if panel["type"] == "row":
+                    continue
+                description = panel.get("description", "")
+                links = RECIPE_PATH.findall(description)
+                self.assertTrue(links, f"panel {panel['title']!r} links no recipe or doc")
+                for link in links:
+                    self.assertIsNone(missing_doc_link(link), f"panel {panel['title']!r}: {link}")
+                    linked.add(link.partition("#")[0])
+            self.assertEqual(spec["recipes"] - linked, set(), "recipes no panel links")
+            for link in RECIPE_PATH.findall(d["description"]):
+                self.assertIsNone(missing_doc_link(link), f"dashboard description: {link}")
+
+    def test_every_variable_used_is_defined(self):
+        for _, d, _ in self.each():
+            defined = {v["name"] for v in d["templating"]["list"]} | GRAFANA_BUILTIN_VARIABLES
+            texts = [("expression " + where, expr) for where, expr in dashboard_expressions(d)]
+            texts += [(f"variable {name}", query) for name, query, _ in label_values_queries(d)]
+            texts += [(f"{where} link {link.get('title')!r}", link["url"] + " " + link.get("title", ""))
+                      for where, link in dashboard_links(d)]
+            for where, text in texts:
+                self.assertEqual(variable_references(text) - defined, set(), where)
+
+    def test_phase_timeline_links_the_trace_view_of_the_airflow_task(self):
+        """The trace view's task list (web/assets/url_state.js: `/?dag=…&task=…`) for the selected
+        Airflow task, from the dashboard, the Airflow panel and each row of it."""
+        d = self.dashboards["spark-job-phase-timeline.json"]
+        variables = {v["name"]: v for v in d["templating"]["list"]}
+        self.assertEqual(variables["traceview"]["type"], "textbox")
+        self.assertRegex(variables["traceview"]["query"], r"^https?://[^/]+$", "an origin, no trailing slash")
+        for name, label in (("dag_id", "dag_id"), ("task_id", "task_id")):
+            query = [q for n, q, _ in label_values_queries(d) if n == name][0]
+            self.assertRegex(query, rf"^label_values\(spark_application_airflow_info\{{.*app=\"\$app\".*\}}, {label}\)$")
+        filter_keys = re.search(r"TASK_FILTER_KEYS = \[([^\]]*)\]", URL_STATE_JS.read_text()).group(1)
+        self.assertIn("'dag'", filter_keys)
+        self.assertIn("'task'", filter_keys)
+        trace_links = [(where, link) for where, link in dashboard_links(d) if "${traceview}" in link["url"]]
+        wheres = {where.split(" field")[0] for where, _ in trace_links}
+        self.assertIn("dashboard", wheres)
+        self.assertIn("panel 'Airflow task'", wheres)
+        for where, link in trace_links:
+            self.assertRegex(link["url"], r"^\$\{traceview\}/\?dag=\$\{[^}]*dag_id[^}]*:percentencode\}"
+                                          r"&task=\$\{[^}]*task_id[^}]*:percentencode\}$", where)
+            self.assertTrue(link.get("targetBlank"), where)
+
+    def test_queries_select_the_app_variable(self):
+        """Per-application panels follow the `app` picker: `=` in the single-value timeline, `=~` where
+        several may be chosen."""
+        for name, d, _ in self.each():
+            multi = {v["name"]: v.get("multi") for v in d["templating"]["list"]}["app"]
+            for where, expr in dashboard_expressions(d):
+                for selector in selectors(parse_promql(expr)):
+                    if not selector["name"].startswith("spark_"):
+                        continue
+                    app = [(op, value) for label, op, value in selector["matchers"] if label == "app"]
+                    self.assertEqual(app, [("=~" if multi else "=", "$app")], f"{where}: {selector['name']}")
 
     def test_trace_link_note(self):
-        text = json.dumps(self.dashboard)
+        dashboard = self.dashboards["sparktrace-overview.json"]
+        text = json.dumps(dashboard)
         self.assertIn("sparktrace traces", text)
         self.assertIn("Tempo", text)
         self.assertIn("--otlp-endpoint", text)
-        self.assertTrue(self.dashboard["links"], "no dashboard link to the traces")
+        self.assertTrue(dashboard["links"], "no dashboard link to the traces")
 
     def test_kustomization_generates_the_sidecar_configmap(self):
         with open(GRAFANA_KUSTOMIZATION / "kustomization.yaml") as handle:
@@ -581,17 +324,20 @@ class DashboardTest(unittest.TestCase):
         self.assertTrue(kustomization["generatorOptions"]["disableNameSuffixHash"])
         self.assertEqual(kustomization["generatorOptions"]["labels"]["grafana_dashboard"], "1")
         files = [f for g in kustomization["configMapGenerator"] for f in g["files"]]
-        self.assertIn(DASHBOARD.name, files)
+        self.assertEqual(files, [path.name for path in DASHBOARDS])
 
     @unittest.skipUnless(shutil.which("kubectl"), "kubectl not installed")
-    def test_kustomize_renders_the_dashboard_unchanged(self):
+    def test_kustomize_renders_the_dashboards_unchanged(self):
         rendered = subprocess.run(["kubectl", "kustomize", str(GRAFANA_KUSTOMIZATION)], capture_output=True,
                                   text=True, timeout=60, check=True).stdout
         (config_map,) = list(yaml.safe_load_all(rendered))
         self.assertEqual(config_map["kind"], "ConfigMap")
         self.assertEqual(config_map["metadata"]["labels"]["grafana_dashboard"], "1")
         self.assertEqual(config_map["metadata"]["name"], "sparktrace-grafana-dashboard", "no hash suffix")
-        self.assertEqual(json.loads(config_map["data"][DASHBOARD.name]), self.dashboard)
+        self.assertEqual(set(config_map["data"]), set(self.dashboards))
+        for name, dashboard in self.dashboards.items():
+            self.assertEqual(json.loads(config_map["data"][name]), dashboard, name)
+        self.assertLess(len(json.dumps(config_map)), LAST_APPLIED_LIMIT, "too large for kubectl apply")
 
 
 class RulesTest(unittest.TestCase):
@@ -649,8 +395,26 @@ class RulesTest(unittest.TestCase):
                        "sparktrace_spans_dropped_total",
                        "sparktrace_listener_malformed_lines_total",
                        'sparktrace_findings_total{severity="critical"}',
-                       'spark_phase_breakdown_ratio{phase="resource_wait"}'):
+                       'spark_phase_breakdown_ratio{phase="resource_wait"}',
+                       # issue 13: resource wait, failures, out-of-memory risk, write throughput
+                       'spark_phase_active{phase="resource_wait"}',
+                       "spark_time_to_first_executor_seconds",
+                       'spark_jobs_total{status="failed"}',
+                       'spark_stages_total{status="failed"}',
+                       "spark_executor_peak_jvm_heap_bytes",
+                       "spark_executor_memory_limit_bytes",
+                       'spark_executors_lost_total{reason="out_of_memory"}',
+                       'spark_tasks_failed_total{reason="out_of_memory"}',
+                       "spark_write_throughput_bytes_per_second",
+                       "spark_phase_io_write_seconds"):
             self.assertIn(wanted, covered)
+
+    def test_alerts_on_a_runs_high_water_marks_end_with_the_run(self):
+        """Peak heap, time to first executor and write throughput keep the latest run's figure after it
+        ended: their alerts hold only while spark_application_running says it runs."""
+        for name in ("SparkSlowFirstExecutor", "SparkExecutorHeapNearLimit", "SparkWriteThroughputLow"):
+            inputs = alert_inputs(self.alerts[name]["expr"])
+            self.assertIn("max by (job, instance, app) (spark_application_running)", inputs, name)
 
     @unittest.skipUnless(shutil.which("promtool"), "promtool not installed (apt-get install prometheus)")
     def test_promtool_accepts_the_rules(self):
@@ -674,9 +438,10 @@ class RulesTest(unittest.TestCase):
 
     @unittest.skipUnless(shutil.which("promtool"), "promtool not installed (apt-get install prometheus)")
     def test_promtool_accepts_the_dashboard_queries(self):
-        # Each panel query as a recording rule: promtool then parses it with Prometheus' own parser.
+        # Each panel query of every dashboard as a recording rule: promtool then parses it with Prometheus' own parser.
+        expressions = [expr for path in DASHBOARDS for _, expr in dashboard_expressions(load_dashboard(path))]
         rules = [{"record": f"sparktrace_dashboard:query_{i}", "expr": GRAFANA_INTERVALS.sub("5m", expr)}
-                 for i, (_, expr) in enumerate(dashboard_expressions(load_dashboard()))]
+                 for i, expr in enumerate(expressions)]
         self.assertTrue(rules)
         self.promtool_check({"groups": [{"name": "dashboard", "rules": rules}]})
 
@@ -704,7 +469,9 @@ class RulesTest(unittest.TestCase):
 @harness.proxy_only
 @unittest.skipUnless(LOG.is_file(), f"no event log {LOG} (set SPARKTRACE_DATA_DIR)")
 class MetricsAgreeWithTheBinaryTest(unittest.TestCase):
-    """Every metric and label of the dashboard and the rules, against a running proxy's /metrics."""
+    """Every metric and label of the dashboards and the rules, against running proxies' /metrics: one
+    following a real event log (a 2015 application, read whole), and `sparktrace demo`'s (an Airflow
+    task's calls and the simulated application behind them, with executor memory, writes and tasks)."""
 
     maxDiff = None
 
@@ -721,16 +488,26 @@ class MetricsAgreeWithTheBinaryTest(unittest.TestCase):
         stub = harness.open_channel(cls, proxy.grpc_address).unary_unary("/sparktrace.test.Observability/Unary")
         stub(b"ping", timeout=10, metadata=[("x-test-id", harness.new_id("obs"))])
 
+        demo_dir = Path(tempfile.mkdtemp(prefix="sparktrace-obs-demo-"))
+        cls.addClassCleanup(shutil.rmtree, demo_dir, True)
+        demo = Demo(BIN, demo_dir)
+        cls.addClassCleanup(demo.stop)
+        demo.wait_until_served()
+
         def scraped():
             status, _, body = proxy.admin("/metrics")
             if status != 200:
                 return None
             metrics = Metrics(body)
             ready = metrics.find("spark_phase_breakdown_ratio") and metrics.find("sparktrace_rpc_calls_total")
-            return metrics if ready else None
+            return body if ready else None
 
-        metrics = harness.wait_until(scraped, 20, interval=0.1, message="phase gauges and RPC series on /metrics")
-        cls.catalogue = Catalogue(metrics, documented_metrics())
+        text = harness.wait_until(scraped, 20, interval=0.1, message="phase gauges and RPC series on /metrics")
+        demo_text = harness.wait_until(lambda: (lambda t: t if "spark_phase_breakdown_ratio{" in t else None)(
+            demo.metrics_text()), 20, interval=0.1, message="the demo's phase gauges on /metrics")
+        documented = {**CONTRACT_OPTIONAL, **documented_metrics()}
+        cls.catalogue = Catalogue(Metrics(text + "\n" + demo_text), documented,
+                                  DOCUMENTED_ONLY_ALLOWED | set(CONTRACT_OPTIONAL))
         rule_file = load_rules()
         for rule in rules_of(rule_file):
             if "record" in rule:
@@ -738,21 +515,20 @@ class MetricsAgreeWithTheBinaryTest(unittest.TestCase):
         cls.rules = list(rules_of(rule_file))
 
     def test_dashboard_queries_use_exposed_metrics_and_labels(self):
-        dashboard = load_dashboard()
-        problems, names = [], set()
-        for where, expression in dashboard_expressions(dashboard):
-            problems += self.catalogue.problems(expression, where)
-            names.update(s["name"] for s in selectors(parse_promql(expression)))
-        for name, query, match in label_values_queries(dashboard):
-            self.assertIsNotNone(match, f"variable {name}: {query}")
-            metric, label = match.groups()
-            problems += self.catalogue.problems(f"group by ({label}) ({metric})", f"variable {name}")
-        self.assertEqual(problems, [])
-        # The parser saw the metrics of every row (an empty parse would pass the loop above).
-        for wanted in ("spark_phase_breakdown_ratio", "sparktrace_findings_total",
-                       "sparktrace_operation_duration_seconds_bucket", "sparktrace_rpc_calls_total",
-                       "sparktrace_spans_dropped_total", "sparktrace_listener_malformed_lines_total"):
-            self.assertIn(wanted, names)
+        for path in DASHBOARDS:
+            with self.subTest(dashboard=path.name):
+                dashboard = load_dashboard(path)
+                problems, names = [], set()
+                for where, expression in dashboard_expressions(dashboard):
+                    problems += self.catalogue.problems(expression, where)
+                    names.update(s["name"] for s in selectors(parse_promql(expression)))
+                for name, query, match in label_values_queries(dashboard):
+                    self.assertIsNotNone(match, f"variable {name}: {query}")
+                    metric, label = match.groups()
+                    problems += self.catalogue.problems(f"group by ({label}) ({metric})", f"variable {name}")
+                self.assertEqual(problems, [])
+                # The parser saw the metrics of every row (an empty parse would pass the loop above).
+                self.assertEqual(DASHBOARD_SPECS[path.name]["metrics"] - names, set())
 
     def test_rules_use_exposed_metrics_and_labels(self):
         problems = []
