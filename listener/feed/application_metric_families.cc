@@ -8,35 +8,24 @@
 #include <string>
 #include <utility>
 
+#include "listener/feed/metric_family_builders.h"
+
 namespace sparktrace::listener {
 namespace {
 
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using Labels = std::vector<ClientMetric::Label>;
+using metric_builders::Family;
+using metric_builders::Labels;
 using Figures = std::vector<const ApplicationFigures*>;
 
-MetricFamily Family(std::string name, std::string help, MetricType type) {
-  MetricFamily family;
-  family.name = std::move(name);
-  family.help = std::move(help);
-  family.type = type;
-  return family;
-}
-
 void AddGauge(MetricFamily& family, Labels labels, double value) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  metric.gauge.value = value;
-  family.metric.push_back(std::move(metric));
+  family.metric.push_back(metric_builders::Gauge(std::move(labels), value));
 }
 
 void AddCounter(MetricFamily& family, Labels labels, std::uint64_t value) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  metric.counter.value = static_cast<double>(value);
-  family.metric.push_back(std::move(metric));
+  family.metric.push_back(metric_builders::Counter(std::move(labels), value));
 }
 
 double Seconds(std::int64_t ms) { return static_cast<double>(ms) / 1000.0; }

@@ -4,35 +4,17 @@
 #include <utility>
 
 #include "listener/feed/application_metric_families.h"
+#include "listener/feed/metric_family_builders.h"
 
 namespace sparktrace::listener {
 namespace {
 
-using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-MetricFamily Family(std::string name, std::string help, MetricType type) {
-  MetricFamily family;
-  family.name = std::move(name);
-  family.help = std::move(help);
-  family.type = type;
-  return family;
-}
-
-ClientMetric Counter(std::vector<ClientMetric::Label> labels, std::uint64_t value) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  metric.counter.value = static_cast<double>(value);
-  return metric;
-}
-
-ClientMetric Gauge(std::vector<ClientMetric::Label> labels, double value) {
-  ClientMetric metric;
-  metric.label = std::move(labels);
-  metric.gauge.value = value;
-  return metric;
-}
+using metric_builders::Counter;
+using metric_builders::Family;
+using metric_builders::Gauge;
 
 MetricFamily CounterOf(std::string name, std::string help, std::uint64_t value) {
   MetricFamily family = Family(std::move(name), std::move(help), MetricType::Counter);
