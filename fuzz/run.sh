@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the Spark Connect wire decoders (proxy/spark_connect/) under libFuzzer with AddressSanitizer
+# Fuzzes the Spark Connect wire decoders (spark_connect/) under libFuzzer with AddressSanitizer
 # and UndefinedBehaviorSanitizer for a bounded time; what `make fuzz` runs. Exits non-zero on any
 # crash, sanitizer report, leak, timeout or out-of-memory.
 #
@@ -36,7 +36,7 @@ echo "fuzz: building $out/spark_connect_fuzzer"
 "$cxx" -std=c++20 -g -O1 -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Wall -Wextra -Werror -I. \
-  fuzz/spark_connect_fuzzer.cc proxy/spark_connect/*.cc \
+  fuzz/spark_connect_fuzzer.cc spark_connect/*.cc \
   -o "$out/spark_connect_fuzzer"
 
 echo "fuzz: running for ${seconds}s"

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the Spark Connect wire decoders (proxy/spark_connect/).
+// libFuzzer entry point for the Spark Connect wire decoders (spark_connect/).
 //
 // Input layout: byte 0 chooses where the rest is cut into three slices (as a gRPC ByteBuffer
 // hands a message over); the rest is the message. Every request and response decoder, for every
@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "proxy/spark_connect/request_decoder.h"
-#include "proxy/spark_connect/response_decoder.h"
+#include "spark_connect/request_decoder.h"
+#include "spark_connect/response_decoder.h"
 
 namespace sparktrace::spark_connect {
 namespace {

@@ -47,7 +47,7 @@ def without_log_path(app):
 @needs_data
 class DiagnoseTest(unittest.TestCase):
     def test_text_shows_hand_computed_phases(self):
-        # The hand computation is in tests/unit/listener_correlate_phases_test.cc
+        # The hand computation is in tests/unit/listener/correlate/listener_correlate_phases_test.cc
         # (YarnApplicationWithThreeExecutors): window 62,168 ms.
         result = run(YARN_APP)
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -208,7 +208,7 @@ class DiagnoseTest(unittest.TestCase):
             self.assertIn(f"sparktrace diagnose: {garbage}: ", result.stderr)
 
     def test_connect_operation_phases_and_jobs(self):
-        # A Spark 3.5 Connect operation (event shapes as in tests/unit/listener_event_parser_test.cc)
+        # A Spark 3.5 Connect operation (event shapes as in tests/unit/listener/events/listener_event_parser_test.cc)
         # whose one job runs stage 11 for 1,000 ms of the operation's 1,260 ms window
         # [Started 9,240, Finished 10,500]: compute 1,000, idle 260; no ExecutorAdded, so no
         # resource_wait (phases.h).

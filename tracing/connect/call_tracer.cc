@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "proxy/spark_connect/relation_type.h"
-#include "proxy/spark_connect/request_decoder.h"
-#include "proxy/spark_connect/response_decoder.h"
+#include "spark_connect/relation_type.h"
+#include "spark_connect/request_decoder.h"
+#include "spark_connect/response_decoder.h"
 #include "tracing/connect/rpc_attributes.h"
 #include "tracing/well_known_attributes.h"
 

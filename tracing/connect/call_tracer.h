@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "proxy/call_observer.h"
-#include "proxy/spark_connect/message_slices.h"
-#include "proxy/spark_connect/method.h"
-#include "proxy/spark_connect/request_info.h"
+#include "spark_connect/message_slices.h"
+#include "spark_connect/method.h"
+#include "spark_connect/request_info.h"
 #include "tracing/airflow_identity.h"
 #include "tracing/connect/operation_registry.h"
 #include "tracing/connect/tracing_metrics.h"

@@ -1,0 +1,652 @@
+// EventLogFeed end to end in process (listener/feed/event_log_feed.h), fed through its push
+// endpoint: application traces, operation spans, metrics and retention.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnose/diagnose.h"
+#include "listener/correlate/phases.h"
+#include "listener/correlate/span_ids.h"
+#include "listener/feed/event_log_feed.h"
+#include "listener/feed/finding_span_events.h"
+#include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
+#include "tests/unit/listener/feed/listener_feed_test_support.h"
+
+namespace sparktrace::listener {
+namespace {
+
+namespace tl = test_lines;
+
+// Keeps the latest version of each span, final or live (the store replaces by trace and span id),
+// and counts the final submissions of each (what an OTLP collector would receive).
+class LatestSpans final : public tracing::SpanSink {
+ public:
+  void Submit(tracing::Span span) override {
+    std::lock_guard lock(mu_);
+    ++submitted_;
+    ++finals_[{span.trace_id, span.span_id}];
+    spans_[{span.trace_id, span.span_id}] = std::move(span);
+  }
+  void SubmitLive(tracing::Span span) override {
+    std::lock_guard lock(mu_);
+    ++live_submitted_;
+    spans_[{span.trace_id, span.span_id}] = std::move(span);
+  }
+  // How often the span was submitted final.
+  int Finals(const tracing::Span& span) const {
+    std::lock_guard lock(mu_);
+    auto found = finals_.find({span.trace_id, span.span_id});
+    return found == finals_.end() ? 0 : found->second;
+  }
+  std::size_t live_submitted() const {
+    std::lock_guard lock(mu_);
+    return live_submitted_;
+  }
+  std::vector<tracing::Span> Named(const std::string& name) const {
+    std::lock_guard lock(mu_);
+    std::vector<tracing::Span> found;
+    for (const auto& [key, span] : spans_) {
+      if (span.name == name) found.push_back(span);
+    }
+    return found;
+  }
+  std::vector<tracing::Span> WithPrefix(const std::string& prefix) const {
+    std::lock_guard lock(mu_);
+    std::vector<tracing::Span> found;
+    for (const auto& [key, span] : spans_) {
+      if (span.name.starts_with(prefix)) found.push_back(span);
+    }
+    return found;
+  }
+  std::size_t submitted() const {
+    std::lock_guard lock(mu_);
+    return submitted_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<tracing::TraceId, tracing::SpanId>, tracing::Span> spans_;
+  std::map<std::pair<tracing::TraceId, tracing::SpanId>, int> finals_;
+  std::size_t submitted_ = 0;
+  std::size_t live_submitted_ = 0;
+};
+
+const tracing::Attribute* FindAttribute(const tracing::Span& span, const std::string& key) {
+  for (const auto& attribute : span.attributes) {
+    if (attribute.key == key) return &attribute;
+  }
+  return nullptr;
+}
+
+std::string Body(const std::vector<std::string>& lines) {
+  std::string body;
+  for (const std::string& line : lines) body += line + "\n";
+  return body;
+}
+
+// A plain spark-submit application: two jobs, the first writing output, the second failing.
+std::vector<std::string> PlainApplication() {
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  return {tl::AppStart("app-plain", t0),
+          tl::ExecutorAdded("1", t0 + 2'000),
+          tl::JobStart(1, t0 + 3'000, {1}, {}),
+          tl::StageSubmitted(1, t0 + 3'000, 1),
+          tl::TaskEnd(1, 1, t0 + 3'000, t0 + 9'000, tl::TaskFigures{.output_bytes = 10}),
+          tl::StageCompleted(1, t0 + 3'000, t0 + 10'000, 1),
+          tl::JobEnd(1, t0 + 10'000),
+          tl::JobStart(2, t0 + 12'000, {2}, {}),
+          tl::StageSubmitted(2, t0 + 12'000, 1),
+          tl::TaskEnd(2, 2, t0 + 12'000, t0 + 20'000),
+          tl::StageCompleted(2, t0 + 12'000, t0 + 21'000, 1),
+          tl::JobEnd(2, t0 + 21'000, /*succeeded=*/false),
+          tl::AppEnd(t0 + 25'000)};
+}
+
+// A Spark Connect server application "app-connect" whose operation "op-1" (user "u", session "s")
+// ran job 1 (stage 1), then ends with the Connect event `last_phase` at `last_ms`.
+constexpr std::int64_t kConnectAppStartMs = 1'700'000'000'000;
+std::vector<std::string> ConnectOperationWithOneJob(std::string_view last_phase, std::int64_t last_ms) {
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  return {tl::AppStart("app-connect", t0),
+          tl::ExecutorAdded("1", t0 + 1'000),
+          tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+          tl::JobStart(1, t0 + 3'000, {1}, {tag}),
+          tl::StageSubmitted(1, t0 + 3'000, 1),
+          tl::StageCompleted(1, t0 + 3'000, t0 + 4'000, 1),
+          tl::JobEnd(1, t0 + 4'000),
+          tl::ConnectOperation(last_phase, tag, "op-1", last_ms)};
+}
+
+class ListenerFeedEventLogFeed : public ::testing::Test {
+ protected:
+  void Start(EventLogFeedOptions options = Defaults()) {
+    auto feed = EventLogFeed::Start(
+        std::move(options),
+        [this](std::string_view operation_id) -> std::optional<OperationSpanTarget> {
+          if (auto task = airflow_tasks_.find(std::string(operation_id)); task != airflow_tasks_.end()) {
+            OperationSpanTarget target = operation_span_;
+            target.airflow_task = task->second;
+            return target;
+          }
+          if (operation_id != known_operation_) return std::nullopt;
+          return operation_span_;
+        },
+        spans_);
+    ASSERT_TRUE(feed.ok()) << feed.error().message;
+    feed_ = std::move(*feed);
+  }
+
+  static EventLogFeedOptions Defaults() {
+    EventLogFeedOptions options;
+    options.poll_interval = std::chrono::hours(1);  // the tests poll with PollNow
+    options.push = EventPushOptions{};
+    return options;
+  }
+
+  PushReply Push(const std::vector<std::string>& lines, std::string_view query = "") {
+    const std::string body = Body(lines);
+    PushRequest request;
+    request.query = query;
+    request.body = body;
+    return feed_->push_endpoint()->Push(request);
+  }
+
+  double Metric(const std::string& name,
+                const std::vector<std::pair<std::string, std::string>>& labels = {}) {
+    return Value(feed_->metrics()->Collect(), name, labels);
+  }
+
+  LatestSpans spans_;
+  std::string known_operation_;                       // the proxy saw it, with no Airflow identity
+  std::map<std::string, AirflowTask> airflow_tasks_;  // by operation id: the proxy saw these with one
+  OperationSpanTarget operation_span_{tracing::TraceId{1, 2, 3}, tracing::SpanId{4, 5, 6}, true,
+                                      std::nullopt};
+  std::unique_ptr<EventLogFeed> feed_;
+};
+
+TEST_F(ListenerFeedEventLogFeed, APlainApplicationGetsATraceOfItsOwn) {
+  Start();
+  const PushReply reply = Push(PlainApplication());
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  feed_->PollNow();
+
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  const tracing::Span& root = roots.front();
+  EXPECT_EQ(root.trace_id, ApplicationTraceId("app-plain"));
+  EXPECT_EQ(root.parent_span_id, tracing::SpanId{});
+  const std::vector<tracing::Span> jobs = spans_.Named("spark.job");
+  ASSERT_EQ(jobs.size(), 2u);
+  for (const tracing::Span& job : jobs) {
+    EXPECT_EQ(job.trace_id, root.trace_id);
+    EXPECT_EQ(job.parent_span_id, root.span_id);
+  }
+  EXPECT_EQ(spans_.Named("spark.stage").size(), 2u);
+  EXPECT_FALSE(spans_.WithPrefix("spark.phase.").empty());
+
+  ApplicationModel model;
+  tl::Feed(model, PlainApplication());
+  const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
+  ASSERT_TRUE(phases);
+  const tracing::Attribute* compute = FindAttribute(root, "spark.phase.compute.ms");
+  ASSERT_NE(compute, nullptr);
+  EXPECT_EQ(std::get<std::int64_t>(compute->value), phases->TotalMs(Phase::kCompute));
+
+  EXPECT_DOUBLE_EQ(Metric("spark_phase_compute_seconds", {{"app", "test"}}),
+                   static_cast<double>(phases->TotalMs(Phase::kCompute)) / 1000.0);
+  EXPECT_DOUBLE_EQ(Metric("spark_phase_io_write_seconds", {{"app", "test"}}),
+                   static_cast<double>(phases->TotalMs(Phase::kIoWrite)) / 1000.0);
+  EXPECT_DOUBLE_EQ(Metric("spark_resource_wait_seconds", {{"app", "test"}}),
+                   static_cast<double>(phases->TotalMs(Phase::kResourceWait)) / 1000.0);
+  const EventLogFeedCounters counters = feed_->counters();
+  EXPECT_EQ(counters.applications_traced, 1u);
+  EXPECT_EQ(counters.events, PlainApplication().size());
+  EXPECT_EQ(counters.spans_submitted, spans_.submitted());
+}
+
+// The diagnosis rules' findings: span events on the application root, counted once when it ended.
+TEST_F(ListenerFeedEventLogFeed, FindingsOfAnEndedApplicationAreSpanEventsCountedOnce) {
+  Start();
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  ApplicationModel model;
+  tl::Feed(model, PlainApplication());
+  const std::vector<diagnose::Finding> expected =
+      diagnose::DiagnoseApplication(model, diagnose::RuleThresholds{});
+  ASSERT_FALSE(expected.empty()) << "the failed job must give a finding";
+
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  std::vector<std::string> event_ids;
+  for (const tracing::SpanEvent& event : roots.front().events) {
+    if (event.name != kFindingEventName) continue;
+    for (const tracing::Attribute& attribute : event.attributes) {
+      if (attribute.key == "finding.id") event_ids.push_back(std::get<std::string>(attribute.value));
+    }
+  }
+  std::vector<std::string> expected_ids;
+  for (const diagnose::Finding& finding : expected) expected_ids.push_back(finding.id);
+  EXPECT_EQ(event_ids, expected_ids);
+  const tracing::Attribute* ids = FindAttribute(roots.front(), "sparktrace.findings");
+  ASSERT_NE(ids, nullptr);
+  EXPECT_EQ(std::get<std::vector<std::string>>(ids->value), expected_ids);
+
+  const auto counted = [&](const diagnose::Finding& finding) {
+    return Metric("sparktrace_findings_total",
+                  {{"id", finding.id}, {"severity", std::string(diagnose::SeverityName(finding.severity))}});
+  };
+  for (const diagnose::Finding& finding : expected) EXPECT_EQ(counted(finding), 1.0) << finding.id;
+  // More polls (the trace is rebuilt when forced) do not count again.
+  ASSERT_EQ(Push({tl::ExecutorAdded("2", 1'700'000'030'000)}, "app=app-plain").status, 200);
+  feed_->PollNow();
+  for (const diagnose::Finding& finding : expected) EXPECT_EQ(counted(finding), 1.0) << finding.id;
+}
+
+TEST_F(ListenerFeedEventLogFeed, WithoutRulesNoFindingsAreAttached) {
+  EventLogFeedOptions options = Defaults();
+  options.rules.reset();
+  Start(std::move(options));
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  // Its events are the executor changes only (the trace view's executor lane), no finding.
+  for (const tracing::SpanEvent& event : roots.front().events) EXPECT_NE(event.name, "sparktrace.finding");
+  EXPECT_EQ(FindAttribute(roots.front(), "sparktrace.findings"), nullptr);
+}
+
+TEST_F(ListenerFeedEventLogFeed, ChunksOfOneStreamAreAppliedInOrderAndReplaceEarlierSpans) {
+  Start();
+  const std::vector<std::string> lines = PlainApplication();
+  const std::vector<std::string> first(lines.begin(), lines.begin() + 8);  // job 2 started
+  const std::vector<std::string> rest(lines.begin() + 8, lines.end());
+  ASSERT_EQ(Push(first).status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> running = spans_.Named("spark.application");
+  ASSERT_EQ(running.size(), 1u);
+  ASSERT_NE(FindAttribute(running.front(), "spark.app.status"), nullptr);
+
+  ASSERT_EQ(Push(rest, "app=app-plain").status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> ended = spans_.Named("spark.application");
+  ASSERT_EQ(ended.size(), 1u) << "the rebuilt root replaces the running one";
+  EXPECT_EQ(FindAttribute(ended.front(), "spark.app.status"), nullptr);
+  bool failed_job = false;
+  for (const tracing::Span& job : spans_.Named("spark.job")) {
+    failed_job |= std::get<std::string>(FindAttribute(job, "spark.job.status")->value) == "failed";
+  }
+  EXPECT_TRUE(failed_job);
+}
+
+TEST_F(ListenerFeedEventLogFeed, ApplicationTracesFollowTheSampleRatio) {
+  EventLogFeedOptions options = Defaults();
+  options.sample_ratio = 0;
+  Start(std::move(options));
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+  EXPECT_TRUE(spans_.Named("spark.job").empty());
+  EXPECT_GT(Metric("spark_phase_compute_seconds", {{"app", "test"}}), 0.0) << "metrics do not sample";
+}
+
+TEST_F(ListenerFeedEventLogFeed, AConnectServerTraceHoldsOnlyJobsOfNoOperation) {
+  known_operation_ = "op-1";
+  Start();
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push(ConnectOperationWithOneJob("Closed", t0 + 5'000)).status, 200);
+  feed_->PollNow();
+  // The operation's job is under the proxy's operation span; no application trace yet.
+  const std::vector<tracing::Span> jobs = spans_.Named("spark.job");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs.front().trace_id, operation_span_.trace_id);
+  EXPECT_EQ(jobs.front().parent_span_id, operation_span_.span_id);
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+
+  ASSERT_EQ(Push({tl::JobStart(2, t0 + 6'000, {2}, {}), tl::JobEnd(2, t0 + 7'000), tl::AppEnd(t0 + 8'000)},
+                 "app=app-connect")
+                .status,
+            200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  std::size_t in_application_trace = 0;
+  for (const tracing::Span& job : spans_.Named("spark.job")) {
+    if (job.trace_id != roots.front().trace_id) continue;
+    ++in_application_trace;
+    EXPECT_EQ(std::get<std::int64_t>(FindAttribute(job, "spark.job.id")->value), 2);
+  }
+  EXPECT_EQ(in_application_trace, 1u);
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) {
+    EXPECT_NE(phase.trace_id, roots.front().trace_id) << "no phase intervals in a Connect server's own trace";
+  }
+}
+
+// spark_application_airflow_info: one series per application, the Airflow task of its latest
+// operation (by the driver's start time, whatever order the feed looks operations up in) that had
+// one. Operations without an identity leave it as it is; none yet: no series.
+TEST_F(ListenerFeedEventLogFeed, AnApplicationsAirflowTaskIsThatOfItsLatestOperationWithOne) {
+  known_operation_ = "op-plain";
+  airflow_tasks_ = {{"op-a", {"daily_sales", "load_orders"}},
+                    {"op-b", {"daily_sales", "extract"}},
+                    {"op-c", {"hourly", "report"}}};
+  Start();
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  const auto started = [](std::string_view id, std::int64_t ms) {
+    return tl::ConnectOperation("Started", tl::OperationTag("u", "s", id), id, ms, "s", "u");
+  };
+  const auto series = [&] {
+    const auto families = feed_->metrics()->Collect();
+    const prometheus::MetricFamily* family = FindFamily(families, "spark_application_airflow_info");
+    std::vector<std::string> found;
+    if (family == nullptr) return found;
+    EXPECT_EQ(family->type, prometheus::MetricType::Gauge);
+    for (const auto& metric : family->metric) {
+      std::string text;
+      for (const auto& label : metric.label) text += label.name + "=" + label.value + " ";
+      found.push_back(text + (metric.gauge.value == 1.0 ? "1" : "not 1"));
+    }
+    return found;
+  };
+
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 500),
+                  started("op-plain", t0 + 1'000)})
+                .status,
+            200);
+  feed_->PollNow();
+  ASSERT_NE(FindFamily(feed_->metrics()->Collect(), "spark_application_airflow_info"), nullptr);
+  EXPECT_TRUE(series().empty()) << "no operation with an Airflow identity yet";
+
+  // One poll looks op-a up before op-b (id order); op-a started later, so it is the latest.
+  ASSERT_EQ(Push({started("op-b", t0 + 2'000),
+                  tl::JobStart(1, t0 + 2'500, {1}, {tl::OperationTag("u", "s", "op-b")}),
+                  started("op-a", t0 + 5'000)},
+                 "app=app-connect")
+                .status,
+            200);
+  feed_->PollNow();
+  EXPECT_EQ(series(), (std::vector<std::string>{"app=test dag_id=daily_sales task_id=load_orders 1"}));
+
+  // op-b is looked up again as its job ends: older, it does not take the task back; neither does
+  // a later operation that came without an identity.
+  known_operation_ = "op-plain-2";  // before the push wakes the feed thread, which reads it
+  ASSERT_EQ(Push({tl::JobEnd(1, t0 + 6'000), started("op-plain-2", t0 + 7'000)}, "app=app-connect").status,
+            200);
+  feed_->PollNow();
+  EXPECT_EQ(series(), (std::vector<std::string>{"app=test dag_id=daily_sales task_id=load_orders 1"}));
+
+  ASSERT_EQ(Push({started("op-c", t0 + 9'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(series(), (std::vector<std::string>{"app=test dag_id=hourly task_id=report 1"}))
+      << "the latest task replaces the series: one per application";
+}
+
+// Spark writes an operation's Closed when the client released it, often after the last job ended
+// and after the feed emitted the operation's spans in their finished state.
+TEST_F(ListenerFeedEventLogFeed, AClosedEventAfterTheLastJobStillReachesTheLifecycleSpan) {
+  known_operation_ = "op-1";
+  Start();
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push(ConnectOperationWithOneJob("Finished", t0 + 4'500)).status, 200);
+  feed_->PollNow();
+  const auto event_names = [&] {
+    std::vector<std::string> names;
+    for (const tracing::Span& span : spans_.Named("spark.connect.operation.lifecycle")) {
+      for (const tracing::SpanEvent& event : span.events) names.push_back(event.name);
+    }
+    return names;
+  };
+  ASSERT_EQ(event_names(), (std::vector<std::string>{"started", "finished"}));
+
+  ASSERT_EQ(Push({tl::ConnectOperation("Closed", tag, "op-1", t0 + 9'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(event_names(), (std::vector<std::string>{"started", "finished", "closed"}));
+}
+
+// A task that ends after its job did (a speculative copy that lost the race) still counts in the
+// stage span of a finished operation.
+TEST_F(ListenerFeedEventLogFeed, ATaskEndAfterTheJobEndStillReachesTheStageSpan) {
+  known_operation_ = "op-1";
+  Start();
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push(ConnectOperationWithOneJob("Closed", t0 + 5'000)).status, 200);
+  feed_->PollNow();
+  const auto tasks_ended = [&]() -> std::int64_t {
+    const std::vector<tracing::Span> stages = spans_.Named("spark.stage");
+    if (stages.size() != 1) return -1;
+    const tracing::Attribute* ended = FindAttribute(stages.front(), "spark.stage.tasks_ended");
+    return ended != nullptr ? std::get<std::int64_t>(ended->value) : -1;
+  };
+  ASSERT_EQ(tasks_ended(), 0);
+
+  ASSERT_EQ(Push({tl::TaskEnd(1, 7, t0 + 3'100, t0 + 6'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(tasks_ended(), 1);
+}
+
+// OTLP spans are immutable once sent: each span goes final (to every sink) once, when its own end
+// event came; every version before or after is live (the store only). The log grows in steps, as a
+// running driver writes it, with a task ending after its job did.
+TEST_F(ListenerFeedEventLogFeed, EachSpanIsSubmittedFinalOnceWhenItHasEnded) {
+  known_operation_ = "op-1";
+  Start();
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  const auto one = [&](const std::string& name) {
+    const std::vector<tracing::Span> named = spans_.Named(name);
+    EXPECT_EQ(named.size(), 1u) << name;
+    return named.empty() ? tracing::Span{} : named.front();
+  };
+  const auto step = [&](const std::vector<std::string>& lines, std::string_view query) {
+    ASSERT_EQ(Push(lines, query).status, 200);
+    feed_->PollNow();
+  };
+
+  step({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+        tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+        tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 2)},
+       "");
+  EXPECT_EQ(spans_.Finals(one("spark.job")), 0) << "running";
+  EXPECT_EQ(spans_.Finals(one("spark.stage")), 0) << "running";
+  EXPECT_EQ(spans_.Finals(one("spark.connect.operation.lifecycle")), 0) << "running";
+
+  step({tl::TaskEnd(1, 1, t0 + 3'000, t0 + 3'500), tl::StageCompleted(1, t0 + 3'000, t0 + 3'600, 2)},
+       "app=app-connect");
+  EXPECT_EQ(spans_.Finals(one("spark.stage")), 1) << "ended: final";
+  EXPECT_EQ(spans_.Finals(one("spark.job")), 0) << "still running";
+
+  step({tl::JobEnd(1, t0 + 4'000), tl::ConnectOperation("Finished", tag, "op-1", t0 + 4'100)},
+       "app=app-connect");
+  EXPECT_EQ(spans_.Finals(one("spark.job")), 1);
+  EXPECT_EQ(spans_.Finals(one("spark.connect.operation.lifecycle")), 0)
+      << "open until the client releases it";
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 0);
+
+  step({tl::ConnectOperation("Closed", tag, "op-1", t0 + 4'500)}, "app=app-connect");
+  const tracing::Span lifecycle = one("spark.connect.operation.lifecycle");
+  EXPECT_EQ(spans_.Finals(lifecycle), 1);
+  EXPECT_EQ(lifecycle.end_time_unix_nano, MillisToUnixNanos(t0 + 4'500));
+  ASSERT_FALSE(spans_.WithPrefix("spark.phase.").empty());
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 1);
+
+  // A task that ends after its job did: the store's stage shows it; nothing is sent final again.
+  step({tl::TaskEnd(1, 2, t0 + 3'000, t0 + 5'000)}, "app=app-connect");
+  const tracing::Span stage = one("spark.stage");
+  EXPECT_EQ(std::get<std::int64_t>(FindAttribute(stage, "spark.stage.tasks_ended")->value), 2);
+  for (const char* name : {"spark.job", "spark.stage", "spark.connect.operation.lifecycle"})
+    EXPECT_EQ(spans_.Finals(one(name)), 1) << name;
+  for (const tracing::Span& span : spans_.WithPrefix("spark."))
+    EXPECT_EQ(spans_.Finals(span), 1) << span.name;
+  EXPECT_GT(spans_.live_submitted(), 0u);
+  const EventLogFeedCounters counters = feed_->counters();
+  EXPECT_EQ(counters.spans_submitted, spans_.submitted());
+  EXPECT_EQ(counters.live_spans_submitted, spans_.live_submitted());
+}
+
+// An application that ends with a job still running (the driver died, or the log stops there):
+// what is open ends at the last event, marked incomplete, and goes final once.
+TEST_F(ListenerFeedEventLogFeed, WhatIsStillOpenWhenTheApplicationEndsEndsIncomplete) {
+  known_operation_ = "op-1";
+  Start();
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+                  tl::JobStart(1, t0 + 3'000, {1}, {tag}), tl::StageSubmitted(1, t0 + 3'000, 2)})
+                .status,
+            200);
+  feed_->PollNow();
+  ASSERT_EQ(spans_.Named("spark.job").size(), 1u);
+  EXPECT_EQ(spans_.Finals(spans_.Named("spark.job").front()), 0);
+
+  ASSERT_EQ(Push({tl::AppEnd(t0 + 9'000)}, "app=app-connect").status, 200);
+  feed_->PollNow();
+  feed_->PollNow();  // polls after the end submit nothing final again
+  for (const char* name : {"spark.job", "spark.stage", "spark.connect.operation.lifecycle"}) {
+    const std::vector<tracing::Span> spans = spans_.Named(name);
+    ASSERT_EQ(spans.size(), 1u) << name;
+    EXPECT_EQ(spans_.Finals(spans.front()), 1) << name;
+    const tracing::Attribute* incomplete = FindAttribute(spans.front(), "sparktrace.incomplete");
+    ASSERT_NE(incomplete, nullptr) << name;
+    EXPECT_TRUE(std::get<bool>(incomplete->value));
+    EXPECT_EQ(spans.front().end_time_unix_nano, MillisToUnixNanos(t0 + 9'000)) << name;
+  }
+  EXPECT_EQ(
+      std::get<std::string>(FindAttribute(spans_.Named("spark.job").front(), "spark.job.status")->value),
+      "unknown");
+  for (const tracing::Span& phase : spans_.WithPrefix("spark.phase.")) EXPECT_EQ(spans_.Finals(phase), 1);
+}
+
+// A Spark Connect server is an application whose time before its first operation is no task's: it
+// gets no trace of its own, not even while it waits for its first client (it used to leave a 0 s
+// spark.application trace, "running" forever, in the store).
+TEST_F(ListenerFeedEventLogFeed, AConnectServerWaitingForItsFirstOperationLeavesNoTrace) {
+  known_operation_ = "op-1";
+  Start();
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000)}).status, 200);
+  feed_->PollNow();
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+  EXPECT_EQ(spans_.submitted() + spans_.live_submitted(), 0u);
+
+  const std::vector<std::string> operation = ConnectOperationWithOneJob("Closed", t0 + 5'000);
+  ASSERT_EQ(Push(std::vector<std::string>(operation.begin() + 2, operation.end()), "app=app-connect").status,
+            200);
+  feed_->PollNow();
+  EXPECT_EQ(spans_.Named("spark.job").size(), 1u);
+  EXPECT_TRUE(spans_.Named("spark.application").empty());
+}
+
+// A plain application that ran no job at all still gets its trace once it ended.
+TEST_F(ListenerFeedEventLogFeed, AnApplicationWithoutJobsGetsItsTraceWhenItEnds) {
+  Start();
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  ASSERT_EQ(Push({tl::AppStart("app-idle", t0), tl::ExecutorAdded("1", t0 + 1'000)}).status, 200);
+  feed_->PollNow();
+  EXPECT_TRUE(spans_.Named("spark.application").empty()) << "not known yet to be a plain application";
+  ASSERT_EQ(Push({tl::AppEnd(t0 + 5'000)}, "app=app-idle").status, 200);
+  feed_->PollNow();
+  const std::vector<tracing::Span> roots = spans_.Named("spark.application");
+  ASSERT_EQ(roots.size(), 1u);
+  EXPECT_EQ(spans_.Finals(roots.front()), 1);
+  EXPECT_EQ(FindAttribute(roots.front(), "spark.app.status"), nullptr);
+}
+
+TEST_F(ListenerFeedEventLogFeed, FinishedOperationsAreForgottenAfterTheirGraceInDriverTime) {
+  known_operation_ = "op-old";
+  Start();
+  const std::string old_tag = tl::OperationTag("u", "s", "op-old");
+  const std::string new_tag = tl::OperationTag("u", "s", "op-new");
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  constexpr std::int64_t later = t0 + 3'600'000;  // an hour of driver time on
+  ASSERT_EQ(Push({tl::AppStart("app-connect", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::ConnectOperation("Started", old_tag, "op-old", t0 + 2'000, "s", "u"),
+                  tl::JobStart(1, t0 + 3'000, {1}, {old_tag}), tl::JobEnd(1, t0 + 4'000),
+                  tl::ConnectOperation("Closed", old_tag, "op-old", t0 + 5'000),
+                  tl::ConnectOperation("Started", new_tag, "op-new", later, "s", "u"),
+                  tl::JobStart(2, later + 1'000, {2}, {new_tag})})
+                .status,
+            200);
+  feed_->PollNow();
+  // op-old was emitted (its job is in the sink) and then dropped; op-new is still running.
+  EXPECT_EQ(spans_.Named("spark.job").size(), 1u);
+  const EventLogFeedCounters counters = feed_->counters();
+  EXPECT_EQ(counters.operations_forgotten, 1u);
+  EXPECT_EQ(counters.jobs_forgotten, 1u);
+  EXPECT_DOUBLE_EQ(Metric("sparktrace_listener_operations"), 1.0);  // op-new's progress only
+  EXPECT_DOUBLE_EQ(Metric("sparktrace_listener_applications"), 1.0);
+}
+
+TEST_F(ListenerFeedEventLogFeed, AnEndedApplicationIsDroppedAfterItsGraceAndItsMetricsStay) {
+  EventLogFeedOptions options = Defaults();
+  options.completed_application_retention = std::chrono::milliseconds(0);
+  Start(std::move(options));
+  ASSERT_EQ(Push(PlainApplication()).status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(spans_.Named("spark.application").size(), 1u) << "final spans before dropping";
+  EXPECT_EQ(feed_->counters().applications_forgotten, 1u);
+  EXPECT_DOUBLE_EQ(Metric("sparktrace_listener_applications"), 0.0);
+  EXPECT_GT(Metric("spark_phase_compute_seconds", {{"app", "test"}}), 0.0);
+}
+
+// The per-application counters and task figures keep counting what the model forgets: a job
+// finished long ago is dropped from memory (retention), its tasks stay in the metrics.
+TEST_F(ListenerFeedEventLogFeed, ApplicationMetricsSurviveForgettingFinishedJobs) {
+  Start();
+  constexpr std::int64_t t0 = 1'700'000'000'000;
+  constexpr std::int64_t later = t0 + 3'600'000;  // an hour of driver time on
+  ASSERT_EQ(Push({tl::AppStart("app-long", t0), tl::ExecutorAdded("1", t0 + 1'000),
+                  tl::JobStart(1, t0 + 2'000, {1}, {}), tl::StageSubmitted(1, t0 + 2'000, 2),
+                  tl::TaskEnd(1, 1, t0 + 2'000, t0 + 2'200), tl::TaskEnd(1, 2, t0 + 2'000, t0 + 4'000),
+                  tl::StageCompleted(1, t0 + 2'000, t0 + 4'000, 2), tl::JobEnd(1, t0 + 4'000),
+                  tl::JobStart(2, later, {2}, {}), tl::StageSubmitted(2, later, 1)})
+                .status,
+            200);
+  feed_->PollNow();
+  ASSERT_EQ(feed_->counters().jobs_forgotten, 1u);
+  // Figures computed after forgetting job 1 and its stage.
+  ASSERT_EQ(
+      Push({tl::TaskEnd(2, 3, later, later + 30'000, tl::TaskFigures{.output_bytes = 64})}, "app=app-long")
+          .status,
+      200);
+  feed_->PollNow();
+  const auto families = feed_->metrics()->Collect();
+  EXPECT_DOUBLE_EQ(Value(families, "spark_jobs_total", {{"app", "test"}, {"status", "succeeded"}}), 1.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_stages_total", {{"app", "test"}, {"status", "completed"}}), 1.0);
+  const prometheus::MetricFamily* durations = FindFamily(families, "spark_task_duration_seconds");
+  ASSERT_NE(durations, nullptr);
+  ASSERT_EQ(durations->metric.size(), 1u);
+  EXPECT_EQ(durations->metric.front().histogram.sample_count, 3u);
+  EXPECT_DOUBLE_EQ(durations->metric.front().histogram.sample_sum, 32.2);
+  EXPECT_DOUBLE_EQ(
+      Value(families, "spark_task_duration_p95_seconds", {{"app", "test"}, {"stage_kind", "compute"}}), 2.0);
+  EXPECT_DOUBLE_EQ(
+      Value(families, "spark_task_duration_p95_seconds", {{"app", "test"}, {"stage_kind", "write"}}), 30.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_output_bytes", {{"app", "test"}}), 64.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_application_running", {{"app", "test"}}), 1.0);
+  EXPECT_DOUBLE_EQ(Value(families, "spark_phase_active", {{"app", "test"}, {"phase", "io_write"}}), 1.0);
+
+  ASSERT_EQ(Push({tl::AppEnd(later + 40'000)}, "app=app-long").status, 200);
+  feed_->PollNow();
+  EXPECT_DOUBLE_EQ(Metric("spark_application_running", {{"app", "test"}}), 0.0);
+  EXPECT_DOUBLE_EQ(Metric("spark_phase_active", {{"app", "test"}, {"phase", "io_write"}}), 0.0);
+}
+
+TEST_F(ListenerFeedEventLogFeed, PushesAreRefusedOnceTheFeedStopped) {
+  Start();
+  const std::shared_ptr<EventPushEndpoint> endpoint = feed_->push_endpoint();
+  feed_.reset();
+  PushRequest request;
+  const std::string body = Body({tl::AppStart("app-late", 1)});
+  request.body = body;
+  EXPECT_EQ(endpoint->Push(request).status, 503);
+}
+
+}  // namespace
+}  // namespace sparktrace::listener
