@@ -58,7 +58,7 @@ asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j 2 -LE '^(eval|browser)$$'
 
-# The Spark Connect decoder under libFuzzer for a bounded time (fuzz/run.sh).
+# The Spark Connect decoder and the gRPC message framer under libFuzzer, each for a bounded time (fuzz/run.sh).
 fuzz: deps
 	fuzz/run.sh
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Fuzzes the Spark Connect wire decoders (spark_connect/) under libFuzzer with AddressSanitizer
-# and UndefinedBehaviorSanitizer for a bounded time; what `make fuzz` runs. Exits non-zero on any
-# crash, sanitizer report, leak, timeout or out-of-memory.
+# Fuzzes the Spark Connect wire decoders (spark_connect/) and the proxy's gRPC message framer
+# (proxy/grpc_message_framer) under libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer
+# for a bounded time each; what `make fuzz` runs. Exits non-zero on any crash, sanitizer report,
+# leak, timeout or out-of-memory.
 #
-# Env: FUZZ_SECONDS  how long to fuzz (default 60)
-#      FUZZ_OUT      build output, working corpus and crash artifacts (default build/fuzz; never in git)
-# The seeds in fuzz/corpus/ are only read; new inputs go to $FUZZ_OUT/corpus.
+# Env: FUZZ_SECONDS  how long to fuzz each target (default 60)
+#      FUZZ_OUT      build output, working corpora and crash artifacts (default build/fuzz; never in git)
+# The seeds in fuzz/corpus/ (Spark Connect messages) are only read; new inputs go to
+# $FUZZ_OUT/corpus. The framer starts from nothing: its input is mostly raw bytes, found fast.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,20 +32,37 @@ if ! command -v "$cxx" >/dev/null || ! have_runtime; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends clang-14 libclang-rt-14-dev
 fi
 
-mkdir -p "$out/corpus" "$out/artifacts"
-echo "fuzz: building $out/spark_connect_fuzzer"
-# The decoder sources are compiled directly: the library has no dependencies to link.
-"$cxx" -std=c++20 -g -O1 -fno-omit-frame-pointer \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Wall -Wextra -Werror -I. \
-  fuzz/spark_connect_fuzzer.cc spark_connect/*.cc \
-  -o "$out/spark_connect_fuzzer"
+mkdir -p "$out/corpus" "$out/grpc_framer_corpus" "$out/artifacts"
 
-echo "fuzz: running for ${seconds}s"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  "$out/spark_connect_fuzzer" \
-  -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-  -artifact_prefix="$out/artifacts/" \
-  "$out/corpus" fuzz/corpus
-echo "fuzz: no crash in ${seconds}s"
+# build NAME SOURCES...: one fuzzer binary, $out/NAME, sources compiled directly (neither has
+# dependencies to link).
+build() {
+  local name=$1
+  shift
+  echo "fuzz: building $out/$name"
+  "$cxx" -std=c++20 -g -O1 -fno-omit-frame-pointer \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -Wall -Wextra -Werror -I. \
+    "$@" \
+    -o "$out/$name"
+}
+
+# fuzz NAME MAX_LEN CORPUS...: runs $out/NAME for $seconds; the first corpus directory takes new inputs.
+fuzz() {
+  local name=$1 max_len=$2
+  shift 2
+  echo "fuzz: running $name for ${seconds}s"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "$out/$name" \
+    -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$out/artifacts/$name-" \
+    "$@"
+}
+
+build spark_connect_fuzzer fuzz/spark_connect_fuzzer.cc spark_connect/*.cc
+build grpc_framer_fuzzer fuzz/grpc_framer_fuzzer.cc proxy/grpc_message_framer.cc
+
+fuzz spark_connect_fuzzer 8192 "$out/corpus" fuzz/corpus
+fuzz grpc_framer_fuzzer 4096 "$out/grpc_framer_corpus"
+echo "fuzz: no crash in ${seconds}s per target"
