@@ -32,7 +32,7 @@ import yaml
 sys.dont_write_bytecode = True
 from observability_lib import (  # noqa: E402
     DASHBOARDS, GRAFANA_INTERVALS, ROOT, Demo, all_panels, alert_inputs, dashboard_targets, http_get,
-    label_values_queries, load_dashboard, load_rules, parse_promql, rules_of, selectors, wait_until)
+    label_values_queries, load_dashboard, load_rules, rules_of, wait_until)
 
 BIN = Path(os.environ.get("SPARKTRACE_BIN") or ROOT / "build" / "sparktrace")
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
@@ -48,12 +48,6 @@ MIN_SAMPLES = 5
 # Empty: everything the demo exercises returns data, counters of what did not happen included (they
 # are exported as 0 from the application's start, with every status and reason).
 ALLOWED_EMPTY = {}
-# Metrics the binary may not build at all (the metrics contract: "only if reachable; otherwise not
-# built"); while /metrics has no such family, the queries that read it may be empty.
-OPTIONAL_FAMILIES = {
-    "spark_application_airflow_info": "the Airflow identity of an application is only exported where the "
-                                      "listener can reach it from the traced operations",
-}
 # The demo's scenario (slow executor allocation, slow writes; nothing fails, memory is ample): alerts
 # that must be pending or firing, and alerts that must not.
 # (SparktraceCriticalFinding cannot be among them: the demo counts its findings before Prometheus's
@@ -205,10 +199,6 @@ class LivePrometheusTest(unittest.TestCase):
         """Why `expression` may return nothing, or None when it must return data."""
         if key in ALLOWED_EMPTY:
             return ALLOWED_EMPTY[key]
-        names = {s["name"] for s in selectors(parse_promql(expression))}
-        for family, reason in OPTIONAL_FAMILIES.items():
-            if family in names and not self.exposed_family(family):
-                return reason
         return None
 
     def resolve_variables(self, dashboard):
@@ -257,16 +247,13 @@ class LivePrometheusTest(unittest.TestCase):
         return apps[0]
 
     def test_the_trace_view_link_lists_the_demos_airflow_task(self):
-        """The phase timeline's link, with the DAG and task its variables find (they must be the demo's
-        task) or, where /metrics has no Airflow identity, those a user would type: the demo's."""
+        """The phase timeline's link, with the DAG and task its variables find from
+        spark_application_airflow_info: they must be the demo's task."""
         dashboard = load_dashboard(DASHBOARDS[1])
         picked, problems = self.resolve_variables(dashboard)
         self.assertEqual(problems, [])
-        if self.exposed_family("spark_application_airflow_info"):
-            self.assertEqual((picked["dag_id"], picked["task_id"]), (self.dag_id, self.task_id))
-        else:
-            self.assertEqual((picked["dag_id"], picked["task_id"]), ("", ""))
-            picked.update(dag_id=self.dag_id, task_id=self.task_id)
+        self.assertTrue(self.exposed_family("spark_application_airflow_info"))
+        self.assertEqual((picked["dag_id"], picked["task_id"]), (self.dag_id, self.task_id))
         (link,) = [link for link in dashboard["links"] if "${traceview}" in link["url"]]
         url = link["url"].replace("${traceview}", self.admin_url)
         for name in ("dag_id", "task_id"):
