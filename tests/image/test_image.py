@@ -181,9 +181,14 @@ class ImageTest(unittest.TestCase):
         self.assertEqual(hashlib.sha256(response).digest(), hashlib.sha256(payload).digest())
         self.assertEqual(md(call.trailing_metadata(), "x-request-sha256"), [hashlib.sha256(payload).hexdigest()])
 
-        status, _, metrics = http_get(f"127.0.0.1:{admin}", "/metrics")
-        self.assertEqual(status, 200)
-        self.assertRegex(metrics, r'sparktrace_rpc_calls_total\{[^}]*method="/sparktrace.test.Echo/Unary"[^}]*\} 1')
+        # The proxy counts a call once it has wound down, which may be just after the client has its
+        # answer: wait for the count rather than reading /metrics once.
+        call_counted = re.compile(r'sparktrace_rpc_calls_total\{[^}]*method="/sparktrace.test.Echo/Unary"[^}]*\} 1$', re.M)
+
+        def counted():
+            status, _, metrics = http_get(f"127.0.0.1:{admin}", "/metrics")
+            return status == 200 and call_counted.search(metrics) is not None
+        wait_until(counted, 10, interval=0.05, message="the forwarded call on the container's /metrics")
         # The default store (the image's ENV) is on the volume, written by user 65532.
         self.assertEqual((store / "traces.db").stat().st_uid, 65532)
         # As PID 1 the proxy gets SIGTERM with no default action: it must drain and exit 0 itself,
