@@ -30,10 +30,14 @@ constexpr int kMaxReattaches = 3;
 
 using Metadata = std::initializer_list<std::pair<const char*, std::string>>;
 
+// "UNAVAILABLE connection refused". gRPC's C++ codes are the specification's numbers, as the proxy's are.
+std::string StatusText(const grpc::Status& status) {
+  return fmt::format("{} {}", proxy::StatusCodeName(static_cast<proxy::StatusCode>(status.error_code())),
+                     status.error_message());
+}
+
 Error CallFailed(std::string_view call, const grpc::Status& status) {
-  return Error{
-      ErrorCode::kUnavailable,
-      fmt::format("{}: {} {}", call, proxy::StatusCodeName(status.error_code()), status.error_message())};
+  return Error{ErrorCode::kUnavailable, fmt::format("{}: {}", call, StatusText(status))};
 }
 
 std::string Batches(int count) { return fmt::format("{} batch{}", count, count == 1 ? "" : "es"); }
@@ -261,8 +265,7 @@ Result<DemoOperation> RunInterruptedQuery(TaskSession& session, const DemoWorklo
   if (status.ok()) {
     return Error{ErrorCode::kInternal, "ExecutePlan (slow query): finished normally despite the interrupt"};
   }
-  PrintStep(out, "ExecutePlan slow query, after the interrupt",
-            fmt::format("{} {}", proxy::StatusCodeName(status.error_code()), status.error_message()));
+  PrintStep(out, "ExecutePlan slow query, after the interrupt", StatusText(status));
   return operation;
 }
 

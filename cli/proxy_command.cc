@@ -22,7 +22,6 @@
 #include "proxy/call_metrics.h"
 #include "proxy/proxy_config.h"
 #include "proxy/proxy_server.h"
-#include "proxy/upstream_channels.h"
 #include "traceview/trace_view_api.h"
 
 namespace sparktrace::cli {
@@ -114,8 +113,7 @@ int RunProxyCommand(std::span<const std::string> args) {
     observers.push_back(&tracing->observer());
     tracing_metrics = tracing->collectables();
   }
-  proxy::UpstreamChannels upstream(config->upstream);
-  auto server = proxy::ProxyServer::Start(*config, upstream, observers,
+  auto server = proxy::ProxyServer::Start(*config, observers,
                                           [&metrics] { metrics.RecordUpstreamConnectFailure(); });
   if (!server.ok()) {
     spdlog::error("{}", server.error().message);

@@ -23,8 +23,10 @@ class AccessLogTap final : public CallTap {
  public:
   AccessLogTap(std::string method, std::string peer) : method_(std::move(method)), peer_(std::move(peer)) {}
 
-  void OnRequestMessage(const grpc::ByteBuffer&) override {}
-  void OnResponseMessage(const grpc::ByteBuffer&) override {}
+  // The line needs only the counts, which come with CallEnd.
+  bool NeedsMessageBytes() const override { return false; }
+  void OnRequestMessage(const TappedMessage&) override {}
+  void OnResponseMessage(const TappedMessage&) override {}
 
   void OnCallEnded(const CallEnd& end) override {
     LogFields fields(CurrentLogFormat());

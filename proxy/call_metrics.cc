@@ -22,20 +22,25 @@ class CallMetrics::Tap final : public CallTap {
  public:
   Tap(CallMetrics& metrics, MethodSeries& series) : metrics_(metrics), series_(series) {}
 
-  void OnRequestMessage(const grpc::ByteBuffer& message) override {
+  // Counting needs the sizes only: the proxy need not keep a message's buffers for this tap.
+  bool NeedsMessageBytes() const override { return false; }
+
+  void OnRequestMessage(const TappedMessage& message) override {
     series_.messages_in.Increment();
-    series_.bytes_in.Increment(static_cast<double>(message.Length()));
+    series_.bytes_in.Increment(static_cast<double>(message.wire_bytes));
   }
 
-  void OnResponseMessage(const grpc::ByteBuffer& message) override {
+  void OnResponseMessage(const TappedMessage& message) override {
     series_.messages_out.Increment();
-    series_.bytes_out.Increment(static_cast<double>(message.Length()));
+    series_.bytes_out.Increment(static_cast<double>(message.wire_bytes));
   }
 
   void OnCallEnded(const CallEnd& end) override {
     metrics_.calls_.Add({{"method", series_.label}, {"code", std::string(StatusCodeName(end.code))}}).Increment();
     series_.duration.Observe(Seconds(end.duration));
     if (end.time_to_first_response) series_.time_to_first_response.Observe(Seconds(*end.time_to_first_response));
+    series_.undecodable_in.Increment(static_cast<double>(end.requests.undecodable));
+    series_.undecodable_out.Increment(static_cast<double>(end.responses.undecodable));
     metrics_.active_calls_.Decrement();
     metrics_.active_calls_count_.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -58,6 +63,11 @@ CallMetrics::CallMetrics(prometheus::Registry& registry)
                  .Name("sparktrace_rpc_bytes_total")
                  .Help("Message payload bytes forwarded; direction in = client to upstream, out = upstream to client")
                  .Register(registry)),
+      undecodable_(prometheus::BuildCounter()
+                       .Name("sparktrace_rpc_undecodable_messages_total")
+                       .Help("Messages compressed with an encoding the proxy cannot decompress (forwarded "
+                             "unchanged, unread by tracing); direction as for sparktrace_rpc_messages_total")
+                       .Register(registry)),
       duration_(prometheus::BuildHistogram()
                     .Name("sparktrace_rpc_duration_seconds")
                     .Help("Whole-call duration, from the call's arrival to its status being sent")
@@ -99,6 +109,8 @@ CallMetrics::MethodSeries& CallMetrics::SeriesFor(std::string_view method) {
       messages_.Add({{"method", label}, {"direction", "out"}}),
       bytes_.Add({{"method", label}, {"direction", "in"}}),
       bytes_.Add({{"method", label}, {"direction", "out"}}),
+      undecodable_.Add({{"method", label}, {"direction", "in"}}),
+      undecodable_.Add({{"method", label}, {"direction", "out"}}),
       duration_.Add({{"method", label}}, DurationBuckets()),
       time_to_first_response_.Add({{"method", label}}, DurationBuckets()));
   auto& stored = *series;

@@ -40,6 +40,8 @@ class CallMetrics final : public CallObserver {
     prometheus::Counter& messages_out;
     prometheus::Counter& bytes_in;
     prometheus::Counter& bytes_out;
+    prometheus::Counter& undecodable_in;
+    prometheus::Counter& undecodable_out;
     prometheus::Histogram& duration;
     prometheus::Histogram& time_to_first_response;
   };
@@ -52,6 +54,7 @@ class CallMetrics final : public CallObserver {
   prometheus::Family<prometheus::Counter>& calls_;
   prometheus::Family<prometheus::Counter>& messages_;
   prometheus::Family<prometheus::Counter>& bytes_;
+  prometheus::Family<prometheus::Counter>& undecodable_;
   prometheus::Family<prometheus::Histogram>& duration_;
   prometheus::Family<prometheus::Histogram>& time_to_first_response_;
   prometheus::Gauge& active_calls_;

@@ -14,16 +14,7 @@ std::string Lowercase(std::string_view text) {
   return lower;
 }
 
-bool IsTransportHeader(std::string_view key) {
-  return key.empty() || key.front() == ':' || key.starts_with("grpc-") || key == "te" ||
-         key == "content-type" || key == "user-agent" || key == "host" || key == "connection";
-}
-
 }  // namespace
-
-bool IsForwardedRequestHeader(std::string_view key) { return !IsTransportHeader(key); }
-
-bool IsForwardedResponseHeader(std::string_view key) { return !IsTransportHeader(key); }
 
 bool IsSecretHeader(std::string_view key) {
   static constexpr std::array<std::string_view, 4> kExact = {
@@ -38,17 +29,16 @@ bool IsSecretHeader(std::string_view key) {
 
 std::string DescribeHeadersForLog(const ClientMetadata& metadata) {
   std::string text;
-  for (const auto& [key_ref, value_ref] : metadata) {
-    const std::string_view key(key_ref.data(), key_ref.size());
+  for (const auto& [key, value] : metadata) {
     if (!text.empty()) text += ' ';
     text += key;
     text += '=';
     if (IsSecretHeader(key)) {
       text += "<redacted>";
     } else if (key.ends_with("-bin")) {
-      text += "<" + std::to_string(value_ref.size()) + " bytes>";
+      text += "<" + std::to_string(value.size()) + " base64 chars>";
     } else {
-      text.append(value_ref.data(), value_ref.size());
+      text += value;
     }
   }
   return text;

@@ -13,9 +13,14 @@
 #include "common/flags.h"
 #include "common/logging.h"
 #include "common/result.h"
-#include "proxy/upstream_channels.h"
 
 namespace sparktrace::proxy {
+
+struct UpstreamOptions {
+  std::string target;  // "host:port"
+  bool tls = false;
+  std::string ca_pem;  // root certificates for TLS; empty = system roots
+};
 
 struct ListenerTls {
   std::string cert_pem;
@@ -31,7 +36,7 @@ struct ProxyConfig {
   std::uint64_t max_message_bytes = 256ULL << 20;
   std::optional<ListenerTls> tls;
   std::chrono::milliseconds drain_timeout{150'000};
-  int worker_threads = 1;  // completion-queue workers (see --threads)
+  int worker_threads = 1;  // relay workers, one event loop each (see --threads)
   spdlog::level::level_enum log_level = spdlog::level::info;
   LogFormat log_format = LogFormat::kText;
 };

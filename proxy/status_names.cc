@@ -4,7 +4,7 @@
 
 namespace sparktrace::proxy {
 
-std::string_view StatusCodeName(grpc::StatusCode code) {
+std::string_view StatusCodeName(StatusCode code) {
   static constexpr std::array<std::string_view, 17> kNames = {
       "OK",        "CANCELLED",         "UNKNOWN",          "INVALID_ARGUMENT",  "DEADLINE_EXCEEDED",
       "NOT_FOUND", "ALREADY_EXISTS",    "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",

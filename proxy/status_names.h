@@ -2,11 +2,11 @@
 
 #include <string_view>
 
-#include <grpcpp/support/status_code_enum.h>
+#include "proxy/call_observer.h"
 
 namespace sparktrace::proxy {
 
-// "OK", "UNAVAILABLE", … as in the gRPC specification; "CODE_<n>" for values outside it.
-std::string_view StatusCodeName(grpc::StatusCode code);
+// "OK", "UNAVAILABLE", … as in the gRPC specification; "CODE_OTHER" for values outside it.
+std::string_view StatusCodeName(StatusCode code);
 
 }  // namespace sparktrace::proxy

@@ -14,7 +14,8 @@ case $mode in compile|build|bench) ;; *) echo "deps: unknown mode '$mode' (compi
 packages=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libevent-dev libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev libsqlite3-dev
+  libevent-dev libnghttp2-dev libssl-dev zlib1g-dev   # the forwarding core: HTTP/2 frame relay
+  libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev libsqlite3-dev
   nlohmann-json3-dev
   libsimdjson-dev libzstd-dev liblz4-dev libsnappy-dev   # Spark event logs: JSON lines, codecs
   libyaml-dev                       # `sparktrace diagnose --rules FILE` (YAML rules files)
@@ -22,6 +23,7 @@ packages=(
 [[ $mode == compile ]] || packages+=(
   zstd gzip                         # the parser tests decode compressed logs independently of our decoders
   python3-grpcio python3-protobuf   # independent test peers (Debian's /usr/bin/python3)
+  python3-h2                        # raw HTTP/2 test peers: malformed frames, resets mid-message
   prometheus                        # promtool, to check our /metrics output in the tests
   openssl                           # throwaway certificates for the TLS tests
   python3-yaml                      # the k8s manifest checks

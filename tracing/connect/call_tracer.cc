@@ -1,6 +1,7 @@
 #include "tracing/connect/call_tracer.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "spark_connect/relation_type.h"
 #include "spark_connect/request_decoder.h"
@@ -11,6 +12,9 @@
 namespace sparktrace::tracing::connect {
 namespace sc = spark_connect;
 namespace {
+
+// The proxy hands a message over in the pieces the decoders read across: no copy between them.
+static_assert(std::is_same_v<proxy::MessageBytes, sc::MessageSlices>);
 
 constexpr std::string_view kServicePrefix = "/spark.connect.SparkConnectService/";
 
@@ -61,6 +65,14 @@ void AddPlanAttributes(std::vector<Attribute>& attributes, const sc::RequestInfo
   }
 }
 
+// What a decode gives when it could read nothing: the method alone.
+template <typename Info>
+Info NothingRead(sc::Method method) {
+  Info info;
+  info.method = method;
+  return info;
+}
+
 InterruptRequest InterruptFor(const sc::RequestInfo& request, SteadyTime at, const SpanId& interrupt_span) {
   InterruptRequest interrupt;
   interrupt.session_id = request.session_id;
@@ -95,23 +107,39 @@ CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& s
       airflow_dag_id_(airflow ? airflow->dag_id : std::string()),
       airflow_task_id_(airflow ? airflow->task_id : std::string()) {}
 
-sc::MessageSlices CallTracer::Slices(const grpc::ByteBuffer& message) {
-  slice_storage_.clear();
-  slice_views_.clear();
-  if (!message.Dump(&slice_storage_).ok()) return {};
-  for (const grpc::Slice& slice : slice_storage_) slice_views_.emplace_back(slice.begin(), slice.size());
-  return slice_views_;
+// Without bytes (the message came compressed with an encoding the proxy cannot undo) nothing can
+// be read: the message counts as undecodable, and the call goes on with an empty message's info,
+// as after a decode that failed at its first field. Decoding the empty `bytes` instead would
+// wrongly read as a valid message with every field unset.
+sc::RequestInfo CallTracer::ReadRequest(const proxy::TappedMessage& message) {
+  if (!message.bytes_available) {
+    CountUndecodable("in");
+    return NothingRead<sc::RequestInfo>(method_);
+  }
+  sc::RequestInfo request = sc::DecodeRequest(method_, message.bytes);
+  if (sc::IsDecodeFailure(request.status)) CountUndecodable("in");
+  return request;
 }
 
-void CallTracer::OnRequestMessage(const grpc::ByteBuffer& message) {
+sc::ResponseInfo CallTracer::ReadResponse(const proxy::TappedMessage& message) {
+  if (!message.bytes_available) {
+    CountUndecodable("out");
+    return NothingRead<sc::ResponseInfo>(method_);
+  }
+  sc::ResponseInfo response = sc::DecodeResponse(method_, message.bytes);
+  if (sc::IsDecodeFailure(response.status)) CountUndecodable("out");
+  return response;
+}
+
+void CallTracer::CountUndecodable(std::string_view direction) {
+  ++undecodable_;
+  services_.metrics.UndecodableMessage(MethodLabel(method_), direction);
+}
+
+void CallTracer::OnRequestMessage(const proxy::TappedMessage& message) {
   // Only the first message names the session and operation; AddArtifacts' later chunks are data.
   if (request_ || method_ == sc::Method::kUnknown) return;
-  sc::RequestInfo request = sc::DecodeRequest(method_, Slices(message));
-  if (sc::IsDecodeFailure(request.status)) {
-    ++undecodable_;
-    services_.metrics.UndecodableMessage(MethodLabel(method_), "in");
-  }
-  request_ = std::move(request);
+  request_ = ReadRequest(message);
   OnFirstRequest(*request_);
 }
 
@@ -179,22 +207,17 @@ void CallTracer::StartOperation(const sc::RequestInfo& request) {
   if (created) services_.metrics.OperationStarted();
 }
 
-void CallTracer::OnResponseMessage(const grpc::ByteBuffer& message) {
+void CallTracer::OnResponseMessage(const proxy::TappedMessage& message) {
   if (method_ == sc::Method::kUnknown) return;
   ++responses_;
   if (sc::RespondsWithExecutePlanResponses(method_)) {
-    OnStreamResponse(message);
+    OnStreamResponse(ReadResponse(message));
   } else if (responses_ == 1) {
-    OnUnaryResponse(message);
+    OnUnaryResponse(ReadResponse(message));
   }
 }
 
-void CallTracer::OnStreamResponse(const grpc::ByteBuffer& message) {
-  const sc::ResponseInfo response = sc::DecodeResponse(method_, Slices(message));
-  if (sc::IsDecodeFailure(response.status)) {
-    ++undecodable_;
-    services_.metrics.UndecodableMessage(MethodLabel(method_), "out");
-  }
+void CallTracer::OnStreamResponse(const sc::ResponseInfo& response) {
   if (response_operation_id_.empty()) response_operation_id_ = response.operation_id;
   if (server_side_session_id_.empty()) server_side_session_id_ = response.server_side_session_id;
   const bool first_batch = response.kind == sc::ResponseKind::kArrowBatch && batches_ == 0;
@@ -216,12 +239,7 @@ void CallTracer::OnStreamResponse(const grpc::ByteBuffer& message) {
   if (complete) services_.operations.RecordResultComplete(operation_, std::chrono::steady_clock::now());
 }
 
-void CallTracer::OnUnaryResponse(const grpc::ByteBuffer& message) {
-  const sc::ResponseInfo response = sc::DecodeResponse(method_, Slices(message));
-  if (sc::IsDecodeFailure(response.status)) {
-    ++undecodable_;
-    services_.metrics.UndecodableMessage(MethodLabel(method_), "out");
-  }
+void CallTracer::OnUnaryResponse(const sc::ResponseInfo& response) {
   server_side_session_id_ = response.server_side_session_id;
   response_operation_id_ = response.operation_id;
   if (method_ == sc::Method::kInterrupt && !response.interrupted_ids.empty()) {
@@ -311,7 +329,7 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
     }
   }
 
-  if (end.code != grpc::StatusCode::OK && IsServerError(static_cast<int>(end.code))) {
+  if (end.code != proxy::StatusCode::kOk && IsServerError(static_cast<int>(end.code))) {
     span.status_code = StatusCode::kError;
     span.status_message = TruncateUtf8(end.error_message);
   }

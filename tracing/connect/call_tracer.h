@@ -6,18 +6,17 @@
 // Threads: like every CallTap, driven by the one worker thread that owns the call. Shared state
 // (operations, metrics, the span sink) is reached through TracerServices, all thread-safe.
 
-#include <grpcpp/support/slice.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proxy/call_observer.h"
-#include "spark_connect/message_slices.h"
 #include "spark_connect/method.h"
 #include "spark_connect/request_info.h"
+#include "spark_connect/response_info.h"
 #include "tracing/airflow_identity.h"
 #include "tracing/connect/operation_registry.h"
 #include "tracing/connect/tracing_metrics.h"
@@ -45,17 +44,22 @@ class CallTracer final : public proxy::CallTap {
   // The call's span id: the parent named in the traceparent sent upstream.
   const SpanId& span_id() const { return span_id_; }
 
-  void OnRequestMessage(const grpc::ByteBuffer& message) override;
-  void OnResponseMessage(const grpc::ByteBuffer& message) override;
+  // Other services' messages are never read.
+  bool NeedsMessageBytes() const override { return method_ != spark_connect::Method::kUnknown; }
+  void OnRequestMessage(const proxy::TappedMessage& message) override;
+  void OnResponseMessage(const proxy::TappedMessage& message) override;
   void OnCallEnded(const proxy::CallEnd& end) override;
 
  private:
-  // The message's slices as spans over gRPC's buffers (no copy); empty if it cannot be read.
-  spark_connect::MessageSlices Slices(const grpc::ByteBuffer& message);
+  // The message decoded, counting it when it could not be (also when the proxy had no bytes to
+  // give: compressed with an encoding it cannot undo). What could be read is returned either way.
+  spark_connect::RequestInfo ReadRequest(const proxy::TappedMessage& message);
+  spark_connect::ResponseInfo ReadResponse(const proxy::TappedMessage& message);
+  void CountUndecodable(std::string_view direction);
   void OnFirstRequest(const spark_connect::RequestInfo& request);
   void StartOperation(const spark_connect::RequestInfo& request);
-  void OnStreamResponse(const grpc::ByteBuffer& message);
-  void OnUnaryResponse(const grpc::ByteBuffer& message);
+  void OnStreamResponse(const spark_connect::ResponseInfo& response);
+  void OnUnaryResponse(const spark_connect::ResponseInfo& response);
   Span BuildSpan(const proxy::CallEnd& end) const;
   void AddMethodAttributes(std::vector<Attribute>& attributes) const;
 
@@ -88,9 +92,6 @@ class CallTracer final : public proxy::CallTap {
   bool result_complete_ = false;
   std::vector<std::string> interrupted_ids_;
   std::uint32_t undecodable_ = 0;
-
-  std::vector<grpc::Slice> slice_storage_;  // reused across messages
-  std::vector<spark_connect::ByteSlice> slice_views_;
 };
 
 }  // namespace sparktrace::tracing::connect

@@ -28,12 +28,9 @@ SparkConnectTracer::SparkConnectTracer(SpanSink& spans, IdGenerator& ids, Sample
       services_{operations_, spans_, metrics_, ids_, clock_} {}
 
 std::unique_ptr<proxy::CallTap> SparkConnectTracer::OnCallStarted(const proxy::CallStart& start) {
-  std::vector<MetadataEntry> metadata;
-  metadata.reserve(start.client_metadata.size());
-  for (const auto& [key, value] : start.client_metadata) {
-    metadata.emplace_back(std::string_view(key.data(), key.size()),
-                          std::string_view(value.data(), value.size()));
-  }
+  // Only text headers are read (traceparent, tracestate, x-airflow-*): `-bin` values, still
+  // base64 here, never are.
+  const std::vector<MetadataEntry> metadata(start.client_metadata.begin(), start.client_metadata.end());
   const ClientTraceContext client = ExtractClientContext(metadata);
   if (client.traceparent_error) metrics_.InvalidTraceparent(TraceparentErrorName(*client.traceparent_error));
   if (client.tracestate_error) metrics_.InvalidTracestate(TracestateErrorName(*client.tracestate_error));

@@ -23,7 +23,6 @@ TEST(ProxyConfig, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(config->listen, "0.0.0.0:15002");
   EXPECT_EQ(config->admin, "127.0.0.1:9464");
   EXPECT_EQ(config->max_message_bytes, 256ULL << 20);
-  EXPECT_EQ(config->upstream.max_message_bytes, 256ULL << 20);
   EXPECT_EQ(config->drain_timeout.count(), 150'000);
   EXPECT_FALSE(config->upstream.tls);
   EXPECT_FALSE(config->tls.has_value());

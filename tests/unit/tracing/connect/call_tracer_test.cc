@@ -2,8 +2,6 @@
 // starts them (a CallStart with the client's metadata), fed real serialized Spark Connect messages
 // and ended, and the spans, upstream header overrides and metrics are checked against
 // docs/tracing.md. Each call gets its own CallStart, as calls on separate connections do.
-#include <grpcpp/support/byte_buffer.h>
-#include <grpcpp/support/slice.h>
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
@@ -11,9 +9,11 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -143,13 +143,25 @@ struct TracerHarness {
   SparkConnectTracer tracer;
 };
 
-// Bytes as gRPC hands them to a tap, cut into two slices so that no decode relies on one.
-grpc::ByteBuffer ToByteBuffer(const std::string& bytes) {
-  const std::size_t half = bytes.size() / 2;
-  std::array<grpc::Slice, 2> slices = {grpc::Slice(bytes.data(), half),
-                                       grpc::Slice(bytes.data() + half, bytes.size() - half)};
-  return grpc::ByteBuffer(slices.data(), slices.size());
-}
+// `bytes` as the proxy hands a message to a tap, cut into two pieces so that no decode relies on
+// one. Points into `bytes`; never copied, as the message points into its own pieces.
+class TwoPieces {
+ public:
+  explicit TwoPieces(const std::string& bytes) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+    const std::size_t half = bytes.size() / 2;
+    pieces_ = {std::span(data, half), std::span(data + half, bytes.size() - half)};
+    message_ = {.wire_bytes = bytes.size(), .compressed = false, .bytes = pieces_, .bytes_available = true};
+  }
+  TwoPieces(const TwoPieces&) = delete;
+  TwoPieces& operator=(const TwoPieces&) = delete;
+
+  const proxy::TappedMessage& message() const { return message_; }
+
+ private:
+  std::array<std::span<const std::uint8_t>, 2> pieces_;
+  proxy::TappedMessage message_;
+};
 
 // One proxied call as the proxy drives its tap. Owns the metadata the CallStart points into.
 class Call {
@@ -159,8 +171,7 @@ class Call {
       : path_(method.starts_with('/') ? std::string(method) : kServicePath + std::string(method)),
         peer_(std::move(peer)),
         headers_(std::move(headers)) {
-    for (const auto& [key, value] : headers_)
-      metadata_.emplace(grpc::string_ref(key), grpc::string_ref(value));
+    for (const auto& [key, value] : headers_) metadata_.emplace(key, value);
     tap_ = observer.OnCallStarted(proxy::CallStart{.method = path_,
                                                    .peer = peer_,
                                                    .authority = kAuthority,
@@ -175,15 +186,24 @@ class Call {
   void SendBytes(const std::string& bytes) {
     requests_.messages += 1;
     requests_.bytes += bytes.size();
-    tap_->OnRequestMessage(ToByteBuffer(bytes));
+    tap_->OnRequestMessage(TwoPieces(bytes).message());
   }
   void Receive(const google::protobuf::Message& message) { ReceiveBytes(message.SerializeAsString()); }
   void ReceiveBytes(const std::string& bytes) {
     responses_.messages += 1;
     responses_.bytes += bytes.size();
-    tap_->OnResponseMessage(ToByteBuffer(bytes));
+    tap_->OnResponseMessage(TwoPieces(bytes).message());
   }
-  void End(grpc::StatusCode code = grpc::StatusCode::OK, std::string_view message = {},
+  // A message compressed with an encoding the proxy cannot undo: the tap gets its size, no bytes.
+  void SendUnreadable(std::uint64_t wire_bytes) {
+    CountUnreadable(requests_, wire_bytes);
+    tap_->OnRequestMessage(Unreadable(wire_bytes));
+  }
+  void ReceiveUnreadable(std::uint64_t wire_bytes) {
+    CountUnreadable(responses_, wire_bytes);
+    tap_->OnResponseMessage(Unreadable(wire_bytes));
+  }
+  void End(proxy::StatusCode code = proxy::StatusCode::kOk, std::string_view message = {},
            std::chrono::steady_clock::duration duration = milliseconds(40)) {
     proxy::CallEnd end;
     end.code = code;
@@ -196,6 +216,7 @@ class Call {
   }
 
   bool tapped() const { return tap_ != nullptr; }
+  bool NeedsMessageBytes() const { return tap_->NeedsMessageBytes(); }
   const proxy::MessageCount& requests() const { return requests_; }
   const proxy::MessageCount& responses() const { return responses_; }
 
@@ -219,6 +240,15 @@ class Call {
   }
 
  private:
+  static void CountUnreadable(proxy::MessageCount& count, std::uint64_t wire_bytes) {
+    count.messages += 1;
+    count.bytes += wire_bytes;
+    count.undecodable += 1;
+  }
+  static proxy::TappedMessage Unreadable(std::uint64_t wire_bytes) {
+    return {.wire_bytes = wire_bytes, .compressed = true, .bytes = {}, .bytes_available = false};
+  }
+
   std::string path_;
   std::string peer_;
   const Headers headers_;  // never changes after construction: metadata_ points into it
@@ -525,7 +555,7 @@ TEST_F(CallTracerTest, RpcSpanCarriesTheRpcAttributes) {
   pb::AnalyzePlanResponse response;
   response.set_session_id(kSession);
   call.Receive(response);
-  call.End(grpc::StatusCode::OK, {}, milliseconds(25));
+  call.End(proxy::StatusCode::kOk, {}, milliseconds(25));
 
   const std::vector<Span> recorded = spans();
   ASSERT_EQ(recorded.size(), 1u);
@@ -616,7 +646,7 @@ TEST_F(CallTracerTest, StatusIsErrorOnlyForServerErrorCodes) {
   for (int code = 1; code <= 16; ++code) {
     Call call(tracer_, "AnalyzePlan", {});
     call.Send(SparkVersionRequest());
-    call.End(static_cast<grpc::StatusCode>(code), long_message);
+    call.End(static_cast<proxy::StatusCode>(code), long_message);
   }
   const std::vector<Span> recorded = spans();
   ASSERT_EQ(recorded.size(), 16u);
@@ -636,8 +666,10 @@ TEST_F(CallTracerTest, StatusIsErrorOnlyForServerErrorCodes) {
 TEST_F(CallTracerTest, OtherServicesAreNamedByTheirPathAndNeverDecoded) {
   Call call(tracer_, "/grpc.health.v1.Health/Check", {});
   EXPECT_TRUE(call.Overrides(kTraceparentHeader)) << "every proxied call is traced";
+  EXPECT_FALSE(call.NeedsMessageBytes()) << "the proxy need not keep bytes nobody reads";
   call.SendBytes("\xff\xff\xff");
   call.ReceiveBytes("\xff\xff\xff");
+  call.ReceiveUnreadable(40);
   call.End();
   const Span span = OnlySpanNamed(spans(), "grpc.health.v1.Health/Check");
   EXPECT_EQ(StringAttribute(span, "rpc.service"), "grpc.health.v1.Health");
@@ -776,7 +808,7 @@ TEST_F(CallTracerTest, ServerPickedOperationIdComesFromTheFirstResponse) {
 TEST_F(CallTracerTest, FailedExecutionEndsTheOperationWithAnError) {
   Call execute(tracer_, "ExecutePlan", {});
   execute.Send(ReattachableSqlCommand());
-  execute.End(grpc::StatusCode::INTERNAL, "[DIVIDE_BY_ZERO] Division by zero.");
+  execute.End(proxy::StatusCode::kInternal, "[DIVIDE_BY_ZERO] Division by zero.");
   const Span operation = OnlySpanNamed(spans(), kOperationSpan);
   EXPECT_EQ(StringAttribute(operation, "spark.connect.operation.outcome"), "failed");
   EXPECT_EQ(operation.status_code, StatusCode::kError);
@@ -794,7 +826,7 @@ TEST_F(CallTracerTest, FailedExecutionEndsTheOperationWithAnError) {
 TEST_F(CallTracerTest, AReleaseAfterAFailedExecutionIsAChildOfTheEndedOperation) {
   Call execute(tracer_, "ExecutePlan", {{"traceparent", kClientTraceparent}}, "ipv4:127.0.0.1:5555");
   execute.Send(ReattachableSqlCommand());
-  execute.End(grpc::StatusCode::INTERNAL, "[DIVIDE_BY_ZERO] Division by zero.");
+  execute.End(proxy::StatusCode::kInternal, "[DIVIDE_BY_ZERO] Division by zero.");
   const Span operation = OnlySpanNamed(spans(), kOperationSpan);
   ASSERT_EQ(StringAttribute(operation, "spark.connect.operation.outcome"), "failed");
   ASSERT_EQ(tracer_.operations().open_operations(), 0u);
@@ -833,10 +865,10 @@ TEST_F(CallTracerTest, InterruptOnAnotherConnectionEndsTheOperationWhenItsStream
   response.set_session_id(kSession);
   response.add_interrupted_ids(kOperation);
   interrupt.Receive(response);
-  interrupt.End(grpc::StatusCode::OK, {}, milliseconds(5));
+  interrupt.End(proxy::StatusCode::kOk, {}, milliseconds(5));
   EXPECT_EQ(SpansNamed(spans(), kOperationSpan).size(), 0u) << "its ExecutePlan is still streaming";
 
-  execute.End(grpc::StatusCode::UNKNOWN, "[OPERATION_CANCELED]", seconds(10));
+  execute.End(proxy::StatusCode::kUnknown, "[OPERATION_CANCELED]", seconds(10));
   const Span operation = OnlySpanNamed(spans(), kOperationSpan);
   const Span execute_span = OnlySpanNamed(spans(), RpcName("ExecutePlan"));
   const Span interrupt_span = OnlySpanNamed(spans(), RpcName("Interrupt"));
@@ -1059,6 +1091,37 @@ TEST_F(CallTracerTest, UndecodableMessagesAreCountedAndNeverThrow) {
   EXPECT_EQ(SpansNamed(spans(), kOperationSpan).size(), 1u);
 }
 
+TEST_F(CallTracerTest, MessagesThatCameWithoutBytesAreCountedAsUndecodable) {
+  Call execute(tracer_, "ExecutePlan", {});
+  EXPECT_TRUE(execute.NeedsMessageBytes());
+  execute.SendUnreadable(400);  // not read as an empty request: nothing is known of it
+  execute.ReceiveUnreadable(900);
+  execute.Receive(ArrowBatch(5, 64, "r-2"));  // the stream's later messages are still read
+  execute.End();
+  Call config(tracer_, "Config", {});
+  config.SendUnreadable(120);
+  config.ReceiveUnreadable(30);
+  config.End();
+
+  for (const char* method : {"ExecutePlan", "Config"}) {
+    for (const char* direction : {"in", "out"}) {
+      EXPECT_EQ(
+          Metric("sparktrace_undecodable_messages_total", {{"method", method}, {"direction", direction}}), 1)
+          << method << " " << direction;
+    }
+  }
+  const Span execute_span = OnlySpanNamed(spans(), RpcName("ExecutePlan"));
+  EXPECT_EQ(IntAttribute(execute_span, "sparktrace.undecodable_messages"), 2);
+  EXPECT_EQ(IntAttribute(execute_span, "rpc.request.bytes"), 400) << "the proxy's count, compressed";
+  EXPECT_EQ(IntAttribute(execute_span, "spark.connect.response.rows"), 5);
+  EXPECT_EQ(FindAttribute(execute_span.attributes, "spark.connect.session_id"), nullptr);
+  const Span config_span = OnlySpanNamed(spans(), RpcName("Config"));
+  EXPECT_EQ(IntAttribute(config_span, "sparktrace.undecodable_messages"), 2);
+  EXPECT_EQ(StringAttribute(config_span, "spark.connect.config.operation"), "none");
+  // As after a request that failed to decode, the ExecutePlan still made an operation.
+  EXPECT_EQ(SpansNamed(spans(), kOperationSpan).size(), 1u);
+}
+
 TEST(CallTracerSampling, RatioZeroRecordsNoSpansButStillCountsOperations) {
   TracerHarness harness(0.0);
   {
@@ -1072,7 +1135,7 @@ TEST(CallTracerSampling, RatioZeroRecordsNoSpansButStillCountsOperations) {
   {
     Call failing(harness.tracer, "ExecutePlan", AirflowHeaders());
     failing.Send(ReattachableSqlCommand());
-    failing.End(grpc::StatusCode::INVALID_ARGUMENT, "[PARSE_SYNTAX_ERROR]");
+    failing.End(proxy::StatusCode::kInvalidArgument, "[PARSE_SYNTAX_ERROR]");
   }
   {
     Call config(harness.tracer, "Config", {});

@@ -1,0 +1,58 @@
+#pragma once
+// The calls one relay worker is forwarding, and how many are live across all workers (what the
+// drain waits for).
+
+#include <condition_variable>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace sparktrace::proxy {
+
+class RelayContext;
+class RelayedCall;
+
+// Shared by all workers: the drain waits on it from the main thread.
+class LiveCalls {
+ public:
+  void Add() {
+    const std::lock_guard lock(mu_);
+    ++live_;
+  }
+  void Remove() {
+    const std::lock_guard lock(mu_);
+    if (--live_ == 0) none_.notify_all();
+  }
+  // True when no call is live, false at the deadline.
+  bool WaitForNone(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mu_);
+    return none_.wait_until(lock, deadline, [this] { return live_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable none_;
+  long live_ = 0;
+};
+
+class CallRegistry {
+ public:
+  CallRegistry(RelayContext& context, LiveCalls& live) : context_(context), live_(live) {}
+  ~CallRegistry();
+  CallRegistry(const CallRegistry&) = delete;
+  CallRegistry& operator=(const CallRegistry&) = delete;
+
+  RelayedCall& Add(std::unique_ptr<RelayedCall> call);
+  // The call is over: it is freed after the current event.
+  void Finished(RelayedCall& call);
+  void CancelAll();
+  std::size_t size() const { return calls_.size(); }
+
+ private:
+  RelayContext& context_;
+  LiveCalls& live_;
+  std::unordered_map<RelayedCall*, std::unique_ptr<RelayedCall>> calls_;
+};
+
+}  // namespace sparktrace::proxy

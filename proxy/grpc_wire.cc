@@ -1,0 +1,105 @@
+#include "proxy/grpc_wire.h"
+
+#include <charconv>
+
+#include <nghttp2/nghttp2.h>
+
+namespace sparktrace::proxy {
+
+std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view value) {
+  if (value.size() < 2 || value.size() > 9) return std::nullopt;
+  std::int64_t amount = 0;
+  const std::string_view digits = value.substr(0, value.size() - 1);
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), amount);
+  if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  using namespace std::chrono;
+  switch (value.back()) {
+    case 'H': return duration_cast<nanoseconds>(hours(amount));
+    case 'M': return duration_cast<nanoseconds>(minutes(amount));
+    case 'S': return duration_cast<nanoseconds>(seconds(amount));
+    case 'm': return duration_cast<nanoseconds>(milliseconds(amount));
+    case 'u': return duration_cast<nanoseconds>(microseconds(amount));
+    case 'n': return nanoseconds(amount);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<StatusCode> ParseGrpcStatus(std::string_view value) {
+  int code = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), code);
+  if (error != std::errc() || end != value.data() + value.size() || code < 0 || code > 99) return std::nullopt;
+  return static_cast<StatusCode>(code);
+}
+
+StatusCode StatusForResetCode(std::uint32_t error_code) {
+  switch (error_code) {
+    case NGHTTP2_REFUSED_STREAM: return StatusCode::kUnavailable;
+    case NGHTTP2_CANCEL: return StatusCode::kCancelled;
+    case NGHTTP2_ENHANCE_YOUR_CALM: return StatusCode::kResourceExhausted;
+    case NGHTTP2_INADEQUATE_SECURITY: return StatusCode::kPermissionDenied;
+    default: return StatusCode::kInternal;
+  }
+}
+
+StatusCode StatusForHttpStatus(int http_status) {
+  switch (http_status) {
+    case 400: return StatusCode::kInternal;
+    case 401: return StatusCode::kUnauthenticated;
+    case 403: return StatusCode::kPermissionDenied;
+    case 404: return StatusCode::kUnimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504: return StatusCode::kUnavailable;
+    default: return StatusCode::kUnknown;
+  }
+}
+
+namespace {
+
+constexpr std::string_view kHex = "0123456789ABCDEF";
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string PercentEncodeGrpcMessage(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte <= 0x7e && c != '%') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+  }
+  return out;
+}
+
+std::string PercentDecodeGrpcMessage(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '%' && i + 2 < value.size()) {
+      const int high = HexValue(value[i + 1]);
+      const int low = HexValue(value[i + 2]);
+      if (high >= 0 && low >= 0) {
+        out += static_cast<char>(high * 16 + low);
+        i += 2;
+        continue;
+      }
+    }
+    out += value[i];  // a stray '%' is kept as it is, as gRPC does
+  }
+  return out;
+}
+
+}  // namespace sparktrace::proxy

@@ -1,0 +1,379 @@
+#include "proxy/http2_connection.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "proxy/relay_context.h"
+
+namespace sparktrace::proxy {
+namespace {
+
+// bufferevent reads at most this much per callback; libevent's default (16 KiB) costs a
+// callback, a parse and a flush per 16 KiB of a streaming call.
+constexpr std::size_t kMaxSingleRead = 256 * 1024;
+
+std::string_view View(const std::uint8_t* data, std::size_t length) {
+  return {reinterpret_cast<const char*>(data), length};
+}
+
+struct CallbacksDeleter {
+  void operator()(nghttp2_session_callbacks* callbacks) const { nghttp2_session_callbacks_del(callbacks); }
+};
+struct OptionDeleter {
+  void operator()(nghttp2_option* option) const { nghttp2_option_del(option); }
+};
+
+}  // namespace
+
+Http2Connection::Http2Connection(RelayContext& context, Role role, BufferEventPtr bufferevent, std::string peer,
+                                 Http2ConnectionOwner& owner, const Http2Settings& settings)
+    : context_(context), role_(role), bufferevent_(std::move(bufferevent)), peer_(std::move(peer)), owner_(owner) {
+  nghttp2_session_callbacks* raw_callbacks = nullptr;
+  nghttp2_session_callbacks_new(&raw_callbacks);
+  const std::unique_ptr<nghttp2_session_callbacks, CallbacksDeleter> callbacks(raw_callbacks);
+  nghttp2_session_callbacks_set_send_callback(callbacks.get(), SendCallback);
+  nghttp2_session_callbacks_set_send_data_callback(callbacks.get(), SendDataCallback);
+  nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks.get(), OnBeginHeaders);
+  nghttp2_session_callbacks_set_on_header_callback(callbacks.get(), OnHeaderCallback);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks.get(), OnFrameReceived);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks.get(), OnDataChunk);
+  nghttp2_session_callbacks_set_on_stream_close_callback(callbacks.get(), OnStreamClose);
+
+  nghttp2_option* raw_option = nullptr;
+  nghttp2_option_new(&raw_option);
+  const std::unique_ptr<nghttp2_option, OptionDeleter> option(raw_option);
+  nghttp2_option_set_no_auto_window_update(option.get(), 1);
+  // Until the upstream's SETTINGS arrive, assume it takes no more than this many streams.
+  nghttp2_option_set_peer_max_concurrent_streams(option.get(), 100);
+
+  nghttp2_session* raw_session = nullptr;
+  if (role_ == Role::kServer) {
+    nghttp2_session_server_new2(&raw_session, callbacks.get(), this, option.get());
+  } else {
+    nghttp2_session_client_new2(&raw_session, callbacks.get(), this, option.get());
+  }
+  session_.reset(raw_session);
+
+  std::vector<nghttp2_settings_entry> entries = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, settings.max_concurrent_streams},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<std::uint32_t>(settings.stream_window)},
+      {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, settings.max_frame_size},
+  };
+  if (role_ == Role::kClient) entries.push_back({NGHTTP2_SETTINGS_ENABLE_PUSH, 0});
+  nghttp2_submit_settings(session(), NGHTTP2_FLAG_NONE, entries.data(), entries.size());
+  nghttp2_session_set_local_window_size(session(), NGHTTP2_FLAG_NONE, 0, settings.connection_window);
+
+  bufferevent_setcb(bufferevent_.get(), OnRead, OnWritten, OnEvent, this);
+  bufferevent_setwatermark(bufferevent_.get(), EV_WRITE, kLowWatermark, 0);
+  bufferevent_set_max_single_read(bufferevent_.get(), kMaxSingleRead);
+  bufferevent_enable(bufferevent_.get(), EV_READ | EV_WRITE);
+  if (role_ == Role::kServer) ready_ = true;
+  WantsFlush();
+}
+
+Http2Connection::~Http2Connection() = default;
+
+bool Http2Connection::HasStreamCapacity() const {
+  if (closed_ || draining_ || nghttp2_session_check_request_allowed(session()) == 0) return false;
+  const std::uint32_t limit =
+      nghttp2_session_get_remote_settings(session(), NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+  return streams_.size() < limit;
+}
+
+nghttp2_data_provider Http2Connection::DataProvider(Http2Stream& stream) {
+  nghttp2_data_provider provider{};
+  provider.source.ptr = &stream;
+  provider.read_callback = ReadDataCallback;
+  return provider;
+}
+
+bool Http2Connection::SubmitRequest(std::vector<Header> headers, Http2Stream& stream) {
+  if (closed_ || draining_) return false;
+  streams_.insert(&stream);
+  if (!ready_) {
+    pending_.push_back({std::move(headers), &stream});
+    return true;
+  }
+  return SubmitNow(headers, stream);
+}
+
+bool Http2Connection::SubmitNow(const std::vector<Header>& headers, Http2Stream& stream) {
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(headers.size());
+  for (const Header& header : headers) {
+    // nghttp2 copies names and values (no NO_COPY flags): the call may end before they are sent.
+    nva.push_back({const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.name.data())),
+                   const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.value.data())),
+                   header.name.size(), header.value.size(), NGHTTP2_NV_FLAG_NONE});
+  }
+  const nghttp2_data_provider provider = DataProvider(stream);
+  const std::int32_t stream_id = nghttp2_submit_request(session(), nullptr, nva.data(), nva.size(), &provider, &stream);
+  if (stream_id < 0) {
+    streams_.erase(&stream);
+    return false;
+  }
+  stream.OnOpened(stream_id);
+  WantsFlush();
+  return true;
+}
+
+void Http2Connection::AttachStream(std::int32_t stream_id, Http2Stream& stream) {
+  nghttp2_session_set_stream_user_data(session(), stream_id, &stream);
+  streams_.insert(&stream);
+}
+
+void Http2Connection::DetachStream(std::int32_t stream_id, Http2Stream& stream) {
+  streams_.erase(&stream);
+  std::erase_if(pending_, [&stream](const PendingRequest& pending) { return pending.stream == &stream; });
+  if (!closed_ && stream_id > 0) nghttp2_session_set_stream_user_data(session(), stream_id, nullptr);
+  CloseIfFinished();
+}
+
+Http2Stream* Http2Connection::StreamFor(std::int32_t stream_id) const {
+  return static_cast<Http2Stream*>(nghttp2_session_get_stream_user_data(session(), stream_id));
+}
+
+void Http2Connection::Consume(std::int32_t stream_id, std::size_t bytes) {
+  if (closed_ || bytes == 0) return;
+  // For a stream nghttp2 has already forgotten, this still credits the connection window.
+  if (nghttp2_session_consume(session(), stream_id, bytes) != 0) {
+    nghttp2_session_consume_connection(session(), bytes);
+  }
+  WantsFlush();
+}
+
+void Http2Connection::WantsFlush() {
+  if (flush_wanted_ || closed_) return;
+  flush_wanted_ = true;
+  context_.ScheduleFlush(this);
+}
+
+void Http2Connection::Flush() {
+  flush_wanted_ = false;
+  if (closed_) return;
+  const int result = nghttp2_session_send(session());
+  if (result != 0) {
+    Close(nghttp2_strerror(result));
+    return;
+  }
+  CloseIfFinished();
+}
+
+bool Http2Connection::Ping() {
+  if (closed_ || ping_outstanding_) return false;
+  ping_outstanding_ = true;
+  nghttp2_submit_ping(session(), NGHTTP2_FLAG_NONE, nullptr);
+  WantsFlush();
+  return true;
+}
+
+void Http2Connection::Drain() {
+  if (closed_ || draining_) return;
+  draining_ = true;
+  if (role_ == Role::kServer) {
+    nghttp2_submit_goaway(session(), NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(session()),
+                          NGHTTP2_NO_ERROR, nullptr, 0);
+  }
+  WantsFlush();
+}
+
+void Http2Connection::CloseIfFinished() {
+  if (closed_) return;
+  const bool idle_after_drain = draining_ && streams_.empty();
+  const bool session_over = !nghttp2_session_want_read(session()) && !nghttp2_session_want_write(session());
+  if (!idle_after_drain && !session_over) return;
+  if (evbuffer_get_length(bufferevent_get_output(bufferevent_.get())) > 0) return;  // OnWritten comes back
+  Close(session_over ? "HTTP/2 session ended" : "drained");
+}
+
+void Http2Connection::Close(std::string_view why) {
+  if (closed_) return;
+  closed_ = true;
+  spdlog::debug("connection {} closed: {}", peer_, why);
+  bufferevent_disable(bufferevent_.get(), EV_READ | EV_WRITE);
+  const std::vector<Http2Stream*> open(streams_.begin(), streams_.end());
+  streams_.clear();
+  pending_.clear();
+  for (Http2Stream* stream : open) stream->OnStreamClosed(kConnectionLost);
+  owner_.OnClosed(*this);
+}
+
+void Http2Connection::OnRead(bufferevent* /*bev*/, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  const RelayContext::EventScope scope(connection->context_);
+  connection->HandleRead();
+}
+
+void Http2Connection::HandleRead() {
+  evbuffer* input = bufferevent_get_input(bufferevent_.get());
+  std::array<evbuffer_iovec, 16> chunks{};
+  while (!closed_ && evbuffer_get_length(input) > 0) {
+    const int count = evbuffer_peek(input, -1, nullptr, chunks.data(), static_cast<int>(chunks.size()));
+    std::size_t parsed = 0;
+    for (int i = 0; i < count && i < static_cast<int>(chunks.size()) && !closed_; ++i) {
+      const auto* data = static_cast<const std::uint8_t*>(chunks[i].iov_base);
+      const ssize_t result = nghttp2_session_mem_recv(session(), data, chunks[i].iov_len);
+      if (result < 0) {
+        // Not a frame-level error (nghttp2 answers those with RST_STREAM or GOAWAY itself): a
+        // peer that does not speak HTTP/2 at all, or a flood. Nothing more to say to it.
+        Close(nghttp2_strerror(static_cast<int>(result)));
+        return;
+      }
+      parsed += chunks[i].iov_len;
+    }
+    if (!closed_) evbuffer_drain(input, parsed);
+  }
+  WantsFlush();
+}
+
+void Http2Connection::OnWritten(bufferevent* /*bev*/, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  const RelayContext::EventScope scope(connection->context_);
+  connection->WantsFlush();
+}
+
+void Http2Connection::OnEvent(bufferevent* bev, short events, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  const RelayContext::EventScope scope(connection->context_);
+  if (events & BEV_EVENT_CONNECTED) {
+    bufferevent_set_timeouts(bev, nullptr, nullptr);  // the write timeout only bounded the connect
+    connection->WantsFlush();
+    return;
+  }
+  if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
+    std::string why = events & BEV_EVENT_EOF ? "closed by peer" : events & BEV_EVENT_TIMEOUT ? "timed out" : "";
+    if (why.empty()) {
+      const int error = EVUTIL_SOCKET_ERROR();
+      why = error != 0 ? evutil_socket_error_to_string(error) : "TLS handshake failed";
+    }
+    connection->Close(why);
+  }
+}
+
+ssize_t Http2Connection::SendCallback(nghttp2_session* /*session*/, const std::uint8_t* data, std::size_t length,
+                                      int /*flags*/, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  evbuffer* output = bufferevent_get_output(connection->bufferevent_.get());
+  if (evbuffer_get_length(output) >= kHighWatermark) return NGHTTP2_ERR_WOULDBLOCK;
+  if (evbuffer_add(output, data, length) != 0) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  return static_cast<ssize_t>(length);
+}
+
+int Http2Connection::SendDataCallback(nghttp2_session* /*session*/, nghttp2_frame* frame,
+                                      const std::uint8_t* frame_header, std::size_t length,
+                                      nghttp2_data_source* source, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  evbuffer* output = bufferevent_get_output(connection->bufferevent_.get());
+  if (evbuffer_get_length(output) >= kHighWatermark) return NGHTTP2_ERR_WOULDBLOCK;
+  evbuffer_add(output, frame_header, 9);
+  // The relay never pads, but a frame that nghttp2 padded would need the pad length first.
+  if (frame->data.padlen > 0) {
+    const auto pad_length = static_cast<std::uint8_t>(frame->data.padlen - 1);
+    evbuffer_add(output, &pad_length, 1);
+  }
+  static_cast<Http2Stream*>(source->ptr)->SendData(output, length);
+  if (frame->data.padlen > 1) {
+    const std::vector<std::uint8_t> padding(frame->data.padlen - 1, 0);
+    evbuffer_add(output, padding.data(), padding.size());
+  }
+  return 0;
+}
+
+ssize_t Http2Connection::ReadDataCallback(nghttp2_session* /*session*/, std::int32_t /*stream_id*/,
+                                          std::uint8_t* /*buf*/, std::size_t length, std::uint32_t* data_flags,
+                                          nghttp2_data_source* source, void* /*self*/) {
+  bool end_of_data = false;
+  bool no_end_stream = false;
+  const ssize_t ready = static_cast<Http2Stream*>(source->ptr)->ReadyToSend(length, &end_of_data, &no_end_stream);
+  if (ready < 0) return ready;
+  if (ready > 0) *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+  if (end_of_data) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+  if (no_end_stream) *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+  return ready;
+}
+
+int Http2Connection::OnBeginHeaders(nghttp2_session* /*session*/, const nghttp2_frame* frame, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  if (connection->role_ != Role::kServer || frame->hd.type != NGHTTP2_HEADERS ||
+      frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
+    return 0;
+  }
+  Http2Stream* stream = connection->owner_.OnNewStream(*connection, frame->hd.stream_id);
+  if (stream == nullptr) {
+    nghttp2_submit_rst_stream(connection->session(), NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+    return 0;
+  }
+  connection->AttachStream(frame->hd.stream_id, *stream);
+  return 0;
+}
+
+int Http2Connection::OnHeaderCallback(nghttp2_session* /*session*/, const nghttp2_frame* frame,
+                                      const std::uint8_t* name, std::size_t name_length, const std::uint8_t* value,
+                                      std::size_t value_length, std::uint8_t /*flags*/, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  if (Http2Stream* stream = connection->StreamFor(frame->hd.stream_id)) {
+    stream->OnHeader(View(name, name_length), View(value, value_length));
+  }
+  return 0;
+}
+
+int Http2Connection::OnFrameReceived(nghttp2_session* /*session*/, const nghttp2_frame* frame, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  if (frame->hd.type == NGHTTP2_SETTINGS && !(frame->hd.flags & NGHTTP2_FLAG_ACK) &&
+      connection->role_ == Role::kClient && !connection->ready_) {
+    connection->ready_ = true;
+    std::vector<PendingRequest> pending = std::move(connection->pending_);
+    for (PendingRequest& request : pending) {
+      if (!connection->SubmitNow(request.headers, *request.stream)) request.stream->OnStreamClosed(kConnectionLost);
+    }
+    connection->owner_.OnReady(*connection);
+    return 0;
+  }
+  if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK)) {
+    connection->ping_outstanding_ = false;
+    return 0;
+  }
+  if (frame->hd.type == NGHTTP2_GOAWAY) {
+    connection->draining_ = true;  // no new streams here; the open ones run to their end
+    connection->CloseIfFinished();
+    return 0;
+  }
+  if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
+  Http2Stream* stream = connection->StreamFor(frame->hd.stream_id);
+  if (stream == nullptr) return 0;
+  const bool end_stream = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+  if (frame->hd.type == NGHTTP2_HEADERS) {
+    stream->OnHeadersComplete(end_stream);
+  } else if (end_stream) {
+    stream->OnEndOfData();
+  }
+  return 0;
+}
+
+int Http2Connection::OnDataChunk(nghttp2_session* session, std::uint8_t /*flags*/, std::int32_t stream_id,
+                                 const std::uint8_t* data, std::size_t length, void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  Http2Stream* stream = connection->StreamFor(stream_id);
+  if (stream == nullptr) {
+    // Nobody will relay these bytes (the call is over): give the window back at once.
+    nghttp2_session_consume(session, stream_id, length);
+    return 0;
+  }
+  stream->OnData({data, length});
+  return 0;
+}
+
+int Http2Connection::OnStreamClose(nghttp2_session* /*session*/, std::int32_t stream_id, std::uint32_t error_code,
+                                   void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  Http2Stream* stream = connection->StreamFor(stream_id);
+  if (stream == nullptr) return 0;
+  connection->streams_.erase(stream);
+  stream->OnStreamClosed(error_code);
+  return 0;
+}
+
+}  // namespace sparktrace::proxy

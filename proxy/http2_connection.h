@@ -1,0 +1,192 @@
+#pragma once
+// One HTTP/2 connection of the relay, either side: a client's connection to the proxy
+// (Role::kServer) or the proxy's connection to the upstream (Role::kClient). It owns the
+// socket's bufferevent (plain or TLS) and the nghttp2 session, moves bytes between them, and
+// hands every stream event to the stream's Http2Stream: the relay logic lives there, not here.
+//
+// Flow control is the application's (nghttp2's automatic WINDOW_UPDATE is off): a stream's
+// receive window reopens only when the Http2Stream reports, through Consume, that the other side
+// took the bytes. The session writes into the bufferevent only while its output holds less than
+// kHighWatermark, and resumes when it has drained to kLowWatermark, so a slow peer stalls its
+// streams instead of growing the proxy's memory.
+//
+// Lifetime: Close marks the connection dead and tells its streams and its owner; the owner frees
+// it later (RelayContext::AfterEvent), never inside one of its own callbacks.
+// Threads: one relay worker's event loop; no locks.
+
+#include <cstddef>
+#include <cstdint>
+#include <sys/types.h>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <event2/buffer.h>
+#include <nghttp2/nghttp2.h>
+
+#include "proxy/libevent_handles.h"
+
+namespace sparktrace::proxy {
+
+class RelayContext;
+
+struct Header {
+  std::string name;
+  std::string value;
+};
+
+// The error code streams are closed with when their connection is gone. Not an RFC 9113 code
+// (those are small numbers): nobody reset the stream, it has no connection left.
+inline constexpr std::uint32_t kConnectionLost = 0xffff'ffff;
+
+// One side of a relayed call, as seen by the connection carrying it.
+class Http2Stream {
+ public:
+  virtual ~Http2Stream() = default;
+  virtual void OnHeader(std::string_view name, std::string_view value) = 0;
+  // A complete HEADERS block (request headers, response headers or trailers).
+  virtual void OnHeadersComplete(bool end_stream) = 0;
+  virtual void OnData(std::span<const std::uint8_t> bytes) = 0;
+  // END_STREAM on a DATA frame.
+  virtual void OnEndOfData() = 0;
+  // The stream is closed (reset by either side, finished, or the connection is gone); the
+  // connection forgets the stream after this. `error_code` is the RFC 9113 code, 0 when clean.
+  virtual void OnStreamClosed(std::uint32_t error_code) = 0;
+  // The data provider: how many queued bytes to send now (at most `max_bytes`); sets
+  // `*end_of_data` when nothing is left and the sending side has ended. Returns
+  // NGHTTP2_ERR_DEFERRED when nothing is queued yet.
+  virtual ssize_t ReadyToSend(std::size_t max_bytes, bool* end_of_data, bool* no_end_stream) = 0;
+  // Writes the next `bytes` queued bytes into `out` (the frame header is already there).
+  virtual void SendData(evbuffer* out, std::size_t bytes) = 0;
+  // Client role: the request was submitted as stream `stream_id`.
+  virtual void OnOpened(std::int32_t /*stream_id*/) {}
+};
+
+class Http2Connection;
+
+class Http2ConnectionOwner {
+ public:
+  virtual ~Http2ConnectionOwner() = default;
+  // Server role: a client opened `stream_id`; returns its stream, or nullptr to refuse it.
+  virtual Http2Stream* OnNewStream(Http2Connection& connection, std::int32_t stream_id) = 0;
+  // Client role: the connection is up and the peer's SETTINGS have arrived.
+  virtual void OnReady(Http2Connection& connection) = 0;
+  // The connection is closed; its streams have been told. Called once.
+  virtual void OnClosed(Http2Connection& connection) = 0;
+};
+
+struct Http2Settings {
+  std::uint32_t max_concurrent_streams = 2048;
+  std::int32_t stream_window = 1 << 20;       // per stream: the most one stream may have buffered here
+  std::int32_t connection_window = 16 << 20;  // all streams of the connection together
+  std::uint32_t max_frame_size = 64 * 1024;
+};
+
+class Http2Connection {
+ public:
+  enum class Role { kServer, kClient };
+  static constexpr std::size_t kHighWatermark = 256 * 1024;
+  static constexpr std::size_t kLowWatermark = 64 * 1024;
+
+  // Takes the bufferevent (connected or connecting) and sends the preface and SETTINGS.
+  Http2Connection(RelayContext& context, Role role, BufferEventPtr bufferevent, std::string peer,
+                  Http2ConnectionOwner& owner, const Http2Settings& settings);
+  ~Http2Connection();
+  Http2Connection(const Http2Connection&) = delete;
+  Http2Connection& operator=(const Http2Connection&) = delete;
+
+  nghttp2_session* session() const { return session_.get(); }
+  Role role() const { return role_; }
+  const std::string& peer() const { return peer_; }  // "ipv4:127.0.0.1:5000"
+  bool closed() const { return closed_; }
+  bool ready() const { return ready_; }
+  std::size_t open_streams() const { return streams_.size(); }
+  // Client role: whether one more stream may be opened now (the peer's MAX_CONCURRENT_STREAMS).
+  bool HasStreamCapacity() const;
+
+  // Client role: opens a stream carrying `stream`. Until the peer's SETTINGS have arrived the
+  // request waits here (so that its MAX_CONCURRENT_STREAMS is known before any stream is sent
+  // and none is refused); `stream.OnOpened` gives the id once it is submitted. Returns false
+  // when nghttp2 refuses the request (the connection is going away).
+  bool SubmitRequest(std::vector<Header> headers, Http2Stream& stream);
+  // The data provider that makes nghttp2 pull a stream's DATA from `stream` (ReadyToSend).
+  static nghttp2_data_provider DataProvider(Http2Stream& stream);
+  // Registers a server-side stream (OnNewStream's result) so that connection loss reaches it.
+  void AttachStream(std::int32_t stream_id, Http2Stream& stream);
+  // The stream forgets its connection: no further callbacks reach it (its HTTP/2 stream may
+  // still be open, e.g. until a reset is written).
+  void DetachStream(std::int32_t stream_id, Http2Stream& stream);
+
+  // Reopens `bytes` of receive window on `stream_id` (and on the connection): the other side has
+  // taken them. A stream already closed still reopens the connection's window.
+  void Consume(std::int32_t stream_id, std::size_t bytes);
+  // There is something new to send (data queued, frames submitted): flush after this event.
+  void WantsFlush();
+  // Writes what nghttp2 has to send, up to the high watermark. Runs from RelayContext.
+  void Flush();
+
+  // Keepalive: sends a PING unless the last one is still unanswered; returns false then (the
+  // peer or the path to it is gone).
+  bool Ping();
+
+  // Stops new streams: GOAWAY (server role) naming the last stream processed. The connection
+  // closes once its streams are done.
+  void Drain();
+  // Closes now. Streams still open are told (OnStreamClosed with kConnectionLost).
+  void Close(std::string_view why);
+
+ private:
+  struct SessionDeleter {
+    void operator()(nghttp2_session* session) const { nghttp2_session_del(session); }
+  };
+
+  static void OnRead(bufferevent* bev, void* self);
+  static void OnWritten(bufferevent* bev, void* self);
+  static void OnEvent(bufferevent* bev, short events, void* self);
+  void HandleRead();
+  bool SubmitNow(const std::vector<Header>& headers, Http2Stream& stream);
+  // Closes once nothing is left to read, write or flush (after GOAWAY, in either direction).
+  void CloseIfFinished();
+  Http2Stream* StreamFor(std::int32_t stream_id) const;
+
+  // nghttp2 callbacks.
+  static ssize_t SendCallback(nghttp2_session*, const std::uint8_t* data, std::size_t length, int flags,
+                                    void* self);
+  static int SendDataCallback(nghttp2_session*, nghttp2_frame* frame, const std::uint8_t* frame_header,
+                              std::size_t length, nghttp2_data_source* source, void* self);
+  static ssize_t ReadDataCallback(nghttp2_session*, std::int32_t stream_id, std::uint8_t* buf,
+                                        std::size_t length, std::uint32_t* data_flags, nghttp2_data_source* source,
+                                        void* self);
+  static int OnBeginHeaders(nghttp2_session*, const nghttp2_frame* frame, void* self);
+  static int OnHeaderCallback(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
+                              std::size_t name_length, const std::uint8_t* value, std::size_t value_length,
+                              std::uint8_t flags, void* self);
+  static int OnFrameReceived(nghttp2_session*, const nghttp2_frame* frame, void* self);
+  static int OnDataChunk(nghttp2_session*, std::uint8_t flags, std::int32_t stream_id, const std::uint8_t* data,
+                         std::size_t length, void* self);
+  static int OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code, void* self);
+
+
+  RelayContext& context_;
+  const Role role_;
+  BufferEventPtr bufferevent_;
+  std::unique_ptr<nghttp2_session, SessionDeleter> session_;
+  const std::string peer_;
+  Http2ConnectionOwner& owner_;
+  std::unordered_set<Http2Stream*> streams_;
+  struct PendingRequest {
+    std::vector<Header> headers;
+    Http2Stream* stream;
+  };
+  std::vector<PendingRequest> pending_;  // client role: waiting for the peer's SETTINGS
+  bool closed_ = false;
+  bool ready_ = false;
+  bool flush_wanted_ = false;
+  bool draining_ = false;
+  bool ping_outstanding_ = false;
+};
+
+}  // namespace sparktrace::proxy

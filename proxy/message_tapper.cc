@@ -1,0 +1,86 @@
+#include "proxy/message_tapper.h"
+
+#include <algorithm>
+
+#include <zlib.h>
+
+namespace sparktrace::proxy {
+
+GrpcFramingError MessageTapper::Feed(ReceiveBlock* block, std::size_t offset, std::size_t size) {
+  feeding_ = block;
+  return framer_.Feed({block->data() + offset, size}, *this);
+}
+
+void MessageTapper::OnMessageStart(bool compressed, std::uint32_t length) {
+  current_ = TappedMessage{};
+  current_.wire_bytes = length;
+  current_.compressed = compressed;
+  pieces_.clear();
+}
+
+void MessageTapper::OnMessagePayload(GrpcBytes piece) {
+  if (!keep_bytes_) return;
+  const auto offset = static_cast<std::size_t>(piece.data() - feeding_->data());
+  pieces_.emplace_back(feeding_, offset, piece.size());
+}
+
+void MessageTapper::OnMessageEnd() {
+  ++count_.messages;
+  count_.bytes += current_.wire_bytes;
+  views_.clear();
+  if (keep_bytes_) {
+    if (!current_.compressed) {
+      for (const BlockPiece& piece : pieces_) views_.push_back(piece.bytes());
+      current_.bytes_available = true;
+    } else if (Inflate()) {
+      views_.emplace_back(inflated_.data(), inflated_.size());
+      current_.bytes_available = true;
+    } else {
+      ++count_.undecodable;
+    }
+    current_.bytes = views_;
+  }
+  deliver_(current_);
+  pieces_.clear();  // releases the blocks this message held
+  current_.bytes = {};
+}
+
+bool MessageTapper::Inflate() {
+  int window_bits = 0;
+  if (encoding_ == "gzip") {
+    window_bits = 16 + MAX_WBITS;
+  } else if (encoding_ == "deflate") {
+    window_bits = MAX_WBITS;
+  } else {
+    return false;
+  }
+  z_stream stream{};
+  if (inflateInit2(&stream, window_bits) != Z_OK) return false;
+  inflated_.clear();
+  int result = Z_OK;
+  for (const BlockPiece& piece : pieces_) {
+    stream.next_in = const_cast<Bytef*>(piece.bytes().data());  // zlib's API is not const-correct
+    stream.avail_in = static_cast<uInt>(piece.size());
+    do {
+      // The inflated size is bounded like any message: a small "zip bomb" must not grow memory.
+      if (inflated_.size() >= framer_.max_message_bytes()) {
+        result = Z_MEM_ERROR;
+        break;
+      }
+      const std::size_t before = inflated_.size();
+      const std::size_t chunk = std::min<std::size_t>(64 * 1024, framer_.max_message_bytes() - before);
+      inflated_.resize(before + chunk);
+      stream.next_out = inflated_.data() + before;
+      stream.avail_out = static_cast<uInt>(chunk);
+      result = inflate(&stream, Z_NO_FLUSH);
+      inflated_.resize(before + chunk - stream.avail_out);
+      if (result == Z_BUF_ERROR) result = Z_OK;  // no progress possible: needs the next piece
+      // Output space ran out: inflate may hold more, so go round again even without input.
+    } while (result == Z_OK && (stream.avail_in > 0 || stream.avail_out == 0));
+    if (result != Z_OK) break;
+  }
+  inflateEnd(&stream);
+  return result == Z_STREAM_END;
+}
+
+}  // namespace sparktrace::proxy

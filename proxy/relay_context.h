@@ -1,0 +1,60 @@
+#pragma once
+// What everything on one relay worker shares: its event loop, its receive-block pool, the
+// connections with bytes to flush, and the objects waiting to be freed.
+//
+// Every libevent callback of the relay opens an EventScope. Work that must wait until the
+// callback is over happens when the outermost scope closes: connections flush (once per event,
+// however many frames it queued: what arrives together leaves together), and closed connections
+// and finished calls are freed (never inside their own callbacks).
+
+#include <memory>
+#include <vector>
+
+#include <event2/event.h>
+
+#include "proxy/receive_blocks.h"
+
+namespace sparktrace::proxy {
+
+class Http2Connection;
+class RelayedCall;
+
+class RelayContext {
+ public:
+  explicit RelayContext(event_base* base);
+  RelayContext(const RelayContext&) = delete;
+  RelayContext& operator=(const RelayContext&) = delete;
+  ~RelayContext();
+
+  event_base* base() const { return base_; }
+  ReceiveBlockPool& blocks() { return blocks_; }
+
+  void ScheduleFlush(Http2Connection* connection) { to_flush_.push_back(connection); }
+  void Retire(std::unique_ptr<Http2Connection> connection);
+  void Retire(std::unique_ptr<RelayedCall> call);
+
+  class EventScope {
+   public:
+    explicit EventScope(RelayContext& context) : context_(context) { ++context_.depth_; }
+    ~EventScope() {
+      if (--context_.depth_ == 0) context_.AfterEvent();
+    }
+    EventScope(const EventScope&) = delete;
+    EventScope& operator=(const EventScope&) = delete;
+
+   private:
+    RelayContext& context_;
+  };
+
+ private:
+  void AfterEvent();
+
+  event_base* const base_;
+  ReceiveBlockPool blocks_;
+  std::vector<Http2Connection*> to_flush_;
+  std::vector<std::unique_ptr<Http2Connection>> retired_connections_;
+  std::vector<std::unique_ptr<RelayedCall>> retired_calls_;
+  int depth_ = 0;
+};
+
+}  // namespace sparktrace::proxy

@@ -1,0 +1,163 @@
+#include "proxy/relay_worker.h"
+
+#include <future>
+
+#include <arpa/inet.h>
+#include <event2/bufferevent_ssl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace sparktrace::proxy {
+namespace {
+
+// After the last calls are cancelled, how long the loop keeps running so that the resets and
+// GOAWAYs already queued reach the sockets before they close.
+constexpr timeval kLingerOnStop{0, 100'000};
+
+// gRPC's way of naming a peer: "ipv4:10.0.0.7:53122", "ipv6:[::1]:53122".
+std::string PeerName(const sockaddr* address) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (address->sa_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(address);
+    inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host);
+    return "ipv4:" + std::string(host) + ":" + std::to_string(ntohs(v4->sin_port));
+  }
+  if (address->sa_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(address);
+    inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host);
+    return "ipv6:[" + std::string(host) + "]:" + std::to_string(ntohs(v6->sin6_port));
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+RelayWorker::RelayWorker(const WorkerSetup& setup) : setup_(setup) {}
+
+Result<std::unique_ptr<RelayWorker>> RelayWorker::Create(const WorkerSetup& setup) {
+  auto worker = std::unique_ptr<RelayWorker>(new RelayWorker(setup));
+  worker->base_.reset(event_base_new());
+  if (!worker->base_) {
+    close(setup.listen_fd);
+    return Error{ErrorCode::kInternal, "cannot create an event loop"};
+  }
+  event_base* base = worker->base_.get();
+  worker->dns_.reset(evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS));
+  if (!worker->dns_) worker->dns_.reset(evdns_base_new(base, 0));  // no resolv.conf: numeric and hosts only
+  worker->context_ = std::make_unique<RelayContext>(base);
+  worker->upstream_ = std::make_unique<UpstreamPool>(*worker->context_, setup.upstream, worker->dns_.get(),
+                                                     *setup.upstream_status);
+  worker->calls_ = std::make_unique<CallRegistry>(*worker->context_, *setup.live_calls);
+  worker->listener_.reset(evconnlistener_new(base, OnAccept, worker.get(), LEV_OPT_CLOSE_ON_FREE, 0, setup.listen_fd));
+  if (!worker->listener_) {
+    close(setup.listen_fd);
+    return Error{ErrorCode::kIo, "cannot listen"};
+  }
+  worker->wake_.reset(event_new(base, -1, 0, OnWake, worker.get()));
+  return worker;
+}
+
+RelayWorker::~RelayWorker() { Stop(); }
+
+void RelayWorker::Start() {
+  thread_ = std::thread([this] {
+    {
+      const RelayContext::EventScope scope(*context_);
+      upstream_->KeepWarm();
+    }
+    event_base_loop(base_.get(), EVLOOP_NO_EXIT_ON_EMPTY);
+  });
+}
+
+void RelayWorker::RunOnLoop(const std::function<void()>& task) {
+  if (!thread_.joinable()) return;
+  std::promise<void> done;
+  {
+    const std::lock_guard lock(tasks_mu_);
+    tasks_.push_back([&task, &done] {
+      task();
+      done.set_value();
+    });
+  }
+  event_active(wake_.get(), EV_READ, 0);
+  done.get_future().wait();
+}
+
+void RelayWorker::OnWake(evutil_socket_t, short, void* self) {
+  auto* worker = static_cast<RelayWorker*>(self);
+  std::vector<std::function<void()>> tasks;
+  {
+    const std::lock_guard lock(worker->tasks_mu_);
+    tasks.swap(worker->tasks_);
+  }
+  const RelayContext::EventScope scope(*worker->context_);
+  for (const auto& task : tasks) task();
+}
+
+void RelayWorker::StopAccepting() {
+  RunOnLoop([this] {
+    accepting_ = false;
+    listener_.reset();
+    for (const auto& [connection, owned] : clients_) connection->Drain();
+  });
+}
+
+void RelayWorker::CancelAll() {
+  RunOnLoop([this] { calls_->CancelAll(); });
+}
+
+void RelayWorker::Stop() {
+  if (!thread_.joinable()) return;
+  RunOnLoop([this] {
+    upstream_->Stop();
+    event_base_loopexit(base_.get(), &kLingerOnStop);
+  });
+  thread_.join();
+}
+
+void RelayWorker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* address, int /*length*/, void* self) {
+  auto* worker = static_cast<RelayWorker*>(self);
+  const RelayContext::EventScope scope(*worker->context_);
+  worker->Accept(fd, address);
+}
+
+void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  bufferevent* raw = nullptr;
+  if (setup_.listener_tls != nullptr) {
+    SSL* ssl = SSL_new(setup_.listener_tls);
+    if (ssl != nullptr) {
+      raw = bufferevent_openssl_socket_new(base_.get(), fd, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+    }
+  } else {
+    raw = bufferevent_socket_new(base_.get(), fd, BEV_OPT_CLOSE_ON_FREE);
+  }
+  if (raw == nullptr) {
+    close(fd);
+    return;
+  }
+  auto connection = std::make_unique<Http2Connection>(*context_, Http2Connection::Role::kServer, BufferEventPtr(raw),
+                                                      PeerName(address), *this, Http2Settings{});
+  Http2Connection* added = connection.get();
+  clients_.emplace(added, std::move(connection));
+}
+
+Http2Stream* RelayWorker::OnNewStream(Http2Connection& connection, std::int32_t stream_id) {
+  if (!accepting_) return nullptr;  // refused (REFUSED_STREAM): the client may retry elsewhere
+  auto call = std::make_unique<RelayedCall>(*context_, *setup_.environment, *upstream_, *calls_, connection, stream_id);
+  return &calls_->Add(std::move(call)).downstream_stream();
+}
+
+void RelayWorker::OnReady(Http2Connection& /*connection*/) {}
+
+void RelayWorker::OnClosed(Http2Connection& connection) {
+  const auto it = clients_.find(&connection);
+  if (it == clients_.end()) return;
+  context_->Retire(std::move(it->second));
+  clients_.erase(it);
+}
+
+}  // namespace sparktrace::proxy

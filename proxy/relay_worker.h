@@ -1,0 +1,86 @@
+#pragma once
+// One relay worker: a thread running its own libevent loop with its own listening socket
+// (SO_REUSEPORT: the kernel spreads new connections over the workers), its own client
+// connections, its own upstream connections and its own receive blocks. Workers share nothing
+// but the read-only environment and two counters, so adding workers adds throughput instead of
+// contention.
+//
+// Other threads talk to a worker only through the Run* methods, which queue a task, wake the
+// loop and wait for the task to have run there.
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <event2/dns.h>
+
+#include "common/result.h"
+#include "proxy/call_registry.h"
+#include "proxy/http2_connection.h"
+#include "proxy/libevent_handles.h"
+#include "proxy/relay_context.h"
+#include "proxy/relayed_call.h"
+#include "proxy/upstream_pool.h"
+
+namespace sparktrace::proxy {
+
+struct WorkerSetup {
+  const RelayEnvironment* environment = nullptr;
+  UpstreamTarget upstream;
+  SSL_CTX* listener_tls = nullptr;  // null: plaintext (h2c)
+  int listen_fd = -1;               // bound and listening; the worker owns it from now on
+  UpstreamStatus* upstream_status = nullptr;
+  LiveCalls* live_calls = nullptr;
+};
+
+class RelayWorker final : public Http2ConnectionOwner {
+ public:
+  static Result<std::unique_ptr<RelayWorker>> Create(const WorkerSetup& setup);
+  ~RelayWorker() override;
+  RelayWorker(const RelayWorker&) = delete;
+  RelayWorker& operator=(const RelayWorker&) = delete;
+
+  void Start();
+  // Closes the listener and sends GOAWAY on every client connection; returns once done.
+  void StopAccepting();
+  // Cancels every call still running (drain timeout); returns once done.
+  void CancelAll();
+  // Closes every connection, ends the loop and joins the thread.
+  void Stop();
+
+  Http2Stream* OnNewStream(Http2Connection& connection, std::int32_t stream_id) override;
+  void OnReady(Http2Connection& connection) override;
+  void OnClosed(Http2Connection& connection) override;
+
+ private:
+  struct DnsDeleter {
+    void operator()(evdns_base* dns) const { evdns_base_free(dns, 1); }
+  };
+
+  explicit RelayWorker(const WorkerSetup& setup);
+  // Runs `task` on the loop and waits for it.
+  void RunOnLoop(const std::function<void()>& task);
+  static void OnWake(evutil_socket_t, short, void* self);
+  static void OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* address, int length, void* self);
+  void Accept(evutil_socket_t fd, const sockaddr* address);
+
+  const WorkerSetup setup_;
+  EventBasePtr base_;
+  std::unique_ptr<evdns_base, DnsDeleter> dns_;
+  std::unique_ptr<RelayContext> context_;
+  std::unique_ptr<UpstreamPool> upstream_;
+  std::unordered_map<Http2Connection*, std::unique_ptr<Http2Connection>> clients_;
+  std::unique_ptr<CallRegistry> calls_;
+  ListenerPtr listener_;
+  EventPtr wake_;
+  std::mutex tasks_mu_;
+  std::vector<std::function<void()>> tasks_;
+  std::thread thread_;
+  bool accepting_ = true;
+};
+
+}  // namespace sparktrace::proxy

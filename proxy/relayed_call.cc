@@ -1,0 +1,426 @@
+#include "proxy/relayed_call.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <utility>
+
+#include "proxy/call_registry.h"
+#include "proxy/grpc_wire.h"
+#include "proxy/relay_context.h"
+#include "proxy/upstream_pool.h"
+
+namespace sparktrace::proxy {
+namespace {
+
+std::string_view Find(const std::vector<Header>& headers, std::string_view name) {
+  for (const Header& header : headers) {
+    if (header.name == name) return header.value;
+  }
+  return {};
+}
+
+std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers) {
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(headers.size());
+  for (const Header& header : headers) {
+    nva.push_back({const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.name.data())),
+                   const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.value.data())),
+                   header.name.size(), header.value.size(), NGHTTP2_NV_FLAG_NONE});
+  }
+  return nva;
+}
+
+std::vector<Header> StatusTrailers(StatusCode code, std::string_view message) {
+  std::vector<Header> block = {{"grpc-status", std::to_string(static_cast<int>(code))}};
+  if (!message.empty()) block.push_back({"grpc-message", PercentEncodeGrpcMessage(message)});
+  return block;
+}
+
+std::string FramingErrorMessage(const MessageTapper& tapper, GrpcFramingError error, std::string_view direction) {
+  if (error == GrpcFramingError::kMessageTooLarge) {
+    return std::string(direction) + " message larger than max (" + std::to_string(tapper.framer().refused_length()) +
+           " vs. " + std::to_string(tapper.framer().max_message_bytes()) + ")";
+  }
+  return std::string(direction) + " message with an invalid compressed flag";
+}
+
+}  // namespace
+
+RelayedCall::RelayedCall(RelayContext& context, const RelayEnvironment& environment, UpstreamPool& upstream,
+                         CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id)
+    : context_(context),
+      environment_(environment),
+      upstream_pool_(upstream),
+      registry_(registry),
+      downstream_(&downstream),
+      downstream_id_(stream_id),
+      started_at_(std::chrono::steady_clock::now()),
+      requests_(context.blocks()),
+      responses_(context.blocks()) {}
+
+RelayedCall::~RelayedCall() {
+  // Only reached through CallRegistry::Finished (both streams forgotten) or at worker teardown,
+  // when the connections are going away with the loop.
+  if (downstream_ != nullptr) downstream_->DetachStream(downstream_id_, downstream_side_);
+  if (upstream_ != nullptr) upstream_->DetachStream(upstream_id_, upstream_side_);
+}
+
+// --- the client's side -----------------------------------------------------------------------
+
+void RelayedCall::OnRequestHeaders(bool end_stream) {
+  if (request_headers_done_) {  // a second HEADERS block: the client's trailers, ending the request
+    if (end_stream) OnRequestEnd();
+    return;
+  }
+  request_headers_done_ = true;
+  started_at_ = std::chrono::steady_clock::now();
+
+  ClientMetadata metadata;
+  for (const Header& header : request_headers_) {
+    if (!header.name.starts_with(':')) metadata.emplace(header.name, header.value);
+  }
+  UpstreamHeaderOverrides overrides;
+  const CallStart start{Find(request_headers_, ":path"), downstream_->peer(), Find(request_headers_, ":authority"),
+                        metadata, started_at_, overrides};
+  bool keep_bytes = false;
+  for (CallObserver* observer : environment_.observers) {
+    if (auto tap = observer->OnCallStarted(start)) {
+      keep_bytes = keep_bytes || tap->NeedsMessageBytes();
+      taps_.push_back(std::move(tap));
+    }
+  }
+  request_tapper_ = std::make_unique<MessageTapper>(environment_.max_message_bytes, keep_bytes,
+                                                    [this](const TappedMessage& m) { Deliver(true, m); });
+  request_tapper_->SetEncoding(Find(request_headers_, "grpc-encoding"));
+  response_tapper_ = std::make_unique<MessageTapper>(environment_.max_message_bytes, keep_bytes,
+                                                     [this](const TappedMessage& m) { Deliver(false, m); });
+
+  // The header goes upstream unchanged (the proxy adds no measurable time before forwarding);
+  // the proxy enforces it too, so that a client still gets DEADLINE_EXCEEDED from an upstream
+  // that does not answer at all.
+  if (const auto timeout = ParseGrpcTimeout(Find(request_headers_, "grpc-timeout"))) {
+    deadline_.reset(evtimer_new(context_.base(), OnDeadline, this));
+    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(*timeout).count();
+    const timeval delay{static_cast<time_t>(micros / 1'000'000), static_cast<suseconds_t>(micros % 1'000'000)};
+    evtimer_add(deadline_.get(), &delay);
+  }
+  if (end_stream) requests_ended_ = true;
+  StartUpstream(overrides);
+}
+
+void RelayedCall::StartUpstream(const UpstreamHeaderOverrides& overrides) {
+  upstream_ = upstream_pool_.Acquire();
+  if (upstream_ == nullptr) {
+    upstream_done_ = true;
+    EndWithStatus(StatusCode::kUnavailable, "upstream unreachable");
+    return;
+  }
+  std::vector<Header> headers;
+  headers.reserve(request_headers_.size() + overrides.entries().size() + 1);
+  headers.push_back({":method", std::string(Find(request_headers_, ":method"))});
+  headers.push_back({":scheme", environment_.upstream_tls ? "https" : "http"});
+  headers.push_back({":path", std::string(Find(request_headers_, ":path"))});
+  headers.push_back({":authority", environment_.upstream_authority});
+  // Everything else byte for byte and in order (user-agent, grpc-timeout, grpc-encoding, -bin
+  // values as sent), but what an observer replaces.
+  for (const Header& header : request_headers_) {
+    if (!header.name.starts_with(':') && !overrides.Overrides(header.name)) headers.push_back(header);
+  }
+  for (const auto& [name, value] : overrides.entries()) {
+    if (value) headers.push_back({name, *value});
+  }
+  if (!upstream_->SubmitRequest(std::move(headers), upstream_side_)) {
+    upstream_ = nullptr;
+    upstream_done_ = true;
+    EndWithStatus(StatusCode::kUnavailable, "upstream connection is closing");
+  }
+}
+
+void RelayedCall::OnRequestData(std::span<const std::uint8_t> bytes) {
+  if (upstream_ == nullptr || request_tapper_ == nullptr) {
+    downstream_->Consume(downstream_id_, bytes.size());  // nobody will take them: drop
+    return;
+  }
+  GrpcFramingError error = GrpcFramingError::kNone;
+  requests_.Append(bytes, [&](ReceiveBlock* block, std::size_t offset, std::size_t size) {
+    if (error == GrpcFramingError::kNone) error = request_tapper_->Feed(block, offset, size);
+  });
+  if (error != GrpcFramingError::kNone) {
+    const StatusCode code =
+        error == GrpcFramingError::kMessageTooLarge ? StatusCode::kResourceExhausted : StatusCode::kInternal;
+    EndWithStatus(code, FramingErrorMessage(*request_tapper_, error, "Received"));
+    return;
+  }
+  if (upstream_id_ > 0) nghttp2_session_resume_data(upstream_->session(), upstream_id_);
+  upstream_->WantsFlush();
+}
+
+void RelayedCall::OnRequestEnd() {
+  requests_ended_ = true;
+  if (upstream_ == nullptr) return;
+  if (upstream_id_ > 0) nghttp2_session_resume_data(upstream_->session(), upstream_id_);
+  upstream_->WantsFlush();
+}
+
+void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
+  // nghttp2 has forgotten the stream (or the connection is gone). Request bytes not yet sent
+  // upstream go nowhere now: the client's connection window gets them back.
+  downstream_->Consume(downstream_id_, requests_.Clear());
+  downstream_ = nullptr;
+  if (!final_status_sent_) {
+    status_ = StatusCode::kCancelled;
+    status_message_ = error_code == kConnectionLost ? "client connection closed" : "cancelled by the client";
+  }
+  // What the client will never get no longer holds the upstream's window.
+  if (upstream_ != nullptr) upstream_->Consume(upstream_id_, responses_.Clear());
+  responses_.Clear();
+  if (!upstream_done_) ResetUpstream();
+  FinishIfDone();
+}
+
+// --- the upstream's side ---------------------------------------------------------------------
+
+void RelayedCall::OnResponseHeaders(bool end_stream) {
+  std::vector<Header> block = std::move(incoming_);
+  incoming_.clear();
+  if (downstream_ == nullptr || final_status_sent_ || trailers_ready_) return;
+
+  if (response_state_ != ResponseState::kAwaitingHeaders) {  // trailers: the final status
+    status_ = ParseGrpcStatus(Find(block, "grpc-status")).value_or(StatusCode::kUnknown);
+    status_message_ = PercentDecodeGrpcMessage(Find(block, "grpc-message"));
+    trailers_ = std::move(block);
+    trailers_ready_ = true;
+    nghttp2_session_resume_data(downstream_->session(), downstream_id_);
+    downstream_->WantsFlush();
+    return;
+  }
+
+  const std::string_view http_status = Find(block, ":status");
+  if (http_status != "200") {
+    int code = 0;
+    std::from_chars(http_status.data(), http_status.data() + http_status.size(), code);
+    EndWithStatus(StatusForHttpStatus(code), "upstream answered HTTP status " + std::string(http_status));
+    return;
+  }
+  if (end_stream) {  // trailers-only: headers and status in one block
+    status_ = ParseGrpcStatus(Find(block, "grpc-status")).value_or(StatusCode::kUnknown);
+    status_message_ = PercentDecodeGrpcMessage(Find(block, "grpc-message"));
+    const std::vector<nghttp2_nv> nva = ToNv(block);
+    nghttp2_submit_response(downstream_->session(), downstream_id_, nva.data(), nva.size(), nullptr);
+    response_state_ = ResponseState::kTrailersOnlySent;
+    final_status_sent_ = true;
+    downstream_->WantsFlush();
+    return;
+  }
+  response_tapper_->SetEncoding(Find(block, "grpc-encoding"));
+  const std::vector<nghttp2_nv> nva = ToNv(block);
+  const nghttp2_data_provider provider = Http2Connection::DataProvider(downstream_side_);
+  nghttp2_submit_response(downstream_->session(), downstream_id_, nva.data(), nva.size(), &provider);
+  response_state_ = ResponseState::kHeadersSent;
+  downstream_->WantsFlush();
+}
+
+void RelayedCall::OnResponseData(std::span<const std::uint8_t> bytes) {
+  if (downstream_ == nullptr || final_status_sent_ || trailers_ready_ ||
+      response_state_ != ResponseState::kHeadersSent) {
+    upstream_->Consume(upstream_id_, bytes.size());
+    return;
+  }
+  GrpcFramingError error = GrpcFramingError::kNone;
+  responses_.Append(bytes, [&](ReceiveBlock* block, std::size_t offset, std::size_t size) {
+    if (error == GrpcFramingError::kNone) error = response_tapper_->Feed(block, offset, size);
+  });
+  if (error != GrpcFramingError::kNone) {
+    const StatusCode code =
+        error == GrpcFramingError::kMessageTooLarge ? StatusCode::kResourceExhausted : StatusCode::kInternal;
+    EndWithStatus(code, FramingErrorMessage(*response_tapper_, error, "Upstream sent a"));
+    return;
+  }
+  nghttp2_session_resume_data(downstream_->session(), downstream_id_);
+  downstream_->WantsFlush();
+}
+
+void RelayedCall::OnUpstreamClosed(std::uint32_t error_code) {
+  Http2Connection* const upstream = upstream_;
+  upstream_ = nullptr;
+  upstream_done_ = true;
+  // Request bytes that will never go out no longer hold the client's window.
+  const std::size_t dropped = requests_.Clear();
+  if (downstream_ != nullptr) downstream_->Consume(downstream_id_, dropped);
+  // Response bytes still queued for the client were received on a connection that may live on:
+  // give its window back now, as nobody will consume them there later.
+  if (upstream != nullptr && !responses_.empty()) upstream->Consume(upstream_id_, responses_.size());
+  if (!trailers_ready_ && !final_status_sent_) {
+    if (error_code == kConnectionLost) {
+      EndWithStatus(StatusCode::kUnavailable, "upstream connection failed or was lost");
+    } else if (error_code == NGHTTP2_NO_ERROR) {
+      EndWithStatus(StatusCode::kInternal, "upstream closed the stream without a status");
+    } else {
+      EndWithStatus(StatusForResetCode(error_code),
+                    std::string("upstream reset the stream: ") + nghttp2_http2_strerror(error_code));
+    }
+  }
+  FinishIfDone();
+}
+
+void RelayedCall::OnDeadline(evutil_socket_t, short, void* self) {
+  auto* call = static_cast<RelayedCall*>(self);
+  const RelayContext::EventScope scope(call->context_);
+  call->EndWithStatus(StatusCode::kDeadlineExceeded, "Deadline Exceeded");
+}
+
+// --- endings ----------------------------------------------------------------------------------
+
+void RelayedCall::EndWithStatus(StatusCode code, std::string message) {
+  if (!final_status_sent_ && !trailers_ready_) {
+    status_ = code;
+    status_message_ = std::move(message);
+    if (downstream_ != nullptr) {
+      if (response_state_ == ResponseState::kAwaitingHeaders) {
+        std::vector<Header> block = {{":status", "200"}, {"content-type", "application/grpc"}};
+        for (Header& header : StatusTrailers(code, status_message_)) block.push_back(std::move(header));
+        const std::vector<nghttp2_nv> nva = ToNv(block);
+        nghttp2_submit_response(downstream_->session(), downstream_id_, nva.data(), nva.size(), nullptr);
+        response_state_ = ResponseState::kTrailersOnlySent;
+        final_status_sent_ = true;
+      } else {
+        // The call failed: what is still queued for the client is not delivered.
+        const std::size_t dropped = responses_.Clear();
+        if (upstream_ != nullptr) upstream_->Consume(upstream_id_, dropped);
+        trailers_ = StatusTrailers(code, status_message_);
+        trailers_ready_ = true;
+        nghttp2_session_resume_data(downstream_->session(), downstream_id_);
+      }
+      downstream_->WantsFlush();
+    }
+  }
+  if (!upstream_done_) ResetUpstream();
+}
+
+void RelayedCall::ResetUpstream() {
+  upstream_done_ = true;
+  if (upstream_ == nullptr) return;
+  if (upstream_id_ > 0) {
+    nghttp2_submit_rst_stream(upstream_->session(), NGHTTP2_FLAG_NONE, upstream_id_, NGHTTP2_CANCEL);
+    upstream_->WantsFlush();
+  }
+  if (!responses_.empty()) upstream_->Consume(upstream_id_, responses_.size());
+  upstream_->DetachStream(upstream_id_, upstream_side_);
+  upstream_ = nullptr;
+  const std::size_t dropped = requests_.Clear();
+  if (downstream_ != nullptr) downstream_->Consume(downstream_id_, dropped);
+}
+
+void RelayedCall::Cancel() {
+  if (downstream_ != nullptr) {
+    nghttp2_submit_rst_stream(downstream_->session(), NGHTTP2_FLAG_NONE, downstream_id_, NGHTTP2_CANCEL);
+    downstream_->WantsFlush();
+    downstream_->DetachStream(downstream_id_, downstream_side_);
+    downstream_ = nullptr;
+  }
+  if (!final_status_sent_) {
+    status_ = StatusCode::kCancelled;
+    status_message_ = "proxy shutting down: drain timeout reached";
+  }
+  if (!upstream_done_) ResetUpstream();
+  FinishIfDone();
+}
+
+void RelayedCall::Deliver(bool request, const TappedMessage& message) {
+  if (!request && !first_response_at_) first_response_at_ = std::chrono::steady_clock::now();
+  for (const auto& tap : taps_) {
+    if (request) {
+      tap->OnRequestMessage(message);
+    } else {
+      tap->OnResponseMessage(message);
+    }
+  }
+}
+
+void RelayedCall::FinishIfDone() {
+  if (finished_ || downstream_ != nullptr || !upstream_done_) return;
+  finished_ = true;
+  deadline_.reset();
+  CallEnd end;
+  end.code = status_;
+  end.error_message = status_ == StatusCode::kOk ? std::string_view() : std::string_view(status_message_);
+  end.duration = std::chrono::steady_clock::now() - started_at_;
+  if (first_response_at_) end.time_to_first_response = *first_response_at_ - started_at_;
+  if (request_tapper_) end.requests = request_tapper_->count();
+  if (response_tapper_) end.responses = response_tapper_->count();
+  for (const auto& tap : taps_) tap->OnCallEnded(end);
+  registry_.Finished(*this);
+}
+
+// --- the two sides, as the connections see them ------------------------------------------------
+
+void RelayedCall::Side::OnHeader(std::string_view name, std::string_view value) {
+  (upstream_ ? call_.incoming_ : call_.request_headers_).push_back({std::string(name), std::string(value)});
+}
+
+void RelayedCall::Side::OnHeadersComplete(bool end_stream) {
+  if (upstream_) {
+    call_.OnResponseHeaders(end_stream);
+  } else {
+    call_.OnRequestHeaders(end_stream);
+  }
+}
+
+void RelayedCall::Side::OnData(std::span<const std::uint8_t> bytes) {
+  if (upstream_) {
+    call_.OnResponseData(bytes);
+  } else {
+    call_.OnRequestData(bytes);
+  }
+}
+
+void RelayedCall::Side::OnEndOfData() {
+  if (!upstream_) {
+    call_.OnRequestEnd();
+  } else if (!call_.trailers_ready_) {
+    call_.EndWithStatus(StatusCode::kInternal, "upstream ended the response without a status");
+  }
+}
+
+void RelayedCall::Side::OnStreamClosed(std::uint32_t error_code) {
+  if (upstream_) {
+    call_.OnUpstreamClosed(error_code);
+  } else {
+    call_.OnDownstreamClosed(error_code);
+  }
+}
+
+void RelayedCall::Side::OnOpened(std::int32_t stream_id) { call_.upstream_id_ = stream_id; }
+
+ssize_t RelayedCall::Side::ReadyToSend(std::size_t max_bytes, bool* end_of_data, bool* no_end_stream) {
+  RelayQueue& queue = upstream_ ? call_.requests_ : call_.responses_;
+  if (!queue.empty()) return static_cast<ssize_t>(std::min(max_bytes, queue.size()));
+  if (upstream_) {
+    if (!call_.requests_ended_) return NGHTTP2_ERR_DEFERRED;
+    *end_of_data = true;
+    return 0;
+  }
+  if (!call_.trailers_ready_ || call_.downstream_ == nullptr) return NGHTTP2_ERR_DEFERRED;
+  // The status goes out as trailers: DATA ends without END_STREAM, the trailers carry it.
+  const std::vector<nghttp2_nv> nva = ToNv(call_.trailers_);
+  if (nghttp2_submit_trailer(call_.downstream_->session(), call_.downstream_id_, nva.data(), nva.size()) != 0) {
+    return NGHTTP2_ERR_DEFERRED;
+  }
+  call_.final_status_sent_ = true;
+  *end_of_data = true;
+  *no_end_stream = true;
+  return 0;
+}
+
+void RelayedCall::Side::SendData(evbuffer* out, std::size_t bytes) {
+  if (upstream_) {
+    call_.requests_.MoveTo(out, bytes);
+    if (call_.downstream_ != nullptr) call_.downstream_->Consume(call_.downstream_id_, bytes);
+  } else {
+    call_.responses_.MoveTo(out, bytes);
+    if (call_.upstream_ != nullptr) call_.upstream_->Consume(call_.upstream_id_, bytes);
+  }
+}
+
+}  // namespace sparktrace::proxy

@@ -1,0 +1,141 @@
+#pragma once
+// One proxied RPC: the client's HTTP/2 stream (downstream) joined to a stream on an upstream
+// connection. Headers, DATA and trailers are relayed as they arrive, each direction through a
+// RelayQueue whose bytes are sent on without being copied again; the gRPC framing is only read
+// (MessageTapper) to count messages, enforce the size limit on the 5-byte prefix, and show
+// messages to the taps.
+//
+// Flow control: a direction's receive window reopens (Http2Connection::Consume) only when the
+// other side's session takes bytes out of its queue to write them, so a call holds at most one
+// stream window per direction however slow the reader.
+//
+// gRPC semantics the relay keeps itself, because no gRPC library sits on either side:
+// grpc-timeout is forwarded and enforced (DEADLINE_EXCEEDED); a client reset cancels the
+// upstream stream and an upstream reset or lost connection ends the client's call with the status
+// gRPC gives that reset (StatusForResetCode); an upstream that cannot be reached is a
+// trailers-only UNAVAILABLE; a message over --max-message-bytes is RESOURCE_EXHAUSTED.
+//
+// Threads: one relay worker's; all of a call's taps run there, one at a time.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "proxy/call_observer.h"
+#include "proxy/http2_connection.h"
+#include "proxy/libevent_handles.h"
+#include "proxy/message_tapper.h"
+#include "proxy/receive_blocks.h"
+
+namespace sparktrace::proxy {
+
+class RelayContext;
+class UpstreamPool;
+class CallRegistry;
+
+// What every call on every worker shares; outlives them all.
+struct RelayEnvironment {
+  std::string upstream_authority;  // :authority on upstream requests ("spark-connect:15002")
+  bool upstream_tls = false;
+  std::uint32_t max_message_bytes = 256U << 20;
+  std::vector<CallObserver*> observers;
+};
+
+class RelayedCall {
+ public:
+  RelayedCall(RelayContext& context, const RelayEnvironment& environment, UpstreamPool& upstream,
+              CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id);
+  ~RelayedCall();
+  RelayedCall(const RelayedCall&) = delete;
+  RelayedCall& operator=(const RelayedCall&) = delete;
+
+  Http2Stream& downstream_stream() { return downstream_side_; }
+  // The proxy is stopping and the drain time is over: cancels both sides.
+  void Cancel();
+
+ private:
+  // Adapts one connection's stream events to the call.
+  class Side final : public Http2Stream {
+   public:
+    Side(RelayedCall& call, bool upstream) : call_(call), upstream_(upstream) {}
+    void OnHeader(std::string_view name, std::string_view value) override;
+    void OnHeadersComplete(bool end_stream) override;
+    void OnData(std::span<const std::uint8_t> bytes) override;
+    void OnEndOfData() override;
+    void OnStreamClosed(std::uint32_t error_code) override;
+    ssize_t ReadyToSend(std::size_t max_bytes, bool* end_of_data, bool* no_end_stream) override;
+    void SendData(evbuffer* out, std::size_t bytes) override;
+    void OnOpened(std::int32_t stream_id) override;
+
+   private:
+    RelayedCall& call_;
+    const bool upstream_;
+  };
+
+  // Response headers towards the client: not sent yet, sent, or the call ended trailers-only.
+  enum class ResponseState { kAwaitingHeaders, kHeadersSent, kTrailersOnlySent };
+
+  // Request side.
+  void OnRequestHeaders(bool end_stream);
+  void StartUpstream(const UpstreamHeaderOverrides& overrides);
+  void OnRequestData(std::span<const std::uint8_t> bytes);
+  void OnRequestEnd();
+  void OnDownstreamClosed(std::uint32_t error_code);
+  // Response side.
+  void OnResponseHeaders(bool end_stream);
+  void OnResponseData(std::span<const std::uint8_t> bytes);
+  void OnUpstreamClosed(std::uint32_t error_code);
+  static void OnDeadline(evutil_socket_t, short, void* self);
+
+  // Ends the client's call with `code` (trailers-only when no headers went out yet, else
+  // trailers after what is queued), unless a final status is already on its way; cancels the
+  // upstream stream if it is still open.
+  void EndWithStatus(StatusCode code, std::string message);
+  // Resets the upstream stream (CANCEL) and forgets it; queued request bytes are dropped.
+  void ResetUpstream();
+  void DetachUpstream();
+  void DetachDownstream();
+  void Deliver(bool request, const TappedMessage& message);
+  void FinishIfDone();
+
+  RelayContext& context_;
+  const RelayEnvironment& environment_;
+  UpstreamPool& upstream_pool_;
+  CallRegistry& registry_;
+  Side downstream_side_{*this, false};
+  Side upstream_side_{*this, true};
+  Http2Connection* downstream_;  // null once the client's stream is closed
+  const std::int32_t downstream_id_;
+  Http2Connection* upstream_ = nullptr;  // null until the request goes out, and once it is over
+  std::int32_t upstream_id_ = -1;
+
+  std::vector<Header> request_headers_;  // as the client sent them, pseudo-headers first
+  std::vector<Header> incoming_;         // the upstream's HEADERS block being received
+  std::vector<Header> trailers_;         // the final status block, for the client
+  std::vector<std::unique_ptr<CallTap>> taps_;
+  std::chrono::steady_clock::time_point started_at_;
+  std::optional<std::chrono::steady_clock::time_point> first_response_at_;
+  EventPtr deadline_;
+
+  RelayQueue requests_;
+  RelayQueue responses_;
+  std::unique_ptr<MessageTapper> request_tapper_;
+  std::unique_ptr<MessageTapper> response_tapper_;
+
+  ResponseState response_state_ = ResponseState::kAwaitingHeaders;
+  bool request_headers_done_ = false;
+  bool requests_ended_ = false;     // the client half-closed
+  bool trailers_ready_ = false;     // the final status is known and goes out after the queue
+  bool final_status_sent_ = false;  // trailers or trailers-only submitted to the client
+  bool upstream_done_ = false;      // the upstream stream is over (or was never opened)
+  bool finished_ = false;
+  StatusCode status_ = StatusCode::kOk;
+  std::string status_message_;
+};
+
+}  // namespace sparktrace::proxy

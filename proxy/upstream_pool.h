@@ -1,0 +1,84 @@
+#pragma once
+// One relay worker's HTTP/2 connections to the upstream. Calls are multiplexed on them: a call
+// takes a connection with room under the upstream's SETTINGS_MAX_CONCURRENT_STREAMS, and a new
+// connection is opened when every one is full (up to kMaxConnections; past that, nghttp2 queues
+// the stream until one ends). One connection is kept open while idle, reconnecting with backoff,
+// so that readiness can say whether the upstream is reachable and the first call is not slowed by
+// a connect. Keepalive: a PING every kPingInterval while streams are open, and a connection
+// whose PING goes unanswered for a whole interval is closed (its calls end UNAVAILABLE).
+//
+// Threads: the worker's event loop; `UpstreamStatus` is the one thing other threads read.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <event2/dns.h>
+
+#include "proxy/http2_connection.h"
+#include "proxy/libevent_handles.h"
+
+namespace sparktrace::proxy {
+
+class RelayContext;
+
+struct UpstreamTarget {
+  std::string host;
+  int port = 0;
+  SSL_CTX* tls = nullptr;  // null: plaintext (h2c)
+};
+
+// Shared by every worker's pool.
+struct UpstreamStatus {
+  std::atomic<int> connected{0};            // connections with the peer's SETTINGS received
+  std::function<void()> on_connect_failure;  // runs on a worker, once per failed attempt
+};
+
+class UpstreamPool final : public Http2ConnectionOwner {
+ public:
+  static constexpr std::size_t kMaxConnections = 16;
+  // Not shorter: gRPC servers count more frequent PINGs without data as abuse (gRPC Java's
+  // permitKeepAliveTime and grpc-core's min ping interval default to 5 minutes) and close the
+  // connection, which would end every stream on it.
+  static constexpr std::chrono::seconds kPingInterval{300};
+  static constexpr std::chrono::seconds kConnectTimeout{10};
+
+  UpstreamPool(RelayContext& context, UpstreamTarget target, evdns_base* dns, UpstreamStatus& status);
+  ~UpstreamPool() override;
+  UpstreamPool(const UpstreamPool&) = delete;
+  UpstreamPool& operator=(const UpstreamPool&) = delete;
+
+  // Opens the idle connection and keeps one open from now on.
+  void KeepWarm();
+  // A connection for one more call (maybe still connecting), or nullptr when none can be made.
+  Http2Connection* Acquire();
+  // No more connections, warm or new; the open ones close.
+  void Stop();
+
+  Http2Stream* OnNewStream(Http2Connection& connection, std::int32_t stream_id) override;
+  void OnReady(Http2Connection& connection) override;
+  void OnClosed(Http2Connection& connection) override;
+
+ private:
+  Http2Connection* Connect();
+  void ScheduleReconnect();
+  static void OnReconnectTimer(evutil_socket_t, short, void* self);
+  static void OnPingTimer(evutil_socket_t, short, void* self);
+
+  RelayContext& context_;
+  const UpstreamTarget target_;
+  evdns_base* const dns_;
+  UpstreamStatus& status_;
+  std::vector<std::unique_ptr<Http2Connection>> connections_;
+  EventPtr reconnect_timer_;
+  EventPtr ping_timer_;
+  std::chrono::milliseconds backoff_{0};
+  bool keep_warm_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace sparktrace::proxy
