@@ -6,19 +6,36 @@
 
 namespace sparktrace::proxy {
 
+namespace {
+
+// `amount` of `Unit` in nanoseconds, the longest representable when it does not fit (8 digits of
+// hours are ~11,000 years; int64 nanoseconds end at ~292).
+template <typename Unit>
+std::chrono::nanoseconds SaturatedNanoseconds(std::int64_t amount) {
+  using std::chrono::nanoseconds;
+  if (Unit(amount) > std::chrono::duration_cast<Unit>(nanoseconds::max())) return nanoseconds::max();
+  return std::chrono::duration_cast<nanoseconds>(Unit(amount));
+}
+
+}  // namespace
+
 std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view value) {
   if (value.size() < 2 || value.size() > 9) return std::nullopt;
-  std::int64_t amount = 0;
   const std::string_view digits = value.substr(0, value.size() - 1);
+  // Digits only: from_chars would take a leading '-'.
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  std::int64_t amount = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), amount);
   if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   using namespace std::chrono;
   switch (value.back()) {
-    case 'H': return duration_cast<nanoseconds>(hours(amount));
-    case 'M': return duration_cast<nanoseconds>(minutes(amount));
-    case 'S': return duration_cast<nanoseconds>(seconds(amount));
-    case 'm': return duration_cast<nanoseconds>(milliseconds(amount));
-    case 'u': return duration_cast<nanoseconds>(microseconds(amount));
+    case 'H': return SaturatedNanoseconds<hours>(amount);
+    case 'M': return SaturatedNanoseconds<minutes>(amount);
+    case 'S': return SaturatedNanoseconds<seconds>(amount);
+    case 'm': return SaturatedNanoseconds<milliseconds>(amount);
+    case 'u': return SaturatedNanoseconds<microseconds>(amount);
     case 'n': return nanoseconds(amount);
     default: return std::nullopt;
   }

@@ -1,7 +1,6 @@
 #include "proxy/http2_connection.h"
 
 #include <algorithm>
-#include <array>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -11,9 +10,8 @@
 namespace sparktrace::proxy {
 namespace {
 
-// bufferevent reads at most this much per callback; libevent's default (16 KiB) costs a
-// callback, a parse and a flush per 16 KiB of a streaming call.
-constexpr std::size_t kMaxSingleRead = 256 * 1024;
+// Send rounds (up to kHighWatermark each) in one flush before the loop turns to others.
+constexpr int kMaxSendRounds = 16;
 
 std::string_view View(const std::uint8_t* data, std::size_t length) {
   return {reinterpret_cast<const char*>(data), length};
@@ -28,9 +26,9 @@ struct OptionDeleter {
 
 }  // namespace
 
-Http2Connection::Http2Connection(RelayContext& context, Role role, BufferEventPtr bufferevent, std::string peer,
+Http2Connection::Http2Connection(RelayContext& context, Role role, std::unique_ptr<ConnectionIo> io, std::string peer,
                                  Http2ConnectionOwner& owner, const Http2Settings& settings)
-    : context_(context), role_(role), bufferevent_(std::move(bufferevent)), peer_(std::move(peer)), owner_(owner) {
+    : context_(context), role_(role), io_(std::move(io)), peer_(std::move(peer)), owner_(owner) {
   nghttp2_session_callbacks* raw_callbacks = nullptr;
   nghttp2_session_callbacks_new(&raw_callbacks);
   const std::unique_ptr<nghttp2_session_callbacks, CallbacksDeleter> callbacks(raw_callbacks);
@@ -66,15 +64,15 @@ Http2Connection::Http2Connection(RelayContext& context, Role role, BufferEventPt
   nghttp2_submit_settings(session(), NGHTTP2_FLAG_NONE, entries.data(), entries.size());
   nghttp2_session_set_local_window_size(session(), NGHTTP2_FLAG_NONE, 0, settings.connection_window);
 
-  bufferevent_setcb(bufferevent_.get(), OnRead, OnWritten, OnEvent, this);
-  bufferevent_setwatermark(bufferevent_.get(), EV_WRITE, kLowWatermark, 0);
-  bufferevent_set_max_single_read(bufferevent_.get(), kMaxSingleRead);
-  bufferevent_enable(bufferevent_.get(), EV_READ | EV_WRITE);
   if (role_ == Role::kServer) ready_ = true;
-  WantsFlush();
 }
 
 Http2Connection::~Http2Connection() = default;
+
+void Http2Connection::Start() {
+  io_->Start(*this);
+  WantsFlush();
+}
 
 bool Http2Connection::HasStreamCapacity() const {
   if (closed_ || draining_ || nghttp2_session_check_request_allowed(session()) == 0) return false;
@@ -154,10 +152,24 @@ void Http2Connection::WantsFlush() {
 void Http2Connection::Flush() {
   flush_wanted_ = false;
   if (closed_) return;
-  const int result = nghttp2_session_send(session());
-  if (result != 0) {
-    Close(nghttp2_strerror(result));
-    return;
+  // nghttp2 stops at kHighWatermark; when the socket then takes everything at once, no write
+  // event will come back to resume it, so go on until it has nothing left or the socket pushes
+  // back (OnIoWritable resumes from there).
+  for (int round = 0; !closed_; ++round) {
+    if (round == kMaxSendRounds) {  // a fast reader: let other connections have the loop
+      WantsFlush();
+      break;
+    }
+    const int result = nghttp2_session_send(session());
+    if (result != 0) {
+      Close(nghttp2_strerror(result));
+      return;
+    }
+    io_->Write();
+    if (closed_ || !nghttp2_session_want_write(session()) ||
+        evbuffer_get_length(output()) >= ConnectionIo::kLowWatermark) {
+      break;
+    }
   }
   CloseIfFinished();
 }
@@ -185,7 +197,7 @@ void Http2Connection::CloseIfFinished() {
   const bool idle_after_drain = draining_ && streams_.empty();
   const bool session_over = !nghttp2_session_want_read(session()) && !nghttp2_session_want_write(session());
   if (!idle_after_drain && !session_over) return;
-  if (evbuffer_get_length(bufferevent_get_output(bufferevent_.get())) > 0) return;  // OnWritten comes back
+  if (evbuffer_get_length(output()) > 0) return;  // OnIoWritable comes back
   Close(session_over ? "HTTP/2 session ended" : "drained");
 }
 
@@ -193,7 +205,7 @@ void Http2Connection::Close(std::string_view why) {
   if (closed_) return;
   closed_ = true;
   spdlog::debug("connection {} closed: {}", peer_, why);
-  bufferevent_disable(bufferevent_.get(), EV_READ | EV_WRITE);
+  io_->Stop();
   const std::vector<Http2Stream*> open(streams_.begin(), streams_.end());
   streams_.clear();
   pending_.clear();
@@ -201,62 +213,28 @@ void Http2Connection::Close(std::string_view why) {
   owner_.OnClosed(*this);
 }
 
-void Http2Connection::OnRead(bufferevent* /*bev*/, void* self) {
-  auto* connection = static_cast<Http2Connection*>(self);
-  const RelayContext::EventScope scope(connection->context_);
-  connection->HandleRead();
-}
-
-void Http2Connection::HandleRead() {
-  evbuffer* input = bufferevent_get_input(bufferevent_.get());
-  std::array<evbuffer_iovec, 16> chunks{};
-  while (!closed_ && evbuffer_get_length(input) > 0) {
-    const int count = evbuffer_peek(input, -1, nullptr, chunks.data(), static_cast<int>(chunks.size()));
-    std::size_t parsed = 0;
-    for (int i = 0; i < count && i < static_cast<int>(chunks.size()) && !closed_; ++i) {
-      const auto* data = static_cast<const std::uint8_t*>(chunks[i].iov_base);
-      const ssize_t result = nghttp2_session_mem_recv(session(), data, chunks[i].iov_len);
-      if (result < 0) {
-        // Not a frame-level error (nghttp2 answers those with RST_STREAM or GOAWAY itself): a
-        // peer that does not speak HTTP/2 at all, or a flood. Nothing more to say to it.
-        Close(nghttp2_strerror(static_cast<int>(result)));
-        return;
-      }
-      parsed += chunks[i].iov_len;
-    }
-    if (!closed_) evbuffer_drain(input, parsed);
+void Http2Connection::OnIoBytes(std::span<const std::uint8_t> bytes) {
+  if (closed_) return;
+  const ssize_t result = nghttp2_session_mem_recv(session(), bytes.data(), bytes.size());
+  if (result < 0) {
+    // Not a frame-level error (nghttp2 answers those with RST_STREAM or GOAWAY itself): a peer
+    // that does not speak HTTP/2 at all, or a flood. Nothing more to say to it.
+    Close(nghttp2_strerror(static_cast<int>(result)));
+    return;
   }
   WantsFlush();
 }
 
-void Http2Connection::OnWritten(bufferevent* /*bev*/, void* self) {
-  auto* connection = static_cast<Http2Connection*>(self);
-  const RelayContext::EventScope scope(connection->context_);
-  connection->WantsFlush();
-}
+void Http2Connection::OnIoWritable() { WantsFlush(); }
 
-void Http2Connection::OnEvent(bufferevent* bev, short events, void* self) {
-  auto* connection = static_cast<Http2Connection*>(self);
-  const RelayContext::EventScope scope(connection->context_);
-  if (events & BEV_EVENT_CONNECTED) {
-    bufferevent_set_timeouts(bev, nullptr, nullptr);  // the write timeout only bounded the connect
-    connection->WantsFlush();
-    return;
-  }
-  if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) {
-    std::string why = events & BEV_EVENT_EOF ? "closed by peer" : events & BEV_EVENT_TIMEOUT ? "timed out" : "";
-    if (why.empty()) {
-      const int error = EVUTIL_SOCKET_ERROR();
-      why = error != 0 ? evutil_socket_error_to_string(error) : "TLS handshake failed";
-    }
-    connection->Close(why);
-  }
-}
+void Http2Connection::OnIoConnected() { WantsFlush(); }
+
+void Http2Connection::OnIoClosed(std::string_view why) { Close(why); }
 
 ssize_t Http2Connection::SendCallback(nghttp2_session* /*session*/, const std::uint8_t* data, std::size_t length,
                                       int /*flags*/, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
-  evbuffer* output = bufferevent_get_output(connection->bufferevent_.get());
+  evbuffer* output = connection->output();
   if (evbuffer_get_length(output) >= kHighWatermark) return NGHTTP2_ERR_WOULDBLOCK;
   if (evbuffer_add(output, data, length) != 0) return NGHTTP2_ERR_CALLBACK_FAILURE;
   return static_cast<ssize_t>(length);
@@ -266,7 +244,7 @@ int Http2Connection::SendDataCallback(nghttp2_session* /*session*/, nghttp2_fram
                                       const std::uint8_t* frame_header, std::size_t length,
                                       nghttp2_data_source* source, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
-  evbuffer* output = bufferevent_get_output(connection->bufferevent_.get());
+  evbuffer* output = connection->output();
   if (evbuffer_get_length(output) >= kHighWatermark) return NGHTTP2_ERR_WOULDBLOCK;
   evbuffer_add(output, frame_header, 9);
   // The relay never pads, but a frame that nghttp2 padded would need the pad length first.

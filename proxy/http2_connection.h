@@ -1,14 +1,14 @@
 #pragma once
 // One HTTP/2 connection of the relay, either side: a client's connection to the proxy
 // (Role::kServer) or the proxy's connection to the upstream (Role::kClient). It owns the
-// socket's bufferevent (plain or TLS) and the nghttp2 session, moves bytes between them, and
+// transport (ConnectionIo: plain socket or TLS) and the nghttp2 session, moves bytes between them, and
 // hands every stream event to the stream's Http2Stream: the relay logic lives there, not here.
 //
 // Flow control is the application's (nghttp2's automatic WINDOW_UPDATE is off): a stream's
 // receive window reopens only when the Http2Stream reports, through Consume, that the other side
-// took the bytes. The session writes into the bufferevent only while its output holds less than
-// kHighWatermark, and resumes when it has drained to kLowWatermark, so a slow peer stalls its
-// streams instead of growing the proxy's memory.
+// took the bytes. The session writes into its output only while it holds less than
+// kHighWatermark, and resumes when it has drained to ConnectionIo::kLowWatermark, so a slow peer
+// stalls its streams instead of growing the proxy's memory.
 //
 // Lifetime: Close marks the connection dead and tells its streams and its owner; the owner frees
 // it later (RelayContext::AfterEvent), never inside one of its own callbacks.
@@ -27,6 +27,7 @@
 #include <event2/buffer.h>
 #include <nghttp2/nghttp2.h>
 
+#include "proxy/connection_io.h"
 #include "proxy/libevent_handles.h"
 
 namespace sparktrace::proxy {
@@ -85,16 +86,17 @@ struct Http2Settings {
   std::uint32_t max_frame_size = 64 * 1024;
 };
 
-class Http2Connection {
+class Http2Connection final : private ConnectionIoHandler {
  public:
   enum class Role { kServer, kClient };
   static constexpr std::size_t kHighWatermark = 256 * 1024;
-  static constexpr std::size_t kLowWatermark = 64 * 1024;
 
-  // Takes the bufferevent (connected or connecting) and sends the preface and SETTINGS.
-  Http2Connection(RelayContext& context, Role role, BufferEventPtr bufferevent, std::string peer,
+  // Takes the transport (connected or connecting) and queues the preface and SETTINGS.
+  Http2Connection(RelayContext& context, Role role, std::unique_ptr<ConnectionIo> io, std::string peer,
                   Http2ConnectionOwner& owner, const Http2Settings& settings);
-  ~Http2Connection();
+  ~Http2Connection() override;
+  // Starts the I/O; call once the owner holds the connection (a failed connect reports at once).
+  void Start();
   Http2Connection(const Http2Connection&) = delete;
   Http2Connection& operator=(const Http2Connection&) = delete;
 
@@ -143,10 +145,11 @@ class Http2Connection {
     void operator()(nghttp2_session* session) const { nghttp2_session_del(session); }
   };
 
-  static void OnRead(bufferevent* bev, void* self);
-  static void OnWritten(bufferevent* bev, void* self);
-  static void OnEvent(bufferevent* bev, short events, void* self);
-  void HandleRead();
+  void OnIoBytes(std::span<const std::uint8_t> bytes) override;
+  void OnIoWritable() override;
+  void OnIoConnected() override;
+  void OnIoClosed(std::string_view why) override;
+  evbuffer* output() const { return io_->output(); }
   bool SubmitNow(const std::vector<Header>& headers, Http2Stream& stream);
   // Closes once nothing is left to read, write or flush (after GOAWAY, in either direction).
   void CloseIfFinished();
@@ -172,7 +175,7 @@ class Http2Connection {
 
   RelayContext& context_;
   const Role role_;
-  BufferEventPtr bufferevent_;
+  std::unique_ptr<ConnectionIo> io_;
   std::unique_ptr<nghttp2_session, SessionDeleter> session_;
   const std::string peer_;
   Http2ConnectionOwner& owner_;

@@ -39,11 +39,15 @@ void MessageTapper::OnMessageEnd() {
       ++count_.undecodable;
     }
     current_.bytes = views_;
+  } else if (current_.compressed && !CanInflate()) {
+    ++count_.undecodable;  // known without inflating: counted whether or not a tap wants bytes
   }
   deliver_(current_);
   pieces_.clear();  // releases the blocks this message held
   current_.bytes = {};
 }
+
+bool MessageTapper::CanInflate() const { return encoding_ == "gzip" || encoding_ == "deflate"; }
 
 bool MessageTapper::Inflate() {
   int window_bits = 0;
@@ -63,12 +67,14 @@ bool MessageTapper::Inflate() {
     stream.avail_in = static_cast<uInt>(piece.size());
     do {
       // The inflated size is bounded like any message: a small "zip bomb" must not grow memory.
-      if (inflated_.size() >= framer_.max_message_bytes()) {
+      if (inflated_.size() > framer_.max_message_bytes()) {
         result = Z_MEM_ERROR;
         break;
       }
+      // Room for one byte past the limit: a message of exactly the limit can still reach its end
+      // (end-of-block code, gzip trailer) in a later piece, and a larger one shows by that byte.
       const std::size_t before = inflated_.size();
-      const std::size_t chunk = std::min<std::size_t>(64 * 1024, framer_.max_message_bytes() - before);
+      const std::size_t chunk = std::min<std::size_t>(64 * 1024, std::size_t{framer_.max_message_bytes()} + 1 - before);
       inflated_.resize(before + chunk);
       stream.next_out = inflated_.data() + before;
       stream.avail_out = static_cast<uInt>(chunk);
@@ -80,7 +86,7 @@ bool MessageTapper::Inflate() {
     if (result != Z_OK) break;
   }
   inflateEnd(&stream);
-  return result == Z_STREAM_END;
+  return result == Z_STREAM_END && inflated_.size() <= framer_.max_message_bytes();
 }
 
 }  // namespace sparktrace::proxy

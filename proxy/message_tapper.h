@@ -42,6 +42,7 @@ class MessageTapper final : private GrpcMessageVisitor {
   void OnMessageEnd() override;
   // Inflates the kept pieces into inflated_; false when the encoding is unknown or the bytes bad.
   bool Inflate();
+  bool CanInflate() const;
 
   GrpcMessageFramer framer_;
   const bool keep_bytes_;

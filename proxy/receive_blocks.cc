@@ -97,6 +97,15 @@ void ReleaseBlock(const void* /*data*/, size_t /*size*/, void* block) {
 }  // namespace
 
 void RelayQueue::MoveTo(evbuffer* out, std::size_t n) {
+  promised_ = 0;
+  if (n > size_) {
+    // Never expected: the frame header already went out for n bytes, and the connection's framing
+    // must hold, so the missing bytes are zeros. The peer sees a corrupt message, not a hang.
+    const std::vector<std::uint8_t> zeros(n - size_, 0);
+    MoveTo(out, size_);
+    evbuffer_add(out, zeros.data(), zeros.size());
+    return;
+  }
   size_ -= n;
   while (n > 0) {
     BlockPiece& front = pieces_.front();
@@ -124,10 +133,19 @@ void RelayQueue::ReleaseTail() {
 }
 
 std::size_t RelayQueue::Clear() {
-  const std::size_t dropped = size_;
-  pieces_.clear();
-  size_ = 0;
-  ReleaseTail();
+  const std::size_t kept = std::min(promised_, size_);
+  const std::size_t dropped = size_ - kept;
+  std::size_t left = kept;
+  std::size_t keep_pieces = 0;
+  for (BlockPiece& piece : pieces_) {
+    if (left == 0) break;
+    if (piece.size() > left) piece.Shrink(piece.size() - left);
+    left -= piece.size();
+    ++keep_pieces;
+  }
+  pieces_.erase(pieces_.begin() + static_cast<std::ptrdiff_t>(keep_pieces), pieces_.end());
+  size_ = kept;
+  ReleaseTail();  // nothing more is appended behind promised bytes of a failed call
   return dropped;
 }
 

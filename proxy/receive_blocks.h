@@ -88,6 +88,7 @@ class BlockPiece {
     size_ -= n;
   }
   void Grow(std::size_t n) { size_ += n; }
+  void Shrink(std::size_t n) { size_ -= n; }
 
  private:
   ReceiveBlock* block_;
@@ -120,10 +121,14 @@ class RelayQueue {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
+  // The first `n` bytes are promised to a DATA frame nghttp2 has framed but not written yet
+  // (it calls for them later, maybe after the call has failed): Clear keeps them.
+  void Promise(std::size_t n) { promised_ = n; }
   // Moves the first `n` bytes (n <= size()) into `out` without copying them: `out` references
-  // the blocks until it has written them.
+  // the blocks until it has written them. Ends the promise.
   void MoveTo(evbuffer* out, std::size_t n);
-  // Forgets everything queued (the other side is gone); returns the bytes dropped.
+  // Forgets what is queued but promised bytes (the other side is gone, or the call failed);
+  // returns the bytes dropped.
   std::size_t Clear();
 
  private:
@@ -135,6 +140,7 @@ class RelayQueue {
   ReceiveBlock* tail_ = nullptr;  // the block being filled; one reference held by the queue
   std::deque<BlockPiece> pieces_;
   std::size_t size_ = 0;
+  std::size_t promised_ = 0;
 };
 
 }  // namespace sparktrace::proxy

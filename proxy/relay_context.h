@@ -7,7 +7,9 @@
 // however many frames it queued: what arrives together leaves together), and closed connections
 // and finished calls are freed (never inside their own callbacks).
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <event2/event.h>
@@ -28,6 +30,9 @@ class RelayContext {
 
   event_base* base() const { return base_; }
   ReceiveBlockPool& blocks() { return blocks_; }
+  // Where plaintext connections read into; what is read is handed to nghttp2 at once, so one
+  // buffer serves every connection of the worker.
+  std::span<std::uint8_t> read_buffer() { return read_buffer_; }
 
   void ScheduleFlush(Http2Connection* connection) { to_flush_.push_back(connection); }
   void Retire(std::unique_ptr<Http2Connection> connection);
@@ -51,6 +56,7 @@ class RelayContext {
 
   event_base* const base_;
   ReceiveBlockPool blocks_;
+  std::vector<std::uint8_t> read_buffer_ = std::vector<std::uint8_t>(256 * 1024);
   std::vector<Http2Connection*> to_flush_;
   std::vector<std::unique_ptr<Http2Connection>> retired_connections_;
   std::vector<std::unique_ptr<RelayedCall>> retired_calls_;

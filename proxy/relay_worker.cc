@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <event2/bufferevent_ssl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -124,25 +123,25 @@ void RelayWorker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addres
 }
 
 void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {
-  const int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  bufferevent* raw = nullptr;
+  std::unique_ptr<ConnectionIo> io;
   if (setup_.listener_tls != nullptr) {
     SSL* ssl = SSL_new(setup_.listener_tls);
-    if (ssl != nullptr) {
-      raw = bufferevent_openssl_socket_new(base_.get(), fd, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+    bufferevent* raw = ssl != nullptr ? bufferevent_openssl_socket_new(base_.get(), fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                                       BEV_OPT_CLOSE_ON_FREE)
+                                      : nullptr;
+    if (raw == nullptr) {
+      close(fd);
+      return;
     }
+    io = std::make_unique<BufferEventIo>(*context_, BufferEventPtr(raw));
   } else {
-    raw = bufferevent_socket_new(base_.get(), fd, BEV_OPT_CLOSE_ON_FREE);
+    io = std::make_unique<SocketIo>(*context_, fd);
   }
-  if (raw == nullptr) {
-    close(fd);
-    return;
-  }
-  auto connection = std::make_unique<Http2Connection>(*context_, Http2Connection::Role::kServer, BufferEventPtr(raw),
+  auto connection = std::make_unique<Http2Connection>(*context_, Http2Connection::Role::kServer, std::move(io),
                                                       PeerName(address), *this, Http2Settings{});
   Http2Connection* added = connection.get();
   clients_.emplace(added, std::move(connection));
+  added->Start();
 }
 
 Http2Stream* RelayWorker::OnNewStream(Http2Connection& connection, std::int32_t stream_id) {

@@ -166,7 +166,10 @@ void RelayedCall::OnRequestEnd() {
 void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
   // nghttp2 has forgotten the stream (or the connection is gone). Request bytes not yet sent
   // upstream go nowhere now: the client's connection window gets them back.
-  downstream_->Consume(downstream_id_, requests_.Clear());
+  // Bytes promised to a frame still go out, but never reach the consume in SendData: count all.
+  const std::size_t queued = requests_.size();
+  requests_.Clear();
+  downstream_->Consume(downstream_id_, queued);
   downstream_ = nullptr;
   if (!final_status_sent_) {
     status_ = StatusCode::kCancelled;
@@ -395,7 +398,11 @@ void RelayedCall::Side::OnOpened(std::int32_t stream_id) { call_.upstream_id_ = 
 
 ssize_t RelayedCall::Side::ReadyToSend(std::size_t max_bytes, bool* end_of_data, bool* no_end_stream) {
   RelayQueue& queue = upstream_ ? call_.requests_ : call_.responses_;
-  if (!queue.empty()) return static_cast<ssize_t>(std::min(max_bytes, queue.size()));
+  if (!queue.empty()) {
+    const std::size_t ready = std::min(max_bytes, queue.size());
+    queue.Promise(ready);  // SendData takes them, maybe after this call has failed
+    return static_cast<ssize_t>(ready);
+  }
   if (upstream_) {
     if (!call_.requests_ended_) return NGHTTP2_ERR_DEFERRED;
     *end_of_data = true;

@@ -5,7 +5,6 @@
 #include <event2/bufferevent_ssl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <openssl/x509v3.h>
 #include <spdlog/spdlog.h>
 
@@ -87,29 +86,32 @@ Http2Connection* UpstreamPool::Acquire() {
 
 Http2Connection* UpstreamPool::Connect() {
   if (stopped_) return nullptr;
-  SSL* ssl = target_.tls != nullptr ? NewClientSsl(target_.tls, target_.host) : nullptr;
-  if (target_.tls != nullptr && ssl == nullptr) return nullptr;
-  bufferevent* raw = ssl != nullptr
-                         ? bufferevent_openssl_socket_new(context_.base(), -1, ssl, BUFFEREVENT_SSL_CONNECTING,
-                                                          BEV_OPT_CLOSE_ON_FREE)
-                         : bufferevent_socket_new(context_.base(), -1, BEV_OPT_CLOSE_ON_FREE);
-  if (raw == nullptr) return nullptr;
-  BufferEventPtr bufferevent(raw);
   const timeval connect_timeout = ToTimeval(kConnectTimeout);
-  bufferevent_set_timeouts(raw, nullptr, &connect_timeout);  // cleared once connected
-  if (bufferevent_socket_connect_hostname(raw, dns_, AF_UNSPEC, target_.host.c_str(), target_.port) != 0) {
-    if (status_.on_connect_failure) status_.on_connect_failure();
-    return nullptr;
-  }
-  if (const evutil_socket_t fd = bufferevent_getfd(raw); fd >= 0) {
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  std::unique_ptr<ConnectionIo> io;
+  if (target_.tls == nullptr) {
+    io = SocketIo::Connect(context_, dns_, target_.host, target_.port, connect_timeout);
+  } else {
+    SSL* ssl = NewClientSsl(target_.tls, target_.host);
+    bufferevent* raw = ssl != nullptr ? bufferevent_openssl_socket_new(context_.base(), -1, ssl,
+                                                                       BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)
+                                      : nullptr;
+    if (raw == nullptr) {
+      return nullptr;
+    }
+    BufferEventPtr bufferevent(raw);
+    bufferevent_set_timeouts(raw, nullptr, &connect_timeout);  // cleared once connected
+    if (bufferevent_socket_connect_hostname(raw, dns_, AF_UNSPEC, target_.host.c_str(), target_.port) != 0) {
+      if (status_.on_connect_failure) status_.on_connect_failure();
+      return nullptr;
+    }
+    io = std::make_unique<BufferEventIo>(context_, std::move(bufferevent));
   }
   const std::string peer = target_.host + ":" + std::to_string(target_.port);
-  connections_.push_back(std::make_unique<Http2Connection>(context_, Http2Connection::Role::kClient,
-                                                           std::move(bufferevent), peer, *this, Http2Settings{}));
-  return connections_.back().get();
+  connections_.push_back(std::make_unique<Http2Connection>(context_, Http2Connection::Role::kClient, std::move(io),
+                                                           peer, *this, Http2Settings{}));
+  Http2Connection* connection = connections_.back().get();
+  connection->Start();  // may fail at once (and leave connections_): then there is none to offer
+  return connection->closed() ? nullptr : connection;
 }
 
 Http2Stream* UpstreamPool::OnNewStream(Http2Connection& /*connection*/, std::int32_t /*stream_id*/) {

@@ -156,6 +156,8 @@ std::optional<ClientOptions> ParseClientOptions(const std::vector<std::string>& 
       {"connect-timeout", SecondsSetter(&o.connect_timeout_s)},
       {"establish-timeout", SecondsSetter(&o.establish_timeout_s)},
       {"hold-max", SecondsSetter(&o.hold_max_s)},
+      {"read-bytes-per-s", IntSetter(std::int64_t{0}, std::int64_t{1} << 40, &o.read_bytes_per_s)},
+      {"progress-bytes", IntSetter(std::int64_t{0}, std::int64_t{1} << 50, &o.progress_bytes)},
       {"method", [&](const std::string& v) { o.method = v; return v.size() > 1 && v[0] == '/'; }},
       {"request-file", [&](const std::string& v) { o.request_file = v; return !v.empty(); }},
       {"fresh-uuid", [&](const std::string& v) { o.fresh_uuid = v; return v.size() == 36; }},
@@ -175,6 +177,10 @@ std::optional<ClientOptions> ParseClientOptions(const std::vector<std::string>& 
       *error = "cannot read --request-file " + o.request_file;
       return std::nullopt;
     }
+  }
+  if ((o.read_bytes_per_s > 0 || o.progress_bytes > 0) && o.mode != Mode::kStream) {
+    *error = "--read-bytes-per-s and --progress-bytes are for stream mode";
+    return std::nullopt;
   }
   if (!o.fresh_uuid.empty() && o.request.find(o.fresh_uuid) == std::string::npos) {
     *error = "--fresh-uuid needs --request-file containing the placeholder";

@@ -31,6 +31,8 @@ struct ClientOptions {
   double connect_timeout_s = 10.0;        // per channel
   double establish_timeout_s = 30.0;      // idle: wait this long for initial metadata
   double hold_max_s = 600.0;              // idle: release streams after this even without EOF
+  std::int64_t read_bytes_per_s = 0;      // stream: cap on each call's average read rate (0 = none)
+  std::int64_t progress_bytes = 0;        // stream: report to stderr every this many bytes (0 = never)
 
   // Calls to another service (bench/tracing_bench.py: Spark Connect through sparktrace). With
   // --request-file the request is that file's bytes instead of the generated payload (unary) or

@@ -6,12 +6,14 @@
 #include "protocol.h"
 #include "stats.h"
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/generic/generic_stub.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,9 +32,36 @@ struct CustomCall {
   std::vector<std::pair<std::string, std::string>> metadata;
 };
 
+// --progress-bytes: bytes read by every call of the run so far, reported to stderr each time
+// another `every` bytes have come in, so that a caller can tell how far a long call has got.
+class Progress {
+ public:
+  explicit Progress(std::int64_t every) : every_(every), next_(every), start_(Clock::now()) {}
+
+  void Add(std::int64_t bytes) {
+    if (every_ <= 0) return;
+    std::lock_guard lock(mu_);
+    total_ += bytes;
+    if (total_ < next_) return;
+    next_ = (total_ / every_ + 1) * every_;
+    std::fprintf(stderr, "progress %lld %.3f\n", static_cast<long long>(total_),
+                 std::chrono::duration<double>(Clock::now() - start_).count());
+    std::fflush(stderr);
+  }
+
+ private:
+  const std::int64_t every_;
+  std::mutex mu_;
+  std::int64_t total_ = 0;  // guarded by mu_
+  std::int64_t next_;       // guarded by mu_
+  const Clock::time_point start_;
+};
+
 // One phase (warm-up or measured) of the run.
 struct Phase {
   const CustomCall* custom = nullptr;
+  Progress* progress = nullptr;
+  std::int64_t read_bytes_per_s = 0;  // --read-bytes-per-s, per call
   std::int64_t messages = 0;         // per call
   std::int64_t message_bytes = 0;
   Clock::time_point issue_until;     // no new call starts after this
@@ -67,10 +96,16 @@ class Worker {
 
 // A server-streaming call expressed as a generic bidi call: one request message, half-close,
 // then read until the server finishes.
+//
+// With --read-bytes-per-s the next read is started only once the call's average read rate
+// since it started is back at the cap, from an alarm. No read is pending until then, so gRPC
+// stops granting the sender HTTP/2 flow-control window once its receive buffer is used up, and
+// the backpressure reaches the sender (through a proxy, the proxy and then the upstream).
 class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   StreamCall(Worker* worker, grpc::GenericStub* stub, const Phase& phase, double call_timeout_s)
-      : worker_(worker), started_(Clock::now()) {
+      : worker_(worker), started_(Clock::now()), progress_(phase.progress),
+        read_bytes_per_s_(phase.read_bytes_per_s) {
     context_.set_deadline(std::chrono::system_clock::now() +
                           std::chrono::milliseconds(static_cast<std::int64_t>(call_timeout_s * 1000)));
     std::string method = kStreamMethod;
@@ -86,16 +121,38 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
       request_ = grpc::ByteBuffer(&slice, 1);
     }
     stub->PrepareBidiStreamingCall(&context_, method, grpc::StubOptions(), this);
+    // Paced reads are started from an alarm, outside the reactions: hold the call open until
+    // the read flow has ended (a read that is not ok).
+    if (read_bytes_per_s_ > 0) AddHold();
     StartWriteLast(&request_, grpc::WriteOptions());
     StartRead(&response_);
     StartCall();
   }
 
   void OnReadDone(bool ok) override {
-    if (!ok) return;
-    bytes_ += static_cast<std::int64_t>(response_.Length());
+    if (!ok) {
+      if (read_bytes_per_s_ > 0) RemoveHold();
+      return;
+    }
+    const auto length = static_cast<std::int64_t>(response_.Length());
+    bytes_ += length;
     ++received_;
     response_.Clear();
+    if (progress_ != nullptr) progress_->Add(length);
+    if (read_bytes_per_s_ > 0) {
+      // When the bytes read so far are due at the capped rate.
+      const auto due = started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                      static_cast<double>(bytes_) / static_cast<double>(read_bytes_per_s_)));
+      const auto wait = due - Clock::now();
+      if (wait > std::chrono::microseconds(50)) {
+        // A fresh alarm per wait; the previous one has fired (its callback started this read)
+        // and is safe to destroy. The callback must not touch `this` after StartRead: the read
+        // can complete, the hold go and OnDone delete the call before the callback returns.
+        alarm_ = std::make_unique<grpc::Alarm>();
+        alarm_->Set(std::chrono::system_clock::now() + wait, [this](bool) { StartRead(&response_); });
+        return;
+      }
+    }
     StartRead(&response_);
   }
 
@@ -107,6 +164,9 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
  private:
   Worker* worker_;
   const Clock::time_point started_;
+  Progress* const progress_;
+  const std::int64_t read_bytes_per_s_;
+  std::unique_ptr<grpc::Alarm> alarm_;
   grpc::ClientContext context_;
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
@@ -185,9 +245,13 @@ int RunStreamClient(const ClientOptions& options) {
     custom->metadata = options.metadata;
   }
 
+  Progress progress(options.progress_bytes);
+
   // Warm-up: one short call per worker (connection windows, allocator, proxy upstream pools).
   Phase warmup;
   warmup.custom = custom.get();
+  warmup.progress = &progress;
+  warmup.read_bytes_per_s = options.read_bytes_per_s;
   // A fixed request cannot ask for fewer messages: the warm-up expects the same count then.
   warmup.messages = custom ? options.messages : std::min<std::int64_t>(options.messages, 4);
   warmup.message_bytes = options.message_bytes;
@@ -201,6 +265,8 @@ int RunStreamClient(const ClientOptions& options) {
 
   Phase measured;
   measured.custom = custom.get();
+  measured.progress = &progress;
+  measured.read_bytes_per_s = options.read_bytes_per_s;
   measured.messages = options.messages;
   measured.message_bytes = options.message_bytes;
   const auto start = Clock::now();
@@ -230,6 +296,7 @@ int RunStreamClient(const ClientOptions& options) {
       .Add("bytes_per_s", elapsed > 0 ? static_cast<double>(measured.bytes) / elapsed : 0.0)
       .Add("errors", measured.errors + warmup.errors)
       .Add("client_cpu_s", cpu_s);
+  if (options.read_bytes_per_s > 0) line.Add("read_bytes_per_s_cap", options.read_bytes_per_s);
   if (custom) {
     // Per-call figures for calls that are operations (e.g. Spark Connect ExecutePlan).
     LatencySummary summary = Summarize(measured.latencies_us);

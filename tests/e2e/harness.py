@@ -213,11 +213,31 @@ def start_proxy(case, upstream_address, *args, env=None, drain=DEFAULT_DRAIN):
     return proxy.wait_ready()
 
 
-def start_upstream(case, tls=None, port=0):
-    upstream = Upstream(tls=tls)
+def start_upstream(case, tls=None, port=0, options=()):
+    upstream = Upstream(tls=tls, options=options)
     upstream.start(port)
     _cleanup(case, upstream.stop)
     return upstream
+
+
+def start_raw_upstream(case, **kwargs):
+    """A raw HTTP/2 upstream (peers/raw_h2.RawH2Upstream(**kwargs)), stopped by `case`'s
+    cleanup."""
+    from peers.raw_h2 import RawH2Upstream  # python3-h2: only the modules that use it need it
+
+    upstream = RawH2Upstream(**kwargs)
+    _cleanup(case, upstream.stop)
+    return upstream
+
+
+def open_raw_client(case, address, **kwargs):
+    """A raw HTTP/2 client connection (peers/raw_h2.RawH2Client(address, **kwargs)), closed by
+    `case`'s cleanup."""
+    from peers.raw_h2 import RawH2Client
+
+    client = RawH2Client(address, **kwargs)
+    _cleanup(case, client.close)
+    return client
 
 
 def target(case, upstream, *proxy_args, env=None):

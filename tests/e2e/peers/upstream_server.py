@@ -117,9 +117,10 @@ class Upstream:
     """In-process upstream. start() binds 127.0.0.1 (port 0 = ephemeral); stop()/start(port)
     lets a test take it down and bring it back on the same port."""
 
-    def __init__(self, tls=None, max_workers=256):
+    def __init__(self, tls=None, max_workers=256, options=()):
         self.tls = tls  # (cert_pem_bytes, key_pem_bytes) or None
         self.max_workers = max_workers
+        self.options = list(options)  # extra grpc server options, e.g. grpc.max_concurrent_streams
         self.port = None
         self.calls = []
         self._server = None
@@ -136,7 +137,7 @@ class Upstream:
         server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=self.max_workers),
             handlers=[_Handler(self)],
-            options=GRPC_OPTIONS,
+            options=GRPC_OPTIONS + self.options,
         )
         where = f"127.0.0.1:{port}"
         if self.tls:
