@@ -454,6 +454,52 @@ def run_client(loadgen, target, workload, proxy_root, upstream_root, idle_settle
     return res
 
 
+def run_parallel_clients(loadgen, target, workload, count, proxy_root, upstream_root):
+    """`count` unary clients at once against `target`; one result as run_client gives, with the
+    clients' figures combined: calls summed, p50/p90 the median of the clients', p99 the worst."""
+    if count <= 1:
+        return run_client(loadgen, target, workload, proxy_root, upstream_root, 0)
+    argv = [loadgen, "client", "--target", target] + workload["args"]
+    res = {"target": target, "clients": count}
+    proxy_cpu0 = tree_cpu_seconds(proxy_root) if proxy_root else None
+    up_cpu0 = tree_cpu_seconds(upstream_root)
+    t0 = time.monotonic()
+    procs = [subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(count)]
+    outputs = []
+    for proc in procs:
+        try:
+            out, err = proc.communicate(timeout=max(1.0, workload["timeout"] - (time.monotonic() - t0)))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        outputs.append((proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")))
+    res["wall_s"] = round(time.monotonic() - t0, 3)
+    if proxy_root:
+        res["proxy_cpu_s"] = round(tree_cpu_seconds(proxy_root) - proxy_cpu0, 3)
+    res["upstream_cpu_s"] = round(tree_cpu_seconds(upstream_root) - up_cpu0, 3)
+    clients = []
+    for rc, out, err in outputs:
+        lines = [l for l in out.splitlines() if l.startswith("{")]
+        if not lines or rc != 0:
+            res["error"] = f"a client failed (rc={rc}): {(lines[0] if lines else err.strip())[-300:]}"
+            return res
+        clients.append(json.loads(lines[0]))
+    res["clients_raw"] = clients
+    res["client"] = {
+        "calls_per_s": sum(c["calls_per_s"] for c in clients),
+        "calls_total": sum(c["calls_total"] for c in clients),
+        "p50_us": statistics.median(c["p50_us"] for c in clients),
+        "p90_us": statistics.median(c["p90_us"] for c in clients),
+        "p99_us": max(c["p99_us"] for c in clients),
+    }
+    total = res["client"]["calls_total"]
+    if proxy_root:
+        res["proxy_cpu_us_per_call"] = res["proxy_cpu_s"] / total * 1e6
+    res["upstream_cpu_us_per_call"] = res["upstream_cpu_s"] / total * 1e6
+    return res
+
+
 def run_idle_client(argv, timeout, mem_root, settle, res):
     """Idle mode: wait for the JSON line, let memory settle, sample RSS, then release."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -649,7 +695,8 @@ def run_scaling(args, loadgen, sparktrace, nginx, up_port, upstream, tmp, childr
             elif child is not None and not child.alive():
                 run = {"error": f"{leg} is not running (exit {child.proc.returncode}): {child.log_tail(3)}"}
             else:
-                run = run_client(loadgen, targets[(leg, w)], wl, child.pid if child else None, upstream.pid, 0)
+                run = run_parallel_clients(loadgen, targets[(leg, w)], wl, args.scaling_clients,
+                                           child.pid if child else None, upstream.pid)
             run["round"] = rnd
             (raw["direct"] if leg == "direct" else raw[leg][str(w)]).append(run)
             name = leg if w is None else f"{leg}/w{w}"
@@ -683,7 +730,7 @@ def run_scaling(args, loadgen, sparktrace, nginx, up_port, upstream, tmp, childr
                for leg in ("sparktrace", "nginx") if medians[leg]}
     return {
         "workers": workers,
-        "workload": {"name": wl["name"], "args": wl["args"]},
+        "workload": {"name": wl["name"], "args": wl["args"], "client_processes": args.scaling_clients},
         "rounds_done": rounds_done,
         "order": "per round: direct, then for each W: sparktrace --threads W, nginx worker_processes W",
         "cpus_usable": len(os.sched_getaffinity(0)),
@@ -1004,8 +1051,10 @@ TABLE = [
 
 
 def scaling_rows(scaling):
-    w = [34, 14, 14, 14, 20, 14]
-    head = (f"{'scaling: unary_c64, 8 connections':<{w[0]}}{'calls/s':>{w[1]}}{'p50 (us)':>{w[2]}}"
+    w = [46, 14, 14, 14, 20, 14]
+    clients = scaling["workload"].get("client_processes", 1)
+    title = "scaling: unary_c64, 8 connections" + (f" x {clients} clients" if clients > 1 else "")
+    head = (f"{title:<{w[0]}}{'calls/s':>{w[1]}}{'p50 (us)':>{w[2]}}"
             f"{'p99 (us)':>{w[3]}}{'proxy CPU (us/call)':>{w[4]}}{'vs fewest':>{w[5]}}")
     out = ["", head + f"   medians over {scaling['rounds_done']} round(s)", "-" * len(head)]
 
@@ -1120,6 +1169,10 @@ def parse_args(argv):
                    help="extra phase: unary_c64 against sparktrace --threads W and nginx worker_processes W "
                         f"for each W, on fresh processes (target compares {SCALING_WORKERS[0]} and "
                         f"{SCALING_WORKERS[1]}; off by default)")
+    p.add_argument("--scaling-clients", type=int, default=1, metavar="K",
+                   help="scaling phase: K client processes at once, each running unary_c64 (default 1). "
+                        "One client and one upstream top out near what one worker forwards; more clients "
+                        "make the proxy, not its peers, the limit")
     p.add_argument("--slow-reader-gib", type=float, default=0,
                    help="extra phase: one stream of G GiB through sparktrace read at --slow-reader-rate, "
                         "its RSS sampled (default 0: off)")

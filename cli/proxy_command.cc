@@ -1,6 +1,7 @@
 #include "cli/proxy_command.h"
 
 #include <prometheus/registry.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -96,6 +97,10 @@ int RunProxyCommand(std::span<const std::string> args) {
   ConfigureLogging(config->log_level, config->log_format);
 
   // Freed message buffers go back to the kernel within seconds of a large result.
+  // The relay frees and reallocates receive blocks and output chains at streaming rates; with
+  // glibc's default trim threshold each free at the top of a worker's heap is an madvise (2,000 a
+  // second at 64 KiB messages). The trimmer below gives memory back instead, every 5 s.
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   MemoryTrimmer memory_trimmer(std::chrono::seconds(5), 16 << 20);
   auto registry = std::make_shared<prometheus::Registry>();
   proxy::CallMetrics metrics(*registry);

@@ -36,7 +36,7 @@ class CallMetrics::Tap final : public CallTap {
   }
 
   void OnCallEnded(const CallEnd& end) override {
-    metrics_.calls_.Add({{"method", series_.label}, {"code", std::string(StatusCodeName(end.code))}}).Increment();
+    metrics_.CallsCounter(series_, end.code).Increment();
     series_.duration.Observe(Seconds(end.duration));
     if (end.time_to_first_response) series_.time_to_first_response.Observe(Seconds(*end.time_to_first_response));
     series_.undecodable_in.Increment(static_cast<double>(end.requests.undecodable));
@@ -91,6 +91,19 @@ std::unique_ptr<CallTap> CallMetrics::OnCallStarted(const CallStart& start) {
   active_calls_.Increment();
   active_calls_count_.fetch_add(1, std::memory_order_relaxed);
   return std::make_unique<Tap>(*this, SeriesFor(start.method));
+}
+
+prometheus::Counter& CallMetrics::CallsCounter(MethodSeries& series, StatusCode code) {
+  const auto index = static_cast<std::size_t>(code);
+  if (index >= series.calls_by_code.size()) {  // not a gRPC code: no cache slot, take the family's path
+    return calls_.Add({{"method", series.label}, {"code", std::string(StatusCodeName(code))}});
+  }
+  std::atomic<prometheus::Counter*>& slot = series.calls_by_code[index];
+  if (prometheus::Counter* counter = slot.load(std::memory_order_acquire)) return *counter;
+  // Two workers may both get here: Add returns the same counter for the same labels.
+  prometheus::Counter& counter = calls_.Add({{"method", series.label}, {"code", std::string(StatusCodeName(code))}});
+  slot.store(&counter, std::memory_order_release);
+  return counter;
 }
 
 CallMetrics::MethodSeries& CallMetrics::SeriesFor(std::string_view method) {

@@ -3,6 +3,7 @@
 // kMaxMethodLabels distinct paths, then "other"), status code and direction — never a session,
 // operation or user.
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -44,12 +45,17 @@ class CallMetrics final : public CallObserver {
     prometheus::Counter& undecodable_out;
     prometheus::Histogram& duration;
     prometheus::Histogram& time_to_first_response;
+    // sparktrace_rpc_calls_total{method, code}, one per status code, filled on first use: the
+    // family's Add takes a lock and hashes the labels, which every worker would otherwise do at
+    // every call's end.
+    std::array<std::atomic<prometheus::Counter*>, 17> calls_by_code{};
   };
 
  private:
   class Tap;
 
   MethodSeries& SeriesFor(std::string_view method);
+  prometheus::Counter& CallsCounter(MethodSeries& series, StatusCode code);
 
   prometheus::Family<prometheus::Counter>& calls_;
   prometheus::Family<prometheus::Counter>& messages_;

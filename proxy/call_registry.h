@@ -2,6 +2,7 @@
 // The calls one relay worker is forwarding, and how many are live across all workers (what the
 // drain waits for).
 
+#include <atomic>
 #include <condition_variable>
 #include <chrono>
 #include <memory>
@@ -13,27 +14,27 @@ namespace sparktrace::proxy {
 class RelayContext;
 class RelayedCall;
 
-// Shared by all workers: the drain waits on it from the main thread.
+// Shared by all workers: the drain waits on it from the main thread. Counting is an atomic, not
+// a lock every worker takes twice per call; the lock is only taken when the count reaches zero.
 class LiveCalls {
  public:
-  void Add() {
-    const std::lock_guard lock(mu_);
-    ++live_;
-  }
+  void Add() { live_.fetch_add(1, std::memory_order_relaxed); }
   void Remove() {
-    const std::lock_guard lock(mu_);
-    if (--live_ == 0) none_.notify_all();
+    if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      const std::lock_guard lock(mu_);  // a waiter between its check and its wait must not miss this
+      none_.notify_all();
+    }
   }
   // True when no call is live, false at the deadline.
   bool WaitForNone(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(mu_);
-    return none_.wait_until(lock, deadline, [this] { return live_ == 0; });
+    return none_.wait_until(lock, deadline, [this] { return live_.load(std::memory_order_acquire) == 0; });
   }
 
  private:
+  std::atomic<long> live_{0};
   std::mutex mu_;
   std::condition_variable none_;
-  long live_ = 0;
 };
 
 class CallRegistry {

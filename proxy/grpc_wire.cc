@@ -4,6 +4,8 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "common/url_codec.h"
+
 namespace sparktrace::proxy {
 
 namespace {
@@ -76,13 +78,6 @@ namespace {
 
 constexpr std::string_view kHex = "0123456789ABCDEF";
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::string PercentEncodeGrpcMessage(std::string_view message) {
@@ -101,22 +96,6 @@ std::string PercentEncodeGrpcMessage(std::string_view message) {
   return out;
 }
 
-std::string PercentDecodeGrpcMessage(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    if (value[i] == '%' && i + 2 < value.size()) {
-      const int high = HexValue(value[i + 1]);
-      const int low = HexValue(value[i + 2]);
-      if (high >= 0 && low >= 0) {
-        out += static_cast<char>(high * 16 + low);
-        i += 2;
-        continue;
-      }
-    }
-    out += value[i];  // a stray '%' is kept as it is, as gRPC does
-  }
-  return out;
-}
+std::string PercentDecodeGrpcMessage(std::string_view value) { return PercentDecode(value); }
 
 }  // namespace sparktrace::proxy

@@ -26,6 +26,18 @@ struct OptionDeleter {
 
 }  // namespace
 
+std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers) {
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(headers.size());
+  for (const Header& header : headers) {
+    // No NO_COPY flags: nghttp2 copies names and values, as the call may end before they are sent.
+    nva.push_back({const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.name.data())),
+                   const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.value.data())),
+                   header.name.size(), header.value.size(), NGHTTP2_NV_FLAG_NONE});
+  }
+  return nva;
+}
+
 Http2Connection::Http2Connection(RelayContext& context, Role role, std::unique_ptr<ConnectionIo> io, std::string peer,
                                  Http2ConnectionOwner& owner, const Http2Settings& settings)
     : context_(context), role_(role), io_(std::move(io)), peer_(std::move(peer)), owner_(owner) {
@@ -91,6 +103,7 @@ nghttp2_data_provider Http2Connection::DataProvider(Http2Stream& stream) {
 bool Http2Connection::SubmitRequest(std::vector<Header> headers, Http2Stream& stream) {
   if (closed_ || draining_) return false;
   streams_.insert(&stream);
+  active_ = true;
   if (!ready_) {
     pending_.push_back({std::move(headers), &stream});
     return true;
@@ -99,14 +112,7 @@ bool Http2Connection::SubmitRequest(std::vector<Header> headers, Http2Stream& st
 }
 
 bool Http2Connection::SubmitNow(const std::vector<Header>& headers, Http2Stream& stream) {
-  std::vector<nghttp2_nv> nva;
-  nva.reserve(headers.size());
-  for (const Header& header : headers) {
-    // nghttp2 copies names and values (no NO_COPY flags): the call may end before they are sent.
-    nva.push_back({const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.name.data())),
-                   const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.value.data())),
-                   header.name.size(), header.value.size(), NGHTTP2_NV_FLAG_NONE});
-  }
+  const std::vector<nghttp2_nv> nva = ToNv(headers);
   const nghttp2_data_provider provider = DataProvider(stream);
   const std::int32_t stream_id = nghttp2_submit_request(session(), nullptr, nva.data(), nva.size(), &provider, &stream);
   if (stream_id < 0) {

@@ -20,17 +20,6 @@ std::string_view Find(const std::vector<Header>& headers, std::string_view name)
   return {};
 }
 
-std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers) {
-  std::vector<nghttp2_nv> nva;
-  nva.reserve(headers.size());
-  for (const Header& header : headers) {
-    nva.push_back({const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.name.data())),
-                   const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.value.data())),
-                   header.name.size(), header.value.size(), NGHTTP2_NV_FLAG_NONE});
-  }
-  return nva;
-}
-
 std::vector<Header> StatusTrailers(StatusCode code, std::string_view message) {
   std::vector<Header> block = {{"grpc-status", std::to_string(static_cast<int>(code))}};
   if (!message.empty()) block.push_back({"grpc-message", PercentEncodeGrpcMessage(message)});
@@ -142,18 +131,22 @@ void RelayedCall::OnRequestData(std::span<const std::uint8_t> bytes) {
     downstream_->Consume(downstream_id_, bytes.size());  // nobody will take them: drop
     return;
   }
-  GrpcFramingError error = GrpcFramingError::kNone;
-  requests_.Append(bytes, [&](ReceiveBlock* block, std::size_t offset, std::size_t size) {
-    if (error == GrpcFramingError::kNone) error = request_tapper_->Feed(block, offset, size);
-  });
-  if (error != GrpcFramingError::kNone) {
-    const StatusCode code =
-        error == GrpcFramingError::kMessageTooLarge ? StatusCode::kResourceExhausted : StatusCode::kInternal;
-    EndWithStatus(code, FramingErrorMessage(*request_tapper_, error, "Received"));
-    return;
-  }
+  if (!QueueAndTap(requests_, *request_tapper_, bytes, "Received")) return;
   if (upstream_id_ > 0) nghttp2_session_resume_data(upstream_->session(), upstream_id_);
   upstream_->WantsFlush();
+}
+
+bool RelayedCall::QueueAndTap(RelayQueue& queue, MessageTapper& tapper, std::span<const std::uint8_t> bytes,
+                              std::string_view direction) {
+  GrpcFramingError error = GrpcFramingError::kNone;
+  queue.Append(bytes, [&](ReceiveBlock* block, std::size_t offset, std::size_t size) {
+    if (error == GrpcFramingError::kNone) error = tapper.Feed(block, offset, size);
+  });
+  if (error == GrpcFramingError::kNone) return true;
+  const StatusCode code =
+      error == GrpcFramingError::kMessageTooLarge ? StatusCode::kResourceExhausted : StatusCode::kInternal;
+  EndWithStatus(code, FramingErrorMessage(tapper, error, direction));
+  return false;
 }
 
 void RelayedCall::OnRequestEnd() {
@@ -230,16 +223,7 @@ void RelayedCall::OnResponseData(std::span<const std::uint8_t> bytes) {
     upstream_->Consume(upstream_id_, bytes.size());
     return;
   }
-  GrpcFramingError error = GrpcFramingError::kNone;
-  responses_.Append(bytes, [&](ReceiveBlock* block, std::size_t offset, std::size_t size) {
-    if (error == GrpcFramingError::kNone) error = response_tapper_->Feed(block, offset, size);
-  });
-  if (error != GrpcFramingError::kNone) {
-    const StatusCode code =
-        error == GrpcFramingError::kMessageTooLarge ? StatusCode::kResourceExhausted : StatusCode::kInternal;
-    EndWithStatus(code, FramingErrorMessage(*response_tapper_, error, "Upstream sent a"));
-    return;
-  }
+  if (!QueueAndTap(responses_, *response_tapper_, bytes, "Upstream sent a")) return;
   nghttp2_session_resume_data(downstream_->session(), downstream_id_);
   downstream_->WantsFlush();
 }

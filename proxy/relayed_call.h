@@ -84,6 +84,10 @@ class RelayedCall {
   void OnRequestHeaders(bool end_stream);
   void StartUpstream(const UpstreamHeaderOverrides& overrides);
   void OnRequestData(std::span<const std::uint8_t> bytes);
+  // Queues DATA bytes for the other side and feeds them to the direction's tapper; on a framing
+  // error (message over the limit, bad flag) ends the call and returns false.
+  bool QueueAndTap(RelayQueue& queue, MessageTapper& tapper, std::span<const std::uint8_t> bytes,
+                   std::string_view direction);
   void OnRequestEnd();
   void OnDownstreamClosed(std::uint32_t error_code);
   // Response side.

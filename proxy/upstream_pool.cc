@@ -42,9 +42,9 @@ SSL* NewClientSsl(SSL_CTX* context, const std::string& host) {
 UpstreamPool::UpstreamPool(RelayContext& context, UpstreamTarget target, evdns_base* dns, UpstreamStatus& status)
     : context_(context), target_(std::move(target)), dns_(dns), status_(status) {
   reconnect_timer_.reset(evtimer_new(context_.base(), OnReconnectTimer, this));
-  ping_timer_.reset(event_new(context_.base(), -1, EV_PERSIST, OnPingTimer, this));
-  const timeval interval = ToTimeval(kPingInterval);
-  evtimer_add(ping_timer_.get(), &interval);
+  maintenance_timer_.reset(event_new(context_.base(), -1, EV_PERSIST, OnMaintenanceTimer, this));
+  const timeval interval = ToTimeval(kMaintenanceInterval);
+  evtimer_add(maintenance_timer_.get(), &interval);
 }
 
 UpstreamPool::~UpstreamPool() {
@@ -63,25 +63,31 @@ void UpstreamPool::Stop() {
   stopped_ = true;
   keep_warm_ = false;
   evtimer_del(reconnect_timer_.get());
-  evtimer_del(ping_timer_.get());
+  evtimer_del(maintenance_timer_.get());
   // Closing tells the streams still open; OnClosed retires each connection.
   while (!connections_.empty()) connections_.back()->Close("proxy stopping");
 }
 
 Http2Connection* UpstreamPool::Acquire() {
   if (stopped_) return nullptr;
-  Http2Connection* least_loaded = nullptr;
+  Http2Connection* least_loaded = nullptr;  // with room under the upstream's stream limit
+  Http2Connection* any = nullptr;           // the least loaded of all, when every one is full
   for (const auto& connection : connections_) {
     if (connection->closed()) continue;
-    if (connection->HasStreamCapacity()) return connection.get();
-    if (least_loaded == nullptr || connection->open_streams() < least_loaded->open_streams()) {
+    if (any == nullptr || connection->open_streams() < any->open_streams()) any = connection.get();
+    if (connection->HasStreamCapacity() &&
+        (least_loaded == nullptr || connection->open_streams() < least_loaded->open_streams())) {
       least_loaded = connection.get();
     }
   }
-  if (connections_.size() < kMaxConnections || least_loaded == nullptr) {
+  const bool room_for_another = connections_.size() < kMaxConnections;
+  if (least_loaded != nullptr && (least_loaded->open_streams() < kStreamsPerConnection || !room_for_another)) {
+    return least_loaded;
+  }
+  if (room_for_another) {
     if (Http2Connection* fresh = Connect()) return fresh;
   }
-  return least_loaded;  // every connection full: nghttp2 holds the stream until one has room
+  return least_loaded != nullptr ? least_loaded : any;  // any: nghttp2 holds the stream until one has room
 }
 
 Http2Connection* UpstreamPool::Connect() {
@@ -151,11 +157,27 @@ void UpstreamPool::OnReconnectTimer(evutil_socket_t, short, void* self) {
   if (pool->keep_warm_ && pool->connections_.empty() && pool->Connect() == nullptr) pool->ScheduleReconnect();
 }
 
-void UpstreamPool::OnPingTimer(evutil_socket_t, short, void* self) {
+void UpstreamPool::OnMaintenanceTimer(evutil_socket_t, short, void* self) {
   auto* pool = static_cast<UpstreamPool*>(self);
   const RelayContext::EventScope scope(pool->context_);
+  pool->CloseIdleConnections();
+  if (++pool->maintenance_ticks_ % (kPingInterval / kMaintenanceInterval) == 0) pool->SendKeepalivePings();
+}
+
+void UpstreamPool::CloseIdleConnections() {
+  std::vector<Http2Connection*> idle;
+  for (const auto& connection : connections_) {
+    // TakeActivity clears the flag: idle means no stream since the previous tick, and none now.
+    if (!connection->TakeActivity() && connection->open_streams() == 0) idle.push_back(connection.get());
+  }
+  // The warm one stays: readiness and the next call's latency depend on it.
+  if (idle.size() == connections_.size() && !idle.empty()) idle.pop_back();
+  for (Http2Connection* connection : idle) connection->Close("idle");
+}
+
+void UpstreamPool::SendKeepalivePings() {
   std::vector<Http2Connection*> dead;
-  for (const auto& connection : pool->connections_) {
+  for (const auto& connection : connections_) {
     if (connection->ready() && connection->open_streams() > 0 && !connection->Ping()) dead.push_back(connection.get());
   }
   for (Http2Connection* connection : dead) connection->Close("keepalive PING unanswered");

@@ -1,11 +1,15 @@
 #pragma once
 // One relay worker's HTTP/2 connections to the upstream. Calls are multiplexed on them: a call
-// takes a connection with room under the upstream's SETTINGS_MAX_CONCURRENT_STREAMS, and a new
-// connection is opened when every one is full (up to kMaxConnections; past that, nghttp2 queues
-// the stream until one ends). One connection is kept open while idle, reconnecting with backoff,
-// so that readiness can say whether the upstream is reachable and the first call is not slowed by
-// a connect. Keepalive: a PING every kPingInterval while streams are open, and a connection
-// whose PING goes unanswered for a whole interval is closed (its calls end UNAVAILABLE).
+// takes the least loaded connection with room under the upstream's
+// SETTINGS_MAX_CONCURRENT_STREAMS. Once every connection carries kStreamsPerConnection streams
+// another is opened (up to kMaxConnections; past that, nghttp2 queues a stream until one ends):
+// gRPC servers serve each connection on one thread (Spark Connect's Netty: one event loop per
+// connection), so a worker's concurrent calls are spread over a few connections instead of
+// queueing behind one thread. Connections idle for a whole kMaintenanceInterval are closed, but
+// one is kept open while idle, reconnecting with backoff, so that readiness can say whether the
+// upstream is reachable and the first call is not slowed by a connect. Keepalive: a PING every
+// kPingInterval while streams are open, and a connection whose PING goes unanswered for a whole
+// interval is closed (its calls end UNAVAILABLE).
 //
 // Threads: the worker's event loop; `UpstreamStatus` is the one thing other threads read.
 
@@ -41,6 +45,8 @@ struct UpstreamStatus {
 class UpstreamPool final : public Http2ConnectionOwner {
  public:
   static constexpr std::size_t kMaxConnections = 16;
+  static constexpr std::size_t kStreamsPerConnection = 8;
+  static constexpr std::chrono::seconds kMaintenanceInterval{30};
   // Not shorter: gRPC servers count more frequent PINGs without data as abuse (gRPC Java's
   // permitKeepAliveTime and grpc-core's min ping interval default to 5 minutes) and close the
   // connection, which would end every stream on it.
@@ -67,7 +73,9 @@ class UpstreamPool final : public Http2ConnectionOwner {
   Http2Connection* Connect();
   void ScheduleReconnect();
   static void OnReconnectTimer(evutil_socket_t, short, void* self);
-  static void OnPingTimer(evutil_socket_t, short, void* self);
+  static void OnMaintenanceTimer(evutil_socket_t, short, void* self);
+  void CloseIdleConnections();
+  void SendKeepalivePings();
 
   RelayContext& context_;
   const UpstreamTarget target_;
@@ -75,7 +83,8 @@ class UpstreamPool final : public Http2ConnectionOwner {
   UpstreamStatus& status_;
   std::vector<std::unique_ptr<Http2Connection>> connections_;
   EventPtr reconnect_timer_;
-  EventPtr ping_timer_;
+  EventPtr maintenance_timer_;
+  int maintenance_ticks_ = 0;
   std::chrono::milliseconds backoff_{0};
   bool keep_warm_ = false;
   bool stopped_ = false;
