@@ -38,7 +38,7 @@ class ConnectionIoHandler {
 
 class ConnectionIo {
  public:
-  static constexpr std::size_t kLowWatermark = 64 * 1024;
+  static constexpr std::size_t kLowWatermark = std::size_t{64} * 1024;
 
   virtual ~ConnectionIo() = default;
   virtual void Start(ConnectionIoHandler& handler) = 0;

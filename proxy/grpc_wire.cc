@@ -31,14 +31,13 @@ std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view value)
   std::int64_t amount = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), amount);
   if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  using namespace std::chrono;
   switch (value.back()) {
-    case 'H': return SaturatedNanoseconds<hours>(amount);
-    case 'M': return SaturatedNanoseconds<minutes>(amount);
-    case 'S': return SaturatedNanoseconds<seconds>(amount);
-    case 'm': return SaturatedNanoseconds<milliseconds>(amount);
-    case 'u': return SaturatedNanoseconds<microseconds>(amount);
-    case 'n': return nanoseconds(amount);
+    case 'H': return SaturatedNanoseconds<std::chrono::hours>(amount);
+    case 'M': return SaturatedNanoseconds<std::chrono::minutes>(amount);
+    case 'S': return SaturatedNanoseconds<std::chrono::seconds>(amount);
+    case 'm': return SaturatedNanoseconds<std::chrono::milliseconds>(amount);
+    case 'u': return SaturatedNanoseconds<std::chrono::microseconds>(amount);
+    case 'n': return std::chrono::nanoseconds(amount);
     default: return std::nullopt;
   }
 }

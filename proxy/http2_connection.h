@@ -96,7 +96,7 @@ struct Http2Settings {
 class Http2Connection final : private ConnectionIoHandler {
  public:
   enum class Role { kServer, kClient };
-  static constexpr std::size_t kHighWatermark = 256 * 1024;
+  static constexpr std::size_t kHighWatermark = std::size_t{256} * 1024;
 
   // Takes the transport (connected or connecting) and queues the preface and SETTINGS.
   Http2Connection(RelayContext& context, Role role, std::unique_ptr<ConnectionIo> io, std::string peer,

@@ -74,7 +74,7 @@ bool MessageTapper::Inflate() {
       // Room for one byte past the limit: a message of exactly the limit can still reach its end
       // (end-of-block code, gzip trailer) in a later piece, and a larger one shows by that byte.
       const std::size_t before = inflated_.size();
-      const std::size_t chunk = std::min<std::size_t>(64 * 1024, std::size_t{framer_.max_message_bytes()} + 1 - before);
+      const std::size_t chunk = std::min<std::size_t>(std::size_t{64} * 1024, std::size_t{framer_.max_message_bytes()} + 1 - before);
       inflated_.resize(before + chunk);
       stream.next_out = inflated_.data() + before;
       stream.avail_out = static_cast<uInt>(chunk);

@@ -25,9 +25,9 @@ namespace sparktrace::proxy {
 
 class ReceiveBlockPool;
 
-class ReceiveBlock {
+class ReceiveBlock {  // NOLINT(cppcoreguidelines-pro-type-member-init): data_, see below
  public:
-  static constexpr std::size_t kCapacity = 32 * 1024;
+  static constexpr std::size_t kCapacity = std::size_t{32} * 1024;
 
   std::uint8_t* data() { return data_; }
   std::size_t used() const { return used_; }
@@ -43,6 +43,8 @@ class ReceiveBlock {
   ReceiveBlockPool* pool_ = nullptr;
   std::uint32_t refs_ = 0;
   std::size_t used_ = 0;
+  // Left uninitialised on purpose: every byte is written before it is read, and zero-filling 32 KiB
+  // per fresh block would cost more than the copy it holds.
   std::uint8_t data_[kCapacity];
 };
 

@@ -56,7 +56,7 @@ class RelayContext {
 
   event_base* const base_;
   ReceiveBlockPool blocks_;
-  std::vector<std::uint8_t> read_buffer_ = std::vector<std::uint8_t>(256 * 1024);
+  std::vector<std::uint8_t> read_buffer_ = std::vector<std::uint8_t>(std::size_t{256} * 1024);
   std::vector<Http2Connection*> to_flush_;
   std::vector<std::unique_ptr<Http2Connection>> retired_connections_;
   std::vector<std::unique_ptr<RelayedCall>> retired_calls_;
