@@ -743,16 +743,22 @@ def run_scaling(args, loadgen, sparktrace, nginx, up_port, upstream, tmp, childr
     }
 
 
+def phase_target(name, description, threshold, requested, sparktrace_run, flag):
+    """The target of an optional phase, SKIP until judged; (target, whether there is anything to judge)."""
+    t = dict(name=name, description=description, value=None, threshold=threshold, verdict="SKIP", detail="")
+    if not requested:
+        t["detail"] = f"not run ({flag} not given)"
+    elif not sparktrace_run:
+        t["detail"] = "leg not run: sparktrace"
+    return t, requested and sparktrace_run
+
+
 def scaling_target(scaling, sparktrace_run, requested):
     w0, w1 = SCALING_WORKERS
-    t = dict(name="scaling_unary_c64",
-             description=f"unary_c64 calls/s with {w1} workers / with {w0} (sparktrace --threads)",
-             value=None, threshold=SCALING_MIN_SPEEDUP, verdict="SKIP", detail="")
-    if not requested:
-        t["detail"] = "not run (--scaling not given)"
-        return t
-    if not sparktrace_run:
-        t["detail"] = "leg not run: sparktrace"
+    t, judged = phase_target("scaling_unary_c64",
+                             f"unary_c64 calls/s with {w1} workers / with {w0} (sparktrace --threads)",
+                             SCALING_MIN_SPEEDUP, requested, sparktrace_run, "--scaling")
+    if not judged:
         return t
     if scaling is None:
         t["verdict"], t["detail"] = "FAIL", "the scaling phase did not run (see errors)"
@@ -922,15 +928,11 @@ def run_slow_reader(args, loadgen, sparktrace, up_port, upstream, tmp, children,
 
 
 def slow_reader_target(slow, sparktrace_run, requested):
-    t = dict(name="slow_reader_rss_growth",
-             description=(f"slow reader: sparktrace max RSS after the first GiB - RSS at it <= "
-                          f"{SLOW_READER_MAX_GROWTH_MIB} MiB, and max <= {SLOW_READER_MAX_RSS_MIB} MiB (MiB)"),
-             value=None, threshold=SLOW_READER_MAX_GROWTH_MIB, verdict="SKIP", detail="")
-    if not requested:
-        t["detail"] = "not run (--slow-reader-gib not given)"
-        return t
-    if not sparktrace_run:
-        t["detail"] = "leg not run: sparktrace"
+    t, judged = phase_target("slow_reader_rss_growth",
+                             (f"slow reader: sparktrace max RSS after the first GiB - RSS at it <= "
+                              f"{SLOW_READER_MAX_GROWTH_MIB} MiB, and max <= {SLOW_READER_MAX_RSS_MIB} MiB (MiB)"),
+                             SLOW_READER_MAX_GROWTH_MIB, requested, sparktrace_run, "--slow-reader-gib")
+    if not judged:
         return t
     growth = slow.get("rss_growth_after_reference_kib")
     if growth is not None:

@@ -111,24 +111,24 @@ CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& s
 // be read: the message counts as undecodable, and the call goes on with an empty message's info,
 // as after a decode that failed at its first field. Decoding the empty `bytes` instead would
 // wrongly read as a valid message with every field unset.
-sc::RequestInfo CallTracer::ReadRequest(const proxy::TappedMessage& message) {
+template <typename Info>
+Info CallTracer::Read(const proxy::TappedMessage& message, Info (*decode)(sc::Method, sc::MessageSlices),
+                      std::string_view direction) {
   if (!message.bytes_available) {
-    CountUndecodable("in");
-    return NothingRead<sc::RequestInfo>(method_);
+    CountUndecodable(direction);
+    return NothingRead<Info>(method_);
   }
-  sc::RequestInfo request = sc::DecodeRequest(method_, message.bytes);
-  if (sc::IsDecodeFailure(request.status)) CountUndecodable("in");
-  return request;
+  Info info = decode(method_, message.bytes);
+  if (sc::IsDecodeFailure(info.status)) CountUndecodable(direction);
+  return info;
+}
+
+sc::RequestInfo CallTracer::ReadRequest(const proxy::TappedMessage& message) {
+  return Read(message, sc::DecodeRequest, "in");
 }
 
 sc::ResponseInfo CallTracer::ReadResponse(const proxy::TappedMessage& message) {
-  if (!message.bytes_available) {
-    CountUndecodable("out");
-    return NothingRead<sc::ResponseInfo>(method_);
-  }
-  sc::ResponseInfo response = sc::DecodeResponse(method_, message.bytes);
-  if (sc::IsDecodeFailure(response.status)) CountUndecodable("out");
-  return response;
+  return Read(message, sc::DecodeResponse, "out");
 }
 
 void CallTracer::CountUndecodable(std::string_view direction) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "proxy/call_observer.h"
+#include "spark_connect/message_slices.h"
 #include "spark_connect/method.h"
 #include "spark_connect/request_info.h"
 #include "spark_connect/response_info.h"
@@ -53,6 +54,11 @@ class CallTracer final : public proxy::CallTap {
  private:
   // The message decoded, counting it when it could not be (also when the proxy had no bytes to
   // give: compressed with an encoding it cannot undo). What could be read is returned either way.
+  // Decodes `message` with `decode`, counting it as undecodable (direction "in"/"out") when it
+  // cannot be read; defined and used in the .cc only.
+  template <typename Info>
+  Info Read(const proxy::TappedMessage& message, Info (*decode)(spark_connect::Method, spark_connect::MessageSlices),
+            std::string_view direction);
   spark_connect::RequestInfo ReadRequest(const proxy::TappedMessage& message);
   spark_connect::ResponseInfo ReadResponse(const proxy::TappedMessage& message);
   void CountUndecodable(std::string_view direction);
