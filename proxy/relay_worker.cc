@@ -14,6 +14,8 @@ namespace {
 // After the last calls are cancelled, how long the loop keeps running so that the resets and
 // GOAWAYs already queued reach the sockets before they close.
 constexpr timeval kLingerOnStop{0, 100'000};
+// How long accepting pauses after accept() failed (EMFILE: connections must close first).
+constexpr timeval kAcceptPause{0, 100'000};
 
 // gRPC's way of naming a peer: "ipv4:10.0.0.7:53122", "ipv6:[::1]:53122".
 std::string PeerName(const sockaddr* address) {
@@ -54,6 +56,8 @@ Result<std::unique_ptr<RelayWorker>> RelayWorker::Create(const WorkerSetup& setu
     close(setup.listen_fd);
     return Error{ErrorCode::kIo, "cannot listen"};
   }
+  evconnlistener_set_error_cb(worker->listener_.get(), OnAcceptError);
+  worker->resume_accepting_.reset(evtimer_new(base, OnResumeAccepting, worker.get()));
   worker->wake_.reset(event_new(base, -1, 0, OnWake, worker.get()));
   return worker;
 }
@@ -120,6 +124,20 @@ void RelayWorker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addres
   auto* worker = static_cast<RelayWorker*>(self);
   const RelayContext::EventScope scope(*worker->context_);
   worker->Accept(fd, address);
+}
+
+void RelayWorker::OnAcceptError(evconnlistener* listener, void* self) {
+  auto* worker = static_cast<RelayWorker*>(self);
+  const int error = EVUTIL_SOCKET_ERROR();
+  spdlog::warn("cannot accept connections: {}; pausing for {} ms", evutil_socket_error_to_string(error),
+               kAcceptPause.tv_usec / 1000);
+  evconnlistener_disable(listener);
+  evtimer_add(worker->resume_accepting_.get(), &kAcceptPause);
+}
+
+void RelayWorker::OnResumeAccepting(evutil_socket_t, short, void* self) {
+  auto* worker = static_cast<RelayWorker*>(self);
+  if (worker->listener_) evconnlistener_enable(worker->listener_.get());
 }
 
 void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {

@@ -66,6 +66,10 @@ class RelayWorker final : public Http2ConnectionOwner {
   void RunOnLoop(const std::function<void()>& task);
   static void OnWake(evutil_socket_t, short, void* self);
   static void OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* address, int length, void* self);
+  // accept() failed (out of file descriptors, most likely): pause accepting briefly instead of
+  // spinning on a listener that stays readable.
+  static void OnAcceptError(evconnlistener* listener, void* self);
+  static void OnResumeAccepting(evutil_socket_t, short, void* self);
   void Accept(evutil_socket_t fd, const sockaddr* address);
 
   const WorkerSetup setup_;
@@ -77,6 +81,7 @@ class RelayWorker final : public Http2ConnectionOwner {
   std::unique_ptr<CallRegistry> calls_;
   ListenerPtr listener_;
   EventPtr wake_;
+  EventPtr resume_accepting_;
   std::mutex tasks_mu_;
   std::vector<std::function<void()>> tasks_;
   std::thread thread_;

@@ -80,6 +80,13 @@ def http_get(address, path, timeout=5):
         conn.close()
 
 
+def process_cpu_seconds(pid):
+    """User + system CPU seconds of a process, all its threads included."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_bytes(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
