@@ -68,15 +68,25 @@ void SocketIo::Start(ConnectionIoHandler& handler) {
   hints.ai_protocol = IPPROTO_TCP;
   hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
   const std::string port = std::to_string(port_);
+  resolution_ = context_.NewResolution(this);
   // Returns null when it already answered (a numeric host): OnResolved has run then.
-  resolving_ = evdns_getaddrinfo(dns_, host_.c_str(), port.c_str(), &hints, OnResolved, this);
+  evdns_getaddrinfo_request* request =
+      evdns_getaddrinfo(dns_, host_.c_str(), port.c_str(), &hints, OnResolved, resolution_);
+  if (resolution_ != nullptr) resolving_ = request;
 }
 
-void SocketIo::OnResolved(int result, evutil_addrinfo* addresses, void* self) {
-  auto* io = static_cast<SocketIo*>(self);
-  const RelayContext::EventScope scope(io->context_);
+void SocketIo::OnResolved(int result, evutil_addrinfo* addresses, void* arg) {
+  auto* resolution = static_cast<RelayContext::Resolution*>(arg);
+  SocketIo* io = resolution->io;
+  RelayContext& context = *resolution->context;
+  context.EndResolution(resolution);
+  if (io == nullptr) {  // the SocketIo stopped (and may be freed) before the answer came
+    if (addresses != nullptr) evutil_freeaddrinfo(addresses);
+    return;
+  }
+  const RelayContext::EventScope scope(context);
+  io->resolution_ = nullptr;
   io->resolving_ = nullptr;
-  if (result == EVUTIL_EAI_CANCEL) return;  // Stop() cancelled it; the object may be going away
   if (result != 0 || addresses == nullptr) {
     io->Fail(std::string("cannot resolve: ") + evutil_gai_strerror(result));
   } else {
@@ -109,6 +119,10 @@ void SocketIo::Fail(std::string_view why) {
 
 void SocketIo::Stop() {
   stopped_ = true;
+  if (resolution_ != nullptr) {
+    resolution_->io = nullptr;  // its callback must not come here
+    resolution_ = nullptr;
+  }
   if (resolving_ != nullptr) {
     evdns_getaddrinfo_request* request = resolving_;
     resolving_ = nullptr;

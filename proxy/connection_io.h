@@ -21,10 +21,9 @@
 #include <event2/event.h>
 
 #include "proxy/libevent_handles.h"
+#include "proxy/relay_context.h"
 
 namespace sparktrace::proxy {
-
-class RelayContext;
 
 class ConnectionIoHandler {
  public:
@@ -82,6 +81,7 @@ class SocketIo final : public ConnectionIo {
   int port_ = 0;
   timeval connect_timeout_{};
   evdns_getaddrinfo_request* resolving_ = nullptr;
+  RelayContext::Resolution* resolution_ = nullptr;  // while a lookup is pending
 
   evutil_socket_t fd_ = -1;
   bool connecting_ = false;

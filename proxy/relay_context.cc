@@ -15,6 +15,15 @@ void RelayContext::Retire(std::unique_ptr<Http2Connection> connection) {
 
 void RelayContext::Retire(std::unique_ptr<RelayedCall> call) { retired_calls_.push_back(std::move(call)); }
 
+RelayContext::Resolution* RelayContext::NewResolution(SocketIo* io) {
+  resolutions_.push_back({io, this});
+  return &resolutions_.back();
+}
+
+void RelayContext::EndResolution(Resolution* resolution) {
+  resolutions_.remove_if([resolution](const Resolution& entry) { return &entry == resolution; });
+}
+
 void RelayContext::AfterEvent() {
   ++depth_;  // what runs here may open scopes of its own; they must not recurse into this
   // Flushing one connection can give another work (bytes sent downstream reopen the upstream's

@@ -8,6 +8,7 @@
 // and finished calls are freed (never inside their own callbacks).
 
 #include <cstdint>
+#include <list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -20,6 +21,7 @@ namespace sparktrace::proxy {
 
 class Http2Connection;
 class RelayedCall;
+class SocketIo;
 
 class RelayContext {
  public:
@@ -35,6 +37,17 @@ class RelayContext {
   std::span<std::uint8_t> read_buffer() { return read_buffer_; }
 
   void ScheduleFlush(Http2Connection* connection) { to_flush_.push_back(connection); }
+
+  // What an asynchronous DNS lookup calls back with. evdns reports a cancelled lookup later (from
+  // the loop, or from evdns_base_free), when the SocketIo that asked may be gone: the callback
+  // gets this instead, and the SocketIo clears `io` when it stops. Freed once the callback ran,
+  // or with the context (which must outlive the evdns_base).
+  struct Resolution {
+    SocketIo* io;
+    RelayContext* context;
+  };
+  Resolution* NewResolution(SocketIo* io);
+  void EndResolution(Resolution* resolution);
   void Retire(std::unique_ptr<Http2Connection> connection);
   void Retire(std::unique_ptr<RelayedCall> call);
 
@@ -60,6 +73,7 @@ class RelayContext {
   std::vector<Http2Connection*> to_flush_;
   std::vector<std::unique_ptr<Http2Connection>> retired_connections_;
   std::vector<std::unique_ptr<RelayedCall>> retired_calls_;
+  std::list<Resolution> resolutions_;  // few: one per upstream connection being resolved
   int depth_ = 0;
 };
 

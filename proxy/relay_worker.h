@@ -74,8 +74,9 @@ class RelayWorker final : public Http2ConnectionOwner {
 
   const WorkerSetup setup_;
   EventBasePtr base_;
-  std::unique_ptr<evdns_base, DnsDeleter> dns_;
   std::unique_ptr<RelayContext> context_;
+  // After the context: evdns_base_free reports pending lookups to it (RelayContext::Resolution).
+  std::unique_ptr<evdns_base, DnsDeleter> dns_;
   std::unique_ptr<UpstreamPool> upstream_;
   std::unordered_map<Http2Connection*, std::unique_ptr<Http2Connection>> clients_;
   std::unique_ptr<CallRegistry> calls_;

@@ -25,6 +25,8 @@ from peers.upstream_server import GRPC_OPTIONS, Upstream
 
 HERE = Path(__file__).resolve().parent
 DIRECT = os.environ.get("SPARKTRACE_DIRECT") == "1"
+# Set by CMake for the sanitizer build: its runtimes need descriptors and memory of their own.
+SANITIZED = os.environ.get("SPARKTRACE_SANITIZED") == "1"
 BIN = os.environ.get("SPARKTRACE_BIN") or str(HERE.parents[1] / "build" / "sparktrace")
 READY_TIMEOUT = 20  # seconds; generous for sanitizer builds
 LISTENING_RE = re.compile(r"^listening grpc=(127\.0\.0\.1:\d+) admin=(127\.0\.0\.1:\d+)$")
