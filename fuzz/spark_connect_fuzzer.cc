@@ -1,7 +1,7 @@
 // libFuzzer entry point for the Spark Connect wire decoders (spark_connect/).
 //
-// Input layout: byte 0 chooses where the rest is cut into three slices (as a gRPC ByteBuffer
-// hands a message over); the rest is the message. Every request and response decoder, for every
+// Input layout: byte 0 chooses where the rest is cut into three slices (as the proxy hands a
+// message over, in the pieces of its receive buffers); the rest is the message. Every request and response decoder, for every
 // method, reads it. Besides the sanitizers' checks the fuzzer asserts one property: the sliced
 // decode gives exactly what the contiguous decode gives.
 #include <array>

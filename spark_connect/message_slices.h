@@ -1,9 +1,10 @@
 #pragma once
 // MessageSlices: one serialized protobuf message, as the list of byte slices it arrived in.
 //
-// A gRPC ByteBuffer holds a message as several slices (ByteBuffer::Dump hands them out without
-// copying); a field may start in one slice and end in the next. The decoders read across slice
-// boundaries and never copy or change the bytes. The slices must outlive the decode call only.
+// The proxy hands a message over as the pieces of its receive buffers the message landed in
+// (proxy::MessageBytes, the same type), without copying; a field may start in one slice and end in
+// the next. The decoders read across slice boundaries and never copy or change the bytes. The
+// slices must outlive the decode call only.
 
 #include <cstdint>
 #include <span>
