@@ -136,7 +136,7 @@ void UpstreamPool::OnClosed(Http2Connection& connection) {
   if (connection.ready()) {
     status_.connected.fetch_sub(1, std::memory_order_relaxed);
   } else if (!stopped_) {
-    spdlog::warn("cannot connect to upstream {}", target_.host + ":" + std::to_string(target_.port));
+    spdlog::warn("cannot connect to upstream {}", connection.peer());
     if (status_.on_connect_failure) status_.on_connect_failure();
   }
   context_.Retire(std::move(*it));
