@@ -38,6 +38,7 @@ image: build
 bench: build
 	@scripts/deps.sh bench
 	/usr/bin/python3 bench/proxy_bench.py --build-dir $(BUILD_DIR)
+	/usr/bin/python3 bench/soak_bench.py --build-dir $(BUILD_DIR)
 	/usr/bin/python3 bench/tracing_bench.py --build-dir $(BUILD_DIR)
 	$(BUILD_DIR)/sparktrace-listener-parse-bench --include-compressed --runs 5 --passes 1 > bench/results/listener_parse.json
 	@cat bench/results/listener_parse.json

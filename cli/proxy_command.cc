@@ -124,6 +124,7 @@ int RunProxyCommand(std::span<const std::string> args) {
     spdlog::error("{}", server.error().message);
     return 1;
   }
+  tracing_metrics.push_back((*server)->metrics());  // /metrics shows the relay's bounds beside tracing's
   std::atomic<bool> draining{false};
   // The trace view reads the store this proxy writes (through its own read-only connection).
   std::unique_ptr<traceview::TraceViewApi> trace_view;

@@ -26,6 +26,12 @@ struct OptionDeleter {
 
 }  // namespace
 
+std::size_t HeaderListSize(const std::vector<Header>& headers) {
+  std::size_t size = 0;
+  for (const Header& header : headers) size += header.name.size() + header.value.size() + 32;
+  return size;
+}
+
 std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers) {
   std::vector<nghttp2_nv> nva;
   nva.reserve(headers.size());
@@ -40,7 +46,12 @@ std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers) {
 
 Http2Connection::Http2Connection(RelayContext& context, Role role, std::unique_ptr<ConnectionIo> io, std::string peer,
                                  Http2ConnectionOwner& owner, const Http2Settings& settings)
-    : context_(context), role_(role), io_(std::move(io)), peer_(std::move(peer)), owner_(owner) {
+    : context_(context),
+      role_(role),
+      io_(std::move(io)),
+      peer_(std::move(peer)),
+      owner_(owner),
+      max_concurrent_streams_(settings.max_concurrent_streams) {
   nghttp2_session_callbacks* raw_callbacks = nullptr;
   nghttp2_session_callbacks_new(&raw_callbacks);
   const std::unique_ptr<nghttp2_session_callbacks, CallbacksDeleter> callbacks(raw_callbacks);
@@ -51,6 +62,7 @@ Http2Connection::Http2Connection(RelayContext& context, Role role, std::unique_p
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks.get(), OnFrameReceived);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks.get(), OnDataChunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks.get(), OnStreamClose);
+  nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks.get(), OnInvalidFrame);
 
   nghttp2_option* raw_option = nullptr;
   nghttp2_option_new(&raw_option);
@@ -69,8 +81,9 @@ Http2Connection::Http2Connection(RelayContext& context, Role role, std::unique_p
 
   std::vector<nghttp2_settings_entry> entries = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, settings.max_concurrent_streams},
-      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<std::uint32_t>(settings.stream_window)},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<std::uint32_t>(settings.initial_stream_window)},
       {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, settings.max_frame_size},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, settings.max_header_list_bytes},
   };
   if (role_ == Role::kClient) entries.push_back({NGHTTP2_SETTINGS_ENABLE_PUSH, 0});
   nghttp2_submit_settings(session(), NGHTTP2_FLAG_NONE, entries.data(), entries.size());
@@ -100,33 +113,42 @@ nghttp2_data_provider Http2Connection::DataProvider(Http2Stream& stream) {
   return provider;
 }
 
-bool Http2Connection::SubmitRequest(std::vector<Header> headers, Http2Stream& stream) {
-  if (closed_ || draining_) return false;
+Http2Connection::Submitted Http2Connection::SubmitRequest(std::vector<Header> headers, Http2Stream& stream) {
+  if (closed_ || draining_) return Submitted::kClosing;
   streams_.insert(&stream);
   active_ = true;
   if (!ready_) {
     pending_.push_back({std::move(headers), &stream});
-    return true;
+    return Submitted::kYes;
   }
   return SubmitNow(headers, stream);
 }
 
-bool Http2Connection::SubmitNow(const std::vector<Header>& headers, Http2Stream& stream) {
+Http2Connection::Submitted Http2Connection::SubmitNow(const std::vector<Header>& headers, Http2Stream& stream) {
+  // A peer that announced a limit refuses a larger header block, and an HPACK decoder that gives
+  // up on one fails the whole connection: such a request never leaves the proxy.
+  const std::uint32_t peer_limit =
+      nghttp2_session_get_remote_settings(session(), NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE);
+  if (HeaderListSize(headers) > peer_limit) {
+    streams_.erase(&stream);
+    return Submitted::kOverPeerHeaderLimit;
+  }
   const std::vector<nghttp2_nv> nva = ToNv(headers);
   const nghttp2_data_provider provider = DataProvider(stream);
   const std::int32_t stream_id = nghttp2_submit_request(session(), nullptr, nva.data(), nva.size(), &provider, &stream);
   if (stream_id < 0) {
     streams_.erase(&stream);
-    return false;
+    return Submitted::kClosing;
   }
   stream.OnOpened(stream_id);
   WantsFlush();
-  return true;
+  return Submitted::kYes;
 }
 
 void Http2Connection::AttachStream(std::int32_t stream_id, Http2Stream& stream) {
   nghttp2_session_set_stream_user_data(session(), stream_id, &stream);
   streams_.insert(&stream);
+  active_ = true;
 }
 
 void Http2Connection::DetachStream(std::int32_t stream_id, Http2Stream& stream) {
@@ -141,11 +163,14 @@ Http2Stream* Http2Connection::StreamFor(std::int32_t stream_id) const {
 }
 
 void Http2Connection::Consume(std::int32_t stream_id, std::size_t bytes) {
-  if (closed_ || bytes == 0) return;
-  // For a stream nghttp2 has already forgotten, this still credits the connection window.
-  if (nghttp2_session_consume(session(), stream_id, bytes) != 0) {
-    nghttp2_session_consume_connection(session(), bytes);
-  }
+  if (closed_ || bytes == 0 || stream_id <= 0) return;
+  nghttp2_session_consume_stream(session(), stream_id, bytes);  // a forgotten stream: nothing to do
+  WantsFlush();
+}
+
+void Http2Connection::GrowStreamWindow(std::int32_t stream_id, std::int32_t window) {
+  if (closed_ || stream_id <= 0) return;
+  nghttp2_session_set_local_window_size(session(), NGHTTP2_FLAG_NONE, stream_id, window);
   WantsFlush();
 }
 
@@ -210,6 +235,7 @@ void Http2Connection::CloseIfFinished() {
 void Http2Connection::Close(std::string_view why) {
   if (closed_) return;
   closed_ = true;
+  close_reason_ = std::string(why);
   spdlog::debug("connection {} closed: {}", peer_, why);
   io_->Stop();
   const std::vector<Http2Stream*> open(streams_.begin(), streams_.end());
@@ -307,11 +333,16 @@ int Http2Connection::OnHeaderCallback(nghttp2_session* /*session*/, const nghttp
 int Http2Connection::OnFrameReceived(nghttp2_session* /*session*/, const nghttp2_frame* frame, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
   if (frame->hd.type == NGHTTP2_SETTINGS && !(frame->hd.flags & NGHTTP2_FLAG_ACK) &&
-      connection->role_ == Role::kClient && !connection->ready_) {
+      !connection->peer_settings_received_) {
+    connection->peer_settings_received_ = true;
     connection->ready_ = true;
     std::vector<PendingRequest> pending = std::move(connection->pending_);
     for (PendingRequest& request : pending) {
-      if (!connection->SubmitNow(request.headers, *request.stream)) request.stream->OnStreamClosed(kConnectionLost);
+      switch (connection->SubmitNow(request.headers, *request.stream)) {
+        case Submitted::kYes: break;
+        case Submitted::kClosing: request.stream->OnStreamClosed(kConnectionLost); break;
+        case Submitted::kOverPeerHeaderLimit: request.stream->OnStreamClosed(kHeaderListTooLarge); break;
+      }
     }
     connection->owner_.OnReady(*connection);
     return 0;
@@ -340,13 +371,28 @@ int Http2Connection::OnFrameReceived(nghttp2_session* /*session*/, const nghttp2
 int Http2Connection::OnDataChunk(nghttp2_session* session, std::uint8_t /*flags*/, std::int32_t stream_id,
                                  const std::uint8_t* data, std::size_t length, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
+  // The connection's window reopens at once; only the stream's waits for the bytes to be taken.
+  nghttp2_session_consume_connection(session, length);
   Http2Stream* stream = connection->StreamFor(stream_id);
   if (stream == nullptr) {
     // Nobody will relay these bytes (the call is over): give the window back at once.
-    nghttp2_session_consume(session, stream_id, length);
+    nghttp2_session_consume_stream(session, stream_id, length);
     return 0;
   }
   stream->OnData({data, length});
+  return 0;
+}
+
+int Http2Connection::OnInvalidFrame(nghttp2_session* /*session*/, const nghttp2_frame* frame, int lib_error_code,
+                                    void* self) {
+  auto* connection = static_cast<Http2Connection*>(self);
+  // nghttp2 enforces the stream limit we announced before our OnBeginHeaders sees the stream.
+  const bool over_limit = lib_error_code == NGHTTP2_ERR_REFUSED_STREAM ||
+                          (lib_error_code == NGHTTP2_ERR_PROTO &&
+                           connection->streams_.size() >= connection->max_concurrent_streams_);
+  if (connection->role_ == Role::kServer && frame->hd.type == NGHTTP2_HEADERS && over_limit) {
+    connection->owner_.OnStreamsOverLimit(*connection);
+  }
   return 0;
 }
 

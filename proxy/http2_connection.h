@@ -46,6 +46,13 @@ std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers);
 // The error code streams are closed with when their connection is gone. Not an RFC 9113 code
 // (those are small numbers): nobody reset the stream, it has no connection left.
 inline constexpr std::uint32_t kConnectionLost = 0xffff'ffff;
+// The error code a stream is closed with when its request headers were never sent: their header
+// list is larger than the peer's SETTINGS_MAX_HEADER_LIST_SIZE, so the peer would refuse them, or
+// fail the whole connection (and every other call on it) over them.
+inline constexpr std::uint32_t kHeaderListTooLarge = 0xffff'fffe;
+
+// The size RFC 9113 gives a header list: every field's name and value, plus 32 bytes each.
+std::size_t HeaderListSize(const std::vector<Header>& headers);
 
 // One side of a relayed call, as seen by the connection carrying it.
 class Http2Stream {
@@ -77,20 +84,31 @@ class Http2ConnectionOwner {
   virtual ~Http2ConnectionOwner() = default;
   // Server role: a client opened `stream_id`; returns its stream, or nullptr to refuse it.
   virtual Http2Stream* OnNewStream(Http2Connection& connection, std::int32_t stream_id) = 0;
-  // Client role: the connection is up and the peer's SETTINGS have arrived.
+  // The peer's first SETTINGS have arrived: for a client connection, the connection is up; for
+  // a client's connection to us, its preface is complete.
   virtual void OnReady(Http2Connection& connection) = 0;
   // The connection is closed; its streams have been told. Called once.
   virtual void OnClosed(Http2Connection& connection) = 0;
+  // Server role: nghttp2 refused a client's stream itself, for going past the
+  // SETTINGS_MAX_CONCURRENT_STREAMS we announced (REFUSED_STREAM before the client acknowledged
+  // the setting, a connection error after).
+  virtual void OnStreamsOverLimit(Http2Connection& /*connection*/) {}
 };
 
 struct Http2Settings {
-  std::uint32_t max_concurrent_streams = 2048;
-  // Per stream: the most one stream may have buffered here. 4 MiB keeps a 4 MiB-message stream
-  // flowing at 2 GB/s while the previous window's bytes are still being forwarded (1 MiB held it
-  // to 0.76x direct on 16 cores) and is what a slow reader can make a call hold, per direction.
-  std::int32_t stream_window = 4 << 20;
-  std::int32_t connection_window = 64 << 20;  // all streams of the connection together
+  // Streams the peer may open at once (server role; --max-streams-per-connection).
+  std::uint32_t max_concurrent_streams = 128;
+  // Every stream's receive window to begin with; a RelayedCall grows it from the relay budget
+  // (StreamWindow) while its sender is held back by it.
+  std::int32_t initial_stream_window = 64 * 1024;
+  // All streams of the connection together. The connection window is given back as soon as bytes
+  // arrive: the stream windows (and the budget behind them) bound what a stream may hold, and a
+  // stalled stream must never hold a window that other clients' calls on a shared upstream
+  // connection need.
+  std::int32_t connection_window = 64 << 20;
   std::uint32_t max_frame_size = 64 * 1024;
+  // The largest header block announced as acceptable (SETTINGS_MAX_HEADER_LIST_SIZE).
+  std::uint32_t max_header_list_bytes = 16 * 1024;
 };
 
 class Http2Connection final : private ConnectionIoHandler {
@@ -111,16 +129,22 @@ class Http2Connection final : private ConnectionIoHandler {
   Role role() const { return role_; }
   const std::string& peer() const { return peer_; }  // "ipv4:127.0.0.1:5000"
   bool closed() const { return closed_; }
+  // Why the connection closed ("connect timed out", "closed by peer", ...); empty while open.
+  const std::string& close_reason() const { return close_reason_; }
   bool ready() const { return ready_; }
+  // Server role: the client's preface and SETTINGS have arrived.
+  bool peer_settings_received() const { return peer_settings_received_; }
   std::size_t open_streams() const { return streams_.size(); }
   // Client role: whether one more stream may be opened now (the peer's MAX_CONCURRENT_STREAMS).
   bool HasStreamCapacity() const;
 
   // Client role: opens a stream carrying `stream`. Until the peer's SETTINGS have arrived the
-  // request waits here (so that its MAX_CONCURRENT_STREAMS is known before any stream is sent
-  // and none is refused); `stream.OnOpened` gives the id once it is submitted. Returns false
-  // when nghttp2 refuses the request (the connection is going away).
-  bool SubmitRequest(std::vector<Header> headers, Http2Stream& stream);
+  // request waits here (so that its MAX_CONCURRENT_STREAMS and MAX_HEADER_LIST_SIZE are known
+  // before any stream is sent and none is refused); `stream.OnOpened` gives the id once it is
+  // submitted. A request that waited and then cannot go closes its stream (kConnectionLost, or
+  // kHeaderListTooLarge).
+  enum class Submitted { kYes, kClosing, kOverPeerHeaderLimit };
+  Submitted SubmitRequest(std::vector<Header> headers, Http2Stream& stream);
   // The data provider that makes nghttp2 pull a stream's DATA from `stream` (ReadyToSend).
   static nghttp2_data_provider DataProvider(Http2Stream& stream);
   // Registers a server-side stream (OnNewStream's result) so that connection loss reaches it.
@@ -129,16 +153,19 @@ class Http2Connection final : private ConnectionIoHandler {
   // still be open, e.g. until a reset is written).
   void DetachStream(std::int32_t stream_id, Http2Stream& stream);
 
-  // Reopens `bytes` of receive window on `stream_id` (and on the connection): the other side has
-  // taken them. A stream already closed still reopens the connection's window.
+  // Reopens `bytes` of receive window on `stream_id`: the other side has taken them. (The
+  // connection's window reopened when they arrived.)
   void Consume(std::int32_t stream_id, std::size_t bytes);
+  // Raises `stream_id`'s receive window to `window` bytes (a WINDOW_UPDATE for the difference).
+  void GrowStreamWindow(std::int32_t stream_id, std::int32_t window);
   // There is something new to send (data queued, frames submitted): flush after this event.
   void WantsFlush();
   // Writes what nghttp2 has to send, up to the high watermark. Runs from RelayContext.
   void Flush();
 
-  // Whether a stream was opened since the last call (client role; for closing idle connections).
+  // Whether a stream was opened since the last call (for closing idle connections).
   bool TakeActivity() { return std::exchange(active_, false); }
+  bool draining() const { return draining_; }
   // Keepalive: sends a PING unless the last one is still unanswered; returns false then (the
   // peer or the path to it is gone).
   bool Ping();
@@ -159,7 +186,7 @@ class Http2Connection final : private ConnectionIoHandler {
   void OnIoConnected() override;
   void OnIoClosed(std::string_view why) override;
   evbuffer* output() const { return io_->output(); }
-  bool SubmitNow(const std::vector<Header>& headers, Http2Stream& stream);
+  Submitted SubmitNow(const std::vector<Header>& headers, Http2Stream& stream);
   // Closes once nothing is left to read, write or flush (after GOAWAY, in either direction).
   void CloseIfFinished();
   Http2Stream* StreamFor(std::int32_t stream_id) const;
@@ -180,6 +207,7 @@ class Http2Connection final : private ConnectionIoHandler {
   static int OnDataChunk(nghttp2_session*, std::uint8_t flags, std::int32_t stream_id, const std::uint8_t* data,
                          std::size_t length, void* self);
   static int OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code, void* self);
+  static int OnInvalidFrame(nghttp2_session*, const nghttp2_frame* frame, int lib_error_code, void* self);
 
 
   RelayContext& context_;
@@ -188,6 +216,7 @@ class Http2Connection final : private ConnectionIoHandler {
   std::unique_ptr<nghttp2_session, SessionDeleter> session_;
   const std::string peer_;
   Http2ConnectionOwner& owner_;
+  const std::uint32_t max_concurrent_streams_;
   std::unordered_set<Http2Stream*> streams_;
   struct PendingRequest {
     std::vector<Header> headers;
@@ -195,7 +224,9 @@ class Http2Connection final : private ConnectionIoHandler {
   };
   std::vector<PendingRequest> pending_;  // client role: waiting for the peer's SETTINGS
   bool closed_ = false;
+  std::string close_reason_;
   bool ready_ = false;
+  bool peer_settings_received_ = false;
   bool flush_wanted_ = false;
   bool draining_ = false;
   bool ping_outstanding_ = false;

@@ -12,29 +12,55 @@ GrpcFramingError MessageTapper::Feed(ReceiveBlock* block, std::size_t offset, st
 }
 
 void MessageTapper::OnMessageStart(bool compressed, std::uint32_t length) {
+  StopKeeping();
   current_ = TappedMessage{};
   current_.wire_bytes = length;
   current_.compressed = compressed;
-  pieces_.clear();
+  keeping_ = keep_bytes_;
+  if (keeping_ && length > limits_.max_kept_bytes) {
+    keeping_ = false;
+    LimitHit(RelayLimit::kTracedMessageBytes);
+  }
 }
 
 void MessageTapper::OnMessagePayload(GrpcBytes piece) {
-  if (!keep_bytes_) return;
+  if (!keeping_) return;
+  if (limits_.budget != nullptr) {
+    if (!limits_.budget->TryTake(piece.size())) {
+      StopKeeping();  // forwarded all the same; the taps see its size only
+      LimitHit(RelayLimit::kBufferBudget);
+      return;
+    }
+    kept_bytes_ += piece.size();
+  }
   const auto offset = static_cast<std::size_t>(piece.data() - feeding_->data());
   pieces_.emplace_back(feeding_, offset, piece.size());
+}
+
+void MessageTapper::StopKeeping() {
+  keeping_ = false;
+  pieces_.clear();  // releases the blocks the message held
+  if (limits_.budget != nullptr && kept_bytes_ > 0) limits_.budget->Give(kept_bytes_);
+  kept_bytes_ = 0;
+}
+
+void MessageTapper::LimitHit(RelayLimit limit) const {
+  if (limits_.stats != nullptr) limits_.stats->Hit(limit);
 }
 
 void MessageTapper::OnMessageEnd() {
   ++count_.messages;
   count_.bytes += current_.wire_bytes;
   views_.clear();
-  if (keep_bytes_) {
+  if (keeping_) {
     if (!current_.compressed) {
       for (const BlockPiece& piece : pieces_) views_.push_back(piece.bytes());
       current_.bytes_available = true;
     } else if (Inflate()) {
       views_.emplace_back(inflated_.data(), inflated_.size());
       current_.bytes_available = true;
+    } else if (inflated_over_limit_) {
+      LimitHit(RelayLimit::kTracedMessageBytes);
     } else {
       ++count_.undecodable;
     }
@@ -43,8 +69,10 @@ void MessageTapper::OnMessageEnd() {
     ++count_.undecodable;  // known without inflating: counted whether or not a tap wants bytes
   }
   deliver_(current_);
-  pieces_.clear();  // releases the blocks this message held
+  StopKeeping();
   current_.bytes = {};
+  // A large inflated message must not stay allocated for the rest of a long stream.
+  if (inflated_.capacity() > std::size_t{1} << 20) std::vector<std::uint8_t>().swap(inflated_);
 }
 
 bool MessageTapper::CanInflate() const { return encoding_ == "gzip" || encoding_ == "deflate"; }
@@ -66,15 +94,15 @@ bool MessageTapper::Inflate() {
     stream.next_in = const_cast<Bytef*>(piece.bytes().data());  // zlib's API is not const-correct
     stream.avail_in = static_cast<uInt>(piece.size());
     do {
-      // The inflated size is bounded like any message: a small "zip bomb" must not grow memory.
-      if (inflated_.size() > framer_.max_message_bytes()) {
+      // The inflated size is bounded like any kept message: a small "zip bomb" must not grow memory.
+      if (inflated_.size() > InflateLimit()) {
         result = Z_MEM_ERROR;
         break;
       }
       // Room for one byte past the limit: a message of exactly the limit can still reach its end
       // (end-of-block code, gzip trailer) in a later piece, and a larger one shows by that byte.
       const std::size_t before = inflated_.size();
-      const std::size_t chunk = std::min<std::size_t>(std::size_t{64} * 1024, std::size_t{framer_.max_message_bytes()} + 1 - before);
+      const std::size_t chunk = std::min<std::size_t>(std::size_t{64} * 1024, InflateLimit() + 1 - before);
       inflated_.resize(before + chunk);
       stream.next_out = inflated_.data() + before;
       stream.avail_out = static_cast<uInt>(chunk);
@@ -86,7 +114,12 @@ bool MessageTapper::Inflate() {
     if (result != Z_OK) break;
   }
   inflateEnd(&stream);
-  return result == Z_STREAM_END && inflated_.size() <= framer_.max_message_bytes();
+  inflated_over_limit_ = result == Z_MEM_ERROR;
+  return result == Z_STREAM_END && inflated_.size() <= InflateLimit();
+}
+
+std::size_t MessageTapper::InflateLimit() const {
+  return std::min<std::size_t>(framer_.max_message_bytes(), limits_.max_kept_bytes);
 }
 
 }  // namespace sparktrace::proxy

@@ -22,6 +22,74 @@ Result<std::string> ReadFile(std::string_view flag, const std::string& path) {
   return contents.str();
 }
 
+// A byte-size flag within [min, max], e.g. "--stream-window: must be between 64KiB and 1GiB".
+Result<std::uint64_t> BytesFlag(const ParsedFlags& flags, std::string_view name, std::uint64_t min, std::uint64_t max) {
+  auto bytes = ParseByteSize(flags.Get(name));
+  if (!bytes.ok()) return FlagError(name, bytes.error());
+  if (*bytes < min || *bytes > max) {
+    return InvalidArgument("--" + std::string(name) + ": must be between " + FormatByteSize(min) + " and " +
+                           FormatByteSize(max) + ", got " + flags.Get(name));
+  }
+  return *bytes;
+}
+
+Result<std::int64_t> CountFlag(const ParsedFlags& flags, std::string_view name, std::int64_t min, std::int64_t max) {
+  const std::string& text = flags.Get(name);
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return InvalidArgument("--" + std::string(name) + ": '" + text + "' is not a number from " + std::to_string(min) +
+                           " to " + std::to_string(max));
+  }
+  return value;
+}
+
+Result<std::chrono::milliseconds> DurationFlag(const ParsedFlags& flags, std::string_view name, bool zero_allowed) {
+  auto duration = ParseDuration(flags.Get(name));
+  if (!duration.ok()) return FlagError(name, duration.error());
+  if (!zero_allowed && duration->count() == 0) return InvalidArgument("--" + std::string(name) + ": must not be 0");
+  return *duration;
+}
+
+Result<RelayBounds> RelayBoundsFromFlags(const ParsedFlags& flags) {
+  RelayBounds bounds;
+  auto budget = BytesFlag(flags, "relay-buffer-budget", 1ULL << 20, 1ULL << 40);
+  if (!budget.ok()) return budget.error();
+  bounds.buffer_budget = *budget;
+  auto connection_budget = BytesFlag(flags, "connection-buffer-budget", 1ULL << 20, 1ULL << 40);
+  if (!connection_budget.ok()) return connection_budget.error();
+  bounds.connection_buffer_budget = *connection_budget;
+  // HTTP/2 windows are at most 2^31-1 bytes; below 16 KiB a DATA frame would not fit one.
+  auto initial = BytesFlag(flags, "initial-stream-window", 16ULL << 10, 1ULL << 30);
+  if (!initial.ok()) return initial.error();
+  bounds.initial_stream_window = static_cast<std::int32_t>(*initial);
+  auto window = BytesFlag(flags, "stream-window", 16ULL << 10, 1ULL << 30);
+  if (!window.ok()) return window.error();
+  bounds.stream_window = static_cast<std::int32_t>(*window);
+  if (bounds.stream_window < bounds.initial_stream_window) {
+    return InvalidArgument("--stream-window: must not be smaller than --initial-stream-window");
+  }
+  auto connections = CountFlag(flags, "max-connections", 1, 10'000'000);
+  if (!connections.ok()) return connections.error();
+  bounds.max_connections = *connections;
+  auto streams = CountFlag(flags, "max-streams-per-connection", 1, 1'000'000);
+  if (!streams.ok()) return streams.error();
+  bounds.max_streams_per_connection = static_cast<std::uint32_t>(*streams);
+  auto header_list = BytesFlag(flags, "max-header-list-bytes", 1ULL << 10, 1ULL << 20);
+  if (!header_list.ok()) return header_list.error();
+  bounds.max_header_list_bytes = static_cast<std::uint32_t>(*header_list);
+  auto traced = BytesFlag(flags, "max-traced-message-bytes", 0, 1ULL << 30);
+  if (!traced.ok()) return traced.error();
+  bounds.max_traced_message_bytes = static_cast<std::uint32_t>(*traced);
+  auto handshake = DurationFlag(flags, "handshake-timeout", /*zero_allowed=*/false);
+  if (!handshake.ok()) return handshake.error();
+  bounds.handshake_timeout = *handshake;
+  auto idle = DurationFlag(flags, "idle-timeout", /*zero_allowed=*/true);
+  if (!idle.ok()) return idle.error();
+  bounds.idle_timeout = *idle;
+  return bounds;
+}
+
 Result<std::string> HostPortFlag(const ParsedFlags& flags, std::string_view name) {
   const std::string& value = flags.Get(name);
   if (auto valid = ValidateHostPort(value); !valid.ok()) return FlagError(name, valid.error());
@@ -31,7 +99,7 @@ Result<std::string> HostPortFlag(const ParsedFlags& flags, std::string_view name
 }  // namespace
 
 std::span<const FlagSpec> ProxyFlagSpecs() {
-  static const std::array<FlagSpec, 15> kSpecs = {{
+  static const std::array<FlagSpec, 25> kSpecs = {{
       {"listen", "HOST:PORT", "0.0.0.0:15002",
        "where Spark Connect clients connect (port 0 picks a free port)"},
       {"upstream", "HOST:PORT", "", "the Spark Connect server to forward to", /*required=*/true},
@@ -50,6 +118,25 @@ std::span<const FlagSpec> ProxyFlagSpecs() {
       {"threads", "N", "", "relay worker threads, each with its own event loop (default: one per core)"},
       {"drain-timeout", "DURATION", "150s",
        "on SIGTERM, how long in-flight calls may finish before they are cancelled"},
+      {"relay-buffer-budget", "BYTES", "256MiB",
+       "the most all calls together may make the proxy hold (stream windows granted + traced message bytes); past "
+       "it, windows stop growing and peers slow down"},
+      {"connection-buffer-budget", "BYTES", "64MiB",
+       "the most one client connection's calls may grow their windows by, out of --relay-buffer-budget"},
+      {"initial-stream-window", "BYTES", "64KiB", "every stream's HTTP/2 receive window to begin with"},
+      {"stream-window", "BYTES", "4MiB",
+       "the largest window a stream grows to while its sender is held back by it (and the budget allows)"},
+      {"max-connections", "N", "4096",
+       "client connections at once (all workers); more are closed at once. Lowered to fit the descriptor limit"},
+      {"max-streams-per-connection", "N", "128", "calls one client connection may have open at once"},
+      {"max-header-list-bytes", "BYTES", "16KiB",
+       "largest request metadata (and response header block) accepted; larger calls fail RESOURCE_EXHAUSTED at the "
+       "proxy, alone. The upstream's own announced limit applies too"},
+      {"max-traced-message-bytes", "BYTES", "16MiB",
+       "larger messages are forwarded but not decoded for tracing (their size is still counted)"},
+      {"handshake-timeout", "DURATION", "10s",
+       "a client connection must finish its TLS handshake and HTTP/2 preface within this, or it is closed"},
+      {"idle-timeout", "DURATION", "1h", "a client connection without calls for this long gets GOAWAY (0: never)"},
       {"log-level", "LEVEL", "info", "trace, debug, info, warn, error or off"},
       {"log-format", "FORMAT", "text", "text or json (one object per line)"},
       {"help", "", "", "show this help"},
@@ -134,6 +221,9 @@ Result<ProxyConfig> ProxyConfigFromFlags(const ParsedFlags& flags) {
   auto drain = ParseDuration(flags.Get("drain-timeout"));
   if (!drain.ok()) return FlagError("drain-timeout", drain.error());
   config.drain_timeout = *drain;
+  auto bounds = RelayBoundsFromFlags(flags);
+  if (!bounds.ok()) return bounds.error();
+  config.bounds = *bounds;
 
   auto level = ParseLogLevel(flags.Get("log-level"));
   if (!level.ok()) return FlagError("log-level", level.error());

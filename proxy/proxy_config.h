@@ -27,6 +27,21 @@ struct ListenerTls {
   std::string key_pem;
 };
 
+// The bounds of the data path (README, "Operating it"): each has a flag, and a counter in
+// sparktrace_relay_limit_hits_total when it bites.
+struct RelayBounds {
+  std::uint64_t buffer_budget = 256ULL << 20;       // --relay-buffer-budget
+  std::uint64_t connection_buffer_budget = 64ULL << 20;  // --connection-buffer-budget
+  std::int32_t initial_stream_window = 64 << 10;    // --initial-stream-window
+  std::int32_t stream_window = 4 << 20;             // --stream-window
+  std::int64_t max_connections = 4096;              // --max-connections
+  std::uint32_t max_streams_per_connection = 128;   // --max-streams-per-connection
+  std::uint32_t max_header_list_bytes = 16U << 10;  // --max-header-list-bytes
+  std::uint32_t max_traced_message_bytes = 16U << 20;   // --max-traced-message-bytes
+  std::chrono::milliseconds handshake_timeout{10'000};  // --handshake-timeout
+  std::chrono::milliseconds idle_timeout{3'600'000};    // --idle-timeout (0: never)
+};
+
 struct ProxyConfig {
   std::string listen = "0.0.0.0:15002";
   std::string admin = "127.0.0.1:9464";
@@ -36,6 +51,7 @@ struct ProxyConfig {
   std::uint64_t max_message_bytes = 256ULL << 20;
   std::optional<ListenerTls> tls;
   std::chrono::milliseconds drain_timeout{150'000};
+  RelayBounds bounds;
   int worker_threads = 1;  // relay workers, one event loop each (see --threads)
   spdlog::level::level_enum log_level = spdlog::level::info;
   LogFormat log_format = LogFormat::kText;

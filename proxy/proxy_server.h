@@ -15,6 +15,9 @@
 #include "proxy/call_registry.h"
 #include "proxy/libevent_handles.h"
 #include "proxy/proxy_config.h"
+#include "proxy/relay_budget.h"
+#include "proxy/relay_metrics.h"
+#include "proxy/relay_stats.h"
 #include "proxy/relayed_call.h"
 #include "proxy/upstream_pool.h"
 
@@ -35,6 +38,11 @@ class ProxyServer {
   // The address actually bound ("127.0.0.1:43121" when the configured port was 0).
   const std::string& address() const { return address_; }
 
+  // The relay's bounds on /metrics (sparktrace_relay_*); lives as long as the server.
+  std::shared_ptr<const prometheus::Collectable> metrics() const { return metrics_; }
+  // The client connection cap in force (--max-connections, lowered to fit the descriptor limit).
+  std::int64_t max_connections() const { return max_connections_; }
+
   // Thread-safe: whether some upstream connection is up (for readiness).
   bool upstream_connected() const { return upstream_status_.connected.load(std::memory_order_relaxed) > 0; }
 
@@ -49,6 +57,10 @@ class ProxyServer {
  private:
   ProxyServer() = default;
 
+  std::unique_ptr<RelayBudget> budget_;
+  RelayStats stats_;
+  std::shared_ptr<RelayMetrics> metrics_;
+  std::int64_t max_connections_ = 0;
   RelayEnvironment environment_;
   UpstreamStatus upstream_status_;
   LiveCalls live_calls_;

@@ -1,5 +1,6 @@
 #include "proxy/relay_worker.h"
 
+#include <algorithm>
 #include <future>
 
 #include <arpa/inet.h>
@@ -16,6 +17,15 @@ namespace {
 constexpr timeval kLingerOnStop{0, 100'000};
 // How long accepting pauses after accept() failed (EMFILE: connections must close first).
 constexpr timeval kAcceptPause{0, 100'000};
+
+// How often client connections are checked against the handshake and idle timeouts: a quarter
+// of the shorter one (so a timeout bites within 25 % of its value), between 10 ms and 1 s.
+timeval SweepInterval(const ClientLimits& limits) {
+  auto shortest = limits.handshake_timeout;
+  if (limits.idle_timeout.count() > 0) shortest = std::min(shortest, limits.idle_timeout);
+  const auto interval = std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  return {static_cast<time_t>(interval.count() / 1000), static_cast<suseconds_t>(interval.count() % 1000 * 1000)};
+}
 
 // gRPC's way of naming a peer: "ipv4:10.0.0.7:53122", "ipv6:[::1]:53122".
 std::string PeerName(const sockaddr* address) {
@@ -49,7 +59,7 @@ Result<std::unique_ptr<RelayWorker>> RelayWorker::Create(const WorkerSetup& setu
   if (!worker->dns_) worker->dns_.reset(evdns_base_new(base, 0));  // no resolv.conf: numeric and hosts only
   worker->context_ = std::make_unique<RelayContext>(base);
   worker->upstream_ = std::make_unique<UpstreamPool>(*worker->context_, setup.upstream, worker->dns_.get(),
-                                                     *setup.upstream_status);
+                                                     *setup.upstream_status, *setup.stats, setup.upstream_settings);
   worker->calls_ = std::make_unique<CallRegistry>(*worker->context_, *setup.live_calls);
   worker->listener_.reset(evconnlistener_new(base, OnAccept, worker.get(), LEV_OPT_CLOSE_ON_FREE, 0, setup.listen_fd));
   if (!worker->listener_) {
@@ -59,6 +69,9 @@ Result<std::unique_ptr<RelayWorker>> RelayWorker::Create(const WorkerSetup& setu
   evconnlistener_set_error_cb(worker->listener_.get(), OnAcceptError);
   worker->resume_accepting_.reset(evtimer_new(base, OnResumeAccepting, worker.get()));
   worker->wake_.reset(event_new(base, -1, 0, OnWake, worker.get()));
+  worker->sweep_.reset(event_new(base, -1, EV_PERSIST, OnSweep, worker.get()));
+  const timeval sweep_interval = SweepInterval(setup.limits);
+  evtimer_add(worker->sweep_.get(), &sweep_interval);
   return worker;
 }
 
@@ -103,7 +116,7 @@ void RelayWorker::StopAccepting() {
   RunOnLoop([this] {
     accepting_ = false;
     listener_.reset();
-    for (const auto& [connection, owned] : clients_) connection->Drain();
+    for (const auto& [connection, client] : clients_) connection->Drain();
   });
 }
 
@@ -129,8 +142,11 @@ void RelayWorker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addres
 void RelayWorker::OnAcceptError(evconnlistener* listener, void* self) {
   auto* worker = static_cast<RelayWorker*>(self);
   const int error = EVUTIL_SOCKET_ERROR();
-  spdlog::warn("cannot accept connections: {}; pausing for {} ms", evutil_socket_error_to_string(error),
-               kAcceptPause.tv_usec / 1000);
+  if (const auto held_back = worker->accept_warnings_.Allow()) {
+    spdlog::warn("cannot accept connections: {}; pausing for {} ms{}", evutil_socket_error_to_string(error),
+                 kAcceptPause.tv_usec / 1000,
+                 *held_back > 0 ? fmt::format(" ({} more pauses not logged)", *held_back) : "");
+  }
   evconnlistener_disable(listener);
   evtimer_add(worker->resume_accepting_.get(), &kAcceptPause);
 }
@@ -141,6 +157,13 @@ void RelayWorker::OnResumeAccepting(evutil_socket_t, short, void* self) {
 }
 
 void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {
+  // Refused at once, not left in the backlog: the client sees its connection closed, and the
+  // descriptors stay for the connections being served.
+  if (setup_.stats->client_connections() >= setup_.limits.max_connections) {
+    setup_.stats->Hit(RelayLimit::kMaxConnections);
+    close(fd);
+    return;
+  }
   std::unique_ptr<ConnectionIo> io;
   if (setup_.listener_tls != nullptr) {
     SSL* ssl = SSL_new(setup_.listener_tls);
@@ -156,25 +179,75 @@ void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {
     io = std::make_unique<SocketIo>(*context_, fd);
   }
   auto connection = std::make_unique<Http2Connection>(*context_, Http2Connection::Role::kServer, std::move(io),
-                                                      PeerName(address), *this, Http2Settings{});
+                                                      PeerName(address), *this, setup_.client_settings);
   Http2Connection* added = connection.get();
-  clients_.emplace(added, std::move(connection));
+  const auto now = std::chrono::steady_clock::now();
+  clients_.emplace(added, ClientConnection{std::move(connection), now, now,
+                                           std::make_shared<ConnectionShare>(setup_.limits.connection_buffer_budget)});
+  setup_.stats->ClientConnected();
   added->Start();
+}
+
+void RelayWorker::OnSweep(evutil_socket_t, short, void* self) {
+  auto* worker = static_cast<RelayWorker*>(self);
+  const RelayContext::EventScope scope(*worker->context_);
+  worker->Sweep();
+}
+
+void RelayWorker::Sweep() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<Http2Connection*> overdue;
+  std::vector<Http2Connection*> idle;
+  for (auto& [connection, client] : clients_) {
+    if (connection->closed()) continue;
+    if (!connection->peer_settings_received()) {
+      if (now - client.accepted_at > setup_.limits.handshake_timeout) overdue.push_back(connection);
+      continue;
+    }
+    if (connection->TakeActivity() || connection->open_streams() > 0) {
+      client.last_busy = now;
+    } else if (setup_.limits.idle_timeout.count() > 0 && !connection->draining() &&
+               now - client.last_busy > setup_.limits.idle_timeout) {
+      idle.push_back(connection);
+    }
+  }
+  // Closing retires the connection from clients_ (OnClosed): not while iterating it.
+  for (Http2Connection* connection : overdue) {
+    setup_.stats->Hit(RelayLimit::kHandshakeTimeout);
+    connection->Close("no TLS handshake and HTTP/2 preface within the handshake timeout");
+  }
+  for (Http2Connection* connection : idle) {
+    setup_.stats->Hit(RelayLimit::kIdleTimeout);
+    connection->Drain();  // GOAWAY: a gRPC client reconnects on its next call
+  }
 }
 
 Http2Stream* RelayWorker::OnNewStream(Http2Connection& connection, std::int32_t stream_id) {
   if (!accepting_) return nullptr;  // refused (REFUSED_STREAM): the client may retry elsewhere
-  auto call = std::make_unique<RelayedCall>(*context_, *setup_.environment, *upstream_, *calls_, connection, stream_id);
+  // Announced in SETTINGS, but a client may open streams before it has applied them.
+  if (connection.open_streams() >= setup_.limits.max_streams_per_connection) {
+    setup_.stats->Hit(RelayLimit::kStreamsPerConnection);
+    return nullptr;
+  }
+  const auto client = clients_.find(&connection);
+  if (client == clients_.end()) return nullptr;
+  auto call = std::make_unique<RelayedCall>(*context_, *setup_.environment, *upstream_, *calls_, connection, stream_id,
+                                            client->second.share);
   return &calls_->Add(std::move(call)).downstream_stream();
 }
 
 void RelayWorker::OnReady(Http2Connection& /*connection*/) {}
 
+void RelayWorker::OnStreamsOverLimit(Http2Connection& /*connection*/) {
+  setup_.stats->Hit(RelayLimit::kStreamsPerConnection);
+}
+
 void RelayWorker::OnClosed(Http2Connection& connection) {
   const auto it = clients_.find(&connection);
   if (it == clients_.end()) return;
-  context_->Retire(std::move(it->second));
+  context_->Retire(std::move(it->second.connection));
   clients_.erase(it);
+  setup_.stats->ClientDisconnected();
 }
 
 }  // namespace sparktrace::proxy

@@ -8,6 +8,7 @@
 // Other threads talk to a worker only through the Run* methods, which queue a task, wake the
 // loop and wait for the task to have run there.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 
 #include <event2/dns.h>
 
+#include "common/log_throttle.h"
 #include "common/result.h"
 #include "proxy/call_registry.h"
 #include "proxy/http2_connection.h"
@@ -28,6 +30,15 @@
 
 namespace sparktrace::proxy {
 
+// The bounds on client connections, the same for every worker.
+struct ClientLimits {
+  std::int64_t max_connections = 4096;  // all workers together
+  std::uint32_t max_streams_per_connection = 128;
+  std::chrono::milliseconds handshake_timeout{10'000};  // TLS handshake + HTTP/2 preface + SETTINGS
+  std::chrono::milliseconds idle_timeout{3'600'000};    // no call open; 0: never
+  std::size_t connection_buffer_budget = std::size_t{64} << 20;  // what one connection's windows may grow by
+};
+
 struct WorkerSetup {
   const RelayEnvironment* environment = nullptr;
   UpstreamTarget upstream;
@@ -35,6 +46,10 @@ struct WorkerSetup {
   int listen_fd = -1;               // bound and listening; the worker owns it from now on
   UpstreamStatus* upstream_status = nullptr;
   LiveCalls* live_calls = nullptr;
+  RelayStats* stats = nullptr;
+  ClientLimits limits;
+  Http2Settings client_settings;    // what client connections are told
+  Http2Settings upstream_settings;  // what upstream connections are told
 };
 
 class RelayWorker final : public Http2ConnectionOwner {
@@ -55,6 +70,7 @@ class RelayWorker final : public Http2ConnectionOwner {
   Http2Stream* OnNewStream(Http2Connection& connection, std::int32_t stream_id) override;
   void OnReady(Http2Connection& connection) override;
   void OnClosed(Http2Connection& connection) override;
+  void OnStreamsOverLimit(Http2Connection& connection) override;
 
  private:
   struct DnsDeleter {
@@ -71,6 +87,9 @@ class RelayWorker final : public Http2ConnectionOwner {
   static void OnAcceptError(evconnlistener* listener, void* self);
   static void OnResumeAccepting(evutil_socket_t, short, void* self);
   void Accept(evutil_socket_t fd, const sockaddr* address);
+  // Closes client connections whose handshake is overdue, and drains those idle too long.
+  static void OnSweep(evutil_socket_t, short, void* self);
+  void Sweep();
 
   const WorkerSetup setup_;
   EventBasePtr base_;
@@ -78,11 +97,19 @@ class RelayWorker final : public Http2ConnectionOwner {
   // After the context: evdns_base_free reports pending lookups to it (RelayContext::Resolution).
   std::unique_ptr<evdns_base, DnsDeleter> dns_;
   std::unique_ptr<UpstreamPool> upstream_;
-  std::unordered_map<Http2Connection*, std::unique_ptr<Http2Connection>> clients_;
+  struct ClientConnection {
+    std::unique_ptr<Http2Connection> connection;
+    std::chrono::steady_clock::time_point accepted_at;
+    std::chrono::steady_clock::time_point last_busy;  // a call was open then
+    std::shared_ptr<ConnectionShare> share;           // its part of the relay budget
+  };
+  std::unordered_map<Http2Connection*, ClientConnection> clients_;
   std::unique_ptr<CallRegistry> calls_;
   ListenerPtr listener_;
   EventPtr wake_;
   EventPtr resume_accepting_;
+  EventPtr sweep_;
+  LogThrottle accept_warnings_{std::chrono::seconds(10)};
   std::mutex tasks_mu_;
   std::vector<std::function<void()>> tasks_;
   std::thread thread_;

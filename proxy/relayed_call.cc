@@ -37,7 +37,8 @@ std::string FramingErrorMessage(const MessageTapper& tapper, GrpcFramingError er
 }  // namespace
 
 RelayedCall::RelayedCall(RelayContext& context, const RelayEnvironment& environment, UpstreamPool& upstream,
-                         CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id)
+                         CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id,
+                         std::shared_ptr<ConnectionShare> share)
     : context_(context),
       environment_(environment),
       upstream_pool_(upstream),
@@ -46,7 +47,11 @@ RelayedCall::RelayedCall(RelayContext& context, const RelayEnvironment& environm
       downstream_id_(stream_id),
       started_at_(std::chrono::steady_clock::now()),
       requests_(context.blocks()),
-      responses_(context.blocks()) {}
+      responses_(context.blocks()),
+      request_window_(*environment.budget, share, environment.windows),
+      response_window_(*environment.budget, std::move(share), environment.windows) {
+  request_window_.Open();  // the client's stream exists: it was announced the initial window
+}
 
 RelayedCall::~RelayedCall() {
   // Only reached through CallRegistry::Finished (both streams forgotten) or at worker teardown,
@@ -79,11 +84,12 @@ void RelayedCall::OnRequestHeaders(bool end_stream) {
       taps_.push_back(std::move(tap));
     }
   }
-  request_tapper_ = std::make_unique<MessageTapper>(environment_.max_message_bytes, keep_bytes,
-                                                    [this](const TappedMessage& m) { Deliver(true, m); });
+  const TapLimits tap_limits{environment_.max_traced_message_bytes, environment_.budget, environment_.stats};
+  request_tapper_ = std::make_unique<MessageTapper>(
+      environment_.max_message_bytes, keep_bytes, [this](const TappedMessage& m) { Deliver(true, m); }, tap_limits);
   request_tapper_->SetEncoding(Find(request_headers_, "grpc-encoding"));
-  response_tapper_ = std::make_unique<MessageTapper>(environment_.max_message_bytes, keep_bytes,
-                                                     [this](const TappedMessage& m) { Deliver(false, m); });
+  response_tapper_ = std::make_unique<MessageTapper>(
+      environment_.max_message_bytes, keep_bytes, [this](const TappedMessage& m) { Deliver(false, m); }, tap_limits);
 
   // The header goes upstream unchanged (the proxy adds no measurable time before forwarding);
   // the proxy enforces it too, so that a client still gets DEADLINE_EXCEEDED from an upstream
@@ -95,14 +101,26 @@ void RelayedCall::OnRequestHeaders(bool end_stream) {
     evtimer_add(deadline_.get(), &delay);
   }
   if (end_stream) requests_ended_ = true;
+  if (request_header_bytes_ > environment_.max_header_list_bytes) {
+    // Refused here, alone (the taps see a failed call): forwarded, it could make the upstream fail
+    // its connection, and every other client's call on it (gRPC servers refuse metadata over 8 KiB
+    // by default).
+    environment_.stats->Hit(RelayLimit::kHeaderListSize);
+    upstream_done_ = true;
+    EndWithStatus(StatusCode::kResourceExhausted,
+                  "request metadata of " + std::to_string(request_header_bytes_) + " bytes is larger than the " +
+                      std::to_string(environment_.max_header_list_bytes) + " bytes the proxy accepts");
+    return;
+  }
   StartUpstream(overrides);
 }
 
 void RelayedCall::StartUpstream(const UpstreamHeaderOverrides& overrides) {
-  upstream_ = upstream_pool_.Acquire();
+  std::string why_unavailable;
+  upstream_ = upstream_pool_.Acquire(&why_unavailable);
   if (upstream_ == nullptr) {
     upstream_done_ = true;
-    EndWithStatus(StatusCode::kUnavailable, "upstream unreachable");
+    EndWithStatus(StatusCode::kUnavailable, "upstream unreachable: " + why_unavailable);
     return;
   }
   std::vector<Header> headers;
@@ -119,11 +137,26 @@ void RelayedCall::StartUpstream(const UpstreamHeaderOverrides& overrides) {
   for (const auto& [name, value] : overrides.entries()) {
     if (value) headers.push_back({name, *value});
   }
-  if (!upstream_->SubmitRequest(std::move(headers), upstream_side_)) {
-    upstream_ = nullptr;
-    upstream_done_ = true;
-    EndWithStatus(StatusCode::kUnavailable, "upstream connection is closing");
+  switch (upstream_->SubmitRequest(std::move(headers), upstream_side_)) {
+    case Http2Connection::Submitted::kYes:
+      break;
+    case Http2Connection::Submitted::kClosing:
+      upstream_ = nullptr;
+      upstream_done_ = true;
+      EndWithStatus(StatusCode::kUnavailable, "upstream connection is closing");
+      break;
+    case Http2Connection::Submitted::kOverPeerHeaderLimit:
+      upstream_ = nullptr;
+      upstream_done_ = true;
+      environment_.stats->Hit(RelayLimit::kHeaderListSize);
+      EndWithStatus(StatusCode::kResourceExhausted, HeaderListTooLargeForUpstream());
+      break;
   }
+}
+
+std::string RelayedCall::HeaderListTooLargeForUpstream() const {
+  return "request metadata of " + std::to_string(request_header_bytes_) +
+         " bytes is larger than the upstream accepts (its SETTINGS_MAX_HEADER_LIST_SIZE)";
 }
 
 void RelayedCall::OnRequestData(std::span<const std::uint8_t> bytes) {
@@ -131,6 +164,7 @@ void RelayedCall::OnRequestData(std::span<const std::uint8_t> bytes) {
     downstream_->Consume(downstream_id_, bytes.size());  // nobody will take them: drop
     return;
   }
+  request_window_.Received(bytes.size());
   if (!QueueAndTap(requests_, *request_tapper_, bytes, "Received")) return;
   if (upstream_id_ > 0) nghttp2_session_resume_data(upstream_->session(), upstream_id_);
   upstream_->WantsFlush();
@@ -160,9 +194,8 @@ void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
   // nghttp2 has forgotten the stream (or the connection is gone). Request bytes not yet sent
   // upstream go nowhere now: the client's connection window gets them back.
   // Bytes promised to a frame still go out, but never reach the consume in SendData: count all.
-  const std::size_t queued = requests_.size();
   requests_.Clear();
-  downstream_->Consume(downstream_id_, queued);
+  request_window_.Close();
   downstream_ = nullptr;
   if (!final_status_sent_) {
     status_ = StatusCode::kCancelled;
@@ -180,7 +213,16 @@ void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
 void RelayedCall::OnResponseHeaders(bool end_stream) {
   std::vector<Header> block = std::move(incoming_);
   incoming_.clear();
+  const std::size_t block_bytes = std::exchange(incoming_header_bytes_, 0);
   if (downstream_ == nullptr || final_status_sent_ || trailers_ready_) return;
+  if (block_bytes > environment_.max_header_list_bytes) {
+    environment_.stats->Hit(RelayLimit::kHeaderListSize);
+    EndWithStatus(StatusCode::kInternal, "upstream sent a header block of " + std::to_string(block_bytes) +
+                                             " bytes, larger than the " +
+                                             std::to_string(environment_.max_header_list_bytes) +
+                                             " bytes the proxy accepts");
+    return;
+  }
 
   if (response_state_ != ResponseState::kAwaitingHeaders) {  // trailers: the final status
     status_ = ParseGrpcStatus(Find(block, "grpc-status")).value_or(StatusCode::kUnknown);
@@ -223,23 +265,24 @@ void RelayedCall::OnResponseData(std::span<const std::uint8_t> bytes) {
     upstream_->Consume(upstream_id_, bytes.size());
     return;
   }
+  response_window_.Received(bytes.size());
   if (!QueueAndTap(responses_, *response_tapper_, bytes, "Upstream sent a")) return;
   nghttp2_session_resume_data(downstream_->session(), downstream_id_);
   downstream_->WantsFlush();
 }
 
 void RelayedCall::OnUpstreamClosed(std::uint32_t error_code) {
-  Http2Connection* const upstream = upstream_;
   upstream_ = nullptr;
   upstream_done_ = true;
+  response_window_.Close();  // the upstream stream is over: nothing more can arrive on it
   // Request bytes that will never go out no longer hold the client's window.
   const std::size_t dropped = requests_.Clear();
   if (downstream_ != nullptr) downstream_->Consume(downstream_id_, dropped);
-  // Response bytes still queued for the client were received on a connection that may live on:
-  // give its window back now, as nobody will consume them there later.
-  if (upstream != nullptr && !responses_.empty()) upstream->Consume(upstream_id_, responses_.size());
   if (!trailers_ready_ && !final_status_sent_) {
-    if (error_code == kConnectionLost) {
+    if (error_code == kHeaderListTooLarge) {
+      environment_.stats->Hit(RelayLimit::kHeaderListSize);
+      EndWithStatus(StatusCode::kResourceExhausted, HeaderListTooLargeForUpstream());
+    } else if (error_code == kConnectionLost) {
       EndWithStatus(StatusCode::kUnavailable, "upstream connection failed or was lost");
     } else if (error_code == NGHTTP2_NO_ERROR) {
       EndWithStatus(StatusCode::kInternal, "upstream closed the stream without a status");
@@ -273,8 +316,7 @@ void RelayedCall::EndWithStatus(StatusCode code, std::string message) {
         final_status_sent_ = true;
       } else {
         // The call failed: what is still queued for the client is not delivered.
-        const std::size_t dropped = responses_.Clear();
-        if (upstream_ != nullptr) upstream_->Consume(upstream_id_, dropped);
+        responses_.Clear();
         trailers_ = StatusTrailers(code, status_message_);
         trailers_ready_ = true;
         nghttp2_session_resume_data(downstream_->session(), downstream_id_);
@@ -292,9 +334,9 @@ void RelayedCall::ResetUpstream() {
     nghttp2_submit_rst_stream(upstream_->session(), NGHTTP2_FLAG_NONE, upstream_id_, NGHTTP2_CANCEL);
     upstream_->WantsFlush();
   }
-  if (!responses_.empty()) upstream_->Consume(upstream_id_, responses_.size());
   upstream_->DetachStream(upstream_id_, upstream_side_);
   upstream_ = nullptr;
+  response_window_.Close();
   const std::size_t dropped = requests_.Clear();
   if (downstream_ != nullptr) downstream_->Consume(downstream_id_, dropped);
 }
@@ -305,6 +347,7 @@ void RelayedCall::Cancel() {
     downstream_->WantsFlush();
     downstream_->DetachStream(downstream_id_, downstream_side_);
     downstream_ = nullptr;
+    request_window_.Close();
   }
   if (!final_status_sent_) {
     status_ = StatusCode::kCancelled;
@@ -343,6 +386,10 @@ void RelayedCall::FinishIfDone() {
 // --- the two sides, as the connections see them ------------------------------------------------
 
 void RelayedCall::Side::OnHeader(std::string_view name, std::string_view value) {
+  std::size_t& block_bytes = upstream_ ? call_.incoming_header_bytes_ : call_.request_header_bytes_;
+  block_bytes += name.size() + value.size() + 32;
+  // Past the limit the block is refused when complete; nothing more of it is kept meanwhile.
+  if (block_bytes > call_.environment_.max_header_list_bytes) return;
   (upstream_ ? call_.incoming_ : call_.request_headers_).push_back({std::string(name), std::string(value)});
 }
 
@@ -378,7 +425,10 @@ void RelayedCall::Side::OnStreamClosed(std::uint32_t error_code) {
   }
 }
 
-void RelayedCall::Side::OnOpened(std::int32_t stream_id) { call_.upstream_id_ = stream_id; }
+void RelayedCall::Side::OnOpened(std::int32_t stream_id) {
+  call_.upstream_id_ = stream_id;
+  call_.response_window_.Open();
+}
 
 ssize_t RelayedCall::Side::ReadyToSend(std::size_t max_bytes, bool* end_of_data, bool* no_end_stream) {
   RelayQueue& queue = upstream_ ? call_.requests_ : call_.responses_;
@@ -406,11 +456,25 @@ ssize_t RelayedCall::Side::ReadyToSend(std::size_t max_bytes, bool* end_of_data,
 
 void RelayedCall::Side::SendData(evbuffer* out, std::size_t bytes) {
   if (upstream_) {
-    call_.requests_.MoveTo(out, bytes);
-    if (call_.downstream_ != nullptr) call_.downstream_->Consume(call_.downstream_id_, bytes);
+    call_.Forwarded(call_.requests_, call_.request_window_, call_.downstream_, call_.downstream_id_, out, bytes);
   } else {
-    call_.responses_.MoveTo(out, bytes);
-    if (call_.upstream_ != nullptr) call_.upstream_->Consume(call_.upstream_id_, bytes);
+    call_.Forwarded(call_.responses_, call_.response_window_, call_.upstream_, call_.upstream_id_, out, bytes);
+  }
+}
+
+void RelayedCall::Forwarded(RelayQueue& queue, StreamWindow& window, Http2Connection* from, std::int32_t from_id,
+                            evbuffer* out, std::size_t bytes) {
+  queue.MoveTo(out, bytes);
+  if (from == nullptr) return;
+  from->Consume(from_id, bytes);
+  if (!queue.empty()) return;
+  GrowthRefusal refusal = GrowthRefusal::kNone;
+  if (const std::int32_t grown = window.GrowIfStarved(&refusal); grown > 0) {
+    from->GrowStreamWindow(from_id, grown);
+  } else if (refusal == GrowthRefusal::kBudget) {
+    environment_.stats->Hit(RelayLimit::kBufferBudget);
+  } else if (refusal == GrowthRefusal::kConnectionShare) {
+    environment_.stats->Hit(RelayLimit::kConnectionBuffer);
   }
 }
 

@@ -31,6 +31,8 @@
 #include "proxy/libevent_handles.h"
 #include "proxy/message_tapper.h"
 #include "proxy/receive_blocks.h"
+#include "proxy/relay_budget.h"
+#include "proxy/relay_stats.h"
 
 namespace sparktrace::proxy {
 
@@ -43,13 +45,23 @@ struct RelayEnvironment {
   std::string upstream_authority;  // :authority on upstream requests ("spark-connect:15002")
   bool upstream_tls = false;
   std::uint32_t max_message_bytes = 256U << 20;
+  // A client's request metadata larger than this is refused at the proxy (RESOURCE_EXHAUSTED);
+  // so is a response header block from the upstream (INTERNAL).
+  std::uint32_t max_header_list_bytes = 16U << 10;
+  WindowSizes windows;
+  // Messages larger than this are forwarded but not kept for the taps (bytes_available false).
+  std::uint32_t max_traced_message_bytes = 16U << 20;
+  RelayBudget* budget = nullptr;  // windows and kept message bytes are drawn from it
+  RelayStats* stats = nullptr;
   std::vector<CallObserver*> observers;
 };
 
 class RelayedCall {
  public:
+  // `share`: the client connection's part of the relay budget (both windows grow out of it).
   RelayedCall(RelayContext& context, const RelayEnvironment& environment, UpstreamPool& upstream,
-              CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id);
+              CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id,
+              std::shared_ptr<ConnectionShare> share);
   ~RelayedCall();
   RelayedCall(const RelayedCall&) = delete;
   RelayedCall& operator=(const RelayedCall&) = delete;
@@ -102,8 +114,11 @@ class RelayedCall {
   void EndWithStatus(StatusCode code, std::string message);
   // Resets the upstream stream (CANCEL) and forgets it; queued request bytes are dropped.
   void ResetUpstream();
-  void DetachUpstream();
-  void DetachDownstream();
+  // Moves `bytes` of `queue` (received on `from`, stream `from_id`) into `out`: reopens that much
+  // of the sender's window, and grows it when the window is what holds the sender back.
+  void Forwarded(RelayQueue& queue, StreamWindow& window, Http2Connection* from, std::int32_t from_id,
+                 evbuffer* out, std::size_t bytes);
+  std::string HeaderListTooLargeForUpstream() const;
   void Deliver(bool request, const TappedMessage& message);
   void FinishIfDone();
 
@@ -120,6 +135,10 @@ class RelayedCall {
 
   std::vector<Header> request_headers_;  // as the client sent them, pseudo-headers first
   std::vector<Header> incoming_;         // the upstream's HEADERS block being received
+  // Header list sizes (RFC 9113's measure) of the blocks being received; past the limit, fields
+  // are counted but no longer kept.
+  std::size_t request_header_bytes_ = 0;
+  std::size_t incoming_header_bytes_ = 0;
   std::vector<Header> trailers_;         // the final status block, for the client
   std::vector<std::unique_ptr<CallTap>> taps_;
   std::chrono::steady_clock::time_point started_at_;
@@ -128,6 +147,10 @@ class RelayedCall {
 
   RelayQueue requests_;
   RelayQueue responses_;
+  // The receive windows the two peers send into: the client's stream on the downstream
+  // connection (requests) and the call's stream on the upstream connection (responses).
+  StreamWindow request_window_;
+  StreamWindow response_window_;
   std::unique_ptr<MessageTapper> request_tapper_;
   std::unique_ptr<MessageTapper> response_tapper_;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "listener/feed/metric_family_builders.h"
+#include "common/metric_family_builders.h"
 
 namespace sparktrace::listener {
 namespace {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "listener/feed/application_metric_families.h"
-#include "listener/feed/metric_family_builders.h"
+#include "common/metric_family_builders.h"
 
 namespace sparktrace::listener {
 namespace {

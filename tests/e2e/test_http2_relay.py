@@ -187,22 +187,28 @@ class Http2RelayTest(unittest.TestCase):
 
     @proxy_only
     def test_queued_bytes_flow_once_the_window_opens(self):
-        """What the proxy holds for a peer whose window is shut must all go once one frame
-        opens it wide (SETTINGS_INITIAL_WINDOW_SIZE and a connection WINDOW_UPDATE together, as
-        grpc-core's BDP probe sends them), with nothing more coming from that peer."""
-        body = grpc_frame(os.urandom(900_000))  # fits the proxy's own 1 MiB stream window
+        """A peer whose window is shut stalls its stream at the proxy, which then holds no more
+        than the stream's window (the sender is held back, not buffered for); once one frame
+        opens the peer's windows wide (SETTINGS_INITIAL_WINDOW_SIZE and a connection
+        WINDOW_UPDATE together, as grpc-core's BDP probe sends them) everything flows, with
+        nothing more coming from that peer."""
+        body = grpc_frame(os.urandom(900_000))
         ok = [(b":status", b"200"), (b"content-type", b"application/grpc")]
 
         with self.subTest(direction="to the client"):
             tid = new_id()
             answered = threading.Event()
+            failed = []
 
             def answer(stream):
                 def run():
-                    stream.send_headers(ok)
-                    stream.send_body(body)
-                    stream.send_headers([(b"grpc-status", b"0")], end_stream=True)
-                    answered.set()
+                    try:
+                        stream.send_headers(ok)
+                        stream.send_body(body)
+                        stream.send_headers([(b"grpc-status", b"0")], end_stream=True)
+                        answered.set()
+                    except AssertionError as error:  # reported below, not lost on this thread
+                        failed.append(error)
 
                 threading.Thread(target=run, daemon=True).start()
 
@@ -211,11 +217,15 @@ class Http2RelayTest(unittest.TestCase):
             stream = client.request(grpc_request_headers(f"{SVC}/ServerStream",
                                                          extra=[("x-test-id", tid)]))
             stream.send_data(grpc_frame(b"go"), end_stream=True)
-            self.assertTrue(answered.wait(5), "the proxy did not take the upstream's answer")
+            self.assertTrue(client.wait_for(lambda: len(stream.data) == 65_535, 5),
+                            f"{len(stream.data)} bytes before the client's window closed")
+            self.assertFalse(answered.is_set(), "the proxy took a 900 KB answer for a reader that "
+                             "reads nothing: its window is what holds the upstream back")
             client.open_windows(16 << 20)
-            self.assertTrue(stream.wait_ended(5),
+            self.assertTrue(stream.wait_ended(10),
                             f"stalled at {len(stream.data)} of {len(body)} bytes")
             self.assertEqual((stream.grpc_status(), bytes(stream.data)), (0, body))
+            self.assertEqual(failed, [])
 
         with self.subTest(direction="to the upstream"):
             upstream = harness.start_raw_upstream(self, default=Silent(), auto_ack=False)
@@ -223,13 +233,18 @@ class Http2RelayTest(unittest.TestCase):
             tid = new_id()
             stream = client.request(grpc_request_headers(f"{SVC}/ClientStream",
                                                          extra=[("x-test-id", tid)]))
-            stream.send_body(body, end_stream=True)  # the proxy's window takes all of it
+            sent = []
+            sender = threading.Thread(target=lambda: sent.append(stream.send_body(body, end_stream=True)),
+                                      daemon=True)
+            sender.start()
             up = upstream.wait_stream(tid)
             self.assertTrue(up.endpoint.wait_for(lambda: len(up.data) == 65_535, 5),
                             f"{len(up.data)} bytes before the upstream's window closed")
             up.endpoint.open_windows(16 << 20)
-            self.assertTrue(up.wait_ended(5), f"stalled at {len(up.data)} of {len(body)} bytes")
+            self.assertTrue(up.wait_ended(10), f"stalled at {len(up.data)} of {len(body)} bytes")
             self.assertEqual(bytes(up.data), body)
+            sender.join(10)
+            self.assertEqual(sent, [None], "the client's body was not all sent")
 
     # --- 4. the upstream's MAX_CONCURRENT_STREAMS ---------------------------------------------
 

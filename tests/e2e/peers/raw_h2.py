@@ -587,9 +587,15 @@ class Frame:
 class FrameSocket:
     """A bare TCP connection for hand-written frames; read() parses what comes back."""
 
-    def __init__(self, address, timeout=5):
+    def __init__(self, address, timeout=5, receive_buffer=None):
+        """`receive_buffer`: SO_RCVBUF, set before connecting (a client that never reads keeps
+        the kernel from reading for it with a small one)."""
         host, port = address.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if receive_buffer is not None:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.sock.settimeout(timeout)
+        self.sock.connect((host, int(port)))
         self.frames = []
         self.eof = False
         self._buffer = b""

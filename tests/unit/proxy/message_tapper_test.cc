@@ -91,8 +91,9 @@ struct Delivered {
 // tapper is fed from its on_stored callback, the way proxy/relayed_call.cc does.
 class Harness {
  public:
-  Harness(std::uint32_t max_message_bytes, bool keep_bytes)
-      : tapper_(max_message_bytes, keep_bytes, [this](const TappedMessage& message) { OnMessage(message); }) {}
+  Harness(std::uint32_t max_message_bytes, bool keep_bytes, TapLimits limits = {})
+      : limits_(limits),
+        tapper_(max_message_bytes, keep_bytes, [this](const TappedMessage& message) { OnMessage(message); }, limits) {}
 
   // One DATA payload; returns the framing error, as the relay sees it.
   GrpcFramingError Push(std::span<const std::uint8_t> payload) {
@@ -119,9 +120,12 @@ class Harness {
   RelayQueue& queue() { return queue_; }
   MessageTapper& tapper() { return tapper_; }
   const std::vector<Delivered>& delivered() const { return delivered_; }
+  // The budget's balance as each message was delivered (with a budget).
+  const std::vector<std::size_t>& taken_at_delivery() const { return taken_at_delivery_; }
 
  private:
   void OnMessage(const TappedMessage& message) {
+    if (limits_.budget != nullptr) taken_at_delivery_.push_back(limits_.budget->taken());
     Delivered& seen = delivered_.emplace_back();
     seen.wire_bytes = message.wire_bytes;
     seen.compressed = message.compressed;
@@ -141,6 +145,8 @@ class Harness {
   RelayQueue queue_{pool_};
   std::set<ReceiveBlock*> blocks_;
   std::vector<Delivered> delivered_;
+  std::vector<std::size_t> taken_at_delivery_;
+  TapLimits limits_;
   MessageTapper tapper_;
 };
 
@@ -453,6 +459,70 @@ TEST(MessageTapperTest, BadCompressedFlagIsAFramingError) {
   EXPECT_EQ(harness.Push(stream), GrpcFramingError::kBadCompressedFlag);
   EXPECT_TRUE(harness.delivered().empty());
   EXPECT_EQ(harness.tapper().count().messages, 0U);
+}
+
+// --- limits: what a tap may make the proxy keep -------------------------------------------------
+
+TEST(MessageTapperLimitsTest, KeptBytesComeFromTheBudgetAndGoBackAfterDelivery) {
+  RelayBudget budget(1 << 20);
+  RelayStats stats;
+  const std::vector<Message> messages = {{false, Pattern(70 * 1024, 1), Pattern(70 * 1024, 1)},
+                                         {false, Pattern(300, 2), Pattern(300, 2)}};
+  {
+    Harness harness(kMax, /*keep_bytes=*/true, TapLimits{1 << 20, &budget, &stats});
+    ASSERT_EQ(harness.PushInChunks(Frame(messages), 1000), GrpcFramingError::kNone);
+    ExpectDelivered(harness, messages, /*keep_bytes=*/true);
+    EXPECT_EQ(harness.taken_at_delivery(), (std::vector<std::size_t>{70 * 1024, 300}));
+    EXPECT_EQ(budget.taken(), 0U) << "delivered messages hold nothing";
+  }
+  EXPECT_EQ(stats.hits(RelayLimit::kTracedMessageBytes), 0U);
+  EXPECT_EQ(stats.hits(RelayLimit::kBufferBudget), 0U);
+}
+
+TEST(MessageTapperLimitsTest, AMessageOverTheTracedLimitIsCountedNotKept) {
+  RelayBudget budget(1 << 20);
+  RelayStats stats;
+  const Bytes big = Pattern(40'000, 3);
+  const Bytes small = Pattern(100, 4);
+  Harness harness(kMax, /*keep_bytes=*/true, TapLimits{32 * 1024, &budget, &stats});
+  ASSERT_EQ(harness.PushInChunks(Frame({{false, big, big}, {false, small, small}}), 4096), GrpcFramingError::kNone);
+  ASSERT_EQ(harness.delivered().size(), 2U);
+  EXPECT_FALSE(harness.delivered()[0].bytes_available);
+  EXPECT_EQ(harness.delivered()[0].wire_bytes, big.size()) << "its size is still shown";
+  EXPECT_TRUE(harness.delivered()[1].bytes_available);
+  EXPECT_EQ(harness.delivered()[1].bytes, small);
+  EXPECT_EQ(stats.hits(RelayLimit::kTracedMessageBytes), 1U);
+  EXPECT_EQ(harness.tapper().count().undecodable, 0U);
+  EXPECT_EQ(budget.taken(), 0U);
+}
+
+TEST(MessageTapperLimitsTest, ASpentBudgetStopsKeepingMidMessageAndGivesItsBytesBack) {
+  RelayBudget budget(50 * 1024);
+  RelayStats stats;
+  const Bytes big = Pattern(70 * 1024, 5);
+  const Bytes small = Pattern(1000, 6);
+  Harness harness(kMax, /*keep_bytes=*/true, TapLimits{1 << 20, &budget, &stats});
+  ASSERT_EQ(harness.PushInChunks(Frame({{false, big, big}, {false, small, small}}), 8192), GrpcFramingError::kNone);
+  ASSERT_EQ(harness.delivered().size(), 2U);
+  EXPECT_FALSE(harness.delivered()[0].bytes_available);
+  EXPECT_TRUE(harness.delivered()[1].bytes_available) << "the next message is kept again";
+  EXPECT_EQ(stats.hits(RelayLimit::kBufferBudget), 1U);
+  EXPECT_EQ(budget.taken(), 0U);
+  EXPECT_LE(budget.high_water(), 50U * 1024);
+}
+
+TEST(MessageTapperLimitsTest, ACompressedMessageInflatingPastTheTracedLimitIsNotUndecodable) {
+  RelayStats stats;
+  const Bytes text = Text(200 * 1024);  // compresses to a few KiB
+  const Bytes wire = Gzip(text);
+  ASSERT_LT(wire.size(), 64U * 1024);
+  Harness harness(kMax, /*keep_bytes=*/true, TapLimits{64 * 1024, nullptr, &stats});
+  harness.tapper().SetEncoding("gzip");
+  ASSERT_EQ(harness.PushInChunks(Frame({{true, wire, text}}), 4096), GrpcFramingError::kNone);
+  ASSERT_EQ(harness.delivered().size(), 1U);
+  EXPECT_FALSE(harness.delivered()[0].bytes_available);
+  EXPECT_EQ(stats.hits(RelayLimit::kTracedMessageBytes), 1U);
+  EXPECT_EQ(harness.tapper().count().undecodable, 0U);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
-// Building blocks of the feed's hand-made Prometheus families (feed_metrics.cc,
-// application_metric_families.cc): the figures are read from a snapshot at scrape time, so they are
+// Building blocks of hand-made Prometheus families (the feed's feed_metrics.cc and
+// application_metric_families.cc, the relay's relay_metrics.cc): the figures are read at scrape time, so they are
 // written as MetricFamily values rather than registered prometheus-cpp metrics.
 
 #include <prometheus/client_metric.h>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace sparktrace::listener::metric_builders {
+namespace sparktrace::metric_builders {
 
 using Labels = std::vector<prometheus::ClientMetric::Label>;
 
@@ -38,4 +38,4 @@ inline prometheus::ClientMetric Counter(Labels labels, std::uint64_t value) {
   return metric;
 }
 
-}  // namespace sparktrace::listener::metric_builders
+}  // namespace sparktrace::metric_builders

@@ -1,0 +1,72 @@
+#include "proxy/relay_metrics.h"
+
+#include "common/metric_family_builders.h"
+
+namespace sparktrace::proxy {
+
+using metric_builders::Counter;
+using metric_builders::Family;
+using metric_builders::Gauge;
+
+std::string_view RelayLimitName(RelayLimit limit) {
+  switch (limit) {
+    case RelayLimit::kMaxConnections: return "max_connections";
+    case RelayLimit::kHandshakeTimeout: return "handshake_timeout";
+    case RelayLimit::kIdleTimeout: return "idle_timeout";
+    case RelayLimit::kStreamsPerConnection: return "max_streams_per_connection";
+    case RelayLimit::kHeaderListSize: return "max_header_list_bytes";
+    case RelayLimit::kTracedMessageBytes: return "max_traced_message_bytes";
+    case RelayLimit::kBufferBudget: return "relay_buffer_budget";
+    case RelayLimit::kConnectionBuffer: return "connection_buffer_budget";
+    case RelayLimit::kUpstreamBackoff: return "upstream_backoff";
+  }
+  return "unknown";
+}
+
+std::vector<prometheus::MetricFamily> RelayMetrics::Collect() const {
+  std::vector<prometheus::MetricFamily> families;
+
+  auto hits = Family("sparktrace_relay_limit_hits_total",
+                     "Times a bound of the data path bit, by limit (the flag of the same name; see README, "
+                     "Operating it)",
+                     prometheus::MetricType::Counter);
+  for (std::size_t i = 0; i < kRelayLimitCount; ++i) {
+    const auto limit = static_cast<RelayLimit>(i);
+    hits.metric.push_back(Counter({{"limit", std::string(RelayLimitName(limit))}}, stats_.hits(limit)));
+  }
+  families.push_back(std::move(hits));
+
+  auto connections = Family("sparktrace_relay_client_connections", "Client connections open now (gRPC port)",
+                            prometheus::MetricType::Gauge);
+  connections.metric.push_back(Gauge({}, static_cast<double>(stats_.client_connections())));
+  families.push_back(std::move(connections));
+
+  auto budget = Family("sparktrace_relay_buffer_budget_bytes",
+                       "Bytes the relay may hold for all calls together (--relay-buffer-budget)",
+                       prometheus::MetricType::Gauge);
+  budget.metric.push_back(Gauge({}, static_cast<double>(budget_.limit())));
+  families.push_back(std::move(budget));
+
+  auto granted = Family("sparktrace_relay_buffer_granted_bytes",
+                        "Receive windows granted to peers plus traced message bytes kept: the most the relay can "
+                        "be made to hold now",
+                        prometheus::MetricType::Gauge);
+  granted.metric.push_back(Gauge({}, static_cast<double>(budget_.taken())));
+  families.push_back(std::move(granted));
+
+  auto high_water = Family("sparktrace_relay_buffer_granted_high_water_bytes",
+                           "The highest sparktrace_relay_buffer_granted_bytes since start",
+                           prometheus::MetricType::Gauge);
+  high_water.metric.push_back(Gauge({}, static_cast<double>(budget_.high_water())));
+  families.push_back(std::move(high_water));
+
+  auto attempts = Family("sparktrace_upstream_connect_attempts_total",
+                         "Connections the proxy tried to open to the upstream (each failure also counts in "
+                         "sparktrace_upstream_connect_failures_total)",
+                         prometheus::MetricType::Counter);
+  attempts.metric.push_back(Counter({}, stats_.upstream_connect_attempts()));
+  families.push_back(std::move(attempts));
+  return families;
+}
+
+}  // namespace sparktrace::proxy
