@@ -114,7 +114,9 @@ bool MessageTapper::Inflate() {
     if (result != Z_OK) break;
   }
   inflateEnd(&stream);
-  inflated_over_limit_ = result == Z_MEM_ERROR;
+  // Past the message limit a message is undecodable, as before tracing had its own limit; past
+  // only the tracing limit (smaller), it is a message too large to trace.
+  inflated_over_limit_ = result == Z_MEM_ERROR && limits_.max_kept_bytes < framer_.max_message_bytes();
   return result == Z_STREAM_END && inflated_.size() <= InflateLimit();
 }
 

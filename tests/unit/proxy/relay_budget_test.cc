@@ -95,13 +95,13 @@ TEST(StreamWindow, DoublesUpToTheMaximumAndNoFurther) {
 }
 
 TEST(StreamWindow, TheBudgetStopsGrowthAndTheWindowKeepsWhatItHas) {
-  RelayBudget budget(200 * 1024);
+  RelayBudget budget(150 * 1024);
   StreamWindow first(budget, nullptr, kSizes);
   StreamWindow second(budget, nullptr, kSizes);
   first.Open();
   second.Open();
   first.Received(64 * 1024);
-  EXPECT_EQ(first.GrowIfStarved(), 0) << "64 KiB more would pass 200 KiB";
+  EXPECT_EQ(first.GrowIfStarved(), 0) << "64 KiB more would pass 150 KiB";
   EXPECT_EQ(first.size(), 64 * 1024);
   EXPECT_EQ(budget.refusals(), 1U);
   second.Close();  // room again
