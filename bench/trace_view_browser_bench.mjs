@@ -296,11 +296,11 @@ async function fetchJson(url) {
   return JSON.parse(text);
 }
 
-// The attempt (or trace) API URL behind a page path: "/tasks/..." -> "/api/v1/tasks/...".
+// The attempt (or trace) API URL behind a page path: "/attempt?..." -> "/api/v1/attempt?...",
+// "/traces/<id>" -> "/api/v1/traces/<id>".
 function apiPathOf(pagePath) {
   const url = new URL(pagePath, 'http://x');
-  const mapIndex = url.searchParams.get('map_index');
-  return `/api/v1${url.pathname}${mapIndex !== null ? `?map_index=${mapIndex}` : ''}`;
+  return `/api/v1${url.pathname}${url.search}`;
 }
 
 // ---- in the browser ----

@@ -11,7 +11,7 @@
 //   list_page          GET /api/v1/tasks (first page of 50, with the total count)
 //   list_dag_filter    GET /api/v1/tasks?dag=dag-7
 //   traces_list        baseline: SqliteSpanStore::ListTraces(50), the listing `traces list` uses
-//   attempt_api        GET /api/v1/tasks/<the large attempt> (read, compute, JSON)
+//   attempt_api        GET /api/v1/attempt?<the large attempt> (read, compute, JSON)
 //   get_trace          baseline: SqliteSpanStore::GetTrace of the same trace (reading its spans only)
 // and once: the seconds the writes took. Prints one JSON object on stdout.
 //
@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
   const double large_write_s = Seconds(Clock::now() - large_start);
 
   sparktrace::traceview::TraceViewApi api(sparktrace::traceview::TraceViewOptions{options.store});
-  const std::string attempt_path = "/api/v1/tasks/big_dag/big_task/scheduled__big/1";
+  const std::string attempt_query = "dag=big_dag&task=big_task&run=scheduled__big&try=1";
   std::vector<double> list_page, list_dag, traces_list, attempt, get_trace;
   std::size_t attempt_bytes = 0;
   std::size_t attempt_gzip_bytes = 0;
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
     traces_list.push_back(Seconds(Clock::now() - start) * 1e3);
 
     start = Clock::now();
-    const auto answered = api.Handle(Request(attempt_path));
+    const auto answered = api.Handle(Request("/api/v1/attempt", attempt_query));
     attempt.push_back(Seconds(Clock::now() - start) * 1e3);
     if (!answered || answered->status != 200) {
       std::cerr << "the large attempt was not answered: " << (answered ? answered->body : "nullopt") << "\n";
@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
       {"write_seconds",
        {{"small_attempts", small_write_s}, {"large_attempt_512_span_batches", large_write_s}}},
       {"kept_store", options.keep ? options.store : ""},
-      {"large_attempt_page", "/tasks/big_dag/big_task/scheduled__big/1"},
+      {"large_attempt_page", "/attempt?" + attempt_query},
   };
   std::cout << figures.dump(2) << "\n";
   store.reset();

@@ -7,7 +7,8 @@
 
 #include "cli/demo_trace_wait.h"
 #include "common/units.h"
-#include "common/url_codec.h"
+#include "traceview/attempt_url.h"
+#include "tracing/task_index.h"
 #include "tracing/trace_tree.h"
 
 namespace sparktrace::cli {
@@ -90,9 +91,9 @@ void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
 }
 
 std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowIdentity& airflow) {
-  return fmt::format("http://{}/tasks/{}/{}/{}/{}", endpoints.admin, EncodePathSegment(airflow.dag_id),
-                     EncodePathSegment(airflow.task_id), EncodePathSegment(airflow.run_id),
-                     airflow.try_number);
+  return "http://" + endpoints.admin +
+         traceview::AttemptPageHref(tracing::TaskAttemptKey{airflow.dag_id, airflow.task_id, airflow.run_id,
+                                                            airflow.try_number, airflow.map_index});
 }
 
 void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id,

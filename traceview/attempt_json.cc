@@ -295,15 +295,6 @@ std::string SparkPage(std::string base, const Span& span) {
 
 }  // namespace
 
-std::string AttemptHref(const tracing::TaskAttemptKey& key) {
-  std::string href = "/tasks/" + EncodePathSegment(key.dag_id) + "/" + EncodePathSegment(key.task_id) + "/" +
-                     EncodePathSegment(key.run_id) + "/" + std::to_string(key.try_number);
-  if (key.map_index != -1) href += "?map_index=" + std::to_string(key.map_index);
-  return href;
-}
-
-std::string TraceHref(std::string_view trace_id) { return "/traces/" + EncodePathSegment(trace_id); }
-
 std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
                         const AttemptContext& context) {
   const std::vector<std::optional<std::size_t>> parent = ParentIndices(spans);
@@ -350,9 +341,7 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
       {"breakdown", BreakdownJson(breakdown)},
       {"findings", std::move(finding_list)},
       {"history", HistoryJson(context.history)},
-      {"downloads",
-       {{"chrome_trace", context.api_path + "/chrome-trace.json"},
-        {"otlp_json", context.api_path + "/otlp.json"}}},
+      {"downloads", {{"chrome_trace", context.chrome_trace_href}, {"otlp_json", context.otlp_href}}},
   };
 
   // The spans (20,000 for a large attempt) and the critical path (as many stages) are most of the

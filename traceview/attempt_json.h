@@ -37,17 +37,14 @@ struct AttemptContext {
   std::optional<AttemptLink> previous_run;
   std::optional<AttemptLink> next_run;
   History history;
-  std::string api_path;  // "/api/v1/tasks/…" or "/api/v1/traces/…": the downloads hang below it
+  // The downloads of these spans (attempt_url.h): AttemptApiHref or TraceApiHref with a Download.
+  std::string chrome_trace_href;
+  std::string otlp_href;
   // Where Spark's own pages are, for the links of job, stage and operation spans ("" when unknown):
   // the live driver's UI (the proxy's --spark-ui) and a History Server (--history-server).
   std::string spark_ui_url;
   std::string history_server_url;
 };
-
-// The page path of an Airflow attempt, each segment percent-encoded: /tasks/<dag>/<task>/<run>/<try>
-// (and ?map_index=N when it is not -1).
-std::string AttemptHref(const tracing::TaskAttemptKey& key);
-std::string TraceHref(std::string_view trace_id);
 
 // Compact JSON text (the spans are written directly, without a JSON tree). `breakdown` is
 // ComputeBreakdown(spans): the caller needs it too (the history's current run, the downloads).

@@ -10,6 +10,7 @@
 #include "common/url_codec.h"
 #include "traceview/attempt_json.h"
 #include "traceview/attempt_spans.h"
+#include "traceview/attempt_url.h"
 #include "traceview/breakdown.h"
 #include "traceview/chrome_trace.h"
 #include "traceview/embedded_files.h"
@@ -61,8 +62,14 @@ std::optional<HttpResponse> EmbeddedFileResponse(std::string_view name) {
 }
 
 bool IsPagePath(std::string_view path) {
-  return path == "/" || path == "/index.html" || path.starts_with("/tasks/") ||
-         path.starts_with("/traces/") || path.starts_with("/recipes/");
+  return path == "/" || path == "/index.html" || path == kAttemptPagePath ||
+         path.starts_with(kLegacyAttemptPagePrefix) || path.starts_with(kTracePagePrefix) ||
+         path.starts_with("/recipes/");
+}
+
+bool IsAttemptApiPath(std::string_view path) {
+  return path == kAttemptApiPath || path.starts_with(std::string(kAttemptApiPath) + "/") ||
+         path.starts_with(kLegacyAttemptApiPrefix);
 }
 
 std::optional<std::int64_t> ParseInteger(std::string_view text) {
@@ -72,31 +79,8 @@ std::optional<std::int64_t> ParseInteger(std::string_view text) {
   return value;
 }
 
-std::vector<std::string> SplitPath(std::string_view rest) {
-  std::vector<std::string> segments;
-  while (true) {
-    const std::size_t slash = rest.find('/');
-    segments.push_back(PercentDecode(rest.substr(0, slash)));
-    if (slash == std::string_view::npos) break;
-    rest.remove_prefix(slash + 1);
-  }
-  return segments;
-}
-
-// A trailing "/chrome-trace.json" or "/otlp.json" names a download of the attempt.
-enum class Download { kNone, kChromeTrace, kOtlp };
-
-Download TakeDownload(std::vector<std::string>& segments) {
-  if (segments.empty()) return Download::kNone;
-  if (segments.back() == "chrome-trace.json") {
-    segments.pop_back();
-    return Download::kChromeTrace;
-  }
-  if (segments.back() == "otlp.json") {
-    segments.pop_back();
-    return Download::kOtlp;
-  }
-  return Download::kNone;
+HttpResponse AddressError(const Error& error) {
+  return JsonError(error.code == ErrorCode::kNotFound ? 404 : 400, error.message);
 }
 
 // An index row's start and wall time in the view's epoch milliseconds.
@@ -118,8 +102,8 @@ ordered_json PhasesOfRow(const tracing::TaskAttemptRow& row) {
 }
 
 std::string RowHref(const tracing::TaskAttemptRow& row) {
-  if (row.airflow) return AttemptHref(row.key);
-  return TraceHref(row.trace_ids.empty() ? "" : row.trace_ids.front());
+  if (row.airflow) return AttemptPageHref(row.key);
+  return TracePageHref(row.trace_ids.empty() ? "" : row.trace_ids.front());
 }
 
 ordered_json TaskRowJson(const tracing::TaskAttemptRow& row) {
@@ -231,7 +215,7 @@ Result<tracing::SqliteSpanStore*> TraceViewApi::Store() {
 
 bool TraceViewApi::Serves(std::string_view path) {
   return IsPagePath(path) || path.starts_with("/assets/") || path.starts_with("/api/v1/recipes/") ||
-         path == "/api/v1/tasks" || path.starts_with("/api/v1/tasks/") || path.starts_with("/api/v1/traces/");
+         path == "/api/v1/tasks" || IsAttemptApiPath(path) || path.starts_with(kTraceApiPrefix);
 }
 
 AttemptContext TraceViewApi::NewContext() const {
@@ -255,10 +239,12 @@ std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
   HttpResponse response;
   if (path == "/api/v1/tasks") {
     response = ListTasks(request);
-  } else if (path.starts_with("/api/v1/tasks/")) {
-    response = ShowAttempt(path.substr(std::string_view("/api/v1/tasks/").size()), request);
-  } else if (path.starts_with("/api/v1/traces/")) {
-    response = ShowTrace(path.substr(std::string_view("/api/v1/traces/").size()));
+  } else if (IsAttemptApiPath(path)) {
+    auto address = ParseAttemptApiPath(path, request.query);
+    response = address.ok() ? ShowAttempt(*address) : AddressError(address.error());
+  } else if (path.starts_with(kTraceApiPrefix)) {
+    auto address = ParseTraceApiPath(path);
+    response = address.ok() ? ShowTrace(*address) : AddressError(address.error());
   } else {
     return std::nullopt;
   }
@@ -319,8 +305,11 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
 }
 
 std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::TaskAttemptRow& row) {
-  std::string cache_key = fmt::format("{}|{}|{}|{}|{}|{}|", row.key.dag_id, row.key.task_id, row.key.run_id,
-                                      row.key.try_number, row.end_unix_nano, row.span_count);
+  // Ids are length-prefixed: any byte may be in them, "|" too, and two attempts never share a key.
+  std::string cache_key =
+      fmt::format("{}:{}|{}:{}|{}:{}|{}|{}|{}|{}|", row.key.dag_id.size(), row.key.dag_id,
+                  row.key.task_id.size(), row.key.task_id, row.key.run_id.size(), row.key.run_id,
+                  row.key.try_number, row.key.map_index, row.end_unix_nano, row.span_count);
   for (const std::string& trace_id : row.trace_ids) cache_key += trace_id;
   if (auto cached = phase_cache_.find(cache_key); cached != phase_cache_.end()) return cached->second;
   // A run that cannot be read now shows as empty rather than failing the page it is history on.
@@ -331,21 +320,8 @@ std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::TaskAttemptRow&
   return phases;
 }
 
-HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpRequest& request) {
-  std::vector<std::string> segments = SplitPath(rest);
-  const Download download = TakeDownload(segments);
-  if (segments.size() != 4) return JsonError(400, "expected /api/v1/tasks/<dag>/<task>/<run>/<try>");
-  tracing::TaskAttemptKey key{segments[0], segments[1], segments[2], 1, -1};
-  const auto try_number = ParseInteger(segments[3]);
-  if (!try_number) return JsonError(400, "try must be an integer");
-  key.try_number = *try_number;
-  const auto query = ParseQuery(request.query);
-  if (const auto map_index = query.find("map_index");
-      map_index != query.end() && !map_index->second.empty()) {
-    const auto value = ParseInteger(map_index->second);
-    if (!value) return JsonError(400, "map_index must be an integer");
-    key.map_index = *value;
-  }
+HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
+  const tracing::TaskAttemptKey& key = address.key;
   auto store = Store();
   if (!store.ok()) return StoreError(store.error());
 
@@ -381,7 +357,7 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
   if (spans.empty()) return JsonError(404, "no such task attempt");
   const Breakdown breakdown = ComputeBreakdown(spans);
   if (auto file = DownloadResponse(
-          download, spans, breakdown,
+          address.download, spans, breakdown,
           fmt::format("{}.{} {} try {}", key.dag_id, key.task_id, key.run_id, key.try_number))) {
     return *file;
   }
@@ -392,8 +368,8 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
   context.name = row->name;
   context.trace_ids = row->trace_ids;
   context.state = row->state;
-  context.api_path = "/api/v1/tasks/" + EncodePathSegment(key.dag_id) + "/" + EncodePathSegment(key.task_id) +
-                     "/" + EncodePathSegment(key.run_id) + "/" + std::to_string(key.try_number);
+  context.chrome_trace_href = AttemptApiHref(key, Download::kChromeTrace);
+  context.otlp_href = AttemptApiHref(key, Download::kOtlp);
   // Rows are newest first: runs before this one are further down the list.
   std::vector<const tracing::TaskAttemptRow*> tries;
   std::vector<RunSummary> runs;
@@ -423,7 +399,7 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
     // The current run's own figures are those of the page (its spans as read now), not the index's.
     summary.wall_ms = is_current ? breakdown.wall_ms() : WallMs(other);
     summary.phases = is_current ? breakdown.ms : HistoryPhases(other);
-    summary.href = AttemptHref(other.key);
+    summary.href = AttemptPageHref(other.key);
     summary.current = is_current;
     runs.push_back(std::move(summary));
   }
@@ -431,11 +407,8 @@ HttpResponse TraceViewApi::ShowAttempt(const std::string& rest, const HttpReques
   return AttemptResponse(spans, breakdown, context);
 }
 
-HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
-  std::vector<std::string> segments = SplitPath(rest);
-  const Download download = TakeDownload(segments);
-  if (segments.size() != 1) return JsonError(400, "expected /api/v1/traces/<trace id>");
-  const auto trace_id = tracing::ParseTraceId(segments[0]);
+HttpResponse TraceViewApi::ShowTrace(const TraceAddress& address) {
+  const auto trace_id = tracing::ParseTraceId(address.trace_id);
   if (!trace_id) return JsonError(400, "a trace id is 32 hex digits");
   auto store = Store();
   if (!store.ok()) return StoreError(store.error());
@@ -443,13 +416,14 @@ HttpResponse TraceViewApi::ShowTrace(const std::string& rest) {
   if (!spans.ok()) return StoreError(spans.error());
   const std::string trace_hex = tracing::ToHex(*trace_id);
   const Breakdown breakdown = ComputeBreakdown(*spans);
-  if (auto file = DownloadResponse(download, *spans, breakdown, "trace " + trace_hex)) return *file;
+  if (auto file = DownloadResponse(address.download, *spans, breakdown, "trace " + trace_hex)) return *file;
   AttemptContext context = NewContext();
   context.airflow = false;
   context.name = "trace " + trace_hex;
   context.trace_ids = {trace_hex};
   context.state = "success";
-  context.api_path = "/api/v1/traces/" + trace_hex;
+  context.chrome_trace_href = TraceApiHref(trace_hex, Download::kChromeTrace);
+  context.otlp_href = TraceApiHref(trace_hex, Download::kOtlp);
   tracing::TaskAttemptFilter filter;
   filter.trace_ids = std::vector<std::string>{trace_hex};
   filter.limit = 10;

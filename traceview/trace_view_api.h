@@ -16,6 +16,7 @@
 
 #include "admin/admin_server.h"
 #include "traceview/attempt_json.h"
+#include "traceview/attempt_url.h"
 #include "tracing/sqlite_span_store.h"
 
 namespace sparktrace::traceview {
@@ -33,7 +34,8 @@ class TraceViewApi {
   TraceViewApi(const TraceViewApi&) = delete;
   TraceViewApi& operator=(const TraceViewApi&) = delete;
 
-  // Whether Handle answers GET on `path` (pages, assets, recipes, /api/v1/tasks…, /api/v1/traces/…).
+  // Whether Handle answers GET on `path` (pages, assets, recipes, /api/v1/tasks, /api/v1/attempt…,
+  // /api/v1/traces/…, and the earlier /api/v1/tasks/<dag>/… of attempt_url.h).
   static bool Serves(std::string_view path);
 
   // nullopt for a path the trace view does not serve, /api/v2/… included (the admin server answers 404).
@@ -42,8 +44,8 @@ class TraceViewApi {
  private:
   Result<tracing::SqliteSpanStore*> Store();
   admin::HttpResponse ListTasks(const admin::HttpRequest& request);
-  admin::HttpResponse ShowAttempt(const std::string& rest, const admin::HttpRequest& request);
-  admin::HttpResponse ShowTrace(const std::string& rest);
+  admin::HttpResponse ShowAttempt(const AttemptAddress& address);
+  admin::HttpResponse ShowTrace(const TraceAddress& address);
   // An attempt's page context with what every page shares (the links to Spark's own UIs).
   AttemptContext NewContext() const;
   // The six-phase breakdown of an attempt of the history, cached by what identifies its content.

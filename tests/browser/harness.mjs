@@ -4,6 +4,8 @@
 //   then `sparktrace ui --store` over that file.
 // - startRealLogProxy(): `sparktrace proxy` following a copy of a real Spark event log (a Kubernetes
 //   NYC-taxi job: 6 jobs, 4 executors, 69 s of resource wait); its trace view is on the admin port.
+// - startSimProxy(attempts): `sparktrace proxy` in front of `sparktrace sim`, and one Spark Connect
+//   ExecutePlan per Airflow attempt given, with its x-airflow-* identity (node:http2, protobuf by hand).
 // - launchBrowser() / openPage(): Debian's chromium (/usr/bin/chromium) driven by playwright-core,
 //   never a downloaded browser; every page records its requests, console errors, page errors and CSP
 //   violations.
@@ -12,8 +14,10 @@
 // Waits are for conditions (a printed line, an API row, document.body.dataset.ready), each bounded.
 
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
+import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,7 +44,10 @@ export const CHROMIUM_ARGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
-const OPEN_RE = /^open: +http:\/\/[0-9.:]+(\/tasks\/\S+)$/m;
+// The demo's page address: /attempt?… or the earlier /tasks/<dag>/<task>/<run>/<try>.
+const OPEN_RE = /^open: +http:\/\/[0-9.:]+(\/(?:attempt\?|tasks\/)\S+)$/m;
+const SIM_RE = /^listening grpc=(127\.0\.0\.1:\d+)$/;
+const CALL_TIMEOUT_MS = 20_000;
 const UI_RE = /^trace view (http:\/\/127\.0\.0\.1:\d+)\/$/;
 const LISTENING_RE = /^listening grpc=(127\.0\.0\.1:\d+) admin=(127\.0\.0\.1:\d+)$/;
 
@@ -225,6 +232,42 @@ export class Harness {
     }
   }
 
+  // `sparktrace proxy --store` in front of `sparktrace sim`; each of `attempts` ({dag_id, task_id,
+  // run_id, try_number, map_index}) makes one ExecutePlan call through it with its identity. Answers
+  // {base, rows} once /api/v1/tasks lists an Airflow row for every attempt.
+  async startSimProxy(attempts) {
+    const dir = this.tempDir('sparktrace-browser-sim-');
+    const sim = this.spawn(['sim', '--listen', '127.0.0.1:0'], { cwd: dir });
+    const simLine = await sim.firstLine();
+    const simMatch = SIM_RE.exec(simLine);
+    if (!simMatch) throw new Error(`unexpected first line of ${sim.describe()}: ${JSON.stringify(simLine)}\n${tail(sim.stderr)}`);
+    const proxy = this.spawn([
+      'proxy', '--upstream', simMatch[1], '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0',
+      '--store', path.join(dir, 'traces.db'), '--span-batch-delay', '50ms', '--drain-timeout', '2s', '--log-level', 'warn',
+    ], { cwd: dir });
+    const line = await proxy.firstLine();
+    const match = LISTENING_RE.exec(line);
+    if (!match) throw new Error(`unexpected first line of ${proxy.describe()}: ${JSON.stringify(line)}\n${tail(proxy.stderr)}`);
+    for (const identity of attempts) await executePlan(match[1], identity);
+    const base = `http://${match[2]}`;
+    const deadline = Date.now() + TRACE_APPEAR_TIMEOUT_MS;
+    let last = null;
+    for (;;) {
+      try {
+        last = await fetchJson(`${base}/api/v1/tasks?limit=200`);
+      } catch (error) {
+        last = error.message;  // the store is created with the first spans
+      }
+      const rows = (last?.tasks ?? []).filter((t) => t.kind === 'airflow');
+      if (rows.length === attempts.length) return { base, rows };
+      if (proxy.exited) throw new Error(`the proxy exited (${proxy.exitCode}):\n${tail(proxy.stderr)}`);
+      if (Date.now() > deadline) {
+        throw new Error(`${attempts.length} attempts not in /api/v1/tasks within ${TRACE_APPEAR_TIMEOUT_MS} ms: ${JSON.stringify(last)}\n${tail(proxy.stderr)}`);
+      }
+      await new Promise((resolve) => { setTimeout(resolve, 100); });  // polling an API, not synchronising
+    }
+  }
+
   async launchBrowser() {
     const browser = await chromium.launch({
       executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: START_TIMEOUT_MS,
@@ -236,13 +279,74 @@ export class Harness {
   }
 }
 
+// --- one Spark Connect call, gRPC over node:http2 (proto/spark/connect/base.proto field numbers) --------
+function varint(n) {
+  const out = [];
+  let v = n;
+  do {
+    let byte = v & 0x7f;
+    v = Math.floor(v / 128);
+    if (v) byte |= 0x80;
+    out.push(byte);
+  } while (v);
+  return Buffer.from(out);
+}
+const bytesField = (num, payload) => Buffer.concat([varint((num << 3) | 2), varint(payload.length), payload]);
+const stringField = (num, text) => bytesField(num, Buffer.from(text, 'utf8'));
+
+// ExecutePlanRequest{session_id=1, user_context=2{user_id=1}, plan=3{root=1{sql=10{query=1}}},
+// client_type=4, operation_id=6}: not reattachable, so the operation ends with its stream.
+function executePlanRequest() {
+  const plan = bytesField(1, bytesField(10, stringField(1, 'SELECT 1')));
+  return Buffer.concat([stringField(1, randomUUID()), bytesField(2, stringField(1, 'browser-test')), bytesField(3, plan),
+    stringField(4, 'sparktrace-browser-test'), stringField(6, randomUUID())]);
+}
+
+// The x-airflow-* metadata of an identity (docs/tracing.md); an empty run id is not sent.
+function airflowHeaders({ dag_id, task_id, run_id, try_number, map_index }) {
+  const headers = { 'x-airflow-dag-id': dag_id, 'x-airflow-task-id': task_id, 'x-airflow-try-number': String(try_number) };
+  if (run_id) headers['x-airflow-run-id'] = run_id;
+  if (map_index !== -1) headers['x-airflow-map-index'] = String(map_index);
+  return headers;
+}
+
+// Runs one ExecutePlan through `grpcAddress` to its end; rejects unless grpc-status is 0.
+async function executePlan(grpcAddress, identity) {
+  const session = http2.connect(`http://${grpcAddress}`);
+  session.on('error', () => {});  // reported through the stream below
+  try {
+    const stream = session.request({
+      ':method': 'POST', ':path': '/spark.connect.SparkConnectService/ExecutePlan',
+      'content-type': 'application/grpc', te: 'trailers', ...airflowHeaders(identity),
+    });
+    const message = executePlanRequest();
+    const frame = Buffer.alloc(5);
+    frame.writeUInt32BE(message.length, 1);
+    stream.end(Buffer.concat([frame, message]));
+    let status = null;
+    stream.on('response', (headers) => { status = headers['grpc-status'] ?? status; });  // trailers-only
+    stream.on('trailers', (trailers) => { status = trailers['grpc-status'] ?? status; });
+    stream.resume();  // the sim's batches: not needed here
+    stream.setTimeout(CALL_TIMEOUT_MS, () => stream.close(http2.constants.NGHTTP2_CANCEL));
+    await new Promise((resolve, reject) => {
+      stream.on('close', resolve);
+      stream.on('error', reject);
+    });
+    if (status !== '0') throw new Error(`ExecutePlan for ${JSON.stringify(identity)} ended with grpc-status ${status}`);
+  } finally {
+    session.close();
+  }
+}
+
 export function getJson(base, pathAndQuery) {
   return fetchJson(base + pathAndQuery);
 }
 
-// The attempt (or trace) JSON behind a page path: "/tasks/..." -> "/api/v1/tasks/...".
+// The attempt (or trace) JSON behind a page address, as the page asks for it: "/attempt?…" ->
+// "/api/v1/attempt?…", "/traces/<id>" -> "/api/v1/traces/<id>", the earlier "/tasks/…" -> "/api/v1/tasks/…".
 export function apiPathOf(pagePath) {
   const url = new URL(pagePath, 'http://x');
+  if (url.pathname === '/attempt') return `/api/v1/attempt${url.search}`;
   return `/api/v1${url.pathname}${url.searchParams.has('map_index') ? `?map_index=${url.searchParams.get('map_index')}` : ''}`;
 }
 

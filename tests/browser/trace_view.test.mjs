@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { attemptPageTests, setUpTarget } from './attempt_suite.mjs';
+import { currentPath, load } from './harness.mjs';
 
 const target = setUpTarget((harness) => harness.startDemo());
 
@@ -18,6 +19,14 @@ test('the demo attempt has what the checks need', () => {
   assert.ok(attempt.findings.some((f) => f.recipe_href), 'a finding with a recipe');
   const lanes = new Set(attempt.spans.map((s) => s.lane));
   for (const lane of ['task', 'rpc', 'operation', 'job', 'stage', 'phase']) assert.ok(lanes.has(lane), `a ${lane} span`);
+});
+
+test('the address the demo printed opens its attempt, shown under the address the list links to', { timeout: 60_000 }, async (t) => {
+  const record = await target.freshPage(t);
+  await load(record.page, target.base + target.startPath);
+  assert.equal(currentPath(record.page), target.pagePath);
+  assert.match(target.pagePath, /^\/attempt\?dag=/);
+  target.finish(record);
 });
 
 attemptPageTests(target, 'demo attempt');

@@ -4,6 +4,13 @@
 What is checked against independent arithmetic here: the breakdown adds up to the wall time, the
 demo's slow executor allocation shows as resource wait and as the top finding, every asset the page
 names is served, and the Chrome trace download never puts two overlapping events on one track.
+
+Then ids that break paths, through the proxy: Spark Connect calls of attempts with dag id "..", task
+id "." and a run id holding "/", "?", "#", "%", "&", "+", spaces and escapes that look like dots and
+UTF-8; every link the API gives (list, tries, history, downloads) is followed as a client resolves it
+and reaches that attempt. (gRPC metadata is printable ASCII, and so is what the proxy accepts as an
+Airflow id: Unicode ids are covered over a store written directly, in
+tests/unit/traceview/traceview_api_test.cc, and in web/test/url_state.test.mjs.)
 """
 
 import json
@@ -13,13 +20,44 @@ import subprocess
 import tempfile
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
+import uuid
 
-from harness import BIN, proxy_env
+import harness
+from harness import BIN, proxy_env, wait_until
+from test_sim import CALL_TIMEOUT, Sim, load_stubs
+import test_sim
 
 RUN_TIMEOUT = 120
-OPEN_RE = re.compile(r"^open: +http://[0-9.:]+(/tasks/\S+)$", re.M)
+# The demo's page address: /attempt?… or the earlier /tasks/<dag>/<task>/<run>/<try>.
+OPEN_RE = re.compile(r"^open: +http://[0-9.:]+(/(?:attempt\?|tasks/)\S+)$", re.M)
 UI_RE = re.compile(r"^trace view (http://127\.0\.0\.1:\d+)/$")
+SPAN_WAIT = 20  # seconds for the proxy's spans to reach its store
+
+
+def attempt_href(row):
+    """docs/trace-view-api.md "Attempt addresses", written again: the ids in the query, each
+    percent-encoded as UTF-8 but for A-Z a-z 0-9 - _ . ~, map only when it is not -1."""
+    params = [("dag", row["dag_id"]), ("task", row["task_id"]), ("run", row["run_id"]),
+              ("try", str(row["try_number"]))]
+    if row["map_index"] != -1:
+        params.append(("map", str(row["map_index"])))
+    return "/attempt?" + "&".join(f"{name}={urllib.parse.quote(value, safe='')}" for name, value in params)
+
+
+def api_path_of(page_path):
+    """The JSON behind a page address, as the page asks for it (web/assets/url_state.js)."""
+    path, _, query = page_path.partition("?")
+    if path == "/attempt":
+        return "/api/v1/attempt?" + query
+    return "/api/v1" + page_path  # the earlier /tasks/… shape
+
+
+def split(link):
+    """(path, query) of a same-origin link: the API's downloads carry their attempt's query."""
+    path, _, query = link.partition("?")
+    return path, query
 
 
 def get(url, headers=None):
@@ -63,12 +101,15 @@ class TraceViewOverADemoStore(unittest.TestCase):
         status, _, body = get(base + "/api/v1/tasks")
         self.assertEqual(status, 200)
         tasks = json.loads(body)["tasks"]
-        demo = [t for t in tasks if t["kind"] == "airflow" and t["href"] == self.page_path]
+        demo = [t for t in tasks if t["kind"] == "airflow"]
         self.assertEqual(len(demo), 1, tasks)
+        self.assertEqual(demo[0]["href"], attempt_href(demo[0]))
 
-        status, headers, body = get(base + "/api/v1" + self.page_path)
+        # The address the demo printed and the list's link name the same attempt.
+        status, headers, body = get(base + api_path_of(self.page_path))
         self.assertEqual(status, 200, body)
         attempt = json.loads(body)
+        self.assertEqual(json.loads(get(base + api_path_of(demo[0]["href"]))[2])["identity"], attempt["identity"])
         phases = {p["phase"]: p["ms"] for p in attempt["breakdown"]["phases"]}
         self.assertEqual(list(phases), ["client", "resource_wait", "compute", "io_write", "idle", "result_transfer"])
         self.assertAlmostEqual(sum(phases.values()), attempt["wall_ms"], delta=1e-3)
@@ -89,7 +130,7 @@ class TraceViewOverADemoStore(unittest.TestCase):
         self.assertTrue({"task", "rpc", "operation", "job", "stage", "phase"} <= lanes, lanes)
 
         # A conditional request with the answer's ETag costs a 304.
-        status, _, _ = get(base + "/api/v1" + self.page_path, {"If-None-Match": headers["ETag"]})
+        status, _, _ = get(base + api_path_of(self.page_path), {"If-None-Match": headers["ETag"]})
         self.assertEqual(status, 304)
 
     def test_page_and_every_asset_it_names_are_served_under_a_strict_policy(self):
@@ -108,8 +149,12 @@ class TraceViewOverADemoStore(unittest.TestCase):
 
     def test_chrome_trace_download_has_no_overlap_on_a_track(self):
         base = self.start_ui()
-        status, _, body = get(base + "/api/v1" + self.page_path + "/chrome-trace.json")
+        attempt = json.loads(get(base + api_path_of(self.page_path))[2])
+        link = attempt["downloads"]["chrome_trace"]
+        self.assertTrue(link.startswith("/api/v1/attempt/chrome-trace.json?dag="), link)
+        status, headers, body = get(base + link)
         self.assertEqual(status, 200)
+        self.assertIn("attachment", headers["Content-Disposition"])
         events = json.loads(body)["traceEvents"]
         by_track = {}
         for event in events:
@@ -142,6 +187,117 @@ class TraceViewOverADemoStore(unittest.TestCase):
         self.assertEqual(weak.returncode, 2)
         self.assertIn("--admin-token", weak.stderr)
         self.assertNotIn("has spaces", weak.stderr, "the token's value is never echoed")
+
+
+# dag "..", task "." and a run id that breaks paths; the last attempt has no run id at all (the proxy
+# stores it as ""). All printable ASCII: what gRPC metadata and the proxy accept.
+AWKWARD_RUN = "manual__2024-01-01T00:00:00+00:00/a?b=c&d=e#frag 100% +x %2E%2E/../. caf%C3%A9"
+AWKWARD_ATTEMPTS = [
+    {"dag_id": "..", "task_id": ".", "run_id": AWKWARD_RUN, "try_number": 1, "map_index": -1},
+    {"dag_id": "..", "task_id": ".", "run_id": AWKWARD_RUN, "try_number": 2, "map_index": -1},
+    {"dag_id": "..", "task_id": ".", "run_id": AWKWARD_RUN, "try_number": 2, "map_index": 3},
+    {"dag_id": ".", "task_id": "..", "run_id": "", "try_number": 1, "map_index": -1},
+]
+IDENTITY_FIELDS = ("dag_id", "task_id", "run_id", "try_number", "map_index")
+
+
+@harness.proxy_only
+class AwkwardIdsThroughTheProxy(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        pb, pb_grpc = load_stubs()
+        cls.addClassCleanup(test_sim.tearDownModule)  # removes the generated stubs
+        sim = Sim()
+        cls.addClassCleanup(sim.stop)
+        cls.proxy = harness.start_proxy(cls, sim.address, "--span-batch-delay", "50ms")
+        cls.base = "http://" + cls.proxy.admin_address
+        channel = harness.channel(cls.proxy.grpc_address)
+        cls.addClassCleanup(channel.close)
+        stub = pb_grpc.SparkConnectServiceStub(channel)
+        for ids in AWKWARD_ATTEMPTS:
+            metadata = [("x-airflow-dag-id", ids["dag_id"]), ("x-airflow-task-id", ids["task_id"]),
+                        ("x-airflow-try-number", str(ids["try_number"]))]
+            if ids["run_id"]:
+                metadata.append(("x-airflow-run-id", ids["run_id"]))
+            if ids["map_index"] != -1:
+                metadata.append(("x-airflow-map-index", str(ids["map_index"])))
+            request = pb.ExecutePlanRequest(session_id=str(uuid.uuid4()), user_context=pb.UserContext(user_id="e2e"),
+                                            operation_id=str(uuid.uuid4()), client_type="sparktrace-e2e")
+            request.plan.root.sql.query = "SELECT 1"
+            list(stub.ExecutePlan(request, metadata=metadata, timeout=CALL_TIMEOUT))
+
+        def listed():
+            status, _, body = harness.http_get(cls.proxy.admin_address, "/api/v1/tasks?limit=200")
+            rows = [t for t in json.loads(body)["tasks"] if t["kind"] == "airflow"] if status == 200 else []
+            return rows if len(rows) == len(AWKWARD_ATTEMPTS) else None
+
+        cls.rows = wait_until(listed, SPAN_WAIT, interval=0.1, message="the four attempts in /api/v1/tasks")
+
+    def follow(self, link):
+        """GET a link as a client resolves it against the page (RFC 3986, dot segments removed)."""
+        url = urllib.parse.urljoin(self.base + "/tasks/x/y", link)
+        self.assertEqual(url, self.base + link, "the link is the same after resolution")
+        return get(url)
+
+    def attempt_of(self, page_link):
+        status, _, body = self.follow(api_path_of(page_link))
+        self.assertEqual(status, 200, f"{page_link}: {body[:300]!r}")
+        return json.loads(body)
+
+    def test_every_attempt_is_listed_with_its_ids_and_its_own_link(self):
+        ids = sorted(tuple(row[f] for f in IDENTITY_FIELDS) for row in self.rows)
+        self.assertEqual(ids, sorted(tuple(a[f] for f in IDENTITY_FIELDS) for a in AWKWARD_ATTEMPTS))
+        for row in self.rows:
+            self.assertEqual(row["href"], attempt_href(row))
+        self.assertEqual(len({row["href"] for row in self.rows}), len(self.rows))
+        # The list's own filters take the same ids.
+        status, _, body = get(self.base + "/api/v1/tasks?dag=..&task=.")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["total"], 3)
+
+    def test_each_link_opens_the_page_and_the_page_address_gets_that_attempt(self):
+        for row in self.rows:
+            with self.subTest(href=row["href"]):
+                status, headers, body = self.follow(row["href"])
+                self.assertEqual(status, 200)
+                self.assertTrue(headers["Content-Type"].startswith("text/html"), headers)
+                self.assertIn(b"/assets/", body)
+                attempt = self.attempt_of(row["href"])
+                self.assertEqual({f: attempt["identity"][f] for f in IDENTITY_FIELDS},
+                                 {f: row[f] for f in IDENTITY_FIELDS})
+                self.assertEqual(attempt["trace_ids"], row["trace_ids"])
+
+    def test_downloads_tries_and_history_lead_to_the_same_task(self):
+        for row in self.rows:
+            with self.subTest(href=row["href"]):
+                attempt = self.attempt_of(row["href"])
+                for name in ("chrome_trace", "otlp_json"):
+                    status, headers, _ = self.follow(attempt["downloads"][name])
+                    self.assertEqual(status, 200, attempt["downloads"][name])
+                    self.assertIn("attachment", headers["Content-Disposition"])
+                links = [t["href"] for t in attempt["tries"]] + [r["href"] for r in attempt["history"]["runs"]]
+                self.assertIn(row["href"], links)
+                for link in links:
+                    other = self.attempt_of(link)["identity"]
+                    self.assertEqual((other["dag_id"], other["task_id"], other["map_index"]),
+                                     (row["dag_id"], row["task_id"], row["map_index"]), link)
+                if row["dag_id"] == ".." and row["map_index"] == -1:
+                    self.assertEqual([t["try_number"] for t in attempt["tries"]], [1, 2])
+
+    def test_the_mapped_attempt_downloads_its_own_spans(self):
+        (mapped,) = [row for row in self.rows if row["map_index"] == 3]
+        status, _, body = self.follow(self.attempt_of(mapped["href"])["downloads"]["otlp_json"])
+        self.assertEqual(status, 200)
+        trace_ids = {span["traceId"] for rs in json.loads(body)["resourceSpans"]
+                     for ss in rs["scopeSpans"] for span in ss["spans"]}
+        self.assertEqual(trace_ids, set(mapped["trace_ids"]))
+
+    def test_an_incomplete_address_says_what_is_missing(self):
+        status, _, body = get(self.base + "/api/v1/attempt?dag=..&task=.&try=1")
+        self.assertEqual(status, 400)
+        self.assertIn("run", json.loads(body)["error"])
+        status, _, _ = get(self.base + "/api/v1/attempt?dag=..&task=.&run=&try=9")
+        self.assertEqual(status, 404)
 
 
 if __name__ == "__main__":

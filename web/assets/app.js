@@ -5,7 +5,7 @@
 // that stops its polling and listeners. Pages set document.body.dataset.ready = "1" once their
 // data is on screen; the router clears it when another page starts.
 
-import { parseRoute } from './url_state.js';
+import { attemptPageUrl, parseRoute } from './url_state.js';
 import { clear, h } from './dom.js';
 import { installPatterns } from './patterns.js';
 import { renderTasksPage } from './tasks_page.js';
@@ -50,6 +50,12 @@ async function show({ focus = false } = {}) {
   shownUrl = location.pathname + location.search;
   clear(main);
   const route = parseRoute(location.pathname, location.search);
+  if (route.legacy) {
+    // An attempt address of the earlier shape (/tasks/<dag>/…): shown under its current one, so that
+    // what is bookmarked or shared from here on works whatever the ids.
+    history.replaceState(null, '', attemptPageUrl(route) + location.hash);
+    shownUrl = location.pathname + location.search;
+  }
   const context = {
     main, navigate, setBreadcrumb, markReady,
     setTitle: (text) => { document.title = text ? `${text} \u00b7 sparktrace` : 'sparktrace'; },

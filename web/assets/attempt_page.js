@@ -1,4 +1,4 @@
-// One task attempt (`/tasks/<dag>/<task>/<run>/<try>`) or trace (`/traces/<id>`): where the wall
+// One task attempt (`/attempt?dag=…&task=…&run=…&try=…`) or trace (`/traces/<id>`): where the wall
 // time went, why and what to change, how it compares with earlier runs, and the trace itself.
 // While the attempt is in progress the page polls it every 2 s and redraws, keeping the view.
 

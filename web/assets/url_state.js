@@ -1,12 +1,26 @@
 // Page state <-> URL (path + query), as docs/trace-view-api.md lists them. Pure: takes and returns
 // strings and plain objects, so that every page can be restored from its URL and tested in Node.
 //
-// Path segments are percent-encoded one by one (encodeURIComponent), so run ids holding "+", ":",
-// "/", "%" or any Unicode survive; the query goes through URLSearchParams both ways.
+// An Airflow task attempt's ids travel in the query, never in the path (traceview/attempt_url.h says
+// why at length): /attempt?dag=..&task=.&run=<run>&try=2[&map=3], its JSON at /api/v1/attempt?<the
+// same>. "." and ".." are valid Airflow task ids, and as path segments they would be dot segments
+// that the browser removes before the request leaves; "%2E" and "%2E%2E" count as dot segments too,
+// so no escaping inside a path keeps them, while a query is never rewritten. attemptPairs() is the
+// one encoder and parseAttemptQuery() the one decoder; values are escaped as the C++ API escapes
+// them (all but A-Z a-z 0-9 - _ . ~), so both write the same address for an attempt. The earlier
+// /tasks/<dag>/<task>/<run>/<try>[?map_index=N] is still read (route.legacy), for links made before.
+// Other path segments (trace ids, recipe paths) are percent-encoded one by one.
 
 export const TASKS_PAGE_SIZE = 50;
 const TASK_FILTER_KEYS = ['dag', 'task', 'state', 'since', 'until', 'q'];
 export const TASK_STATES = ['running', 'success', 'failed'];
+
+export const ATTEMPT_PAGE_PATH = '/attempt';
+export const ATTEMPT_API_PATH = '/api/v1/attempt';
+// [identity field, query parameter] in the order they are written; then `map` unless it is -1.
+const ATTEMPT_PARAMS = [['dag_id', 'dag'], ['task_id', 'task'], ['run_id', 'run'], ['try_number', 'try']];
+const MAP_PARAM = 'map';
+const LEGACY_MAP_PARAM = 'map_index';
 
 function decodeSegment(segment) {
   try {
@@ -24,7 +38,9 @@ function splitPath(pathname) {
 }
 
 function parseIntStrict(text) {
-  return /^-?\d+$/.test(text) ? Number(text) : null;
+  if (!/^-?\d+$/.test(text)) return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
 }
 
 function parseNumber(text) {
@@ -53,14 +69,19 @@ export function parseRoute(pathname, search = '') {
   if (segments === null) return { page: 'unknown' };
   if (segments.length === 0) return { page: 'tasks', query: parseTaskQuery(params) };
   const [head, ...rest] = segments;
+  if ('/' + head === ATTEMPT_PAGE_PATH && rest.length === 0) {
+    const identity = parseAttemptQuery(params);
+    if (identity === null) return { page: 'unknown' };
+    return { page: 'attempt', kind: 'airflow', identity, view: parseView(params) };
+  }
   if (head === 'tasks' && rest.length === 4 && rest.every((s) => s !== '')) {
+    // The earlier shape: its ids cannot be dot segments (the browser has removed those already).
     const [dag_id, task_id, run_id, tryText] = rest;
     const try_number = parseIntStrict(tryText);
-    const mapText = params.get('map_index');
-    const map_index = mapText === null || mapText === '' ? -1 : parseIntStrict(mapText);
+    const map_index = parseMapIndex(lastParam(params, LEGACY_MAP_PARAM));
     if (try_number === null || map_index === null) return { page: 'unknown' };
     return {
-      page: 'attempt', kind: 'airflow',
+      page: 'attempt', kind: 'airflow', legacy: true,
       identity: { dag_id, task_id, run_id, try_number, map_index },
       view: parseView(params),
     };
@@ -73,6 +94,53 @@ export function parseRoute(pathname, search = '') {
     if (isRecipePath(path)) return { page: 'recipe', path };
   }
   return { page: 'unknown' };
+}
+
+// The value of the last `name` in the query (as the C++ side reads a repeated name), or null.
+function lastParam(params, name) {
+  const values = params.getAll(name);
+  return values.length ? values[values.length - 1] : null;
+}
+
+function parseMapIndex(text) {
+  return text === null || text === '' ? -1 : parseIntStrict(text);
+}
+
+// The decoder: the attempt a query names, {dag_id, task_id, run_id, try_number, map_index}, or null
+// when one of dag, task, run and try is missing or try or map is not an integer. Ids may be empty.
+// Other parameters (the view's) are not its business.
+export function parseAttemptQuery(params) {
+  const identity = {};
+  for (const [field, name] of ATTEMPT_PARAMS) {
+    const value = lastParam(params, name);
+    if (value === null) return null;
+    identity[field] = value;
+  }
+  identity.try_number = parseIntStrict(identity.try_number);
+  identity.map_index = parseMapIndex(lastParam(params, MAP_PARAM));
+  if (identity.try_number === null || identity.map_index === null) return null;
+  return identity;
+}
+
+// All but A-Z a-z 0-9 - _ . ~ percent-encoded as UTF-8: encodeURIComponent, plus its "!'()*". The C++
+// API's EncodePathSegment writes the same, so an address from either side compares equal.
+export function encodeComponent(value) {
+  const text = String(value);
+  // A lone surrogate (not text UTF-8 can carry) would make encodeURIComponent throw.
+  return encodeURIComponent(text.toWellFormed ? text.toWellFormed() : text)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+// "?a=1&b=x%20y" of [[name, value]], or "" for none.
+function queryOf(pairs) {
+  return pairs.length ? '?' + pairs.map(([name, value]) => `${name}=${encodeComponent(value)}`).join('&') : '';
+}
+
+// The encoder: the query parameters that name an attempt, [[name, value]].
+function attemptPairs(identity) {
+  const pairs = ATTEMPT_PARAMS.map(([field, name]) => [name, String(identity[field])]);
+  if (identity.map_index !== undefined && identity.map_index !== -1) pairs.push([MAP_PARAM, String(identity.map_index)]);
+  return pairs;
 }
 
 // A recipe path relative to docs/recipes: "troubleshoot/gc-pressure.md", never climbing out.
@@ -127,48 +195,36 @@ export function tasksApiUrl(query, limit = TASKS_PAGE_SIZE) {
   return withQuery('/api/v1/tasks', params);
 }
 
-function attemptSegments(identity) {
-  return ['tasks', identity.dag_id, identity.task_id, identity.run_id, identity.try_number];
-}
-
-function mapIndexParams(identity) {
-  const params = new URLSearchParams();
-  if (identity.map_index !== undefined && identity.map_index !== -1) {
-    params.set('map_index', String(identity.map_index));
-  }
-  return params;
-}
-
-// "/tasks/etl/load/scheduled__2026-11-25T06%3A00%3A00%2B00%3A00/1?map_index=3".
+// "/attempt?dag=etl&task=load&run=scheduled__2026-11-25T06%3A00%3A00%2B00%3A00&try=1&map=3".
 export function attemptPath(identity) {
-  return withQuery(encodePath(attemptSegments(identity)), mapIndexParams(identity));
+  return ATTEMPT_PAGE_PATH + queryOf(attemptPairs(identity));
 }
 
 export function tracePath(traceId) {
   return encodePath(['traces', traceId]);
 }
 
-// The JSON of the attempt a route shows.
+// The JSON of the attempt a route shows: /api/v1/attempt with the page's ids, or /api/v1/traces/<id>.
 export function attemptApiUrl(route) {
   if (route.kind === 'trace') return '/api/v1' + tracePath(route.traceId);
-  return withQuery('/api/v1' + encodePath(attemptSegments(route.identity)), mapIndexParams(route.identity));
+  return ATTEMPT_API_PATH + queryOf(attemptPairs(route.identity));
 }
 
 function roundMs(value) {
   return Math.round(value * 1000) / 1000;
 }
 
-// The URL of an attempt page with its view (selection, zoom, search).
+// The URL of an attempt page with its view (selection, zoom, search): always the current shape, also
+// for a route read from an earlier one.
 export function attemptPageUrl(route, view = route.view) {
-  const base = route.kind === 'trace' ? tracePath(route.traceId) : encodePath(attemptSegments(route.identity));
-  const params = route.kind === 'trace' ? new URLSearchParams() : mapIndexParams(route.identity);
-  if (view?.span) params.set('span', view.span);
+  const base = route.kind === 'trace' ? tracePath(route.traceId) : ATTEMPT_PAGE_PATH;
+  const pairs = route.kind === 'trace' ? [] : attemptPairs(route.identity);
+  if (view?.span) pairs.push(['span', view.span]);
   if (view && view.from !== null && view.to !== null && view.from !== undefined && view.to > view.from) {
-    params.set('from', String(roundMs(view.from)));
-    params.set('to', String(roundMs(view.to)));
+    pairs.push(['from', String(roundMs(view.from))], ['to', String(roundMs(view.to))]);
   }
-  if (view?.find) params.set('find', view.find);
-  return withQuery(base, params);
+  if (view?.find) pairs.push(['find', view.find]);
+  return base + queryOf(pairs);
 }
 
 export function recipePageUrl(path) {

@@ -15,9 +15,9 @@ const check = (ok, what) => {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
   if (!ok) failures += 1;
 };
-const MAIN = '/tasks/etl_orders/load_orders/scheduled__2026-11-25T06%3A00%3A00%2B00%3A00/2';
-const BIG = '/tasks/big_dag/many_stages/scheduled__2026-11-25T00%3A00%3A00%2B00%3A00/1';
-const RUNNING = '/tasks/ml_features/build_features/manual__2026-11-25T09%3A12%3A44.120113%2B00%3A00/1?map_index=3';
+const MAIN = '/attempt?dag=etl_orders&task=load_orders&run=scheduled__2026-11-25T06%3A00%3A00%2B00%3A00&try=2';
+const BIG = '/attempt?dag=big_dag&task=many_stages&run=scheduled__2026-11-25T00%3A00%3A00%2B00%3A00&try=1';
+const RUNNING = '/attempt?dag=ml_features&task=build_features&run=manual__2026-11-25T09%3A12%3A44.120113%2B00%3A00&try=1&map=3';
 
 async function axe(page, name) {
   if (!axeSource) return;
@@ -157,7 +157,7 @@ async function run(dark) {
     check(errorsOf(page).length === 0, `attempt: no console errors`);
 
     // Restore from URL.
-    await page.goto(`${base}${MAIN}?span=${sel.selected}&from=2000000&to=4200000&find=stage`);
+    await page.goto(`${base}${MAIN}&span=${sel.selected}&from=2000000&to=4200000&find=stage`);
     const restored = await page.evaluate(`({sel: document.querySelector('#gantt .bar.selected')?.dataset.spanId, find: document.querySelector('#find').value, zoom: document.querySelector('.zoom-label').textContent})`);
     check(restored.sel === sel.selected && restored.find === 'stage' && /33:20/.test(restored.zoom), `URL restores the view ${JSON.stringify(restored)}`);
 
@@ -210,12 +210,12 @@ async function run(dark) {
     const recipe = await page.evaluate(`({h1: document.querySelector('article h1')?.textContent, tables: document.querySelectorAll('article table').length, title: document.title})`);
     check(recipe.tables >= 2 && /resource wait/i.test(recipe.h1), `recipe renders ${JSON.stringify(recipe)}`);
     await axe(page, 'recipe');
-    await page.goto(`${base}/tasks/nope/nope/nope/1`);
+    await page.goto(`${base}/attempt?dag=nope&task=nope&run=nope&try=1`);
     check(/No such task attempt/.test(await page.evaluate('document.querySelector("main").textContent')), '404 page');
     await page.screenshot(`${outDir}/not-found.png`);
-    await page.goto(`${base}/tasks/needs_token/x/y/1`);
+    await page.goto(`${base}/attempt?dag=needs_token&task=x&run=y&try=1`);
     check(/token=/.test(await page.evaluate('document.querySelector("main").textContent')), '401 page');
-    await page.goto(`${base}/tasks/store_busy/x/y/1`);
+    await page.goto(`${base}/attempt?dag=store_busy&task=x&run=y&try=1`);
     const retry = await page.evaluate('!!document.querySelector("#retry")');
     check(retry, 'busy/network error offers Retry');
     check(errorsOf(page).filter((m) => !/status of (401|404|503)/.test(m)).length === 0, 'pages: no console errors besides the expected HTTP errors');

@@ -3,7 +3,7 @@
 // Serves web/assets at /assets/*, index.html for every page path, the fixtures at the API paths
 // (with ETag / 304 and the production Content-Security-Policy), and docs/recipes at
 // /api/v1/recipes/*. Special paths for checking the page's states:
-//   /tasks/big_dag/many_stages/scheduled__2026-11-25T00%3A00%3A00%2B00%3A00/1   20,000 spans
+//   /attempt?dag=big_dag&task=many_stages&run=scheduled__2026-11-25T00%3A00%3A00%2B00%3A00&try=1   20,000 spans
 //   any attempt of dag "ml_features" task "build_features" map 3: running, grows on every poll
 //   ?token=... answers 303 without it (and a cookie); an API path with dag "needs_token" answers 401;
 //   dag "store_busy" answers 503.
@@ -16,6 +16,7 @@ import { extname, join, normalize } from 'node:path';
 import { assembleAttempt, attemptHref } from '../test/fixtures/build_attempt.mjs';
 import { runningScenario } from '../test/fixtures/scenarios.mjs';
 import { namedAttempts, allAttempts, tasksPage } from '../test/fixtures/make_fixtures.mjs';
+import { attemptPath, parseRoute } from '../assets/url_state.js';
 import { buildLargeAttempt, LARGE_IDENTITY } from '../test/fixtures/make_large_attempt.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -73,19 +74,20 @@ function runningAttempt() {
   return assembleAttempt(runningScenario(elapsed, Date.UTC(2026, 10, 25, 9, 13, 0) + elapsed * 1000));
 }
 
+// The attempt an API path names (/attempt?…, the earlier /tasks/<dag>/…, or /traces/<id>), by the
+// page's own router.
 function attemptFor(pagePath, search) {
-  const params = new URLSearchParams(search);
-  const map = params.get('map_index');
-  const key = map && map !== '-1' ? `${pagePath}?map_index=${map}` : pagePath;
-  const attempt = byHref.get(key);
+  const route = parseRoute(pagePath, search);
+  if (route.page !== 'attempt') return undefined;
+  const attempt = byHref.get(route.kind === 'trace' ? `/traces/${route.traceId}` : attemptPath(route.identity));
   if (attempt?.identity?.dag_id === 'ml_features' && attempt.identity.map_index === 3) return runningAttempt();
   return attempt;
 }
 
 async function serveApi(req, res, url) {
   const path = url.pathname.slice('/api/v1'.length);
-  if (path.includes('needs_token')) return apiError(res, 401, 'token required');
-  if (path.includes('store_busy')) return apiError(res, 503, 'store busy');
+  if ((path + url.search).includes('needs_token')) return apiError(res, 401, 'token required');
+  if ((path + url.search).includes('store_busy')) return apiError(res, 503, 'store busy');
   if (path === '/tasks') {
     const list = filterTasks(url.searchParams);
     const offset = Math.max(Number(url.searchParams.get('offset') ?? 0), 0);

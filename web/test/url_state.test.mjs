@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  parseRoute, attemptPath, attemptPageUrl, attemptApiUrl, tasksPageUrl, tasksApiUrl,
-  recipePageUrl, recipeApiUrl, resolveRecipeLink, safeHref, tracePath,
+  parseRoute, parseAttemptQuery, attemptPath, attemptPageUrl, attemptApiUrl, encodeComponent, tasksPageUrl,
+  tasksApiUrl, recipePageUrl, recipeApiUrl, resolveRecipeLink, safeHref, tracePath,
 } from '../assets/url_state.js';
 
 function split(url) {
@@ -19,26 +19,92 @@ const RUN_IDS = [
   'ünïcødé-運行-🚀',
 ];
 
-test('attempt paths round-trip awkward run ids', () => {
-  for (const run_id of RUN_IDS) {
+// Ids that break paths: dot segments (valid Airflow task ids), escapes that parsers read as dots,
+// slashes, the query and fragment marks, "%", "+", spaces, an empty id, Unicode.
+const AWKWARD_IDS = [
+  '.', '..', '...', '%2E', '%2E%2E', '.%2E', 'a/../b', '/', '//', '?', '#', '#x?y', '%', '%zz', '+', 'a+b c',
+  '=&;', "~-_.!*'()", '\\', 'tab\there', '', ...RUN_IDS,
+];
+
+const BASE = 'http://127.0.0.1:9464';
+
+test('attempt addresses round-trip every awkward id, through the URL parser browsers use', () => {
+  for (const id of AWKWARD_IDS) {
     for (const map_index of [-1, 0, 7]) {
-      const identity = { dag_id: 'etl/daily', task_id: 'load+merge', run_id, try_number: 2, map_index };
-      const [path, search] = split(attemptPath(identity));
-      const route = parseRoute(path, search);
-      assert.equal(route.page, 'attempt', run_id);
-      assert.deepEqual(route.identity, identity);
+      const identities = [
+        { dag_id: id, task_id: 'load', run_id: 'r', try_number: 2, map_index },
+        { dag_id: 'etl', task_id: id, run_id: 'r', try_number: 2, map_index },
+        { dag_id: 'etl', task_id: 'load', run_id: id, try_number: 2, map_index },
+        { dag_id: id, task_id: id, run_id: id, try_number: 1, map_index },
+      ];
+      for (const identity of identities) {
+        const href = attemptPath(identity);
+        // What a click, a bookmark or fetch() does to the link: WHATWG URL parsing (dot segments,
+        // backslashes, tabs, the fragment) must leave it as it is.
+        const url = new URL(href, BASE);
+        assert.equal(url.pathname + url.search, href, JSON.stringify(identity));
+        assert.equal(url.hash, '');
+        const route = parseRoute(url.pathname, url.search);
+        assert.equal(route.page, 'attempt', href);
+        assert.equal(route.legacy, undefined);
+        assert.deepEqual(route.identity, identity, href);
+        // The JSON the page asks for names the same attempt, and survives the parser too.
+        const api = new URL(attemptApiUrl(route), BASE);
+        assert.equal(api.pathname, '/api/v1/attempt');
+        assert.equal(api.search, url.search);
+        // The page's own URL with a view keeps naming it.
+        const view = { span: 'ab', from: 1, to: 2, find: id };
+        const withView = new URL(attemptPageUrl(route, view), BASE);
+        assert.deepEqual(parseRoute(withView.pathname, withView.search).identity, identity);
+      }
     }
   }
 });
 
-test('the api path mirrors the page path, map index only when set', () => {
+test('the earlier path shape cannot carry dot segments: why ids go in the query', () => {
+  assert.equal(new URL('/tasks/../x/r/1', BASE).pathname, '/x/r/1');
+  assert.equal(new URL('/tasks/d/%2E/r/1', BASE).pathname, '/tasks/d/r/1');
+  assert.equal(new URL('/tasks/%2E%2E/t/r/1', BASE).pathname, '/t/r/1');
+  assert.equal(new URL(attemptPath({ dag_id: '..', task_id: '.', run_id: '%2E%2E', try_number: 1, map_index: -1 }), BASE).search,
+    '?dag=..&task=.&run=%252E%252E&try=1');
+});
+
+test('attempt addresses are written exactly as the C++ API writes them', () => {
+  // The same strings as tests/unit/traceview/traceview_attempt_url_test.cc.
+  assert.equal(attemptPath({ dag_id: '..', task_id: '.', run_id: 'manual__2024/01?a=1#b 100%+ü', try_number: 2, map_index: -1 }),
+    '/attempt?dag=..&task=.&run=manual__2024%2F01%3Fa%3D1%23b%20100%25%2B%C3%BC&try=2');
+  assert.equal(attemptPath({ dag_id: 'etl', task_id: 'load', run_id: '', try_number: 1, map_index: 3 }),
+    '/attempt?dag=etl&task=load&run=&try=1&map=3');
+  assert.equal(encodeComponent("!*'()~-_."), '%21%2A%27%28%29~-_.');
+});
+
+test('the api address mirrors the page address, map index only when set', () => {
   const identity = { dag_id: 'etl', task_id: 'load', run_id: 'scheduled__2026-11-25T06:00:00+00:00', try_number: 1, map_index: -1 };
-  assert.equal(attemptPath(identity), '/tasks/etl/load/scheduled__2026-11-25T06%3A00%3A00%2B00%3A00/1');
+  assert.equal(attemptPath(identity), '/attempt?dag=etl&task=load&run=scheduled__2026-11-25T06%3A00%3A00%2B00%3A00&try=1');
   const route = { kind: 'airflow', identity };
-  assert.equal(attemptApiUrl(route), '/api/v1/tasks/etl/load/scheduled__2026-11-25T06%3A00%3A00%2B00%3A00/1');
+  assert.equal(attemptApiUrl(route), '/api/v1/attempt?dag=etl&task=load&run=scheduled__2026-11-25T06%3A00%3A00%2B00%3A00&try=1');
   assert.equal(attemptApiUrl({ kind: 'airflow', identity: { ...identity, map_index: 3 } }),
-    '/api/v1/tasks/etl/load/scheduled__2026-11-25T06%3A00%3A00%2B00%3A00/1?map_index=3');
+    '/api/v1/attempt?dag=etl&task=load&run=scheduled__2026-11-25T06%3A00%3A00%2B00%3A00&try=1&map=3');
   assert.equal(attemptApiUrl({ kind: 'trace', traceId: 'abc' }), '/api/v1/traces/abc');
+});
+
+test('attempt queries other clients write are read too', () => {
+  // URLSearchParams writes a space as "+"; Grafana and Python's quote write %20; any order; a later
+  // repeat wins, as on the C++ side; an empty map is -1.
+  assert.deepEqual(parseRoute('/attempt', '?try=3&run=x+y%20z&task=%2E&dag=a&map=').identity,
+    { dag_id: 'a', task_id: '.', run_id: 'x y z', try_number: 3, map_index: -1 });
+  assert.deepEqual(parseAttemptQuery(new URLSearchParams('dag=a&dag=b&task=t&run=&try=1&map=4')),
+    { dag_id: 'b', task_id: 't', run_id: '', try_number: 1, map_index: 4 });
+});
+
+test('an attempt address of the earlier shape is read, and rewritten in the current one', () => {
+  const route = parseRoute('/tasks/etl/load/scheduled__2026-11-25T06%3A00%3A00%2B00%3A00/2', '?map_index=3&span=ab');
+  assert.equal(route.legacy, true);
+  assert.deepEqual(route.identity,
+    { dag_id: 'etl', task_id: 'load', run_id: 'scheduled__2026-11-25T06:00:00+00:00', try_number: 2, map_index: 3 });
+  assert.equal(attemptPageUrl(route),
+    '/attempt?dag=etl&task=load&run=scheduled__2026-11-25T06%3A00%3A00%2B00%3A00&try=2&map=3&span=ab');
+  assert.equal(attemptApiUrl(route), '/api/v1/attempt?dag=etl&task=load&run=scheduled__2026-11-25T06%3A00%3A00%2B00%3A00&try=2&map=3');
 });
 
 test('the view (span, zoom, search) round-trips through the query', () => {
@@ -64,6 +130,12 @@ test('unknown and malformed paths', () => {
   assert.equal(parseRoute('/tasks/a/b/c').page, 'unknown');
   assert.equal(parseRoute('/tasks/a/b/c/x').page, 'unknown');
   assert.equal(parseRoute('/tasks/a/b/c/1', '?map_index=x').page, 'unknown');
+  assert.equal(parseRoute('/attempt').page, 'unknown');
+  assert.equal(parseRoute('/attempt', '?dag=a&task=b&try=1').page, 'unknown');  // no run
+  assert.equal(parseRoute('/attempt', '?dag=a&task=b&run=c&try=x').page, 'unknown');
+  assert.equal(parseRoute('/attempt', '?dag=a&task=b&run=c&try=1&map=x').page, 'unknown');
+  assert.equal(parseRoute('/attempt', '?dag=a&task=b&run=c&try=99999999999999999999').page, 'unknown');
+  assert.equal(parseRoute('/attempt/x', '?dag=a&task=b&run=c&try=1').page, 'unknown');
   assert.equal(parseRoute('/tasks/a/b/%E0%A4%A/1').page, 'unknown');
   assert.equal(parseRoute('/nope').page, 'unknown');
   assert.equal(parseRoute('/recipes/../secret.md').page, 'unknown');

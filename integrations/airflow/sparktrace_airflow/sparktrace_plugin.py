@@ -53,7 +53,7 @@ __all__ = [
     "add_url_params",
     "identity_url_params",
     "trace_view_url",
-    "encode_uri_component",
+    "encode_query_value",
     "identity_from_task_instance",
     "task_span_traceparent",
     "sparktrace_remote",
@@ -404,21 +404,24 @@ def _strip_url_identity(url: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def encode_uri_component(value: str) -> str:
-    """JavaScript's ``encodeURIComponent``: UTF-8, all but ``A-Z a-z 0-9 - _ . ! ~ * ' ( )``."""
-    return urllib.parse.quote(value, safe="!*'()")
+def encode_query_value(value: str) -> str:
+    """A query value as the trace view writes it (traceview/attempt_url.h, web/assets/url_state.js):
+    UTF-8, percent-encoded but for ``A-Z a-z 0-9 - _ . ~``."""
+    return urllib.parse.quote(value, safe="")
 
 
 def trace_view_url(base_url: str, identity: TaskIdentity) -> str:
-    """The trace view's task-attempt page: ``<base>/tasks/<dag>/<task>/<run>/<try>[?map_index=N]``."""
-    segments = "/".join(
-        encode_uri_component(str(part))
-        for part in (identity.dag_id, identity.task_id, identity.run_id, identity.try_number)
-    )
-    url = f"{base_url.rstrip('/')}/tasks/{segments}"
+    """The trace view's task-attempt page:
+    ``<base>/attempt?dag=<dag>&task=<task>&run=<run>&try=<try>[&map=N]``.
+
+    The ids go in the query, not the path: ``.`` and ``..`` are valid task ids, and as path segments
+    the browser would drop them before asking (docs/trace-view-api.md, "Attempt addresses")."""
+    params = [("dag", identity.dag_id), ("task", identity.task_id), ("run", identity.run_id),
+              ("try", identity.try_number)]
     if identity.map_index != -1:
-        url += f"?map_index={identity.map_index}"
-    return url
+        params.append(("map", identity.map_index))
+    query = "&".join(f"{name}={encode_query_value(str(value))}" for name, value in params)
+    return f"{base_url.rstrip('/')}/attempt?{query}"
 
 
 def ui_base_url() -> str:

@@ -59,7 +59,7 @@ class ImportWithoutAirflow(unittest.TestCase):
                 plugins,
             )
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("http://x/tasks/d/t/r/1", result.stdout)
+        self.assertIn("http://x/attempt?dag=d&task=t&run=r&try=1", result.stdout)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "common/url_codec.h"
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/attempt_spans.h"
 #include "traceview/trace_view_api.h"
@@ -212,7 +214,10 @@ TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
   EXPECT_EQ(body["spans"][1]["depth"], 1);  // children follow their parent
   EXPECT_EQ(body["history"]["runs"].size(), 1u);
   EXPECT_TRUE(body["history"]["baseline"].is_null());
-  EXPECT_EQ(body["downloads"]["chrome_trace"], "/api/v1/tasks/etl/load/run-1/1/chrome-trace.json");
+  // Asked by the earlier path shape, answered with the links of the current one.
+  EXPECT_EQ(body["downloads"]["chrome_trace"],
+            "/api/v1/attempt/chrome-trace.json?dag=etl&task=load&run=run-1&try=1");
+  EXPECT_EQ(body["downloads"]["otlp_json"], "/api/v1/attempt/otlp.json?dag=etl&task=load&run=run-1&try=1");
 }
 
 TEST_F(TraceViewApiTest, ARunningAttemptIsInProgressWithItsOpenSpansMarked) {
@@ -267,15 +272,89 @@ TEST_F(TraceViewApiTest, AnswersBadRequestsAndMissingAttemptsClearly) {
   EXPECT_EQ(Get(api, "/api/v1/traces/zz").status, 400);
   EXPECT_EQ(Get(api, "/api/v1/traces/" + std::string(32, 'f')).status, 404);
   EXPECT_EQ(Get(api, "/api/v1/recipes/../../etc/passwd").status, 400);
+  EXPECT_EQ(Get(api, "/api/v1/attempt", "dag=etl&task=load&run=run-1").status, 400);  // no try
+  EXPECT_EQ(Body(Get(api, "/api/v1/attempt", "dag=etl&task=load&run=run-1&try=1&map=x"))["error"],
+            "map must be an integer");
+  EXPECT_EQ(Get(api, "/api/v1/attempt", "dag=etl&task=load&run=run-1&try=7").status, 404);
+  EXPECT_EQ(Get(api, "/api/v1/attempt/nope.json", "dag=etl&task=load&run=run-1&try=1").status, 404);
   // What the admin server asks before answering 405 rather than 404 to another method.
+  EXPECT_TRUE(TraceViewApi::Serves("/api/v1/attempt"));
+  EXPECT_TRUE(TraceViewApi::Serves("/api/v1/attempt/otlp.json"));
+  EXPECT_TRUE(TraceViewApi::Serves("/attempt"));
   EXPECT_TRUE(TraceViewApi::Serves("/api/v1/tasks/etl/load/run-1/1"));
   EXPECT_TRUE(TraceViewApi::Serves("/tasks/etl/load/run-1/1"));
+  EXPECT_FALSE(TraceViewApi::Serves("/api/v1/attempts"));
+  EXPECT_FALSE(TraceViewApi::Serves("/attempts"));
   EXPECT_FALSE(TraceViewApi::Serves("/api/v1/events"));
   EXPECT_FALSE(TraceViewApi::Serves("/favicon.ico"));
   admin::HttpRequest unknown;
   unknown.path = "/favicon.ico";
   unknown.header = [](const std::string&) { return std::nullopt; };
   EXPECT_FALSE(api.Handle(unknown).has_value());
+}
+
+// Ids that break paths ("." and ".." are valid Airflow task ids; run ids hold "/", "?", "#", "%", "+",
+// spaces and Unicode): the list's links, and every link an attempt's JSON gives, reach that attempt.
+TEST_F(TraceViewApiTest, EveryLinkReachesItsAttemptWhateverItsIds) {
+  const std::string run = "manual__2024-01-01T00:00:00+00:00/a?b=c#d 100% ü運🚀";
+  Write(Operation(20, 10, 0, 0, "..", ".", run, 1, {}, "failed"));
+  Write(Operation(21, 10, 0, 5000, "..", ".", run, 2));
+  std::vector<Span> mapped = Operation(22, 10, 0, 9000, "..", ".", run, 2);
+  for (Span& span : mapped) {
+    if (tracing::AttributeValueOf<std::string>(span.attributes, "airflow.dag_id") != nullptr) {
+      span.attributes.push_back({"airflow.map_index", std::int64_t{3}});
+    }
+  }
+  Write(mapped);
+  Write(Operation(23, 10, 0, 20000, "", "..", "", 1));  // an empty dag id and run id
+
+  TraceViewApi api(TraceViewOptions{path_});
+  const auto listed = Body(Get(api, "/api/v1/tasks"));
+  ASSERT_EQ(listed["total"], 4) << listed.dump();
+  std::set<std::string> hrefs;
+  for (const auto& row : listed["tasks"]) {
+    const std::string href = row["href"];
+    SCOPED_TRACE(href);
+    hrefs.insert(href);
+    ASSERT_TRUE(href.starts_with("/attempt?"));
+    const std::string query = href.substr(href.find('?') + 1);
+    const auto page = Get(api, "/attempt", query);
+    EXPECT_EQ(page.status, 200);
+    EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+    // The page asks /api/v1/attempt with its own query (web/assets/url_state.js).
+    const auto answer = Get(api, "/api/v1/attempt", query);
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    const auto attempt = Body(answer);
+    for (const char* field : {"dag_id", "task_id", "run_id", "try_number", "map_index"}) {
+      EXPECT_EQ(attempt["identity"][field], row[field]) << field;
+    }
+    for (const char* download : {"chrome_trace", "otlp_json"}) {
+      const std::string link = attempt["downloads"][download];
+      const auto file = Get(api, link.substr(0, link.find('?')), link.substr(link.find('?') + 1));
+      EXPECT_EQ(file.status, 200) << link;
+    }
+    // The other tries and the history lead to attempts of this task, each one its own.
+    for (const auto& other : attempt["tries"]) {
+      const std::string link = other["href"];
+      const auto tried = Body(Get(api, "/api/v1/attempt", link.substr(link.find('?') + 1)));
+      EXPECT_EQ(tried["identity"]["try_number"], other["try_number"]) << link;
+      EXPECT_EQ(tried["identity"]["task_id"], row["task_id"]) << link;
+    }
+    for (const auto& other : attempt["history"]["runs"]) {
+      const std::string link = other["href"];
+      EXPECT_EQ(Get(api, "/api/v1/attempt", link.substr(link.find('?') + 1)).status, 200) << link;
+    }
+  }
+  EXPECT_EQ(hrefs.size(), 4u);  // four attempts, four addresses
+  EXPECT_TRUE(hrefs.contains("/attempt?dag=..&task=.&run=" + EncodePathSegment(run) + "&try=2&map=3"));
+  EXPECT_TRUE(hrefs.contains("/attempt?dag=&task=..&run=&try=1"));
+
+  // The mapped attempt's downloads hold its own spans, not those of the unmapped one of the same try.
+  const auto otlp = Body(
+      Get(api, "/api/v1/attempt/otlp.json", "dag=..&task=.&run=" + EncodePathSegment(run) + "&try=2&map=3"));
+  const auto& spans = otlp["resourceSpans"][0]["scopeSpans"][0]["spans"];
+  ASSERT_EQ(spans.size(), 7u);
+  EXPECT_EQ(spans[0]["traceId"], tracing::ToHex(TraceNumber(22)));
 }
 
 TEST_F(TraceViewApiTest, ServesThePageAssetsRecipesAndDownloads) {
