@@ -130,7 +130,8 @@ class SlowReaderTest(unittest.TestCase):
         # beyond them comes out of the budget.
         bound = self.BUDGET + total * 2 * 64 * 1024
         self.assertLessEqual(granted_peak, bound)
-        self.assertLess(peak, 160 * MIB, f"the proxy grew by {peak / MIB:.0f} MiB for {total} stalled streams")
+        if not harness.SANITIZED:  # ASan's quarantine and shadow memory are RSS of their own
+            self.assertLess(peak, 160 * MIB, f"the proxy grew by {peak / MIB:.0f} MiB for {total} stalled streams")
         self.assertEqual(seen.value("sparktrace_relay_client_connections"), self.CONNECTIONS + 1)
 
     def test_more_streams_than_a_connection_may_open_are_refused(self):
