@@ -23,9 +23,20 @@ std::string_view RelayLimitName(RelayLimit limit) {
   return "unknown";
 }
 
+namespace {
+
+// A family of one unlabelled series.
+prometheus::MetricFamily Single(std::string name, std::string help, prometheus::MetricType type, double value) {
+  auto family = Family(std::move(name), std::move(help), type);
+  family.metric.push_back(type == prometheus::MetricType::Counter ? Counter({}, static_cast<std::uint64_t>(value))
+                                                                  : Gauge({}, value));
+  return family;
+}
+
+}  // namespace
+
 std::vector<prometheus::MetricFamily> RelayMetrics::Collect() const {
   std::vector<prometheus::MetricFamily> families;
-
   auto hits = Family("sparktrace_relay_limit_hits_total",
                      "Times a bound of the data path bit, by limit (the flag of the same name; see README, "
                      "Operating it)",
@@ -35,37 +46,23 @@ std::vector<prometheus::MetricFamily> RelayMetrics::Collect() const {
     hits.metric.push_back(Counter({{"limit", std::string(RelayLimitName(limit))}}, stats_.hits(limit)));
   }
   families.push_back(std::move(hits));
-
-  auto connections = Family("sparktrace_relay_client_connections", "Client connections open now (gRPC port)",
-                            prometheus::MetricType::Gauge);
-  connections.metric.push_back(Gauge({}, static_cast<double>(stats_.client_connections())));
-  families.push_back(std::move(connections));
-
-  auto budget = Family("sparktrace_relay_buffer_budget_bytes",
-                       "Bytes the relay may hold for all calls together (--relay-buffer-budget)",
-                       prometheus::MetricType::Gauge);
-  budget.metric.push_back(Gauge({}, static_cast<double>(budget_.limit())));
-  families.push_back(std::move(budget));
-
-  auto granted = Family("sparktrace_relay_buffer_granted_bytes",
-                        "Receive windows granted to peers plus traced message bytes kept: the most the relay can "
-                        "be made to hold now",
-                        prometheus::MetricType::Gauge);
-  granted.metric.push_back(Gauge({}, static_cast<double>(budget_.taken())));
-  families.push_back(std::move(granted));
-
-  auto high_water = Family("sparktrace_relay_buffer_granted_high_water_bytes",
-                           "The highest sparktrace_relay_buffer_granted_bytes since start",
-                           prometheus::MetricType::Gauge);
-  high_water.metric.push_back(Gauge({}, static_cast<double>(budget_.high_water())));
-  families.push_back(std::move(high_water));
-
-  auto attempts = Family("sparktrace_upstream_connect_attempts_total",
-                         "Connections the proxy tried to open to the upstream (each failure also counts in "
-                         "sparktrace_upstream_connect_failures_total)",
-                         prometheus::MetricType::Counter);
-  attempts.metric.push_back(Counter({}, stats_.upstream_connect_attempts()));
-  families.push_back(std::move(attempts));
+  const auto gauge = prometheus::MetricType::Gauge;
+  families.push_back(Single("sparktrace_relay_client_connections", "Client connections open now (gRPC port)", gauge,
+                            static_cast<double>(stats_.client_connections())));
+  families.push_back(Single("sparktrace_relay_buffer_budget_bytes",
+                            "Bytes the relay may hold for all calls together (--relay-buffer-budget)", gauge,
+                            static_cast<double>(budget_.limit())));
+  families.push_back(Single("sparktrace_relay_buffer_granted_bytes",
+                            "Receive windows granted to peers plus traced message bytes kept: the most the relay can "
+                            "be made to hold now",
+                            gauge, static_cast<double>(budget_.taken())));
+  families.push_back(Single("sparktrace_relay_buffer_granted_high_water_bytes",
+                            "The highest sparktrace_relay_buffer_granted_bytes since start", gauge,
+                            static_cast<double>(budget_.high_water())));
+  families.push_back(Single("sparktrace_upstream_connect_attempts_total",
+                            "Connections the proxy tried to open to the upstream (each failure also counts in "
+                            "sparktrace_upstream_connect_failures_total)",
+                            prometheus::MetricType::Counter, static_cast<double>(stats_.upstream_connect_attempts())));
   return families;
 }
 

@@ -256,6 +256,15 @@ def target(case, upstream, *proxy_args, env=None):
     return start_proxy(case, upstream.address, *proxy_args, env=env).grpc_address
 
 
+def unary_ok(channel, payload=b"ok", timeout=2):
+    """One Echo Unary call through `channel` came back byte for byte (False on any RPC error): for
+    waiting until a proxy serves again."""
+    try:
+        return channel.unary_unary("/sparktrace.test.Echo/Unary")(payload, timeout=timeout) == payload
+    except grpc.RpcError:
+        return False
+
+
 def open_channel(case, address, **kw):
     ch = channel(address, **kw)
     _cleanup(case, ch.close)

@@ -311,15 +311,8 @@ class OutageTest(unittest.TestCase):
         self.assertLessEqual(warnings, 2, proxy.stderr_tail())
 
         harness.start_upstream(self, port=port)
-        harness.wait_until(lambda: self._call_ok(channel), 15, interval=0.05,
+        harness.wait_until(lambda: harness.unary_ok(channel), 15, interval=0.05,
                            message="calls served once the upstream is back")
-
-    @staticmethod
-    def _call_ok(channel):
-        try:
-            return channel.unary_unary(f"{SVC}/Unary")(b"back", timeout=2) == b"back"
-        except grpc.RpcError:
-            return False
 
 
 if __name__ == "__main__":

@@ -563,14 +563,7 @@ class DescriptorExhaustionTest(unittest.TestCase):
         resource.prlimit(proxy.pid, resource.RLIMIT_NOFILE, (hard, hard))
         fresh = harness.open_channel(self, proxy.grpc_address,
                                      options=[("grpc.use_local_subchannel_pool", 1)])
-        harness.wait_until(lambda: self._call_ok(fresh), 10, message="a call after descriptors came back")
-
-    @staticmethod
-    def _call_ok(channel):
-        try:
-            return channel.unary_unary(f"{SVC}/Unary")(b"after", timeout=2) == b"after"
-        except grpc.RpcError:
-            return False
+        harness.wait_until(lambda: harness.unary_ok(fresh), 10, message="a call after descriptors came back")
 
 
 class ShutdownWhileResolvingTest(unittest.TestCase):
