@@ -192,8 +192,8 @@ void RelayedCall::OnRequestEnd() {
 
 void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
   // nghttp2 has forgotten the stream (or the connection is gone). Request bytes not yet sent
-  // upstream go nowhere now: the client's connection window gets them back.
-  // Bytes promised to a frame still go out, but never reach the consume in SendData: count all.
+  // upstream go nowhere now (the connection's window reopened when they arrived, and the stream's
+  // is gone with it); bytes promised to a frame still go out. The window goes back to the budget.
   requests_.Clear();
   request_window_.Close();
   downstream_ = nullptr;
