@@ -1,152 +1,122 @@
 #include "admin/admin_server.h"
 
 #include <arpa/inet.h>
-#include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <event2/thread.h>
+#include <event2/util.h>
 #include <netinet/in.h>
-#include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
-#include <sstream>
 
-#include "admin/http_caching.h"
-#include "admin/ui_access.h"
+#include "admin/admin_metrics.h"
+#include "admin/admin_routes.h"
+#include "admin/host_check.h"
+#include "admin/http_connection.h"
+#include "admin/http_message.h"
+#include "admin/libevent_log.h"
+#include "admin/loop_mailbox.h"
+#include "admin/ui_worker.h"
 
 namespace sparktrace::admin {
 namespace {
 
-// libevent's cross-thread wake-up (loopbreak from the destructor) needs its pthread support,
-// switched on once per process before the first event_base.
+// libevent's cross-thread wake-ups (loopexit from the destructor, the UI worker's answers) need its
+// pthread support, switched on once per process before the first event_base.
 void EnableLibeventThreads() {
   static std::once_flag once;
   std::call_once(once, [] { evthread_use_pthreads(); });
 }
 
-Result<int> BoundPort(evhttp_bound_socket* handle) {
+// How long accepting pauses after accept() failed (EMFILE: connections must close first). A
+// listener left enabled would be readable again at once and spin a core.
+constexpr timeval kAcceptPause{0, 100'000};
+// At most one warning about it per this long; the pauses are counted (sparktrace_admin_accept_pauses_total).
+constexpr int kListenBacklog = 128;
+
+Result<int> BoundPort(evutil_socket_t fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
-  if (getsockname(evhttp_bound_socket_get_fd(handle), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     return Error{ErrorCode::kIo, "getsockname failed on the admin socket"};
   }
   if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
   return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
 }
 
-// GET and HEAD carry no body worth reading: the limit when no POST route needs more.
-constexpr std::size_t kMaxGetBodyBytes = std::size_t{64} * 1024;
-
-bool IsGetPath(const std::string& path) {
-  return path == "/healthz" || path == "/readyz" || path == "/metrics";
-}
-
-// The request as handlers see it; valid while `request` is.
-HttpRequest MakeRequest(evhttp_request* request, const std::string& path) {
-  HttpRequest http_request;
-  http_request.path = path;
-  const char* query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(request));
-  if (query != nullptr) http_request.query = query;
-  evkeyvalq* headers = evhttp_request_get_input_headers(request);
-  http_request.header = [headers](const std::string& name) -> std::optional<std::string> {
-    const char* value = evhttp_find_header(headers, name.c_str());  // case-insensitive
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  };
-  return http_request;
-}
-
-// What every trace-view answer carries: the page runs only its own scripts and styles, talks only
-// to its own origin, and cannot be framed or sniffed into another type.
-void AddUiSecurityHeaders(HttpResponse& response) {
-  response.headers.emplace_back(
-      "Content-Security-Policy",
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-      "base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
-  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
-  response.headers.emplace_back("Referrer-Policy", "no-referrer");
-  response.headers.emplace_back("X-Frame-Options", "DENY");
-}
-
-bool HasHeader(const HttpResponse& response, std::string_view name) {
-  return std::any_of(response.headers.begin(), response.headers.end(),
-                     [name](const auto& header) { return header.first == name; });
-}
-
-HttpResponse Unauthorized(const std::string& path) {
-  if (path.starts_with("/api/")) {
-    return HttpResponse{
-        401,
-        "application/json; charset=utf-8",
-        "{\"error\":\"this sparktrace needs its admin token: send Authorization: Bearer TOKEN\"}\n",
-        {{"WWW-Authenticate", "Bearer"}}};
-  }
-  return HttpResponse{
-      401,
-      "text/plain; charset=utf-8",
-      "This sparktrace trace view needs its admin token: open this URL once with ?token=TOKEN "
-      "(the value of --admin-token).\n",
-      {{"WWW-Authenticate", "Bearer"}}};
-}
-
-HttpResponse MethodNotAllowed(const char* allowed, std::string body) {
-  HttpResponse response{405, "text/plain; charset=utf-8", std::move(body), {}};
-  response.headers.emplace_back("Allow", allowed);
+HttpResponse Busy(std::string body) {
+  HttpResponse response = TextResponse(503, std::move(body));
+  response.headers.emplace_back("Retry-After", "1");
   return response;
 }
 
 }  // namespace
 
 void AdminServer::EventBaseDeleter::operator()(event_base* base) const { event_base_free(base); }
-void AdminServer::EvhttpDeleter::operator()(evhttp* http) const { evhttp_free(http); }
+void AdminServer::EventDeleter::operator()(event* e) const { event_free(e); }
+void AdminServer::ListenerDeleter::operator()(evconnlistener* listener) const { evconnlistener_free(listener); }
+
+AdminServer::AdminServer() = default;
 
 Result<std::unique_ptr<AdminServer>> AdminServer::Start(
     const std::string& address, ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
     std::vector<std::shared_ptr<const prometheus::Collectable>> more, std::vector<PostRoute> post_routes,
-    AdminUi ui) {
+    AdminUi ui, AdminLimits limits) {
   EnableLibeventThreads();
+  RouteLibeventLogToSpdlog();
   const auto colon = address.rfind(':');
   std::string host = address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-  const auto port = static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1)));
+  const std::string port = address.substr(colon + 1);
 
   auto server = std::unique_ptr<AdminServer>(new AdminServer());
-  server->readiness_ = std::move(readiness);
-  server->registry_ = std::move(registry);
-  server->more_collectables_ = std::move(more);
-  server->post_routes_ = std::move(post_routes);
-  server->ui_ = std::move(ui);
+  const bool has_ui = static_cast<bool>(ui.handler);
+  server->limits_ = std::move(limits);
   server->base_.reset(event_base_new());
   if (!server->base_) return Error{ErrorCode::kInternal, "libevent: event_base_new failed"};
-  server->http_.reset(evhttp_new(server->base_.get()));
-  if (!server->http_) return Error{ErrorCode::kInternal, "libevent: evhttp_new failed"};
-  // Every method reaches Serve(), so that a wrong one gets 405 rather than libevent's 501.
-  evhttp_set_allowed_methods(server->http_.get(), EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-                                                      EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
-                                                      EVHTTP_REQ_OPTIONS);
-  // libevent refuses a larger body with 413 while reading it, so that it is never buffered whole;
-  // lingering close reads (and discards) the rest first, so that the client sees the 413 rather
-  // than a reset connection. A route with a smaller limit checks its own in HandlePost.
-  std::size_t max_body = kMaxGetBodyBytes;
-  for (const PostRoute& route : server->post_routes_) max_body = std::max(max_body, route.max_body_bytes);
-  evhttp_set_max_body_size(server->http_.get(), static_cast<ev_ssize_t>(max_body));
-  evhttp_set_flags(server->http_.get(), EVHTTP_SERVER_LINGERING_CLOSE);
-  evhttp_bound_socket* handle = evhttp_bind_socket_with_handle(server->http_.get(), host.c_str(), port);
-  if (handle == nullptr) return Error{ErrorCode::kIo, "cannot listen on --admin " + address};
-  auto bound_port = BoundPort(handle);
+  event_base* base = server->base_.get();
+  server->metrics_ = std::make_unique<AdminMetrics>(*registry);
+  server->routes_ = std::make_unique<AdminRoutes>(
+      std::move(readiness), std::move(registry), std::move(more), std::move(post_routes), std::move(ui),
+      HostPolicy::Create(address.substr(0, colon), server->limits_.allowed_hosts), *server->metrics_);
+  server->limits_.max_body_buffer_bytes =
+      std::max(server->limits_.max_body_buffer_bytes, server->routes_->max_post_body_bytes());
+  auto mailbox = LoopMailbox::Create(base);
+  if (!mailbox.ok()) return mailbox.error();
+  server->mailbox_ = std::move(*mailbox);
+  server->resume_accepting_.reset(evtimer_new(base, OnResumeAccepting, server.get()));
+  server->reap_.reset(event_new(base, -1, 0, OnReap, server.get()));
+  if (!server->resume_accepting_ || !server->reap_) return Error{ErrorCode::kInternal, "libevent: event_new failed"};
+
+  // As evhttp did: the first address the name resolves to that can be bound.
+  evutil_addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = EVUTIL_AI_PASSIVE;
+  evutil_addrinfo* resolved = nullptr;
+  if (evutil_getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &resolved) != 0) {
+    return Error{ErrorCode::kIo, "cannot listen on --admin " + address + ": cannot resolve '" + host + "'"};
+  }
+  for (const evutil_addrinfo* candidate = resolved; candidate != nullptr && !server->listener_;
+       candidate = candidate->ai_next) {
+    server->listener_.reset(evconnlistener_new_bind(base, OnAccept, server.get(),
+                                                    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+                                                    kListenBacklog, candidate->ai_addr,
+                                                    static_cast<int>(candidate->ai_addrlen)));
+  }
+  evutil_freeaddrinfo(resolved);
+  if (!server->listener_) return Error{ErrorCode::kIo, "cannot listen on --admin " + address};
+  evconnlistener_set_error_cb(server->listener_.get(), OnAcceptError);
+  auto bound_port = BoundPort(evconnlistener_get_fd(server->listener_.get()));
   if (!bound_port.ok()) return bound_port.error();
   server->address_ = address.substr(0, colon) + ":" + std::to_string(*bound_port);
 
-  evhttp_set_gencb(
-      server->http_.get(),
-      [](evhttp_request* request, void* self) { static_cast<const AdminServer*>(self)->Serve(request); },
-      server.get());
-
-  server->loop_ = std::thread([base = server->base_.get()] { event_base_dispatch(base); });
+  if (has_ui) server->ui_worker_ = std::make_unique<UiWorker>(server->limits_.max_ui_queue);
+  server->loop_ = std::thread([base] { event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); });
   return server;
 }
 
@@ -157,128 +127,142 @@ AdminServer::~AdminServer() {
     event_base_loopexit(base_.get(), nullptr);
     loop_.join();
   }
+  // Then the worker (the loop no longer submits to it): a job still running finishes and posts its
+  // answer to the mailbox, which outlives the worker and drops it.
+  ui_worker_.reset();
 }
 
-void AdminServer::Serve(evhttp_request* request) const {
-  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
-  const char* raw_path = evhttp_uri_get_path(uri);
-  const std::string path = raw_path != nullptr && *raw_path != '\0' ? raw_path : "/";
-  const evhttp_cmd_type method = evhttp_request_get_command(request);
-  const auto route = std::find_if(post_routes_.begin(), post_routes_.end(),
-                                  [&path](const PostRoute& candidate) { return candidate.path == path; });
-  HttpResponse response;
-  if (route != post_routes_.end()) {
-    response = method == EVHTTP_REQ_POST ? HandlePost(*route, request, path)
-                                         : MethodNotAllowed("POST", "send events with POST\n");
-  } else if (method == EVHTTP_REQ_GET || method == EVHTTP_REQ_HEAD) {
-    response = IsGetPath(path) || !ui_.handler ? HandleGet(path) : HandleUi(path, request);
-  } else if (!IsGetPath(path) && !(ui_.serves && ui_.serves(path))) {
-    response = HandleGet(path);  // an unknown path is a 404 whatever the method
-  } else {
-    response = MethodNotAllowed("GET, HEAD", "only GET here\n");
-  }
-  evkeyvalq* headers = evhttp_request_get_output_headers(request);
-  evhttp_add_header(headers, "Content-Type", response.content_type.c_str());
-  if (!HasHeader(response, "Cache-Control")) evhttp_add_header(headers, "Cache-Control", "no-store");
-  for (const auto& [name, value] : response.headers) evhttp_add_header(headers, name.c_str(), value.c_str());
-  evbuffer* body = evbuffer_new();
-  evbuffer_add(body, response.body.data(), response.body.size());
-  evhttp_send_reply(request, response.status, nullptr, body);
-  evbuffer_free(body);
+void AdminServer::OnAccept(evconnlistener*, int fd, sockaddr*, int, void* self) {
+  static_cast<AdminServer*>(self)->Accept(fd);
 }
 
-HttpResponse AdminServer::HandlePost(const PostRoute& route, evhttp_request* request,
-                                     const std::string& path) const {
-  evbuffer* input = evhttp_request_get_input_buffer(request);
-  const std::size_t length = evbuffer_get_length(input);
-  if (length > route.max_body_bytes) {
-    return HttpResponse{
-        413,
-        "application/json",
-        "{\"error\":\"body larger than " + std::to_string(route.max_body_bytes) + " bytes\"}\n",
-        {}};
+void AdminServer::Accept(int fd) {
+  if (connections_.size() >= limits_.max_connections && !EvictOne()) {
+    // Every slot is serving a request: this one is told so, best effort, and closed at once.
+    metrics_->Refused(RefuseReason::kMaxConnections);
+    const HttpResponse busy = Busy("too many admin connections\n");
+    const std::string bytes = SerializeResponseHead(busy, ResponseFraming{false, false, 1}) + busy.body;
+    (void)send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    evutil_closesocket(fd);
+    return;
   }
-  HttpRequest http_request = MakeRequest(request, path);
-  http_request.body.resize(length);
-  if (length > 0) evbuffer_remove(input, http_request.body.data(), length);
-  return route.handler(http_request);
+  const std::uint64_t id = next_connection_id_++;
+  ConnectionOwner& owner = *this;  // the base is private: converted here, not inside make_unique
+  auto connection = std::make_unique<HttpConnection>(base_.get(), fd, id, limits_, owner);
+  if (!connection->Start()) return;
+  metrics_->ConnectionOpened();
+  connections_.emplace(id, std::move(connection));
 }
 
-HttpResponse AdminServer::HandleUi(const std::string& path, evhttp_request* request) const {
-  const HttpRequest http_request = MakeRequest(request, path);
-  HttpResponse response;
-  const TokenLogin login = SplitTokenParameter(http_request.query);
-  bool allowed = ui_.token.empty();
-  if (!allowed && login.token) {
-    if (!ConstantTimeEquals(*login.token, ui_.token)) return Unauthorized(path);
-    // The token leaves the address bar (and the browser history) at once; the cookie carries it.
-    response.status = 303;
-    response.headers.emplace_back("Location",
-                                  login.rest_of_query.empty() ? path : path + "?" + login.rest_of_query);
-    response.headers.emplace_back(
-        "Set-Cookie", std::string(kTokenCookie) + "=" + ui_.token + "; Path=/; HttpOnly; SameSite=Strict");
-    response.body = "signed in\n";
-    AddUiSecurityHeaders(response);
-    return response;
-  }
-  if (!allowed) {
-    const auto authorization = http_request.header("Authorization");
-    const auto cookie = http_request.header("Cookie");
-    const auto bearer = authorization ? BearerToken(*authorization) : std::nullopt;
-    const auto from_cookie = cookie ? CookieValue(*cookie, kTokenCookie) : std::nullopt;
-    allowed = (bearer && ConstantTimeEquals(*bearer, ui_.token)) ||
-              (from_cookie && ConstantTimeEquals(*from_cookie, ui_.token));
-  }
-  if (!allowed) return Unauthorized(path);
-
-  std::optional<HttpResponse> answer = ui_.handler(http_request);
-  if (!answer) {
-    answer = HttpResponse{404, "text/plain; charset=utf-8", "not found\n", {}};
-  }
-  response = std::move(*answer);
-  AddUiSecurityHeaders(response);
-  if (response.status != 200) return response;
-  // Revalidate every time (the store changes under the same URL), but cheaply: a matching ETag is a
-  // 304 without a body.
-  const std::string etag = EntityTag(response.body);
-  response.headers.emplace_back("ETag", etag);
-  if (!HasHeader(response, "Cache-Control")) response.headers.emplace_back("Cache-Control", "no-cache");
-  if (const auto if_none_match = http_request.header("If-None-Match");
-      if_none_match && MatchesIfNoneMatch(*if_none_match, etag)) {
-    response.status = 304;
-    response.body.clear();
-    return response;
-  }
-  response.headers.emplace_back("Vary", "Accept-Encoding");
-  if (const auto accept = http_request.header("Accept-Encoding");
-      accept && AcceptsGzip(*accept) && WorthCompressing(response.content_type, response.body.size())) {
-    if (std::optional<std::string> compressed = Gzip(response.body)) {
-      response.body = std::move(*compressed);
-      response.headers.emplace_back("Content-Encoding", "gzip");
+bool AdminServer::EvictOne() {
+  HttpConnection* victim = nullptr;
+  for (const auto& [id, connection] : connections_) {
+    if (connection->idle()) {
+      victim = connection.get();
+      break;
     }
   }
-  return response;
+  for (auto it = connections_.begin(); victim == nullptr && it != connections_.end(); ++it) {
+    if (it->second->evictable()) victim = it->second.get();
+  }
+  if (victim == nullptr) return false;
+  metrics_->Refused(RefuseReason::kEvicted);
+  victim->Close();  // OnClosed takes it out of connections_
+  return true;
 }
 
-HttpResponse AdminServer::HandleGet(const std::string& path) const {
-  if (path == "/healthz") return HttpResponse{200, "text/plain; charset=utf-8", "ok\n", {}};
-  if (path == "/readyz") {
-    const std::string reason = readiness_();
-    if (reason.empty()) return HttpResponse{200, "text/plain; charset=utf-8", "ready\n", {}};
-    return HttpResponse{503, "text/plain; charset=utf-8", "not ready: " + reason + "\n", {}};
+void AdminServer::OnAcceptError(evconnlistener* listener, void* self) {
+  auto* server = static_cast<AdminServer*>(self);
+  server->metrics_->AcceptPaused();
+  if (server->accept_warnings_.Allow()) {
+    spdlog::warn("admin port: cannot accept connections: {}; pausing {} ms each time (counted in "
+                 "sparktrace_admin_accept_pauses_total)",
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()), kAcceptPause.tv_usec / 1000);
   }
-  if (path == "/metrics") {
-    std::ostringstream out;
-    std::vector<prometheus::MetricFamily> families = registry_->Collect();
-    for (const auto& collectable : more_collectables_) {
-      for (auto& family : collectable->Collect()) families.push_back(std::move(family));
-    }
-    prometheus::TextSerializer().Serialize(out, families);
-    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", out.str(), {}};
+  evconnlistener_disable(listener);
+  evtimer_add(server->resume_accepting_.get(), &kAcceptPause);
+}
+
+void AdminServer::OnResumeAccepting(int, short, void* self) {
+  auto* server = static_cast<AdminServer*>(self);
+  if (server->listener_) evconnlistener_enable(server->listener_.get());
+}
+
+void AdminServer::OnReap(int, short, void* self) { static_cast<AdminServer*>(self)->closed_.clear(); }
+
+void AdminServer::OnClosed(HttpConnection& connection) {
+  ReleaseBody(connection.id());
+  auto node = connections_.extract(connection.id());
+  if (node.empty()) return;
+  metrics_->ConnectionClosed();
+  closed_.push_back(std::move(node.mapped()));
+  event_active(reap_.get(), EV_READ, 0);
+}
+
+void AdminServer::OnRefused(RefuseReason reason) { metrics_->Refused(reason); }
+
+void AdminServer::OnHead(HttpConnection& connection, const RequestHead& head, std::uint64_t body_bytes) {
+  AdminRoutes::Decision decision = routes_->Route(head, body_bytes);
+  switch (decision.kind) {
+    case AdminRoutes::Decision::Kind::kAnswer:
+      Reply(connection, std::move(decision.answer));
+      return;
+    case AdminRoutes::Decision::Kind::kRunUi:
+      RunUi(connection, head);
+      return;
+    case AdminRoutes::Decision::Kind::kReadBody:
+      if (pending_body_bytes_ + body_bytes > limits_.max_body_buffer_bytes) {
+        metrics_->Refused(RefuseReason::kBusy);
+        Reply(connection, Busy("receiving other request bodies; retry in a moment\n"));
+        return;
+      }
+      if (body_bytes > 0) {
+        pending_bodies_[connection.id()] = body_bytes;
+        pending_body_bytes_ += body_bytes;
+      }
+      connection.ReadBody();
+      return;
   }
-  std::string paths = "/healthz, /readyz, /metrics";
-  for (const PostRoute& route : post_routes_) paths += ", POST " + route.path;
-  return HttpResponse{404, "text/plain; charset=utf-8", "not found; try " + paths + "\n", {}};
+}
+
+void AdminServer::OnBody(HttpConnection& connection, std::string body) {
+  // The budget is released once the handler is done with the bytes, not when they arrived.
+  Reply(connection, routes_->Post(connection.head(), std::move(body)));
+  ReleaseBody(connection.id());
+}
+
+void AdminServer::ReleaseBody(std::uint64_t connection_id) {
+  const auto pending = pending_bodies_.find(connection_id);
+  if (pending == pending_bodies_.end()) return;
+  pending_body_bytes_ -= pending->second;
+  pending_bodies_.erase(pending);
+}
+
+void AdminServer::RunUi(HttpConnection& connection, const RequestHead& head) {
+  metrics_->UiRequests(1);
+  const bool queued = ui_worker_->TrySubmit(
+      [this, id = connection.id(), request = AdminRoutes::MakeRequest(head, std::string())] {
+        HttpResponse response = routes_->Ui(request);
+        metrics_->UiRequests(-1);
+        // Back on the loop: the connection may have closed meanwhile (then the answer is dropped).
+        mailbox_->Post([this, id, response = std::move(response)] {
+          if (const auto found = connections_.find(id); found != connections_.end()) {
+            Reply(*found->second, response);
+          }
+        });
+      });
+  if (!queued) {
+    metrics_->UiRequests(-1);
+    metrics_->Refused(RefuseReason::kBusy);
+    Reply(connection, Busy("the trace view is busy; retry in a moment\n"));
+  }
+}
+
+void AdminServer::Reply(HttpConnection& connection, HttpResponse response) {
+  const bool has_cache_control = std::any_of(response.headers.begin(), response.headers.end(),
+                                             [](const auto& header) { return header.first == "Cache-Control"; });
+  if (!has_cache_control) response.headers.emplace_back("Cache-Control", "no-store");
+  connection.Respond(response);
 }
 
 }  // namespace sparktrace::admin

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "admin/admin_flags.h"
 #include "admin/admin_server.h"
 #include "admin/ui_access.h"
 #include "cli/tracing_config.h"
@@ -47,13 +48,15 @@ sigset_t BlockShutdownSignals() {
   return signals;
 }
 
-// The proxy's own flags, then tracing's.
+// The proxy's own flags, then tracing's, then the admin port's limits.
 std::span<const FlagSpec> AllFlagSpecs() {
   static const std::vector<FlagSpec> kSpecs = [] {
     std::vector<FlagSpec> specs(proxy::ProxyFlagSpecs().begin(), proxy::ProxyFlagSpecs().end());
     const auto help =
         std::find_if(specs.begin(), specs.end(), [](const FlagSpec& spec) { return spec.name == "help"; });
-    specs.insert(help, TracingFlagSpecs().begin(), TracingFlagSpecs().end());
+    const auto admin_at = specs.insert(help, TracingFlagSpecs().begin(), TracingFlagSpecs().end()) +
+                          static_cast<std::ptrdiff_t>(TracingFlagSpecs().size());
+    specs.insert(admin_at, admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
     return specs;
   }();
   return kSpecs;
@@ -89,6 +92,11 @@ int RunProxyCommand(std::span<const std::string> args) {
   auto tracing_config = TracingConfigFromFlags(*flags);
   if (!tracing_config.ok()) {
     std::cerr << "sparktrace proxy: " << tracing_config.error().message << "\n";
+    return 2;
+  }
+  auto admin_limits = admin::AdminLimitsFromFlags(*flags);
+  if (!admin_limits.ok()) {
+    std::cerr << "sparktrace proxy: " << admin_limits.error().message << "\n";
     return 2;
   }
 
@@ -146,7 +154,7 @@ int RunProxyCommand(std::span<const std::string> args) {
         return "";
       },
       registry, tracing_metrics, tracing ? tracing->admin_routes() : std::vector<admin::PostRoute>{},
-      std::move(ui));
+      std::move(ui), std::move(*admin_limits));
   if (!admin.ok()) {
     spdlog::error("{}", admin.error().message);
     (*server)->Shutdown(std::chrono::milliseconds(0));

@@ -6,10 +6,13 @@
 
 #include <array>
 #include <memory>
+#include <vector>
 
+#include "admin/admin_flags.h"
 #include "admin/admin_server.h"
 #include "admin/ui_access.h"
 #include "common/flags.h"
+#include "common/logging.h"
 #include "proxy/proxy_config.h"
 #include "traceview/trace_view_api.h"
 #include "tracing/sqlite_span_store.h"
@@ -33,6 +36,17 @@ const std::array<FlagSpec, 5> kSpecs = {{
     {"help", "", "", "show this help"},
 }};
 
+// The command's own flags, then the admin port's limits (the same as `sparktrace proxy`'s), then --help.
+std::span<const FlagSpec> AllFlagSpecs() {
+  static const std::vector<FlagSpec> kAll = [] {
+    std::vector<FlagSpec> specs(kSpecs.begin(), kSpecs.end() - 1);
+    specs.insert(specs.end(), admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
+    specs.push_back(kSpecs.back());
+    return specs;
+  }();
+  return kAll;
+}
+
 int Fail(std::ostream& err, int code, const std::string& message) {
   err << "sparktrace ui: " << message << "\n";
   return code;
@@ -42,10 +56,10 @@ int Fail(std::ostream& err, int code, const std::string& message) {
 
 int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   if (WantsHelp(args)) {
-    out << kUsage << FormatFlagHelp(kSpecs);
+    out << kUsage << FormatFlagHelp(AllFlagSpecs());
     return 0;
   }
-  auto flags = ParseFlags(kSpecs, args);
+  auto flags = ParseFlags(AllFlagSpecs(), args);
   if (!flags.ok()) return Fail(err, 2, flags.error().message);
   if (!flags->positional().empty())
     return Fail(err, 2, "unexpected argument '" + flags->positional().front() + "'");
@@ -58,6 +72,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
       return Fail(err, 2, FlagError("admin-token", valid.error()).message);
     }
   }
+  auto limits = admin::AdminLimitsFromFlags(*flags);
+  if (!limits.ok()) return Fail(err, 2, limits.error().message);
   // Refuse a path that is not a readable store now, rather than answer 503 on every page.
   {
     tracing::SqliteSpanStoreOptions options;
@@ -66,6 +82,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
     if (!store.ok()) return Fail(err, 1, store.error().message);
   }
 
+  // The admin server's warnings (and libevent's, through it) go to stderr: stdout carries the URL.
+  ConfigureLogging(spdlog::level::warn, LogFormat::kText);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -80,7 +98,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
   ui.token = flags->Get("admin-token");
   auto server = admin::AdminServer::Start(
-      listen, [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui));
+      listen, [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui),
+      std::move(*limits));
   if (!server.ok()) return Fail(err, 1, server.error().message);
   out << "trace view http://" << (*server)->address() << "/\n" << std::flush;
   int signal_number = 0;

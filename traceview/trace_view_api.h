@@ -4,7 +4,8 @@
 // handler (admin::AdminUi), by `sparktrace proxy` over its own --store and by `sparktrace ui` over
 // any store file.
 //
-// Threads: Handle() is called on the admin thread only, one request at a time (the store connection
+// Threads: Handle() is called on the admin port's trace-view thread only (admin/ui_worker.h), one
+// request at a time (the store connection
 // and the cache are not synchronised). The store is opened read-only on first use (WAL: a proxy
 // writing to it is never blocked) and opened again after an error.
 

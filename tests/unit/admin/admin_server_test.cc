@@ -3,69 +3,21 @@
 
 #include "admin/admin_server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <prometheus/registry.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <memory>
 #include <string>
 
+#include "tests/unit/admin/raw_http_client.h"
+
 namespace sparktrace::admin {
 namespace {
 
-struct RawResponse {
-  int status = 0;
-  std::string head;  // status line and headers
-  std::string body;
-};
-
-// One HTTP/1.0 request over a fresh connection (the server closes it after the answer); the whole
-// exchange bounded by a 5 s socket timeout.
-RawResponse Send(const std::string& address, const std::string& method, const std::string& target,
-                 const std::string& body = "", const std::string& extra_headers = "") {
-  const auto colon = address.rfind(':');
-  sockaddr_in server{};
-  server.sin_family = AF_INET;
-  server.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
-  inet_pton(AF_INET, address.substr(0, colon).c_str(), &server.sin_addr);
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval timeout{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  RawResponse response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&server), sizeof(server)) != 0) {
-    close(fd);
-    return response;
-  }
-  const std::string request = method + " " + target +
-                              " HTTP/1.0\r\nHost: test\r\nContent-Length: " + std::to_string(body.size()) +
-                              "\r\n" + extra_headers + "\r\n" + body;
-  std::size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<std::size_t>(n);
-  }
-  std::string raw;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) break;
-    raw.append(buffer, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  const auto head_end = raw.find("\r\n\r\n");
-  if (raw.size() < 12 || head_end == std::string::npos) return response;
-  response.status = std::stoi(raw.substr(9, 3));
-  response.head = raw.substr(0, head_end);
-  response.body = raw.substr(head_end + 4);
-  return response;
-}
+using test_client::HeaderValue;
+using test_client::RawResponse;
+using test_client::Send;
 
 class AdminServerRoutes : public ::testing::Test {
  protected:
@@ -160,13 +112,6 @@ class AdminServerUi : public ::testing::Test {
   }
   std::unique_ptr<AdminServer> server_;
 };
-
-std::string HeaderValue(const std::string& head, const std::string& name) {
-  const auto at = head.find("\r\n" + name + ": ");
-  if (at == std::string::npos) return "";
-  const auto start = at + name.size() + 4;
-  return head.substr(start, head.find("\r\n", start) - start);
-}
 
 TEST_F(AdminServerUi, WithoutATokenEverythingIsOpenAndSecured) {
   StartWith("");
