@@ -256,6 +256,63 @@ def target(case, upstream, *proxy_args, env=None):
     return start_proxy(case, upstream.address, *proxy_args, env=env).grpc_address
 
 
+class MemoryLimit:
+    """A process held to a memory limit, as a container's is (the deployment's `limits.memory`): a
+    cgroup (v1 memory controller) of its own. What the process allocates from then on is charged to
+    it (recent kernels no longer move earlier charges along: the few MiB it had at start stay
+    outside). Reads back how much it used at most and whether the kernel's OOM killer had to act."""
+
+    ROOT = Path("/sys/fs/cgroup/memory")
+
+    def __init__(self, pid, limit_bytes):
+        self.path = self.ROOT / f"sparktrace-test-{os.getpid()}-{pid}"
+        self.path.mkdir()
+        try:
+            (self.path / "memory.limit_in_bytes").write_text(str(limit_bytes))
+            (self.path / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            self.path.rmdir()
+            raise
+
+    @classmethod
+    def available(cls):
+        """None when a test may hold a process to a limit here, else why not."""
+        if os.geteuid() != 0:
+            return "not root: cannot create a memory cgroup"
+        if not (cls.ROOT / "memory.limit_in_bytes").exists() or not os.access(cls.ROOT, os.W_OK):
+            return "no writable cgroup v1 memory controller"
+        return None
+
+    def peak_bytes(self):
+        return int((self.path / "memory.max_usage_in_bytes").read_text())
+
+    def oom_kills(self):
+        for line in (self.path / "memory.oom_control").read_text().splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+        return 0
+
+    def close(self):
+        """Moves what is still in the cgroup back to the root one (cleanups run before the proxy's
+        own), then removes it."""
+        try:
+            for pid in (self.path / "cgroup.procs").read_text().split():
+                (self.ROOT / "cgroup.procs").write_text(pid)
+            self.path.rmdir()
+        except OSError:
+            pass
+
+
+def limit_memory(case, proxy, limit_bytes):
+    """Holds `proxy` to `limit_bytes`, or skips the test where this machine cannot (not root)."""
+    why_not = MemoryLimit.available()
+    if why_not:
+        case.skipTest(why_not)
+    limit = MemoryLimit(proxy.pid, limit_bytes)
+    case.addCleanup(limit.close)
+    return limit
+
+
 def unary_ok(channel, payload=b"ok", timeout=2):
     """One Echo Unary call through `channel` came back byte for byte (False on any RPC error): for
     waiting until a proxy serves again."""

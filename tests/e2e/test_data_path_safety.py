@@ -27,6 +27,7 @@ from promtext import Metrics
 
 SVC = "/sparktrace.test.Echo"
 MIB = 1 << 20
+DEPLOYMENT_MEMORY_LIMIT = 1 << 30  # k8s/base/deployment.yaml, limits.memory: 1Gi
 
 
 def metrics(proxy):
@@ -98,6 +99,8 @@ class SlowReaderTest(unittest.TestCase):
         # One worker: the stalled streams and the bystanders share its upstream connections.
         proxy = harness.start_proxy(self, upstream.address, "--threads", "1", "--no-tracing",
                                     "--relay-buffer-budget", f"{self.BUDGET // MIB}MiB")
+        # The deployment's limit (k8s/base/deployment.yaml): an earlier build was OOM-killed here.
+        memory = harness.limit_memory(self, proxy, DEPLOYMENT_MEMORY_LIMIT)
         bystander = harness.open_channel(self, proxy.grpc_address)
         self.assertEqual(bystander.unary_unary(f"{SVC}/Unary")(b"warm", timeout=5), b"warm")
         baseline = proxy.rss()
@@ -123,6 +126,8 @@ class SlowReaderTest(unittest.TestCase):
             b"", timeout=20, metadata=[("x-test-stream-count", "16"), ("x-test-message-bytes", str(256 * 1024))])
         self.assertEqual(sum(len(m) for m in stream), 4 * MIB)
 
+        self.assertEqual(memory.oom_kills(), 0, "the proxy was OOM-killed under its limit")
+        self.assertIsNone(proxy.proc.poll(), "the proxy died")
         peak = vm_hwm(proxy.pid) - baseline
         seen = metrics(proxy)
         granted_peak = seen.value("sparktrace_relay_buffer_granted_high_water_bytes")
@@ -132,6 +137,7 @@ class SlowReaderTest(unittest.TestCase):
         self.assertLessEqual(granted_peak, bound)
         if not harness.SANITIZED:  # ASan's quarantine and shadow memory are RSS of their own
             self.assertLess(peak, 160 * MIB, f"the proxy grew by {peak / MIB:.0f} MiB for {total} stalled streams")
+            self.assertLess(memory.peak_bytes(), 256 * MIB, "the cgroup's peak (RSS and page cache)")
         self.assertEqual(seen.value("sparktrace_relay_client_connections"), self.CONNECTIONS + 1)
 
     def test_more_streams_than_a_connection_may_open_are_refused(self):
