@@ -13,6 +13,7 @@
 #include "admin/ui_access.h"
 #include "common/flags.h"
 #include "common/logging.h"
+#include "proxy/descriptor_limit.h"
 #include "proxy/proxy_config.h"
 #include "traceview/trace_view_api.h"
 #include "tracing/sqlite_span_store.h"
@@ -97,6 +98,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   ui.handler = [&view](const admin::HttpRequest& request) { return view.Handle(request); };
   ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
   ui.token = flags->Get("admin-token");
+  // As the proxy: --admin-max-connections, not the soft descriptor limit, is what bounds connections.
+  proxy::RaiseDescriptorLimit();
   auto server = admin::AdminServer::Start(
       listen, [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui),
       std::move(*limits));
