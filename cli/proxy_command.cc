@@ -12,6 +12,7 @@
 
 #include "admin/admin_flags.h"
 #include "admin/admin_server.h"
+#include "admin/libevent_log.h"
 #include "admin/ui_access.h"
 #include "cli/tracing_config.h"
 #include "cli/tracing_stack.h"
@@ -126,6 +127,8 @@ int RunProxyCommand(std::span<const std::string> args) {
     observers.push_back(&tracing->observer());
     tracing_metrics = tracing->collectables();
   }
+  // Before the relay's loops exist: libevent's own warnings go through the process log from the start.
+  admin::RouteLibeventLogToSpdlog();
   auto server = proxy::ProxyServer::Start(*config, observers,
                                           [&metrics] { metrics.RecordUpstreamConnectFailure(); });
   if (!server.ok()) {
