@@ -2,43 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 
-#include "common/units.h"
+#include "common/flag_values.h"
 
 namespace sparktrace::admin {
 namespace {
 
-Result<std::size_t> CountFlag(const ParsedFlags& flags, std::string_view name, std::size_t low, std::size_t high) {
-  const std::string& text = flags.Get(name);
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < low || value > high) {
-    return InvalidArgument("--" + std::string(name) + ": '" + text + "' is not a number from " +
-                           std::to_string(low) + " to " + std::to_string(high));
-  }
-  return value;
-}
-
-Result<std::size_t> BytesFlag(const ParsedFlags& flags, std::string_view name, std::uint64_t low,
-                              std::uint64_t high) {
-  auto bytes = ParseByteSize(flags.Get(name));
-  if (!bytes.ok()) return FlagError(name, bytes.error());
-  if (*bytes < low || *bytes > high) {
-    return InvalidArgument("--" + std::string(name) + ": must be between " + FormatByteSize(low) + " and " +
-                           FormatByteSize(high) + ", got " + flags.Get(name));
-  }
-  return static_cast<std::size_t>(*bytes);
-}
-
-Result<std::chrono::milliseconds> DurationFlag(const ParsedFlags& flags, std::string_view name) {
-  auto duration = ParseDuration(flags.Get(name));
-  if (!duration.ok()) return FlagError(name, duration.error());
-  // Zero would close every connection at once; a day is past any reason to wait.
-  if (duration->count() < 1 || *duration > std::chrono::hours(24)) {
-    return InvalidArgument("--" + std::string(name) + ": must be between 1ms and 24h, got " + flags.Get(name));
-  }
-  return *duration;
+// Zero would close every connection at once; a day is past any reason to wait.
+Result<std::chrono::milliseconds> TimeoutFlag(const ParsedFlags& flags, std::string_view name) {
+  return DurationFlag(flags, name, std::chrono::milliseconds(1), std::chrono::hours(24));
 }
 
 Result<std::vector<std::string>> HostsFlag(const ParsedFlags& flags, std::string_view name) {
@@ -92,39 +64,39 @@ Result<AdminLimits> AdminLimitsFromFlags(const ParsedFlags& flags) {
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
-  auto connections = CountFlag(flags, "admin-max-connections", 1, 65536);
+  auto connections = IntegerFlag(flags, "admin-max-connections", 1, 65536);
   if (!connections.ok()) return connections.error();
-  limits.max_connections = *connections;
+  limits.max_connections = static_cast<std::size_t>(*connections);
   // At least what an ordinary request line or header block needs; at most what keeps a connection small.
-  auto request_line = BytesFlag(flags, "admin-max-request-line", 256, kMiB);
+  auto request_line = ByteSizeFlag(flags, "admin-max-request-line", 256, kMiB);
   if (!request_line.ok()) return request_line.error();
-  limits.max_request_line_bytes = *request_line;
-  auto header_bytes = BytesFlag(flags, "admin-max-header-bytes", 1024, 16 * kMiB);
+  limits.max_request_line_bytes = static_cast<std::size_t>(*request_line);
+  auto header_bytes = ByteSizeFlag(flags, "admin-max-header-bytes", 1024, 16 * kMiB);
   if (!header_bytes.ok()) return header_bytes.error();
-  limits.max_header_bytes = *header_bytes;
-  auto headers = CountFlag(flags, "admin-max-headers", 1, 10000);
+  limits.max_header_bytes = static_cast<std::size_t>(*header_bytes);
+  auto headers = IntegerFlag(flags, "admin-max-headers", 1, 10000);
   if (!headers.ok()) return headers.error();
-  limits.max_headers = *headers;
+  limits.max_headers = static_cast<std::size_t>(*headers);
 
-  auto header_timeout = DurationFlag(flags, "admin-header-timeout");
+  auto header_timeout = TimeoutFlag(flags, "admin-header-timeout");
   if (!header_timeout.ok()) return header_timeout.error();
   limits.header_timeout = *header_timeout;
-  auto body_timeout = DurationFlag(flags, "admin-body-timeout");
+  auto body_timeout = TimeoutFlag(flags, "admin-body-timeout");
   if (!body_timeout.ok()) return body_timeout.error();
   limits.body_timeout = *body_timeout;
-  auto idle_timeout = DurationFlag(flags, "admin-idle-timeout");
+  auto idle_timeout = TimeoutFlag(flags, "admin-idle-timeout");
   if (!idle_timeout.ok()) return idle_timeout.error();
   limits.idle_timeout = *idle_timeout;
-  auto write_timeout = DurationFlag(flags, "admin-write-timeout");
+  auto write_timeout = TimeoutFlag(flags, "admin-write-timeout");
   if (!write_timeout.ok()) return write_timeout.error();
   limits.write_timeout = *write_timeout;
 
-  auto body_buffer = BytesFlag(flags, "admin-max-body-buffer", kMiB, 16 * kGiB);
+  auto body_buffer = ByteSizeFlag(flags, "admin-max-body-buffer", kMiB, 16 * kGiB);
   if (!body_buffer.ok()) return body_buffer.error();
-  limits.max_body_buffer_bytes = *body_buffer;
-  auto ui_queue = CountFlag(flags, "admin-ui-queue", 1, 4096);
+  limits.max_body_buffer_bytes = static_cast<std::size_t>(*body_buffer);
+  auto ui_queue = IntegerFlag(flags, "admin-ui-queue", 1, 4096);
   if (!ui_queue.ok()) return ui_queue.error();
-  limits.max_ui_queue = *ui_queue;
+  limits.max_ui_queue = static_cast<std::size_t>(*ui_queue);
   auto hosts = HostsFlag(flags, "admin-allowed-hosts");
   if (!hosts.ok()) return hosts.error();
   limits.allowed_hosts = std::move(*hosts);

@@ -19,7 +19,7 @@
 #include "admin/connection_owner.h"
 #include "admin/http_parser.h"
 #include "admin/http_types.h"
-#include "admin/libevent_handles.h"
+#include "common/libevent_handles.h"
 
 namespace sparktrace::admin {
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "admin/libevent_handles.h"
+#include "common/libevent_handles.h"
 #include "common/result.h"
 
 namespace sparktrace::admin {

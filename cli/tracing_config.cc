@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/flag_values.h"
 #include "common/units.h"
 #include "diagnose/rule_thresholds.h"
 #include "listener/rest/spark_ui_endpoint.h"
@@ -11,12 +12,6 @@
 
 namespace sparktrace::cli {
 namespace {
-
-Result<std::chrono::milliseconds> DurationFlag(const ParsedFlags& flags, std::string_view name) {
-  auto duration = ParseDuration(flags.Get(name));
-  if (!duration.ok()) return FlagError(name, duration.error());
-  return *duration;
-}
 
 Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
   const std::string& endpoint = flags.Get("otlp-endpoint");

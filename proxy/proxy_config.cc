@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/flag_values.h"
 #include "common/units.h"
 
 namespace sparktrace::proxy {
@@ -22,69 +23,40 @@ Result<std::string> ReadFile(std::string_view flag, const std::string& path) {
   return contents.str();
 }
 
-// A byte-size flag within [min, max], e.g. "--stream-window: must be between 64KiB and 1GiB".
-Result<std::uint64_t> BytesFlag(const ParsedFlags& flags, std::string_view name, std::uint64_t min, std::uint64_t max) {
-  auto bytes = ParseByteSize(flags.Get(name));
-  if (!bytes.ok()) return FlagError(name, bytes.error());
-  if (*bytes < min || *bytes > max) {
-    return InvalidArgument("--" + std::string(name) + ": must be between " + FormatByteSize(min) + " and " +
-                           FormatByteSize(max) + ", got " + flags.Get(name));
-  }
-  return *bytes;
-}
-
-Result<std::int64_t> CountFlag(const ParsedFlags& flags, std::string_view name, std::int64_t min, std::int64_t max) {
-  const std::string& text = flags.Get(name);
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
-    return InvalidArgument("--" + std::string(name) + ": '" + text + "' is not a number from " + std::to_string(min) +
-                           " to " + std::to_string(max));
-  }
-  return value;
-}
-
-Result<std::chrono::milliseconds> DurationFlag(const ParsedFlags& flags, std::string_view name, bool zero_allowed) {
-  auto duration = ParseDuration(flags.Get(name));
-  if (!duration.ok()) return FlagError(name, duration.error());
-  if (!zero_allowed && duration->count() == 0) return InvalidArgument("--" + std::string(name) + ": must not be 0");
-  return *duration;
-}
-
 Result<RelayBounds> RelayBoundsFromFlags(const ParsedFlags& flags) {
   RelayBounds bounds;
-  auto budget = BytesFlag(flags, "relay-buffer-budget", 1ULL << 20, 1ULL << 40);
+  auto budget = ByteSizeFlag(flags, "relay-buffer-budget", 1ULL << 20, 1ULL << 40);
   if (!budget.ok()) return budget.error();
   bounds.buffer_budget = *budget;
-  auto connection_budget = BytesFlag(flags, "connection-buffer-budget", 1ULL << 20, 1ULL << 40);
+  auto connection_budget = ByteSizeFlag(flags, "connection-buffer-budget", 1ULL << 20, 1ULL << 40);
   if (!connection_budget.ok()) return connection_budget.error();
   bounds.connection_buffer_budget = *connection_budget;
   // HTTP/2 windows are at most 2^31-1 bytes; below 16 KiB a DATA frame would not fit one.
-  auto initial = BytesFlag(flags, "initial-stream-window", 16ULL << 10, 1ULL << 30);
+  auto initial = ByteSizeFlag(flags, "initial-stream-window", 16ULL << 10, 1ULL << 30);
   if (!initial.ok()) return initial.error();
   bounds.initial_stream_window = static_cast<std::int32_t>(*initial);
-  auto window = BytesFlag(flags, "stream-window", 16ULL << 10, 1ULL << 30);
+  auto window = ByteSizeFlag(flags, "stream-window", 16ULL << 10, 1ULL << 30);
   if (!window.ok()) return window.error();
   bounds.stream_window = static_cast<std::int32_t>(*window);
   if (bounds.stream_window < bounds.initial_stream_window) {
     return InvalidArgument("--stream-window: must not be smaller than --initial-stream-window");
   }
-  auto connections = CountFlag(flags, "max-connections", 1, 10'000'000);
+  auto connections = IntegerFlag(flags, "max-connections", 1, 10'000'000);
   if (!connections.ok()) return connections.error();
   bounds.max_connections = *connections;
-  auto streams = CountFlag(flags, "max-streams-per-connection", 1, 1'000'000);
+  auto streams = IntegerFlag(flags, "max-streams-per-connection", 1, 1'000'000);
   if (!streams.ok()) return streams.error();
   bounds.max_streams_per_connection = static_cast<std::uint32_t>(*streams);
-  auto header_list = BytesFlag(flags, "max-header-list-bytes", 1ULL << 10, 1ULL << 20);
+  auto header_list = ByteSizeFlag(flags, "max-header-list-bytes", 1ULL << 10, 1ULL << 20);
   if (!header_list.ok()) return header_list.error();
   bounds.max_header_list_bytes = static_cast<std::uint32_t>(*header_list);
-  auto traced = BytesFlag(flags, "max-traced-message-bytes", 0, 1ULL << 30);
+  auto traced = ByteSizeFlag(flags, "max-traced-message-bytes", 0, 1ULL << 30);
   if (!traced.ok()) return traced.error();
   bounds.max_traced_message_bytes = static_cast<std::uint32_t>(*traced);
-  auto handshake = DurationFlag(flags, "handshake-timeout", /*zero_allowed=*/false);
+  auto handshake = DurationFlag(flags, "handshake-timeout", std::chrono::milliseconds(1));
   if (!handshake.ok()) return handshake.error();
   bounds.handshake_timeout = *handshake;
-  auto idle = DurationFlag(flags, "idle-timeout", /*zero_allowed=*/true);
+  auto idle = DurationFlag(flags, "idle-timeout");  // 0: never
   if (!idle.ok()) return idle.error();
   bounds.idle_timeout = *idle;
   return bounds;
@@ -209,17 +181,13 @@ Result<ProxyConfig> ProxyConfigFromFlags(const ParsedFlags& flags) {
   // the machine, as nginx's `worker_processes auto`.
   config.worker_threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   if (flags.IsSet("threads")) {
-    const std::string& text = flags.Get("threads");
-    int threads = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), threads);
-    if (ec != std::errc() || end != text.data() + text.size() || threads < 1 || threads > 256) {
-      return InvalidArgument("--threads: '" + text + "' is not a number from 1 to 256");
-    }
-    config.worker_threads = threads;
+    auto threads = IntegerFlag(flags, "threads", 1, 256);
+    if (!threads.ok()) return threads.error();
+    config.worker_threads = static_cast<int>(*threads);
   }
 
-  auto drain = ParseDuration(flags.Get("drain-timeout"));
-  if (!drain.ok()) return FlagError("drain-timeout", drain.error());
+  auto drain = DurationFlag(flags, "drain-timeout");
+  if (!drain.ok()) return drain.error();
   config.drain_timeout = *drain;
   auto bounds = RelayBoundsFromFlags(flags);
   if (!bounds.ok()) return bounds.error();
