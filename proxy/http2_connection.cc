@@ -28,7 +28,7 @@ struct OptionDeleter {
 
 std::size_t HeaderListSize(const std::vector<Header>& headers) {
   std::size_t size = 0;
-  for (const Header& header : headers) size += header.name.size() + header.value.size() + 32;
+  for (const Header& header : headers) size += HeaderFieldSize(header.name, header.value);
   return size;
 }
 

@@ -51,7 +51,11 @@ inline constexpr std::uint32_t kConnectionLost = 0xffff'ffff;
 // fail the whole connection (and every other call on it) over them.
 inline constexpr std::uint32_t kHeaderListTooLarge = 0xffff'fffe;
 
-// The size RFC 9113 gives a header list: every field's name and value, plus 32 bytes each.
+// The size RFC 9113 gives a header field in a header list: its name and value, plus 32 bytes.
+inline std::size_t HeaderFieldSize(std::string_view name, std::string_view value) {
+  return name.size() + value.size() + 32;
+}
+// The size of a whole header list: the sum of its fields'.
 std::size_t HeaderListSize(const std::vector<Header>& headers);
 
 // One side of a relayed call, as seen by the connection carrying it.

@@ -387,7 +387,7 @@ void RelayedCall::FinishIfDone() {
 
 void RelayedCall::Side::OnHeader(std::string_view name, std::string_view value) {
   std::size_t& block_bytes = upstream_ ? call_.incoming_header_bytes_ : call_.request_header_bytes_;
-  block_bytes += name.size() + value.size() + 32;
+  block_bytes += HeaderFieldSize(name, value);
   // Past the limit the block is refused when complete; nothing more of it is kept meanwhile.
   if (block_bytes > call_.environment_.max_header_list_bytes) return;
   (upstream_ ? call_.incoming_ : call_.request_headers_).push_back({std::string(name), std::string(value)});

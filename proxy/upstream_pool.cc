@@ -83,8 +83,10 @@ Http2Connection* UpstreamPool::Acquire(std::string* why) {
   }
   Http2Connection* least_loaded = nullptr;  // with room under the upstream's stream limit
   Http2Connection* any = nullptr;           // the least loaded of all, when every one is full
+  bool connecting = false;                  // one is still connecting
   for (const auto& connection : connections_) {
     if (connection->closed()) continue;
+    connecting = connecting || !connection->ready();
     if (any == nullptr || connection->open_streams() < any->open_streams()) any = connection.get();
     if (connection->HasStreamCapacity() &&
         (least_loaded == nullptr || connection->open_streams() < least_loaded->open_streams())) {
@@ -93,8 +95,6 @@ Http2Connection* UpstreamPool::Acquire(std::string* why) {
   }
   // No new connection while one is still connecting (it may fail like the others would) or
   // while backing off: the ones there are serve, or the call fails fast.
-  const bool connecting = std::any_of(connections_.begin(), connections_.end(),
-                                      [](const auto& connection) { return !connection->ready() && !connection->closed(); });
   const bool room_for_another = connections_.size() < kMaxConnections && !connecting && !BackingOff();
   if (least_loaded != nullptr && (least_loaded->open_streams() < kStreamsPerConnection || !room_for_another)) {
     return least_loaded;
