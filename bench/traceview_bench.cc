@@ -33,7 +33,7 @@
 
 #include "admin/http_caching.h"
 #include "traceview/trace_view_api.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/sqlite_span_store.h"
 
 namespace {
 
@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
             .string();
   }
   fs::remove(options.store);
-  auto opened = sparktrace::tracing::SqliteSpanStore::Open(options.store);
+  auto opened = sparktrace::tracing::store::SqliteSpanStore::Open(options.store);
   if (!opened.ok()) {
     std::cerr << opened.error().message << "\n";
     return 1;
@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
   write(large);
   const double large_write_s = Seconds(Clock::now() - large_start);
 
-  sparktrace::traceview::TraceViewApi api(sparktrace::traceview::TraceViewOptions{options.store});
+  sparktrace::traceview::TraceViewApi api(sparktrace::traceview::TraceViewOptions{sparktrace::tracing::store::SqliteAt(options.store)});
   const std::string attempt_query = "dag=big_dag&task=big_task&run=scheduled__big&try=1";
   std::vector<double> list_page, list_dag, traces_list, attempt, get_trace;
   std::size_t attempt_bytes = 0;

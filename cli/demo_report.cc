@@ -8,7 +8,7 @@
 #include "cli/demo_trace_wait.h"
 #include "common/units.h"
 #include "traceview/attempt_url.h"
-#include "tracing/task_index.h"
+#include "tracing/store/task_attempts.h"
 #include "tracing/trace_tree.h"
 
 namespace sparktrace::cli {
@@ -92,7 +92,7 @@ void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
 
 std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowIdentity& airflow) {
   return "http://" + endpoints.admin +
-         traceview::AttemptPageHref(tracing::TaskAttemptKey{airflow.dag_id, airflow.task_id, airflow.run_id,
+         traceview::AttemptPageHref(tracing::store::TaskAttemptKey{airflow.dag_id, airflow.task_id, airflow.run_id,
                                                             airflow.try_number, airflow.map_index});
 }
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/sqlite_span_store.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::cli {
@@ -27,7 +27,7 @@ tracing::Span MakeAirflowTaskSpan(const tracing::TraceId& trace_id, const tracin
 }
 
 Result<void> StoreSpan(const std::string& path, const tracing::Span& span) {
-  auto store = tracing::SqliteSpanStore::Open(path);
+  auto store = tracing::store::SqliteSpanStore::Open(path);
   if (!store.ok()) return store.error();
   auto written = (*store)->Write(std::span<const tracing::Span>(&span, 1));
   if (!written.ok()) return written.error();

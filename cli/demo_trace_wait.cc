@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "common/units.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/sqlite_span_store.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::cli {
@@ -58,15 +58,15 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& stor
                                                          bool driver_spans, std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_ptr<tracing::SqliteSpanStore> store;
+  std::unique_ptr<tracing::store::SqliteSpanStore> store;
   std::vector<tracing::Span> spans;
   std::string last_problem = "no span of the trace yet";
   while (true) {
     if (!store) {
-      tracing::SqliteSpanStoreOptions options;
+      tracing::store::StoreOptions options;
       options.read_only = true;
       // A reader needs the database the proxy creates; until then, try again.
-      if (auto opened = tracing::SqliteSpanStore::Open(store_path, options); opened.ok()) {
+      if (auto opened = tracing::store::SqliteSpanStore::Open(store_path, options); opened.ok()) {
         store = std::move(*opened);
       } else {
         last_problem = opened.error().message;

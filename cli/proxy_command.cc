@@ -140,9 +140,9 @@ int RunProxyCommand(std::span<const std::string> args) {
   // The trace view reads the store this proxy writes (through its own read-only connection).
   std::unique_ptr<traceview::TraceViewApi> trace_view;
   admin::AdminUi ui;
-  if (tracing_config->store_path) {
+  if (tracing_config->store) {
     trace_view = std::make_unique<traceview::TraceViewApi>(traceview::TraceViewOptions{
-        *tracing_config->store_path, tracing_config->spark_ui_url, config->history_server_url});
+        *tracing_config->store, tracing_config->spark_ui_url, config->history_server_url});
     ui.handler = [view = trace_view.get()](const admin::HttpRequest& request) {
       return view->Handle(request);
     };

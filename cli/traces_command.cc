@@ -4,7 +4,7 @@
 #include <charconv>
 
 #include "common/flags.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/open_span_store.h"
 #include "tracing/trace_tree.h"
 
 namespace sparktrace::cli {
@@ -20,7 +20,7 @@ constexpr const char* kUsage =
     "\n";
 
 const std::array<FlagSpec, 8> kSpecs = {{
-    {"store", "PATH", "sparktrace.db", "the trace database the proxy writes"},
+    {"store", "PATH|URL", "sparktrace.db", "the trace store the proxy writes (a SQLite file or a postgresql:// URL)"},
     {"dag", "ID", "", "list: only traces of this Airflow DAG id"},
     {"task", "ID", "", "list: only traces of this Airflow task id"},
     {"run", "ID", "", "list: only traces of this Airflow run id"},
@@ -35,14 +35,16 @@ int Fail(std::ostream& err, int code, const std::string& message) {
   return code;
 }
 
-Result<std::unique_ptr<tracing::SqliteSpanStore>> OpenStore(const ParsedFlags& flags) {
-  tracing::SqliteSpanStoreOptions options;
+Result<std::unique_ptr<tracing::store::SpanStore>> OpenStore(const ParsedFlags& flags) {
+  auto location = tracing::store::ParseStoreLocation(flags.Get("store"));
+  if (!location.ok()) return FlagError("store", location.error());
+  tracing::store::StoreOptions options;
   options.read_only = true;
-  return tracing::SqliteSpanStore::Open(flags.Get("store"), options);
+  return tracing::store::OpenSpanStore(*location, options);
 }
 
 int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
-  tracing::TraceFilter filter;
+  tracing::store::TraceFilter filter;
   if (flags.IsSet("dag")) filter.dag_id = flags.Get("dag");
   if (flags.IsSet("task")) filter.task_id = flags.Get("task");
   if (flags.IsSet("run")) filter.run_id = flags.Get("run");

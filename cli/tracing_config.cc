@@ -55,8 +55,9 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 
 std::span<const FlagSpec> TracingFlagSpecs() {
   static const std::array<FlagSpec, 17> kSpecs = {{
-      {"store", "PATH", "sparktrace.db",
-       "SQLite trace store ('none' turns it off); read it with `sparktrace traces`"},
+      {"store", "PATH|URL", "sparktrace.db",
+       "the trace store: a SQLite file, or postgresql://USER@HOST:PORT/DB?sslmode=… shared by every proxy "
+       "(password from PGPASSWORD or PGPASSFILE); 'none' turns it off; read it with `sparktrace traces`"},
       {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
       {"store-max-bytes", "BYTES", "1GiB", "delete the oldest stored traces beyond this size"},
       {"otlp-endpoint", "ENDPOINT", "",
@@ -96,7 +97,13 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   TracingConfig config;
   const std::string& store = flags.Get("store");
   if (store.empty()) return InvalidArgument("--store: empty path (use 'none' to turn the store off)");
-  config.store_path = store == "none" ? std::nullopt : std::optional<std::string>(store);
+  if (store == "none") {
+    config.store.reset();
+  } else {
+    auto location = tracing::store::ParseStoreLocation(store);
+    if (!location.ok()) return FlagError("store", location.error());
+    config.store = std::move(*location);
+  }
   auto max_age = DurationFlag(flags, "store-max-age");
   if (!max_age.ok()) return max_age.error();
   if (max_age->count() == 0) return InvalidArgument("--store-max-age: must be more than 0");
@@ -147,7 +154,7 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   }
 
   if (flags.GetBool("no-tracing")) {
-    config.store_path.reset();
+    config.store.reset();
     config.otlp.reset();
   }
   return config;

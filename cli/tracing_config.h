@@ -13,6 +13,7 @@
 #include "common/flags.h"
 #include "common/result.h"
 #include "diagnose/rule_thresholds.h"
+#include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
 
@@ -27,7 +28,9 @@ struct OtlpConfig {
 };
 
 struct TracingConfig {
-  std::optional<std::string> store_path = "sparktrace.db";  // nullopt: --store none
+  // nullopt: --store none
+  std::optional<tracing::store::StoreLocation> store =
+      tracing::store::StoreLocation{tracing::store::StoreBackend::kSqlite, "sparktrace.db", "sparktrace.db"};
   std::chrono::milliseconds store_max_age{7LL * 24 * 3600 * 1000};
   std::uint64_t store_max_bytes = std::uint64_t{1} << 30;
   std::optional<OtlpConfig> otlp;
@@ -42,7 +45,7 @@ struct TracingConfig {
   // Thresholds of the diagnosis rules whose findings go on the driver's spans (--rules).
   diagnose::RuleThresholds rules;
 
-  bool enabled() const { return store_path.has_value() || otlp.has_value(); }
+  bool enabled() const { return store.has_value() || otlp.has_value(); }
 };
 
 std::span<const FlagSpec> TracingFlagSpecs();

@@ -6,8 +6,8 @@
 #include "tracing/otlp_http_exporter.h"
 #include "tracing/resource_attributes.h"
 #include "tracing/sampler.h"
-#include "tracing/sqlite_span_exporter.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/open_span_store.h"
+#include "tracing/store/store_span_exporter.h"
 
 namespace sparktrace::cli {
 namespace {
@@ -38,6 +38,27 @@ Result<std::unique_ptr<tracing::SpanExporter>> OtlpExporter(const OtlpConfig& ot
   return std::unique_ptr<tracing::SpanExporter>(std::move(*exporter));
 }
 
+// Opens the store now, so that a path that cannot work fails the start. A PostgreSQL server that
+// cannot be reached yet does not: the proxy serves Spark without it and the exporter connects when
+// it can. What waiting cannot fix (a newer schema, a foreign database) fails the start.
+Result<std::unique_ptr<tracing::SpanExporter>> StoreExporter(const tracing::store::StoreLocation& location,
+                                                             const TracingConfig& config) {
+  tracing::store::StoreOptions options;
+  options.max_age = config.store_max_age;
+  options.max_bytes = config.store_max_bytes;
+  auto open = [location, options] { return tracing::store::OpenSpanStore(location, options); };
+  auto store = open();
+  if (!store.ok()) {
+    const bool wait_for_it =
+        location.backend == tracing::store::StoreBackend::kPostgres && store.error().code == ErrorCode::kUnavailable;
+    if (!wait_for_it) return FlagError("store", store.error());
+    spdlog::warn("trace store not reachable yet, the proxy starts without it: {}", store.error().message);
+  }
+  std::unique_ptr<tracing::store::SpanStore> opened = store.ok() ? std::move(*store) : nullptr;
+  return std::unique_ptr<tracing::SpanExporter>(std::make_unique<tracing::store::StoreSpanExporter>(
+      std::move(opened), std::move(open), location.display));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& config,
@@ -49,14 +70,12 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
   tracing::SpanPipelineOptions pipeline_options;
   pipeline_options.batch_delay = config.span_batch_delay;
 
-  if (config.store_path) {
-    tracing::SqliteSpanStoreOptions store_options;
-    store_options.max_age = config.store_max_age;
-    store_options.max_bytes = config.store_max_bytes;
-    auto store = tracing::SqliteSpanStore::Open(*config.store_path, store_options);
-    if (!store.ok()) return InvalidArgument("--store: " + store.error().message);
+  if (config.store) {
+    auto exporter = StoreExporter(*config.store, config);
+    if (!exporter.ok()) return exporter.error();
     stack->pipelines_.push_back(std::make_unique<tracing::SpanPipeline>(
-        "sqlite", std::make_unique<tracing::SqliteSpanExporter>(std::move(*store)), pipeline_options));
+        config.store->backend == tracing::store::StoreBackend::kPostgres ? "postgresql" : "sqlite",
+        std::move(*exporter), pipeline_options));
     // The store shows what is still running (the trace view's open bars).
     stack->fanout_.Add(*stack->pipelines_.back(), tracing::LiveSpans::kTake);
   }

@@ -16,21 +16,24 @@
 #include "proxy/descriptor_limit.h"
 #include "proxy/proxy_config.h"
 #include "traceview/trace_view_api.h"
-#include "tracing/sqlite_span_store.h"
+#include "cli/store_probe.h"
+#include "tracing/store/open_span_store.h"
 
 namespace sparktrace::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: sparktrace ui --store PATH [--listen HOST:PORT] [--admin-token TOKEN]\n"
+    "Usage: sparktrace ui --store PATH|URL [--listen HOST:PORT] [--admin-token TOKEN]\n"
     "\n"
-    "Serves the trace view (one page per Airflow task attempt) over a trace store file, without a\n"
-    "proxy: a copy taken from a pod, a CI artifact, or the live file of a running proxy (read-only;\n"
-    "the proxy is never blocked). Open the printed URL.\n"
+    "Serves the trace view (one page per Airflow task attempt) over a trace store, without a proxy:\n"
+    "the PostgreSQL every proxy of a deployment writes (postgresql://…, a read-only role is enough;\n"
+    "password from PGPASSWORD or PGPASSFILE), a SQLite file copied from a pod or a CI artifact, or\n"
+    "the live file of a running proxy (read-only; the proxy is never blocked). Open the printed URL.\n"
+    "/readyz answers 503 while the store cannot be read.\n"
     "\n";
 
 const std::array<FlagSpec, 5> kSpecs = {{
-    {"store", "PATH", "sparktrace.db", "the trace database to show"},
+    {"store", "PATH|URL", "sparktrace.db", "the trace store to show: a SQLite file or a postgresql:// URL"},
     {"listen", "HOST:PORT", "127.0.0.1:9470", "where to serve the trace view (port 0 picks a free port)"},
     {"admin-token", "TOKEN", "", "require this token (Bearer header, or ?token= once in the browser)"},
     {"history-server", "URL", "", "a Spark History Server (http://shs:18080): jobs and stages link there"},
@@ -75,11 +78,15 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   }
   auto limits = admin::AdminLimitsFromFlags(*flags);
   if (!limits.ok()) return Fail(err, 2, limits.error().message);
-  // Refuse a path that is not a readable store now, rather than answer 503 on every page.
-  {
-    tracing::SqliteSpanStoreOptions options;
+  auto location = tracing::store::ParseStoreLocation(flags->Get("store"));
+  if (!location.ok()) return Fail(err, 2, FlagError("store", location.error()).message);
+  // Refuse a file that is not a readable store now, rather than answer 503 on every page. A
+  // database server is another matter: it may come up after the ui (a Deployment starting beside
+  // its PostgreSQL), so the ui starts, and /readyz says when it can read.
+  if (location->backend == tracing::store::StoreBackend::kSqlite) {
+    tracing::store::StoreOptions options;
     options.read_only = true;
-    auto store = tracing::SqliteSpanStore::Open(flags->Get("store"), options);
+    auto store = tracing::store::OpenSpanStore(*location, options);
     if (!store.ok()) return Fail(err, 1, store.error().message);
   }
 
@@ -92,8 +99,11 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server's thread starts: it inherits the mask
   signal(SIGPIPE, SIG_IGN);
 
-  traceview::TraceViewApi view(
-      traceview::TraceViewOptions{flags->Get("store"), "", flags->Get("history-server")});
+  traceview::TraceViewApi view(traceview::TraceViewOptions{*location, "", flags->Get("history-server")});
+  std::unique_ptr<StoreProbe> probe;
+  if (location->backend == tracing::store::StoreBackend::kPostgres) {
+    probe = std::make_unique<StoreProbe>(*location, std::chrono::seconds(5));
+  }
   admin::AdminUi ui;
   ui.handler = [&view](const admin::HttpRequest& request) { return view.Handle(request); };
   ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
@@ -101,7 +111,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   // As the proxy: --admin-max-connections, not the soft descriptor limit, is what bounds connections.
   proxy::RaiseDescriptorLimit();
   auto server = admin::AdminServer::Start(
-      listen, [] { return std::string(); }, std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui),
+      listen, [&probe] { return probe ? probe->NotReadyReason() : std::string(); },
+      std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui),
       std::move(*limits));
   if (!server.ok()) return Fail(err, 1, server.error().message);
   out << "trace view http://" << (*server)->address() << "/\n" << std::flush;

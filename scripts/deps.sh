@@ -19,6 +19,7 @@ packages=(
   nlohmann-json3-dev
   libsimdjson-dev libzstd-dev liblz4-dev libsnappy-dev   # Spark event logs: JSON lines, codecs
   libyaml-dev                       # `sparktrace diagnose --rules FILE` (YAML rules files)
+  libpq-dev                         # the shared PostgreSQL trace store (--store postgresql://…)
 )
 [[ $mode == compile ]] || packages+=(
   zstd gzip                         # the parser tests decode compressed logs independently of our decoders
@@ -26,6 +27,7 @@ packages=(
   python3-h2                        # raw HTTP/2 test peers: malformed frames, resets mid-message
   prometheus                        # promtool, to check our /metrics output in the tests
   openssl                           # throwaway certificates for the TLS tests
+  postgresql-15                     # a real PostgreSQL server for the trace-store tests (tests/support/postgres_server.py)
   python3-yaml                      # the k8s manifest checks
   python3-pip python3-setuptools python3-wheel   # `pip install ./integrations/airflow`, offline, in its test
   chromium                          # the trace view's browser tests (tests/browser, driven by playwright-core)

@@ -14,7 +14,7 @@
 #include "traceview/breakdown.h"
 #include "traceview/history.h"
 #include "tracing/span.h"
-#include "tracing/task_index.h"
+#include "tracing/store/task_attempts.h"
 
 namespace sparktrace::traceview {
 
@@ -29,7 +29,7 @@ struct AttemptLink {
 // What the page shows besides the spans: who the attempt is and where its neighbours are.
 struct AttemptContext {
   bool airflow = true;
-  tracing::TaskAttemptKey key;
+  tracing::store::TaskAttemptKey key;
   std::string name;
   std::vector<std::string> trace_ids;
   std::string state;               // from the task index

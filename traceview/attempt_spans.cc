@@ -8,11 +8,11 @@
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::traceview {
-std::optional<tracing::TaskAttemptKey> IdentityOf(const tracing::Span& span) {
+std::optional<tracing::store::TaskAttemptKey> IdentityOf(const tracing::Span& span) {
   const auto* dag = tracing::AttributeValueOf<std::string>(span.attributes, tracing::kAirflowDagIdKey);
   const auto* task = tracing::AttributeValueOf<std::string>(span.attributes, tracing::kAirflowTaskIdKey);
   if (dag == nullptr || task == nullptr) return std::nullopt;
-  tracing::TaskAttemptKey key;
+  tracing::store::TaskAttemptKey key;
   key.dag_id = *dag;
   key.task_id = *task;
   if (const auto* run = tracing::AttributeValueOf<std::string>(span.attributes, tracing::kAirflowRunIdKey)) {
@@ -24,9 +24,9 @@ std::optional<tracing::TaskAttemptKey> IdentityOf(const tracing::Span& span) {
 }
 
 std::vector<tracing::Span> SpansOfAttempt(std::vector<tracing::Span> trace,
-                                          const tracing::TaskAttemptKey& attempt) {
+                                          const tracing::store::TaskAttemptKey& attempt) {
   const std::vector<std::optional<std::size_t>> parents = ParentIndices(trace);
-  std::vector<std::optional<tracing::TaskAttemptKey>> identities;
+  std::vector<std::optional<tracing::store::TaskAttemptKey>> identities;
   identities.reserve(trace.size());
   for (const tracing::Span& span : trace) identities.push_back(IdentityOf(span));
   const auto owners = tracing::NearestOwners(

@@ -10,16 +10,16 @@
 #include <vector>
 
 #include "tracing/span.h"
-#include "tracing/task_index.h"
+#include "tracing/store/task_attempts.h"
 
 namespace sparktrace::traceview {
 
 // The identity a span carries, or nullopt when it has no airflow.dag_id and airflow.task_id.
 // try number and map index may be integers or decimal strings (headers forwarded as text).
-std::optional<tracing::TaskAttemptKey> IdentityOf(const tracing::Span& span);
+std::optional<tracing::store::TaskAttemptKey> IdentityOf(const tracing::Span& span);
 
 // The spans of `trace` (one trace's spans) that belong to `attempt`, in the input's order.
 std::vector<tracing::Span> SpansOfAttempt(std::vector<tracing::Span> trace,
-                                          const tracing::TaskAttemptKey& attempt);
+                                          const tracing::store::TaskAttemptKey& attempt);
 
 }  // namespace sparktrace::traceview

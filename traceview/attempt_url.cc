@@ -70,7 +70,7 @@ Result<std::int64_t> MapIndex(const std::map<std::string, std::string, std::less
   return *value;
 }
 
-Result<tracing::TaskAttemptKey> ParseLegacyAttempt(std::string_view rest, std::string_view query,
+Result<tracing::store::TaskAttemptKey> ParseLegacyAttempt(std::string_view rest, std::string_view query,
                                                    Download& download) {
   std::vector<std::string> segments = SplitPath(rest);
   download = TakeDownload(segments);
@@ -79,13 +79,13 @@ Result<tracing::TaskAttemptKey> ParseLegacyAttempt(std::string_view rest, std::s
   if (!try_number) return InvalidArgument("try must be an integer");
   auto map_index = MapIndex(ParseQuery(query), kLegacyMapIndexParameter);
   if (!map_index.ok()) return map_index.error();
-  return tracing::TaskAttemptKey{std::move(segments[0]), std::move(segments[1]), std::move(segments[2]),
+  return tracing::store::TaskAttemptKey{std::move(segments[0]), std::move(segments[1]), std::move(segments[2]),
                                  *try_number, *map_index};
 }
 
 }  // namespace
 
-std::string AttemptQuery(const tracing::TaskAttemptKey& key) {
+std::string AttemptQuery(const tracing::store::TaskAttemptKey& key) {
   std::string query;
   query.append(kDagParameter).append("=").append(EncodeValue(key.dag_id));
   query.append("&").append(kTaskParameter).append("=").append(EncodeValue(key.task_id));
@@ -96,11 +96,11 @@ std::string AttemptQuery(const tracing::TaskAttemptKey& key) {
   return query;
 }
 
-std::string AttemptPageHref(const tracing::TaskAttemptKey& key) {
+std::string AttemptPageHref(const tracing::store::TaskAttemptKey& key) {
   return std::string(kAttemptPagePath) + "?" + AttemptQuery(key);
 }
 
-std::string AttemptApiHref(const tracing::TaskAttemptKey& key, Download download) {
+std::string AttemptApiHref(const tracing::store::TaskAttemptKey& key, Download download) {
   return std::string(kAttemptApiPath) + std::string(DownloadSuffix(download)) + "?" + AttemptQuery(key);
 }
 
@@ -112,13 +112,13 @@ std::string TraceApiHref(std::string_view trace_id, Download download) {
   return std::string(kTraceApiPrefix) + EncodePathSegment(trace_id) + std::string(DownloadSuffix(download));
 }
 
-Result<tracing::TaskAttemptKey> ParseAttemptQuery(std::string_view query) {
+Result<tracing::store::TaskAttemptKey> ParseAttemptQuery(std::string_view query) {
   const auto parameters = ParseQuery(query);
   const auto required = [&parameters](std::string_view name) -> const std::string* {
     const auto found = parameters.find(name);
     return found == parameters.end() ? nullptr : &found->second;
   };
-  tracing::TaskAttemptKey key;
+  tracing::store::TaskAttemptKey key;
   for (const auto& [name, target] : {std::pair{kDagParameter, &key.dag_id},
                                      {kTaskParameter, &key.task_id},
                                      {kRunParameter, &key.run_id}}) {

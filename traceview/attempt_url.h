@@ -26,7 +26,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "tracing/task_index.h"
+#include "tracing/store/task_attempts.h"
 
 namespace sparktrace::traceview {
 
@@ -51,21 +51,21 @@ inline constexpr std::string_view kChromeTraceFile = "chrome-trace.json";
 inline constexpr std::string_view kOtlpFile = "otlp.json";
 
 // "dag=..&task=.&run=manual__2024%2F01%3Fa%23b&try=2&map=3" (map only when it is not -1).
-std::string AttemptQuery(const tracing::TaskAttemptKey& key);
+std::string AttemptQuery(const tracing::store::TaskAttemptKey& key);
 // "/attempt?" + AttemptQuery(key).
-std::string AttemptPageHref(const tracing::TaskAttemptKey& key);
+std::string AttemptPageHref(const tracing::store::TaskAttemptKey& key);
 // "/api/v1/attempt[/chrome-trace.json|/otlp.json]?" + AttemptQuery(key).
-std::string AttemptApiHref(const tracing::TaskAttemptKey& key, Download download = Download::kNone);
+std::string AttemptApiHref(const tracing::store::TaskAttemptKey& key, Download download = Download::kNone);
 std::string TracePageHref(std::string_view trace_id);
 std::string TraceApiHref(std::string_view trace_id, Download download = Download::kNone);
 
 // The attempt a query names. dag, task, run and try must be there (dag, task and run may be empty
 // strings: they are compared as they are), try and map as decimal integers; other parameters (the
 // page's view, a token) are ignored. kInvalidArgument, naming the parameter, otherwise.
-Result<tracing::TaskAttemptKey> ParseAttemptQuery(std::string_view query);
+Result<tracing::store::TaskAttemptKey> ParseAttemptQuery(std::string_view query);
 
 struct AttemptAddress {
-  tracing::TaskAttemptKey key;
+  tracing::store::TaskAttemptKey key;
   Download download = Download::kNone;
 };
 

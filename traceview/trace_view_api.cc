@@ -19,6 +19,7 @@
 #include "traceview/otlp_json.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
+#include "tracing/store/open_span_store.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -84,12 +85,12 @@ HttpResponse AddressError(const Error& error) {
 }
 
 // An index row's start and wall time in the view's epoch milliseconds.
-double StartMs(const tracing::TaskAttemptRow& row) { return NanosToMs(row.start_unix_nano); }
-double WallMs(const tracing::TaskAttemptRow& row) {
+double StartMs(const tracing::store::TaskAttemptRow& row) { return NanosToMs(row.start_unix_nano); }
+double WallMs(const tracing::store::TaskAttemptRow& row) {
   return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - StartMs(row);
 }
 
-ordered_json PhasesOfRow(const tracing::TaskAttemptRow& row) {
+ordered_json PhasesOfRow(const tracing::store::TaskAttemptRow& row) {
   const double wall = WallMs(row);
   double driver = 0;
   for (const std::int64_t ms : row.phase_ms) driver += static_cast<double>(ms);
@@ -101,12 +102,12 @@ ordered_json PhasesOfRow(const tracing::TaskAttemptRow& row) {
           {"result_transfer", 0}};
 }
 
-std::string RowHref(const tracing::TaskAttemptRow& row) {
+std::string RowHref(const tracing::store::TaskAttemptRow& row) {
   if (row.airflow) return AttemptPageHref(row.key);
   return TracePageHref(row.trace_ids.empty() ? "" : row.trace_ids.front());
 }
 
-ordered_json TaskRowJson(const tracing::TaskAttemptRow& row) {
+ordered_json TaskRowJson(const tracing::store::TaskAttemptRow& row) {
   ordered_json trace_ids = ordered_json::array();
   for (const std::string& trace_id : row.trace_ids) trace_ids.push_back(trace_id);
   ordered_json top = nullptr;
@@ -137,14 +138,14 @@ ordered_json TaskRowJson(const tracing::TaskAttemptRow& row) {
   return json;
 }
 
-AttemptLink LinkOf(const tracing::TaskAttemptRow& row) {
+AttemptLink LinkOf(const tracing::store::TaskAttemptRow& row) {
   return AttemptLink{row.key.run_id, row.key.try_number, row.state, WallMs(row), RowHref(row)};
 }
 
 // The spans of an index row's attempt, from each of its traces (one missing, deleted by retention
 // meanwhile, is skipped).
-Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::SqliteSpanStore& store,
-                                                    const tracing::TaskAttemptRow& row) {
+Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& store,
+                                                    const tracing::store::TaskAttemptRow& row) {
   std::vector<tracing::Span> spans;
   for (const std::string& trace_hex : row.trace_ids) {
     const auto trace_id = tracing::ParseTraceId(trace_hex);
@@ -201,13 +202,13 @@ const EmbeddedFile* FindEmbeddedFile(std::string_view name) {
 TraceViewApi::TraceViewApi(TraceViewOptions options) : options_(std::move(options)) {}
 TraceViewApi::~TraceViewApi() = default;
 
-Result<tracing::SqliteSpanStore*> TraceViewApi::Store() {
+Result<tracing::store::SpanStore*> TraceViewApi::Store() {
   if (store_) return store_.get();
-  tracing::SqliteSpanStoreOptions options;
+  tracing::store::StoreOptions options;
   options.read_only = true;
   // A reader waits less than a writer would: a page that cannot read now says so (503) quickly.
   options.busy_timeout = std::chrono::seconds(2);
-  auto store = tracing::SqliteSpanStore::Open(options_.store_path, options);
+  auto store = tracing::store::OpenSpanStore(options_.store, options);
   if (!store.ok()) return store.error();
   store_ = std::move(store).value();
   return store_.get();
@@ -256,7 +257,7 @@ std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
 
 HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
   const auto query = ParseQuery(request.query);
-  tracing::TaskAttemptFilter filter;
+  tracing::store::TaskAttemptFilter filter;
   const auto text = [&query](std::string_view name) -> std::optional<std::string> {
     const auto found = query.find(name);
     if (found == query.end() || found->second.empty()) return std::nullopt;
@@ -296,7 +297,7 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
   auto page = (*store)->ListTaskAttempts(filter);
   if (!page.ok()) return StoreError(page.error());
   ordered_json tasks = ordered_json::array();
-  for (const tracing::TaskAttemptRow& row : page->rows) tasks.push_back(TaskRowJson(row));
+  for (const tracing::store::TaskAttemptRow& row : page->rows) tasks.push_back(TaskRowJson(row));
   return Json(200, {{"schema", "sparktrace.tasks/1"},
                     {"total", page->total},
                     {"offset", filter.offset},
@@ -304,7 +305,7 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
                     {"tasks", std::move(tasks)}});
 }
 
-std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::TaskAttemptRow& row) {
+std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::store::TaskAttemptRow& row) {
   // Ids are length-prefixed: any byte may be in them, "|" too, and two attempts never share a key.
   std::string cache_key =
       fmt::format("{}:{}|{}:{}|{}:{}|{}|{}|{}|{}|", row.key.dag_id.size(), row.key.dag_id,
@@ -321,13 +322,13 @@ std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::TaskAttemptRow&
 }
 
 HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
-  const tracing::TaskAttemptKey& key = address.key;
+  const tracing::store::TaskAttemptKey& key = address.key;
   auto store = Store();
   if (!store.ok()) return StoreError(store.error());
 
   // Every attempt of this task (newest first): this one, the tries of its run, its neighbours and
   // the history all come from this one page of the index.
-  tracing::TaskAttemptFilter filter;
+  tracing::store::TaskAttemptFilter filter;
   filter.airflow_only = true;
   filter.dag_id = key.dag_id;
   filter.task_id = key.task_id;
@@ -336,14 +337,14 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   auto attempts = (*store)->ListTaskAttempts(filter);
   if (!attempts.ok()) return StoreError(attempts.error());
   const auto current = std::find_if(attempts->rows.begin(), attempts->rows.end(),
-                                    [&key](const tracing::TaskAttemptRow& row) { return row.key == key; });
-  const tracing::TaskAttemptRow* row = current == attempts->rows.end() ? nullptr : &*current;
+                                    [&key](const tracing::store::TaskAttemptRow& row) { return row.key == key; });
+  const tracing::store::TaskAttemptRow* row = current == attempts->rows.end() ? nullptr : &*current;
   if (row == nullptr) {
     // Older than the 200 newest attempts of the task: look it up by itself.
     filter.run_id = key.run_id;
     auto of_run = (*store)->ListTaskAttempts(filter);
     if (!of_run.ok()) return StoreError(of_run.error());
-    for (const tracing::TaskAttemptRow& candidate : of_run->rows) {
+    for (const tracing::store::TaskAttemptRow& candidate : of_run->rows) {
       if (candidate.key == key) attempts->rows.push_back(candidate);
     }
     if (attempts->rows.empty() || !(attempts->rows.back().key == key)) {
@@ -371,9 +372,9 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   context.chrome_trace_href = AttemptApiHref(key, Download::kChromeTrace);
   context.otlp_href = AttemptApiHref(key, Download::kOtlp);
   // Rows are newest first: runs before this one are further down the list.
-  std::vector<const tracing::TaskAttemptRow*> tries;
+  std::vector<const tracing::store::TaskAttemptRow*> tries;
   std::vector<RunSummary> runs;
-  for (const tracing::TaskAttemptRow& other : attempts->rows) {
+  for (const tracing::store::TaskAttemptRow& other : attempts->rows) {
     if (other.key.run_id == key.run_id) tries.push_back(&other);
     if (other.key.run_id != key.run_id) {
       if (other.start_unix_nano < row->start_unix_nano) {
@@ -387,7 +388,7 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
             [](const auto* a, const auto* b) { return a->key.try_number < b->key.try_number; });
   for (const auto* attempt : tries) context.tries.push_back(LinkOf(*attempt));
   std::size_t listed = 0;
-  for (const tracing::TaskAttemptRow& other : attempts->rows) {
+  for (const tracing::store::TaskAttemptRow& other : attempts->rows) {
     const bool is_current = &other == row;
     if (!is_current && listed >= kHistoryRuns) continue;
     ++listed;
@@ -424,11 +425,11 @@ HttpResponse TraceViewApi::ShowTrace(const TraceAddress& address) {
   context.state = "success";
   context.chrome_trace_href = TraceApiHref(trace_hex, Download::kChromeTrace);
   context.otlp_href = TraceApiHref(trace_hex, Download::kOtlp);
-  tracing::TaskAttemptFilter filter;
+  tracing::store::TaskAttemptFilter filter;
   filter.trace_ids = std::vector<std::string>{trace_hex};
   filter.limit = 10;
   if (auto rows = (*store)->ListTaskAttempts(filter); rows.ok()) {
-    for (const tracing::TaskAttemptRow& row : rows->rows) {
+    for (const tracing::store::TaskAttemptRow& row : rows->rows) {
       if (row.airflow) continue;
       context.name = row.name;
       context.state = row.state;

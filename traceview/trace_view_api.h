@@ -2,12 +2,12 @@
 // The trace view's HTTP surface (docs/trace-view-api.md): the page for every page path, its assets,
 // the recipes and the /api/v1 JSON, read from a trace store. Plugged into the admin server as its GET
 // handler (admin::AdminUi), by `sparktrace proxy` over its own --store and by `sparktrace ui` over
-// any store file.
+// any store (a SQLite file or the shared PostgreSQL).
 //
 // Threads: Handle() is called on the admin port's trace-view thread only (admin/ui_worker.h), one
-// request at a time (the store connection
-// and the cache are not synchronised). The store is opened read-only on first use (WAL: a proxy
-// writing to it is never blocked) and opened again after an error.
+// request at a time (the store connection and the cache are not synchronised). The store is opened
+// read-only on first use (SQLite's WAL and PostgreSQL's MVCC: a proxy writing to it is never
+// blocked) and opened again after an error.
 
 #include <array>
 #include <map>
@@ -18,12 +18,13 @@
 #include "admin/admin_server.h"
 #include "traceview/attempt_json.h"
 #include "traceview/attempt_url.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/span_store.h"
+#include "tracing/store/store_location.h"
 
 namespace sparktrace::traceview {
 
 struct TraceViewOptions {
-  std::string store_path;
+  tracing::store::StoreLocation store;
   std::string spark_ui_url{};        // the live driver's UI (--spark-ui), for links from jobs and stages
   std::string history_server_url{};  // a Spark History Server (--history-server), likewise
 };
@@ -43,17 +44,17 @@ class TraceViewApi {
   std::optional<admin::HttpResponse> Handle(const admin::HttpRequest& request);
 
  private:
-  Result<tracing::SqliteSpanStore*> Store();
+  Result<tracing::store::SpanStore*> Store();
   admin::HttpResponse ListTasks(const admin::HttpRequest& request);
   admin::HttpResponse ShowAttempt(const AttemptAddress& address);
   admin::HttpResponse ShowTrace(const TraceAddress& address);
   // An attempt's page context with what every page shares (the links to Spark's own UIs).
   AttemptContext NewContext() const;
   // The six-phase breakdown of an attempt of the history, cached by what identifies its content.
-  std::array<double, 6> HistoryPhases(const tracing::TaskAttemptRow& row);
+  std::array<double, 6> HistoryPhases(const tracing::store::TaskAttemptRow& row);
 
   TraceViewOptions options_;
-  std::unique_ptr<tracing::SqliteSpanStore> store_;
+  std::unique_ptr<tracing::store::SpanStore> store_;
   std::map<std::string, std::array<double, 6>> phase_cache_;
 };
 

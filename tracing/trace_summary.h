@@ -1,6 +1,6 @@
 #pragma once
-// TraceSummary: one line of a trace listing, as the SQLite store keeps it (maintained on every write)
-// and as the renderers print it. Plain values; shared by tracing/sqlite_span_store.h and
+// TraceSummary: one line of a trace listing, as every trace store keeps it (maintained on every write)
+// and as the renderers print it. Plain values; shared by tracing/store/span_store.h and
 // tracing/trace_tree.h so that rendering does not depend on storage.
 
 #include <cstdint>

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tracing/sqlite_span_exporter.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/store_span_exporter.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::cli {
@@ -36,10 +36,10 @@ class TracesCommandTest : public testing::Test {
     path_ = testing::TempDir() + "/traces_command_" +
             testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
     std::remove(path_.c_str());
-    auto store = tracing::SqliteSpanStore::Open(path_);
+    auto store = tracing::store::SqliteSpanStore::Open(path_);
     ASSERT_TRUE(store.ok()) << store.error().message;
     // Written through the pipeline's SQLite sink, as the proxy will.
-    tracing::SqliteSpanExporter exporter(std::move(*store));
+    tracing::store::StoreSpanExporter exporter(std::move(*store), nullptr, path_);
     // Recent times: the exporter applies retention (7 days by default) on its first batch.
     const auto now = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());

@@ -32,7 +32,8 @@ std::size_t Occurrences(const std::string& text, const std::string& part) {
 TEST(TracingConfig, DefaultsMatchTheDocumentedOnes) {
   auto config = Configure({});
   ASSERT_TRUE(config.ok()) << MessageOf(config);
-  EXPECT_EQ(config->store_path, "sparktrace.db");
+  ASSERT_TRUE(config->store.has_value());
+  EXPECT_EQ(config->store->target, "sparktrace.db");
   EXPECT_EQ(config->store_max_age, std::chrono::hours(7 * 24));
   EXPECT_EQ(config->store_max_bytes, std::uint64_t{1} << 30);
   EXPECT_FALSE(config->otlp.has_value());
@@ -137,7 +138,7 @@ TEST(TracingConfig, RulesFileSetsTheDiagnosisThresholds) {
 TEST(TracingConfig, StoreNoneWithoutOtlpTurnsTracingOff) {
   auto config = Configure({"--store", "none"});
   ASSERT_TRUE(config.ok()) << MessageOf(config);
-  EXPECT_FALSE(config->store_path.has_value());
+  EXPECT_FALSE(config->store.has_value());
   EXPECT_FALSE(config->otlp.has_value());
   EXPECT_FALSE(config->enabled());
 }
@@ -145,7 +146,7 @@ TEST(TracingConfig, StoreNoneWithoutOtlpTurnsTracingOff) {
 TEST(TracingConfig, StoreNoneWithOtlpStillTraces) {
   auto config = Configure({"--store", "none", "--otlp-endpoint", "collector:4317"});
   ASSERT_TRUE(config.ok()) << MessageOf(config);
-  EXPECT_FALSE(config->store_path.has_value());
+  EXPECT_FALSE(config->store.has_value());
   ASSERT_TRUE(config->otlp.has_value());
   EXPECT_TRUE(config->enabled());
 }
@@ -154,7 +155,7 @@ TEST(TracingConfig, NoTracingTurnsOffTheStoreAndOtlp) {
   auto config = Configure({"--no-tracing", "--store", "/var/lib/sparktrace/traces.db", "--otlp-endpoint",
                            "collector:4317", "--otlp-header", "authorization=Bearer abc"});
   ASSERT_TRUE(config.ok()) << MessageOf(config);
-  EXPECT_FALSE(config->store_path.has_value());
+  EXPECT_FALSE(config->store.has_value());
   EXPECT_FALSE(config->otlp.has_value());
   EXPECT_FALSE(config->enabled());
 }
@@ -190,7 +191,8 @@ TEST(TracingConfig, ValuesAreParsed) {
                            "2GiB", "--sample-ratio", "0.25", "--span-batch-delay", "250ms",
                            "--operation-linger", "2m", "--otlp-endpoint", "[::1]:4317", "--otlp-tls"});
   ASSERT_TRUE(config.ok()) << MessageOf(config);
-  EXPECT_EQ(config->store_path, "/data/traces.db");
+  ASSERT_TRUE(config->store.has_value());
+  EXPECT_EQ(config->store->target, "/data/traces.db");
   EXPECT_EQ(config->store_max_age, std::chrono::hours(36));
   EXPECT_EQ(config->store_max_bytes, std::uint64_t{2} << 30);
   EXPECT_EQ(config->sample_ratio, 0.25);

@@ -13,7 +13,7 @@
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/attempt_spans.h"
 #include "traceview/trace_view_api.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/sqlite_span_store.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -30,7 +30,7 @@ class TraceViewApiTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / "traces.db").string();
-    auto store = tracing::SqliteSpanStore::Open(path_);
+    auto store = tracing::store::SqliteSpanStore::Open(path_);
     ASSERT_TRUE(store.ok()) << store.error().message;
     writer_ = std::move(store).value();
   }
@@ -74,7 +74,7 @@ class TraceViewApiTest : public ::testing::Test {
 
   fs::path dir_;
   std::string path_;
-  std::unique_ptr<tracing::SqliteSpanStore> writer_;
+  std::unique_ptr<tracing::store::SqliteSpanStore> writer_;
 };
 
 TEST_F(TraceViewApiTest, IndexesEachAttemptOfASharedTraceSeparately) {
@@ -82,8 +82,8 @@ TEST_F(TraceViewApiTest, IndexesEachAttemptOfASharedTraceSeparately) {
   auto page = writer_->ListTaskAttempts({});
   ASSERT_TRUE(page.ok()) << page.error().message;
   ASSERT_EQ(page->total, 2);
-  const tracing::TaskAttemptRow& load = page->rows[0].key.task_id == "load" ? page->rows[0] : page->rows[1];
-  const tracing::TaskAttemptRow& report = page->rows[0].key.task_id == "load" ? page->rows[1] : page->rows[0];
+  const tracing::store::TaskAttemptRow& load = page->rows[0].key.task_id == "load" ? page->rows[0] : page->rows[1];
+  const tracing::store::TaskAttemptRow& report = page->rows[0].key.task_id == "load" ? page->rows[1] : page->rows[0];
   // load: two operations of 7 spans each, 0 .. 3000 ms; phases 2 × 600 ms wait and 2 × 300 ms compute.
   EXPECT_EQ(load.span_count, 14);
   EXPECT_EQ(load.start_unix_nano, kBase);
@@ -120,7 +120,7 @@ TEST_F(TraceViewApiTest, FiltersSearchesAndPages) {
   plain[0].attributes.push_back({"spark.app.name", std::string("nightly rollup")});
   Write(plain);
 
-  tracing::TaskAttemptFilter running;
+  tracing::store::TaskAttemptFilter running;
   running.state = "running";
   auto page = writer_->ListTaskAttempts(running);
   ASSERT_TRUE(page.ok());
@@ -134,7 +134,7 @@ TEST_F(TraceViewApiTest, FiltersSearchesAndPages) {
   ASSERT_TRUE(by_operation.ok());
   EXPECT_EQ(*by_operation, std::vector<std::string>{tracing::ToHex(TraceNumber(1))});
 
-  tracing::TaskAttemptFilter paged;
+  tracing::store::TaskAttemptFilter paged;
   paged.limit = 2;
   paged.offset = 2;
   page = writer_->ListTaskAttempts(paged);
@@ -143,7 +143,7 @@ TEST_F(TraceViewApiTest, FiltersSearchesAndPages) {
   ASSERT_EQ(page->rows.size(), 1u);  // newest first: the plain trace, report, then load
   EXPECT_EQ(page->rows[0].key.task_id, "load");
 
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   const auto listed = Get(api, "/api/v1/tasks", "q=app-plain-7");
   ASSERT_EQ(listed.status, 200) << listed.body;
   const auto body = Body(listed);
@@ -155,10 +155,10 @@ TEST_F(TraceViewApiTest, FiltersSearchesAndPages) {
 
 TEST_F(TraceViewApiTest, RetentionRemovesAttemptsWithTheirTraces) {
   WriteSharedTrace();
-  tracing::SqliteSpanStoreOptions options;
+  tracing::store::StoreOptions options;
   options.max_age = std::chrono::hours(1);
   writer_.reset();
-  auto store = tracing::SqliteSpanStore::Open(path_, options);
+  auto store = tracing::store::SqliteSpanStore::Open(path_, options);
   ASSERT_TRUE(store.ok());
   auto retained = (*store)->EnforceRetention(
       std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)) + std::chrono::hours(2));
@@ -172,9 +172,9 @@ TEST_F(TraceViewApiTest, SelectsTheSpansOfOneAttemptFromASharedTrace) {
   WriteSharedTrace();
   auto trace = writer_->GetTrace(TraceNumber(1));
   ASSERT_TRUE(trace.ok());
-  const auto load = SpansOfAttempt(*trace, tracing::TaskAttemptKey{"etl", "load", "run-1", 1, -1});
-  const auto report = SpansOfAttempt(*trace, tracing::TaskAttemptKey{"etl", "report", "run-1", 1, -1});
-  const auto none = SpansOfAttempt(*trace, tracing::TaskAttemptKey{"etl", "load", "run-1", 2, -1});
+  const auto load = SpansOfAttempt(*trace, tracing::store::TaskAttemptKey{"etl", "load", "run-1", 1, -1});
+  const auto report = SpansOfAttempt(*trace, tracing::store::TaskAttemptKey{"etl", "report", "run-1", 1, -1});
+  const auto none = SpansOfAttempt(*trace, tracing::store::TaskAttemptKey{"etl", "load", "run-1", 2, -1});
   EXPECT_EQ(load.size(), 14u);
   EXPECT_EQ(report.size(), 7u);
   EXPECT_TRUE(none.empty());
@@ -182,7 +182,7 @@ TEST_F(TraceViewApiTest, SelectsTheSpansOfOneAttemptFromASharedTrace) {
 
 TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
   WriteSharedTrace();
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   const auto response = Get(api, "/api/v1/tasks/etl/load/run-1/1");
   ASSERT_EQ(response.status, 200) << response.body;
   const auto body = Body(response);
@@ -222,7 +222,7 @@ TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
 
 TEST_F(TraceViewApiTest, ARunningAttemptIsInProgressWithItsOpenSpansMarked) {
   WriteSharedTrace();
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   const auto body = Body(Get(api, "/api/v1/tasks/etl/report/run-1/1"));
   EXPECT_EQ(body["in_progress"], true);
   EXPECT_EQ(body["state"], "running");
@@ -248,7 +248,7 @@ TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
   const auto second = Operation(6, 30, 0, 102'000, "etl", "load", "run-9", 1);
   later.insert(later.end(), second.begin(), second.end());
   Write(later);
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   const auto body = Body(Get(api, "/api/v1/tasks/etl/load/run-9/1"));
   ASSERT_FALSE(body["history"]["baseline"].is_null()) << body["history"].dump();
   EXPECT_EQ(body["history"]["baseline"]["runs"], 3);
@@ -264,7 +264,7 @@ TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
 
 TEST_F(TraceViewApiTest, AnswersBadRequestsAndMissingAttemptsClearly) {
   WriteSharedTrace();
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   EXPECT_EQ(Get(api, "/api/v1/tasks", "state=sleeping").status, 400);
   EXPECT_EQ(Get(api, "/api/v1/tasks", "limit=0").status, 400);
   EXPECT_EQ(Get(api, "/api/v1/tasks/etl/load/run-1/x").status, 400);
@@ -308,7 +308,7 @@ TEST_F(TraceViewApiTest, EveryLinkReachesItsAttemptWhateverItsIds) {
   Write(mapped);
   Write(Operation(23, 10, 0, 20000, "", "..", "", 1));  // an empty dag id and run id
 
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   const auto listed = Body(Get(api, "/api/v1/tasks"));
   ASSERT_EQ(listed["total"], 4) << listed.dump();
   std::set<std::string> hrefs;
@@ -359,7 +359,7 @@ TEST_F(TraceViewApiTest, EveryLinkReachesItsAttemptWhateverItsIds) {
 
 TEST_F(TraceViewApiTest, ServesThePageAssetsRecipesAndDownloads) {
   WriteSharedTrace();
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   const auto page = Get(api, "/tasks/etl/load/run-1/1");
   ASSERT_EQ(page.status, 200);
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
@@ -376,7 +376,7 @@ TEST_F(TraceViewApiTest, ServesThePageAssetsRecipesAndDownloads) {
 
 TEST_F(TraceViewApiTest, ReadsAStoreWhileItsWriterKeepsWriting) {
   WriteSharedTrace();
-  TraceViewApi api(TraceViewOptions{path_});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
   EXPECT_EQ(Body(Get(api, "/api/v1/tasks"))["total"], 2);
   Write(Operation(7, 10, 0, 10'000, "etl", "publish", "run-1", 1));
   EXPECT_EQ(Body(Get(api, "/api/v1/tasks"))["total"], 3);
@@ -384,7 +384,7 @@ TEST_F(TraceViewApiTest, ReadsAStoreWhileItsWriterKeepsWriting) {
 
 TEST_F(TraceViewApiTest, LinksJobsAndStagesToTheHistoryServerAndTheDriverUi) {
   WriteSharedTrace();
-  TraceViewApi api(TraceViewOptions{path_, "http://driver:4040", "http://shs:18080/"});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_), "http://driver:4040", "http://shs:18080/"});
   const auto body = Body(Get(api, "/api/v1/tasks/etl/load/run-1/1"));
   std::map<std::string, nlohmann::json> links_by_label;
   for (const auto& span : body["spans"]) links_by_label[span["label"].get<std::string>()] = span["links"];
@@ -405,7 +405,7 @@ TEST_F(TraceViewApiTest, LinksJobsAndStagesToTheHistoryServerAndTheDriverUi) {
 }
 
 TEST_F(TraceViewApiTest, AMissingStoreIsAServiceErrorNotACrash) {
-  TraceViewApi api(TraceViewOptions{(dir_ / "absent.db").string()});
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt((dir_ / "absent.db").string())});
   EXPECT_EQ(Get(api, "/api/v1/tasks").status, 404);
 }
 

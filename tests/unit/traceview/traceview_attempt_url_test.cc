@@ -13,7 +13,7 @@
 namespace sparktrace::traceview {
 namespace {
 
-using tracing::TaskAttemptKey;
+using tracing::store::TaskAttemptKey;
 
 // Ids Airflow allows (or a store may hold) that break paths: dot segments, slashes, the query and
 // fragment marks, escapes, "+", spaces, an empty run id (the proxy stores one when none was sent),

@@ -12,7 +12,7 @@
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/span_builder.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/sqlite_span_store.h"
 
 namespace sparktrace::listener {
 namespace {
@@ -40,9 +40,9 @@ class ListenerCorrelateStore : public testing::Test {
 };
 
 TEST_F(ListenerCorrelateStore, RebuiltSpansReplaceTheStoredOnes) {
-  auto opened = tracing::SqliteSpanStore::Open((directory_ / "traces.db").string());
+  auto opened = tracing::store::SqliteSpanStore::Open((directory_ / "traces.db").string());
   ASSERT_TRUE(opened.ok()) << opened.error().ToString();
-  tracing::SqliteSpanStore& store = **opened;
+  tracing::store::SqliteSpanStore& store = **opened;
 
   // The proxy's operation span, as the proxy would have stored it.
   OperationSpanRef ref;

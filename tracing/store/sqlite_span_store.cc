@@ -1,4 +1,4 @@
-#include "tracing/sqlite_span_store.h"
+#include "tracing/store/sqlite_span_store.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -13,12 +13,13 @@
 
 #include "tracing/attribute_json.h"
 #include "tracing/attribute_json_reader.h"
-#include "tracing/sqlite_connection.h"
-#include "tracing/sqlite_statement.h"
-#include "tracing/task_index.h"
+#include "tracing/store/sqlite_connection.h"
+#include "tracing/store/sqlite_statement.h"
+#include "tracing/store/sqlite_task_index.h"
+#include "tracing/store/stored_span.h"
 #include "tracing/well_known_attributes.h"
 
-namespace sparktrace::tracing {
+namespace sparktrace::tracing::store {
 namespace {
 
 // "SpTr" in PRAGMA application_id marks the file as ours, so that pointing --trace-db at some other
@@ -132,62 +133,6 @@ constexpr std::string_view kSummaryColumns =
     "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, "
     "run_id, try_number";
 
-// Unix nanoseconds are unsigned in the span model and signed in SQLite; the cast is exact until 2262.
-std::int64_t ToSql(std::uint64_t value) { return static_cast<std::int64_t>(value); }
-std::uint64_t FromSql(std::int64_t value) { return static_cast<std::uint64_t>(value); }
-
-template <std::size_t N>
-bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
-  if (hex.size() != 2 * N) return false;
-  for (std::size_t i = 0; i < N; ++i) {
-    const char* first = hex.data() + 2 * i;
-    auto [end, ec] = std::from_chars(first, first + 2, out[i], 16);
-    if (ec != std::errc() || end != first + 2) return false;
-  }
-  return true;
-}
-
-// The well-known attributes (tracing/well_known_attributes.h) that get columns of their own.
-struct ExtractedColumns {
-  const std::string* operation_id = nullptr;
-  const std::string* session_id = nullptr;
-  const std::string* dag_id = nullptr;
-  const std::string* task_id = nullptr;
-  const std::string* run_id = nullptr;
-  std::optional<std::int64_t> try_number;
-};
-
-ExtractedColumns Extract(const std::vector<Attribute>& attributes) {
-  ExtractedColumns columns;
-  for (const auto& attribute : attributes) {
-    const auto* text = std::get_if<std::string>(&attribute.value);
-    if (attribute.key == kAirflowTryNumberKey) {
-      if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) {
-        columns.try_number = *number;
-      } else if (text != nullptr) {
-        // Airflow hands identity over as headers, so some producers will forward the text.
-        std::int64_t parsed = 0;
-        auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
-        if (ec == std::errc() && end == text->data() + text->size()) columns.try_number = parsed;
-      }
-      continue;
-    }
-    if (text == nullptr) continue;
-    if (attribute.key == kSparkConnectOperationIdKey) {
-      columns.operation_id = text;
-    } else if (attribute.key == kSparkConnectSessionIdKey) {
-      columns.session_id = text;
-    } else if (attribute.key == kAirflowDagIdKey) {
-      columns.dag_id = text;
-    } else if (attribute.key == kAirflowTaskIdKey) {
-      columns.task_id = text;
-    } else if (attribute.key == kAirflowRunIdKey) {
-      columns.run_id = text;
-    }
-  }
-  return columns;
-}
-
 void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text) {
   if (text == nullptr) {
     stmt.BindNull(index);
@@ -196,59 +141,29 @@ void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text)
   }
 }
 
-std::string EventsToJson(const std::vector<SpanEvent>& events) {
-  nlohmann::ordered_json array = nlohmann::ordered_json::array();
-  for (const auto& event : events) {
-    nlohmann::ordered_json item = nlohmann::ordered_json::object();
-    item["name"] = event.name;
-    item["time_unix_nano"] = event.time_unix_nano;
-    item["attributes"] = AttributesToJson(event.attributes);
-    array.push_back(std::move(item));
-  }
-  return DumpJson(array);
-}
-
-template <typename Enum>
-Enum EnumFromSql(std::int64_t value, Enum max, Enum fallback) {
-  if (value < 0 || value > static_cast<std::int64_t>(max)) return fallback;
-  return static_cast<Enum>(value);
-}
-
 // Reads a row of kSpanColumns.
 Result<Span> SpanFromRow(const SqliteStatement& stmt) {
-  Span span;
-  const std::string trace_hex = stmt.ColumnText(0);
-  const std::string span_hex = stmt.ColumnText(1);
-  if (!ParseHex(trace_hex, span.trace_id) || !ParseHex(span_hex, span.span_id)) {
-    return Error{ErrorCode::kInternal,
-                 fmt::format("malformed ids in stored span {}/{}", trace_hex, span_hex)};
-  }
-  if (!stmt.ColumnIsNull(2) && !ParseHex(stmt.ColumnView(2), span.parent_span_id)) {
-    return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", span_hex)};
-  }
-  span.name = stmt.ColumnText(3);
-  span.kind = EnumFromSql(stmt.ColumnInt64(4), SpanKind::kConsumer, SpanKind::kUnspecified);
-  span.start_time_unix_nano = FromSql(stmt.ColumnInt64(5));
-  span.end_time_unix_nano = FromSql(stmt.ColumnInt64(6));
-  span.status_code = EnumFromSql(stmt.ColumnInt64(7), StatusCode::kError, StatusCode::kUnset);
-  span.status_message = stmt.ColumnText(8);
-  span.trace_state = stmt.ColumnText(9);
-  // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
-  // dominated by building and dropping JSON trees (tracing/attribute_json_reader.h).
-  if (!ReadAttributesJson(stmt.ColumnView(10), span.attributes)) {
-    return Error{ErrorCode::kInternal, fmt::format("attributes of stored span {} are not a JSON object", span_hex)};
-  }
-  if (!ReadEventsJson(stmt.ColumnView(11), span.events)) {
-    return Error{ErrorCode::kInternal, fmt::format("stored span {}: events column is not a JSON array of objects", span_hex)};
-  }
-  return span;
+  StoredSpanColumns columns;
+  columns.trace_id = stmt.ColumnView(0);
+  columns.span_id = stmt.ColumnView(1);
+  if (!stmt.ColumnIsNull(2)) columns.parent_span_id = stmt.ColumnView(2);
+  columns.name = stmt.ColumnView(3);
+  columns.kind = stmt.ColumnInt64(4);
+  columns.start_unix_nano = stmt.ColumnInt64(5);
+  columns.end_unix_nano = stmt.ColumnInt64(6);
+  columns.status_code = stmt.ColumnInt64(7);
+  columns.status_message = stmt.ColumnView(8);
+  columns.trace_state = stmt.ColumnView(9);
+  columns.attributes_json = stmt.ColumnView(10);
+  columns.events_json = stmt.ColumnView(11);
+  return FromStoredColumns(columns);
 }
 
 // Reads a row of kSummaryColumns.
 Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt) {
   TraceSummary summary;
   const std::string trace_hex = stmt.ColumnText(0);
-  if (!ParseHex(trace_hex, summary.trace_id)) {
+  if (!ParseTraceHex(trace_hex, summary.trace_id)) {
     return Error{ErrorCode::kInternal, fmt::format("malformed trace id in trace summary: {}", trace_hex)};
   }
   summary.root_name = stmt.ColumnText(1);
@@ -321,14 +236,14 @@ Result<std::vector<std::string>> SelectTraceIds(SqliteConnection& db, std::strin
 
 }  // namespace
 
-SqliteSpanStore::SqliteSpanStore(ConstructionKey, std::string path, SqliteSpanStoreOptions options,
+SqliteSpanStore::SqliteSpanStore(ConstructionKey, std::string path, StoreOptions options,
                                  std::unique_ptr<SqliteConnection> db)
     : path_(std::move(path)), options_(options), db_(std::move(db)) {}
 
 SqliteSpanStore::~SqliteSpanStore() = default;
 
 Result<std::unique_ptr<SqliteSpanStore>> SqliteSpanStore::Open(const std::string& path,
-                                                               const SqliteSpanStoreOptions& options) {
+                                                               const StoreOptions& options) {
   return NoThrow("open " + path, [&]() -> Result<std::unique_ptr<SqliteSpanStore>> {
     if (path.empty()) return InvalidArgument("trace database path is empty");
     std::error_code ec;
@@ -496,42 +411,41 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
   auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
     SqliteStatement& upsert = *upsert_span_;
     for (const Span& span : spans) {
-      if (!IsValid(span.trace_id) || !IsValid(span.span_id)) {
+      if (!IsStorable(span)) {
         ++stats.spans_rejected;
         continue;
       }
-      std::string trace_hex = ToHex(span.trace_id);
-      const ExtractedColumns columns = Extract(span.attributes);
+      StoredSpanRow row = ToStoredRow(span);
       upsert.Reset();
-      upsert.BindText(1, trace_hex);
-      upsert.BindText(2, ToHex(span.span_id));
-      if (IsValid(span.parent_span_id)) {
-        upsert.BindText(3, ToHex(span.parent_span_id));
+      upsert.BindText(1, row.trace_id);
+      upsert.BindText(2, row.span_id);
+      if (row.parent_span_id) {
+        upsert.BindText(3, *row.parent_span_id);
       } else {
         upsert.BindNull(3);
       }
-      upsert.BindText(4, span.name);
-      upsert.BindInt64(5, static_cast<std::int64_t>(span.kind));
-      upsert.BindInt64(6, ToSql(span.start_time_unix_nano));
-      upsert.BindInt64(7, ToSql(span.end_time_unix_nano));
-      upsert.BindInt64(8, static_cast<std::int64_t>(span.status_code));
-      upsert.BindText(9, span.status_message);
-      upsert.BindText(10, span.trace_state);
-      upsert.BindText(11, DumpJson(AttributesToJson(span.attributes)));
-      upsert.BindText(12, EventsToJson(span.events));
-      BindOptionalText(upsert, 13, columns.operation_id);
-      BindOptionalText(upsert, 14, columns.session_id);
-      BindOptionalText(upsert, 15, columns.dag_id);
-      BindOptionalText(upsert, 16, columns.task_id);
-      BindOptionalText(upsert, 17, columns.run_id);
-      if (columns.try_number) {
-        upsert.BindInt64(18, *columns.try_number);
+      upsert.BindText(4, row.name);
+      upsert.BindInt64(5, row.kind);
+      upsert.BindInt64(6, row.start_unix_nano);
+      upsert.BindInt64(7, row.end_unix_nano);
+      upsert.BindInt64(8, row.status_code);
+      upsert.BindText(9, row.status_message);
+      upsert.BindText(10, row.trace_state);
+      upsert.BindText(11, row.attributes_json);
+      upsert.BindText(12, row.events_json);
+      BindOptionalText(upsert, 13, row.operation_id);
+      BindOptionalText(upsert, 14, row.session_id);
+      BindOptionalText(upsert, 15, row.dag_id);
+      BindOptionalText(upsert, 16, row.task_id);
+      BindOptionalText(upsert, 17, row.run_id);
+      if (row.try_number) {
+        upsert.BindInt64(18, *row.try_number);
       } else {
         upsert.BindNull(18);
       }
       if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
       ++stats.spans_written;
-      touched.push_back(std::move(trace_hex));
+      touched.push_back(std::move(row.trace_id));
     }
     upsert.Reset();  // drop the copies of the last span's text
 
@@ -638,7 +552,7 @@ Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation
       return Error{ErrorCode::kNotFound, fmt::format("no trace has operation {} in {}", operation_id, path_)};
     }
     TraceId trace_id{};
-    const bool parsed = ParseHex(stmt.ColumnText(0), trace_id);
+    const bool parsed = ParseTraceHex(stmt.ColumnText(0), trace_id);
     stmt.Reset();
     if (!parsed)
       return Error{ErrorCode::kInternal,
@@ -649,7 +563,7 @@ Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation
 
 Result<TaskAttemptPage> SqliteSpanStore::ListTaskAttempts(const TaskAttemptFilter& filter) {
   return NoThrow("list task attempts", [&]() -> Result<TaskAttemptPage> {
-    auto page = tracing::ListTaskAttempts(*db_, filter);
+    auto page = store::ListTaskAttempts(*db_, filter);
     if (!page.ok())
       return Error{page.error().code, fmt::format("list tasks in {}: {}", path_, page.error().message)};
     return page;
@@ -658,7 +572,7 @@ Result<TaskAttemptPage> SqliteSpanStore::ListTaskAttempts(const TaskAttemptFilte
 
 Result<std::vector<std::string>> SqliteSpanStore::TracesMatching(std::string_view text) {
   return NoThrow("search traces", [&]() -> Result<std::vector<std::string>> {
-    auto traces = tracing::TracesMatching(*db_, text);
+    auto traces = store::TracesMatching(*db_, text);
     if (!traces.ok())
       return Error{traces.error().code, fmt::format("search {}: {}", path_, traces.error().message)};
     return traces;
@@ -757,4 +671,4 @@ Result<RetentionStats> SqliteSpanStore::EnforceRetention(std::chrono::system_clo
   });
 }
 
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

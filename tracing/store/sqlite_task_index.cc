@@ -1,4 +1,4 @@
-#include "tracing/task_index.h"
+#include "tracing/store/sqlite_task_index.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tracing/nearest_owner.h"
-#include "tracing/sqlite_connection.h"
+#include "tracing/store/attempt_parts.h"
+#include "tracing/store/sqlite_connection.h"
 
-namespace sparktrace::tracing {
+namespace sparktrace::tracing::store {
 
 // Parts are per (attempt, trace); `trace_key` is "" for an Airflow attempt (whose row adds up all its
 // traces) and the trace id for a trace without identity (one row per trace). Integer times are unix
@@ -95,57 +95,6 @@ SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_cod
 FROM spans WHERE trace_id = ?1
 )sql";
 
-struct PartKey {
-  bool airflow = true;
-  TaskAttemptKey attempt;
-  std::string trace_key;
-  auto operator<=>(const PartKey&) const = default;
-};
-
-struct Part {
-  std::string name;
-  std::string app_id;
-  std::uint64_t start = UINT64_MAX;
-  std::uint64_t end = 0;
-  std::int64_t spans = 0;
-  // What decides "failed": an operation that failed (outcome failed; an interrupted or retried call is
-  // not a failure of the task), or, in a trace without operations (a plain application), a failed job.
-  std::int64_t operations = 0;
-  std::int64_t failed_operations = 0;
-  std::int64_t failed_jobs = 0;
-  std::int64_t Errors() const { return operations > 0 ? failed_operations : failed_jobs; }
-  std::int64_t open = 0;
-  std::array<std::int64_t, kIndexedPhaseCount> phase_ms{};
-  std::int64_t findings = 0;
-  std::string top_finding;
-  bool top_is_summary = false;
-  std::set<std::string> finding_keys;
-  double top_impact = -1;
-};
-
-struct IndexSpan {
-  std::string span_id;
-  std::string parent_id;
-  std::string name;
-  std::uint64_t start = 0;
-  std::uint64_t end = 0;
-  bool error = false;
-  std::optional<TaskAttemptKey> identity;
-  std::optional<std::int64_t> phase_duration_ms;
-  bool open = false;
-  std::string app_name;
-  std::string app_id;
-  std::string finding_events;  // the events JSON when it holds findings
-};
-
-std::optional<std::int64_t> PhaseIndex(std::string_view span_name) {
-  if (span_name == "spark.phase.resource_wait") return 0;
-  if (span_name == "spark.phase.compute") return 1;
-  if (span_name == "spark.phase.io_write") return 2;
-  if (span_name == "spark.phase.idle") return 3;
-  return std::nullopt;
-}
-
 Result<std::vector<IndexSpan>> ReadSpans(SqliteConnection& db, const std::string& trace_id) {
   auto stmt = db.Prepare(kSpansForIndexSql);
   if (!stmt.ok()) return stmt.error();
@@ -180,90 +129,6 @@ Result<std::vector<IndexSpan>> ReadSpans(SqliteConnection& db, const std::string
     spans.push_back(std::move(span));
   }
   return spans;
-}
-
-void AddFindings(const std::string& events_json, Part& part) {
-  const auto events = nlohmann::json::parse(events_json, nullptr, /*allow_exceptions=*/false);
-  if (!events.is_array()) return;
-  for (const auto& event : events) {
-    if (!event.is_object() || event.value("name", "") != "sparktrace.finding") continue;
-    const auto attributes = event.find("attributes");
-    if (attributes == event.end() || !attributes->is_object()) continue;
-    // A stage's finding is on the stage and on its operation's lifecycle span: counted once, by key.
-    const std::string key = attributes->value("finding.key", "");
-    if (key.empty() || part.finding_keys.insert(key).second) ++part.findings;
-    const double impact = attributes->value("finding.impact_seconds", 0.0);
-    // At equal impact the specific finding wins over the summary that repeats it (as on the page).
-    const bool summary = attributes->value("finding.id", "") == "slow-spark-jobs";
-    const bool better =
-        impact > part.top_impact || (impact == part.top_impact && part.top_is_summary && !summary);
-    if (!better) continue;
-    part.top_impact = impact;
-    part.top_is_summary = summary;
-    nlohmann::json top = {{"id", attributes->value("finding.id", "")},
-                          {"severity", attributes->value("finding.severity", "")},
-                          {"title", attributes->value("finding.title", "")},
-                          {"impact_seconds", impact}};
-    part.top_finding = top.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  }
-}
-
-void AddSpan(const IndexSpan& span, Part& part) {
-  part.start = std::min(part.start, span.start);
-  part.end = std::max(part.end, span.end);
-  ++part.spans;
-  if (span.name == "spark_connect.operation") {
-    ++part.operations;
-    if (span.error) ++part.failed_operations;
-  } else if (span.name == "spark.job" && span.error) {
-    ++part.failed_jobs;
-  }
-  if (span.open) ++part.open;
-  if (span.phase_duration_ms) {
-    if (auto phase = PhaseIndex(span.name))
-      part.phase_ms[static_cast<std::size_t>(*phase)] += *span.phase_duration_ms;
-  }
-  if (!span.finding_events.empty()) AddFindings(span.finding_events, part);
-  if (part.app_id.empty()) part.app_id = span.app_id;
-}
-
-// The parts of one trace: each span goes to the attempt of its nearest ancestor-or-self with an
-// identity; a trace where no span has one is a single part of its own.
-std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans) {
-  std::unordered_map<std::string_view, std::size_t> by_id;
-  by_id.reserve(spans.size());
-  for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
-  const bool any_identity =
-      std::any_of(spans.begin(), spans.end(), [](const IndexSpan& s) { return s.identity; });
-
-  std::map<PartKey, Part> parts;
-  if (!any_identity) {
-    Part& part = parts[PartKey{false, TaskAttemptKey{"", "", "", 0, -1}, trace_id}];
-    const IndexSpan* root = nullptr;
-    for (const IndexSpan& span : spans) {
-      AddSpan(span, part);
-      if (span.parent_id.empty() && (root == nullptr || span.start < root->start)) root = &span;
-      if (part.name.empty() && !span.app_name.empty()) part.name = span.app_name;
-    }
-    if (part.name.empty() && root != nullptr) part.name = root->name;
-    return parts;
-  }
-  const auto owners = NearestOwners(
-      spans.size(),
-      [&](std::size_t i) -> std::optional<std::size_t> {
-        const auto parent = by_id.find(spans[i].parent_id);
-        if (parent == by_id.end()) return std::nullopt;
-        return parent->second;
-      },
-      [&](std::size_t i) { return spans[i].identity.has_value(); });
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    if (!owners[i]) continue;  // e.g. a session-wide call without identity in an Airflow trace
-    const TaskAttemptKey& owner = *spans[*owners[i]].identity;
-    Part& part = parts[PartKey{true, owner, ""}];
-    if (part.name.empty()) part.name = owner.dag_id + "." + owner.task_id;
-    AddSpan(spans[i], part);
-  }
-  return parts;
 }
 
 void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
@@ -387,18 +252,6 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
   return {};
 }
 
-std::vector<std::string> SplitCommas(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t begin = 0;
-  while (begin <= text.size() && !text.empty()) {
-    const std::size_t comma = text.find(',', begin);
-    items.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
-  }
-  return items;
-}
-
 constexpr std::string_view kRowColumns =
     "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
     "end_unix_nano, "
@@ -459,6 +312,7 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   if (filter.dag_id) where += " AND dag_id = ?";
   if (filter.task_id) where += " AND task_id = ?";
   if (filter.run_id) where += " AND run_id = ?";
+  if (filter.try_number) where += " AND try_number = ?";
   if (filter.map_index) where += " AND map_index = ?";
   if (filter.state) where += " AND state = ?";
   if (filter.since_unix_nano != 0) where += " AND start_unix_nano >= ?";
@@ -480,6 +334,7 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
     if (filter.dag_id) stmt.BindText(index++, *filter.dag_id);
     if (filter.task_id) stmt.BindText(index++, *filter.task_id);
     if (filter.run_id) stmt.BindText(index++, *filter.run_id);
+    if (filter.try_number) stmt.BindInt64(index++, *filter.try_number);
     if (filter.map_index) stmt.BindInt64(index++, *filter.map_index);
     if (filter.state) stmt.BindText(index++, *filter.state);
     if (filter.since_unix_nano != 0)
@@ -528,4 +383,4 @@ Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::strin
   return stmt->CollectText();
 }
 
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

@@ -1,33 +1,22 @@
 #pragma once
-// The task index of the trace store: one row per Airflow task attempt (and one per trace that has
-// no Airflow identity, e.g. a plain Spark application), kept up to date on every write, so that the
-// trace view lists a page of tasks from an index instead of scanning spans.
+// The task index's public shapes: one row per Airflow task attempt (and one per trace that has no
+// Airflow identity, e.g. a plain Spark application), as every store backend lists them.
 //
 // An attempt is identified by (dag, task, run, try, map index), the airflow.* attributes of the
 // proxy's spans; its members are the spans carrying that identity and every span below them (the
 // driver's lifecycle, job, stage and phase spans carry no identity of their own). One attempt
 // usually is one trace; with Airflow 2.10's per-DAG-run trace ids several attempts share a trace,
-// and an attempt can span traces (a client that changes traceparent between calls): the index keeps
-// one part per (attempt, trace) and the attempt's row adds its parts up.
-//
-// Threads: these functions run on the connection's thread, inside the caller's transaction for the
-// writes (SqliteSpanStore::Write, retention, migration).
+// and an attempt can span traces (a client that changes traceparent between calls, a retry through
+// another proxy): the index keeps one part per (attempt, trace) and the attempt's row adds its parts
+// up (tracing/store/attempt_parts.h computes the parts; each backend stores and adds them).
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "common/result.h"
-
-namespace sparktrace::tracing {
-
-class SqliteConnection;
-
-// The tables and indexes of schema version 2 (appended to version 1's).
-extern const std::string_view kTaskIndexSchema;
+namespace sparktrace::tracing::store {
 
 struct TaskAttemptKey {
   std::string dag_id;
@@ -62,6 +51,7 @@ struct TaskAttemptFilter {
   std::optional<std::string> dag_id;
   std::optional<std::string> task_id;
   std::optional<std::string> run_id;
+  std::optional<std::int64_t> try_number;
   std::optional<std::int64_t> map_index;
   std::optional<std::string> state;
   std::uint64_t since_unix_nano = 0;  // on the attempt's start; 0: no bound
@@ -79,14 +69,4 @@ struct TaskAttemptPage {
   std::vector<TaskAttemptRow> rows;
 };
 
-// Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
-// had or now have. Call inside the write transaction that changed the spans.
-Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
-// Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
-Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
-
-Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter);
-// The traces a search text names: a trace id, a Spark Connect operation id, or a Spark application id.
-Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text);
-
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

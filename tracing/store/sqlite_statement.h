@@ -18,7 +18,7 @@
 
 #include "common/result.h"
 
-namespace sparktrace::tracing {
+namespace sparktrace::tracing::store {
 
 class SqliteStatement {
  public:
@@ -64,4 +64,4 @@ class SqliteStatement {
   int bind_error_index_ = 0;
 };
 
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

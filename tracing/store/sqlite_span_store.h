@@ -30,55 +30,15 @@
 
 #include "common/result.h"
 #include "tracing/span.h"
-#include "tracing/task_index.h"
-#include "tracing/trace_summary.h"
+#include "tracing/store/span_store.h"
 
-namespace sparktrace::tracing {
+namespace sparktrace::tracing::store {
 
 // Kept out of this header so that its users (the CLI, the admin server) do not see <sqlite3.h>.
 class SqliteConnection;
 class SqliteStatement;
 
-struct SqliteSpanStoreOptions {
-  // EnforceRetention deletes traces whose last span ended longer ago than this.
-  std::chrono::milliseconds max_age = std::chrono::hours(24 * 7);
-  // EnforceRetention deletes the oldest traces while the database holds more than this many bytes
-  // (pages in use, which is what the file shrinks to; the WAL is bounded separately).
-  std::uint64_t max_bytes = std::uint64_t{1} << 30;
-  // How long a call waits for another connection's lock before failing with kUnavailable.
-  std::chrono::milliseconds busy_timeout = std::chrono::seconds(5);
-  // Readers: no file or schema is created, Write() and EnforceRetention() fail with kInvalidArgument.
-  bool read_only = false;
-};
-
-struct TraceFilter {
-  // Each set field must match exactly (the Airflow identity as stored in the trace summary).
-  std::optional<std::string> dag_id{};
-  std::optional<std::string> task_id{};
-  std::optional<std::string> run_id{};
-  // Only traces that started at or after this time; 0 for no bound.
-  std::uint64_t since_unix_nano = 0;
-  // At most this many traces, newest first; 0 for no limit.
-  std::size_t limit = 100;
-};
-
-struct WriteStats {
-  std::size_t spans_written = 0;
-  // Spans with an all-zero trace or span id cannot be stored or looked up; they are left out and
-  // counted here for the exporter's metrics.
-  std::size_t spans_rejected = 0;
-  std::size_t traces_touched = 0;
-};
-
-struct RetentionStats {
-  std::size_t traces_deleted_by_age = 0;
-  std::size_t traces_deleted_by_size = 0;
-  std::size_t spans_deleted = 0;
-  std::uint64_t bytes_before = 0;  // pages in use before, as compared with max_bytes
-  std::uint64_t bytes_after = 0;   // database size after the incremental vacuum
-};
-
-class SqliteSpanStore {
+class SqliteSpanStore final : public SpanStore {
  public:
   // The schema version this build writes (PRAGMA user_version). Older databases are migrated by a
   // writer's Open; newer ones are refused.
@@ -88,36 +48,37 @@ class SqliteSpanStore {
   // existing, current database). Fails with a clear error for an unwritable or corrupt path, a file
   // that is not a sparktrace database, or a schema newer than kSchemaVersion.
   static Result<std::unique_ptr<SqliteSpanStore>> Open(const std::string& path,
-                                                       const SqliteSpanStoreOptions& options = {});
+                                                       const StoreOptions& options = {});
 
   // Stores a batch in one transaction: all of it or, on error, none. A span whose (trace id, span id)
   // is already stored replaces it (late updates), and the summaries of the touched traces are
   // recomputed. Writer thread only.
-  Result<WriteStats> Write(std::span<const Span> spans);
+  Result<WriteStats> Write(std::span<const Span> spans) override;
 
   // Summaries matching `filter`, newest (latest start) first.
-  Result<std::vector<TraceSummary>> ListTraces(const TraceFilter& filter);
+  Result<std::vector<TraceSummary>> ListTraces(const TraceFilter& filter) override;
   // All spans of a trace ordered by start time (then span id); kNotFound when it has none.
-  Result<std::vector<Span>> GetTrace(const TraceId& trace_id);
+  Result<std::vector<Span>> GetTrace(const TraceId& trace_id) override;
   // The trace holding a span with this spark.connect.operation_id (the newest one if several do);
   // kNotFound when none does.
-  Result<TraceId> FindTraceByOperation(std::string_view operation_id);
+  Result<TraceId> FindTraceByOperation(std::string_view operation_id) override;
 
   // Airflow task attempts (and traces without Airflow identity), newest first, one page; the task
-  // index is kept up to date by Write() and retention (tracing/task_index.h).
-  Result<TaskAttemptPage> ListTaskAttempts(const TaskAttemptFilter& filter);
+  // index is kept up to date by Write() and retention (tracing/store/sqlite_task_index.h).
+  Result<TaskAttemptPage> ListTaskAttempts(const TaskAttemptFilter& filter) override;
   // Trace ids (hex) that a search text names: a trace id, an operation id or a Spark application id.
-  Result<std::vector<std::string>> TracesMatching(std::string_view text);
+  Result<std::vector<std::string>> TracesMatching(std::string_view text) override;
 
   // Deletes whole traces: those whose last span ended before `now - max_age`, then, while the pages in
   // use exceed max_bytes, the traces that ended longest ago. Then gives the freed pages back to the file
   // system (incremental vacuum and a WAL checkpoint), so the file really shrinks. The checkpoint waits
   // up to busy_timeout for readers to finish; one still reading leaves the file to shrink on the next
   // call. Writer thread only; call it periodically, e.g. from the exporter between batches.
-  Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point now);
+  Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point now) override;
 
   const std::string& path() const { return path_; }
-  bool read_only() const { return options_.read_only; }
+  const std::string& description() const override { return path_; }
+  bool read_only() const override { return options_.read_only; }
 
   // Constructed only through Open(); the key keeps the constructor out of reach while letting
   // std::make_unique call it.
@@ -125,7 +86,7 @@ class SqliteSpanStore {
     friend class SqliteSpanStore;
     ConstructionKey() = default;
   };
-  SqliteSpanStore(ConstructionKey, std::string path, SqliteSpanStoreOptions options,
+  SqliteSpanStore(ConstructionKey, std::string path, StoreOptions options,
                   std::unique_ptr<SqliteConnection> db);
   ~SqliteSpanStore();
   SqliteSpanStore(const SqliteSpanStore&) = delete;
@@ -147,7 +108,7 @@ class SqliteSpanStore {
   Result<void> RequireWriter(std::string_view operation) const;
 
   const std::string path_;
-  const SqliteSpanStoreOptions options_;
+  const StoreOptions options_;
   // Declared before the statements so that it is destroyed after them.
   std::unique_ptr<SqliteConnection> db_;
   // Prepared once, reused for every call. The writer statements are null in a read-only store.
@@ -157,4 +118,4 @@ class SqliteSpanStore {
   std::unique_ptr<SqliteStatement> find_by_operation_;
 };
 
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

@@ -1,10 +1,10 @@
-#include "tracing/sqlite_statement.h"
+#include "tracing/store/sqlite_statement.h"
 
 #include <spdlog/fmt/fmt.h>
 
-#include "tracing/sqlite_connection.h"
+#include "tracing/store/sqlite_connection.h"
 
-namespace sparktrace::tracing {
+namespace sparktrace::tracing::store {
 
 SqliteStatement::SqliteStatement(sqlite3_stmt* stmt) : stmt_(stmt) {}
 
@@ -102,4 +102,4 @@ std::string_view SqliteStatement::Sql() const {
   return sql == nullptr ? std::string_view() : std::string_view(sql);
 }
 
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

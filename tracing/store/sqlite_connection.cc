@@ -1,11 +1,11 @@
-#include "tracing/sqlite_connection.h"
+#include "tracing/store/sqlite_connection.h"
 
 #include <spdlog/fmt/fmt.h>
 
 #include <cstring>
 #include <string>
 
-namespace sparktrace::tracing {
+namespace sparktrace::tracing::store {
 
 ErrorCode ErrorCodeForSqlite(int rc) {
   switch (rc & 0xff) {  // the primary code; extended codes only refine it
@@ -81,4 +81,4 @@ Error SqliteConnection::LastError(std::string_view context) const {
   return SqliteError(db_.get(), sqlite3_extended_errcode(db_.get()), context);
 }
 
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

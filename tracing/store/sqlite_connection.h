@@ -15,9 +15,9 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "tracing/sqlite_statement.h"
+#include "tracing/store/sqlite_statement.h"
 
-namespace sparktrace::tracing {
+namespace sparktrace::tracing::store {
 
 class SqliteConnection {
  public:
@@ -55,4 +55,4 @@ ErrorCode ErrorCodeForSqlite(int rc);
 // SQLite's, followed by the OS reason for open and I/O failures.
 Error SqliteError(sqlite3* db, int rc, std::string_view context);
 
-}  // namespace sparktrace::tracing
+}  // namespace sparktrace::tracing::store

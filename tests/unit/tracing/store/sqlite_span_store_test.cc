@@ -1,0 +1,315 @@
+#include "tracing/store/sqlite_span_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tracing/store/sqlite_connection.h"
+#include "tests/unit/tracing/store/store_test_spans.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
+
+namespace fs = std::filesystem;
+
+class SqliteSpanStoreTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    // Unique per test and per process, so parallel ctest runs do not share files.
+    dir_ = fs::path(testing::TempDir()) /
+           ("sparktrace_store_" + std::to_string(::getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "traces.db").string();
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  std::unique_ptr<SqliteSpanStore> OpenStore(StoreOptions options = {}) {
+    auto store = SqliteSpanStore::Open(path_, options);
+    EXPECT_TRUE(store.ok()) << store.error().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  std::unique_ptr<SqliteSpanStore> OpenReader() {
+    StoreOptions options;
+    options.read_only = true;
+    return OpenStore(options);
+  }
+
+  // A plain connection, to look at or tamper with the file the way another program would.
+  SqliteConnection Raw() {
+    auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
+    EXPECT_TRUE(db.ok());
+    return std::move(db).value();
+  }
+
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(SqliteSpanStoreTest, StoresWellKnownAttributesInQueryableColumns) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  Span span = MakeSpan(7, 1, 0, "op", kBase, kBase + kMs);
+  span.attributes = {{"spark.connect.operation_id", std::string("op-7")},
+                     {"spark.connect.session_id", std::string("session-1")},
+                     {"airflow.dag_id", std::string("etl")},
+                     {"airflow.task_id", std::string("load")},
+                     {"airflow.run_id", std::string("manual__2024")},
+                     {"airflow.try_number", std::string("3")}};  // as text: still a number column
+  ASSERT_TRUE(store->Write(std::vector<Span>{span}).ok());
+
+  SqliteConnection raw = Raw();
+  auto stmt = raw.Prepare(
+      "SELECT operation_id, session_id, dag_id, task_id, run_id, try_number, typeof(try_number), "
+      "json_extract(attributes, '$.\"airflow.dag_id\"') FROM spans");
+  ASSERT_TRUE(stmt.ok()) << stmt.error().ToString();
+  auto row = stmt->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ(stmt->ColumnText(0), "op-7");
+  EXPECT_EQ(stmt->ColumnText(1), "session-1");
+  EXPECT_EQ(stmt->ColumnText(2), "etl");
+  EXPECT_EQ(stmt->ColumnText(3), "load");
+  EXPECT_EQ(stmt->ColumnText(4), "manual__2024");
+  EXPECT_EQ(stmt->ColumnInt64(5), 3);
+  EXPECT_EQ(stmt->ColumnText(6), "integer");
+  EXPECT_EQ(stmt->ColumnText(7), "etl");
+}
+
+TEST_F(SqliteSpanStoreTest, LooksUpOperationsThroughTheirIndex) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  // The lookup goes through the operation index, not a scan of every span.
+  SqliteConnection raw = Raw();
+  auto plan = raw.Prepare("EXPLAIN QUERY PLAN SELECT trace_id FROM spans WHERE operation_id = 'x'");
+  ASSERT_TRUE(plan.ok());
+  auto row = plan->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_NE(plan->ColumnText(3).find("spans_by_operation"), std::string::npos) << plan->ColumnText(3);
+}
+
+TEST_F(SqliteSpanStoreTest, RetentionBySizeDeletesOldestAndShrinksTheFile) {
+  const std::string payload(4000, 'x');  // about one page of attributes per span
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    std::vector<Span> spans;
+    for (std::uint32_t t = 1; t <= 200; ++t) {
+      for (std::uint32_t s = 1; s <= 5; ++s) {
+        const std::uint64_t start = kBase + std::uint64_t{t} * 1000 * kMs + s * kMs;
+        Span span = MakeSpan(t, s, s == 1 ? 0 : 1, "span", start, start + kMs);
+        span.attributes = {{"payload", payload}};
+        spans.push_back(std::move(span));
+      }
+    }
+    ASSERT_TRUE(store->Write(spans).ok());
+    // Within budget: nothing deleted, but the WAL is checkpointed into the file, so the file size
+    // below is the full database size.
+    auto retention = store->EnforceRetention(std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)));
+    ASSERT_TRUE(retention.ok()) << retention.error().ToString();
+    EXPECT_EQ(retention->traces_deleted_by_age + retention->traces_deleted_by_size, 0u);
+  }
+  const std::uint64_t size_before = fs::file_size(path_);
+  ASSERT_GT(size_before, 4u << 20) << "the test needs a database well above the budget";
+
+  constexpr std::uint64_t kBudget = 1u << 20;
+  StoreOptions options;
+  options.max_bytes = kBudget;
+  auto store = OpenStore(options);
+  ASSERT_NE(store, nullptr);
+  auto retention = store->EnforceRetention(std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)));
+  ASSERT_TRUE(retention.ok()) << retention.error().ToString();
+  EXPECT_EQ(retention->traces_deleted_by_age, 0u);
+  EXPECT_GT(retention->traces_deleted_by_size, 100u);
+  EXPECT_GT(retention->bytes_before, kBudget);
+  EXPECT_LE(retention->bytes_after, kBudget);
+
+  const std::uint64_t size_after = fs::file_size(path_);
+  EXPECT_LE(size_after, kBudget);
+  EXPECT_LT(size_after, size_before / 4);
+  const fs::path wal = path_ + "-wal";
+  if (fs::exists(wal)) {
+    EXPECT_EQ(fs::file_size(wal), 0u);
+  }
+
+  // What is left is the newest traces, contiguous up to the newest.
+  auto listed = store->ListTraces({.limit = 0});
+  ASSERT_TRUE(listed.ok());
+  ASSERT_FALSE(listed->empty());
+  EXPECT_EQ(listed->size() + retention->traces_deleted_by_size, 200u);
+  EXPECT_EQ(ToHex(listed->front().trace_id), ToHex(TraceIdOf(200)));
+  EXPECT_EQ(ToHex(listed->back().trace_id), ToHex(TraceIdOf(static_cast<std::uint32_t>(201 - listed->size()))));
+  EXPECT_EQ(store->GetTrace(TraceIdOf(1)).error().code, ErrorCode::kNotFound);
+
+  // Still a healthy database that takes writes.
+  ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(999, 1, 0, "after", kBase, kBase + 1)}).ok());
+  EXPECT_TRUE(store->GetTrace(TraceIdOf(999)).ok());
+}
+
+TEST_F(SqliteSpanStoreTest, ReopensAfterClose) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(1, 1, 0, "first", kBase, kBase + kMs)}).ok());
+  }
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(2, 1, 0, "second", kBase + kMs, kBase + 2 * kMs)}).ok());
+  }
+  auto reader = OpenReader();
+  ASSERT_NE(reader, nullptr);
+  auto listed = reader->ListTraces({});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(TraceHexes(*listed), (std::vector<std::string>{ToHex(TraceIdOf(2)), ToHex(TraceIdOf(1))}));
+
+  SqliteConnection raw = Raw();
+  EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), SqliteSpanStore::kSchemaVersion);
+  EXPECT_EQ(*raw.QueryInt64("PRAGMA auto_vacuum"), 2);  // INCREMENTAL
+  auto mode = raw.Prepare("PRAGMA journal_mode");
+  ASSERT_TRUE(mode.ok());
+  ASSERT_TRUE(*mode->Step());
+  EXPECT_EQ(mode->ColumnText(0), "wal");
+}
+
+TEST_F(SqliteSpanStoreTest, OpensAnEmptyExistingFile) {
+  std::ofstream(path_).close();
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->Write(std::vector<Span>{MakeSpan(1, 1, 0, "s", kBase, kBase + 1)}).ok());
+}
+
+TEST_F(SqliteSpanStoreTest, CreatesMissingParentDirectories) {
+  path_ = (dir_ / "a" / "b" / "traces.db").string();
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(fs::exists(path_));
+}
+
+TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
+  { ASSERT_NE(OpenStore(), nullptr); }
+  {
+    SqliteConnection raw = Raw();
+    ASSERT_TRUE(raw.Exec("PRAGMA user_version = 3").ok());
+  }
+  for (const bool read_only : {false, true}) {
+    StoreOptions options;
+    options.read_only = read_only;
+    auto store = SqliteSpanStore::Open(path_, options);
+    ASSERT_FALSE(store.ok()) << "read_only=" << read_only;
+    EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(store.error().message.find("newer sparktrace (schema version 3"), std::string::npos)
+        << store.error().message;
+    EXPECT_NE(store.error().message.find(path_), std::string::npos) << store.error().message;
+  }
+}
+
+TEST_F(SqliteSpanStoreTest, ReaderRefusesAnUnmigratedDatabase) {
+  { SqliteConnection raw = std::move(SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)).value(); }
+  auto store = SqliteSpanStore::Open(path_, {.read_only = true});
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(store.error().message.find("schema version 0"), std::string::npos) << store.error().message;
+}
+
+TEST_F(SqliteSpanStoreTest, ReportsAnUnwritablePath) {
+  // A regular file where a directory should be: fails for root too, unlike permission bits.
+  std::ofstream(dir_ / "blocker") << "not a directory";
+  path_ = (dir_ / "blocker" / "traces.db").string();
+  auto store = SqliteSpanStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kIo);
+  EXPECT_NE(store.error().message.find((dir_ / "blocker").string()), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find("Not a directory"), std::string::npos) << store.error().message;
+}
+
+TEST_F(SqliteSpanStoreTest, ReportsACorruptFile) {
+  std::ofstream(path_) << std::string(8192, 'Z');
+  auto store = SqliteSpanStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kIo);
+  EXPECT_NE(store.error().message.find("file is not a database"), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find(path_), std::string::npos) << store.error().message;
+}
+
+TEST_F(SqliteSpanStoreTest, RefusesSomeoneElsesDatabase) {
+  {
+    auto raw = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE(raw->Exec("CREATE TABLE customers (id INTEGER)").ok());
+  }
+  auto store = SqliteSpanStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(store.error().message.find("not sparktrace's"), std::string::npos) << store.error().message;
+
+  {
+    auto raw = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE(raw->Exec("PRAGMA application_id = 1234").ok());
+  }
+  store = SqliteSpanStore::Open(path_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.error().message.find("not a sparktrace trace database"), std::string::npos)
+      << store.error().message;
+}
+
+TEST_F(SqliteSpanStoreTest, ReaderNeedsAnExistingFileAndCannotWrite) {
+  auto missing = SqliteSpanStore::Open(path_, {.read_only = true});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
+  EXPECT_FALSE(fs::exists(path_));
+
+  { ASSERT_NE(OpenStore(), nullptr); }
+  auto reader = OpenReader();
+  ASSERT_NE(reader, nullptr);
+  auto written = reader->Write(std::vector<Span>{MakeSpan(1, 1, 0, "s", kBase, kBase + 1)});
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(reader->EnforceRetention(std::chrono::system_clock::now()).ok());
+}
+
+TEST_F(SqliteSpanStoreTest, ReaderKeepsItsSnapshotWhileTheWriterCommits) {
+  // A short busy timeout: without WAL the writer's commit would wait for the reader and fail fast.
+  StoreOptions options;
+  options.busy_timeout = std::chrono::milliseconds(100);
+  auto writer = OpenStore(options);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->Write(std::vector<Span>{MakeSpan(1, 1, 0, "first", kBase, kBase + 1)}).ok());
+
+  SqliteConnection reader = Raw();
+  ASSERT_TRUE(reader.Exec("BEGIN").ok());
+  ASSERT_EQ(*reader.QueryInt64("SELECT count(*) FROM spans"), 1);  // the snapshot starts here
+
+  auto written = writer->Write(std::vector<Span>{MakeSpan(2, 1, 0, "second", kBase + 5, kBase + 6)});
+  ASSERT_TRUE(written.ok()) << written.error().ToString();
+  EXPECT_EQ(*reader.QueryInt64("SELECT count(*) FROM spans"), 1);
+  ASSERT_TRUE(reader.Exec("COMMIT").ok());
+  EXPECT_EQ(*reader.QueryInt64("SELECT count(*) FROM spans"), 2);
+
+  auto store_reader = OpenReader();
+  ASSERT_NE(store_reader, nullptr);
+  auto listed = store_reader->ListTraces({});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 2u);
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store

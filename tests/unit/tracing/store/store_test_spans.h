@@ -1,0 +1,81 @@
+#pragma once
+// Spans and comparisons shared by the store tests (the conformance suite and each backend's own).
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tracing/span.h"
+#include "tracing/trace_summary.h"
+
+namespace sparktrace::tracing::store::testing_spans {
+
+inline constexpr std::uint64_t kBase = 1'714'564'800'000'000'000ULL;  // 2024-05-01T12:00:00Z
+inline constexpr std::uint64_t kMs = 1'000'000;
+
+inline TraceId TraceIdOf(std::uint32_t n) {
+  TraceId id{};
+  id[0] = 0xab;
+  for (int i = 0; i < 4; ++i) id[15 - i] = static_cast<std::uint8_t>(n >> (8 * i));
+  return id;
+}
+
+inline SpanId SpanIdOf(std::uint32_t n) {
+  SpanId id{};
+  id[0] = 0xcd;
+  for (int i = 0; i < 4; ++i) id[7 - i] = static_cast<std::uint8_t>(n >> (8 * i));
+  return id;
+}
+
+// span `span` of trace `trace`; parent 0 means a root.
+inline Span MakeSpan(std::uint32_t trace, std::uint32_t span, std::uint32_t parent, std::string name,
+              std::uint64_t start, std::uint64_t end) {
+  Span result;
+  result.trace_id = TraceIdOf(trace);
+  result.span_id = SpanIdOf(span);
+  if (parent != 0) result.parent_span_id = SpanIdOf(parent);
+  result.name = std::move(name);
+  result.start_time_unix_nano = start;
+  result.end_time_unix_nano = end;
+  return result;
+}
+
+inline void ExpectAttributesEq(const std::vector<Attribute>& actual, const std::vector<Attribute>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(actual[i].key, expected[i].key) << "attribute " << i;
+    EXPECT_EQ(actual[i].value.index(), expected[i].value.index()) << expected[i].key << ": value kind";
+    EXPECT_TRUE(actual[i].value == expected[i].value) << expected[i].key << ": value";
+  }
+}
+
+inline void ExpectSpanEq(const Span& actual, const Span& expected) {
+  EXPECT_EQ(ToHex(actual.trace_id), ToHex(expected.trace_id));
+  EXPECT_EQ(ToHex(actual.span_id), ToHex(expected.span_id));
+  EXPECT_EQ(ToHex(actual.parent_span_id), ToHex(expected.parent_span_id));
+  EXPECT_EQ(actual.trace_state, expected.trace_state);
+  EXPECT_EQ(actual.name, expected.name);
+  EXPECT_EQ(actual.kind, expected.kind);
+  EXPECT_EQ(actual.start_time_unix_nano, expected.start_time_unix_nano);
+  EXPECT_EQ(actual.end_time_unix_nano, expected.end_time_unix_nano);
+  EXPECT_EQ(actual.status_code, expected.status_code);
+  EXPECT_EQ(actual.status_message, expected.status_message);
+  ExpectAttributesEq(actual.attributes, expected.attributes);
+  ASSERT_EQ(actual.events.size(), expected.events.size());
+  for (std::size_t i = 0; i < expected.events.size(); ++i) {
+    EXPECT_EQ(actual.events[i].name, expected.events[i].name);
+    EXPECT_EQ(actual.events[i].time_unix_nano, expected.events[i].time_unix_nano);
+    ExpectAttributesEq(actual.events[i].attributes, expected.events[i].attributes);
+  }
+}
+
+inline std::vector<std::string> TraceHexes(const std::vector<TraceSummary>& summaries) {
+  std::vector<std::string> hexes;
+  hexes.reserve(summaries.size());
+  for (const auto& summary : summaries) hexes.push_back(ToHex(summary.trace_id));
+  return hexes;
+}
+
+}  // namespace sparktrace::tracing::store::testing_spans

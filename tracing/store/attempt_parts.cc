@@ -1,0 +1,121 @@
+#include "tracing/store/attempt_parts.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "tracing/nearest_owner.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+std::optional<std::int64_t> PhaseIndex(std::string_view span_name) {
+  if (span_name == "spark.phase.resource_wait") return 0;
+  if (span_name == "spark.phase.compute") return 1;
+  if (span_name == "spark.phase.io_write") return 2;
+  if (span_name == "spark.phase.idle") return 3;
+  return std::nullopt;
+}
+
+void AddFindings(const std::string& events_json, Part& part) {
+  const auto events = nlohmann::json::parse(events_json, nullptr, /*allow_exceptions=*/false);
+  if (!events.is_array()) return;
+  for (const auto& event : events) {
+    if (!event.is_object() || event.value("name", "") != "sparktrace.finding") continue;
+    const auto attributes = event.find("attributes");
+    if (attributes == event.end() || !attributes->is_object()) continue;
+    // A stage's finding is on the stage and on its operation's lifecycle span: counted once, by key.
+    const std::string key = attributes->value("finding.key", "");
+    if (key.empty() || part.finding_keys.insert(key).second) ++part.findings;
+    const double impact = attributes->value("finding.impact_seconds", 0.0);
+    // At equal impact the specific finding wins over the summary that repeats it (as on the page).
+    const bool summary = attributes->value("finding.id", "") == "slow-spark-jobs";
+    const bool better =
+        impact > part.top_impact || (impact == part.top_impact && part.top_is_summary && !summary);
+    if (!better) continue;
+    part.top_impact = impact;
+    part.top_is_summary = summary;
+    nlohmann::json top = {{"id", attributes->value("finding.id", "")},
+                          {"severity", attributes->value("finding.severity", "")},
+                          {"title", attributes->value("finding.title", "")},
+                          {"impact_seconds", impact}};
+    part.top_finding = top.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+}
+
+void AddSpan(const IndexSpan& span, Part& part) {
+  part.start = std::min(part.start, span.start);
+  part.end = std::max(part.end, span.end);
+  ++part.spans;
+  if (span.name == "spark_connect.operation") {
+    ++part.operations;
+    if (span.error) ++part.failed_operations;
+  } else if (span.name == "spark.job" && span.error) {
+    ++part.failed_jobs;
+  }
+  if (span.open) ++part.open;
+  if (span.phase_duration_ms) {
+    if (auto phase = PhaseIndex(span.name))
+      part.phase_ms[static_cast<std::size_t>(*phase)] += *span.phase_duration_ms;
+  }
+  if (!span.finding_events.empty()) AddFindings(span.finding_events, part);
+  if (part.app_id.empty()) part.app_id = span.app_id;
+}
+
+}  // namespace
+
+std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans) {
+  std::unordered_map<std::string_view, std::size_t> by_id;
+  by_id.reserve(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
+  const bool any_identity =
+      std::any_of(spans.begin(), spans.end(), [](const IndexSpan& s) { return s.identity; });
+
+  std::map<PartKey, Part> parts;
+  if (!any_identity) {
+    Part& part = parts[PartKey{false, TaskAttemptKey{"", "", "", 0, -1}, trace_id}];
+    const IndexSpan* root = nullptr;
+    for (const IndexSpan& span : spans) {
+      AddSpan(span, part);
+      if (span.parent_id.empty() && (root == nullptr || span.start < root->start)) root = &span;
+      if (part.name.empty() && !span.app_name.empty()) part.name = span.app_name;
+    }
+    if (part.name.empty() && root != nullptr) part.name = root->name;
+    return parts;
+  }
+  const auto owners = NearestOwners(
+      spans.size(),
+      [&](std::size_t i) -> std::optional<std::size_t> {
+        const auto parent = by_id.find(spans[i].parent_id);
+        if (parent == by_id.end()) return std::nullopt;
+        return parent->second;
+      },
+      [&](std::size_t i) { return spans[i].identity.has_value(); });
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (!owners[i]) continue;  // e.g. a session-wide call without identity in an Airflow trace
+    const TaskAttemptKey& owner = *spans[*owners[i]].identity;
+    Part& part = parts[PartKey{true, owner, ""}];
+    if (part.name.empty()) part.name = owner.dag_id + "." + owner.task_id;
+    AddSpan(spans[i], part);
+  }
+  return parts;
+}
+
+std::string_view AttemptState(std::int64_t open_count, std::int64_t error_count) {
+  if (open_count > 0) return "running";
+  return error_count > 0 ? "failed" : "success";
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t begin = 0;
+  while (begin <= text.size() && !text.empty()) {
+    const std::size_t comma = text.find(',', begin);
+    items.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return items;
+}
+
+}  // namespace sparktrace::tracing::store

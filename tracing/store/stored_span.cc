@@ -1,0 +1,128 @@
+#include "tracing/store/stored_span.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "tracing/attribute_json.h"
+#include "tracing/attribute_json_reader.h"
+#include "tracing/well_known_attributes.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+template <std::size_t N>
+bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
+  if (hex.size() != 2 * N) return false;
+  for (std::size_t i = 0; i < N; ++i) {
+    const char* first = hex.data() + 2 * i;
+    auto [end, ec] = std::from_chars(first, first + 2, out[i], 16);
+    if (ec != std::errc() || end != first + 2) return false;
+  }
+  return true;
+}
+
+// The well-known attributes (tracing/well_known_attributes.h) that get columns of their own.
+void Extract(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
+  for (const auto& attribute : attributes) {
+    const auto* text = std::get_if<std::string>(&attribute.value);
+    if (attribute.key == kAirflowTryNumberKey) {
+      if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) {
+        columns.try_number = *number;
+      } else if (text != nullptr) {
+        // Airflow hands identity over as headers, so some producers will forward the text.
+        std::int64_t parsed = 0;
+        auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+        if (ec == std::errc() && end == text->data() + text->size()) columns.try_number = parsed;
+      }
+      continue;
+    }
+    if (text == nullptr) continue;
+    if (attribute.key == kSparkConnectOperationIdKey) {
+      columns.operation_id = text;
+    } else if (attribute.key == kSparkConnectSessionIdKey) {
+      columns.session_id = text;
+    } else if (attribute.key == kAirflowDagIdKey) {
+      columns.dag_id = text;
+    } else if (attribute.key == kAirflowTaskIdKey) {
+      columns.task_id = text;
+    } else if (attribute.key == kAirflowRunIdKey) {
+      columns.run_id = text;
+    }
+  }
+}
+
+std::string EventsToJson(const std::vector<SpanEvent>& events) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const auto& event : events) {
+    nlohmann::ordered_json item = nlohmann::ordered_json::object();
+    item["name"] = event.name;
+    item["time_unix_nano"] = event.time_unix_nano;
+    item["attributes"] = AttributesToJson(event.attributes);
+    array.push_back(std::move(item));
+  }
+  return DumpJson(array);
+}
+
+template <typename Enum>
+Enum EnumFromSql(std::int64_t value, Enum max, Enum fallback) {
+  if (value < 0 || value > static_cast<std::int64_t>(max)) return fallback;
+  return static_cast<Enum>(value);
+}
+
+}  // namespace
+
+bool IsStorable(const Span& span) { return IsValid(span.trace_id) && IsValid(span.span_id); }
+
+StoredSpanRow ToStoredRow(const Span& span) {
+  StoredSpanRow row;
+  row.trace_id = ToHex(span.trace_id);
+  row.span_id = ToHex(span.span_id);
+  if (IsValid(span.parent_span_id)) row.parent_span_id = ToHex(span.parent_span_id);
+  row.name = span.name;
+  row.kind = static_cast<std::int64_t>(span.kind);
+  row.start_unix_nano = ToSql(span.start_time_unix_nano);
+  row.end_unix_nano = ToSql(span.end_time_unix_nano);
+  row.status_code = static_cast<std::int64_t>(span.status_code);
+  row.status_message = span.status_message;
+  row.trace_state = span.trace_state;
+  row.attributes_json = DumpJson(AttributesToJson(span.attributes));
+  row.events_json = EventsToJson(span.events);
+  Extract(span.attributes, row);
+  return row;
+}
+
+bool ParseTraceHex(std::string_view hex, TraceId& out) { return ParseHex(hex, out); }
+
+Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
+  Span span;
+  if (!ParseHex(columns.trace_id, span.trace_id) || !ParseHex(columns.span_id, span.span_id)) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("malformed ids in stored span {}/{}", columns.trace_id, columns.span_id)};
+  }
+  if (columns.parent_span_id && !ParseHex(*columns.parent_span_id, span.parent_span_id)) {
+    return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", columns.span_id)};
+  }
+  span.name = std::string(columns.name);
+  span.kind = EnumFromSql(columns.kind, SpanKind::kConsumer, SpanKind::kUnspecified);
+  span.start_time_unix_nano = FromSql(columns.start_unix_nano);
+  span.end_time_unix_nano = FromSql(columns.end_unix_nano);
+  span.status_code = EnumFromSql(columns.status_code, StatusCode::kError, StatusCode::kUnset);
+  span.status_message = std::string(columns.status_message);
+  span.trace_state = std::string(columns.trace_state);
+  // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
+  // dominated by building and dropping JSON trees (tracing/attribute_json_reader.h).
+  if (!ReadAttributesJson(columns.attributes_json, span.attributes)) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("attributes of stored span {} are not a JSON object", columns.span_id)};
+  }
+  if (!ReadEventsJson(columns.events_json, span.events)) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("stored span {}: events column is not a JSON array of objects", columns.span_id)};
+  }
+  return span;
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,73 @@
+#pragma once
+// How a span is laid out in a store row, the same for every backend: ids as lower-case hex text,
+// attributes and events as JSON text (tracing/attribute_json.h), and a few well-known attributes
+// (tracing/well_known_attributes.h) copied into columns of their own for lookups by operation and
+// by Airflow task. Backends bind and read these values; the layout is decided here once.
+//
+// Pure functions; the row views returned by ToStoredRow point into the span and into the row's
+// own strings, so a row must not outlive the span it was made from.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "tracing/span.h"
+#include "tracing/trace_summary.h"
+
+namespace sparktrace::tracing::store {
+
+struct StoredSpanRow {
+  std::string trace_id;                        // 32 hex digits
+  std::string span_id;                         // 16 hex digits
+  std::optional<std::string> parent_span_id;   // nullopt for a root span
+  std::string_view name;
+  std::int64_t kind = 0;                       // OTLP Span.SpanKind
+  std::int64_t start_unix_nano = 0;
+  std::int64_t end_unix_nano = 0;
+  std::int64_t status_code = 0;                // OTLP Status.StatusCode
+  std::string_view status_message;
+  std::string_view trace_state;
+  std::string attributes_json;
+  std::string events_json;
+  // Copied from the well-known attributes; null when absent.
+  const std::string* operation_id = nullptr;   // spark.connect.operation_id
+  const std::string* session_id = nullptr;     // spark.connect.session_id
+  const std::string* dag_id = nullptr;         // airflow.dag_id
+  const std::string* task_id = nullptr;        // airflow.task_id
+  const std::string* run_id = nullptr;         // airflow.run_id
+  std::optional<std::int64_t> try_number;      // airflow.try_number (an integer, or text holding one)
+};
+
+// Whether a span can be stored at all: both ids valid (a zero id cannot be looked up).
+bool IsStorable(const Span& span);
+StoredSpanRow ToStoredRow(const Span& span);
+
+// The stored columns of one span, as a backend reads them (in the order of the schema's first 12
+// columns), back into a Span. Malformed ids or JSON are kInternal errors naming the span.
+struct StoredSpanColumns {
+  std::string_view trace_id;
+  std::string_view span_id;
+  std::optional<std::string_view> parent_span_id;
+  std::string_view name;
+  std::int64_t kind = 0;
+  std::int64_t start_unix_nano = 0;
+  std::int64_t end_unix_nano = 0;
+  std::int64_t status_code = 0;
+  std::string_view status_message;
+  std::string_view trace_state;
+  std::string_view attributes_json;
+  std::string_view events_json;
+};
+Result<Span> FromStoredColumns(const StoredSpanColumns& columns);
+
+// 32 hex digits back into a trace id (any value, zero included, unlike ParseTraceId).
+bool ParseTraceHex(std::string_view hex, TraceId& out);
+
+// Unix nanoseconds are unsigned in the span model and signed in SQL; exact until 2262.
+inline std::int64_t ToSql(std::uint64_t value) { return static_cast<std::int64_t>(value); }
+inline std::uint64_t FromSql(std::int64_t value) { return static_cast<std::uint64_t>(value); }
+
+}  // namespace sparktrace::tracing::store
