@@ -54,12 +54,16 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 17> kSpecs = {{
+  static const std::array<FlagSpec, 19> kSpecs = {{
       {"store", "PATH|URL", "sparktrace.db",
        "the trace store: a SQLite file, or postgresql://USER@HOST:PORT/DB?sslmode=… shared by every proxy "
        "(password from PGPASSWORD or PGPASSFILE); 'none' turns it off; read it with `sparktrace traces`"},
       {"store-max-age", "DURATION", "7d", "delete stored traces older than this"},
       {"store-max-bytes", "BYTES", "1GiB", "delete the oldest stored traces beyond this size"},
+      {"spool-dir", "DIR", "",
+       "where spans wait on disk while the store is slow or down (default: STORE.spool beside a SQLite file, "
+       "./sparktrace-spool for PostgreSQL; 'none': drop and count them)"},
+      {"spool-max-bytes", "BYTES", "1GiB", "the spool's bound; beyond it spans are dropped (counted as spool_full)"},
       {"otlp-endpoint", "ENDPOINT", "",
        "export spans over OTLP: gRPC host:4317, or HTTP host:4318 / http://host:4318/v1/traces"},
       {"otlp-protocol", "PROTOCOL", "grpc", "grpc or http (protobuf bodies)"},
@@ -112,6 +116,15 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   if (!max_bytes.ok()) return FlagError("store-max-bytes", max_bytes.error());
   if (*max_bytes < (1U << 20)) return InvalidArgument("--store-max-bytes: at least 1MiB");
   config.store_max_bytes = *max_bytes;
+  if (flags.Get("spool-dir") == "none") {
+    config.spool_dir.reset();
+  } else {
+    config.spool_dir = flags.Get("spool-dir");
+  }
+  auto spool_bytes = ParseByteSize(flags.Get("spool-max-bytes"));
+  if (!spool_bytes.ok()) return FlagError("spool-max-bytes", spool_bytes.error());
+  if (*spool_bytes < (1U << 20)) return InvalidArgument("--spool-max-bytes: at least 1MiB");
+  config.spool_max_bytes = *spool_bytes;
 
   auto otlp = OtlpFromFlags(flags);
   if (!otlp.ok()) return otlp.error();

@@ -33,6 +33,10 @@ struct TracingConfig {
       tracing::store::StoreLocation{tracing::store::StoreBackend::kSqlite, "sparktrace.db", "sparktrace.db"};
   std::chrono::milliseconds store_max_age{7LL * 24 * 3600 * 1000};
   std::uint64_t store_max_bytes = std::uint64_t{1} << 30;
+  // Where spans wait while the store is slow or down: "" beside a SQLite file (PATH.spool), else
+  // ./sparktrace-spool; nullopt: --spool-dir none (such spans are dropped and counted).
+  std::optional<std::string> spool_dir = "";
+  std::uint64_t spool_max_bytes = std::uint64_t{1} << 30;
   std::optional<OtlpConfig> otlp;
   double sample_ratio = 1.0;
   std::chrono::milliseconds span_batch_delay{1000};

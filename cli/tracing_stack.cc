@@ -54,9 +54,27 @@ Result<std::unique_ptr<tracing::SpanExporter>> StoreExporter(const tracing::stor
     if (!wait_for_it) return FlagError("store", store.error());
     spdlog::warn("trace store not reachable yet, the proxy starts without it: {}", store.error().message);
   }
+  std::unique_ptr<tracing::store::SpanSpool> spool;
+  if (config.spool_dir) {
+    tracing::store::SpanSpoolOptions spool_options;
+    spool_options.directory = !config.spool_dir->empty() ? *config.spool_dir
+                              : location.backend == tracing::store::StoreBackend::kSqlite
+                                  ? location.target + ".spool"
+                                  : "sparktrace-spool";
+    spool_options.max_bytes = config.spool_max_bytes;
+    spool_options.segment_bytes = std::min<std::uint64_t>(spool_options.segment_bytes, config.spool_max_bytes / 4);
+    auto opened_spool = tracing::store::SpanSpool::Open(spool_options);
+    if (!opened_spool.ok()) return FlagError("spool-dir", opened_spool.error());
+    spool = std::move(*opened_spool);
+    if (!spool->empty()) {
+      spdlog::info("span spool {} holds {} batch(es) from an earlier run; they go to the store first",
+                   spool_options.directory.string(), spool->batches());
+    }
+  }
   std::unique_ptr<tracing::store::SpanStore> opened = store.ok() ? std::move(*store) : nullptr;
   return std::unique_ptr<tracing::SpanExporter>(std::make_unique<tracing::store::StoreSpanExporter>(
-      std::move(opened), std::move(open), location.display));
+      std::move(opened), std::move(open), location.display, tracing::store::StoreSpanExporterOptions{},
+      std::move(spool)));
 }
 
 }  // namespace

@@ -17,6 +17,11 @@ struct SpanExporterCounters {
   std::uint64_t spans_rejected = 0;  // refused in a partial success (the collector says why; logged)
   std::uint64_t spans_failed = 0;    // in Export() calls that returned an error
   std::uint64_t retries = 0;         // attempts after the first, over all calls
+  // Exporters with an on-disk spool (the trace store): spans put there while the sink was slow or
+  // down, spans dropped because the spool was full, and the spool's size now.
+  std::uint64_t spans_spooled = 0;
+  std::uint64_t spans_dropped_spool_full = 0;
+  std::uint64_t spool_bytes = 0;
 };
 
 class SpanExporter {
@@ -30,6 +35,10 @@ class SpanExporter {
   // retry budget). A partial success is success: the rejected spans are counted, not retried.
   // Called from the exporter thread only, one call at a time; `spans` is only read during the call.
   virtual Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) = 0;
+
+  // Called on the exporter thread when no spans have come for a batch delay, so that an exporter
+  // can catch up on its own (the store exporter drains its spool). Returns by `deadline`.
+  virtual void Idle(Clock::time_point /*deadline*/) {}
 
   // Makes a retry wait in a running Export() give up at once, and every later Export() fail
   // without sending. An attempt already on the wire is cancelled where the transport allows

@@ -75,6 +75,9 @@ void SpanPipeline::Run() {
     });
     if (queue_.empty()) {
       if (stopping_) break;
+      lock.unlock();
+      exporter_->Idle(SpanExporter::Clock::now() + options_.export_timeout);
+      lock.lock();
       continue;
     }
     const std::size_t take = std::min(queue_.size(), options_.max_batch_spans);

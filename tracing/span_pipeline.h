@@ -55,6 +55,7 @@ class SpanPipeline {
   void Shutdown();
 
   SpanPipelineCounters counters() const;
+  SpanExporterCounters exporter_counters() const { return exporter_->counters(); }
   const std::string& name() const { return name_; }
 
  private:

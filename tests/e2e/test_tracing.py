@@ -966,8 +966,10 @@ class SecretsTest(TracingCase):
 
         places = {"traces show": shown.encode(), "otlp": b"".join(collector.bodies()),
                   "proxy stderr": proxy.stderr_text().encode()}
-        for path in Path(self.tmp.name).iterdir():
-            places[path.name] = path.read_bytes()
+        # Every file the proxy wrote, the span spool's included (traces.db.spool/).
+        for path in Path(self.tmp.name).rglob("*"):
+            if path.is_file():
+                places[str(path.relative_to(self.tmp.name))] = path.read_bytes()
         store_bytes = b"".join(data for name, data in places.items() if name.startswith("traces.db"))
         # Positive controls: the span data is there, in plain bytes, where the secrets are looked for.
         self.assertIn(self.session_id.encode(), store_bytes)

@@ -4,11 +4,20 @@ render(name) renders one with `kubectl kustomize` (None when kubectl is not inst
 raw_documents(name) reads the plain objects its kustomization lists (resources, recursively, and
 the YAML objects of its ConfigMap generators), without kustomize: patches are left out, labels
 are not applied. embedded_documents() finds objects stored in ConfigMaps (the driver pod template).
+
+Files a user writes and never commits (the shared-store overlays' passwords.env, store.env) have a
+NAME.example beside them: render() renders a copy of k8s/ in which every NAME.example is NAME, so the
+tests never see (nor print) what a user wrote in a checkout. env_values() resolves a container's
+variables from the Secrets and ConfigMaps of the rendered documents.
 """
 
+import atexit
+import base64
+import glob
 import os
 import shutil
 import subprocess
+import tempfile
 
 import yaml
 
@@ -24,7 +33,10 @@ OVERLAYS = [
     "overlays/spark-operator-sparkconnect",
     "overlays/observability",
     "overlays/prometheus-operator",
+    "overlays/shared-store",
+    "overlays/shared-store-external",
 ]
+SHARED_STORE_OVERLAYS = ["overlays/shared-store", "overlays/shared-store-external"]
 SIDECAR_OVERLAYS = ["overlays/driver-sidecar", "overlays/spark-operator", "overlays/spark-operator-sparkconnect"]
 KUSTOMIZATION_KINDS = {"Kustomization", "Component"}
 
@@ -34,6 +46,21 @@ def have_kubectl():
 
 
 _rendered = {}
+_render_root = None
+
+
+def render_root():
+    """A copy of k8s/ with every user-written file (NAME beside NAME.example) set to its example."""
+    global _render_root
+    if _render_root is None:
+        parent = tempfile.mkdtemp(prefix="sparktrace-k8s-render-")
+        atexit.register(shutil.rmtree, parent, ignore_errors=True)
+        root = os.path.join(parent, "k8s")
+        shutil.copytree(K8S, root, symlinks=False)
+        for example in glob.glob(os.path.join(root, "**", "*.example"), recursive=True):
+            shutil.copyfile(example, example.removesuffix(".example"))
+        _render_root = root
+    return _render_root
 
 
 def render(name):
@@ -41,8 +68,8 @@ def render(name):
     if not have_kubectl():
         return None
     if name not in _rendered:
-        result = subprocess.run(["kubectl", "kustomize", os.path.join(K8S, name)], capture_output=True, text=True,
-                                timeout=120)
+        result = subprocess.run(["kubectl", "kustomize", os.path.join(render_root(), name)], capture_output=True,
+                                text=True, timeout=120)
         if result.returncode != 0:
             raise AssertionError(f"kubectl kustomize k8s/{name} failed: {result.stderr}")
         _rendered[name] = [d for d in yaml.safe_load_all(result.stdout) if d]
@@ -121,6 +148,42 @@ def find(documents_, kind, name=None):
         raise AssertionError(f"no {kind} {name or ''} among "
                              f"{[(d['kind'], d.get('metadata', {}).get('name')) for d in documents_]}")
     return matches
+
+
+def secret_data(documents_, name):
+    """The decoded data (and stringData) of the Secret NAME among these documents, or None."""
+    for document in documents_:
+        if document.get("kind") == "Secret" and document.get("metadata", {}).get("name") == name:
+            data = {k: base64.b64decode(v).decode() for k, v in (document.get("data") or {}).items()}
+            data.update(document.get("stringData") or {})
+            return data
+    return None
+
+
+def env_values(container, documents_):
+    """{name: value} of a container's variables: plain values, and secretKeyRef/configMapKeyRef
+    resolved from these documents. An optional key that is missing is left out, as the kubelet does;
+    a fieldRef (downward API) or a reference that cannot be resolved here becomes None."""
+    values = {}
+    for entry in container.get("env", []):
+        if "valueFrom" not in entry:
+            values[entry["name"]] = entry.get("value", "")
+            continue
+        source = entry["valueFrom"]
+        reference = source.get("secretKeyRef") or source.get("configMapKeyRef")
+        if reference is None:
+            values[entry["name"]] = None
+            continue
+        if "secretKeyRef" in source:
+            data = secret_data(documents_, reference["name"])
+        else:
+            data = next((d.get("data") or {} for d in documents_ if d.get("kind") == "ConfigMap"
+                         and d.get("metadata", {}).get("name") == reference["name"]), None)
+        if data is not None and reference["key"] in data:
+            values[entry["name"]] = data[reference["key"]]
+        elif not reference.get("optional"):
+            values[entry["name"]] = None
+    return values
 
 
 # --------------------------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ within the pod's grace period, and the resources are the measured ones of the ba
 overlays, sparktrace forwards to the port the driver's Spark Connect server is configured to listen
 on, and a Service reaches it; in the observability overlay, every hop (sparktrace → collector →
 Tempo, Prometheus → sparktrace, Grafana → both, dashboards) points at a port that is served. Base
-NetworkPolicy, PodDisruptionBudget and the ServiceMonitor select what they mean to.
+NetworkPolicy, PodDisruptionBudget and the ServiceMonitor select what they mean to. A proxy whose
+store is PostgreSQL (the shared-store overlays) starts with its database unreachable, its spool on a
+writable volume; test_shared_store.py starts it against a real PostgreSQL.
 
 Run by CTest as k8s.overlays with SPARKTRACE_BIN; tests that need kustomize's labels are skipped
 without kubectl; python3-yaml, and promtool when installed.
@@ -22,10 +24,12 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
 import unittest
+import urllib.parse
 
 import yaml
 
@@ -70,12 +74,72 @@ def env(container):
     return {e["name"]: e.get("value") for e in container.get("env", [])}
 
 
-def setting(container, flag):
-    """The value a flag gets from the container's args or its SPARKTRACE_ variable (args win)."""
+def setting(container, flag, values=None):
+    """The value a flag gets from the container's args or its SPARKTRACE_ variable (args win);
+    values: the variables as k8s_docs.env_values resolves them (Secrets), else the plain ones."""
     value = arg(container, flag)
     if value is None:
-        value = env(container).get("SPARKTRACE_" + flag[2:].upper().replace("-", "_"))
+        value = (env(container) if values is None else values).get("SPARKTRACE_" + flag[2:].upper().replace("-", "_"))
     return value
+
+
+def is_postgres(store):
+    return bool(store) and store.startswith(("postgresql://", "postgres://"))
+
+
+def postgres_url_at(url, host=None, port=None, socket_dir=None):
+    """A manifest's PostgreSQL URL (its user, database and parameters) pointed at another server:
+    HOST:PORT, or the unix socket in SOCKET_DIR."""
+    parts = urllib.parse.urlsplit(url)
+    query = [(k, v) for k, v in urllib.parse.parse_qsl(parts.query) if k != "host"]
+    if socket_dir:
+        netloc = f"{parts.username}@"
+        query.append(("host", socket_dir))
+    else:
+        netloc = f"{parts.username}@{host}:{port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, urllib.parse.urlencode(query, safe="/"), ""))
+
+
+def closed_port():
+    """A TCP port on 127.0.0.1 that nothing listens on (connections are refused at once)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def container_command(container, values, tmp, store=None):
+    """argv and environment to run a container's sparktrace as the pod would: listen addresses on
+    free ports; the SQLite store, the spool and the event logs moved into TMP (the spool directory
+    not created, as on a fresh emptyDir); a PostgreSQL store pointed at STORE, or else at a closed
+    port (the binary must start while its database is unreachable). VALUES: k8s_docs.env_values of
+    the container (a variable it leaves out, an optional Secret key, is not set)."""
+    args = list(container["args"])
+    for flag in ("--listen", "--admin"):
+        if flag in args:
+            args[args.index(flag) + 1] = "127.0.0.1:0"
+    for flag in ("--store", "--event-log-dir", "--spool-dir"):
+        assert flag not in args, "the test moves paths given as SPARKTRACE_ variables only"
+    variables = {}
+    for entry in container.get("env", []):
+        name = entry["name"]
+        if name not in values:
+            continue
+        value = values[name] if values[name] is not None else "from-the-downward-api"
+        if name == "SPARKTRACE_STORE":
+            if is_postgres(value):
+                value = store or postgres_url_at(value, "127.0.0.1", closed_port())
+            else:
+                value = os.path.join(tmp, os.path.basename(value))
+        elif name == "SPARKTRACE_SPOOL_DIR":
+            value = os.path.join(tmp, os.path.basename(value))
+        elif name == "SPARKTRACE_EVENT_LOG_DIR":
+            value = os.path.join(tmp, "events")
+            os.makedirs(value, exist_ok=True)
+        elif name in ("SPARKTRACE_LISTEN", "SPARKTRACE_ADMIN"):
+            value = "127.0.0.1:0"
+        variables[name] = value
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SPARKTRACE_", "K8S_", "PG"))}
+    return [binary(), *args], {**clean, **variables}
 
 
 def seconds(duration):
@@ -114,6 +178,7 @@ def all_pods():
         embedded = [d for _, _, d in k8s_docs.embedded_documents(docs)]
         for pod in k8s_docs.sparktrace_pods(docs + embedded, spark_conf=confs):
             pod.overlay = name
+            pod.values = k8s_docs.env_values(pod.container, docs)
             pods.append(pod)
     return pods
 
@@ -162,28 +227,13 @@ class SparktraceContainerTest(unittest.TestCase):
                 for variable in [v for v in env(container) if v.startswith("SPARKTRACE_")]:
                     self.assertIn(flag_of(variable), flags, f"{variable} is not a flag")
 
-    def start(self, container, extra_args=(), timeout=20):
-        """Runs the proxy with the container's args and env; returns (exit code, stdout, stderr)."""
+    def start(self, pod, extra_args=(), timeout=20, written=None):
+        """Runs the proxy with the pod's container args and env; returns (exit code, stdout, stderr).
+        WRITTEN, a list, receives the names the proxy left in its temporary directory."""
         with tempfile.TemporaryDirectory(prefix="sparktrace-k8s-") as tmp:
-            args = list(container["args"])
-            for flag in ("--listen", "--admin"):
-                if flag in args:
-                    args[args.index(flag) + 1] = "127.0.0.1:0"
-            variables = {}
-            for entry in container.get("env", []):
-                value = entry.get("value", "from-the-downward-api")
-                if entry["name"] == "SPARKTRACE_STORE":
-                    value = os.path.join(tmp, os.path.basename(value))
-                elif entry["name"] == "SPARKTRACE_EVENT_LOG_DIR":
-                    value = os.path.join(tmp, "events")
-                    os.makedirs(value)
-                elif entry["name"] in ("SPARKTRACE_LISTEN", "SPARKTRACE_ADMIN"):
-                    value = "127.0.0.1:0"
-                variables[entry["name"]] = value
-            for flag in ("--store", "--event-log-dir"):
-                self.assertNotIn(flag, args, "the test moves paths given as SPARKTRACE_ variables only")
-            clean = {k: v for k, v in os.environ.items() if not k.startswith(("SPARKTRACE_", "K8S_"))}
-            process = subprocess.Popen([binary(), *args, *extra_args], env={**clean, **variables}, cwd=tmp,
+            command, variables = container_command(pod.container, pod.values, tmp)
+            before = set(os.listdir(tmp))
+            process = subprocess.Popen([*command, *extra_args], env=variables, cwd=tmp,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             watchdog = threading.Timer(timeout, process.kill)  # a proxy that never says "listening"
             watchdog.start()
@@ -197,17 +247,25 @@ class SparktraceContainerTest(unittest.TestCase):
                 if process.poll() is None:
                     process.kill()
                     process.communicate()
+                if written is not None:
+                    written += sorted(set(os.listdir(tmp)) - before)
             return process.returncode, line + out, err
 
     def test_the_binary_starts_with_the_container_configuration(self):
         for pod in self.pods:
             with self.subTest(pod=f"{pod.overlay}: {pod.where}"):
-                code, out, err = self.start(pod.container)
+                written = []
+                code, out, err = self.start(pod, written=written)
                 self.assertTrue(out.startswith("listening grpc="), f"did not start: {err[-2000:]}")
                 self.assertEqual(code, 0, err[-2000:])
+                if is_postgres(setting(pod.container, "--store", pod.values)):
+                    # With its database unreachable: nothing on the pod but the spool (a binary that
+                    # took the URL for a SQLite path would have made a directory "postgresql:").
+                    spool = os.path.basename(setting(pod.container, "--spool-dir", pod.values) or "")
+                    self.assertLessEqual(set(written), {spool}, f"written besides the spool: {written}")
 
     def test_a_wrong_flag_would_be_caught(self):
-        code, out, err = self.start(self.base.container, extra_args=["--event-log-dirs", "/tmp"])
+        code, out, err = self.start(self.base, extra_args=["--event-log-dirs", "/tmp"])
         self.assertEqual(code, 2, err)
         self.assertIn("--event-log-dirs", err)
 
@@ -232,10 +290,14 @@ class SparktraceContainerTest(unittest.TestCase):
                 self.assertTrue(security["readOnlyRootFilesystem"])
                 self.assertTrue(security["runAsNonRoot"])
                 self.assertFalse(security["allowPrivilegeEscalation"])
-                store = setting(container, "--store")
+                store = setting(container, "--store", pod.values)
+                self.assertTrue(store, "no --store")
                 mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-                holding = [m for path, m in mounts.items() if store.startswith(path.rstrip("/") + "/")]
-                self.assertTrue(holding, f"{store} is on no volume")
+                # A PostgreSQL store keeps only its spool on the pod (test_shared_store.py: its size).
+                path = setting(container, "--spool-dir", pod.values) if is_postgres(store) else store
+                self.assertTrue(path, f"{store}: no --spool-dir")
+                holding = [m for mount, m in mounts.items() if path.startswith(mount.rstrip("/") + "/")]
+                self.assertTrue(holding, f"{path} is on no volume")
                 self.assertFalse(holding[0].get("readOnly", False))
                 volumes = pod.volumes()
                 for mount in container["volumeMounts"]:
@@ -259,7 +321,7 @@ class SparktraceContainerTest(unittest.TestCase):
         for pod in self.pods:
             with self.subTest(pod=f"{pod.overlay}: {pod.where}"):
                 downward = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"]
-                            for e in pod.container.get("env", []) if "valueFrom" in e}
+                            for e in pod.container.get("env", []) if "fieldRef" in e.get("valueFrom", {})}
                 self.assertEqual(downward, expected)
                 self.assertEqual(env(pod.container).get("K8S_CONTAINER_NAME"), "sparktrace")
 

@@ -2,6 +2,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include <algorithm>
 #include <string>
 
 namespace sparktrace::tracing::connect {
@@ -89,7 +90,13 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
   auto exported = CounterFamily("sparktrace_spans_exported_total", "Spans delivered to a sink, by sink");
   auto dropped =
       CounterFamily("sparktrace_spans_dropped_total",
-                    "Spans lost before a sink had them: queue full, shutting down, or export failed");
+                    "Spans lost before a sink had them: queue full, shutting down, export failed, or spool full");
+  auto spooled = CounterFamily("sparktrace_spans_spooled_total",
+                               "Spans put in the on-disk spool because the sink was slow or down, by sink");
+  prometheus::MetricFamily spool_bytes;
+  spool_bytes.name = "sparktrace_span_spool_bytes";
+  spool_bytes.help = "Bytes of spans waiting in the on-disk spool for the sink, by sink";
+  spool_bytes.type = prometheus::MetricType::Gauge;
   auto batches = CounterFamily("sparktrace_span_export_batches_total", "Export calls to a sink, by result");
   for (const SpanPipeline* pipeline : pipelines_) {
     const SpanPipelineCounters counters = pipeline->counters();
@@ -99,13 +106,22 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
         CounterSample({{"reason", "queue_full"}, {"sink", sink}}, counters.dropped_queue_full));
     dropped.metric.push_back(
         CounterSample({{"reason", "shutdown"}, {"sink", sink}}, counters.dropped_after_shutdown));
+    const SpanExporterCounters exporter = pipeline->exporter_counters();
+    // A batch the spool had no room for fails its Export: counted once, as spool_full.
+    const std::uint64_t failed = counters.export_failed - std::min(counters.export_failed, exporter.spans_dropped_spool_full);
+    dropped.metric.push_back(CounterSample({{"reason", "export_failed"}, {"sink", sink}}, failed));
     dropped.metric.push_back(
-        CounterSample({{"reason", "export_failed"}, {"sink", sink}}, counters.export_failed));
+        CounterSample({{"reason", "spool_full"}, {"sink", sink}}, exporter.spans_dropped_spool_full));
+    spooled.metric.push_back(CounterSample({{"sink", sink}}, exporter.spans_spooled));
+    prometheus::ClientMetric bytes;
+    bytes.label = {{"sink", sink}};
+    bytes.gauge.value = static_cast<double>(exporter.spool_bytes);
+    spool_bytes.metric.push_back(std::move(bytes));
     batches.metric.push_back(
         CounterSample({{"result", "ok"}, {"sink", sink}}, counters.batches - counters.failed_batches));
     batches.metric.push_back(CounterSample({{"result", "error"}, {"sink", sink}}, counters.failed_batches));
   }
-  return {std::move(exported), std::move(dropped), std::move(batches)};
+  return {std::move(exported), std::move(dropped), std::move(spooled), std::move(spool_bytes), std::move(batches)};
 }
 
 }  // namespace sparktrace::tracing::connect

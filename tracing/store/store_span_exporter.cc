@@ -7,14 +7,17 @@
 namespace sparktrace::tracing::store {
 
 StoreSpanExporter::StoreSpanExporter(std::unique_ptr<SpanStore> store, StoreOpener open, std::string description,
-                                     StoreSpanExporterOptions options)
+                                     StoreSpanExporterOptions options, std::unique_ptr<SpanSpool> spool)
     : store_(std::move(store)),
       open_(std::move(open)),
       description_(std::move(description)),
       options_(options),
       next_retention_(Clock::now()),
       next_open_(Clock::now()),
-      open_backoff_(options.reopen_backoff_initial) {}
+      open_backoff_(options.reopen_backoff_initial),
+      spool_(std::move(spool)) {
+  if (spool_) spool_bytes_ = spool_->bytes();
+}
 
 Result<SpanStore*> StoreSpanExporter::Store() {
   if (store_) return store_.get();
@@ -36,20 +39,11 @@ Result<SpanStore*> StoreSpanExporter::Store() {
   return store_.get();
 }
 
-Result<void> StoreSpanExporter::Export(std::span<const Span> spans, Clock::time_point /*deadline*/) {
-  if (shut_down_) {
-    failed_ += spans.size();
-    return Error{ErrorCode::kUnavailable, "the store exporter is shut down"};
-  }
+Result<void> StoreSpanExporter::WriteToStore(std::span<const Span> spans) {
   auto store = Store();
-  if (!store.ok()) {
-    failed_ += spans.size();
-    return store.error();
-  }
+  if (!store.ok()) return store.error();
   auto written = (*store)->Write(spans);
   if (!written.ok()) {
-    failed_ += spans.size();
-    // A lost connection is reopened (after the backoff) rather than retried on a dead handle.
     if (written.error().code == ErrorCode::kUnavailable && open_) {
       store_.reset();
       next_open_ = Clock::now() + open_backoff_;
@@ -58,8 +52,71 @@ Result<void> StoreSpanExporter::Export(std::span<const Span> spans, Clock::time_
   }
   exported_ += written->spans_written;
   rejected_ += written->spans_rejected;
+  return {};
+}
+
+Result<void> StoreSpanExporter::Spool(std::span<const Span> spans) {
+  auto appended = spool_->Append(spans);
+  spool_bytes_ = spool_->bytes();
+  if (!appended.ok()) {
+    dropped_spool_full_ += spans.size();
+    return appended.error();
+  }
+  spooled_ += spans.size();
+  return {};
+}
+
+void StoreSpanExporter::DrainSpool(Clock::time_point deadline) {
+  while (!spool_->empty() && !shut_down_ && Clock::now() < deadline) {
+    auto batch = spool_->Peek();
+    if (!batch.ok()) {
+      spdlog::warn("span spool: {}", batch.error().message);
+      return;
+    }
+    if (!*batch) return;
+    if (auto written = WriteToStore((*batch)->spans); !written.ok()) return;  // still down: keep it spooled
+    if (auto acknowledged = spool_->Acknowledge(**batch); !acknowledged.ok()) {
+      spdlog::warn("span spool: {}", acknowledged.error().message);
+      return;
+    }
+    spool_bytes_ = spool_->bytes();
+    if (spool_->empty()) spdlog::info("span spool drained into {}", description_);
+  }
+}
+
+Result<void> StoreSpanExporter::Export(std::span<const Span> spans, Clock::time_point deadline) {
+  if (shut_down_) {
+    failed_ += spans.size();
+    return Error{ErrorCode::kUnavailable, "the store exporter is shut down"};
+  }
+  if (spool_) {
+    // Behind what waits already, so that the store gets spans in the order they ended.
+    if (!spool_->empty()) {
+      auto spooled = Spool(spans);
+      DrainSpool(deadline);
+      if (!spooled.ok()) failed_ += spans.size();
+      return spooled;
+    }
+    if (auto written = WriteToStore(spans); !written.ok()) {
+      spdlog::warn("trace store {} did not take {} span(s), spooling them: {}", description_, spans.size(),
+                   written.error().message);
+      auto spooled = Spool(spans);
+      if (!spooled.ok()) failed_ += spans.size();
+      return spooled;
+    }
+    EnforceRetentionWhenDue();
+    return {};
+  }
+  if (auto written = WriteToStore(spans); !written.ok()) {
+    failed_ += spans.size();
+    return written.error();
+  }
   EnforceRetentionWhenDue();
   return {};
+}
+
+void StoreSpanExporter::Idle(Clock::time_point deadline) {
+  if (spool_ && !spool_->empty() && !shut_down_) DrainSpool(deadline);
 }
 
 // Retention runs here, on the exporter thread, so it never competes with a write of this process.
@@ -80,6 +137,9 @@ SpanExporterCounters StoreSpanExporter::counters() const {
   counters.spans_exported = exported_;
   counters.spans_rejected = rejected_;
   counters.spans_failed = failed_;
+  counters.spans_spooled = spooled_;
+  counters.spans_dropped_spool_full = dropped_spool_full_;
+  counters.spool_bytes = spool_bytes_;
   return counters;
 }
 

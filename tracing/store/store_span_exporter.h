@@ -7,6 +7,13 @@
 // network cut): a proxy therefore starts, and keeps serving Spark, while its store is down. Opening
 // is retried no more often than the backoff allows, so a dead store costs one attempt per interval,
 // not one per batch.
+//
+// With a spool (tracing/store/span_spool.h), a batch the store cannot take goes to disk instead of
+// being lost, and the spool drains, oldest first, as soon as the store takes writes again (on the
+// next batch or the pipeline's idle tick). While the spool holds anything, new batches queue behind
+// it, so spans reach the store in the order they ended. Only a full spool drops a batch (counted).
+// Writes are idempotent, so a batch spooled and then delivered twice (a crash between the write and
+// the acknowledgement) changes nothing.
 
 #include <atomic>
 #include <chrono>
@@ -15,6 +22,7 @@
 #include <string>
 
 #include "tracing/span_exporter.h"
+#include "tracing/store/span_spool.h"
 #include "tracing/store/span_store.h"
 
 namespace sparktrace::tracing::store {
@@ -33,9 +41,10 @@ class StoreSpanExporter final : public SpanExporter {
   // `store` may be null: it is then opened by `open` on the first batch. `description` names the
   // store in logs (never with a password).
   StoreSpanExporter(std::unique_ptr<SpanStore> store, StoreOpener open, std::string description,
-                    StoreSpanExporterOptions options = {});
+                    StoreSpanExporterOptions options = {}, std::unique_ptr<SpanSpool> spool = nullptr);
 
   Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) override;
+  void Idle(Clock::time_point deadline) override;
   void Shutdown() override { shut_down_ = true; }
   SpanExporterCounters counters() const override;
 
@@ -43,6 +52,11 @@ class StoreSpanExporter final : public SpanExporter {
   // The open store, opening it if the backoff allows; kUnavailable while it cannot be reached.
   Result<SpanStore*> Store();
   void EnforceRetentionWhenDue();
+  // Writes one batch to the store; a lost connection is dropped, to be reopened after the backoff.
+  Result<void> WriteToStore(std::span<const Span> spans);
+  // Moves spooled batches into the store until the spool is empty, the store fails, or `deadline`.
+  void DrainSpool(Clock::time_point deadline);
+  Result<void> Spool(std::span<const Span> spans);
 
   std::unique_ptr<SpanStore> store_;
   const StoreOpener open_;
@@ -51,7 +65,11 @@ class StoreSpanExporter final : public SpanExporter {
   Clock::time_point next_retention_;
   Clock::time_point next_open_;
   std::chrono::milliseconds open_backoff_;
+  std::unique_ptr<SpanSpool> spool_;
   std::atomic<bool> shut_down_{false};
+  std::atomic<std::uint64_t> spooled_{0};
+  std::atomic<std::uint64_t> dropped_spool_full_{0};
+  std::atomic<std::uint64_t> spool_bytes_{0};
   std::atomic<std::uint64_t> exported_{0};
   std::atomic<std::uint64_t> rejected_{0};
   std::atomic<std::uint64_t> failed_{0};
