@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <limits>
 
 #include "common/flags.h"
 #include "tracing/store/open_span_store.h"
@@ -11,20 +12,22 @@ namespace sparktrace::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: sparktrace traces list [--dag ID] [--task ID] [--run ID] [--limit N] [--json]\n"
+    "Usage: sparktrace traces list [--dag ID] [--task ID] [--run ID] [--try N] [--limit N] [--json]\n"
     "       sparktrace traces show TRACE_ID [--json]\n"
     "       sparktrace traces show --operation OPERATION_ID [--json]\n"
     "\n"
-    "Reads the traces the proxy stored (--store). `list` shows the newest traces, optionally of one\n"
-    "Airflow DAG / task / run; `show` prints one trace as a tree with durations.\n"
+    "Reads the traces the proxy stored (--store). `list` shows the newest Airflow task attempts, one\n"
+    "row each even when attempts share a trace (and traces without Airflow identity), optionally of one\n"
+    "DAG / task / run / try; `show` prints one trace as a tree with durations.\n"
     "\n";
 
-const std::array<FlagSpec, 8> kSpecs = {{
+const std::array<FlagSpec, 9> kSpecs = {{
     {"store", "PATH|URL", "sparktrace.db", "the trace store the proxy writes (a SQLite file or a postgresql:// URL)"},
-    {"dag", "ID", "", "list: only traces of this Airflow DAG id"},
-    {"task", "ID", "", "list: only traces of this Airflow task id"},
-    {"run", "ID", "", "list: only traces of this Airflow run id"},
-    {"limit", "N", "50", "list: at most this many traces, newest first (0 = all)"},
+    {"dag", "ID", "", "list: only attempts of this Airflow DAG id"},
+    {"task", "ID", "", "list: only attempts of this Airflow task id"},
+    {"run", "ID", "", "list: only attempts of this Airflow run id"},
+    {"try", "N", "", "list: only this Airflow try number"},
+    {"limit", "N", "50", "list: at most this many attempts, newest first (0 = all)"},
     {"operation", "ID", "", "show: the trace of this Spark Connect operation id"},
     {"json", "", "", "print JSON instead of text"},
     {"help", "", "", "show this help"},
@@ -43,23 +46,48 @@ Result<std::unique_ptr<tracing::store::SpanStore>> OpenStore(const ParsedFlags& 
   return tracing::store::OpenSpanStore(*location, options);
 }
 
+Result<std::int64_t> NumberFlag(const ParsedFlags& flags, const std::string& name) {
+  const std::string& text = flags.Get(name);
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
+    return InvalidArgument("--" + name + ": '" + text + "' is not a number");
+  }
+  return value;
+}
+
+tracing::AttemptListing ListingOf(const tracing::store::TaskAttemptRow& row) {
+  return tracing::AttemptListing{row.airflow,          row.name,          row.key.dag_id,  row.key.task_id,
+                                 row.key.run_id,       row.key.try_number, row.key.map_index, row.state,
+                                 row.trace_ids,        row.start_unix_nano, row.end_unix_nano, row.span_count,
+                                 row.error_count};
+}
+
+// One row per task attempt, by the task index's rule (tracing/store/task_attempts.h), so that
+// attempts sharing a trace (Airflow 2.10's per-run trace ids, the 3.x context carrier) are each
+// listed and found by their own filters.
 int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
-  tracing::store::TraceFilter filter;
+  tracing::store::TaskAttemptFilter filter;
   if (flags.IsSet("dag")) filter.dag_id = flags.Get("dag");
   if (flags.IsSet("task")) filter.task_id = flags.Get("task");
   if (flags.IsSet("run")) filter.run_id = flags.Get("run");
-  const std::string& limit_text = flags.Get("limit");
-  std::size_t limit = 0;
-  auto [end, ec] = std::from_chars(limit_text.data(), limit_text.data() + limit_text.size(), limit);
-  if (ec != std::errc() || end != limit_text.data() + limit_text.size()) {
-    return Fail(err, 2, "--limit: '" + limit_text + "' is not a number");
+  if (flags.IsSet("try")) {
+    auto try_number = NumberFlag(flags, "try");
+    if (!try_number.ok()) return Fail(err, 2, try_number.error().message);
+    filter.try_number = *try_number;
   }
-  filter.limit = limit;
+  filter.airflow_only = filter.dag_id || filter.task_id || filter.run_id || filter.try_number;
+  auto limit = NumberFlag(flags, "limit");
+  if (!limit.ok()) return Fail(err, 2, limit.error().message);
+  filter.limit = *limit == 0 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::size_t>(*limit);
   auto store = OpenStore(flags);
   if (!store.ok()) return Fail(err, 1, store.error().message);
-  auto traces = (*store)->ListTraces(filter);
-  if (!traces.ok()) return Fail(err, 1, traces.error().message);
-  out << (flags.GetBool("json") ? tracing::RenderTraceListJson(*traces) : tracing::RenderTraceListText(*traces));
+  auto page = (*store)->ListTaskAttempts(filter);
+  if (!page.ok()) return Fail(err, 1, page.error().message);
+  std::vector<tracing::AttemptListing> listing;
+  listing.reserve(page->rows.size());
+  for (const auto& row : page->rows) listing.push_back(ListingOf(row));
+  out << (flags.GetBool("json") ? tracing::RenderAttemptListJson(listing) : tracing::RenderAttemptListText(listing));
   return 0;
 }
 

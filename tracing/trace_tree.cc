@@ -183,10 +183,6 @@ void AddTime(nlohmann::ordered_json& object, std::string_view field, std::uint64
   object[std::string(field)] = FormatUnixNanoIso8601(unix_nano, 9);
 }
 
-nlohmann::ordered_json OptionalText(const std::string& text) {
-  return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
-}
-
 }  // namespace
 
 std::vector<TraceTreeRow> OrderTraceTree(std::span<const Span> spans) {
@@ -344,20 +340,23 @@ std::string RenderTraceJson(std::span<const Span> spans) {
   return DumpJsonPretty(trace);
 }
 
-std::string RenderTraceListText(std::span<const TraceSummary> summaries) {
-  if (summaries.empty()) return "no traces\n";
+std::string RenderAttemptListText(std::span<const AttemptListing> attempts) {
+  if (attempts.empty()) return "no task attempts\n";
   std::vector<std::vector<std::string>> table;
-  table.push_back({"TRACE ID", "START", "DURATION", "SPANS", "ERRORS", "ROOT", "DAG", "TASK", "RUN", "TRY"});
+  table.push_back({"START", "DURATION", "STATE", "SPANS", "ERRORS", "TASK", "RUN", "TRY", "TRACES"});
   const auto or_dash = [](const std::string& text) { return text.empty() ? std::string("-") : text; };
-  for (const TraceSummary& summary : summaries) {
-    const std::uint64_t duration = summary.end_time_unix_nano > summary.start_time_unix_nano
-                                       ? summary.end_time_unix_nano - summary.start_time_unix_nano
+  for (const AttemptListing& attempt : attempts) {
+    const std::uint64_t duration = attempt.end_time_unix_nano > attempt.start_time_unix_nano
+                                       ? attempt.end_time_unix_nano - attempt.start_time_unix_nano
                                        : 0;
-    table.push_back({ToHex(summary.trace_id), FormatUnixNanoIso8601(summary.start_time_unix_nano, 3),
-                     FormatSpanDuration(duration), std::to_string(summary.span_count),
-                     std::to_string(summary.error_count), or_dash(summary.root_name), or_dash(summary.dag_id),
-                     or_dash(summary.task_id), or_dash(summary.run_id),
-                     summary.try_number ? std::to_string(*summary.try_number) : "-"});
+    std::string task = or_dash(attempt.name);
+    if (attempt.airflow && attempt.map_index >= 0) task += "[" + std::to_string(attempt.map_index) + "]";
+    std::string traces;
+    for (const std::string& trace_id : attempt.trace_ids) traces += (traces.empty() ? "" : ",") + trace_id;
+    table.push_back({FormatUnixNanoIso8601(attempt.start_time_unix_nano, 3), FormatSpanDuration(duration),
+                     or_dash(attempt.state), std::to_string(attempt.span_count), std::to_string(attempt.error_count),
+                     task, attempt.airflow ? or_dash(attempt.run_id) : "-",
+                     attempt.airflow ? std::to_string(attempt.try_number) : "-", or_dash(traces)});
   }
   std::vector<std::size_t> widths(table.front().size(), 0);
   for (const auto& line : table) {
@@ -377,27 +376,32 @@ std::string RenderTraceListText(std::span<const TraceSummary> summaries) {
   return text;
 }
 
-std::string RenderTraceListJson(std::span<const TraceSummary> summaries) {
-  nlohmann::ordered_json traces = nlohmann::ordered_json::array();
-  for (const TraceSummary& summary : summaries) {
+std::string RenderAttemptListJson(std::span<const AttemptListing> attempts) {
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (const AttemptListing& attempt : attempts) {
+    const auto when_airflow = [&attempt](nlohmann::ordered_json value) {
+      return attempt.airflow ? std::move(value) : nlohmann::ordered_json(nullptr);
+    };
     nlohmann::ordered_json item = nlohmann::ordered_json::object();
-    item["trace_id"] = ToHex(summary.trace_id);
-    item["root_name"] = summary.root_name;
-    AddTime(item, "start_time", summary.start_time_unix_nano);
-    AddTime(item, "end_time", summary.end_time_unix_nano);
-    item["duration_ns"] = summary.end_time_unix_nano > summary.start_time_unix_nano
-                              ? summary.end_time_unix_nano - summary.start_time_unix_nano
+    item["name"] = attempt.name;
+    item["dag_id"] = when_airflow(attempt.dag_id);
+    item["task_id"] = when_airflow(attempt.task_id);
+    item["run_id"] = when_airflow(attempt.run_id);
+    item["try_number"] = when_airflow(attempt.try_number);
+    item["map_index"] = when_airflow(attempt.map_index);
+    item["state"] = attempt.state;
+    item["trace_ids"] = attempt.trace_ids;
+    AddTime(item, "start_time", attempt.start_time_unix_nano);
+    AddTime(item, "end_time", attempt.end_time_unix_nano);
+    item["duration_ns"] = attempt.end_time_unix_nano > attempt.start_time_unix_nano
+                              ? attempt.end_time_unix_nano - attempt.start_time_unix_nano
                               : 0;
-    item["span_count"] = summary.span_count;
-    item["error_count"] = summary.error_count;
-    item["dag_id"] = OptionalText(summary.dag_id);
-    item["task_id"] = OptionalText(summary.task_id);
-    item["run_id"] = OptionalText(summary.run_id);
-    item["try_number"] = summary.try_number ? nlohmann::ordered_json(*summary.try_number) : nlohmann::ordered_json(nullptr);
-    traces.push_back(std::move(item));
+    item["span_count"] = attempt.span_count;
+    item["error_count"] = attempt.error_count;
+    items.push_back(std::move(item));
   }
   nlohmann::ordered_json root = nlohmann::ordered_json::object();
-  root["traces"] = std::move(traces);
+  root["attempts"] = std::move(items);
   return DumpJsonPretty(root);
 }
 

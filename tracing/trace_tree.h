@@ -39,10 +39,10 @@
 // use doubles (JavaScript, jq 1.6) would round them. Durations and offsets stay numbers. An empty
 // input gives a trace_id of null, zero times and no spans.
 //
-// JSON of a listing (RenderTraceListJson): {"traces": [ in input order, each:
-//   {"trace_id", "root_name", "start_time_unix_nano", "start_time", "end_time_unix_nano", "end_time",
-//    "duration_ns", "span_count", "error_count",
-//    "dag_id", "task_id", "run_id": string | null, "try_number": int | null}]}
+// JSON of a listing (RenderAttemptListJson): {"attempts": [ in input order, each:
+//   {"name", "dag_id", "task_id", "run_id": string | null, "try_number": int | null,
+//    "map_index": int | null, "state", "trace_ids": [hex…], "start_time_unix_nano", "start_time",
+//    "end_time_unix_nano", "end_time", "duration_ns", "span_count", "error_count"}]}
 
 #include <cstdint>
 #include <span>
@@ -50,7 +50,6 @@
 #include <vector>
 
 #include "tracing/span.h"
-#include "tracing/trace_summary.h"
 
 namespace sparktrace::tracing {
 
@@ -78,7 +77,24 @@ std::string RenderTraceJson(std::span<const Span> spans);
 // `summaries`: as SqliteSpanStore::ListTraces returns them; rendered in the order given.
 // Text: a table with a header row (TRACE ID, START, DURATION, SPANS, ERRORS, ROOT, DAG, TASK, RUN,
 // TRY), "-" for an unknown Airflow field; "no traces\n" when empty.
-std::string RenderTraceListText(std::span<const TraceSummary> summaries);
-std::string RenderTraceListJson(std::span<const TraceSummary> summaries);
+// One line of `sparktrace traces list`: an Airflow task attempt, whichever traces its spans are in
+// (several attempts may share one trace), or a trace without Airflow identity.
+struct AttemptListing {
+  bool airflow = true;
+  std::string name;  // "dag.task", or the application's / root span's name
+  std::string dag_id;
+  std::string task_id;
+  std::string run_id;
+  std::int64_t try_number = 0;
+  std::int64_t map_index = -1;
+  std::string state;  // running | failed | success
+  std::vector<std::string> trace_ids;
+  std::uint64_t start_time_unix_nano = 0;
+  std::uint64_t end_time_unix_nano = 0;
+  std::int64_t span_count = 0;
+  std::int64_t error_count = 0;
+};
+std::string RenderAttemptListText(std::span<const AttemptListing> attempts);
+std::string RenderAttemptListJson(std::span<const AttemptListing> attempts);
 
 }  // namespace sparktrace::tracing

@@ -208,7 +208,8 @@ class DemoOnceTest(unittest.TestCase):
         self.assertIsNotNone(match, self.context())
         listed = harness.run_cli(["traces", "list", "--store", self.demo.store, "--limit", "0", "--json"])
         self.assertEqual(listed.returncode, 0, listed.stderr)
-        self.assertEqual([t["trace_id"] for t in json.loads(listed.stdout)["traces"]], [match.group(1)])
+        traces = {t for attempt in json.loads(listed.stdout)["attempts"] for t in attempt["trace_ids"]}
+        self.assertEqual(traces, {match.group(1)})
 
     def test_operations_show_the_simulated_drivers_jobs_stages_and_phases(self):
         """The simulator's event log reached the proxy: under each operation, its jobs with their stages and

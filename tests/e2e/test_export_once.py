@@ -139,8 +139,8 @@ class SpansAreExportedOnceTest(DriverLogCase):
 
     def stored_spans(self):
         spans = {}
-        for summary in self.store.list():
-            trace = self.store.show(summary["trace_id"])
+        for trace_id in self.store.trace_ids():
+            trace = self.store.show(trace_id)
             for span in trace.spans:
                 spans[span["span_id"]] = span
         return spans

@@ -189,10 +189,15 @@ class Store:
         return found["last"]
 
     def list(self, *args):
+        """The task attempts `traces list` shows (one row per attempt, or per trace without identity)."""
         result = self.cli("list", "--limit", "0", "--json", *args)
         if result.returncode != 0:
             raise AssertionError(f"traces list failed: {result.stderr}")
-        return json.loads(result.stdout)["traces"]
+        return json.loads(result.stdout)["attempts"]
+
+    def trace_ids(self, *args):
+        """Every trace id of the listed attempts, each once, in listing order."""
+        return list(dict.fromkeys(t for attempt in self.list(*args) for t in attempt["trace_ids"]))
 
 
 # --- OTLP collectors ---------------------------------------------------------------------------
@@ -907,12 +912,14 @@ class TracesCommandTest(TracingCase):
         result = self.store.cli("list", "--dag", dag)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn(trace_id, result.stdout)
-        self.assertEqual(len(result.stdout.strip().splitlines()), 2, result.stdout)  # header + one trace
+        self.assertEqual(len(result.stdout.strip().splitlines()), 2, result.stdout)  # header + one attempt
         listed = self.store.list("--dag", dag)
-        self.assertEqual([(t["trace_id"], t["dag_id"], t["task_id"], t["run_id"], t["try_number"]) for t in listed],
-                         [(trace_id, dag, task, run, 1)])
+        self.assertEqual([(t["trace_ids"], t["dag_id"], t["task_id"], t["run_id"], t["try_number"]) for t in listed],
+                         [([trace_id], dag, task, run, 1)])
         self.assertEqual(self.store.list("--dag", new_id("no-such-dag")), [])
-        self.assertEqual([t["trace_id"] for t in self.store.list("--task", task, "--run", run)], [trace_id])
+        self.assertEqual(self.store.trace_ids("--task", task, "--run", run), [trace_id])
+        self.assertEqual(self.store.trace_ids("--task", task, "--run", run, "--try", "1"), [trace_id])
+        self.assertEqual(self.store.list("--task", task, "--try", "2"), [])
 
 
 # --- 10: sampling -------------------------------------------------------------------------------
@@ -931,7 +938,7 @@ class SamplingTest(TracingCase):
         self.config_get(stub, metadata=[("traceparent", sampled_header)])
         self.stop_proxy(proxy)  # exports every queue
 
-        self.assertEqual([t["trace_id"] for t in self.store.list()], [sampled])
+        self.assertEqual(self.store.trace_ids(), [sampled])
         trace = self.store.show(sampled)
         self.assertEqual(trace.counts(), Counter({OPERATION: 1, EXECUTE: 1, CONFIG: 1}))
         self.assertEqual(trace.one(OPERATION)["parent_span_id"], client_span)

@@ -79,7 +79,35 @@ TEST_F(TracesCommandTest, ListShowsTheTraceAndFiltersByAirflowTask) {
   ASSERT_EQ(other.code, 0);
   EXPECT_EQ(other.out.find(kTraceHex), std::string::npos) << other.out;
   auto json = Traces({"list", "--store", path_, "--json"});
-  EXPECT_NE(json.out.find("\"traces\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"attempts\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"daily_sales.aggregate\""), std::string::npos) << json.out;
+}
+
+// Airflow 2.10 gives every task of a DAG run one trace id: each task attempt is its own row, found
+// by its own filters (one row per trace used to mix both tasks' identities and find neither).
+TEST_F(TracesCommandTest, ListFindsEachAttemptOfASharedTrace) {
+  {
+    auto store = tracing::store::SqliteSpanStore::Open(path_);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    Span other = MakeSpan(3, 0, "spark_connect.operation", 1'000'000'000, 2'000'000'000);
+    other.attributes = {{std::string(tracing::kAirflowDagIdKey), std::string("daily_sales")},
+                        {std::string(tracing::kAirflowTaskIdKey), std::string("publish")},
+                        {std::string(tracing::kAirflowTryNumberKey), std::int64_t{2}}};
+    ASSERT_TRUE((*store)->Write(std::vector<Span>{other}).ok());
+  }
+  auto publish = Traces({"list", "--store", path_, "--task", "publish"});
+  ASSERT_EQ(publish.code, 0) << publish.err;
+  EXPECT_NE(publish.out.find("daily_sales.publish"), std::string::npos) << publish.out;
+  EXPECT_NE(publish.out.find(kTraceHex), std::string::npos) << publish.out;
+  EXPECT_EQ(publish.out.find("daily_sales.aggregate"), std::string::npos) << publish.out;
+  auto second_try = Traces({"list", "--store", path_, "--task", "publish", "--try", "2", "--json"});
+  EXPECT_NE(second_try.out.find("\"try_number\": 2"), std::string::npos) << second_try.out;
+  auto first_try = Traces({"list", "--store", path_, "--task", "publish", "--try", "1"});
+  EXPECT_EQ(first_try.out, "no task attempts\n");
+  auto aggregate = Traces({"list", "--store", path_, "--task", "aggregate"});
+  EXPECT_NE(aggregate.out.find("daily_sales.aggregate"), std::string::npos) << aggregate.out;
+  EXPECT_EQ(aggregate.out.find("daily_sales.publish"), std::string::npos) << aggregate.out;
+  EXPECT_EQ(Traces({"list", "--store", path_, "--try", "first"}).code, 2);
 }
 
 TEST_F(TracesCommandTest, ShowPrintsTheTreeByTraceOrOperationId) {

@@ -257,8 +257,8 @@ TEST(TraceTreeTest, RendersATraceAsJson) {
 
 TEST(TraceTreeTest, RendersEmptyInputs) {
   EXPECT_EQ(RenderTraceText({}), "no spans\n");
-  EXPECT_EQ(RenderTraceListText({}), "no traces\n");
-  EXPECT_EQ(RenderTraceListJson({}), "{\n  \"traces\": []\n}\n");
+  EXPECT_EQ(RenderAttemptListText({}), "no task attempts\n");
+  EXPECT_EQ(RenderAttemptListJson({}), "{\n  \"attempts\": []\n}\n");
   EXPECT_EQ(RenderTraceJson({}),
             "{\n"
             "  \"trace_id\": null,\n"
@@ -273,68 +273,67 @@ TEST(TraceTreeTest, RendersEmptyInputs) {
             "}\n");
 }
 
-std::vector<TraceSummary> TwoSummaries() {
-  TraceSummary airflow;
-  airflow.trace_id = IdFromHex<16>(kTrace);
-  airflow.root_name = "airflow.task";
-  airflow.start_time_unix_nano = kBase;
-  airflow.end_time_unix_nano = kBase + 1500 * kMs;
-  airflow.span_count = 4;
-  airflow.error_count = 1;
-  airflow.dag_id = "etl";
-  airflow.task_id = "load";
-  airflow.run_id = "manual__1";
-  airflow.try_number = 1;
-  TraceSummary plain;
-  plain.trace_id = IdFromHex<16>("4bf92f3577b34da6a3ce929d0e0e4736");
-  plain.root_name = "ExecutePlan";
-  plain.start_time_unix_nano = kBase + 61'500 * kMs;
-  plain.end_time_unix_nano = plain.start_time_unix_nano + 125'000 * kMs;
-  plain.span_count = 12;
-  return {airflow, plain};
+// Two tasks' attempts sharing one trace (Airflow 2.10's per-run trace id), a mapped one, and a
+// trace without Airflow identity.
+std::vector<AttemptListing> ThreeAttempts() {
+  AttemptListing load{true, "etl.load", "etl", "load", "manual__1", 1, -1, "failed",
+                      {kTrace}, kBase, kBase + 1500 * kMs, 4, 1};
+  AttemptListing mapped{true, "etl.score", "etl", "score", "manual__1", 2, 3, "success",
+                        {kTrace}, kBase + 2000 * kMs, kBase + 3000 * kMs, 2, 0};
+  AttemptListing plain{false, "nightly-compaction", "", "", "", 0, -1, "running",
+                       {"4bf92f3577b34da6a3ce929d0e0e4736"}, kBase + 61'500 * kMs, kBase + 186'500 * kMs, 12, 0};
+  return {load, mapped, plain};
 }
 
-TEST(TraceTreeTest, RendersAListingAsAnAlignedTable) {
-  const std::vector<TraceSummary> summaries = TwoSummaries();
-  EXPECT_EQ(RenderTraceListText(summaries),
-            "TRACE ID                          START                     DURATION  SPANS  ERRORS  ROOT          DAG  TASK  RUN        TRY\n"
-            "0af7651916cd43dd8448eb211c80319c  2024-05-01T12:00:00.000Z  1.50s     4      1       airflow.task  etl  load  manual__1  1\n"
-            "4bf92f3577b34da6a3ce929d0e0e4736  2024-05-01T12:01:01.500Z  2m05s     12     0       ExecutePlan   -    -     -          -\n");
+TEST(TraceTreeTest, RendersAnAttemptListingAsAnAlignedTable) {
+  EXPECT_EQ(RenderAttemptListText(ThreeAttempts()),
+            "START                     DURATION  STATE    SPANS  ERRORS  TASK                RUN        TRY  TRACES\n"
+            "2024-05-01T12:00:00.000Z  1.50s     failed   4      1       etl.load            manual__1  1    0af7651916cd43dd8448eb211c80319c\n"
+            "2024-05-01T12:00:02.000Z  1.00s     success  2      0       etl.score[3]        manual__1  2    0af7651916cd43dd8448eb211c80319c\n"
+            "2024-05-01T12:01:01.500Z  2m05s     running  12     0       nightly-compaction  -          -    4bf92f3577b34da6a3ce929d0e0e4736\n");
 }
 
-TEST(TraceTreeTest, RendersAListingAsJson) {
-  const std::vector<TraceSummary> summaries = TwoSummaries();
-  EXPECT_EQ(RenderTraceListJson(summaries), R"json({
-  "traces": [
+TEST(TraceTreeTest, RendersAnAttemptListingAsJson) {
+  const std::vector<AttemptListing> attempts = ThreeAttempts();
+  EXPECT_EQ(RenderAttemptListJson(std::span(attempts).subspan(1)), R"json({
+  "attempts": [
     {
-      "trace_id": "0af7651916cd43dd8448eb211c80319c",
-      "root_name": "airflow.task",
-      "start_time_unix_nano": "1714564800000000000",
-      "start_time": "2024-05-01T12:00:00.000000000Z",
-      "end_time_unix_nano": "1714564801500000000",
-      "end_time": "2024-05-01T12:00:01.500000000Z",
-      "duration_ns": 1500000000,
-      "span_count": 4,
-      "error_count": 1,
+      "name": "etl.score",
       "dag_id": "etl",
-      "task_id": "load",
+      "task_id": "score",
       "run_id": "manual__1",
-      "try_number": 1
+      "try_number": 2,
+      "map_index": 3,
+      "state": "success",
+      "trace_ids": [
+        "0af7651916cd43dd8448eb211c80319c"
+      ],
+      "start_time_unix_nano": "1714564802000000000",
+      "start_time": "2024-05-01T12:00:02.000000000Z",
+      "end_time_unix_nano": "1714564803000000000",
+      "end_time": "2024-05-01T12:00:03.000000000Z",
+      "duration_ns": 1000000000,
+      "span_count": 2,
+      "error_count": 0
     },
     {
-      "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
-      "root_name": "ExecutePlan",
+      "name": "nightly-compaction",
+      "dag_id": null,
+      "task_id": null,
+      "run_id": null,
+      "try_number": null,
+      "map_index": null,
+      "state": "running",
+      "trace_ids": [
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+      ],
       "start_time_unix_nano": "1714564861500000000",
       "start_time": "2024-05-01T12:01:01.500000000Z",
       "end_time_unix_nano": "1714564986500000000",
       "end_time": "2024-05-01T12:03:06.500000000Z",
       "duration_ns": 125000000000,
       "span_count": 12,
-      "error_count": 0,
-      "dag_id": null,
-      "task_id": null,
-      "run_id": null,
-      "try_number": null
+      "error_count": 0
     }
   ]
 }
