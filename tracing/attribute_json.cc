@@ -1,5 +1,6 @@
 #include "tracing/attribute_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -21,6 +22,45 @@ nlohmann::ordered_json AttributeValueToJson(const AttributeValue& value) {
         }
       },
       value);
+}
+
+namespace {
+
+void WriteValue(JsonWriter& out, const AttributeValue& value) {
+  std::visit(
+      [&out](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          out.String(v);
+        } else if constexpr (std::is_same_v<V, std::int64_t>) {
+          out.Int(v);
+        } else if constexpr (std::is_same_v<V, double>) {
+          out.Double(v);  // NaN and infinities as null, as nlohmann writes them
+        } else if constexpr (std::is_same_v<V, bool>) {
+          out.Bool(v);
+        } else {
+          out.BeginArray();
+          for (const auto& item : v) out.String(item);
+          out.EndArray();
+        }
+      },
+      value);
+}
+
+}  // namespace
+
+void WriteAttributesJson(JsonWriter& out, const std::vector<Attribute>& attributes) {
+  out.BeginObject();
+  for (std::size_t i = 0; i < attributes.size(); ++i) {
+    const std::string& key = attributes[i].key;
+    // A repeated key is written once, where it first appears, with its last value (as AttributesToJson).
+    const auto same_key = [&key](const Attribute& other) { return other.key.size() == key.size() && other.key == key; };
+    if (std::any_of(attributes.begin(), attributes.begin() + static_cast<std::ptrdiff_t>(i), same_key)) continue;
+    const auto last = std::find_if(attributes.rbegin(), attributes.rend(), same_key);
+    out.Key(key);
+    WriteValue(out, last->value);
+  }
+  out.EndObject();
 }
 
 nlohmann::ordered_json AttributesToJson(const std::vector<Attribute>& attributes) {

@@ -16,9 +16,14 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_writer.h"
 #include "tracing/span.h"
 
 namespace sparktrace::tracing {
+
+// The same JSON written straight to text, without building a tree: the store's write path, which
+// encodes every span (AttributesToJson + DumpJson cost several times as much).
+void WriteAttributesJson(JsonWriter& out, const std::vector<Attribute>& attributes);
 
 nlohmann::ordered_json AttributeValueToJson(const AttributeValue& value);
 nlohmann::ordered_json AttributesToJson(const std::vector<Attribute>& attributes);

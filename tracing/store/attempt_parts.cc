@@ -1,10 +1,14 @@
 #include "tracing/store/attempt_parts.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <system_error>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "tracing/nearest_owner.h"
+
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -62,7 +66,63 @@ void AddSpan(const IndexSpan& span, Part& part) {
   if (part.app_id.empty()) part.app_id = span.app_id;
 }
 
+// An integer attribute, also when a producer forwarded it as text or as a double (as SQLite's CAST
+// and PostgreSQL's parse of the stored JSON take them).
+std::optional<std::int64_t> IntegerOf(const std::vector<Attribute>& attributes, std::string_view key) {
+  for (const Attribute& attribute : attributes) {
+    if (attribute.key != key) continue;
+    if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) return *number;
+    if (const auto* real = std::get_if<double>(&attribute.value)) {
+      if (std::isfinite(*real)) return static_cast<std::int64_t>(*real);
+      return std::nullopt;
+    }
+    if (const auto* text = std::get_if<std::string>(&attribute.value)) {
+      std::int64_t parsed = 0;
+      auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+      if (ec == std::errc() && end == text->data() + text->size()) return parsed;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string TextOf(const std::vector<Attribute>& attributes, std::string_view key) {
+  const std::string* text = AttributeValueOf<std::string>(attributes, key);
+  return text != nullptr ? *text : std::string();
+}
+
 }  // namespace
+
+IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row) {
+  IndexSpan index;
+  index.span_id = row.span_id;
+  index.parent_id = row.parent_span_id.value_or("");
+  index.name = span.name;
+  index.start = span.start_time_unix_nano;
+  index.end = span.end_time_unix_nano;
+  index.error = span.status_code == StatusCode::kError;
+  // The identity columns as stored (tracing/store/stored_span.h), as the stored-row path reads them.
+  if (row.dag_id != nullptr && row.task_id != nullptr) {
+    TaskAttemptKey key;
+    key.dag_id = *row.dag_id;
+    key.task_id = *row.task_id;
+    if (row.run_id != nullptr) key.run_id = *row.run_id;
+    if (row.try_number) key.try_number = *row.try_number;
+    key.map_index = IntegerOf(span.attributes, "airflow.map_index").value_or(-1);
+    index.identity = std::move(key);
+  }
+  if (span.name.starts_with("spark.phase.")) index.phase_duration_ms = IntegerOf(span.attributes, "spark.phase.duration_ms");
+  if (span.name == "spark.job") index.open = TextOf(span.attributes, "spark.job.status") == "running";
+  if (span.name == "spark.application") {
+    index.open = TextOf(span.attributes, "spark.app.status") == "running";
+    index.app_name = TextOf(span.attributes, "spark.app.name");
+  }
+  if (span.name == "spark.application" || span.name == "spark.connect.operation.lifecycle") {
+    index.app_id = TextOf(span.attributes, "spark.app.id");
+  }
+  if (row.events_json.find("sparktrace.finding") != std::string::npos) index.finding_events = row.events_json;
+  return index;
+}
 
 std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans) {
   std::unordered_map<std::string_view, std::size_t> by_id;

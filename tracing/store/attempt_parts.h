@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tracing/span.h"
+#include "tracing/store/stored_span.h"
 #include "tracing/store/task_attempts.h"
 
 namespace sparktrace::tracing::store {
@@ -63,6 +65,11 @@ struct IndexSpan {
   std::string app_id;
   std::string finding_events;  // the events JSON when it holds findings
 };
+
+// What the index needs of a span being written, read from the span itself (the same values the
+// backends' SQL reads back from stored rows): for traces a batch creates, whose index entries are
+// computed without reading anything back. `row` is the span's stored row (tracing/store/stored_span.h).
+IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row);
 
 // The parts of one trace: each span goes to the attempt of its nearest ancestor-or-self with an
 // identity; a trace where no span has one is a single part of its own.

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <system_error>
 #include <utility>
 
@@ -16,6 +18,7 @@
 #include "tracing/store/sqlite_connection.h"
 #include "tracing/store/sqlite_statement.h"
 #include "tracing/store/sqlite_task_index.h"
+#include "tracing/store/attempt_parts.h"
 #include "tracing/store/stored_span.h"
 #include "tracing/well_known_attributes.h"
 
@@ -25,6 +28,10 @@ namespace {
 // "SpTr" in PRAGMA application_id marks the file as ours, so that pointing --trace-db at some other
 // SQLite database fails instead of adding tables to it.
 constexpr std::int64_t kApplicationId = 0x53705472;
+
+// The writer's page cache (SQLite's default is 2 MiB): the indexes' hot pages stay in memory
+// between batches instead of being read back from the file for every one.
+constexpr std::int64_t kWriterCacheKiB = 16 * 1024;
 
 // Bounds the WAL file after checkpoints; without it the WAL keeps its largest size forever.
 constexpr std::int64_t kJournalSizeLimitBytes = 64LL << 20;
@@ -125,6 +132,14 @@ ON CONFLICT (trace_id) DO UPDATE SET
   run_id = excluded.run_id, try_number = excluded.try_number
 )sql";
 
+// The summary of a trace the batch creates, computed from its spans (BindNewSummary) with the
+// rules of kRefreshSummarySql.
+constexpr std::string_view kInsertSummarySql = R"sql(
+INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
+                    dag_id, task_id, run_id, try_number)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+)sql";
+
 constexpr std::string_view kSpanColumns =
     "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
     "status_message, trace_state, attributes, events";
@@ -138,6 +153,53 @@ void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text)
     stmt.BindNull(index);
   } else {
     stmt.BindText(index, *text);
+  }
+}
+
+// Binds kInsertSummarySql for a trace whose spans (last versions) are `members`: the root is the
+// earliest span without a parent (else the earliest span), identity columns their maximum, as in
+// kRefreshSummarySql.
+void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex,
+                    const std::vector<const StoredSpanRow*>& members) {
+  const auto earlier = [](const StoredSpanRow* a, const StoredSpanRow* b) {
+    return std::tie(a->start_unix_nano, a->span_id) < std::tie(b->start_unix_nano, b->span_id);
+  };
+  const StoredSpanRow* root = nullptr;
+  const StoredSpanRow* earliest = nullptr;
+  std::int64_t start = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = std::numeric_limits<std::int64_t>::min();
+  std::int64_t errors = 0;
+  const std::string* dag = nullptr;
+  const std::string* task = nullptr;
+  const std::string* run = nullptr;
+  std::optional<std::int64_t> try_number;
+  const auto keep_max = [](const std::string*& best, const std::string* value) {
+    if (value != nullptr && (best == nullptr || *value > *best)) best = value;
+  };
+  for (const StoredSpanRow* row : members) {
+    if (earliest == nullptr || earlier(row, earliest)) earliest = row;
+    if (!row->parent_span_id && (root == nullptr || earlier(row, root))) root = row;
+    start = std::min(start, row->start_unix_nano);
+    end = std::max(end, row->end_unix_nano);
+    if (row->status_code == static_cast<std::int64_t>(StatusCode::kError)) ++errors;
+    keep_max(dag, row->dag_id);
+    keep_max(task, row->task_id);
+    keep_max(run, row->run_id);
+    if (row->try_number && (!try_number || *row->try_number > *try_number)) try_number = row->try_number;
+  }
+  insert.BindText(1, trace_hex);
+  insert.BindText(2, (root != nullptr ? root : earliest)->name);
+  insert.BindInt64(3, start);
+  insert.BindInt64(4, end);
+  insert.BindInt64(5, static_cast<std::int64_t>(members.size()));
+  insert.BindInt64(6, errors);
+  BindOptionalText(insert, 7, dag);
+  BindOptionalText(insert, 8, task);
+  BindOptionalText(insert, 9, run);
+  if (try_number) {
+    insert.BindInt64(10, *try_number);
+  } else {
+    insert.BindNull(10);
   }
 }
 
@@ -297,8 +359,9 @@ Result<void> SqliteSpanStore::Configure() {
   // auto_vacuum only takes effect before the first table exists, so it precedes the migration.
   // INCREMENTAL lets EnforceRetention give pages back without a full VACUUM rewriting the file.
   const std::string pragmas = fmt::format(
-      "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = {};",
-      kJournalSizeLimitBytes);
+      "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = {}; "
+      "PRAGMA cache_size = -{}; PRAGMA temp_store = MEMORY;",
+      kJournalSizeLimitBytes, kWriterCacheKiB);
   if (auto set = db_->Exec(pragmas); !set.ok()) return set.error();
   // WAL: readers in other processes never block the writer and see whole batches. NORMAL
   // synchronous is durable across process crashes (an OS crash may lose the last batches, acceptable
@@ -389,6 +452,12 @@ Result<void> SqliteSpanStore::PrepareStatements() {
   auto refresh = db_->Prepare(kRefreshSummarySql, /*persistent=*/true);
   if (!refresh.ok()) return refresh.error();
   refresh_summary_ = std::make_unique<SqliteStatement>(std::move(refresh).value());
+  auto insert = db_->Prepare(kInsertSummarySql, /*persistent=*/true);
+  if (!insert.ok()) return insert.error();
+  insert_summary_ = std::make_unique<SqliteStatement>(std::move(insert).value());
+  auto exists = db_->Prepare("SELECT 1 FROM traces WHERE trace_id = ?1", /*persistent=*/true);
+  if (!exists.ok()) return exists.error();
+  trace_exists_ = std::make_unique<SqliteStatement>(std::move(exists).value());
   return {};
 }
 
@@ -406,16 +475,44 @@ Result<WriteStats> SqliteSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  std::vector<std::string> touched;  // trace ids (hex) whose summaries need recomputing
-  touched.reserve(spans.size());
+  std::vector<StoredSpanRow> rows;
+  std::vector<const Span*> sources;
+  rows.reserve(spans.size());
+  sources.reserve(spans.size());
+  for (const Span& span : spans) {
+    if (!IsStorable(span)) {
+      ++stats.spans_rejected;
+      continue;
+    }
+    rows.push_back(ToStoredRow(span));
+    sources.push_back(&span);
+  }
+  // Per trace, the last version of each of its spans in the batch (a live span may come twice).
+  std::map<std::string, std::map<std::string, std::size_t>> traces;
+  for (std::size_t i = 0; i < rows.size(); ++i) traces[rows[i].trace_id][rows[i].span_id] = i;
+
   auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
-    SqliteStatement& upsert = *upsert_span_;
-    for (const Span& span : spans) {
-      if (!IsStorable(span)) {
-        ++stats.spans_rejected;
+    // A trace the batch creates is summarised and indexed from the batch itself; one that has
+    // stored spans already is recomputed from all of them.
+    std::vector<std::string> existing;
+    std::map<std::string, std::vector<IndexSpan>> created;
+    SqliteStatement& exists = *trace_exists_;
+    for (const auto& [trace_hex, versions] : traces) {
+      exists.Reset();
+      exists.BindText(1, trace_hex);
+      auto found = exists.Step();
+      if (!found.ok()) return found.error();
+      if (*found) {
+        existing.push_back(trace_hex);
         continue;
       }
-      StoredSpanRow row = ToStoredRow(span);
+      std::vector<IndexSpan>& index_spans = created[trace_hex];
+      for (const auto& [span_hex, i] : versions) index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+    }
+    exists.Reset();
+
+    SqliteStatement& upsert = *upsert_span_;
+    for (const StoredSpanRow& row : rows) {
       upsert.Reset();
       upsert.BindText(1, row.trace_id);
       upsert.BindText(2, row.span_id);
@@ -445,26 +542,33 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       }
       if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
       ++stats.spans_written;
-      touched.push_back(std::move(row.trace_id));
     }
     upsert.Reset();  // drop the copies of the last span's text
 
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    SqliteStatement& insert = *insert_summary_;
+    for (const auto& [trace_hex, index_spans] : created) {
+      std::vector<const StoredSpanRow*> members;
+      for (const auto& [span_hex, i] : traces[trace_hex]) members.push_back(&rows[i]);
+      insert.Reset();
+      BindNewSummary(insert, trace_hex, members);
+      if (auto ran = insert.Run(); !ran.ok()) return ran.error();
+    }
+    insert.Reset();
     SqliteStatement& refresh = *refresh_summary_;
-    for (const std::string& trace_hex : touched) {
+    for (const std::string& trace_hex : existing) {
       refresh.Reset();
       refresh.BindText(1, trace_hex);
       if (auto ran = refresh.Run(); !ran.ok()) return ran.error();
     }
     refresh.Reset();
-    return RefreshTaskIndex(*db_, touched);
+    if (auto indexed = IndexNewTraces(*db_, created); !indexed.ok()) return indexed.error();
+    return RefreshTaskIndex(*db_, existing);
   });
   if (!written.ok()) {
     return Error{written.error().code,
                  fmt::format("write {} spans to {}: {}", spans.size(), path_, written.error().message)};
   }
-  stats.traces_touched = touched.size();
+  stats.traces_touched = traces.size();
   return stats;
 }
 

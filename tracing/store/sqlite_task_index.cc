@@ -95,9 +95,9 @@ SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_cod
 FROM spans WHERE trace_id = ?1
 )sql";
 
-Result<std::vector<IndexSpan>> ReadSpans(SqliteConnection& db, const std::string& trace_id) {
-  auto stmt = db.Prepare(kSpansForIndexSql);
-  if (!stmt.ok()) return stmt.error();
+// `stmt` is kSpansForIndexSql, prepared once for all the traces of a refresh.
+Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
+  stmt->Reset();
   stmt->BindText(1, trace_id);
   std::vector<IndexSpan> spans;
   while (true) {
@@ -142,6 +142,11 @@ void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
 }
 
 constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
+constexpr std::string_view kInsertPartSql =
+    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, name, "
+    "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
+    "io_write_ms, idle_ms, finding_count, top_finding, top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+    "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
 constexpr std::string_view kKeyMatch =
     "airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND map_index = ?6 "
     "AND "
@@ -178,17 +183,8 @@ Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& t
   return {};
 }
 
-Result<void> InsertParts(SqliteConnection& db, const std::string& trace_id,
-                         const std::map<PartKey, Part>& parts) {
-  auto stmt = db.Prepare(fmt::format(
-      "INSERT INTO attempt_parts ({}, trace_id, name, app_id, start_unix_nano, end_unix_nano, span_count, "
-      "error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
-      "top_finding, "
-      "top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
-      "?19, "
-      "?20, ?21, ?22)",
-      kKeyColumns));
-  if (!stmt.ok()) return stmt.error();
+// `stmt` is kInsertPartSql, prepared once for all the traces of a refresh.
+Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id, const std::map<PartKey, Part>& parts) {
   for (const auto& [key, part] : parts) {
     stmt->Reset();
     BindKey(*stmt, 1, key);
@@ -237,6 +233,7 @@ HAVING count(*) > 0
 )sql";
 
 Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
+  if (keys.empty()) return {};
   auto remove = db.Prepare(fmt::format("DELETE FROM task_attempts WHERE {}", kKeyMatch));
   if (!remove.ok()) return remove.error();
   auto insert = db.Prepare(kAggregateSql);
@@ -286,15 +283,68 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
   if (!old_keys.ok()) return old_keys.error();
   std::set<PartKey> keys = std::move(old_keys).value();
   if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
+  auto read = db.Prepare(kSpansForIndexSql);
+  if (!read.ok()) return read.error();
+  auto insert = db.Prepare(kInsertPartSql);
+  if (!insert.ok()) return insert.error();
   for (const std::string& trace_id : trace_ids) {
-    auto spans = ReadSpans(db, trace_id);
+    auto spans = ReadSpans(&*read, trace_id);
     if (!spans.ok()) return spans.error();
     if (spans->empty()) continue;
     const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, *spans);
     for (const auto& [key, part] : parts) keys.insert(key);
-    if (auto inserted = InsertParts(db, trace_id, parts); !inserted.ok()) return inserted.error();
+    if (auto inserted = InsertParts(&*insert, trace_id, parts); !inserted.ok()) return inserted.error();
   }
   return Reaggregate(db, keys);
+}
+
+// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSql would
+// add it up.
+constexpr std::string_view kInsertAttemptSql = R"sql(
+INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
+                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
+)sql";
+
+Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  auto insert_part = db.Prepare(kInsertPartSql);
+  if (!insert_part.ok()) return insert_part.error();
+  auto insert_attempt = db.Prepare(kInsertAttemptSql);
+  if (!insert_attempt.ok()) return insert_attempt.error();
+  std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
+  for (const auto& [trace_id, spans] : traces) {
+    const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, spans);
+    if (auto inserted = InsertParts(&*insert_part, trace_id, parts); !inserted.ok()) return inserted.error();
+    for (const auto& [key, part] : parts) {
+      if (key.airflow) {
+        airflow_keys.insert(key);
+        continue;
+      }
+      SqliteStatement& row = *insert_attempt;
+      row.Reset();
+      BindKey(row, 1, key);
+      row.BindText(8, part.name);
+      row.BindText(9, trace_id);
+      row.BindInt64(10, static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
+      row.BindInt64(11, static_cast<std::int64_t>(part.end));
+      row.BindInt64(12, part.spans);
+      row.BindInt64(13, part.Errors());
+      row.BindInt64(14, part.open);
+      for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+        row.BindInt64(15 + static_cast<int>(phase), part.phase_ms[phase]);
+      }
+      row.BindInt64(19, part.findings);
+      if (part.top_finding.empty()) {
+        row.BindNull(20);
+      } else {
+        row.BindText(20, part.top_finding);
+      }
+      row.BindText(21, AttemptState(part.open, part.Errors()));
+      if (auto ran = row.Run(); !ran.ok()) return ran.error();
+    }
+  }
+  return Reaggregate(db, airflow_keys);
 }
 
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {

@@ -5,11 +5,13 @@
 // Threads: these functions run on the connection's thread, inside the caller's transaction for the
 // writes (SqliteSpanStore::Write, retention, migration).
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
+#include "tracing/store/attempt_parts.h"
 #include "tracing/store/task_attempts.h"
 
 namespace sparktrace::tracing::store {
@@ -22,6 +24,9 @@ extern const std::string_view kTaskIndexSchema;
 // Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
 // had or now have. Call inside the write transaction that changed the spans.
 Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
+// Adds traces that the current transaction created (none of their spans was stored before), from the
+// spans themselves: no read-back. The result is what RefreshTaskIndex would compute.
+Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
 

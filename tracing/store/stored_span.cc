@@ -3,9 +3,9 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <charconv>
-#include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "common/json_writer.h"
 #include "tracing/attribute_json.h"
 #include "tracing/attribute_json_reader.h"
 #include "tracing/well_known_attributes.h"
@@ -54,16 +54,20 @@ void Extract(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
   }
 }
 
+// [{"name", "time_unix_nano", "attributes"}, …]
 std::string EventsToJson(const std::vector<SpanEvent>& events) {
-  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  JsonWriter out;
+  out.BeginArray();
   for (const auto& event : events) {
-    nlohmann::ordered_json item = nlohmann::ordered_json::object();
-    item["name"] = event.name;
-    item["time_unix_nano"] = event.time_unix_nano;
-    item["attributes"] = AttributesToJson(event.attributes);
-    array.push_back(std::move(item));
+    out.BeginObject();
+    out.Key("name").String(event.name);
+    out.Key("time_unix_nano").Int(ToSql(event.time_unix_nano));
+    out.Key("attributes");
+    WriteAttributesJson(out, event.attributes);
+    out.EndObject();
   }
-  return DumpJson(array);
+  out.EndArray();
+  return out.Take();
 }
 
 template <typename Enum>
@@ -88,7 +92,9 @@ StoredSpanRow ToStoredRow(const Span& span) {
   row.status_code = static_cast<std::int64_t>(span.status_code);
   row.status_message = span.status_message;
   row.trace_state = span.trace_state;
-  row.attributes_json = DumpJson(AttributesToJson(span.attributes));
+  JsonWriter attributes;
+  WriteAttributesJson(attributes, span.attributes);
+  row.attributes_json = attributes.Take();
   row.events_json = EventsToJson(span.events);
   Extract(span.attributes, row);
   return row;

@@ -1,0 +1,233 @@
+// sparktrace-store-bench: how many spans a second a trace store takes, the way the proxy's store
+// exporter writes them (batches of --batch spans through SpanStore::Write), with K writers at once
+// (each its own store object and thread, as K proxies on one shared PostgreSQL).
+//
+// Two shapes of traffic:
+//   calls   every span its own trace: a Spark Connect Config call without Airflow identity, with the
+//           attributes the proxy really records (the tracing benchmark's worst case for the store:
+//           one trace summary and one task-index row per span)
+//   tasks   Airflow task attempts of 50 spans each (an operation with its RPCs and driver spans),
+//           written as they end: a batch carries parts of many attempts
+//
+// Prints one JSON object: spans, seconds, spans_per_s, cpu_s (process), cpu_us_per_span, and the
+// store's row count afterwards as a check that nothing was lost.
+//
+// Usage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] [--shape calls|tasks]
+//                               [--ids time|random]
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tracing/store/open_span_store.h"
+#include "tracing/store/span_store.h"
+#include "tracing/store/store_location.h"
+
+namespace {
+
+using sparktrace::tracing::Attribute;
+using sparktrace::tracing::Span;
+using sparktrace::tracing::SpanId;
+using sparktrace::tracing::TraceId;
+namespace store = sparktrace::tracing::store;
+
+struct Options {
+  std::string store;
+  std::uint64_t spans = 200'000;
+  std::size_t batch = 512;
+  int writers = 1;
+  std::string shape = "calls";
+  // "time": new trace ids start with the time in milliseconds, as sparktrace's id generator makes
+  // them (tracing/id_generator.h); "random": all 128 bits random, as some clients send them.
+  std::string ids = "time";
+};
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+template <std::size_t N>
+std::array<std::uint8_t, N> RandomId(std::mt19937_64& random) {
+  std::array<std::uint8_t, N> id{};
+  for (auto& byte : id) byte = static_cast<std::uint8_t>(random());
+  id[0] |= 1;  // never all zeros
+  return id;
+}
+
+std::vector<Attribute> CallAttributes(std::uint64_t n) {
+  return {{"rpc.system", std::string("grpc")},
+          {"rpc.service", std::string("spark.connect.SparkConnectService")},
+          {"rpc.method", std::string("Config")},
+          {"rpc.grpc.status_code", std::int64_t{0}},
+          {"server.address", std::string("127.0.0.1")},
+          {"server.port", std::int64_t{15002}},
+          {"network.peer.address", std::string("10.1.2.3")},
+          {"network.peer.port", static_cast<std::int64_t>(30000 + n % 30000)},
+          {"rpc.request.messages", std::int64_t{1}},
+          {"rpc.request.bytes", std::int64_t{99}},
+          {"rpc.response.messages", std::int64_t{1}},
+          {"rpc.response.bytes", std::int64_t{76}},
+          {"rpc.time_to_first_response_ms", 0.382747},
+          {"sparktrace.trace_origin", std::string("new")},
+          {"spark.connect.session_id", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")},
+          {"spark.connect.user_id", std::string("bench")},
+          {"spark.connect.client_type", std::string("sparktrace-bench")},
+          {"spark.connect.server_side_session_id", std::string("26da0a0a-3e96-43f5-bb60-baead94bd698")},
+          {"spark.connect.config.operation", std::string("get")}};
+}
+
+// The spans writer `writer` writes, in the order the proxy would hand them over.
+std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t count) {
+  std::mt19937_64 random(0x5eed + static_cast<std::uint64_t>(writer));
+  const std::uint64_t base = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  std::vector<Span> spans;
+  spans.reserve(count);
+  TraceId task_trace{};
+  SpanId task_root{};
+  for (std::uint64_t n = 0; n < count; ++n) {
+    Span span;
+    span.start_time_unix_nano = base + n * 1000;
+    span.end_time_unix_nano = span.start_time_unix_nano + 400'000;
+    span.span_id = RandomId<8>(random);
+    span.kind = sparktrace::tracing::SpanKind::kServer;
+    span.attributes = CallAttributes(n);
+    const auto new_trace_id = [&] {
+      TraceId id = RandomId<16>(random);
+      if (options.ids == "time") {
+        const std::uint64_t ms = span.start_time_unix_nano / 1'000'000;
+        for (int b = 0; b < 6; ++b) id[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(ms >> (8 * (5 - b)));
+      }
+      return id;
+    };
+    if (options.shape == "calls") {
+      span.trace_id = new_trace_id();
+      span.name = "spark.connect.SparkConnectService/Config";
+    } else {
+      const std::uint64_t within = n % 50;
+      if (within == 0) {
+        task_trace = new_trace_id();
+        task_root = span.span_id;
+        span.name = "spark_connect.operation";
+        span.attributes.push_back({"airflow.dag_id", std::string("etl_daily")});
+        span.attributes.push_back({"airflow.task_id", "load_" + std::to_string(writer)});
+        span.attributes.push_back({"airflow.run_id", "scheduled__" + std::to_string(n / 50)});
+        span.attributes.push_back({"airflow.try_number", std::int64_t{1}});
+        span.attributes.push_back({"spark.connect.operation_id", "op-" + std::to_string(writer) + "-" + std::to_string(n)});
+      } else {
+        span.parent_span_id = task_root;
+        span.name = within % 5 == 0 ? "spark.stage" : "spark.connect.SparkConnectService/ExecutePlan";
+      }
+      span.trace_id = task_trace;
+    }
+    spans.push_back(std::move(span));
+  }
+  return spans;
+}
+
+int Usage(const std::string& problem) {
+  std::cerr << "sparktrace-store-bench: " << problem
+            << "\nusage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] "
+               "[--shape calls|tasks] [--ids time|random]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (i + 1 >= argc) return Usage(std::string(flag) + " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--store") {
+      options.store = value;
+    } else if (flag == "--spans") {
+      options.spans = std::stoull(value);
+    } else if (flag == "--batch") {
+      options.batch = std::stoul(value);
+    } else if (flag == "--writers") {
+      options.writers = std::stoi(value);
+    } else if (flag == "--ids") {
+      options.ids = value;
+    } else if (flag == "--shape") {
+      options.shape = value;
+    } else {
+      return Usage("unknown flag " + std::string(flag));
+    }
+  }
+  if (options.store.empty()) return Usage("--store is required");
+  if (options.shape != "calls" && options.shape != "tasks") return Usage("--shape: calls or tasks");
+  if (options.batch == 0 || options.writers <= 0) return Usage("--batch and --writers must be positive");
+  auto location = store::ParseStoreLocation(options.store);
+  if (!location.ok()) return Usage(location.error().message);
+
+  // Every writer opens its store (and, the first time, creates the schema) before the clock starts.
+  std::vector<std::unique_ptr<store::SpanStore>> stores;
+  std::vector<std::vector<Span>> spans;
+  const std::uint64_t per_writer = options.spans / static_cast<std::uint64_t>(options.writers);
+  for (int writer = 0; writer < options.writers; ++writer) {
+    auto opened = store::OpenSpanStore(*location, {});
+    if (!opened.ok()) {
+      std::cerr << "sparktrace-store-bench: " << opened.error().message << "\n";
+      return 1;
+    }
+    stores.push_back(std::move(*opened));
+    spans.push_back(MakeSpans(options, writer, per_writer));
+  }
+
+  std::atomic<int> failures{0};
+  const double cpu_before = ProcessCpuSeconds();
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int writer = 0; writer < options.writers; ++writer) {
+    threads.emplace_back([&, writer] {
+      const std::vector<Span>& mine = spans[static_cast<std::size_t>(writer)];
+      for (std::size_t at = 0; at < mine.size(); at += options.batch) {
+        const std::size_t size = std::min(options.batch, mine.size() - at);
+        auto written = stores[static_cast<std::size_t>(writer)]->Write(std::span<const Span>(mine).subspan(at, size));
+        if (!written.ok()) {
+          if (failures++ == 0) std::cerr << "sparktrace-store-bench: " << written.error().message << "\n";
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double cpu = ProcessCpuSeconds() - cpu_before;
+
+  store::TaskAttemptFilter all;
+  all.limit = 1;
+  auto page = stores.front()->ListTaskAttempts(all);
+  const std::uint64_t total = per_writer * static_cast<std::uint64_t>(options.writers);
+  nlohmann::ordered_json result = {
+      {"store", location->backend == store::StoreBackend::kPostgres ? "postgresql" : "sqlite"},
+      {"shape", options.shape},
+      {"ids", options.ids},
+      {"writers", options.writers},
+      {"batch", options.batch},
+      {"spans", total},
+      {"seconds", seconds},
+      {"spans_per_s", static_cast<double>(total) / seconds},
+      {"cpu_s", cpu},
+      {"cpu_us_per_span", cpu * 1e6 / static_cast<double>(total)},
+      {"failed_batches", failures.load()},
+      {"task_attempts", page.ok() ? page->total : -1},
+  };
+  std::cout << result.dump() << "\n";
+  return failures.load() == 0 ? 0 : 1;
+}
