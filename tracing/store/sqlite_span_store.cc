@@ -138,6 +138,7 @@ constexpr std::string_view kInsertSummarySql = R"sql(
 INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
                     dag_id, task_id, run_id, try_number)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+ON CONFLICT (trace_id) DO NOTHING
 )sql";
 
 constexpr std::string_view kSpanColumns =
@@ -455,9 +456,7 @@ Result<void> SqliteSpanStore::PrepareStatements() {
   auto insert = db_->Prepare(kInsertSummarySql, /*persistent=*/true);
   if (!insert.ok()) return insert.error();
   insert_summary_ = std::make_unique<SqliteStatement>(std::move(insert).value());
-  auto exists = db_->Prepare("SELECT 1 FROM traces WHERE trace_id = ?1", /*persistent=*/true);
-  if (!exists.ok()) return exists.error();
-  trace_exists_ = std::make_unique<SqliteStatement>(std::move(exists).value());
+
   return {};
 }
 
@@ -492,24 +491,27 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
   for (std::size_t i = 0; i < rows.size(); ++i) traces[rows[i].trace_id][rows[i].span_id] = i;
 
   auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
-    // A trace the batch creates is summarised and indexed from the batch itself; one that has
-    // stored spans already is recomputed from all of them.
+    // A trace the batch creates is summarised and indexed from the batch itself: its summary row,
+    // computed from the batch, goes in first, and whether it went in (no row for the trace yet) is
+    // what tells a new trace. One that has stored spans already is recomputed from all of them.
     std::vector<std::string> existing;
     std::map<std::string, std::vector<IndexSpan>> created;
-    SqliteStatement& exists = *trace_exists_;
+    SqliteStatement& insert = *insert_summary_;
     for (const auto& [trace_hex, versions] : traces) {
-      exists.Reset();
-      exists.BindText(1, trace_hex);
-      auto found = exists.Step();
-      if (!found.ok()) return found.error();
-      if (*found) {
+      std::vector<const StoredSpanRow*> members;
+      members.reserve(versions.size());
+      for (const auto& [span_hex, i] : versions) members.push_back(&rows[i]);
+      insert.Reset();
+      BindNewSummary(insert, trace_hex, members);
+      if (auto ran = insert.Run(); !ran.ok()) return ran.error();
+      if (sqlite3_changes(db_->handle()) == 0) {
         existing.push_back(trace_hex);
         continue;
       }
       std::vector<IndexSpan>& index_spans = created[trace_hex];
       for (const auto& [span_hex, i] : versions) index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
     }
-    exists.Reset();
+    insert.Reset();
 
     SqliteStatement& upsert = *upsert_span_;
     for (const StoredSpanRow& row : rows) {
@@ -545,15 +547,6 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     }
     upsert.Reset();  // drop the copies of the last span's text
 
-    SqliteStatement& insert = *insert_summary_;
-    for (const auto& [trace_hex, index_spans] : created) {
-      std::vector<const StoredSpanRow*> members;
-      for (const auto& [span_hex, i] : traces[trace_hex]) members.push_back(&rows[i]);
-      insert.Reset();
-      BindNewSummary(insert, trace_hex, members);
-      if (auto ran = insert.Run(); !ran.ok()) return ran.error();
-    }
-    insert.Reset();
     SqliteStatement& refresh = *refresh_summary_;
     for (const std::string& trace_hex : existing) {
       refresh.Reset();

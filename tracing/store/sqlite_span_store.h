@@ -115,7 +115,6 @@ class SqliteSpanStore final : public SpanStore {
   std::unique_ptr<SqliteStatement> upsert_span_;
   std::unique_ptr<SqliteStatement> refresh_summary_;
   std::unique_ptr<SqliteStatement> insert_summary_;
-  std::unique_ptr<SqliteStatement> trace_exists_;
   std::unique_ptr<SqliteStatement> get_trace_;
   std::unique_ptr<SqliteStatement> find_by_operation_;
 };
