@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 
+#include "tracing/store/attempt_parts.h"
 #include "tracing/store/pg_text.h"
 #include "tracing/store/postgres_schema.h"
 #include "tracing/store/postgres_task_index.h"
@@ -23,9 +25,13 @@ constexpr std::string_view kAllSpanColumns =
     "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
     "status_message, trace_state, attributes, events, operation_id, session_id, dag_id, task_id, run_id, try_number";
 
-// ON COMMIT DELETE ROWS: the table is empty at the start of every batch without a DELETE.
-constexpr std::string_view kIncomingTableSql =
-    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (seq bigint NOT NULL, LIKE spans) ON COMMIT DELETE ROWS";
+// ON COMMIT DELETE ROWS: the tables are empty at the start of every batch without a DELETE.
+constexpr std::string_view kIncomingTablesSql =
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (seq bigint NOT NULL, LIKE spans) ON COMMIT DELETE ROWS; "
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_traces (LIKE traces) ON COMMIT DELETE ROWS";
+
+constexpr std::string_view kInsertNewSummariesSql =
+    "INSERT INTO traces SELECT * FROM incoming_traces ON CONFLICT (trace_id) DO NOTHING RETURNING trace_id";
 
 // The last version of a span in the batch wins (DISTINCT ON … seq DESC): one INSERT may not touch
 // a row twice.
@@ -70,6 +76,78 @@ void AppendOptional(CopyRows& copy, const std::string* text) {
   } else {
     copy.Text(*text);
   }
+}
+
+// The bytes a span adds to the store's size measure (approx_bytes, as kRefreshSummariesSql sums it).
+std::int64_t ApproxBytes(const StoredSpanRow& row) {
+  return static_cast<std::int64_t>(row.attributes_json.size() + row.events_json.size() + row.name.size() + 160);
+}
+
+// The batch's spans in COPY text for incoming_spans (seq first: the last version of a span wins).
+std::string SpanCopy(const std::vector<StoredSpanRow>& rows) {
+  std::string text;
+  CopyRows copy(text);
+  std::int64_t seq = 0;
+  for (const StoredSpanRow& row : rows) {
+    copy.Int(seq++);
+    copy.Text(row.trace_id);
+    copy.Text(row.span_id);
+    if (row.parent_span_id) {
+      copy.Text(*row.parent_span_id);
+    } else {
+      copy.Null();
+    }
+    copy.Text(row.name);
+    copy.Int(row.kind);
+    copy.Int(row.start_unix_nano);
+    copy.Int(row.end_unix_nano);
+    copy.Int(row.status_code);
+    copy.Text(row.status_message);
+    copy.Text(row.trace_state);
+    copy.Text(row.attributes_json);
+    copy.Text(row.events_json);
+    AppendOptional(copy, row.operation_id);
+    AppendOptional(copy, row.session_id);
+    AppendOptional(copy, row.dag_id);
+    AppendOptional(copy, row.task_id);
+    AppendOptional(copy, row.run_id);
+    if (row.try_number) {
+      copy.Int(*row.try_number);
+    } else {
+      copy.Null();
+    }
+    copy.End();
+  }
+  return text;
+}
+
+// Each trace's summary as the batch alone would make it, in COPY text for incoming_traces; used
+// only for the traces the batch creates.
+std::string SummaryCopy(const std::vector<StoredSpanRow>& rows, const BatchTraces& traces) {
+  std::string text;
+  CopyRows copy(text);
+  for (const auto& [trace_hex, versions] : traces) {
+    const TraceSummaryRow summary = SummarizeTrace(rows, versions);
+    std::int64_t bytes = 0;
+    for (const auto& [span_hex, i] : versions) bytes += ApproxBytes(rows[i]);
+    copy.Text(trace_hex);
+    copy.Text(summary.root_name);
+    copy.Int(summary.start_unix_nano);
+    copy.Int(summary.end_unix_nano);
+    copy.Int(summary.span_count);
+    copy.Int(summary.error_count);
+    AppendOptional(copy, summary.dag_id);
+    AppendOptional(copy, summary.task_id);
+    AppendOptional(copy, summary.run_id);
+    if (summary.try_number) {
+      copy.Int(*summary.try_number);
+    } else {
+      copy.Null();
+    }
+    copy.Int(bytes);
+    copy.End();
+  }
+  return text;
 }
 
 // Rolls an open transaction back unless dismissed after COMMIT (also when a later step fails).
@@ -166,58 +244,32 @@ Result<WriteStats> PostgresSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  std::string rows;
-  std::vector<std::string> touched;
-  CopyRows copy(rows);
-  std::int64_t seq = 0;
+  std::vector<StoredSpanRow> rows;
+  std::vector<const Span*> sources;
+  rows.reserve(spans.size());
+  sources.reserve(spans.size());
   for (const Span& span : spans) {
     if (!IsStorable(span)) {
       ++stats.spans_rejected;
       continue;
     }
-    StoredSpanRow row = ToStoredRow(span);
-    copy.Int(seq++);
-    copy.Text(row.trace_id);
-    copy.Text(row.span_id);
-    if (row.parent_span_id) {
-      copy.Text(*row.parent_span_id);
-    } else {
-      copy.Null();
-    }
-    copy.Text(row.name);
-    copy.Int(row.kind);
-    copy.Int(row.start_unix_nano);
-    copy.Int(row.end_unix_nano);
-    copy.Int(row.status_code);
-    copy.Text(row.status_message);
-    copy.Text(row.trace_state);
-    copy.Text(row.attributes_json);
-    copy.Text(row.events_json);
-    AppendOptional(copy, row.operation_id);
-    AppendOptional(copy, row.session_id);
-    AppendOptional(copy, row.dag_id);
-    AppendOptional(copy, row.task_id);
-    AppendOptional(copy, row.run_id);
-    if (row.try_number) {
-      copy.Int(*row.try_number);
-    } else {
-      copy.Null();
-    }
-    copy.End();
-    ++stats.spans_written;
-    touched.push_back(std::move(row.trace_id));
+    rows.push_back(ToStoredRow(span));
+    sources.push_back(&span);
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  stats.traces_touched = touched.size();
-  if (touched.empty()) return stats;
+  stats.spans_written = rows.size();
+  const BatchTraces traces = GroupByTrace(rows);
+  stats.traces_touched = traces.size();
+  if (traces.empty()) return stats;
+  std::vector<std::string> touched;
+  touched.reserve(traces.size());
+  for (const auto& [trace_hex, versions] : traces) touched.push_back(trace_hex);
 
   const auto fail = [&](const Error& error) {
     return Named(error, fmt::format("write {} spans", spans.size()));
   };
-  if (!incoming_table_ready_) {
-    if (auto created = db_.Exec(kIncomingTableSql); !created.ok()) return fail(created.error());
-    incoming_table_ready_ = true;
+  if (!incoming_tables_ready_) {
+    if (auto created = db_.Exec(kIncomingTablesSql); !created.ok()) return fail(created.error());
+    incoming_tables_ready_ = true;
   }
   Transaction transaction(db_);
   if (auto begun = transaction.Begin(); !begun.ok()) return fail(begun.error());
@@ -228,15 +280,38 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
                                        display_, *version, kPostgresSchemaVersion));
   }
   if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
-  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kAllSpanColumns), rows);
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kAllSpanColumns), SpanCopy(rows));
       !copied.ok()) {
     return fail(copied.error());
   }
   if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
-  if (auto refreshed = db_.Query(kRefreshSummariesSql, {TextArray(touched)}); !refreshed.ok()) {
-    return fail(refreshed.error());
+  // A trace the batch creates is summarised and indexed from the batch itself: its summary row goes
+  // in only where the trace has none (RETURNING names those); one with stored spans already is
+  // recomputed from all of them, as its summary and index may change in any way.
+  if (auto copied = db_.CopyIn("COPY incoming_traces FROM STDIN", SummaryCopy(rows, traces)); !copied.ok()) {
+    return fail(copied.error());
   }
-  if (auto indexed = RefreshPostgresTaskIndex(db_, touched); !indexed.ok()) return fail(indexed.error());
+  auto inserted = db_.Exec(kInsertNewSummariesSql);
+  if (!inserted.ok()) return fail(inserted.error());
+  std::map<std::string, std::vector<IndexSpan>> created;
+  for (int row = 0; row < inserted->rows(); ++row) {
+    const std::string trace_hex(inserted->Text(row, 0));
+    const auto versions = traces.find(trace_hex);
+    if (versions == traces.end()) continue;
+    std::vector<IndexSpan>& index_spans = created[trace_hex];
+    for (const auto& [span_hex, i] : versions->second) index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+  }
+  std::vector<std::string> existing;
+  for (const std::string& trace_hex : touched) {
+    if (!created.contains(trace_hex)) existing.push_back(trace_hex);
+  }
+  if (!existing.empty()) {
+    if (auto refreshed = db_.Query(kRefreshSummariesSql, {TextArray(existing)}); !refreshed.ok()) {
+      return fail(refreshed.error());
+    }
+  }
+  if (auto indexed = IndexNewPostgresTraces(db_, created); !indexed.ok()) return fail(indexed.error());
+  if (auto indexed = RefreshPostgresTaskIndex(db_, existing); !indexed.ok()) return fail(indexed.error());
   if (auto committed = transaction.Commit(); !committed.ok()) return fail(committed.error());
   return stats;
 }

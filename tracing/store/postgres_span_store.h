@@ -56,7 +56,7 @@ class PostgresSpanStore final : public SpanStore {
   PgConnection db_;
   const std::string display_;
   const StoreOptions options_;
-  bool incoming_table_ready_ = false;
+  bool incoming_tables_ready_ = false;
 };
 
 }  // namespace sparktrace::tracing::store

@@ -266,6 +266,60 @@ Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::s
   return Reaggregate(db, keys);
 }
 
+Result<void> IndexNewPostgresTraces(PgConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  if (traces.empty()) return {};
+  std::map<std::string, std::map<PartKey, Part>> parts_by_trace;
+  std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
+  std::string attempts;
+  CopyRows copy(attempts);
+  for (const auto& [trace_id, spans] : traces) {
+    auto parts = PartsOfTrace(trace_id, spans);
+    for (const auto& [key, part] : parts) {
+      if (key.airflow) {
+        airflow_keys.insert(key);
+        continue;
+      }
+      // A non-Airflow part is its attempt's only part: the row is the part itself.
+      copy.Int(0);
+      copy.Text(key.attempt.dag_id);
+      copy.Text(key.attempt.task_id);
+      copy.Text(key.attempt.run_id);
+      copy.Int(key.attempt.try_number);
+      copy.Int(key.attempt.map_index);
+      copy.Text(key.trace_key);
+      copy.Text(part.name);
+      copy.Text(trace_id);
+      copy.Int(static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
+      copy.Int(static_cast<std::int64_t>(part.end));
+      copy.Int(part.spans);
+      copy.Int(part.Errors());
+      copy.Int(part.open);
+      for (const std::int64_t ms : part.phase_ms) copy.Int(ms);
+      copy.Int(part.findings);
+      if (part.top_finding.empty()) {
+        copy.Null();
+      } else {
+        copy.Text(part.top_finding);
+      }
+      copy.Text(AttemptState(part.open, part.Errors()));
+      copy.End();
+    }
+    parts_by_trace.emplace(trace_id, std::move(parts));
+  }
+  if (auto inserted = InsertParts(db, parts_by_trace); !inserted.ok()) return inserted.error();
+  if (!attempts.empty()) {
+    if (auto copied = db.CopyIn(
+            "COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids, "
+            "start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
+            "io_write_ms, idle_ms, finding_count, top_finding, state) FROM STDIN",
+            attempts);
+        !copied.ok()) {
+      return copied.error();
+    }
+  }
+  return Reaggregate(db, airflow_keys);
+}
+
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids) {
   if (trace_ids.empty()) return {};
   auto keys = KeysOfTraces(db, trace_ids);

@@ -10,11 +10,13 @@
 //
 // Threads: the caller's, inside its transaction.
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
+#include "tracing/store/attempt_parts.h"
 #include "tracing/store/pg_connection.h"
 #include "tracing/store/task_attempts.h"
 
@@ -23,6 +25,9 @@ namespace sparktrace::tracing::store {
 // Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
 // had or now have.
 Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
+// Adds traces that the current transaction created, from their spans (no read-back); the result is
+// what RefreshPostgresTaskIndex would compute.
+Result<void> IndexNewPostgresTraces(PgConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
 

@@ -157,48 +157,19 @@ void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text)
   }
 }
 
-// Binds kInsertSummarySql for a trace whose spans (last versions) are `members`: the root is the
-// earliest span without a parent (else the earliest span), identity columns their maximum, as in
-// kRefreshSummarySql.
-void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex,
-                    const std::vector<const StoredSpanRow*>& members) {
-  const auto earlier = [](const StoredSpanRow* a, const StoredSpanRow* b) {
-    return std::tie(a->start_unix_nano, a->span_id) < std::tie(b->start_unix_nano, b->span_id);
-  };
-  const StoredSpanRow* root = nullptr;
-  const StoredSpanRow* earliest = nullptr;
-  std::int64_t start = std::numeric_limits<std::int64_t>::max();
-  std::int64_t end = std::numeric_limits<std::int64_t>::min();
-  std::int64_t errors = 0;
-  const std::string* dag = nullptr;
-  const std::string* task = nullptr;
-  const std::string* run = nullptr;
-  std::optional<std::int64_t> try_number;
-  const auto keep_max = [](const std::string*& best, const std::string* value) {
-    if (value != nullptr && (best == nullptr || *value > *best)) best = value;
-  };
-  for (const StoredSpanRow* row : members) {
-    if (earliest == nullptr || earlier(row, earliest)) earliest = row;
-    if (!row->parent_span_id && (root == nullptr || earlier(row, root))) root = row;
-    start = std::min(start, row->start_unix_nano);
-    end = std::max(end, row->end_unix_nano);
-    if (row->status_code == static_cast<std::int64_t>(StatusCode::kError)) ++errors;
-    keep_max(dag, row->dag_id);
-    keep_max(task, row->task_id);
-    keep_max(run, row->run_id);
-    if (row->try_number && (!try_number || *row->try_number > *try_number)) try_number = row->try_number;
-  }
+// Binds kInsertSummarySql for a trace that the batch may create.
+void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary) {
   insert.BindText(1, trace_hex);
-  insert.BindText(2, (root != nullptr ? root : earliest)->name);
-  insert.BindInt64(3, start);
-  insert.BindInt64(4, end);
-  insert.BindInt64(5, static_cast<std::int64_t>(members.size()));
-  insert.BindInt64(6, errors);
-  BindOptionalText(insert, 7, dag);
-  BindOptionalText(insert, 8, task);
-  BindOptionalText(insert, 9, run);
-  if (try_number) {
-    insert.BindInt64(10, *try_number);
+  insert.BindText(2, summary.root_name);
+  insert.BindInt64(3, summary.start_unix_nano);
+  insert.BindInt64(4, summary.end_unix_nano);
+  insert.BindInt64(5, summary.span_count);
+  insert.BindInt64(6, summary.error_count);
+  BindOptionalText(insert, 7, summary.dag_id);
+  BindOptionalText(insert, 8, summary.task_id);
+  BindOptionalText(insert, 9, summary.run_id);
+  if (summary.try_number) {
+    insert.BindInt64(10, *summary.try_number);
   } else {
     insert.BindNull(10);
   }
@@ -486,9 +457,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     rows.push_back(ToStoredRow(span));
     sources.push_back(&span);
   }
-  // Per trace, the last version of each of its spans in the batch (a live span may come twice).
-  std::map<std::string, std::map<std::string, std::size_t>> traces;
-  for (std::size_t i = 0; i < rows.size(); ++i) traces[rows[i].trace_id][rows[i].span_id] = i;
+  const BatchTraces traces = GroupByTrace(rows);
 
   auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
     // A trace the batch creates is summarised and indexed from the batch itself: its summary row,
@@ -498,11 +467,8 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     std::map<std::string, std::vector<IndexSpan>> created;
     SqliteStatement& insert = *insert_summary_;
     for (const auto& [trace_hex, versions] : traces) {
-      std::vector<const StoredSpanRow*> members;
-      members.reserve(versions.size());
-      for (const auto& [span_hex, i] : versions) members.push_back(&rows[i]);
       insert.Reset();
-      BindNewSummary(insert, trace_hex, members);
+      BindNewSummary(insert, trace_hex, SummarizeTrace(rows, versions));
       if (auto ran = insert.Run(); !ran.ok()) return ran.error();
       if (sqlite3_changes(db_->handle()) == 0) {
         existing.push_back(trace_hex);

@@ -2,7 +2,10 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
+#include <tuple>
 #include <system_error>
 
 #include "common/json_writer.h"
@@ -101,6 +104,43 @@ StoredSpanRow ToStoredRow(const Span& span) {
 }
 
 bool ParseTraceHex(std::string_view hex, TraceId& out) { return ParseHex(hex, out); }
+
+BatchTraces GroupByTrace(const std::vector<StoredSpanRow>& rows) {
+  BatchTraces traces;
+  for (std::size_t i = 0; i < rows.size(); ++i) traces[rows[i].trace_id][rows[i].span_id] = i;
+  return traces;
+}
+
+TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows, const std::map<std::string, std::size_t>& spans) {
+  const auto earlier = [](const StoredSpanRow* a, const StoredSpanRow* b) {
+    return std::tie(a->start_unix_nano, a->span_id) < std::tie(b->start_unix_nano, b->span_id);
+  };
+  const auto keep_max = [](const std::string*& best, const std::string* value) {
+    if (value != nullptr && (best == nullptr || *value > *best)) best = value;
+  };
+  TraceSummaryRow summary;
+  summary.start_unix_nano = std::numeric_limits<std::int64_t>::max();
+  summary.end_unix_nano = std::numeric_limits<std::int64_t>::min();
+  const StoredSpanRow* root = nullptr;
+  const StoredSpanRow* earliest = nullptr;
+  for (const auto& [span_id, index] : spans) {
+    const StoredSpanRow* row = &rows[index];
+    if (earliest == nullptr || earlier(row, earliest)) earliest = row;
+    if (!row->parent_span_id && (root == nullptr || earlier(row, root))) root = row;
+    summary.start_unix_nano = std::min(summary.start_unix_nano, row->start_unix_nano);
+    summary.end_unix_nano = std::max(summary.end_unix_nano, row->end_unix_nano);
+    ++summary.span_count;
+    if (row->status_code == static_cast<std::int64_t>(StatusCode::kError)) ++summary.error_count;
+    keep_max(summary.dag_id, row->dag_id);
+    keep_max(summary.task_id, row->task_id);
+    keep_max(summary.run_id, row->run_id);
+    if (row->try_number && (!summary.try_number || *row->try_number > *summary.try_number)) {
+      summary.try_number = row->try_number;
+    }
+  }
+  if (earliest != nullptr) summary.root_name = (root != nullptr ? root : earliest)->name;
+  return summary;
+}
 
 Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   Span span;

@@ -8,6 +8,8 @@
 // own strings, so a row must not outlive the span it was made from.
 
 #include <array>
+#include <map>
+#include <vector>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +46,27 @@ struct StoredSpanRow {
 // Whether a span can be stored at all: both ids valid (a zero id cannot be looked up).
 bool IsStorable(const Span& span);
 StoredSpanRow ToStoredRow(const Span& span);
+
+// A batch's rows grouped by trace (hex id), each span (hex id) at the index of its last version in
+// the batch: a live span may come twice, and the later version is the one stored.
+using BatchTraces = std::map<std::string, std::map<std::string, std::size_t>>;
+BatchTraces GroupByTrace(const std::vector<StoredSpanRow>& rows);
+
+// The summary row of a trace from its spans: the root is the earliest span without a parent (else
+// the earliest span), times and counts over all, the Airflow identity their maximum (as the stores'
+// SQL recomputes it). For a trace a batch creates, computed from the batch alone.
+struct TraceSummaryRow {
+  std::string_view root_name;
+  std::int64_t start_unix_nano = 0;
+  std::int64_t end_unix_nano = 0;
+  std::int64_t span_count = 0;
+  std::int64_t error_count = 0;
+  const std::string* dag_id = nullptr;
+  const std::string* task_id = nullptr;
+  const std::string* run_id = nullptr;
+  std::optional<std::int64_t> try_number;
+};
+TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows, const std::map<std::string, std::size_t>& spans);
 
 // The stored columns of one span, as a backend reads them (in the order of the schema's first 12
 // columns), back into a Span. Malformed ids or JSON are kInternal errors naming the span.
