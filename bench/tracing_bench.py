@@ -2,8 +2,10 @@
 """What tracing costs: sparktrace with tracing off vs on, same run, in front of `sparktrace sim`.
 
 Starts one Spark Connect simulator (`sparktrace sim`) and, in front of it, sparktrace with
-`--no-tracing` (off), with the default tracing config writing a SQLite store (on) and, unless
---skip-otlp, with the store plus OTLP/HTTP export to a local sink that discards (on_otlp). The same
+`--no-tracing` (off), with the default tracing config writing a SQLite store (on), unless
+--skip-postgres writing the shared PostgreSQL store (on_pg: Debian's postgresql-15, started here on a
+unix socket by tests/support/postgres_server.py) and, unless --skip-otlp, with the SQLite store plus
+OTLP/HTTP export to a local sink that discards (on_otlp). The same
 `sparktrace-loadgen client` runs real Spark Connect calls (hand-encoded ConfigRequest and
 ExecutePlanRequest) against every leg and against the simulator directly, interleaved round by
 round. Checks that the traced legs really recorded every span, writes bench/results/tracing.json
@@ -34,14 +36,18 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "support"))
+from postgres_server import PostgresServer  # noqa: E402
 import proxy_bench as pb  # noqa: E402  (process helpers, /proc accounting, machine info)
 from proxy_bench import HarnessError, Interrupted, log  # noqa: E402
 
 REPO = pb.REPO
 SERVICE = "/spark.connect.SparkConnectService"
-LEGS = ("direct", "off", "on", "on_otlp")
-PROXY_LEGS = ("off", "on", "on_otlp")
-TRACED_LEGS = ("on", "on_otlp")
+LEGS = ("direct", "off", "on", "on_pg", "on_otlp")
+PROXY_LEGS = ("off", "on", "on_pg", "on_otlp")
+TRACED_LEGS = ("on", "on_pg", "on_otlp")
+# The store sink of each traced leg, as /metrics labels it.
+STORE_SINK = {"on": "sqlite", "on_pg": "postgresql", "on_otlp": "sqlite"}
 # Stand-in for the operation id in the ExecutePlan request file; the loadgen puts a fresh uuid4
 # there for every call (--fresh-uuid), as PySpark names its operations.
 OPERATION_PLACEHOLDER = "ffffffff-ffff-4fff-bfff-ffffffffffff"
@@ -229,7 +235,7 @@ def start_sim(binary, logdir):
     return child, f"{m.group(1)}:{m.group(2)}"
 
 
-def start_proxy(binary, leg, upstream, tmp, otlp_port):
+def start_proxy(binary, leg, upstream, tmp, otlp_port, pg_url=None):
     argv = [binary, "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
             "--log-level", "warn"]
     store = None
@@ -237,8 +243,8 @@ def start_proxy(binary, leg, upstream, tmp, otlp_port):
         argv.append("--no-tracing")
     else:
         os.makedirs(os.path.join(tmp, leg), exist_ok=True)
-        store = os.path.join(tmp, leg, "traces.db")
-        argv += ["--store", store]
+        store = pg_url if leg == "on_pg" else os.path.join(tmp, leg, "traces.db")
+        argv += ["--store", store, "--spool-dir", os.path.join(tmp, leg, "spool")]
         if leg == "on_otlp":
             argv += ["--otlp-endpoint", f"http://127.0.0.1:{otlp_port}/v1/traces", "--otlp-protocol", "http"]
     child = pb.Child(f"proxy_{leg}", argv, tmp)
@@ -435,6 +441,28 @@ def tracing_metrics(metrics):
     }
 
 
+def read_pg_store(pg, database):
+    """read_store's figures from the shared PostgreSQL store, through psql."""
+    def one(sql):
+        return pg.psql(sql, database=database)
+    out = {"path": pg.url(database),
+           "bytes": int(one("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
+                            "ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'") or 0),
+           "spans": int(one("SELECT count(*) FROM spans")), "traces": int(one("SELECT count(*) FROM traces"))}
+    out["spans_by_name"] = {name: int(n) for name, n in
+                            (line.split("|") for line in one("SELECT name, count(*) FROM spans GROUP BY name").splitlines())}
+    sample = {}
+    for name in ("spark.connect.SparkConnectService/Config",
+                 "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
+        row = one(f"SELECT attributes FROM spans WHERE name = '{name}' LIMIT 1")
+        sample[name] = json.loads(row) if row else None
+    out["sample_attributes"] = sample
+    out["operation_ids_placeholder"] = int(one(f"SELECT count(*) FROM spans WHERE operation_id = '{OPERATION_PLACEHOLDER}'"))
+    out["operation_ids_distinct"] = int(one("SELECT count(DISTINCT operation_id) FROM spans WHERE name = "
+                                            "'spark_connect.operation'"))
+    return out
+
+
 def read_store(path):
     """Span counts by name and a decoded-attributes sample from a (stopped) proxy's store."""
     out = {"path": path, "bytes": sum(os.path.getsize(path + s) for s in ("", "-wal", "-shm")
@@ -484,9 +512,10 @@ def checks_for(leg, expected_spans, metrics, store, otlp):
     check("no_spans_dropped", tm and dropped == 0, f"sparktrace_spans_dropped_total = {tm.get('spans_dropped')}")
     check("no_undecodable_messages", tm and tm.get("undecodable_messages") == 0,
           f"sparktrace_undecodable_messages_total = {tm.get('undecodable_messages')}")
-    exported = (tm.get("spans_exported") or {}).get("sqlite")
+    sink = STORE_SINK[leg]
+    exported = (tm.get("spans_exported") or {}).get(sink)
     check("store_has_every_span", store and store.get("spans") == expected_spans == exported,
-          f"expected {expected_spans} (calls made x spans per call), exported(sqlite) {exported}, "
+          f"expected {expected_spans} (calls made x spans per call), exported({sink}) {exported}, "
           f"rows in store {store.get('spans') if store else None}")
     if store:
         cfg = store["sample_attributes"].get("spark.connect.SparkConnectService/Config")
@@ -536,7 +565,8 @@ def ratio(a, b):
 
 
 RATIO_PAIRS = (("on_vs_off", "on", "off"), ("on_vs_direct", "on", "direct"), ("off_vs_direct", "off", "direct"),
-               ("on_otlp_vs_off", "on_otlp", "off"), ("on_otlp_vs_on", "on_otlp", "on"))
+               ("on_pg_vs_off", "on_pg", "off"), ("on_otlp_vs_off", "on_otlp", "off"),
+               ("on_otlp_vs_on", "on_otlp", "on"))
 
 
 def aggregate(raw, wls, legs):
@@ -604,7 +634,7 @@ def fmt(v, kind):
 
 
 def print_report(medians, ratios, added, legs, rounds, rss, checks, tracing, threads):
-    ratio_cols = [c for c in (("on/off", "on_vs_off"), ("on/direct", "on_vs_direct"),
+    ratio_cols = [c for c in (("on/off", "on_vs_off"), ("on/direct", "on_vs_direct"), ("pg/off", "on_pg_vs_off"),
                               ("otlp/off", "on_otlp_vs_off")) if c[1].split("_vs_")[0] in legs]
     cols = list(legs) + [c[0] for c in ratio_cols]
     head = f"{'medians over ' + str(rounds) + ' round(s)':<30}" + "".join(f"{c:>12}" for c in cols)
@@ -642,9 +672,13 @@ def print_report(medians, ratios, added, legs, rounds, rss, checks, tracing, thr
     for wl in medians:
         a = added.get(wl, {}).get("on_minus_off", {})
         b = added.get(wl, {}).get("on_otlp_minus_off", {})
+        g = added.get(wl, {}).get("on_pg_minus_off", {})
         unit = "operation" if wl.startswith("execute") else "call"
         line = (f"  {wl:<12} p50 {fmt(a.get('p50_us'), 'num'):>8} us   proxy CPU "
                 f"{fmt(a.get('proxy_cpu_us_per_call'), 'num'):>7} us/{unit}")
+        if g:
+            line += (f"   (PostgreSQL: p50 {fmt(g.get('p50_us'), 'num')} us, CPU "
+                     f"{fmt(g.get('proxy_cpu_us_per_call'), 'num')} us/{unit})")
         if b:
             line += (f"   (+otlp: p50 {fmt(b.get('p50_us'), 'num')} us, CPU "
                      f"{fmt(b.get('proxy_cpu_us_per_call'), 'num')} us/{unit})")
@@ -672,6 +706,7 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="1 round, short runs, no warm-up pass: a smoke test")
     p.add_argument("--rounds", type=int, help="rounds (default 5, or 1 with --quick)")
     p.add_argument("--skip-otlp", action="store_true", help="leave out the on_otlp leg")
+    p.add_argument("--skip-postgres", action="store_true", help="leave out the on_pg leg (PostgreSQL store)")
     p.add_argument("--sparktrace-bin", help="default BUILD_DIR/sparktrace")
     p.add_argument("--loadgen-bin", help="default BUILD_DIR/sparktrace-loadgen")
     p.add_argument("--output", default=os.path.join(REPO, "bench", "results", "tracing.json"))
@@ -701,7 +736,7 @@ def main(argv):
     if not sparktrace:
         raise HarnessError(f"{build}/sparktrace not found: build it")
     check_loadgen(loadgen)
-    legs = tuple(l for l in LEGS if not (args.skip_otlp and l == "on_otlp"))
+    legs = tuple(l for l in LEGS if not (args.skip_otlp and l == "on_otlp") and not (args.skip_postgres and l == "on_pg"))
 
     info = pb.machine_info(loadgen, sparktrace, None, build)
     info.pop("nginx", None)
@@ -717,6 +752,8 @@ def main(argv):
     try:
         return measure(args, tmp, loadgen, sparktrace, legs, info)
     finally:
+        if os.path.exists(os.path.join(tmp, "postgres")):
+            PostgresServer(os.path.join(tmp, "postgres")).stop()
         if args.keep_temp:
             log(f"temp dir kept: {tmp}")
         else:
@@ -734,6 +771,7 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
     wls = workloads(args.quick, files)
 
     children = []
+    pg = pg_database = None
     raw = {wl["name"]: {leg: [] for leg in legs} for wl in wls}
     warm = {wl["name"]: {leg: [] for leg in legs} for wl in wls}
     errors, endpoints, argvs, rss, tracing, threads = [], {}, {}, {}, {}, {}
@@ -745,6 +783,12 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
         endpoints["sim"] = sim_target
         otlp_port = None
         sink = None
+        pg_url = None
+        if "on_pg" in legs:
+            pg = PostgresServer(os.path.join(tmp, "postgres"))
+            pg.start()  # stopped by main(), which owns the temp dir it lives in
+            pg_database = pg.create_database("bench")
+            pg_url = pg.url(pg_database)
         if "on_otlp" in legs:
             sink, otlp_port = start_otlp_sink(tmp)
             children.append(sink)
@@ -753,7 +797,7 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
         for leg in PROXY_LEGS:
             if leg not in legs:
                 continue
-            child, grpc_ep, admin, store, argv = start_proxy(sparktrace, leg, sim_target, tmp, otlp_port)
+            child, grpc_ep, admin, store, argv = start_proxy(sparktrace, leg, sim_target, tmp, otlp_port, pg_url)
             children.append(child)
             proxies[leg] = dict(child=child, admin=admin, store=store)
             targets[leg] = grpc_ep
@@ -772,7 +816,7 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
         def settler(leg, wl):
             if leg not in TRACED_LEGS:
                 return None
-            sinks = ("sqlite", "otlp") if leg == "on_otlp" else ("sqlite",)
+            sinks = (STORE_SINK[leg], "otlp") if leg == "on_otlp" else (STORE_SINK[leg],)
 
             def settle(calls):
                 spans_sent[leg] += calls * wl["spans_per_call"]
@@ -848,8 +892,8 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
                                   for wl in wls for runs in (raw[wl["name"]][leg], warm[wl["name"]][leg])
                                   for r in runs)
         try:
-            t["store"] = read_store(proxies[leg]["store"])
-        except (sqlite3.Error, OSError) as e:
+            t["store"] = read_pg_store(pg, pg_database) if leg == "on_pg" else read_store(proxies[leg]["store"])
+        except (sqlite3.Error, OSError, RuntimeError, ValueError) as e:
             errors.append(f"{leg}: store unreadable: {e}")
         if leg == "on_otlp":
             t["otlp_sink"] = count_otlp_spans(os.path.join(tmp, "otlp-bodies.bin"))

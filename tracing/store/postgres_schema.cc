@@ -50,7 +50,6 @@ CREATE TABLE traces (
 );
 CREATE INDEX traces_by_start ON traces (start_unix_nano);
 CREATE INDEX traces_by_end ON traces (end_unix_nano);
-CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano);
 
 CREATE TABLE attempt_parts (
   airflow          integer NOT NULL,

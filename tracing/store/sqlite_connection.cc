@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace sparktrace::tracing::store {
@@ -39,7 +40,20 @@ Error SqliteError(sqlite3* db, int rc, std::string_view context) {
   return Error{ErrorCodeForSqlite(rc), fmt::format("{}: {}", context, message)};
 }
 
+namespace {
+
+// SQLite counts every allocation under a global mutex for sqlite3_status(), which nothing here reads;
+// off, each of the many small allocations of a write skips the lock. Process-wide, so set once,
+// before SQLite initialises (it refuses afterwards, harmlessly).
+void ConfigureSqliteOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
+}  // namespace
+
 Result<SqliteConnection> SqliteConnection::Open(const std::string& path, int flags) {
+  ConfigureSqliteOnce();
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   // sqlite3_open_v2 hands out a handle even on failure (to read the message from); own it either way.

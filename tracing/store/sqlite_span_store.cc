@@ -96,6 +96,9 @@ struct Migration {
 // (ALTER TABLE …, backfills) and raises SqliteSpanStore::kSchemaVersion; existing steps never change.
 const Migration kMigrations[] = {
     {1, kSchemaV1}, {2, kTaskIndexSchema},  // backfilled from the stored spans by Migrate
+    // Task attempts are listed from the task index (tracing/store/sqlite_task_index.h); the summary's
+    // Airflow index served only the per-trace listing it replaced, and cost every new trace a write.
+    {3, "DROP INDEX IF EXISTS traces_by_airflow"},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

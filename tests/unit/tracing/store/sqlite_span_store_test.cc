@@ -1,6 +1,7 @@
 #include "tracing/store/sqlite_span_store.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -207,7 +208,7 @@ TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
   { ASSERT_NE(OpenStore(), nullptr); }
   {
     SqliteConnection raw = Raw();
-    ASSERT_TRUE(raw.Exec("PRAGMA user_version = 3").ok());
+    ASSERT_TRUE(raw.Exec(fmt::format("PRAGMA user_version = {}", SqliteSpanStore::kSchemaVersion + 1)).ok());
   }
   for (const bool read_only : {false, true}) {
     StoreOptions options;
@@ -215,10 +216,38 @@ TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
     auto store = SqliteSpanStore::Open(path_, options);
     ASSERT_FALSE(store.ok()) << "read_only=" << read_only;
     EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
-    EXPECT_NE(store.error().message.find("newer sparktrace (schema version 3"), std::string::npos)
+    EXPECT_NE(store.error().message.find(fmt::format("newer sparktrace (schema version {}", SqliteSpanStore::kSchemaVersion + 1)), std::string::npos)
         << store.error().message;
     EXPECT_NE(store.error().message.find(path_), std::string::npos) << store.error().message;
   }
+}
+
+// Version 3 dropped the summary's Airflow index: a version-2 file is migrated by the first writer,
+// its data kept.
+TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(1, 1, 0, "kept", kBase, kBase + kMs)}).ok());
+  }
+  {
+    SqliteConnection raw = Raw();
+    ASSERT_TRUE(raw.Exec("CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano); "
+                         "PRAGMA user_version = 2")
+                    .ok());
+  }
+  auto stale_reader = SqliteSpanStore::Open(path_, {.read_only = true});
+  ASSERT_FALSE(stale_reader.ok());
+  EXPECT_NE(stale_reader.error().message.find("start the proxy once"), std::string::npos);
+
+  auto migrated = OpenStore();
+  ASSERT_NE(migrated, nullptr);
+  SqliteConnection raw = Raw();
+  EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), 3);
+  EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_by_airflow'"), 0);
+  auto spans = migrated->GetTrace(TraceIdOf(1));
+  ASSERT_TRUE(spans.ok());
+  EXPECT_EQ((*spans)[0].name, "kept");
 }
 
 TEST_F(SqliteSpanStoreTest, ReaderRefusesAnUnmigratedDatabase) {

@@ -1,0 +1,130 @@
+// What only the PostgreSQL store has (the rest is the conformance suite's): migrations under an
+// advisory lock when many proxies start at once, refusing a newer schema (at open, and in a writer
+// left running while a newer one migrated), and passwords never in messages.
+
+#include "tracing/store/postgres_span_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/unit/tracing/store/store_test_backends.h"
+#include "tests/unit/tracing/store/store_test_spans.h"
+#include "tracing/store/postgres_schema.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
+
+class PostgresSpanStoreTest : public testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(backend_.Create(StoreBackend::kPostgres)) << backend_.problem(); }
+  void TearDown() override { backend_.Destroy(); }
+  TestBackend backend_;
+};
+
+TEST_F(PostgresSpanStoreTest, ManyWritersStartingAtOnceMigrateOnce) {
+  constexpr int kWriters = 6;
+  std::atomic<int> opened{0};
+  std::vector<std::string> failures(kWriters);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      auto store = OpenSpanStore(backend_.location(), {});
+      if (!store.ok()) {
+        failures[static_cast<std::size_t>(i)] = store.error().ToString();
+        return;
+      }
+      if (auto written = (*store)->Write(std::vector<Span>{MakeSpan(static_cast<std::uint32_t>(i + 1), 1, 0, "s",
+                                                                    kBase, kBase + kMs)});
+          !written.ok()) {
+        failures[static_cast<std::size_t>(i)] = written.error().ToString();
+        return;
+      }
+      ++opened;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const std::string& failure : failures) EXPECT_EQ(failure, "");
+  EXPECT_EQ(opened.load(), kWriters);
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok()) << raw.error().ToString();
+  auto version = PostgresSchemaVersion(*raw);
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(*version, kPostgresSchemaVersion);
+  auto traces = raw->Exec("SELECT count(*) FROM traces");
+  ASSERT_TRUE(traces.ok());
+  EXPECT_EQ(traces->Int64(0, 0), kWriters);
+}
+
+TEST_F(PostgresSpanStoreTest, ANewerSchemaIsRefusedAtOpenAndByARunningWriter) {
+  auto writer = backend_.Open();
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->Write(std::vector<Span>{MakeSpan(1, 1, 0, "before", kBase, kBase + kMs)}).ok());
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 99").ok());
+
+  // A writer left running while a newer sparktrace migrated: it stops writing.
+  auto refused = writer->Write(std::vector<Span>{MakeSpan(2, 1, 0, "after", kBase, kBase + kMs)});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("99"), std::string::npos) << refused.error().message;
+  auto spans = raw->Exec("SELECT count(*) FROM spans");
+  ASSERT_TRUE(spans.ok());
+  EXPECT_EQ(spans->Int64(0, 0), 1);
+
+  for (const bool read_only : {false, true}) {
+    StoreOptions options;
+    options.read_only = read_only;
+    auto store = OpenSpanStore(backend_.location(), options);
+    ASSERT_FALSE(store.ok()) << "read_only=" << read_only;
+    EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(store.error().message.find("newer"), std::string::npos) << store.error().message;
+  }
+}
+
+TEST_F(PostgresSpanStoreTest, RefusesADatabaseThatIsNotOurs) {
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  ASSERT_TRUE(raw->Exec("CREATE TABLE spans (id integer)").ok());
+  auto store = OpenSpanStore(backend_.location(), {});
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(store.error().message.find("not sparktrace's"), std::string::npos) << store.error().message;
+}
+
+TEST_F(PostgresSpanStoreTest, AReaderOfAnEmptyDatabaseSaysToStartAProxy) {
+  auto store = OpenSpanStore(backend_.location(), {.read_only = true});
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(store.error().message.find("start a proxy"), std::string::npos) << store.error().message;
+}
+
+TEST(PostgresLocationTest, PasswordsNeverAppearInMessages) {
+  auto location = ParseStoreLocation("postgresql://writer:s3cr3t-pw@127.0.0.1:1/db?sslmode=disable&connect_timeout=1");
+  ASSERT_TRUE(location.ok());
+  EXPECT_EQ(location->display.find("s3cr3t-pw"), std::string::npos) << location->display;
+  EXPECT_NE(location->display.find("writer:***@127.0.0.1:1/db"), std::string::npos) << location->display;
+  auto unreachable = OpenSpanStore(*location, {});  // nothing listens on port 1
+  ASSERT_FALSE(unreachable.ok());
+  EXPECT_EQ(unreachable.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(unreachable.error().message.find("s3cr3t-pw"), std::string::npos) << unreachable.error().message;
+
+  auto in_query = ParseStoreLocation("postgres://db.example/traces?password=hunter2&sslmode=require");
+  ASSERT_TRUE(in_query.ok());
+  EXPECT_EQ(in_query->display.find("hunter2"), std::string::npos) << in_query->display;
+  auto malformed = ParseStoreLocation("postgresql://u:topsecret@host/db?no_such_parameter=1");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.error().message.find("topsecret"), std::string::npos) << malformed.error().message;
+  auto unknown = ParseStoreLocation("mysql://u:pw@host/db");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message.find(":pw@"), std::string::npos) << unknown.error().message;
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store
