@@ -46,6 +46,7 @@ SERVICE = "/spark.connect.SparkConnectService"
 LEGS = ("direct", "off", "on", "on_pg", "on_otlp")
 PROXY_LEGS = ("off", "on", "on_pg", "on_otlp")
 TRACED_LEGS = ("on", "on_pg", "on_otlp")
+PG_SERVERS = []  # the on_pg leg's server, stopped when the benchmark ends however it ends
 # The store sink of each traced leg, as /metrics labels it.
 STORE_SINK = {"on": "sqlite", "on_pg": "postgresql", "on_otlp": "sqlite"}
 # Stand-in for the operation id in the ExecutePlan request file; the loadgen puts a fresh uuid4
@@ -752,8 +753,8 @@ def main(argv):
     try:
         return measure(args, tmp, loadgen, sparktrace, legs, info)
     finally:
-        if os.path.exists(os.path.join(tmp, "postgres")):
-            PostgresServer(os.path.join(tmp, "postgres")).stop()
+        for pg in PG_SERVERS:
+            pg.cleanup()
         if args.keep_temp:
             log(f"temp dir kept: {tmp}")
         else:
@@ -785,8 +786,10 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
         sink = None
         pg_url = None
         if "on_pg" in legs:
-            pg = PostgresServer(os.path.join(tmp, "postgres"))
-            pg.start()  # stopped by main(), which owns the temp dir it lives in
+            # Its own temp dir: the cluster's user (postgres, when we are root) cannot enter ours.
+            pg = PostgresServer()
+            PG_SERVERS.append(pg)  # stopped by main()
+            pg.start()
             pg_database = pg.create_database("bench")
             pg_url = pg.url(pg_database)
         if "on_otlp" in legs:

@@ -44,7 +44,10 @@ def _owner():
 def _run_as(owner, command, **kwargs):
     if owner is not None:
         kwargs.update(user=owner.pw_uid, group=owner.pw_gid, extra_groups=[])
-    return subprocess.run(command, check=True, capture_output=True, text=True, **kwargs)
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError(f"{command[0]} exited {result.returncode}: {result.stderr.strip()}")
+    return result
 
 
 class PostgresServer:
