@@ -51,7 +51,8 @@ constexpr const char* kUsage =
 const std::array<FlagSpec, 7> kSpecs = {{
     {"listen", "HOST:PORT", "127.0.0.1:15002",
      "where the proxy serves Spark Connect clients; when this default is taken, a free port instead"},
-    {"store", "PATH", "sparktrace-demo.db", "the trace database the proxy writes (created if missing)"},
+    {"store", "PATH|URL", "sparktrace-demo.db",
+     "the trace store the proxy writes: a SQLite file (created if missing) or a postgresql:// URL"},
     {"event-log-dir", "DIR", "sparktrace-demo-events",
      "where the simulator writes its Spark event logs (a new run-<time> directory each run)"},
     {"scenario", "NAMES", "slow-executor-allocation,slow-writes",
@@ -269,6 +270,8 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
     return Fail(err, 2, "--log-level: " + level.error().message);
   const std::string& store = flags->Get("store");
   if (store.empty() || store == "none") return Fail(err, 2, "--store: the demo needs a trace database");
+  auto store_location = tracing::store::ParseStoreLocation(store);
+  if (!store_location.ok()) return Fail(err, 2, FlagError("store", store_location.error()).message);
   const bool once = flags->GetBool("once");
   const std::string& scenario = flags->Get("scenario");
   if (scenario.empty()) return Fail(err, 2, "--scenario: empty (clean, or problem names)");
@@ -307,7 +310,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   };
   auto proxy_fields = AwaitListening(*proxy, {"grpc", "admin"});
   if (!proxy_fields.ok()) return stop(Fail(err, 1, proxy_fields.error().message));
-  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store,
+  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store_location->display,
                                 DisplayedProgram(),  *event_log_dir,      rules};
 
   out << "sparktrace demo\n"
@@ -315,7 +318,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
                      simulator_fields->at(0))
       << fmt::format("  proxy      {:<21}  in front of the simulator; admin http://{}\n", endpoints.proxy,
                      endpoints.admin)
-      << fmt::format("  store      {}\n", store)
+      << fmt::format("  store      {}\n", store_location->display)
       << fmt::format("  event log  {}  (simulated Spark application: {}, 50x faster)\n", *event_log_dir,
                      scenario);
 
@@ -342,13 +345,13 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   int stop_signal = WaitForSignal(signals, std::chrono::milliseconds(0));
   if (stop_signal == 0) {
     const auto task_span = MakeAirflowTaskSpan(trace_id, task_span_id, options.airflow, task_start, task_end);
-    if (auto stored = StoreSpan(store, task_span); !stored.ok()) {
+    if (auto stored = StoreSpan(*store_location, task_span); !stored.ok()) {
       err << "sparktrace demo: could not store the Airflow task's span (" << stored.error().message
           << "); the proxy's spans show as orphans\n";
     }
     std::vector<std::string> operation_ids;
     for (const auto& operation : *operations) operation_ids.push_back(operation.operation_id);
-    auto spans = WaitForOperationSpans(store, trace_id, operation_ids, /*driver_spans=*/true, kTraceTimeout,
+    auto spans = WaitForOperationSpans(*store_location, trace_id, operation_ids, /*driver_spans=*/true, kTraceTimeout,
                                        [&](std::chrono::milliseconds pause) {
                                          stop_signal = WaitForSignal(signals, pause);
                                          return stop_signal == 0;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <vector>
 
@@ -90,6 +92,18 @@ void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
   }
 }
 
+// `text` as one shell word, so that a printed command can be pasted: a PostgreSQL URL's `&` and `?`
+// would otherwise end or glob it.
+std::string ShellWord(std::string_view text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("_./:@%+=,-").find(c) != std::string_view::npos;
+  });
+  if (plain) return std::string(text);
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowIdentity& airflow) {
   return "http://" + endpoints.admin +
          traceview::AttemptPageHref(tracing::store::TaskAttemptKey{airflow.dag_id, airflow.task_id, airflow.run_id,
@@ -103,9 +117,9 @@ void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tra
       << "         (the trace view of this Airflow task attempt: where its time went, why, what to change)\n"
       << fmt::format("admin:   http://{}/metrics   (also /readyz, /healthz; all tasks: http://{}/)\n",
                      endpoints.admin, endpoints.admin)
-      << fmt::format("traces:  {} traces list --store {}\n", endpoints.sparktrace, endpoints.store)
+      << fmt::format("traces:  {} traces list --store {}\n", endpoints.sparktrace, ShellWord(endpoints.store))
       << fmt::format("         {} traces show {} --store {}\n", endpoints.sparktrace,
-                     tracing::ToHex(trace_id), endpoints.store)
+                     tracing::ToHex(trace_id), ShellWord(endpoints.store))
       << fmt::format("spark:   {} diagnose --rules {} {}\n", endpoints.sparktrace, endpoints.rules,
                      endpoints.event_log_dir)
       << "         (the simulated Spark event log, offline; the rules' time floors are scaled to the demo's "

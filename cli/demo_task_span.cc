@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/open_span_store.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::cli {
@@ -26,8 +26,8 @@ tracing::Span MakeAirflowTaskSpan(const tracing::TraceId& trace_id, const tracin
   return span;
 }
 
-Result<void> StoreSpan(const std::string& path, const tracing::Span& span) {
-  auto store = tracing::store::SqliteSpanStore::Open(path);
+Result<void> StoreSpan(const tracing::store::StoreLocation& location, const tracing::Span& span) {
+  auto store = tracing::store::OpenSpanStore(location, {});
   if (!store.ok()) return store.error();
   auto written = (*store)->Write(std::span<const tracing::Span>(&span, 1));
   if (!written.ok()) return written.error();

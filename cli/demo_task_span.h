@@ -13,6 +13,7 @@
 #include "common/result.h"
 #include "tracing/airflow_identity.h"
 #include "tracing/span.h"
+#include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
 
@@ -22,6 +23,6 @@ tracing::Span MakeAirflowTaskSpan(const tracing::TraceId& trace_id, const tracin
                                   std::uint64_t end_unix_nano);
 
 // Opens the store at `path` as a writer (creating it if needed) and writes `span`.
-Result<void> StoreSpan(const std::string& path, const tracing::Span& span);
+Result<void> StoreSpan(const tracing::store::StoreLocation& store, const tracing::Span& span);
 
 }  // namespace sparktrace::cli

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "common/units.h"
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/open_span_store.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::cli {
@@ -52,13 +52,13 @@ bool HasClosedLifecycle(std::span<const tracing::Span> spans, const tracing::Spa
 
 }  // namespace
 
-Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& store_path,
+Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::StoreLocation& store_location,
                                                          const tracing::TraceId& trace_id,
                                                          std::span<const std::string> operation_ids,
                                                          bool driver_spans, std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_ptr<tracing::store::SqliteSpanStore> store;
+  std::unique_ptr<tracing::store::SpanStore> store;
   std::vector<tracing::Span> spans;
   std::string last_problem = "no span of the trace yet";
   while (true) {
@@ -66,7 +66,7 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& stor
       tracing::store::StoreOptions options;
       options.read_only = true;
       // A reader needs the database the proxy creates; until then, try again.
-      if (auto opened = tracing::store::SqliteSpanStore::Open(store_path, options); opened.ok()) {
+      if (auto opened = tracing::store::OpenSpanStore(store_location, options); opened.ok()) {
         store = std::move(*opened);
       } else {
         last_problem = opened.error().message;
@@ -97,7 +97,7 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& stor
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left <= std::chrono::milliseconds(0)) {
       return Error{ErrorCode::kUnavailable, fmt::format("the trace did not reach {} within {}: {}",
-                                                        store_path, FormatDuration(timeout), last_problem)};
+                                                        store_location.display, FormatDuration(timeout), last_problem)};
     }
     if (!pause(std::min(left, kPollInterval))) {
       return Error{ErrorCode::kUnavailable, "stopped waiting for the trace: " + last_problem};

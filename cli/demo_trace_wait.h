@@ -16,6 +16,7 @@
 
 #include "common/result.h"
 #include "tracing/span.h"
+#include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
 
@@ -32,7 +33,7 @@ inline constexpr std::string_view kLifecycleSpanName = "spark.connect.operation.
 // (spark.connect.operation.lifecycle, from the event log) with the driver's "closed" event,
 // which Spark writes last for an operation. Fails (kUnavailable) when `timeout` passes or `pause`
 // gives up first, naming what is missing.
-Result<std::vector<tracing::Span>> WaitForOperationSpans(const std::string& store_path,
+Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::StoreLocation& store_location,
                                                          const tracing::TraceId& trace_id,
                                                          std::span<const std::string> operation_ids,
                                                          bool driver_spans, std::chrono::milliseconds timeout,

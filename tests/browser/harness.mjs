@@ -2,6 +2,8 @@
 //
 // - startDemo(): `sparktrace demo --once` in a temp dir (an Airflow task's trace in sparktrace-demo.db),
 //   then `sparktrace ui --store` over that file.
+// - startDemo({ postgres: true }): the same with the trace in a real PostgreSQL 15 (Debian's, started
+//   by tests/support/postgres_server.py on a unix socket, stopped by Harness.close()).
 // - startRealLogProxy(): `sparktrace proxy` following a copy of a real Spark event log (a Kubernetes
 //   NYC-taxi job: 6 jobs, 4 executors, 69 s of resource wait); its trace view is on the admin port.
 // - startSimProxy(attempts): `sparktrace proxy` in front of `sparktrace sim`, and one Spark Connect
@@ -37,6 +39,7 @@ export const ARTIFACTS = process.env.SPARKTRACE_ARTIFACTS || path.join(os.tmpdir
 export const PAGE_TIMEOUT_MS = 15_000;
 const START_TIMEOUT_MS = 30_000;
 const DEMO_TIMEOUT_MS = 120_000;
+const PG_TIMEOUT_MS = 60_000;
 const TRACE_APPEAR_TIMEOUT_MS = 30_000;
 
 export const CHROMIUM_ARGS = [
@@ -55,12 +58,13 @@ function tail(text, chars = 4000) {
   return text.length > chars ? `…${text.slice(-chars)}` : text;
 }
 
-// A child process whose output is kept (stderr bounded) and always drained, so it never blocks on a
-// full pipe.
+// A child process (sparktrace, unless `program` says otherwise) whose output is kept (stderr bounded)
+// and always drained, so it never blocks on a full pipe.
 class Child {
-  constructor(args, options = {}) {
+  constructor(args, { program = BIN, ...options } = {}) {
     this.args = args;
-    this.proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+    this.program = program;
+    this.proc = spawn(program, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
     this.stdout = '';
     this.stderr = '';
     this.exited = false;
@@ -91,7 +95,7 @@ class Child {
   }
 
   describe() {
-    return `${path.basename(BIN)} ${this.args.join(' ')}`;
+    return `${path.basename(this.program)} ${this.args.join(' ')}`;
   }
 
   emitLines() {
@@ -185,17 +189,40 @@ export class Harness {
     return match[1];
   }
 
-  // The demo's Airflow task attempt served by `sparktrace ui`: {base, pagePath, store}.
-  async startDemo() {
+  // A fresh PostgreSQL server and database: the database's URL (a unix socket; trust auth).
+  async startPostgres() {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'sparktrace-browser-pg-'));
+    fs.chmodSync(parent, 0o755);  // the cluster's user (postgres, when the tests run as root) must get through
+    const dir = path.join(parent, 'cluster');
+    const script = path.join(ROOT, 'tests', 'support', 'postgres_server.py');
+    const run = async (action) => {
+      const child = new Child([script, action, dir], { program: '/usr/bin/python3' });
+      const code = await child.waitExit(PG_TIMEOUT_MS);
+      if (code !== 0) throw new Error(`postgres_server.py ${action} ended with ${code}:\n${tail(child.stderr)}`);
+      return child.stdout.trim();
+    };
+    this.defer(async () => {
+      await run('stop');
+      fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+    });
+    // postgresql://sparktrace@/postgres?host=DIR&sslmode=disable: the fresh cluster's own database
+    // is the demo's.
+    return run('start');
+  }
+
+  // The demo's Airflow task attempt served by `sparktrace ui`: {base, pagePath, store}. With
+  // `postgres`, the proxy and the ui use a PostgreSQL store instead of the SQLite file.
+  async startDemo({ postgres = false } = {}) {
     const dir = this.tempDir('sparktrace-browser-demo-');
-    const demo = this.spawn(['demo', '--once', '--listen', '127.0.0.1:0'], { cwd: dir });
+    const storeArgs = postgres ? ['--store', await this.startPostgres()] : [];
+    const demo = this.spawn(['demo', '--once', '--listen', '127.0.0.1:0', ...storeArgs], { cwd: dir });
     const code = await demo.waitExit(DEMO_TIMEOUT_MS);
     if (code !== 0) {
       throw new Error(`${demo.describe()} ended with ${code}:\n${tail(demo.stdout)}\n${tail(demo.stderr)}`);
     }
     const match = OPEN_RE.exec(demo.stdout);
     if (!match) throw new Error(`the demo printed no trace view URL:\n${tail(demo.stdout)}`);
-    const store = path.join(dir, 'sparktrace-demo.db');
+    const store = postgres ? storeArgs[1] : path.join(dir, 'sparktrace-demo.db');
     const base = await this.startUi(store);
     return { base, pagePath: match[1], store };
   }

@@ -66,6 +66,10 @@ class PostgresServer:
     def start(self):
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.owner is not None:
+            for ancestor in self.directory.resolve().parents:
+                if not os.stat(ancestor).st_mode & 0o001:
+                    raise RuntimeError(f"{ancestor} is not traversable by the 'postgres' user the cluster runs as: "
+                                       f"put the cluster elsewhere (under /tmp) or chmod o+x it")
             os.chown(self.directory, self.owner.pw_uid, self.owner.pw_gid)
         os.chmod(self.directory, 0o755)
         if not self.data.exists():
