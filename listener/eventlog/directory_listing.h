@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "listener/eventlog/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace sparktrace::eventlog {
 

@@ -70,6 +70,14 @@ ON CONFLICT (trace_id) DO UPDATE SET
   approx_bytes = excluded.approx_bytes
 )sql";
 
+void AppendOptional(CopyRows& copy, std::optional<std::int64_t> value) {
+  if (value) {
+    copy.Int(*value);
+  } else {
+    copy.Null();
+  }
+}
+
 void AppendOptional(CopyRows& copy, const std::string* text) {
   if (text == nullptr) {
     copy.Null();
@@ -111,11 +119,7 @@ std::string SpanCopy(const std::vector<StoredSpanRow>& rows) {
     AppendOptional(copy, row.dag_id);
     AppendOptional(copy, row.task_id);
     AppendOptional(copy, row.run_id);
-    if (row.try_number) {
-      copy.Int(*row.try_number);
-    } else {
-      copy.Null();
-    }
+    AppendOptional(copy, row.try_number);
     copy.End();
   }
   return text;
@@ -139,11 +143,7 @@ std::string SummaryCopy(const std::vector<StoredSpanRow>& rows, const BatchTrace
     AppendOptional(copy, summary.dag_id);
     AppendOptional(copy, summary.task_id);
     AppendOptional(copy, summary.run_id);
-    if (summary.try_number) {
-      copy.Int(*summary.try_number);
-    } else {
-      copy.Null();
-    }
+    AppendOptional(copy, summary.try_number);
     copy.Int(bytes);
     copy.End();
   }
@@ -244,18 +244,10 @@ Result<WriteStats> PostgresSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  std::vector<StoredSpanRow> rows;
-  std::vector<const Span*> sources;
-  rows.reserve(spans.size());
-  sources.reserve(spans.size());
-  for (const Span& span : spans) {
-    if (!IsStorable(span)) {
-      ++stats.spans_rejected;
-      continue;
-    }
-    rows.push_back(ToStoredRow(span));
-    sources.push_back(&span);
-  }
+  const StoredBatch batch = ToStoredBatch(spans);
+  const std::vector<StoredSpanRow>& rows = batch.rows;
+  const std::vector<const Span*>& sources = batch.sources;
+  stats.spans_rejected = batch.rejected;
   stats.spans_written = rows.size();
   const BatchTraces traces = GroupByTrace(rows);
   stats.traces_touched = traces.size();

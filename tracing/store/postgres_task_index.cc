@@ -126,6 +126,23 @@ Result<void> DeleteParts(PgConnection& db, const std::vector<std::string>& trace
   return {};
 }
 
+// A part's sums, in the column order attempt_parts and task_attempts share: start, end, spans,
+// errors, open, the four phases, findings, top finding.
+void CopySums(CopyRows& copy, const Part& part) {
+  copy.Int(static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
+  copy.Int(static_cast<std::int64_t>(part.end));
+  copy.Int(part.spans);
+  copy.Int(part.Errors());
+  copy.Int(part.open);
+  for (const std::int64_t ms : part.phase_ms) copy.Int(ms);
+  copy.Int(part.findings);
+  if (part.top_finding.empty()) {
+    copy.Null();
+  } else {
+    copy.Text(part.top_finding);
+  }
+}
+
 Result<void> InsertParts(PgConnection& db, const std::map<std::string, std::map<PartKey, Part>>& parts_by_trace) {
   std::string rows;
   CopyRows copy(rows);
@@ -145,18 +162,7 @@ Result<void> InsertParts(PgConnection& db, const std::map<std::string, std::map<
       } else {
         copy.Text(part.app_id);
       }
-      copy.Int(static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
-      copy.Int(static_cast<std::int64_t>(part.end));
-      copy.Int(part.spans);
-      copy.Int(part.Errors());
-      copy.Int(part.open);
-      for (const std::int64_t ms : part.phase_ms) copy.Int(ms);
-      copy.Int(part.findings);
-      if (part.top_finding.empty()) {
-        copy.Null();
-      } else {
-        copy.Text(part.top_finding);
-      }
+      CopySums(copy, part);
       copy.Text(fmt::format("{}", part.top_impact));
       copy.End();
     }
@@ -289,18 +295,7 @@ Result<void> IndexNewPostgresTraces(PgConnection& db, const std::map<std::string
       copy.Text(key.trace_key);
       copy.Text(part.name);
       copy.Text(trace_id);
-      copy.Int(static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
-      copy.Int(static_cast<std::int64_t>(part.end));
-      copy.Int(part.spans);
-      copy.Int(part.Errors());
-      copy.Int(part.open);
-      for (const std::int64_t ms : part.phase_ms) copy.Int(ms);
-      copy.Int(part.findings);
-      if (part.top_finding.empty()) {
-        copy.Null();
-      } else {
-        copy.Text(part.top_finding);
-      }
+      CopySums(copy, part);
       copy.Text(AttemptState(part.open, part.Errors()));
       copy.End();
     }

@@ -17,6 +17,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/unique_fd.h"
 #include "tracing/store/span_codec.h"
 
 namespace sparktrace::tracing::store {
@@ -94,35 +95,6 @@ std::array<char, kRecordHeaderBytes> RecordHeader(std::string_view payload) {
   PutU32(header.data() + 12, Crc32c(std::string_view(header.data(), 12)));
   return header;
 }
-
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() { Reset(); }
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  // close() errors are not reported: every descriptor here is either read-only or fdatasync'ed (or
-  // deliberately not, see the header) before it is closed.
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 std::string ErrnoText(int error) { return std::system_category().message(error); }
 

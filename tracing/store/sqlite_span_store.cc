@@ -160,6 +160,14 @@ void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text)
   }
 }
 
+void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value) {
+  if (value) {
+    stmt.BindInt64(index, *value);
+  } else {
+    stmt.BindNull(index);
+  }
+}
+
 // Binds kInsertSummarySql for a trace that the batch may create.
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary) {
   insert.BindText(1, trace_hex);
@@ -171,11 +179,7 @@ void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const
   BindOptionalText(insert, 7, summary.dag_id);
   BindOptionalText(insert, 8, summary.task_id);
   BindOptionalText(insert, 9, summary.run_id);
-  if (summary.try_number) {
-    insert.BindInt64(10, *summary.try_number);
-  } else {
-    insert.BindNull(10);
-  }
+  BindOptionalInt(insert, 10, summary.try_number);
 }
 
 // Reads a row of kSpanColumns.
@@ -448,18 +452,10 @@ Result<WriteStats> SqliteSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  std::vector<StoredSpanRow> rows;
-  std::vector<const Span*> sources;
-  rows.reserve(spans.size());
-  sources.reserve(spans.size());
-  for (const Span& span : spans) {
-    if (!IsStorable(span)) {
-      ++stats.spans_rejected;
-      continue;
-    }
-    rows.push_back(ToStoredRow(span));
-    sources.push_back(&span);
-  }
+  const StoredBatch batch = ToStoredBatch(spans);
+  const std::vector<StoredSpanRow>& rows = batch.rows;
+  const std::vector<const Span*>& sources = batch.sources;
+  stats.spans_rejected = batch.rejected;
   const BatchTraces traces = GroupByTrace(rows);
 
   auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
@@ -506,11 +502,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       BindOptionalText(upsert, 15, row.dag_id);
       BindOptionalText(upsert, 16, row.task_id);
       BindOptionalText(upsert, 17, row.run_id);
-      if (row.try_number) {
-        upsert.BindInt64(18, *row.try_number);
-      } else {
-        upsert.BindNull(18);
-      }
+      BindOptionalInt(upsert, 18, row.try_number);
       if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
       ++stats.spans_written;
     }

@@ -105,6 +105,21 @@ StoredSpanRow ToStoredRow(const Span& span) {
 
 bool ParseTraceHex(std::string_view hex, TraceId& out) { return ParseHex(hex, out); }
 
+StoredBatch ToStoredBatch(std::span<const Span> spans) {
+  StoredBatch batch;
+  batch.rows.reserve(spans.size());
+  batch.sources.reserve(spans.size());
+  for (const Span& span : spans) {
+    if (!IsStorable(span)) {
+      ++batch.rejected;
+      continue;
+    }
+    batch.rows.push_back(ToStoredRow(span));
+    batch.sources.push_back(&span);
+  }
+  return batch;
+}
+
 BatchTraces GroupByTrace(const std::vector<StoredSpanRow>& rows) {
   BatchTraces traces;
   for (std::size_t i = 0; i < rows.size(); ++i) traces[rows[i].trace_id][rows[i].span_id] = i;

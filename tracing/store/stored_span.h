@@ -12,6 +12,7 @@
 #include <vector>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -46,6 +47,15 @@ struct StoredSpanRow {
 // Whether a span can be stored at all: both ids valid (a zero id cannot be looked up).
 bool IsStorable(const Span& span);
 StoredSpanRow ToStoredRow(const Span& span);
+
+// A batch as the stores write it: the rows of its storable spans, each with the span it was made
+// from (rows[i] from *sources[i]), and how many spans were left out (an all-zero id).
+struct StoredBatch {
+  std::vector<StoredSpanRow> rows;
+  std::vector<const Span*> sources;
+  std::size_t rejected = 0;
+};
+StoredBatch ToStoredBatch(std::span<const Span> spans);
 
 // A batch's rows grouped by trace (hex id), each span (hex id) at the index of its last version in
 // the batch: a live span may come twice, and the later version is the one stored.

@@ -1,11 +1,12 @@
 #pragma once
-// Owns one file descriptor and closes it when destroyed. Move-only.
+// Owns one file descriptor and closes it when destroyed. Move-only. close() errors are not reported:
+// callers that must know a write reached the disk fdatasync before they let go.
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace sparktrace::eventlog {
+namespace sparktrace {
 
 class UniqueFd {
  public:
@@ -34,4 +35,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace
