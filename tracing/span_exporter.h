@@ -20,6 +20,7 @@ struct SpanExporterCounters {
   // Exporters with an on-disk spool (the trace store): spans put there while the sink was slow or
   // down, spans dropped because the spool was full, and the spool's size now.
   std::uint64_t spans_spooled = 0;
+  std::uint64_t spans_drained = 0;  // of those, delivered from the spool since
   std::uint64_t spans_dropped_spool_full = 0;
   std::uint64_t spool_bytes = 0;
 };
@@ -35,6 +36,11 @@ class SpanExporter {
   // retry budget). A partial success is success: the rejected spans are counted, not retried.
   // Called from the exporter thread only, one call at a time; `spans` is only read during the call.
   virtual Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) = 0;
+
+  // Called on the exporter thread just before each Export(): how many spans still wait in the
+  // pipeline's queue, of how many it holds. An exporter that can put spans aside faster than it
+  // delivers them (the store exporter's spool) uses it to keep the queue from filling.
+  virtual void Backlog(std::size_t /*queued*/, std::size_t /*capacity*/) {}
 
   // Called on the exporter thread when no spans have come for a batch delay, so that an exporter
   // can catch up on its own (the store exporter drains its spool). Returns by `deadline`.

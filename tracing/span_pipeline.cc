@@ -47,10 +47,9 @@ void SpanPipeline::Shutdown() {
   work_.notify_one();
   // The thread exports what is left until shutdown_timeout, then gives up; cutting the exporter's
   // retry waits short makes sure a dead collector cannot hold the process past that.
-  std::thread deadline_guard;
   {
     std::unique_lock lock(mu_);
-    if (!progress_.wait_for(lock, options_.shutdown_timeout, [&] { return queue_.empty() && done_ >= enqueued_; })) {
+    if (!progress_.wait_for(lock, options_.shutdown_timeout, [&] { return finished_; })) {
       spdlog::warn("{} exporter: {} span(s) not exported at shutdown", name_, queue_.size());
     }
   }
@@ -74,7 +73,14 @@ void SpanPipeline::Run() {
       return stopping_ || queue_.size() >= options_.max_batch_spans || (flush_target_ > done_ && !queue_.empty());
     });
     if (queue_.empty()) {
-      if (stopping_) break;
+      if (stopping_) {
+        // A last turn for what the exporter holds itself (the store exporter's spool), within the
+        // time Shutdown waits.
+        lock.unlock();
+        exporter_->Idle(SpanExporter::Clock::now() + options_.shutdown_timeout);
+        lock.lock();
+        break;
+      }
       lock.unlock();
       exporter_->Idle(SpanExporter::Clock::now() + options_.export_timeout);
       lock.lock();
@@ -85,8 +91,10 @@ void SpanPipeline::Run() {
     std::move(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take), std::back_inserter(batch));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
     const std::uint64_t batch_end = done_ + take;
+    const std::size_t backlog = queue_.size();
     lock.unlock();
 
+    exporter_->Backlog(backlog, options_.max_queue_spans);
     auto result = exporter_->Export(batch, SpanExporter::Clock::now() + options_.export_timeout);
     if (!result.ok()) spdlog::warn("{} exporter: {} span(s) lost: {}", name_, batch.size(), result.error().message);
 
@@ -98,6 +106,7 @@ void SpanPipeline::Run() {
     progress_.notify_all();
   }
   done_ = enqueued_;
+  finished_ = true;
   progress_.notify_all();
 }
 

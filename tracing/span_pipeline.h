@@ -73,6 +73,7 @@ class SpanPipeline {
   std::uint64_t done_ = 0;            // every span up to this sequence number is finished
   std::uint64_t flush_target_ = 0;    // export without waiting for a full batch up to here
   bool stopping_ = false;
+  bool finished_ = false;             // the exporter thread has exported what it could and ends
   SpanPipelineCounters counters_;
   std::thread thread_;
 };

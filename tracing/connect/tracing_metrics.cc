@@ -101,12 +101,16 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
   for (const SpanPipeline* pipeline : pipelines_) {
     const SpanPipelineCounters counters = pipeline->counters();
     const std::string& sink = pipeline->name();
-    exported.metric.push_back(CounterSample({{"sink", sink}}, counters.exported));
+    const SpanExporterCounters exporter = pipeline->exporter_counters();
+    // A batch put in the spool is out of the queue but not yet in the store: delivered once drained.
+    // (Batches a previous run left in the spool count as delivered only from then on: they are not in
+    // this run's spooled total.)
+    const std::uint64_t waiting = exporter.spans_spooled - std::min(exporter.spans_spooled, exporter.spans_drained);
+    exported.metric.push_back(CounterSample({{"sink", sink}}, counters.exported - std::min(counters.exported, waiting)));
     dropped.metric.push_back(
         CounterSample({{"reason", "queue_full"}, {"sink", sink}}, counters.dropped_queue_full));
     dropped.metric.push_back(
         CounterSample({{"reason", "shutdown"}, {"sink", sink}}, counters.dropped_after_shutdown));
-    const SpanExporterCounters exporter = pipeline->exporter_counters();
     // A batch the spool had no room for fails its Export: counted once, as spool_full.
     const std::uint64_t failed = counters.export_failed - std::min(counters.export_failed, exporter.spans_dropped_spool_full);
     dropped.metric.push_back(CounterSample({{"reason", "export_failed"}, {"sink", sink}}, failed));

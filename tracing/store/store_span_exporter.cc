@@ -79,6 +79,7 @@ void StoreSpanExporter::DrainSpool(Clock::time_point deadline) {
       spdlog::warn("span spool: {}", acknowledged.error().message);
       return;
     }
+    drained_ += (*batch)->spans.size();
     spool_bytes_ = spool_->bytes();
     if (spool_->empty()) spdlog::info("span spool drained into {}", description_);
   }
@@ -90,10 +91,11 @@ Result<void> StoreSpanExporter::Export(std::span<const Span> spans, Clock::time_
     return Error{ErrorCode::kUnavailable, "the store exporter is shut down"};
   }
   if (spool_) {
-    // Behind what waits already, so that the store gets spans in the order they ended.
-    if (!spool_->empty()) {
+    // Behind what waits already, so that the store gets spans in the order they ended; and aside
+    // while the queue fills faster than the store takes it.
+    if (!spool_->empty() || behind_) {
       auto spooled = Spool(spans);
-      DrainSpool(deadline);
+      if (!behind_) DrainSpool(std::min(deadline, Clock::now() + options_.drain_slice));
       if (!spooled.ok()) failed_ += spans.size();
       return spooled;
     }
@@ -138,6 +140,7 @@ SpanExporterCounters StoreSpanExporter::counters() const {
   counters.spans_rejected = rejected_;
   counters.spans_failed = failed_;
   counters.spans_spooled = spooled_;
+  counters.spans_drained = drained_;
   counters.spans_dropped_spool_full = dropped_spool_full_;
   counters.spool_bytes = spool_bytes_;
   return counters;

@@ -12,6 +12,11 @@
 // being lost, and the spool drains, oldest first, as soon as the store takes writes again (on the
 // next batch or the pipeline's idle tick). While the spool holds anything, new batches queue behind
 // it, so spans reach the store in the order they ended. Only a full spool drops a batch (counted).
+//
+// The spool also takes bursts the store cannot keep up with: while the pipeline's queue is more than
+// half full, batches go to the spool (an append, several times cheaper than a store write) and
+// nothing is drained, so the queue empties; once it is below half, the spool drains again, a slice
+// of at most `drain_slice` per batch so that new spans keep moving.
 // Writes are idempotent, so a batch spooled and then delivered twice (a crash between the write and
 // the acknowledgement) changes nothing.
 
@@ -34,6 +39,8 @@ struct StoreSpanExporterOptions {
   // After a failed open or a lost store, the next open waits this long, doubling up to the maximum.
   std::chrono::milliseconds reopen_backoff_initial{250};
   std::chrono::milliseconds reopen_backoff_max{5000};
+  // How long one batch's turn may spend draining the spool before the next batch is taken.
+  std::chrono::milliseconds drain_slice{200};
 };
 
 class StoreSpanExporter final : public SpanExporter {
@@ -45,6 +52,7 @@ class StoreSpanExporter final : public SpanExporter {
 
   Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) override;
   void Idle(Clock::time_point deadline) override;
+  void Backlog(std::size_t queued, std::size_t capacity) override { behind_ = capacity > 0 && queued * 2 > capacity; }
   void Shutdown() override { shut_down_ = true; }
   SpanExporterCounters counters() const override;
 
@@ -66,8 +74,10 @@ class StoreSpanExporter final : public SpanExporter {
   Clock::time_point next_open_;
   std::chrono::milliseconds open_backoff_;
   std::unique_ptr<SpanSpool> spool_;
+  bool behind_ = false;  // the pipeline's queue is more than half full (exporter thread only)
   std::atomic<bool> shut_down_{false};
   std::atomic<std::uint64_t> spooled_{0};
+  std::atomic<std::uint64_t> drained_{0};
   std::atomic<std::uint64_t> dropped_spool_full_{0};
   std::atomic<std::uint64_t> spool_bytes_{0};
   std::atomic<std::uint64_t> exported_{0};

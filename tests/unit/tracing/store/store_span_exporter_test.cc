@@ -121,6 +121,23 @@ TEST_F(StoreSpanExporterTest, SpooledSpansSurviveARestartOfTheProcess) {
   EXPECT_EQ(written_, (std::vector<std::string>{"span-1", "span-2"}));
 }
 
+// A burst the store cannot keep up with: while the pipeline's queue is more than half full, batches
+// go to the spool (the queue empties faster), and the spool drains, in order, once it is not.
+TEST_F(StoreSpanExporterTest, ABacklogGoesToTheSpoolAndDrainsInOrderAfterwards) {
+  auto exporter = Exporter(1 << 20);
+  exporter->Backlog(6000, 8192);
+  ASSERT_TRUE(exporter->Export(Batch(1, 2), Soon()).ok());
+  exporter->Backlog(5000, 8192);
+  ASSERT_TRUE(exporter->Export(Batch(3, 1), Soon()).ok());
+  EXPECT_TRUE(written_.empty()) << "the store is up, but the queue came first";
+  EXPECT_EQ(exporter->counters().spans_spooled, 3u);
+
+  exporter->Backlog(100, 8192);
+  ASSERT_TRUE(exporter->Export(Batch(4, 1), Soon()).ok());
+  EXPECT_EQ(written_, (std::vector<std::string>{"span-1", "span-2", "span-3", "span-4"}));
+  EXPECT_EQ(exporter->counters().spool_bytes, 0u);
+}
+
 TEST_F(StoreSpanExporterTest, OnlyAFullSpoolDropsAndItIsCounted) {
   auto exporter = Exporter(1 << 20);
   down_ = true;
