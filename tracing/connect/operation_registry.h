@@ -87,7 +87,7 @@ bool IsReattachableFailure(int status_code, std::string_view message);
 
 class OperationRegistry {
  public:
-  OperationRegistry(OperationSink& sink, OperationRegistryOptions options = {});
+  explicit OperationRegistry(OperationSink& sink, OperationRegistryOptions options = {});
   ~OperationRegistry();  // stops the sweeper; does not end operations (see Shutdown)
   OperationRegistry(const OperationRegistry&) = delete;
   OperationRegistry& operator=(const OperationRegistry&) = delete;

@@ -27,6 +27,8 @@ struct PartKey {
   bool airflow = true;
   TaskAttemptKey attempt;
   std::string trace_key;
+  // clang-tidy 14 misreads a defaulted <=> as a literal 0 comparison.
+  // NOLINTNEXTLINE(modernize-use-nullptr)
   auto operator<=>(const PartKey&) const = default;
 };
 

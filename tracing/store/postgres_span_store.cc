@@ -436,12 +436,13 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
 
     const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
     const auto max_age_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.max_age).count();
-    const auto delete_selected = [&](std::string_view sql, std::vector<PgParam> params,
+    const auto delete_selected = [&](std::string_view sql, const std::vector<PgParam>& params,
                                      std::size_t& traces_counter) -> Result<bool> {
       auto selected = db_.Query(sql, params);
       if (!selected.ok()) return selected.error();
       if (selected->rows() == 0) return false;
       std::vector<std::string> ids;
+      ids.reserve(static_cast<std::size_t>(selected->rows()));
       for (int row = 0; row < selected->rows(); ++row) ids.emplace_back(selected->Text(row, 0));
       auto spans = DeleteTraces(ids);
       if (!spans.ok()) return spans.error();

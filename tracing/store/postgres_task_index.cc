@@ -186,6 +186,7 @@ std::string KeyText(const PartKey& key) {
 Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys) {
   if (keys.empty()) return {};
   std::vector<std::string> key_texts;
+  key_texts.reserve(keys.size());
   for (const PartKey& key : keys) key_texts.push_back(KeyText(key));
   auto locked = db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
                                      "FROM unnest($1::text[]) t ORDER BY 1) ordered",
@@ -375,6 +376,7 @@ Result<std::vector<std::string>> PostgresTracesMatching(PgConnection& db, std::s
       {std::string(text)});
   if (!result.ok()) return result.error();
   std::vector<std::string> traces;
+  traces.reserve(static_cast<std::size_t>(result->rows()));
   for (int row = 0; row < result->rows(); ++row) traces.emplace_back(result->Text(row, 0));
   return traces;
 }

@@ -31,7 +31,7 @@ constexpr std::int64_t kApplicationId = 0x53705472;
 
 // The writer's page cache (SQLite's default is 2 MiB): the indexes' hot pages stay in memory
 // between batches instead of being read back from the file for every one.
-constexpr std::int64_t kWriterCacheKiB = 16 * 1024;
+constexpr std::int64_t kWriterCacheKiB = std::int64_t{16} * 1024;
 
 // Bounds the WAL file after checkpoints; without it the WAL keeps its largest size forever.
 constexpr std::int64_t kJournalSizeLimitBytes = 64LL << 20;

@@ -88,7 +88,7 @@ class SqliteSpanStore final : public SpanStore {
   };
   SqliteSpanStore(ConstructionKey, std::string path, StoreOptions options,
                   std::unique_ptr<SqliteConnection> db);
-  ~SqliteSpanStore();
+  ~SqliteSpanStore() override;
   SqliteSpanStore(const SqliteSpanStore&) = delete;
   SqliteSpanStore& operator=(const SqliteSpanStore&) = delete;
 

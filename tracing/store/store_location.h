@@ -27,7 +27,7 @@ struct StoreLocation {
 Result<StoreLocation> ParseStoreLocation(std::string_view text);
 
 // The location of a SQLite file (no parsing: any path).
-inline StoreLocation SqliteAt(std::string path) { return {StoreBackend::kSqlite, path, path}; }
+inline StoreLocation SqliteAt(const std::string& path) { return {StoreBackend::kSqlite, path, path}; }
 
 // `url` with the password of its user-info part and any password= parameter replaced by "***".
 std::string RedactStoreUrl(std::string_view url);

@@ -24,6 +24,8 @@ struct TaskAttemptKey {
   std::string run_id;
   std::int64_t try_number = 1;
   std::int64_t map_index = -1;
+  // clang-tidy 14 misreads a defaulted <=> as a literal 0 comparison.
+  // NOLINTNEXTLINE(modernize-use-nullptr)
   auto operator<=>(const TaskAttemptKey&) const = default;
 };
 
