@@ -22,13 +22,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tracing/store/open_span_store.h"
 #include "tracing/store/span_store.h"
@@ -56,7 +55,9 @@ struct Options {
 double ProcessCpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
+  const auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
@@ -93,8 +94,10 @@ std::vector<Attribute> CallAttributes(std::uint64_t n) {
 // The spans writer `writer` writes, in the order the proxy would hand them over.
 std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t count) {
   std::mt19937_64 random(0x5eed + static_cast<std::uint64_t>(writer));
-  const std::uint64_t base = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const std::uint64_t base =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
   std::vector<Span> spans;
   spans.reserve(count);
   TraceId task_trace{};
@@ -110,7 +113,8 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
       TraceId id = RandomId<16>(random);
       if (options.ids == "time") {
         const std::uint64_t ms = span.start_time_unix_nano / 1'000'000;
-        for (int b = 0; b < 6; ++b) id[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(ms >> (8 * (5 - b)));
+        for (int b = 0; b < 6; ++b)
+          id[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(ms >> (8 * (5 - b)));
       }
       return id;
     };
@@ -127,7 +131,8 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
         span.attributes.push_back({"airflow.task_id", "load_" + std::to_string(writer)});
         span.attributes.push_back({"airflow.run_id", "scheduled__" + std::to_string(n / 50)});
         span.attributes.push_back({"airflow.try_number", std::int64_t{1}});
-        span.attributes.push_back({"spark.connect.operation_id", "op-" + std::to_string(writer) + "-" + std::to_string(n)});
+        span.attributes.push_back(
+            {"spark.connect.operation_id", "op-" + std::to_string(writer) + "-" + std::to_string(n)});
       } else {
         span.parent_span_id = task_root;
         span.name = within % 5 == 0 ? "spark.stage" : "spark.connect.SparkConnectService/ExecutePlan";
@@ -199,7 +204,8 @@ int main(int argc, char** argv) {
       const std::vector<Span>& mine = spans[static_cast<std::size_t>(writer)];
       for (std::size_t at = 0; at < mine.size(); at += options.batch) {
         const std::size_t size = std::min(options.batch, mine.size() - at);
-        auto written = stores[static_cast<std::size_t>(writer)]->Write(std::span<const Span>(mine).subspan(at, size));
+        auto written =
+            stores[static_cast<std::size_t>(writer)]->Write(std::span<const Span>(mine).subspan(at, size));
         if (!written.ok()) {
           if (failures++ == 0) std::cerr << "sparktrace-store-bench: " << written.error().message << "\n";
         }

@@ -258,7 +258,8 @@ int main(int argc, char** argv) {
   write(large);
   const double large_write_s = Seconds(Clock::now() - large_start);
 
-  sparktrace::traceview::TraceViewApi api(sparktrace::traceview::TraceViewOptions{sparktrace::tracing::store::SqliteAt(options.store)});
+  sparktrace::traceview::TraceViewApi api(
+      sparktrace::traceview::TraceViewOptions{sparktrace::tracing::store::SqliteAt(options.store)});
   const std::string attempt_query = "dag=big_dag&task=big_task&run=scheduled__big&try=1";
   std::vector<double> list_page, list_dag, traces_list, attempt, get_trace;
   std::size_t attempt_bytes = 0;

@@ -351,8 +351,8 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
     }
     std::vector<std::string> operation_ids;
     for (const auto& operation : *operations) operation_ids.push_back(operation.operation_id);
-    auto spans = WaitForOperationSpans(*store_location, trace_id, operation_ids, /*driver_spans=*/true, kTraceTimeout,
-                                       [&](std::chrono::milliseconds pause) {
+    auto spans = WaitForOperationSpans(*store_location, trace_id, operation_ids, /*driver_spans=*/true,
+                                       kTraceTimeout, [&](std::chrono::milliseconds pause) {
                                          stop_signal = WaitForSignal(signals, pause);
                                          return stop_signal == 0;
                                        });

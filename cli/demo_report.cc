@@ -96,7 +96,8 @@ void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
 // would otherwise end or glob it.
 std::string ShellWord(std::string_view text) {
   const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("_./:@%+=,-").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_./:@%+=,-").find(c) != std::string_view::npos;
   });
   if (plain) return std::string(text);
   std::string quoted = "'";
@@ -106,8 +107,8 @@ std::string ShellWord(std::string_view text) {
 
 std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowIdentity& airflow) {
   return "http://" + endpoints.admin +
-         traceview::AttemptPageHref(tracing::store::TaskAttemptKey{airflow.dag_id, airflow.task_id, airflow.run_id,
-                                                            airflow.try_number, airflow.map_index});
+         traceview::AttemptPageHref(tracing::store::TaskAttemptKey{
+             airflow.dag_id, airflow.task_id, airflow.run_id, airflow.try_number, airflow.map_index});
 }
 
 void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id,

@@ -96,8 +96,9 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::S
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left <= std::chrono::milliseconds(0)) {
-      return Error{ErrorCode::kUnavailable, fmt::format("the trace did not reach {} within {}: {}",
-                                                        store_location.display, FormatDuration(timeout), last_problem)};
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("the trace did not reach {} within {}: {}", store_location.display,
+                               FormatDuration(timeout), last_problem)};
     }
     if (!pause(std::min(left, kPollInterval))) {
       return Error{ErrorCode::kUnavailable, "stopped waiting for the trace: " + last_problem};

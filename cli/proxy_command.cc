@@ -1,7 +1,7 @@
 #include "cli/proxy_command.h"
 
-#include <prometheus/registry.h>
 #include <malloc.h>
+#include <prometheus/registry.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -129,8 +129,8 @@ int RunProxyCommand(std::span<const std::string> args) {
   }
   // Before the relay's loops exist: libevent's own warnings go through the process log from the start.
   admin::RouteLibeventLogToSpdlog();
-  auto server = proxy::ProxyServer::Start(*config, observers,
-                                          [&metrics] { metrics.RecordUpstreamConnectFailure(); });
+  auto server =
+      proxy::ProxyServer::Start(*config, observers, [&metrics] { metrics.RecordUpstreamConnectFailure(); });
   if (!server.ok()) {
     spdlog::error("{}", server.error().message);
     return 1;

@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "\n";
 
 const std::array<FlagSpec, 9> kSpecs = {{
-    {"store", "PATH|URL", "sparktrace.db", "the trace store the proxy writes (a SQLite file or a postgresql:// URL)"},
+    {"store", "PATH|URL", "sparktrace.db",
+     "the trace store the proxy writes (a SQLite file or a postgresql:// URL)"},
     {"dag", "ID", "", "list: only attempts of this Airflow DAG id"},
     {"task", "ID", "", "list: only attempts of this Airflow task id"},
     {"run", "ID", "", "list: only attempts of this Airflow run id"},
@@ -57,10 +58,10 @@ Result<std::int64_t> NumberFlag(const ParsedFlags& flags, const std::string& nam
 }
 
 tracing::AttemptListing ListingOf(const tracing::store::TaskAttemptRow& row) {
-  return tracing::AttemptListing{row.airflow,          row.name,          row.key.dag_id,  row.key.task_id,
-                                 row.key.run_id,       row.key.try_number, row.key.map_index, row.state,
-                                 row.trace_ids,        row.start_unix_nano, row.end_unix_nano, row.span_count,
-                                 row.error_count};
+  return tracing::AttemptListing{
+      row.airflow,        row.name,          row.key.dag_id, row.key.task_id, row.key.run_id,
+      row.key.try_number, row.key.map_index, row.state,      row.trace_ids,   row.start_unix_nano,
+      row.end_unix_nano,  row.span_count,    row.error_count};
 }
 
 // One row per task attempt, by the task index's rule (tracing/store/task_attempts.h), so that
@@ -87,7 +88,8 @@ int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   std::vector<tracing::AttemptListing> listing;
   listing.reserve(page->rows.size());
   for (const auto& row : page->rows) listing.push_back(ListingOf(row));
-  out << (flags.GetBool("json") ? tracing::RenderAttemptListJson(listing) : tracing::RenderAttemptListText(listing));
+  out << (flags.GetBool("json") ? tracing::RenderAttemptListJson(listing)
+                                : tracing::RenderAttemptListText(listing));
   return 0;
 }
 
@@ -99,7 +101,8 @@ int Show(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   std::optional<tracing::TraceId> trace_id;
   if (!by_operation) {
     trace_id = tracing::ParseTraceId(flags.positional().front());
-    if (!trace_id) return Fail(err, 2, "'" + flags.positional().front() + "' is not a trace id (32 hex digits)");
+    if (!trace_id)
+      return Fail(err, 2, "'" + flags.positional().front() + "' is not a trace id (32 hex digits)");
   }
   auto store = OpenStore(flags);
   if (!store.ok()) return Fail(err, 1, store.error().message);
@@ -122,11 +125,13 @@ int RunTracesCommand(std::span<const std::string> args, std::ostream& out, std::
     return args.empty() ? 2 : 0;
   }
   const std::string& action = args.front();
-  if (action != "list" && action != "show") return Fail(err, 2, "unknown action '" + action + "' (list or show)");
+  if (action != "list" && action != "show")
+    return Fail(err, 2, "unknown action '" + action + "' (list or show)");
   auto flags = ParseFlags(kSpecs, args.subspan(1));
   if (!flags.ok()) return Fail(err, 2, flags.error().message);
   if (action == "list") {
-    if (!flags->positional().empty()) return Fail(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+    if (!flags->positional().empty())
+      return Fail(err, 2, "unexpected argument '" + flags->positional().front() + "'");
     return List(*flags, out, err);
   }
   return Show(*flags, out, err);

@@ -63,7 +63,8 @@ std::span<const FlagSpec> TracingFlagSpecs() {
       {"spool-dir", "DIR", "",
        "where spans wait on disk while the store is slow or down (default: STORE.spool beside a SQLite file, "
        "./sparktrace-spool for PostgreSQL; 'none': drop and count them)"},
-      {"spool-max-bytes", "BYTES", "1GiB", "the spool's bound; beyond it spans are dropped (counted as spool_full)"},
+      {"spool-max-bytes", "BYTES", "1GiB",
+       "the spool's bound; beyond it spans are dropped (counted as spool_full)"},
       {"otlp-endpoint", "ENDPOINT", "",
        "export spans over OTLP: gRPC host:4317, or HTTP host:4318 / http://host:4318/v1/traces"},
       {"otlp-protocol", "PROTOCOL", "grpc", "grpc or http (protobuf bodies)"},

@@ -49,8 +49,8 @@ Result<std::unique_ptr<tracing::SpanExporter>> StoreExporter(const tracing::stor
   auto open = [location, options] { return tracing::store::OpenSpanStore(location, options); };
   auto store = open();
   if (!store.ok()) {
-    const bool wait_for_it =
-        location.backend == tracing::store::StoreBackend::kPostgres && store.error().code == ErrorCode::kUnavailable;
+    const bool wait_for_it = location.backend == tracing::store::StoreBackend::kPostgres &&
+                             store.error().code == ErrorCode::kUnavailable;
     if (!wait_for_it) return FlagError("store", store.error());
     spdlog::warn("trace store not reachable yet, the proxy starts without it: {}", store.error().message);
   }
@@ -62,7 +62,8 @@ Result<std::unique_ptr<tracing::SpanExporter>> StoreExporter(const tracing::stor
                                   ? location.target + ".spool"
                                   : "sparktrace-spool";
     spool_options.max_bytes = config.spool_max_bytes;
-    spool_options.segment_bytes = std::min<std::uint64_t>(spool_options.segment_bytes, config.spool_max_bytes / 4);
+    spool_options.segment_bytes =
+        std::min<std::uint64_t>(spool_options.segment_bytes, config.spool_max_bytes / 4);
     auto opened_spool = tracing::store::SpanSpool::Open(spool_options);
     if (!opened_spool.ok()) return FlagError("spool-dir", opened_spool.error());
     spool = std::move(*opened_spool);

@@ -11,12 +11,12 @@
 #include "admin/admin_flags.h"
 #include "admin/admin_server.h"
 #include "admin/ui_access.h"
+#include "cli/store_probe.h"
 #include "common/flags.h"
 #include "common/logging.h"
 #include "proxy/descriptor_limit.h"
 #include "proxy/proxy_config.h"
 #include "traceview/trace_view_api.h"
-#include "cli/store_probe.h"
 #include "tracing/store/open_span_store.h"
 
 namespace sparktrace::cli {
@@ -112,8 +112,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   proxy::RaiseDescriptorLimit();
   auto server = admin::AdminServer::Start(
       listen, [&probe] { return probe ? probe->NotReadyReason() : std::string(); },
-      std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui),
-      std::move(*limits));
+      std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui), std::move(*limits));
   if (!server.ok()) return Fail(err, 1, server.error().message);
   out << "trace view http://" << (*server)->address() << "/\n" << std::flush;
   int signal_number = 0;

@@ -71,7 +71,7 @@ Result<std::int64_t> MapIndex(const std::map<std::string, std::string, std::less
 }
 
 Result<tracing::store::TaskAttemptKey> ParseLegacyAttempt(std::string_view rest, std::string_view query,
-                                                   Download& download) {
+                                                          Download& download) {
   std::vector<std::string> segments = SplitPath(rest);
   download = TakeDownload(segments);
   if (segments.size() != 4) return InvalidArgument("expected /api/v1/tasks/<dag>/<task>/<run>/<try>");
@@ -79,8 +79,8 @@ Result<tracing::store::TaskAttemptKey> ParseLegacyAttempt(std::string_view rest,
   if (!try_number) return InvalidArgument("try must be an integer");
   auto map_index = MapIndex(ParseQuery(query), kLegacyMapIndexParameter);
   if (!map_index.ok()) return map_index.error();
-  return tracing::store::TaskAttemptKey{std::move(segments[0]), std::move(segments[1]), std::move(segments[2]),
-                                 *try_number, *map_index};
+  return tracing::store::TaskAttemptKey{std::move(segments[0]), std::move(segments[1]),
+                                        std::move(segments[2]), *try_number, *map_index};
 }
 
 }  // namespace

@@ -336,8 +336,9 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   filter.limit = 200;
   auto attempts = (*store)->ListTaskAttempts(filter);
   if (!attempts.ok()) return StoreError(attempts.error());
-  const auto current = std::find_if(attempts->rows.begin(), attempts->rows.end(),
-                                    [&key](const tracing::store::TaskAttemptRow& row) { return row.key == key; });
+  const auto current =
+      std::find_if(attempts->rows.begin(), attempts->rows.end(),
+                   [&key](const tracing::store::TaskAttemptRow& row) { return row.key == key; });
   const tracing::store::TaskAttemptRow* row = current == attempts->rows.end() ? nullptr : &*current;
   if (row == nullptr) {
     // Older than the 200 newest attempts of the task: look it up by itself.

@@ -54,8 +54,11 @@ void WriteAttributesJson(JsonWriter& out, const std::vector<Attribute>& attribut
   for (std::size_t i = 0; i < attributes.size(); ++i) {
     const std::string& key = attributes[i].key;
     // A repeated key is written once, where it first appears, with its last value (as AttributesToJson).
-    const auto same_key = [&key](const Attribute& other) { return other.key.size() == key.size() && other.key == key; };
-    if (std::any_of(attributes.begin(), attributes.begin() + static_cast<std::ptrdiff_t>(i), same_key)) continue;
+    const auto same_key = [&key](const Attribute& other) {
+      return other.key.size() == key.size() && other.key == key;
+    };
+    if (std::any_of(attributes.begin(), attributes.begin() + static_cast<std::ptrdiff_t>(i), same_key))
+      continue;
     const auto last = std::find_if(attributes.rbegin(), attributes.rend(), same_key);
     out.Key(key);
     WriteValue(out, last->value);

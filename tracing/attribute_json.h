@@ -11,7 +11,6 @@
 // Pure functions; no exceptions escape them.
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
 #include <vector>

@@ -39,9 +39,9 @@ void FillRandomNonZero(std::array<std::uint8_t, N>& bytes) {
 TraceId RandomIdGenerator::NewTraceId() {
   TraceId id;
   FillRandomNonZero(id);
-  const auto ms = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 std::chrono::system_clock::now().time_since_epoch())
+                                                 .count());
   for (std::size_t b = 0; b < 6; ++b) id[b] = static_cast<std::uint8_t>(ms >> (8 * (5 - b)));
   return id;
 }

@@ -1,13 +1,14 @@
 #include "tracing/span_pipeline.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 namespace sparktrace::tracing {
 
-SpanPipeline::SpanPipeline(std::string name, std::unique_ptr<SpanExporter> exporter, SpanPipelineOptions options)
+SpanPipeline::SpanPipeline(std::string name, std::unique_ptr<SpanExporter> exporter,
+                           SpanPipelineOptions options)
     : name_(std::move(name)), exporter_(std::move(exporter)), options_(options), thread_([this] { Run(); }) {}
 
 SpanPipeline::~SpanPipeline() { Shutdown(); }
@@ -70,7 +71,8 @@ void SpanPipeline::Run() {
     // Wait for a full batch, a flush, shutdown, or the oldest span's delay to run out.
     const auto deadline = std::chrono::steady_clock::now() + options_.batch_delay;
     work_.wait_until(lock, deadline, [&] {
-      return stopping_ || queue_.size() >= options_.max_batch_spans || (flush_target_ > done_ && !queue_.empty());
+      return stopping_ || queue_.size() >= options_.max_batch_spans ||
+             (flush_target_ > done_ && !queue_.empty());
     });
     if (queue_.empty()) {
       if (stopping_) {
@@ -96,7 +98,8 @@ void SpanPipeline::Run() {
 
     exporter_->Backlog(backlog, options_.max_queue_spans);
     auto result = exporter_->Export(batch, SpanExporter::Clock::now() + options_.export_timeout);
-    if (!result.ok()) spdlog::warn("{} exporter: {} span(s) lost: {}", name_, batch.size(), result.error().message);
+    if (!result.ok())
+      spdlog::warn("{} exporter: {} span(s) lost: {}", name_, batch.size(), result.error().message);
 
     lock.lock();
     ++counters_.batches;

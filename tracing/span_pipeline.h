@@ -19,21 +19,21 @@
 namespace sparktrace::tracing {
 
 struct SpanPipelineOptions {
-  std::size_t max_queue_spans = 8192;                  // beyond this, Submit drops
-  std::size_t max_batch_spans = 512;                   // one Export call carries at most this many
-  std::chrono::milliseconds batch_delay{1000};         // a waiting span is exported within this
-  std::chrono::milliseconds export_timeout{10'000};    // deadline of one Export call, retries included
-  std::chrono::milliseconds shutdown_timeout{5000};    // how long Shutdown may spend exporting the rest
+  std::size_t max_queue_spans = 8192;                // beyond this, Submit drops
+  std::size_t max_batch_spans = 512;                 // one Export call carries at most this many
+  std::chrono::milliseconds batch_delay{1000};       // a waiting span is exported within this
+  std::chrono::milliseconds export_timeout{10'000};  // deadline of one Export call, retries included
+  std::chrono::milliseconds shutdown_timeout{5000};  // how long Shutdown may spend exporting the rest
 };
 
 struct SpanPipelineCounters {
-  std::uint64_t submitted = 0;          // accepted into the queue
+  std::uint64_t submitted = 0;  // accepted into the queue
   std::uint64_t dropped_queue_full = 0;
   std::uint64_t dropped_after_shutdown = 0;
-  std::uint64_t exported = 0;           // in Export calls that succeeded
-  std::uint64_t export_failed = 0;      // in Export calls that failed (not retried further)
+  std::uint64_t exported = 0;       // in Export calls that succeeded
+  std::uint64_t export_failed = 0;  // in Export calls that failed (not retried further)
   std::uint64_t batches = 0;
-  std::uint64_t failed_batches = 0;     // of `batches`
+  std::uint64_t failed_batches = 0;  // of `batches`
 };
 
 class SpanPipeline {
@@ -69,11 +69,11 @@ class SpanPipeline {
   std::condition_variable work_;      // the exporter thread waits here
   std::condition_variable progress_;  // Flush waits here
   std::deque<Span> queue_;
-  std::uint64_t enqueued_ = 0;        // sequence number of the last span queued
-  std::uint64_t done_ = 0;            // every span up to this sequence number is finished
-  std::uint64_t flush_target_ = 0;    // export without waiting for a full batch up to here
+  std::uint64_t enqueued_ = 0;      // sequence number of the last span queued
+  std::uint64_t done_ = 0;          // every span up to this sequence number is finished
+  std::uint64_t flush_target_ = 0;  // export without waiting for a full batch up to here
   bool stopping_ = false;
-  bool finished_ = false;             // the exporter thread has exported what it could and ends
+  bool finished_ = false;  // the exporter thread has exported what it could and ends
   SpanPipelineCounters counters_;
   std::thread thread_;
 };

@@ -33,14 +33,10 @@ struct KeyAttribute {
   bool top_level_only = false;  // the same on every span of a trace: said once, at the top
 };
 constexpr KeyAttribute kKeyAttributes[] = {
-    {kSparkConnectOperationIdKey, "op"},
-    {kSparkConnectOperationOutcomeKey, "outcome"},
-    {kSparkConnectResponseRowsKey, "rows"},
-    {kSparkConnectResponseBytesKey, "bytes"},
-    {kAirflowDagIdKey, "dag", true},
-    {kAirflowTaskIdKey, "task", true},
-    {kAirflowRunIdKey, "run", true},
-    {kAirflowTryNumberKey, "try", true},
+    {kSparkConnectOperationIdKey, "op"},    {kSparkConnectOperationOutcomeKey, "outcome"},
+    {kSparkConnectResponseRowsKey, "rows"}, {kSparkConnectResponseBytesKey, "bytes"},
+    {kAirflowDagIdKey, "dag", true},        {kAirflowTaskIdKey, "task", true},
+    {kAirflowRunIdKey, "run", true},        {kAirflowTryNumberKey, "try", true},
 };
 
 std::string_view KindName(SpanKind kind) {
@@ -82,14 +78,15 @@ std::string ThreeDigits(std::uint64_t nanos, std::uint64_t unit, std::string_vie
 }
 
 std::uint64_t DurationOf(const Span& span) {
-  return span.end_time_unix_nano > span.start_time_unix_nano ? span.end_time_unix_nano - span.start_time_unix_nano
-                                                             : 0;
+  return span.end_time_unix_nano > span.start_time_unix_nano
+             ? span.end_time_unix_nano - span.start_time_unix_nano
+             : 0;
 }
 
 // Display width in code points, which is what a terminal shows for the text we print ("µ" is two bytes).
 std::size_t DisplayWidth(std::string_view text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string PadLeft(std::string_view text, std::size_t width) {
@@ -144,7 +141,8 @@ std::string SpanDetails(const TraceTreeRow& row) {
     // The last value of a repeated key wins, as in the stored JSON.
     auto found = std::find_if(span.attributes.rbegin(), span.attributes.rend(),
                               [key = key](const Attribute& attribute) { return attribute.key == key; });
-    if (found != span.attributes.rend()) items.push_back(fmt::format("{}={}", label, ValueText(found->value)));
+    if (found != span.attributes.rend())
+      items.push_back(fmt::format("{}={}", label, ValueText(found->value)));
   }
   if (span.status_code == StatusCode::kError) {
     items.push_back(span.status_message.empty() ? "error" : "error: " + QuoteIfNeeded(span.status_message));
@@ -278,9 +276,10 @@ std::string FormatUnixNanoIso8601(std::uint64_t unix_nano, int fraction_digits) 
 std::string RenderTraceText(std::span<const Span> spans) {
   if (spans.empty()) return "no spans\n";
   const TraceBounds bounds = BoundsOf(spans);
-  std::string text = fmt::format("trace {}  {}  {}  {}, {}\n", ToHex(spans.front().trace_id),
-                                 FormatUnixNanoIso8601(bounds.start, 9), FormatSpanDuration(bounds.end - bounds.start),
-                                 Plural(spans.size(), "span"), Plural(bounds.errors, "error"));
+  std::string text =
+      fmt::format("trace {}  {}  {}  {}, {}\n", ToHex(spans.front().trace_id),
+                  FormatUnixNanoIso8601(bounds.start, 9), FormatSpanDuration(bounds.end - bounds.start),
+                  Plural(spans.size(), "span"), Plural(bounds.errors, "error"));
   for (const TraceTreeRow& row : OrderTraceTree(spans)) {
     const Span& span = *row.span;
     // A span that ends before it starts (a clock step, or a producer's bug) has no duration to show.
@@ -301,7 +300,8 @@ std::string RenderTraceText(std::span<const Span> spans) {
 std::string RenderTraceJson(std::span<const Span> spans) {
   const TraceBounds bounds = BoundsOf(spans);
   nlohmann::ordered_json trace = nlohmann::ordered_json::object();
-  trace["trace_id"] = spans.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ToHex(spans.front().trace_id));
+  trace["trace_id"] =
+      spans.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ToHex(spans.front().trace_id));
   AddTime(trace, "start_time", bounds.start);
   AddTime(trace, "end_time", bounds.end);
   trace["duration_ns"] = bounds.end - bounds.start;
@@ -312,8 +312,8 @@ std::string RenderTraceJson(std::span<const Span> spans) {
     const Span& span = *row.span;
     nlohmann::ordered_json item = nlohmann::ordered_json::object();
     item["span_id"] = ToHex(span.span_id);
-    item["parent_span_id"] =
-        IsValid(span.parent_span_id) ? nlohmann::ordered_json(ToHex(span.parent_span_id)) : nlohmann::ordered_json(nullptr);
+    item["parent_span_id"] = IsValid(span.parent_span_id) ? nlohmann::ordered_json(ToHex(span.parent_span_id))
+                                                          : nlohmann::ordered_json(nullptr);
     item["depth"] = row.depth;
     item["orphan"] = row.orphan;
     item["name"] = span.name;
@@ -354,8 +354,9 @@ std::string RenderAttemptListText(std::span<const AttemptListing> attempts) {
     std::string traces;
     for (const std::string& trace_id : attempt.trace_ids) traces += (traces.empty() ? "" : ",") + trace_id;
     table.push_back({FormatUnixNanoIso8601(attempt.start_time_unix_nano, 3), FormatSpanDuration(duration),
-                     or_dash(attempt.state), std::to_string(attempt.span_count), std::to_string(attempt.error_count),
-                     task, attempt.airflow ? or_dash(attempt.run_id) : "-",
+                     or_dash(attempt.state), std::to_string(attempt.span_count),
+                     std::to_string(attempt.error_count), task,
+                     attempt.airflow ? or_dash(attempt.run_id) : "-",
                      attempt.airflow ? std::to_string(attempt.try_number) : "-", or_dash(traces)});
   }
   std::vector<std::size_t> widths(table.front().size(), 0);

@@ -88,9 +88,9 @@ void TracingMetrics::OperationEnded(OperationOutcome outcome, std::chrono::stead
 
 std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
   auto exported = CounterFamily("sparktrace_spans_exported_total", "Spans delivered to a sink, by sink");
-  auto dropped =
-      CounterFamily("sparktrace_spans_dropped_total",
-                    "Spans lost before a sink had them: queue full, shutting down, export failed, or spool full");
+  auto dropped = CounterFamily(
+      "sparktrace_spans_dropped_total",
+      "Spans lost before a sink had them: queue full, shutting down, export failed, or spool full");
   auto spooled = CounterFamily("sparktrace_spans_spooled_total",
                                "Spans put in the on-disk spool because the sink was slow or down, by sink");
   prometheus::MetricFamily spool_bytes;
@@ -105,14 +105,17 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
     // A batch put in the spool is out of the queue but not yet in the store: delivered once drained.
     // (Batches a previous run left in the spool count as delivered only from then on: they are not in
     // this run's spooled total.)
-    const std::uint64_t waiting = exporter.spans_spooled - std::min(exporter.spans_spooled, exporter.spans_drained);
-    exported.metric.push_back(CounterSample({{"sink", sink}}, counters.exported - std::min(counters.exported, waiting)));
+    const std::uint64_t waiting =
+        exporter.spans_spooled - std::min(exporter.spans_spooled, exporter.spans_drained);
+    exported.metric.push_back(
+        CounterSample({{"sink", sink}}, counters.exported - std::min(counters.exported, waiting)));
     dropped.metric.push_back(
         CounterSample({{"reason", "queue_full"}, {"sink", sink}}, counters.dropped_queue_full));
     dropped.metric.push_back(
         CounterSample({{"reason", "shutdown"}, {"sink", sink}}, counters.dropped_after_shutdown));
     // A batch the spool had no room for fails its Export: counted once, as spool_full.
-    const std::uint64_t failed = counters.export_failed - std::min(counters.export_failed, exporter.spans_dropped_spool_full);
+    const std::uint64_t failed =
+        counters.export_failed - std::min(counters.export_failed, exporter.spans_dropped_spool_full);
     dropped.metric.push_back(CounterSample({{"reason", "export_failed"}, {"sink", sink}}, failed));
     dropped.metric.push_back(
         CounterSample({{"reason", "spool_full"}, {"sink", sink}}, exporter.spans_dropped_spool_full));
@@ -125,7 +128,8 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
         CounterSample({{"result", "ok"}, {"sink", sink}}, counters.batches - counters.failed_batches));
     batches.metric.push_back(CounterSample({{"result", "error"}, {"sink", sink}}, counters.failed_batches));
   }
-  return {std::move(exported), std::move(dropped), std::move(spooled), std::move(spool_bytes), std::move(batches)};
+  return {std::move(exported), std::move(dropped), std::move(spooled), std::move(spool_bytes),
+          std::move(batches)};
 }
 
 }  // namespace sparktrace::tracing::connect

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <system_error>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <unordered_map>
 
 #include "tracing/nearest_owner.h"
-
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -111,7 +110,8 @@ IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row) {
     key.map_index = IntegerOf(span.attributes, "airflow.map_index").value_or(-1);
     index.identity = std::move(key);
   }
-  if (span.name.starts_with("spark.phase.")) index.phase_duration_ms = IntegerOf(span.attributes, "spark.phase.duration_ms");
+  if (span.name.starts_with("spark.phase."))
+    index.phase_duration_ms = IntegerOf(span.attributes, "spark.phase.duration_ms");
   if (span.name == "spark.job") index.open = TextOf(span.attributes, "spark.job.status") == "running";
   if (span.name == "spark.application") {
     index.open = TextOf(span.attributes, "spark.app.status") == "running";

@@ -37,7 +37,8 @@ void PgConnection::Finish::operator()(pg_conn* connection) const { PQfinish(conn
 int PgResult::rows() const { return PQntuples(result_.get()); }
 bool PgResult::IsNull(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
 std::string_view PgResult::Text(int row, int column) const {
-  return {PQgetvalue(result_.get(), row, column), static_cast<std::size_t>(PQgetlength(result_.get(), row, column))};
+  return {PQgetvalue(result_.get(), row, column),
+          static_cast<std::size_t>(PQgetlength(result_.get(), row, column))};
 }
 std::int64_t PgResult::Int64(int row, int column) const {
   const std::string_view text = Text(row, column);
@@ -59,16 +60,17 @@ Result<PgConnection> PgConnection::Connect(const std::string& url, const std::st
   // keepalives and tcp_user_timeout bound it below the statement timeout.
   const std::string user_timeout = std::to_string(options.statement_timeout.count());
   // Defaults first: the URL comes last, so whatever it sets itself (connect_timeout=…) wins.
-  const char* keywords[] = {"connect_timeout", "application_name", "keepalives", "keepalives_idle",
-                            "tcp_user_timeout", "dbname", nullptr};
-  const char* values[] = {timeout.c_str(), "sparktrace", "1", "30", user_timeout.c_str(), url.c_str(), nullptr};
+  const char* keywords[] = {"connect_timeout",  "application_name", "keepalives", "keepalives_idle",
+                            "tcp_user_timeout", "dbname",           nullptr};
+  const char* values[] = {timeout.c_str(),      "sparktrace", "1",    "30",
+                          user_timeout.c_str(), url.c_str(),  nullptr};
   PgConnection connection(PQconnectdbParams(keywords, values, /*expand_dbname=*/1), display);
   if (!connection.connection_) {
     return Error{ErrorCode::kUnavailable, fmt::format("connect to {}: out of memory", display)};
   }
   if (PQstatus(connection.connection_.get()) != CONNECTION_OK) {
-    return Error{ErrorCode::kUnavailable,
-                 fmt::format("connect to {}: {}", display, Trimmed(PQerrorMessage(connection.connection_.get())))};
+    return Error{ErrorCode::kUnavailable, fmt::format("connect to {}: {}", display,
+                                                      Trimmed(PQerrorMessage(connection.connection_.get())))};
   }
   const std::string settings = fmt::format(
       "SET statement_timeout = {}; SET lock_timeout = {}; SET default_transaction_read_only = {}; "

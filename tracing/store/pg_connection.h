@@ -73,7 +73,8 @@ class PgConnection {
   struct Finish {
     void operator()(pg_conn* connection) const;
   };
-  PgConnection(pg_conn* connection, std::string display) : connection_(connection), display_(std::move(display)) {}
+  PgConnection(pg_conn* connection, std::string display)
+      : connection_(connection), display_(std::move(display)) {}
   Result<PgResult> Check(pg_result* result, std::string_view what);
   Error ConnectionError(std::string_view what) const;
 

@@ -71,11 +71,20 @@ void CopyRows::Text(std::string_view text) {
   }
   for (const char c : text) {
     switch (c) {
-      case '\\': out_ += "\\\\"; break;
-      case '\t': out_ += "\\t"; break;
-      case '\n': out_ += "\\n"; break;
-      case '\r': out_ += "\\r"; break;
-      default: out_ += c;
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\t':
+        out_ += "\\t";
+        break;
+      case '\n':
+        out_ += "\\n";
+        break;
+      case '\r':
+        out_ += "\\r";
+        break;
+      default:
+        out_ += c;
     }
   }
 }

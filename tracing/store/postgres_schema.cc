@@ -158,10 +158,11 @@ Result<void> MigratePostgres(PgConnection& db, const std::string& display, bool 
     if (!version.ok()) return version.error();
     if (*version > kPostgresSchemaVersion) return NewerSchema(display, *version);
     if (*version < kPostgresSchemaVersion) {
-      return Error{ErrorCode::kUnavailable,
-                   fmt::format("{} has trace schema version {}, this sparktrace reads {}: start a proxy on it "
-                               "once to create or migrate it",
-                               display, *version, kPostgresSchemaVersion)};
+      return Error{
+          ErrorCode::kUnavailable,
+          fmt::format("{} has trace schema version {}, this sparktrace reads {}: start a proxy on it "
+                      "once to create or migrate it",
+                      display, *version, kPostgresSchemaVersion)};
     }
     return {};
   }
@@ -175,22 +176,25 @@ Result<void> MigratePostgres(PgConnection& db, const std::string& display, bool 
     auto foreign = db.Exec("SELECT to_regclass('spans') IS NOT NULL OR to_regclass('traces') IS NOT NULL");
     if (!foreign.ok()) return foreign.error();
     if (foreign->Text(0, 0) == "t") {
-      return InvalidArgument(fmt::format(
-          "{} already has tables named spans or traces that are not sparktrace's (no sparktrace_schema table); "
-          "use another database or schema",
-          display));
+      return InvalidArgument(
+          fmt::format("{} already has tables named spans or traces that are not sparktrace's (no "
+                      "sparktrace_schema table); "
+                      "use another database or schema",
+                      display));
     }
   }
   for (std::int64_t step = *version; step < kPostgresSchemaVersion; ++step) {
     const std::string sql = fmt::format(
-        "BEGIN; {}; CREATE TABLE IF NOT EXISTS sparktrace_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), "
-        "version bigint NOT NULL); INSERT INTO sparktrace_schema (version) VALUES ({}) ON CONFLICT (one) DO UPDATE "
+        "BEGIN; {}; CREATE TABLE IF NOT EXISTS sparktrace_schema (one boolean PRIMARY KEY DEFAULT true CHECK "
+        "(one), "
+        "version bigint NOT NULL); INSERT INTO sparktrace_schema (version) VALUES ({}) ON CONFLICT (one) DO "
+        "UPDATE "
         "SET version = excluded.version; COMMIT",
         kMigrations[step], step + 1);
     if (auto applied = db.Exec(sql); !applied.ok()) {
       (void)db.Exec("ROLLBACK");
-      return Error{applied.error().code, fmt::format("migrate {} to trace schema version {}: {}", display, step + 1,
-                                                     applied.error().message)};
+      return Error{applied.error().code, fmt::format("migrate {} to trace schema version {}: {}", display,
+                                                     step + 1, applied.error().message)};
     }
   }
   return {};

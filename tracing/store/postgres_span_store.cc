@@ -23,11 +23,13 @@ constexpr std::string_view kSummaryColumns =
     "try_number";
 constexpr std::string_view kAllSpanColumns =
     "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
-    "status_message, trace_state, attributes, events, operation_id, session_id, dag_id, task_id, run_id, try_number";
+    "status_message, trace_state, attributes, events, operation_id, session_id, dag_id, task_id, run_id, "
+    "try_number";
 
 // ON COMMIT DELETE ROWS: the tables are empty at the start of every batch without a DELETE.
 constexpr std::string_view kIncomingTablesSql =
-    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (seq bigint NOT NULL, LIKE spans) ON COMMIT DELETE ROWS; "
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (seq bigint NOT NULL, LIKE spans) ON COMMIT DELETE "
+    "ROWS; "
     "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_traces (LIKE traces) ON COMMIT DELETE ROWS";
 
 constexpr std::string_view kInsertNewSummariesSql =
@@ -88,7 +90,8 @@ void AppendOptional(CopyRows& copy, const std::string* text) {
 
 // The bytes a span adds to the store's size measure (approx_bytes, as kRefreshSummariesSql sums it).
 std::int64_t ApproxBytes(const StoredSpanRow& row) {
-  return static_cast<std::int64_t>(row.attributes_json.size() + row.events_json.size() + row.name.size() + 160);
+  return static_cast<std::int64_t>(row.attributes_json.size() + row.events_json.size() + row.name.size() +
+                                   160);
 }
 
 // The batch's spans in COPY text for incoming_spans (seq first: the last version of a span wins).
@@ -178,10 +181,11 @@ class Transaction {
 };
 
 Result<void> LockTraces(PgConnection& db, const std::vector<std::string>& trace_ids) {
-  auto locked = db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
-                                     "FROM unnest($1::text[]) t ORDER BY 1) ordered",
-                                     kLockClassTrace),
-                         {TextArray(trace_ids)});
+  auto locked =
+      db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
+                           "FROM unnest($1::text[]) t ORDER BY 1) ordered",
+                           kLockClassTrace),
+               {TextArray(trace_ids)});
   if (!locked.ok()) return locked.error();
   return {};
 }
@@ -189,7 +193,8 @@ Result<void> LockTraces(PgConnection& db, const std::vector<std::string>& trace_
 Result<TraceSummary> SummaryFrom(const PgResult& result, int row) {
   TraceSummary summary;
   if (!ParseTraceHex(result.Text(row, 0), summary.trace_id)) {
-    return Error{ErrorCode::kInternal, fmt::format("malformed trace id in trace summary: {}", result.Text(row, 0))};
+    return Error{ErrorCode::kInternal,
+                 fmt::format("malformed trace id in trace summary: {}", result.Text(row, 0))};
   }
   summary.root_name = std::string(result.Text(row, 1));
   summary.start_time_unix_nano = FromSql(result.Int64(row, 2));
@@ -238,7 +243,8 @@ Error PostgresSpanStore::Named(const Error& error, std::string_view what) const 
 }
 
 Result<WriteStats> PostgresSpanStore::Write(std::span<const Span> spans) {
-  if (options_.read_only) return InvalidArgument(fmt::format("write spans: {} was opened read-only", display_));
+  if (options_.read_only)
+    return InvalidArgument(fmt::format("write spans: {} was opened read-only", display_));
   return NoThrow("write spans", [&] { return WriteBatch(spans); });
 }
 
@@ -268,11 +274,13 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   auto version = PostgresSchemaVersion(db_);
   if (!version.ok()) return fail(version.error());
   if (*version != kPostgresSchemaVersion) {
-    return InvalidArgument(fmt::format("{} now holds trace schema version {}, this sparktrace writes {}: not writing",
-                                       display_, *version, kPostgresSchemaVersion));
+    return InvalidArgument(
+        fmt::format("{} now holds trace schema version {}, this sparktrace writes {}: not writing", display_,
+                    *version, kPostgresSchemaVersion));
   }
   if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
-  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kAllSpanColumns), SpanCopy(rows));
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kAllSpanColumns),
+                               SpanCopy(rows));
       !copied.ok()) {
     return fail(copied.error());
   }
@@ -291,7 +299,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
     const auto versions = traces.find(trace_hex);
     if (versions == traces.end()) continue;
     std::vector<IndexSpan>& index_spans = created[trace_hex];
-    for (const auto& [span_hex, i] : versions->second) index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+    for (const auto& [span_hex, i] : versions->second)
+      index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
   }
   std::vector<std::string> existing;
   for (const std::string& trace_hex : touched) {
@@ -338,9 +347,10 @@ Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilte
 Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
   return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
     const std::string trace_hex = ToHex(trace_id);
-    auto result = db_.Query(
-        fmt::format("SELECT {} FROM spans WHERE trace_id = $1 ORDER BY start_unix_nano, span_id", kSpanColumns),
-        {trace_hex});
+    auto result =
+        db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = $1 ORDER BY start_unix_nano, span_id",
+                              kSpanColumns),
+                  {trace_hex});
     if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
     std::vector<Span> spans;
     spans.reserve(static_cast<std::size_t>(result->rows()));
@@ -362,7 +372,8 @@ Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
       if (!span.ok()) return span.error();
       spans.push_back(std::move(span).value());
     }
-    if (spans.empty()) return Error{ErrorCode::kNotFound, fmt::format("no trace {} in {}", trace_hex, display_)};
+    if (spans.empty())
+      return Error{ErrorCode::kNotFound, fmt::format("no trace {} in {}", trace_hex, display_)};
     return spans;
   });
 }
@@ -370,15 +381,18 @@ Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
 Result<TraceId> PostgresSpanStore::FindTraceByOperation(std::string_view operation_id) {
   return NoThrow("find trace by operation", [&]() -> Result<TraceId> {
     auto result = db_.Query(
-        "SELECT trace_id FROM spans WHERE operation_id = $1 ORDER BY start_unix_nano DESC, trace_id DESC LIMIT 1",
+        "SELECT trace_id FROM spans WHERE operation_id = $1 ORDER BY start_unix_nano DESC, trace_id DESC "
+        "LIMIT 1",
         {std::string(operation_id)});
     if (!result.ok()) return Named(result.error(), fmt::format("find operation {}", operation_id));
     if (result->rows() == 0) {
-      return Error{ErrorCode::kNotFound, fmt::format("no trace has operation {} in {}", operation_id, display_)};
+      return Error{ErrorCode::kNotFound,
+                   fmt::format("no trace has operation {} in {}", operation_id, display_)};
     }
     TraceId trace_id{};
     if (!ParseTraceHex(result->Text(0, 0), trace_id)) {
-      return Error{ErrorCode::kInternal, fmt::format("malformed trace id stored for operation {}", operation_id)};
+      return Error{ErrorCode::kInternal,
+                   fmt::format("malformed trace id stored for operation {}", operation_id)};
     }
     return trace_id;
   });
@@ -404,12 +418,15 @@ Result<std::size_t> PostgresSpanStore::DeleteTraces(const std::vector<std::strin
   Transaction transaction(db_);
   if (auto begun = transaction.Begin(); !begun.ok()) return begun.error();
   if (auto locked = LockTraces(db_, trace_ids); !locked.ok()) return locked.error();
-  if (auto forgotten = ForgetTracesInPostgresTaskIndex(db_, trace_ids); !forgotten.ok()) return forgotten.error();
-  auto spans = db_.Query("WITH gone AS (DELETE FROM spans WHERE trace_id = ANY($1::text[]) RETURNING 1) "
-                         "SELECT count(*) FROM gone",
-                         {TextArray(trace_ids)});
+  if (auto forgotten = ForgetTracesInPostgresTaskIndex(db_, trace_ids); !forgotten.ok())
+    return forgotten.error();
+  auto spans = db_.Query(
+      "WITH gone AS (DELETE FROM spans WHERE trace_id = ANY($1::text[]) RETURNING 1) "
+      "SELECT count(*) FROM gone",
+      {TextArray(trace_ids)});
   if (!spans.ok()) return spans.error();
-  if (auto summaries = db_.Query("DELETE FROM traces WHERE trace_id = ANY($1::text[])", {TextArray(trace_ids)});
+  if (auto summaries =
+          db_.Query("DELETE FROM traces WHERE trace_id = ANY($1::text[])", {TextArray(trace_ids)});
       !summaries.ok()) {
     return summaries.error();
   }
@@ -424,7 +441,8 @@ Result<std::uint64_t> PostgresSpanStore::BytesInUse() {
 }
 
 Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_clock::time_point now) {
-  if (options_.read_only) return InvalidArgument(fmt::format("enforce retention: {} was opened read-only", display_));
+  if (options_.read_only)
+    return InvalidArgument(fmt::format("enforce retention: {} was opened read-only", display_));
   return NoThrow("enforce retention", [&]() -> Result<RetentionStats> {
     const auto fail = [this](const Error& error) { return Named(error, "enforce retention"); };
     // Small batches keep each transaction (and its locks) short while proxies keep writing.
@@ -453,7 +471,8 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
     if (now_ns > max_age_ns) {
       while (true) {
         auto more = delete_selected(
-            "SELECT trace_id FROM traces WHERE end_unix_nano < $1::bigint ORDER BY end_unix_nano LIMIT $2::bigint",
+            "SELECT trace_id FROM traces WHERE end_unix_nano < $1::bigint ORDER BY end_unix_nano LIMIT "
+            "$2::bigint",
             {std::to_string(now_ns - max_age_ns), std::to_string(kBatchTraces)}, stats.traces_deleted_by_age);
         if (!more.ok()) return fail(more.error());
         if (!*more) break;
@@ -469,10 +488,11 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
       if (!count.ok()) return fail(count.error());
       const auto traces = static_cast<std::uint64_t>(std::max<std::int64_t>(1, count->Int64(0, 0)));
       const std::uint64_t average = std::max<std::uint64_t>(1, *used / traces);
-      const std::uint64_t batch = std::clamp<std::uint64_t>((*used - options_.max_bytes + average - 1) / average, 1,
-                                                            static_cast<std::uint64_t>(kBatchTraces));
-      auto more = delete_selected("SELECT trace_id FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
-                                  {std::to_string(batch)}, stats.traces_deleted_by_size);
+      const std::uint64_t batch = std::clamp<std::uint64_t>(
+          (*used - options_.max_bytes + average - 1) / average, 1, static_cast<std::uint64_t>(kBatchTraces));
+      auto more =
+          delete_selected("SELECT trace_id FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
+                          {std::to_string(batch)}, stats.traces_deleted_by_size);
       if (!more.ok()) return fail(more.error());
       if (!*more) break;
     }

@@ -30,7 +30,8 @@ namespace sparktrace::tracing::store {
 class PostgresSpanStore final : public SpanStore {
  public:
   // Connects, then migrates (writers, under the migration lock) or checks the schema (readers).
-  static Result<std::unique_ptr<PostgresSpanStore>> Open(const StoreLocation& location, const StoreOptions& options);
+  static Result<std::unique_ptr<PostgresSpanStore>> Open(const StoreLocation& location,
+                                                         const StoreOptions& options);
 
   Result<WriteStats> Write(std::span<const Span> spans) override;
   Result<std::vector<TraceSummary>> ListTraces(const TraceFilter& filter) override;

@@ -43,7 +43,7 @@ std::optional<std::int64_t> NumberOf(std::string_view text) {
 }
 
 Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db,
-                                                                 const std::vector<std::string>& trace_ids) {
+                                                                const std::vector<std::string>& trace_ids) {
   auto result = db.Query(kSpansForIndexSql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::map<std::string, std::vector<IndexSpan>> by_trace;
@@ -67,7 +67,8 @@ Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db
       span.identity = std::move(key);
     }
     if (!null(12)) span.phase_duration_ms = NumberOf(result->Text(row, 12));
-    span.open = (!null(13) && result->Text(row, 13) == "running") || (!null(14) && result->Text(row, 14) == "running");
+    span.open = (!null(13) && result->Text(row, 13) == "running") ||
+                (!null(14) && result->Text(row, 14) == "running");
     if (!null(15)) span.app_name = text(15);
     if (!null(16)) span.app_id = text(16);
     if (!null(17)) span.finding_events = text(17);
@@ -92,7 +93,7 @@ struct KeyArrays {
     }
   }
   std::vector<PgParam> Params() const {
-    return {IntArray(airflow), TextArray(dag_id),      TextArray(task_id),  TextArray(run_id),
+    return {IntArray(airflow),    TextArray(dag_id),   TextArray(task_id),  TextArray(run_id),
             IntArray(try_number), IntArray(map_index), TextArray(trace_key)};
   }
 };
@@ -112,16 +113,18 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
   if (!result.ok()) return result.error();
   std::set<PartKey> keys;
   for (int row = 0; row < result->rows(); ++row) {
-    keys.insert(PartKey{result->Int64(row, 0) != 0,
-                        TaskAttemptKey{std::string(result->Text(row, 1)), std::string(result->Text(row, 2)),
-                                       std::string(result->Text(row, 3)), result->Int64(row, 4), result->Int64(row, 5)},
-                        std::string(result->Text(row, 6))});
+    keys.insert(PartKey{
+        result->Int64(row, 0) != 0,
+        TaskAttemptKey{std::string(result->Text(row, 1)), std::string(result->Text(row, 2)),
+                       std::string(result->Text(row, 3)), result->Int64(row, 4), result->Int64(row, 5)},
+        std::string(result->Text(row, 6))});
   }
   return keys;
 }
 
 Result<void> DeleteParts(PgConnection& db, const std::vector<std::string>& trace_ids) {
-  auto deleted = db.Query("DELETE FROM attempt_parts WHERE trace_id = ANY($1::text[])", {TextArray(trace_ids)});
+  auto deleted =
+      db.Query("DELETE FROM attempt_parts WHERE trace_id = ANY($1::text[])", {TextArray(trace_ids)});
   if (!deleted.ok()) return deleted.error();
   return {};
 }
@@ -143,7 +146,8 @@ void CopySums(CopyRows& copy, const Part& part) {
   }
 }
 
-Result<void> InsertParts(PgConnection& db, const std::map<std::string, std::map<PartKey, Part>>& parts_by_trace) {
+Result<void> InsertParts(PgConnection& db,
+                         const std::map<std::string, std::map<PartKey, Part>>& parts_by_trace) {
   std::string rows;
   CopyRows copy(rows);
   for (const auto& [trace_id, parts] : parts_by_trace) {
@@ -169,8 +173,10 @@ Result<void> InsertParts(PgConnection& db, const std::map<std::string, std::map<
   }
   if (rows.empty()) return {};
   return db.CopyIn(
-      "COPY attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, name, "
-      "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
+      "COPY attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, "
+      "name, "
+      "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+      "compute_ms, "
       "io_write_ms, idle_ms, finding_count, top_finding, top_impact) FROM STDIN",
       rows);
 }
@@ -188,10 +194,11 @@ Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys) {
   std::vector<std::string> key_texts;
   key_texts.reserve(keys.size());
   for (const PartKey& key : keys) key_texts.push_back(KeyText(key));
-  auto locked = db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
-                                     "FROM unnest($1::text[]) t ORDER BY 1) ordered",
-                                     kLockClassAttempt),
-                         {TextArray(key_texts)});
+  auto locked =
+      db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
+                           "FROM unnest($1::text[]) t ORDER BY 1) ordered",
+                           kLockClassAttempt),
+               {TextArray(key_texts)});
   if (!locked.ok()) return locked.error();
 
   const KeyArrays arrays(keys);
@@ -217,18 +224,20 @@ ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
                            arrays.Params());
   if (!upserted.ok()) return upserted.error();
   auto emptied = db.Query(
-      fmt::format("{} DELETE FROM task_attempts p USING keys k WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts "
-                  "q WHERE q.airflow = k.airflow AND q.dag_id = k.dag_id AND q.task_id = k.task_id AND q.run_id = "
-                  "k.run_id AND q.try_number = k.try_number AND q.map_index = k.map_index AND q.trace_key = "
-                  "k.trace_key)",
-                  kKeysCte, kMatchKey),
+      fmt::format(
+          "{} DELETE FROM task_attempts p USING keys k WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts "
+          "q WHERE q.airflow = k.airflow AND q.dag_id = k.dag_id AND q.task_id = k.task_id AND q.run_id = "
+          "k.run_id AND q.try_number = k.try_number AND q.map_index = k.map_index AND q.trace_key = "
+          "k.trace_key)",
+          kKeysCte, kMatchKey),
       arrays.Params());
   if (!emptied.ok()) return emptied.error();
   return {};
 }
 
 constexpr std::string_view kRowColumns =
-    "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, end_unix_nano, "
+    "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
+    "end_unix_nano, "
     "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
     "top_finding, state";
 
@@ -273,7 +282,8 @@ Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::s
   return Reaggregate(db, keys);
 }
 
-Result<void> IndexNewPostgresTraces(PgConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces) {
+Result<void> IndexNewPostgresTraces(PgConnection& db,
+                                    const std::map<std::string, std::vector<IndexSpan>>& traces) {
   if (traces.empty()) return {};
   std::map<std::string, std::map<PartKey, Part>> parts_by_trace;
   std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
@@ -304,11 +314,12 @@ Result<void> IndexNewPostgresTraces(PgConnection& db, const std::map<std::string
   }
   if (auto inserted = InsertParts(db, parts_by_trace); !inserted.ok()) return inserted.error();
   if (!attempts.empty()) {
-    if (auto copied = db.CopyIn(
-            "COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids, "
-            "start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
-            "io_write_ms, idle_ms, finding_count, top_finding, state) FROM STDIN",
-            attempts);
+    if (auto copied = db.CopyIn("COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, "
+                                "map_index, trace_key, name, trace_ids, "
+                                "start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
+                                "resource_wait_ms, compute_ms, "
+                                "io_write_ms, idle_ms, finding_count, top_finding, state) FROM STDIN",
+                                attempts);
         !copied.ok()) {
       return copied.error();
     }
@@ -336,7 +347,8 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   if (filter.dag_id) where += " AND dag_id = " + next(*filter.dag_id);
   if (filter.task_id) where += " AND task_id = " + next(*filter.task_id);
   if (filter.run_id) where += " AND run_id = " + next(*filter.run_id);
-  if (filter.try_number) where += " AND try_number = " + next(std::to_string(*filter.try_number)) + "::bigint";
+  if (filter.try_number)
+    where += " AND try_number = " + next(std::to_string(*filter.try_number)) + "::bigint";
   if (filter.map_index) where += " AND map_index = " + next(std::to_string(*filter.map_index)) + "::bigint";
   if (filter.state) where += " AND state = " + next(*filter.state);
   if (filter.since_unix_nano != 0)

@@ -27,7 +27,8 @@ namespace sparktrace::tracing::store {
 Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
 // Adds traces that the current transaction created, from their spans (no read-back); the result is
 // what RefreshPostgresTaskIndex would compute.
-Result<void> IndexNewPostgresTraces(PgConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces);
+Result<void> IndexNewPostgresTraces(PgConnection& db,
+                                    const std::map<std::string, std::vector<IndexSpan>>& traces);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
 

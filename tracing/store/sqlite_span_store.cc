@@ -9,16 +9,16 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "tracing/attribute_json.h"
 #include "tracing/attribute_json_reader.h"
+#include "tracing/store/attempt_parts.h"
 #include "tracing/store/sqlite_connection.h"
 #include "tracing/store/sqlite_statement.h"
 #include "tracing/store/sqlite_task_index.h"
-#include "tracing/store/attempt_parts.h"
 #include "tracing/store/stored_span.h"
 #include "tracing/well_known_attributes.h"
 
@@ -95,7 +95,8 @@ struct Migration {
 // Step i brings a database from version i to version i + 1. A new schema version appends a step
 // (ALTER TABLE …, backfills) and raises SqliteSpanStore::kSchemaVersion; existing steps never change.
 const Migration kMigrations[] = {
-    {1, kSchemaV1}, {2, kTaskIndexSchema},  // backfilled from the stored spans by Migrate
+    {1, kSchemaV1},
+    {2, kTaskIndexSchema},  // backfilled from the stored spans by Migrate
     // Task attempts are listed from the task index (tracing/store/sqlite_task_index.h); the summary's
     // Airflow index served only the per-trace listing it replaced, and cost every new trace a write.
     {3, "DROP INDEX IF EXISTS traces_by_airflow"},

@@ -143,9 +143,12 @@ void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
 
 constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
 constexpr std::string_view kInsertPartSql =
-    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, name, "
-    "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
-    "io_write_ms, idle_ms, finding_count, top_finding, top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
+    "trace_id, name, "
+    "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+    "compute_ms, "
+    "io_write_ms, idle_ms, finding_count, top_finding, top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+    "?9, ?10, "
     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
 constexpr std::string_view kKeyMatch =
     "airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND map_index = ?6 "
@@ -184,7 +187,8 @@ Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& t
 }
 
 // `stmt` is kInsertPartSql, prepared once for all the traces of a refresh.
-Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id, const std::map<PartKey, Part>& parts) {
+Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
+                         const std::map<PartKey, Part>& parts) {
   for (const auto& [key, part] : parts) {
     stmt->Reset();
     BindKey(*stmt, 1, key);
@@ -307,7 +311,8 @@ INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_ind
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
 )sql";
 
-Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces) {
+Result<void> IndexNewTraces(SqliteConnection& db,
+                            const std::map<std::string, std::vector<IndexSpan>>& traces) {
   auto insert_part = db.Prepare(kInsertPartSql);
   if (!insert_part.ok()) return insert_part.error();
   auto insert_attempt = db.Prepare(kInsertAttemptSql);

@@ -26,7 +26,8 @@ extern const std::string_view kTaskIndexSchema;
 Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
 // Adds traces that the current transaction created (none of their spans was stored before), from the
 // spans themselves: no read-back. The result is what RefreshTaskIndex would compute.
-Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces);
+Result<void> IndexNewTraces(SqliteConnection& db,
+                            const std::map<std::string, std::vector<IndexSpan>>& traces);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
 

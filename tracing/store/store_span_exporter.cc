@@ -6,8 +6,9 @@
 
 namespace sparktrace::tracing::store {
 
-StoreSpanExporter::StoreSpanExporter(std::unique_ptr<SpanStore> store, StoreOpener open, std::string description,
-                                     StoreSpanExporterOptions options, std::unique_ptr<SpanSpool> spool)
+StoreSpanExporter::StoreSpanExporter(std::unique_ptr<SpanStore> store, StoreOpener open,
+                                     std::string description, StoreSpanExporterOptions options,
+                                     std::unique_ptr<SpanSpool> spool)
     : store_(std::move(store)),
       open_(std::move(open)),
       description_(std::move(description)),
@@ -24,8 +25,10 @@ Result<SpanStore*> StoreSpanExporter::Store() {
   if (!open_) return Error{ErrorCode::kUnavailable, fmt::format("trace store {} is closed", description_)};
   const auto now = Clock::now();
   if (now < next_open_) {
-    return Error{ErrorCode::kUnavailable, fmt::format("trace store {} is unreachable; next attempt in {} ms",
-                                                      description_, std::chrono::duration_cast<std::chrono::milliseconds>(next_open_ - now).count())};
+    return Error{
+        ErrorCode::kUnavailable,
+        fmt::format("trace store {} is unreachable; next attempt in {} ms", description_,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(next_open_ - now).count())};
   }
   auto opened = open_();
   if (!opened.ok()) {
@@ -33,7 +36,8 @@ Result<SpanStore*> StoreSpanExporter::Store() {
     open_backoff_ = std::min(open_backoff_ * 2, options_.reopen_backoff_max);
     return opened.error();
   }
-  if (open_backoff_ != options_.reopen_backoff_initial) spdlog::info("trace store {} is reachable again", description_);
+  if (open_backoff_ != options_.reopen_backoff_initial)
+    spdlog::info("trace store {} is reachable again", description_);
   open_backoff_ = options_.reopen_backoff_initial;
   store_ = std::move(*opened);
   return store_.get();
@@ -130,7 +134,8 @@ void StoreSpanExporter::EnforceRetentionWhenDue() {
     spdlog::warn("trace store retention failed: {}", retention.error().message);
   } else if (retention->spans_deleted > 0) {
     spdlog::info("trace store retention: {} old trace(s), {} for size, {} span(s) deleted",
-                 retention->traces_deleted_by_age, retention->traces_deleted_by_size, retention->spans_deleted);
+                 retention->traces_deleted_by_age, retention->traces_deleted_by_size,
+                 retention->spans_deleted);
   }
 }
 

@@ -52,7 +52,9 @@ class StoreSpanExporter final : public SpanExporter {
 
   Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) override;
   void Idle(Clock::time_point deadline) override;
-  void Backlog(std::size_t queued, std::size_t capacity) override { behind_ = capacity > 0 && queued * 2 > capacity; }
+  void Backlog(std::size_t queued, std::size_t capacity) override {
+    behind_ = capacity > 0 && queued * 2 > capacity;
+  }
   void Shutdown() override { shut_down_ = true; }
   SpanExporterCounters counters() const override;
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
-#include <tuple>
 #include <system_error>
+#include <tuple>
 
 #include "common/json_writer.h"
 #include "tracing/attribute_json.h"
@@ -126,7 +126,8 @@ BatchTraces GroupByTrace(const std::vector<StoredSpanRow>& rows) {
   return traces;
 }
 
-TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows, const std::map<std::string, std::size_t>& spans) {
+TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows,
+                               const std::map<std::string, std::size_t>& spans) {
   const auto earlier = [](const StoredSpanRow* a, const StoredSpanRow* b) {
     return std::tie(a->start_unix_nano, a->span_id) < std::tie(b->start_unix_nano, b->span_id);
   };
@@ -180,8 +181,9 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
                  fmt::format("attributes of stored span {} are not a JSON object", columns.span_id)};
   }
   if (!ReadEventsJson(columns.events_json, span.events)) {
-    return Error{ErrorCode::kInternal,
-                 fmt::format("stored span {}: events column is not a JSON array of objects", columns.span_id)};
+    return Error{
+        ErrorCode::kInternal,
+        fmt::format("stored span {}: events column is not a JSON array of objects", columns.span_id)};
   }
   return span;
 }

@@ -8,13 +8,13 @@
 // own strings, so a row must not outlive the span it was made from.
 
 #include <array>
-#include <map>
-#include <vector>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "tracing/span.h"
@@ -23,25 +23,25 @@
 namespace sparktrace::tracing::store {
 
 struct StoredSpanRow {
-  std::string trace_id;                        // 32 hex digits
-  std::string span_id;                         // 16 hex digits
-  std::optional<std::string> parent_span_id;   // nullopt for a root span
+  std::string trace_id;                       // 32 hex digits
+  std::string span_id;                        // 16 hex digits
+  std::optional<std::string> parent_span_id;  // nullopt for a root span
   std::string_view name;
-  std::int64_t kind = 0;                       // OTLP Span.SpanKind
+  std::int64_t kind = 0;  // OTLP Span.SpanKind
   std::int64_t start_unix_nano = 0;
   std::int64_t end_unix_nano = 0;
-  std::int64_t status_code = 0;                // OTLP Status.StatusCode
+  std::int64_t status_code = 0;  // OTLP Status.StatusCode
   std::string_view status_message;
   std::string_view trace_state;
   std::string attributes_json;
   std::string events_json;
   // Copied from the well-known attributes; null when absent.
-  const std::string* operation_id = nullptr;   // spark.connect.operation_id
-  const std::string* session_id = nullptr;     // spark.connect.session_id
-  const std::string* dag_id = nullptr;         // airflow.dag_id
-  const std::string* task_id = nullptr;        // airflow.task_id
-  const std::string* run_id = nullptr;         // airflow.run_id
-  std::optional<std::int64_t> try_number;      // airflow.try_number (an integer, or text holding one)
+  const std::string* operation_id = nullptr;  // spark.connect.operation_id
+  const std::string* session_id = nullptr;    // spark.connect.session_id
+  const std::string* dag_id = nullptr;        // airflow.dag_id
+  const std::string* task_id = nullptr;       // airflow.task_id
+  const std::string* run_id = nullptr;        // airflow.run_id
+  std::optional<std::int64_t> try_number;     // airflow.try_number (an integer, or text holding one)
 };
 
 // Whether a span can be stored at all: both ids valid (a zero id cannot be looked up).
@@ -76,7 +76,8 @@ struct TraceSummaryRow {
   const std::string* run_id = nullptr;
   std::optional<std::int64_t> try_number;
 };
-TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows, const std::map<std::string, std::size_t>& spans);
+TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows,
+                               const std::map<std::string, std::size_t>& spans);
 
 // The stored columns of one span, as a backend reads them (in the order of the schema's first 12
 // columns), back into a Span. Malformed ids or JSON are kInternal errors naming the span.

@@ -1,12 +1,12 @@
 #include "cli/traces_command.h"
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tracing/store/sqlite_span_store.h"
 #include "tracing/store/store_span_exporter.h"
@@ -41,18 +41,21 @@ class TracesCommandTest : public testing::Test {
     // Written through the pipeline's SQLite sink, as the proxy will.
     tracing::store::StoreSpanExporter exporter(std::move(*store), nullptr, path_);
     // Recent times: the exporter applies retention (7 days by default) on its first batch.
-    const auto now = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    const auto now = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                    std::chrono::system_clock::now().time_since_epoch())
+                                                    .count());
     Span root = MakeSpan(1, 0, "spark_connect.operation", now - 3'000'000'000, now - 500'000'000);
     root.attributes.push_back({std::string(tracing::kSparkConnectOperationIdKey), std::string("op-123")});
     root.attributes.push_back({std::string(tracing::kAirflowDagIdKey), std::string("daily_sales")});
     root.attributes.push_back({std::string(tracing::kAirflowTaskIdKey), std::string("aggregate")});
-    Span child = MakeSpan(2, 1, "spark.connect.SparkConnectService/ExecutePlan", now - 2'900'000'000, now - 600'000'000);
+    Span child = MakeSpan(2, 1, "spark.connect.SparkConnectService/ExecutePlan", now - 2'900'000'000,
+                          now - 600'000'000);
     const std::vector<Span> spans = {root, child};
     ASSERT_TRUE(exporter.Export(spans, tracing::SpanExporter::Clock::now()).ok());
   }
 
-  static Span MakeSpan(std::uint8_t id, std::uint8_t parent, std::string name, std::uint64_t start, std::uint64_t end) {
+  static Span MakeSpan(std::uint8_t id, std::uint8_t parent, std::string name, std::uint64_t start,
+                       std::uint64_t end) {
     Span span;
     span.trace_id = kTraceId;
     span.span_id[7] = id;

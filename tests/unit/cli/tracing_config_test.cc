@@ -2,13 +2,13 @@
 // and that every rejected value names its flag (main prints the message and exits 2).
 #include "cli/tracing_config.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace sparktrace::cli {
 namespace {

@@ -82,8 +82,10 @@ TEST_F(TraceViewApiTest, IndexesEachAttemptOfASharedTraceSeparately) {
   auto page = writer_->ListTaskAttempts({});
   ASSERT_TRUE(page.ok()) << page.error().message;
   ASSERT_EQ(page->total, 2);
-  const tracing::store::TaskAttemptRow& load = page->rows[0].key.task_id == "load" ? page->rows[0] : page->rows[1];
-  const tracing::store::TaskAttemptRow& report = page->rows[0].key.task_id == "load" ? page->rows[1] : page->rows[0];
+  const tracing::store::TaskAttemptRow& load =
+      page->rows[0].key.task_id == "load" ? page->rows[0] : page->rows[1];
+  const tracing::store::TaskAttemptRow& report =
+      page->rows[0].key.task_id == "load" ? page->rows[1] : page->rows[0];
   // load: two operations of 7 spans each, 0 .. 3000 ms; phases 2 × 600 ms wait and 2 × 300 ms compute.
   EXPECT_EQ(load.span_count, 14);
   EXPECT_EQ(load.start_unix_nano, kBase);
@@ -384,7 +386,8 @@ TEST_F(TraceViewApiTest, ReadsAStoreWhileItsWriterKeepsWriting) {
 
 TEST_F(TraceViewApiTest, LinksJobsAndStagesToTheHistoryServerAndTheDriverUi) {
   WriteSharedTrace();
-  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_), "http://driver:4040", "http://shs:18080/"});
+  TraceViewApi api(
+      TraceViewOptions{tracing::store::SqliteAt(path_), "http://driver:4040", "http://shs:18080/"});
   const auto body = Body(Get(api, "/api/v1/tasks/etl/load/run-1/1"));
   std::map<std::string, nlohmann::json> links_by_label;
   for (const auto& span : body["spans"]) links_by_label[span["label"].get<std::string>()] = span["links"];

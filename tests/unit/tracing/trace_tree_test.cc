@@ -16,7 +16,8 @@ constexpr std::uint64_t kMs = 1'000'000;
 template <std::size_t N>
 std::array<std::uint8_t, N> IdFromHex(const char* hex) {
   std::array<std::uint8_t, N> id{};
-  for (std::size_t i = 0; i < N; ++i) id[i] = static_cast<std::uint8_t>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < N; ++i)
+    id[i] = static_cast<std::uint8_t>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
   return id;
 }
 
@@ -61,7 +62,8 @@ std::vector<Span> SmallTree() {
 std::vector<std::string> Names(const std::vector<TraceTreeRow>& rows) {
   std::vector<std::string> names;
   names.reserve(rows.size());
-  for (const auto& row : rows) names.push_back(row.span->name + "@" + std::to_string(row.depth) + (row.orphan ? "!" : ""));
+  for (const auto& row : rows)
+    names.push_back(row.span->name + "@" + std::to_string(row.depth) + (row.orphan ? "!" : ""));
   return names;
 }
 
@@ -109,12 +111,13 @@ TEST(TraceTreeTest, BreaksParentCyclesAndKeepsEverySpan) {
 
 TEST(TraceTreeTest, RendersASmallTreeAsText) {
   const std::vector<Span> spans = SmallTree();
-  EXPECT_EQ(RenderTraceText(spans),
-            "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T12:00:00.000000000Z  1.50s  4 spans, 1 error\n"
-            "      +0s     1.50s    airflow.task  dag=etl task=load run=manual__1 try=1\n"
-            "  +10.0ms     800ms      ExecutePlan  op=8f3c2a outcome=completed rows=100\n"
-            "  +20.0ms     350ms        spark.job 3\n"
-            "   +900ms    5.00ms  !   AnalyzePlan  error: boom\n");
+  EXPECT_EQ(
+      RenderTraceText(spans),
+      "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T12:00:00.000000000Z  1.50s  4 spans, 1 error\n"
+      "      +0s     1.50s    airflow.task  dag=etl task=load run=manual__1 try=1\n"
+      "  +10.0ms     800ms      ExecutePlan  op=8f3c2a outcome=completed rows=100\n"
+      "  +20.0ms     350ms        spark.job 3\n"
+      "   +900ms    5.00ms  !   AnalyzePlan  error: boom\n");
 }
 
 TEST(TraceTreeTest, RenderingDoesNotDependOnInputOrder) {
@@ -137,12 +140,13 @@ TEST(TraceTreeTest, ShowsOrphansAtTopLevelWithTheirMissingParent) {
   early_orphan.start_time_unix_nano -= 2'500;  // before the root: the trace starts here
   early_orphan.end_time_unix_nano = early_orphan.start_time_unix_nano + 1'500;
   const std::vector<Span> spans = {orphan_child, root, orphan, early_orphan};
-  EXPECT_EQ(RenderTraceText(spans),
-            "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T11:59:59.999997500Z  100ms  4 spans, 0 errors\n"
-            "      +0s    1.50µs    ReleaseSession  [parent 8888888888888888 missing]\n"
-            "  +2.50µs     100ms    airflow.task\n"
-            "  +50.0ms    20.0ms    ExecutePlan  [parent 9999999999999999 missing]\n"
-            "  +55.0ms    10.0ms      spark.job 0\n");
+  EXPECT_EQ(
+      RenderTraceText(spans),
+      "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T11:59:59.999997500Z  100ms  4 spans, 0 errors\n"
+      "      +0s    1.50µs    ReleaseSession  [parent 8888888888888888 missing]\n"
+      "  +2.50µs     100ms    airflow.task\n"
+      "  +50.0ms    20.0ms    ExecutePlan  [parent 9999999999999999 missing]\n"
+      "  +55.0ms    10.0ms      spark.job 0\n");
 }
 
 TEST(TraceTreeTest, MarksErrorsAndQuotesMessagesWithSpaces) {
@@ -156,11 +160,12 @@ TEST(TraceTreeTest, MarksErrorsAndQuotesMessagesWithSpaces) {
   Span backwards = MakeSpan("2222222222222222", "b7ad6b7169203331", "clock step", 1, 0);
   backwards.end_time_unix_nano = backwards.start_time_unix_nano - 1;
   const std::vector<Span> spans = {root, child, backwards};
-  EXPECT_EQ(RenderTraceText(spans),
-            "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T12:00:00.000000000Z  2.00ms  3 spans, 2 errors\n"
-            "      +0s    2.00ms  ! airflow.task  error: \"AnalysisException: \\\"t\\\" not found\"\n"
-            "  +1.00ms    1.00ms  !   ExecutePlan  op=\"op 1\" bytes=4096 error\n"
-            "  +1.00ms         ?      clock step\n");
+  EXPECT_EQ(
+      RenderTraceText(spans),
+      "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T12:00:00.000000000Z  2.00ms  3 spans, 2 errors\n"
+      "      +0s    2.00ms  ! airflow.task  error: \"AnalysisException: \\\"t\\\" not found\"\n"
+      "  +1.00ms    1.00ms  !   ExecutePlan  op=\"op 1\" bytes=4096 error\n"
+      "  +1.00ms         ?      clock step\n");
 }
 
 TEST(TraceTreeTest, RendersATraceAsJson) {
@@ -276,21 +281,47 @@ TEST(TraceTreeTest, RendersEmptyInputs) {
 // Two tasks' attempts sharing one trace (Airflow 2.10's per-run trace id), a mapped one, and a
 // trace without Airflow identity.
 std::vector<AttemptListing> ThreeAttempts() {
-  AttemptListing load{true, "etl.load", "etl", "load", "manual__1", 1, -1, "failed",
-                      {kTrace}, kBase, kBase + 1500 * kMs, 4, 1};
-  AttemptListing mapped{true, "etl.score", "etl", "score", "manual__1", 2, 3, "success",
-                        {kTrace}, kBase + 2000 * kMs, kBase + 3000 * kMs, 2, 0};
-  AttemptListing plain{false, "nightly-compaction", "", "", "", 0, -1, "running",
-                       {"4bf92f3577b34da6a3ce929d0e0e4736"}, kBase + 61'500 * kMs, kBase + 186'500 * kMs, 12, 0};
+  AttemptListing load{true,  "etl.load",         "etl", "load", "manual__1", 1, -1, "failed", {kTrace},
+                      kBase, kBase + 1500 * kMs, 4,     1};
+  AttemptListing mapped{true,
+                        "etl.score",
+                        "etl",
+                        "score",
+                        "manual__1",
+                        2,
+                        3,
+                        "success",
+                        {kTrace},
+                        kBase + 2000 * kMs,
+                        kBase + 3000 * kMs,
+                        2,
+                        0};
+  AttemptListing plain{false,
+                       "nightly-compaction",
+                       "",
+                       "",
+                       "",
+                       0,
+                       -1,
+                       "running",
+                       {"4bf92f3577b34da6a3ce929d0e0e4736"},
+                       kBase + 61'500 * kMs,
+                       kBase + 186'500 * kMs,
+                       12,
+                       0};
   return {load, mapped, plain};
 }
 
 TEST(TraceTreeTest, RendersAnAttemptListingAsAnAlignedTable) {
   EXPECT_EQ(RenderAttemptListText(ThreeAttempts()),
-            "START                     DURATION  STATE    SPANS  ERRORS  TASK                RUN        TRY  TRACES\n"
-            "2024-05-01T12:00:00.000Z  1.50s     failed   4      1       etl.load            manual__1  1    0af7651916cd43dd8448eb211c80319c\n"
-            "2024-05-01T12:00:02.000Z  1.00s     success  2      0       etl.score[3]        manual__1  2    0af7651916cd43dd8448eb211c80319c\n"
-            "2024-05-01T12:01:01.500Z  2m05s     running  12     0       nightly-compaction  -          -    4bf92f3577b34da6a3ce929d0e0e4736\n");
+            "START                     DURATION  STATE    SPANS  ERRORS  TASK                RUN        TRY  "
+            "TRACES\n"
+            "2024-05-01T12:00:00.000Z  1.50s     failed   4      1       etl.load            manual__1  1    "
+            "0af7651916cd43dd8448eb211c80319c\n"
+            "2024-05-01T12:00:02.000Z  1.00s     success  2      0       etl.score[3]        manual__1  2    "
+            "0af7651916cd43dd8448eb211c80319c\n"
+            "2024-05-01T12:01:01.500Z  2m05s     running  12     0       nightly-compaction  -          -    "
+            "4bf92f3577b34da6a3ce929d0e0e4736\n");
 }
 
 TEST(TraceTreeTest, RendersAnAttemptListingAsJson) {

@@ -39,8 +39,8 @@ TEST_F(PostgresSpanStoreTest, ManyWritersStartingAtOnceMigrateOnce) {
         failures[static_cast<std::size_t>(i)] = store.error().ToString();
         return;
       }
-      if (auto written = (*store)->Write(std::vector<Span>{MakeSpan(static_cast<std::uint32_t>(i + 1), 1, 0, "s",
-                                                                    kBase, kBase + kMs)});
+      if (auto written = (*store)->Write(
+              std::vector<Span>{MakeSpan(static_cast<std::uint32_t>(i + 1), 1, 0, "s", kBase, kBase + kMs)});
           !written.ok()) {
         failures[static_cast<std::size_t>(i)] = written.error().ToString();
         return;
@@ -106,7 +106,8 @@ TEST_F(PostgresSpanStoreTest, AReaderOfAnEmptyDatabaseSaysToStartAProxy) {
 }
 
 TEST(PostgresLocationTest, PasswordsNeverAppearInMessages) {
-  auto location = ParseStoreLocation("postgresql://writer:s3cr3t-pw@127.0.0.1:1/db?sslmode=disable&connect_timeout=1");
+  auto location =
+      ParseStoreLocation("postgresql://writer:s3cr3t-pw@127.0.0.1:1/db?sslmode=disable&connect_timeout=1");
   ASSERT_TRUE(location.ok());
   EXPECT_EQ(location->display.find("s3cr3t-pw"), std::string::npos) << location->display;
   EXPECT_NE(location->display.find("writer:***@127.0.0.1:1/db"), std::string::npos) << location->display;

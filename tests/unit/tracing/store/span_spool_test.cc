@@ -592,7 +592,8 @@ TEST_F(SpanSpoolTest, UnwritableDirectoryFailsNamingIt) {
   Result<std::unique_ptr<SpanSpool>> spool = SpanSpool::Open(options);
   ASSERT_FALSE(spool.ok());
   EXPECT_EQ(spool.error().code, ErrorCode::kIo);
-  EXPECT_NE(spool.error().message.find(options.directory.string()), std::string::npos) << spool.error().message;
+  EXPECT_NE(spool.error().message.find(options.directory.string()), std::string::npos)
+      << spool.error().message;
 }
 
 TEST_F(SpanSpoolTest, BadOptionsAreRefused) {

@@ -43,8 +43,11 @@ class SpanStoreConformance : public testing::TestWithParam<StoreBackend> {
   TestBackend backend_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Backends, SpanStoreConformance, testing::Values(StoreBackend::kSqlite, StoreBackend::kPostgres),
-                         [](const testing::TestParamInfo<StoreBackend>& param) { return BackendName(param.param); });
+INSTANTIATE_TEST_SUITE_P(Backends, SpanStoreConformance,
+                         testing::Values(StoreBackend::kSqlite, StoreBackend::kPostgres),
+                         [](const testing::TestParamInfo<StoreBackend>& param) {
+                           return BackendName(param.param);
+                         });
 
 TEST_P(SpanStoreConformance, RoundTripsEveryField) {
   auto store = OpenStore();
@@ -77,7 +80,8 @@ TEST_P(SpanStoreConformance, RoundTripsEveryField) {
       {"list.empty", std::vector<std::string>{}},
   };
   child.events = {
-      SpanEvent{"exception", kBase + 700 * kMs,
+      SpanEvent{"exception",
+                kBase + 700 * kMs,
                 {{"exception.type", std::string("AnalysisException")}, {"exception.escaped", false}}},
       SpanEvent{"first_response", kBase + 20 * kMs, {}},
   };
@@ -121,7 +125,8 @@ TEST_P(SpanStoreConformance, WritesTenThousandSpansInOneBatch) {
   for (std::uint32_t t = 1; t <= kTraces; ++t) {
     for (std::uint32_t s = 1; s <= kSpansPerTrace; ++s) {
       const std::uint64_t start = kBase + std::uint64_t{t} * 1000 * kMs + s * kMs;
-      Span span = MakeSpan(t, s, s == 1 ? 0 : 1, s == 1 ? "airflow.task" : "ExecutePlan", start, start + kMs / 2);
+      Span span =
+          MakeSpan(t, s, s == 1 ? 0 : 1, s == 1 ? "airflow.task" : "ExecutePlan", start, start + kMs / 2);
       // Attributes the size of a real operation span.
       span.attributes = {{"spark.connect.operation_id", "op-" + std::to_string(t) + "-" + std::to_string(s)},
                          {"spark.connect.session_id", std::string("8c7d2c1e-5b7f-4b7e-9e0a-3c1d2e4f5a6b")},
@@ -177,12 +182,13 @@ TEST_P(SpanStoreConformance, ListsNewestFirstWithEachFilter) {
     std::uint64_t start_ms;
   };
   const Row rows[] = {
-      {1, "etl", "extract", "r1", 100}, {2, "etl", "load", "r1", 200},  {3, "etl", "load", "r2", 300},
+      {1, "etl", "extract", "r1", 100}, {2, "etl", "load", "r1", 200},       {3, "etl", "load", "r2", 300},
       {4, "ml", "train", "r1", 400},    {5, nullptr, nullptr, nullptr, 500},
   };
   std::vector<Span> spans;
   for (const Row& row : rows) {
-    Span span = MakeSpan(row.trace, 1, 0, "task", kBase + row.start_ms * kMs, kBase + (row.start_ms + 50) * kMs);
+    Span span =
+        MakeSpan(row.trace, 1, 0, "task", kBase + row.start_ms * kMs, kBase + (row.start_ms + 50) * kMs);
     if (row.dag != nullptr) {
       span.attributes = {{"airflow.dag_id", std::string(row.dag)},
                          {"airflow.task_id", std::string(row.task)},
@@ -359,7 +365,8 @@ TEST_P(SpanStoreConformance, RetentionDeletesWholeTracesByLastEnd) {
   options.max_age = std::chrono::hours(1);
   auto store = OpenStore(options);
   ASSERT_NE(store, nullptr);
-  const auto now = std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)) + std::chrono::hours(3);
+  const auto now =
+      std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)) + std::chrono::hours(3);
   const std::uint64_t now_ns = kBase + 3ULL * 3600 * 1000 * kMs;
   const std::uint64_t hour = 3600ULL * 1000 * kMs;
   std::vector<Span> spans = {
@@ -402,7 +409,8 @@ TEST_P(SpanStoreConformance, ConcurrentReaderOnlySeesWholeBatches) {
     for (std::uint32_t b = 1; b <= kBatches; ++b) {
       std::vector<Span> batch;
       for (std::uint32_t s = 1; s <= kSpansPerBatch; ++s) {
-        batch.push_back(MakeSpan(b, s, s == 1 ? 0 : 1, "span", kBase + std::uint64_t{b} * 1000 + s, kBase + std::uint64_t{b} * 1000 + s + 1));
+        batch.push_back(MakeSpan(b, s, s == 1 ? 0 : 1, "span", kBase + std::uint64_t{b} * 1000 + s,
+                                 kBase + std::uint64_t{b} * 1000 + s + 1));
       }
       if (!writer->Write(batch).ok()) write_failed = true;
     }
@@ -416,7 +424,8 @@ TEST_P(SpanStoreConformance, ConcurrentReaderOnlySeesWholeBatches) {
     if (!listed.ok()) return listed.error().ToString();
     for (const auto& summary : *listed) {
       if (ToHex(summary.trace_id) == ToHex(TraceIdOf(1000))) continue;
-      if (summary.span_count != kSpansPerBatch) return "partial summary: " + std::to_string(summary.span_count);
+      if (summary.span_count != kSpansPerBatch)
+        return "partial summary: " + std::to_string(summary.span_count);
       auto spans = reader->GetTrace(summary.trace_id);
       if (!spans.ok()) return spans.error().ToString();
       if (spans->size() != kSpansPerBatch) return "partial trace: " + std::to_string(spans->size());
@@ -440,7 +449,6 @@ TEST_P(SpanStoreConformance, ConcurrentReaderOnlySeesWholeBatches) {
   EXPECT_EQ(listed->size(), kBatches + 1);
 }
 
-
 // An Airflow attempt whose calls went through two proxies (a retry on another replica) lands in two
 // traces written by two writers; it is one attempt, with both traces, on both backends.
 TEST_P(SpanStoreConformance, AnAttemptWrittenByTwoWritersIsOneAttempt) {
@@ -449,9 +457,12 @@ TEST_P(SpanStoreConformance, AnAttemptWrittenByTwoWritersIsOneAttempt) {
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
   const auto attempt_span = [](std::uint32_t trace, std::uint64_t start_ms) {
-    Span span = MakeSpan(trace, 1, 0, "spark_connect.operation", kBase + start_ms * kMs, kBase + (start_ms + 10) * kMs);
-    span.attributes = {{"airflow.dag_id", std::string("etl")}, {"airflow.task_id", std::string("load")},
-                       {"airflow.run_id", std::string("r1")}, {"airflow.try_number", std::int64_t{1}}};
+    Span span = MakeSpan(trace, 1, 0, "spark_connect.operation", kBase + start_ms * kMs,
+                         kBase + (start_ms + 10) * kMs);
+    span.attributes = {{"airflow.dag_id", std::string("etl")},
+                       {"airflow.task_id", std::string("load")},
+                       {"airflow.run_id", std::string("r1")},
+                       {"airflow.try_number", std::int64_t{1}}};
     return span;
   };
   std::atomic<bool> failed{false};
@@ -485,16 +496,21 @@ TEST_P(SpanStoreConformance, AnAttemptWrittenByTwoWritersIsOneAttempt) {
 TEST_P(SpanStoreConformance, AttemptsSharingATraceAreFoundByEachFilter) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
-  const auto task_span = [](std::uint32_t span, const char* task, std::int64_t attempt, std::uint64_t start_ms) {
-    Span result = MakeSpan(9, span, 0, "spark_connect.operation", kBase + start_ms * kMs, kBase + (start_ms + 5) * kMs);
-    result.attributes = {{"airflow.dag_id", std::string("etl")}, {"airflow.task_id", std::string(task)},
-                         {"airflow.run_id", std::string("r1")}, {"airflow.try_number", attempt}};
+  const auto task_span = [](std::uint32_t span, const char* task, std::int64_t attempt,
+                            std::uint64_t start_ms) {
+    Span result =
+        MakeSpan(9, span, 0, "spark_connect.operation", kBase + start_ms * kMs, kBase + (start_ms + 5) * kMs);
+    result.attributes = {{"airflow.dag_id", std::string("etl")},
+                         {"airflow.task_id", std::string(task)},
+                         {"airflow.run_id", std::string("r1")},
+                         {"airflow.try_number", attempt}};
     return result;
   };
   Span failed_job = MakeSpan(9, 10, 2, "spark.job", kBase + 30 * kMs, kBase + 31 * kMs);
   failed_job.status_code = StatusCode::kError;
-  ASSERT_TRUE(store->Write(std::vector<Span>{task_span(1, "extract", 1, 0), task_span(2, "load", 1, 20),
-                                             task_span(3, "load", 2, 40), failed_job})
+  ASSERT_TRUE(store
+                  ->Write(std::vector<Span>{task_span(1, "extract", 1, 0), task_span(2, "load", 1, 20),
+                                            task_span(3, "load", 2, 40), failed_job})
                   .ok());
   TaskAttemptFilter by_task;
   by_task.task_id = "load";

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "tracing/store/sqlite_connection.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
+#include "tracing/store/sqlite_connection.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -30,9 +30,8 @@ class SqliteSpanStoreTest : public testing::Test {
  protected:
   void SetUp() override {
     // Unique per test and per process, so parallel ctest runs do not share files.
-    dir_ = fs::path(testing::TempDir()) /
-           ("sparktrace_store_" + std::to_string(::getpid()) + "_" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::path(testing::TempDir()) / ("sparktrace_store_" + std::to_string(::getpid()) + "_" +
+                                           testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / "traces.db").string();
@@ -123,7 +122,8 @@ TEST_F(SqliteSpanStoreTest, RetentionBySizeDeletesOldestAndShrinksTheFile) {
     ASSERT_TRUE(store->Write(spans).ok());
     // Within budget: nothing deleted, but the WAL is checkpointed into the file, so the file size
     // below is the full database size.
-    auto retention = store->EnforceRetention(std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)));
+    auto retention =
+        store->EnforceRetention(std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)));
     ASSERT_TRUE(retention.ok()) << retention.error().ToString();
     EXPECT_EQ(retention->traces_deleted_by_age + retention->traces_deleted_by_size, 0u);
   }
@@ -135,7 +135,8 @@ TEST_F(SqliteSpanStoreTest, RetentionBySizeDeletesOldestAndShrinksTheFile) {
   options.max_bytes = kBudget;
   auto store = OpenStore(options);
   ASSERT_NE(store, nullptr);
-  auto retention = store->EnforceRetention(std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)));
+  auto retention =
+      store->EnforceRetention(std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)));
   ASSERT_TRUE(retention.ok()) << retention.error().ToString();
   EXPECT_EQ(retention->traces_deleted_by_age, 0u);
   EXPECT_GT(retention->traces_deleted_by_size, 100u);
@@ -156,7 +157,8 @@ TEST_F(SqliteSpanStoreTest, RetentionBySizeDeletesOldestAndShrinksTheFile) {
   ASSERT_FALSE(listed->empty());
   EXPECT_EQ(listed->size() + retention->traces_deleted_by_size, 200u);
   EXPECT_EQ(ToHex(listed->front().trace_id), ToHex(TraceIdOf(200)));
-  EXPECT_EQ(ToHex(listed->back().trace_id), ToHex(TraceIdOf(static_cast<std::uint32_t>(201 - listed->size()))));
+  EXPECT_EQ(ToHex(listed->back().trace_id),
+            ToHex(TraceIdOf(static_cast<std::uint32_t>(201 - listed->size()))));
   EXPECT_EQ(store->GetTrace(TraceIdOf(1)).error().code, ErrorCode::kNotFound);
 
   // Still a healthy database that takes writes.
@@ -173,7 +175,8 @@ TEST_F(SqliteSpanStoreTest, ReopensAfterClose) {
   {
     auto store = OpenStore();
     ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(2, 1, 0, "second", kBase + kMs, kBase + 2 * kMs)}).ok());
+    ASSERT_TRUE(
+        store->Write(std::vector<Span>{MakeSpan(2, 1, 0, "second", kBase + kMs, kBase + 2 * kMs)}).ok());
   }
   auto reader = OpenReader();
   ASSERT_NE(reader, nullptr);
@@ -216,7 +219,9 @@ TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
     auto store = SqliteSpanStore::Open(path_, options);
     ASSERT_FALSE(store.ok()) << "read_only=" << read_only;
     EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
-    EXPECT_NE(store.error().message.find(fmt::format("newer sparktrace (schema version {}", SqliteSpanStore::kSchemaVersion + 1)), std::string::npos)
+    EXPECT_NE(store.error().message.find(
+                  fmt::format("newer sparktrace (schema version {}", SqliteSpanStore::kSchemaVersion + 1)),
+              std::string::npos)
         << store.error().message;
     EXPECT_NE(store.error().message.find(path_), std::string::npos) << store.error().message;
   }
@@ -232,9 +237,10 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   }
   {
     SqliteConnection raw = Raw();
-    ASSERT_TRUE(raw.Exec("CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano); "
-                         "PRAGMA user_version = 2")
-                    .ok());
+    ASSERT_TRUE(
+        raw.Exec("CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano); "
+                 "PRAGMA user_version = 2")
+            .ok());
   }
   auto stale_reader = SqliteSpanStore::Open(path_, {.read_only = true});
   ASSERT_FALSE(stale_reader.ok());
@@ -251,7 +257,10 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
 }
 
 TEST_F(SqliteSpanStoreTest, ReaderRefusesAnUnmigratedDatabase) {
-  { SqliteConnection raw = std::move(SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)).value(); }
+  {
+    SqliteConnection raw =
+        std::move(SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)).value();
+  }
   auto store = SqliteSpanStore::Open(path_, {.read_only = true});
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
@@ -265,7 +274,8 @@ TEST_F(SqliteSpanStoreTest, ReportsAnUnwritablePath) {
   auto store = SqliteSpanStore::Open(path_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kIo);
-  EXPECT_NE(store.error().message.find((dir_ / "blocker").string()), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find((dir_ / "blocker").string()), std::string::npos)
+      << store.error().message;
   EXPECT_NE(store.error().message.find("Not a directory"), std::string::npos) << store.error().message;
 }
 

@@ -24,12 +24,20 @@ class FlakyStore final : public SpanStore {
     for (const Span& span : spans) written_.push_back(span.name);
     return WriteStats{spans.size(), 0, 1};
   }
-  Result<std::vector<TraceSummary>> ListTraces(const TraceFilter&) override { return std::vector<TraceSummary>{}; }
+  Result<std::vector<TraceSummary>> ListTraces(const TraceFilter&) override {
+    return std::vector<TraceSummary>{};
+  }
   Result<std::vector<Span>> GetTrace(const TraceId&) override { return Error{ErrorCode::kNotFound, "none"}; }
-  Result<TraceId> FindTraceByOperation(std::string_view) override { return Error{ErrorCode::kNotFound, "none"}; }
+  Result<TraceId> FindTraceByOperation(std::string_view) override {
+    return Error{ErrorCode::kNotFound, "none"};
+  }
   Result<TaskAttemptPage> ListTaskAttempts(const TaskAttemptFilter&) override { return TaskAttemptPage{}; }
-  Result<std::vector<std::string>> TracesMatching(std::string_view) override { return std::vector<std::string>{}; }
-  Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point) override { return RetentionStats{}; }
+  Result<std::vector<std::string>> TracesMatching(std::string_view) override {
+    return std::vector<std::string>{};
+  }
+  Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point) override {
+    return RetentionStats{};
+  }
   const std::string& description() const override { return description_; }
   bool read_only() const override { return false; }
 
@@ -60,7 +68,8 @@ class StoreSpanExporterTest : public testing::Test {
     exporter_options.reopen_backoff_initial = std::chrono::milliseconds(0);
     exporter_options.reopen_backoff_max = std::chrono::milliseconds(0);
     return std::make_unique<StoreSpanExporter>(
-        nullptr, [this]() -> Result<std::unique_ptr<SpanStore>> {
+        nullptr,
+        [this]() -> Result<std::unique_ptr<SpanStore>> {
           return std::unique_ptr<SpanStore>(std::make_unique<FlakyStore>(down_, written_));
         },
         "flaky", exporter_options, std::move(*spool));
@@ -73,7 +82,9 @@ class StoreSpanExporterTest : public testing::Test {
     }
     return spans;
   }
-  static SpanExporter::Clock::time_point Soon() { return SpanExporter::Clock::now() + std::chrono::seconds(5); }
+  static SpanExporter::Clock::time_point Soon() {
+    return SpanExporter::Clock::now() + std::chrono::seconds(5);
+  }
 
   std::filesystem::path directory_;
   bool down_ = false;

@@ -45,9 +45,10 @@ class TestBackend {
       return true;
     }
     if (TestPostgresUrl("postgres").empty()) {
-      problem_ = "SPARKTRACE_TEST_POSTGRES_HOST is not set: run the PostgreSQL tests through ctest (its `postgres` "
-                 "fixture starts the server), or start one with tests/support/postgres_server.py start DIR and set "
-                 "it to DIR";
+      problem_ =
+          "SPARKTRACE_TEST_POSTGRES_HOST is not set: run the PostgreSQL tests through ctest (its `postgres` "
+          "fixture starts the server), or start one with tests/support/postgres_server.py start DIR and set "
+          "it to DIR";
       return false;
     }
     database_ = "t_" + unique;
@@ -78,7 +79,8 @@ class TestBackend {
       std::filesystem::remove_all(directory_, ignored);
     }
     if (!database_.empty()) {
-      if (auto admin = Admin(); admin.ok()) (void)admin->Exec("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
+      if (auto admin = Admin(); admin.ok())
+        (void)admin->Exec("DROP DATABASE IF EXISTS " + database_ + " WITH (FORCE)");
     }
   }
 
@@ -89,7 +91,9 @@ class TestBackend {
     return admin;
   }
   // A plain connection to this test's database, to look at or tamper with it (PostgreSQL only).
-  Result<PgConnection> Raw() const { return PgConnection::Connect(location_.target, "test database", PgConnectOptions{}); }
+  Result<PgConnection> Raw() const {
+    return PgConnection::Connect(location_.target, "test database", PgConnectOptions{});
+  }
 
   const StoreLocation& location() const { return location_; }
   const std::string& problem() const { return problem_; }

@@ -31,7 +31,7 @@ inline SpanId SpanIdOf(std::uint32_t n) {
 
 // span `span` of trace `trace`; parent 0 means a root.
 inline Span MakeSpan(std::uint32_t trace, std::uint32_t span, std::uint32_t parent, std::string name,
-              std::uint64_t start, std::uint64_t end) {
+                     std::uint64_t start, std::uint64_t end) {
   Span result;
   result.trace_id = TraceIdOf(trace);
   result.span_id = SpanIdOf(span);
