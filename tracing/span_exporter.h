@@ -20,7 +20,8 @@ struct SpanExporterCounters {
   // Exporters with an on-disk spool (the trace store): spans put there while the sink was slow or
   // down, spans dropped because the spool was full, and the spool's size now.
   std::uint64_t spans_spooled = 0;
-  std::uint64_t spans_drained = 0;  // of those, delivered from the spool since
+  std::uint64_t spans_drained = 0;  // of those, out of the spool since (delivered or refused)
+  std::uint64_t spans_refused = 0;  // of the drained, dropped because the sink refused them
   std::uint64_t spans_dropped_spool_full = 0;
   std::uint64_t spool_bytes = 0;
 };

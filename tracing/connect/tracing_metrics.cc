@@ -107,8 +107,9 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
     // this run's spooled total.)
     const std::uint64_t waiting =
         exporter.spans_spooled - std::min(exporter.spans_spooled, exporter.spans_drained);
+    const std::uint64_t not_delivered = waiting + exporter.spans_refused;
     exported.metric.push_back(
-        CounterSample({{"sink", sink}}, counters.exported - std::min(counters.exported, waiting)));
+        CounterSample({{"sink", sink}}, counters.exported - std::min(counters.exported, not_delivered)));
     dropped.metric.push_back(
         CounterSample({{"reason", "queue_full"}, {"sink", sink}}, counters.dropped_queue_full));
     dropped.metric.push_back(
@@ -119,6 +120,8 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
     dropped.metric.push_back(CounterSample({{"reason", "export_failed"}, {"sink", sink}}, failed));
     dropped.metric.push_back(
         CounterSample({{"reason", "spool_full"}, {"sink", sink}}, exporter.spans_dropped_spool_full));
+    dropped.metric.push_back(
+        CounterSample({{"reason", "store_refused"}, {"sink", sink}}, exporter.spans_refused));
     spooled.metric.push_back(CounterSample({{"sink", sink}}, exporter.spans_spooled));
     prometheus::ClientMetric bytes;
     bytes.label = {{"sink", sink}};

@@ -78,12 +78,21 @@ void StoreSpanExporter::DrainSpool(Clock::time_point deadline) {
       return;
     }
     if (!*batch) return;
-    if (auto written = WriteToStore((*batch)->spans); !written.ok()) return;  // still down: keep it spooled
+    if (auto written = WriteToStore((*batch)->spans); !written.ok()) {
+      // Down or locked: keep it, try later. A batch the store refuses for what it holds (kInternal:
+      // a statement error, not a lost connection) would hold every batch behind it forever: after
+      // a few tries it is dropped and counted.
+      if (written.error().code != ErrorCode::kInternal || ++head_refusals_ < kMaxRefusals) return;
+      spdlog::error("trace store {} refused a spooled batch {} times, dropping its {} span(s): {}",
+                    description_, kMaxRefusals, (*batch)->spans.size(), written.error().message);
+      dropped_refused_ += (*batch)->spans.size();
+    }
+    head_refusals_ = 0;
     if (auto acknowledged = spool_->Acknowledge(**batch); !acknowledged.ok()) {
       spdlog::warn("span spool: {}", acknowledged.error().message);
       return;
     }
-    drained_ += (*batch)->spans.size();
+    drained_ += (*batch)->spans.size();  // out of the spool, delivered or refused
     spool_bytes_ = spool_->bytes();
     if (spool_->empty()) spdlog::info("span spool drained into {}", description_);
   }
@@ -146,6 +155,7 @@ SpanExporterCounters StoreSpanExporter::counters() const {
   counters.spans_failed = failed_;
   counters.spans_spooled = spooled_;
   counters.spans_drained = drained_;
+  counters.spans_refused = dropped_refused_;
   counters.spans_dropped_spool_full = dropped_spool_full_;
   counters.spool_bytes = spool_bytes_;
   return counters;

@@ -77,6 +77,10 @@ class StoreSpanExporter final : public SpanExporter {
   std::chrono::milliseconds open_backoff_;
   std::unique_ptr<SpanSpool> spool_;
   bool behind_ = false;  // the pipeline's queue is more than half full (exporter thread only)
+  // How often the store refused the spool's oldest batch for its content (exporter thread only).
+  static constexpr int kMaxRefusals = 3;
+  int head_refusals_ = 0;
+  std::atomic<std::uint64_t> dropped_refused_{0};
   std::atomic<bool> shut_down_{false};
   std::atomic<std::uint64_t> spooled_{0};
   std::atomic<std::uint64_t> drained_{0};

@@ -21,6 +21,10 @@ class FlakyStore final : public SpanStore {
   explicit FlakyStore(bool& down, std::vector<std::string>& written) : down_(down), written_(written) {}
   Result<WriteStats> Write(std::span<const Span> spans) override {
     if (down_) return Error{ErrorCode::kUnavailable, "connection refused"};
+    // A statement error for what a batch holds: refused however often it comes.
+    for (const Span& span : spans) {
+      if (span.name == "poison") return Error{ErrorCode::kInternal, "value out of range"};
+    }
     for (const Span& span : spans) written_.push_back(span.name);
     return WriteStats{spans.size(), 0, 1};
   }
@@ -146,6 +150,22 @@ TEST_F(StoreSpanExporterTest, ABacklogGoesToTheSpoolAndDrainsInOrderAfterwards) 
   exporter->Backlog(100, 8192);
   ASSERT_TRUE(exporter->Export(Batch(4, 1), Soon()).ok());
   EXPECT_EQ(written_, (std::vector<std::string>{"span-1", "span-2", "span-3", "span-4"}));
+  EXPECT_EQ(exporter->counters().spool_bytes, 0u);
+}
+
+// A batch the store refuses for its content must not hold every later batch in the spool: after a
+// few tries it is dropped, counted, and the rest goes in.
+TEST_F(StoreSpanExporterTest, ABatchTheStoreRefusesIsDroppedAfterAFewTriesAndTheRestFlows) {
+  auto exporter = Exporter(1 << 20);
+  down_ = true;
+  std::vector<Span> poison = Batch(1, 2);
+  poison[1].name = "poison";
+  ASSERT_TRUE(exporter->Export(poison, Soon()).ok());
+  ASSERT_TRUE(exporter->Export(Batch(3, 1), Soon()).ok());
+  down_ = false;
+  for (int i = 0; i < 3 && exporter->counters().spool_bytes > 0; ++i) exporter->Idle(Soon());
+  EXPECT_EQ(written_, (std::vector<std::string>{"span-3"}));
+  EXPECT_EQ(exporter->counters().spans_refused, 2u);
   EXPECT_EQ(exporter->counters().spool_bytes, 0u);
 }
 
