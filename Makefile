@@ -41,6 +41,7 @@ bench: build
 	/usr/bin/python3 bench/soak_bench.py --build-dir $(BUILD_DIR)
 	/usr/bin/python3 bench/tracing_bench.py --build-dir $(BUILD_DIR)
 	/usr/bin/python3 bench/store_bench.py --build-dir $(BUILD_DIR)
+	/usr/bin/python3 bench/store_outage_bench.py --build-dir $(BUILD_DIR)
 	$(BUILD_DIR)/sparktrace-listener-parse-bench --include-compressed --runs 5 --passes 1 > bench/results/listener_parse.json
 	@cat bench/results/listener_parse.json
 	node bench/trace_view_browser_bench.mjs --build-dir $(BUILD_DIR)

@@ -14,9 +14,12 @@
 // it, so spans reach the store in the order they ended. Only a full spool drops a batch (counted).
 //
 // The spool also takes bursts the store cannot keep up with: while the pipeline's queue is more than
-// half full, batches go to the spool (an append, several times cheaper than a store write) and
-// nothing is drained, so the queue empties; once it is below half, the spool drains again, a slice
-// of at most `drain_slice` per batch so that new spans keep moving.
+// a quarter full, batches go to the spool (an append, several times cheaper than a store write) and
+// nothing is drained, so the queue empties; below that, the spool drains again, a slice of at most
+// `drain_slice` per batch so that new spans keep moving. A quarter leaves room for what arrives
+// during one slice and one store write (bench/store_outage_bench.py: at 15k spans/s, with half,
+// a restarted PostgreSQL's drain let the queue overflow).
+//
 // Writes are idempotent, so a batch spooled and then delivered twice (a crash between the write and
 // the acknowledgement) changes nothing.
 
@@ -40,7 +43,7 @@ struct StoreSpanExporterOptions {
   std::chrono::milliseconds reopen_backoff_initial{250};
   std::chrono::milliseconds reopen_backoff_max{5000};
   // How long one batch's turn may spend draining the spool before the next batch is taken.
-  std::chrono::milliseconds drain_slice{200};
+  std::chrono::milliseconds drain_slice{100};
 };
 
 class StoreSpanExporter final : public SpanExporter {
@@ -53,7 +56,7 @@ class StoreSpanExporter final : public SpanExporter {
   Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) override;
   void Idle(Clock::time_point deadline) override;
   void Backlog(std::size_t queued, std::size_t capacity) override {
-    behind_ = capacity > 0 && queued * 2 > capacity;
+    behind_ = capacity > 0 && queued * 4 > capacity;
   }
   void Shutdown() override { shut_down_ = true; }
   SpanExporterCounters counters() const override;
@@ -76,7 +79,7 @@ class StoreSpanExporter final : public SpanExporter {
   Clock::time_point next_open_;
   std::chrono::milliseconds open_backoff_;
   std::unique_ptr<SpanSpool> spool_;
-  bool behind_ = false;  // the pipeline's queue is more than half full (exporter thread only)
+  bool behind_ = false;  // the pipeline's queue is more than a quarter full (exporter thread only)
   // How often the store refused the spool's oldest batch for its content (exporter thread only).
   static constexpr int kMaxRefusals = 3;
   int head_refusals_ = 0;
