@@ -129,6 +129,17 @@ Result<void> DeleteParts(PgConnection& db, const std::vector<std::string>& trace
   return {};
 }
 
+// A part's key, in the column order of attempt_parts and task_attempts (as kKeysCte's arrays).
+void CopyKey(CopyRows& copy, const PartKey& key) {
+  copy.Int(key.airflow ? 1 : 0);
+  copy.Text(key.attempt.dag_id);
+  copy.Text(key.attempt.task_id);
+  copy.Text(key.attempt.run_id);
+  copy.Int(key.attempt.try_number);
+  copy.Int(key.attempt.map_index);
+  copy.Text(key.trace_key);
+}
+
 // A part's sums, in the column order attempt_parts and task_attempts share: start, end, spans,
 // errors, open, the four phases, findings, top finding.
 void CopySums(CopyRows& copy, const Part& part) {
@@ -152,13 +163,7 @@ Result<void> InsertParts(PgConnection& db,
   CopyRows copy(rows);
   for (const auto& [trace_id, parts] : parts_by_trace) {
     for (const auto& [key, part] : parts) {
-      copy.Int(key.airflow ? 1 : 0);
-      copy.Text(key.attempt.dag_id);
-      copy.Text(key.attempt.task_id);
-      copy.Text(key.attempt.run_id);
-      copy.Int(key.attempt.try_number);
-      copy.Int(key.attempt.map_index);
-      copy.Text(key.trace_key);
+      CopyKey(copy, key);
       copy.Text(trace_id);
       copy.Text(part.name);
       if (part.app_id.empty()) {
@@ -297,13 +302,7 @@ Result<void> IndexNewPostgresTraces(PgConnection& db,
         continue;
       }
       // A non-Airflow part is its attempt's only part: the row is the part itself.
-      copy.Int(0);
-      copy.Text(key.attempt.dag_id);
-      copy.Text(key.attempt.task_id);
-      copy.Text(key.attempt.run_id);
-      copy.Int(key.attempt.try_number);
-      copy.Int(key.attempt.map_index);
-      copy.Text(key.trace_key);
+      CopyKey(copy, key);
       copy.Text(part.name);
       copy.Text(trace_id);
       CopySums(copy, part);
