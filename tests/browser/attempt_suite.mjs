@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Harness, apiPathOf, currentPath, getJson, load, openPage, waitReady } from './harness.mjs';
 import {
-  assertBarsPlaced, assertBreakdownMatches, assertCriticalBars, assertNoCspViolations, assertNoErrors,
-  assertSameOrigin, descendantsOf, readBreakdown, readGantt, spansMatching, spansMatchingLabelOrName, waitGantt,
+  assertAirflowTaskShown, assertBarsPlaced, assertBreakdownMatches, assertCriticalBars, assertNoAirflowTaskShown,
+  assertNoCspViolations, assertNoErrors, assertSameOrigin, descendantsOf, readAirflowHeader, readBreakdown, readGantt,
+  spansMatching, spansMatchingLabelOrName, waitGantt,
 } from './checks.mjs';
 
 const SEARCH_TERMS = ['stage', 'ExecutePlan', 'resource wait', 'compute', 'job'];
@@ -49,11 +50,13 @@ export function withParams(path, params) {
 }
 
 // Starts the target in before() and stops everything in after(). `start(harness)` answers
-// {base, pagePath}. Returns the shared state: {harness, base, pagePath, startPath, attempt, browser, records,
-// freshPage(t, options), finish(record)}.
-export function setUpTarget(start) {
+// {base, pagePath}. `airflowTask`: whether the target's attempt must have Airflow's own task attempt
+// (`airflow_task`; the demo reports its task) or must have none (a plain Spark application, calls
+// without the Airflow plugin). Returns the shared state: {harness, base, pagePath, startPath, attempt,
+// airflowTask, browser, records, freshPage(t, options), finish(record)}.
+export function setUpTarget(start, { airflowTask = false } = {}) {
   const harness = new Harness();
-  const target = { harness, records: [] };
+  const target = { harness, records: [], airflowTask };
   before(async () => {
     Object.assign(target, await start(harness));
     target.attempt = await getJson(target.base, apiPathOf(target.pagePath));
@@ -117,6 +120,46 @@ export function attemptPageTests(target, what) {
     await page.click('#toggle-critical');
     await page.waitForSelector('#gantt svg.bars rect.bar.critical', { state: 'attached' });
     assert.equal(assertCriticalBars(await readGantt(page), attempt), critical, 'the overlay comes back');
+    target.finish(record);
+  });
+
+  const airflowWhat = target.airflowTask
+    ? 'the header shows Airflow\'s task beside Spark\'s and the breakdown the time outside Spark in its three parts; the task\'s span is the top row'
+    : 'without Airflow\'s task (airflow_task null) the header shows nothing of it';
+  test(`${what}: ${airflowWhat}`, { timeout: 60_000 }, async (t) => {
+    const { attempt } = target;
+    const task = attempt.airflow_task;
+    if (target.airflowTask) {
+      assert.ok(task !== null && typeof task === 'object',
+        `the API's attempt has airflow_task (the demo reports its Airflow task): ${JSON.stringify(task)}`);
+    } else {
+      assert.equal(task ?? null, null, 'the API\'s attempt has no airflow_task');
+    }
+    const client = attempt.breakdown.phases.find((p) => p.phase === 'client');
+    assert.equal(client.label, 'outside Spark', 'the API labels the client phase "outside Spark"');
+
+    const record = await target.freshPage(t);
+    const { page } = record;
+    await load(page, target.base + target.pagePath);
+    await waitGantt(page);
+    const shown = await readAirflowHeader(page);
+    assert.equal(shown.clientLegend, client.label, 'the legend names the client phase as the API does');
+    if (!task) {
+      assertNoAirflowTaskShown(shown);
+      target.finish(record);
+      return;
+    }
+    assertAirflowTaskShown(shown, attempt);
+    // The task's span: the first of the API's spans, a root in lane "task", and the Gantt's top row.
+    const span = attempt.spans.find((s) => s.id === task.span_id);
+    assert.ok(span, `airflow_task.span_id ${task.span_id} is one of the attempt's spans`);
+    assert.equal(span.lane, 'task');
+    assert.equal(span.depth, 0, 'the task\'s span is a root');
+    assert.equal(attempt.spans[0].id, task.span_id, 'the API sends the task\'s span first');
+    const gantt = await readGantt(page);
+    assert.equal(gantt.rows[0]?.id, task.span_id, 'the Gantt\'s top row is the task\'s span');
+    assert.equal(await page.getAttribute(`#gantt [role=treeitem][data-row-id="${task.span_id}"]`, 'aria-level'), '1');
+    assert.ok(attempt.spans.slice(1).every((s) => s.depth > 0), 'every other span is below it');
     target.finish(record);
   });
 

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Harness, currentPath, load, openPage, waitReady } from './harness.mjs';
-import { assertNoCspViolations, assertNoErrors, assertSameOrigin } from './checks.mjs';
+import { assertNoAirflowTaskShown, assertNoCspViolations, assertNoErrors, assertSameOrigin, readAirflowHeader } from './checks.mjs';
 
 const RUN = 'manual__2024-01-01T00:00:00+00:00/a?b=c&d=e#frag 100% +x %2E%2E/../. caf%C3%A9';
 const ATTEMPTS = [
@@ -114,6 +114,9 @@ test('each awkward attempt\'s address opens its page when typed or bookmarked', 
     assert.equal(currentPath(page), row.href);
     assert.deepEqual(identityOf(attempt.identity), identityOf(row));
     assert.deepEqual(await shownIdentity(page), identityOf(row));
+    // Calls without the Airflow plugin: no airflow_task, and the header shows nothing of one.
+    assert.equal(attempt.airflow_task ?? null, null, 'no airflow_task');
+    assertNoAirflowTaskShown(await readAirflowHeader(page));
     // Reloading (what a bookmark does again) shows the same attempt.
     await page.reload({ waitUntil: 'domcontentloaded' });
     await waitReady(page);

@@ -173,3 +173,117 @@ export async function seriousAxeViolations(page) {
     more: Math.max(v.nodes.length - 8, 0),
   }));
 }
+
+// ---- Airflow's task (`airflow_task`) ----
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+
+// A duration as the page prints it ("950 ms", "4.2 s", "2 min 30 s", "2h 15m", "20m 03s",
+// "2h 15m 00s", "3d 04h 10m") read back: {ms, tolerance}, the tolerance being half the last printed
+// digit. Null when the text holds no duration.
+export function parseShownDuration(text) {
+  const parts = [...String(text).matchAll(/(\d+(?:\.(\d+))?)\s*(ms|min|s|m|h|d)\b/g)];
+  if (!parts.length) return null;
+  let ms = 0;
+  let tolerance = Infinity;
+  for (const [, value, decimals, unit] of parts) {
+    ms += Number(value) * UNIT_MS[unit];
+    tolerance = Math.min(tolerance, (UNIT_MS[unit] / 10 ** (decimals?.length ?? 0)) / 2);
+  }
+  return { ms, tolerance };
+}
+
+// Asserts that `text` prints `ms` (to its precision).
+export function assertShowsDuration(text, ms, what) {
+  const shown = parseShownDuration(text);
+  assert.ok(shown, `${what}: "${text}" holds a duration`);
+  assert.ok(Math.abs(shown.ms - ms) <= shown.tolerance + 1e-6,
+    `${what}: "${text}" is ${shown.ms} ms (± ${shown.tolerance}), the API says ${ms} ms`);
+}
+
+// What the attempt page shows of Airflow's task (null parts where it shows none).
+export function readAirflowHeader(page) {
+  return page.evaluate(() => {
+    const text = (el) => (el ? el.textContent.replace(/\s+/g, ' ').trim() : null);
+    const figures = (root) => [...(root?.querySelectorAll('[data-part]') ?? [])].map((el) => ({
+      part: el.dataset.part, ms: Number(el.dataset.ms), text: text(el), strong: text(el.querySelector('strong')),
+    }));
+    const badge = document.querySelector('#airflow-state .airflow-state');
+    const identity = Object.fromEntries([...document.querySelectorAll('.attempt-head dl.identity > div')]
+      .map((d) => [text(d.querySelector('dt')), text(d.querySelector('dd'))]));
+    const times = document.querySelector('#task-times');
+    const outside = document.querySelector('#outside-spark');
+    const client = document.querySelector('#breakdown [data-phase="client"]');
+    return {
+      airflowState: badge ? { state: badge.dataset.state, text: text(badge), source: text(document.querySelector('#airflow-state .state-source-name')) } : null,
+      sparkState: text(document.querySelector('#spark-state')),
+      titleStates: [...document.querySelectorAll('.attempt-head .title-row .state')].map(text),
+      operator: identity.Operator ?? null,
+      host: identity.Host ?? null,
+      times: times ? { text: text(times), figures: figures(times) } : null,
+      outside: outside ? { ms: Number(outside.dataset.ms), text: text(outside), figures: figures(outside) } : null,
+      clientMs: client ? Number(client.dataset.ms) : null,
+      clientLegend: text(document.querySelector('.phase-legend li[data-phase="client"] .legend-label')),
+      lead: text(document.querySelector('.breakdown-card .lead')),
+    };
+  });
+}
+
+const closeMs = (a, b) => Math.abs(a - b) <= 1e-3;
+
+// The header and the breakdown show the API's `airflow_task`: Airflow's state (words, not colour
+// alone) and operator beside Spark's state, Airflow's wall time, Spark's part and the rest, and the
+// time outside Spark (the breakdown's client phase) in its three parts.
+export function assertAirflowTaskShown(shown, attempt) {
+  const task = attempt.airflow_task;
+  assert.ok(shown.airflowState, '#airflow-state: the header shows Airflow\'s state');
+  assert.equal(shown.airflowState.state, task.state, '#airflow-state data-state');
+  assert.ok(shown.airflowState.text.includes(task.state.replace(/_/g, ' ')), `Airflow's state in words: "${shown.airflowState.text}" for ${task.state}`);
+  assert.equal(shown.airflowState.source, 'Airflow');
+  assert.match(shown.sparkState ?? '', new RegExp(`^Spark\\b.*\\b${attempt.state}$`), `#spark-state: Spark's state (${attempt.state}) as before`);
+  if (task.operator) assert.equal(shown.operator, task.operator, 'the operator class');
+  else assert.equal(shown.operator, null, 'no operator shown when it is unknown');
+  if (task.hostname) assert.equal(shown.host, task.hostname, 'the host');
+
+  assert.ok(shown.times, '#task-times: Airflow\'s wall time against Spark\'s');
+  const expected = [
+    ['airflow_task', 'Airflow task', task.wall_ms], ['spark', 'Spark', task.spark_ms], ['outside_spark', 'outside Spark', task.outside_spark.ms],
+  ];
+  assert.deepEqual(shown.times.figures.map((f) => f.part), expected.map(([part]) => part), '#task-times: three figures in order');
+  expected.forEach(([part, label, ms], i) => {
+    const figure = shown.times.figures[i];
+    assert.ok(closeMs(figure.ms, ms), `#task-times [data-part=${part}] data-ms ${figure.ms}, the API says ${ms}`);
+    assert.ok(figure.text.startsWith(`${label} `), `#task-times [data-part=${part}] reads "${figure.text}"`);
+    assertShowsDuration(figure.strong, ms, `#task-times ${label}`);
+  });
+
+  // The breakdown: its client phase is the time outside Spark, shown with its three parts.
+  assert.ok(closeMs(shown.clientMs, task.outside_spark.ms),
+    `#breakdown [data-phase=client] is ${shown.clientMs} ms, outside Spark ${task.outside_spark.ms} ms`);
+  assert.ok(shown.outside, '#outside-spark: the time outside Spark in its parts');
+  assert.ok(closeMs(shown.outside.ms, task.outside_spark.ms), `#outside-spark data-ms ${shown.outside.ms}`);
+  assert.ok(shown.outside.text.startsWith('Outside Spark '), `#outside-spark reads "${shown.outside.text}"`);
+  const parts = [
+    ['before_first_call', 'before the first Spark call'], ['between_calls', 'between Spark calls'], ['after_last_call', 'after the last Spark call'],
+  ];
+  assert.deepEqual(shown.outside.figures.map((f) => f.part), parts.map(([part]) => part), '#outside-spark: three parts in order');
+  parts.forEach(([part, label], i) => {
+    const figure = shown.outside.figures[i];
+    const ms = task.outside_spark[`${part}_ms`];
+    assert.ok(closeMs(figure.ms, ms), `#outside-spark [data-part=${part}] data-ms ${figure.ms}, the API says ${ms}`);
+    assert.ok(figure.text.endsWith(label), `#outside-spark [data-part=${part}] reads "${figure.text}"`);
+    assertShowsDuration(figure.strong, ms, `#outside-spark ${label}`);
+  });
+}
+
+// Without `airflow_task` the page shows nothing of it: one state badge, no Airflow figures.
+export function assertNoAirflowTaskShown(shown) {
+  assert.equal(shown.airflowState, null, 'no #airflow-state');
+  assert.equal(shown.sparkState, null, 'no #spark-state (the state badge stands alone, as before)');
+  assert.equal(shown.titleStates.length, 1, `one state badge in the title row: ${JSON.stringify(shown.titleStates)}`);
+  assert.equal(shown.times, null, 'no #task-times');
+  assert.equal(shown.outside, null, 'no #outside-spark');
+  assert.equal(shown.operator, null, 'no operator');
+  assert.equal(shown.host, null, 'no host');
+  assert.doesNotMatch(shown.lead ?? '', /Airflow/, 'the lead sentence says nothing of Airflow\'s task');
+}

@@ -393,6 +393,24 @@ async function serveAssetsFromDisk(context) {
   }));
 }
 
+// route.fetch() asks the server from node, without the browser's six connections per host: all the
+// modules the document preloads at once would overflow the admin port's trace-view queue
+// (--admin-ui-queue, 16) and get 503. A few at a time, as a browser would.
+const FETCH_SLOTS = 4;
+let fetchesRunning = 0;
+const fetchWaiters = [];
+
+async function fetchLimited(route) {
+  while (fetchesRunning >= FETCH_SLOTS) await new Promise((resolve) => { fetchWaiters.push(resolve); });
+  fetchesRunning += 1;
+  try {
+    return await route.fetch();
+  } finally {
+    fetchesRunning -= 1;
+    fetchWaiters.shift()?.();
+  }
+}
+
 async function answerFromDisk(route) {
   const request = route.request();
   const url = new URL(request.url());
@@ -400,7 +418,7 @@ async function answerFromDisk(route) {
   if (!isDocument && !url.pathname.startsWith('/assets/')) return route.continue();
   const file = isDocument ? path.join(WEB_ASSETS, 'index.html') : path.join(WEB_ASSETS, url.pathname.slice('/assets/'.length));
   if (!file.startsWith(WEB_ASSETS + path.sep) || !fs.existsSync(file)) return route.continue();
-  const response = await route.fetch();
+  const response = await fetchLimited(route);
   const headers = { ...response.headers(), 'content-type': ASSET_TYPES[path.extname(file)] ?? 'application/octet-stream' };
   for (const name of ['content-encoding', 'content-length', 'etag']) delete headers[name];
   return route.fulfill({ status: response.status(), headers, body: fs.readFileSync(file) });

@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import { attemptPageTests, setUpTarget } from './attempt_suite.mjs';
 import { currentPath, load } from './harness.mjs';
 
-const target = setUpTarget((harness) => harness.startDemo());
+// The demo reports its task to sparktrace as Airflow would: the attempt has `airflow_task`.
+const target = setUpTarget((harness) => harness.startDemo(), { airflowTask: true });
 
 test('the demo attempt has what the checks need', () => {
   // Preconditions of the checks, so that none of them can pass vacuously.
@@ -19,6 +20,10 @@ test('the demo attempt has what the checks need', () => {
   assert.ok(attempt.findings.some((f) => f.recipe_href), 'a finding with a recipe');
   const lanes = new Set(attempt.spans.map((s) => s.lane));
   for (const lane of ['task', 'rpc', 'operation', 'job', 'stage', 'phase']) assert.ok(lanes.has(lane), `a ${lane} span`);
+  // Airflow's own task attempt, as the demo reports it: it succeeded, and its operator is known.
+  assert.ok(attempt.airflow_task, `the attempt has airflow_task: ${JSON.stringify(attempt.airflow_task)}`);
+  assert.equal(attempt.airflow_task.state, 'success');
+  assert.ok(attempt.airflow_task.operator, 'an operator class');
 });
 
 test('the address the demo printed opens its attempt, shown under the address the list links to', { timeout: 60_000 }, async (t) => {

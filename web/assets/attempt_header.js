@@ -1,8 +1,11 @@
 // The attempt page's header: identity, state, wall time, the tries of this run as tabs, the
-// previous / next run, and the downloads (Chrome trace JSON for Perfetto, OTLP JSON).
+// previous / next run, and the downloads (Chrome trace JSON for Perfetto, OTLP JSON). When the API
+// has Airflow's own task attempt (`airflow_task`), Airflow's state, operator and host beside Spark's
+// state, and Airflow's wall time against Spark's part of it; without one, nothing of that.
 
-import { h, link } from './dom.js';
-import { stateBadge } from './badges.js';
+import { h, link, srOnly } from './dom.js';
+import { airflowStateBadge, stateBadge } from './badges.js';
+import { airflowTaskView, taskTimes } from './airflow_task.js';
 import { formatDuration, formatTimeUtc } from './format.js';
 import { safeHref } from './url_state.js';
 
@@ -50,8 +53,24 @@ function renderDownloads(attempt) {
     safeHref(d.otlp_json) ? h('a', { id: 'download-otlp', href: d.otlp_json, download: '' }, 'OTLP JSON') : null);
 }
 
+// "Airflow ✓ success" / "Spark ✓ success": whose state a badge is, in words.
+function sourcedState(id, source, badge) {
+  return h('span', { id, class: 'state-source' }, h('span', { class: 'state-source-name' }, source), badge);
+}
+
+// "Airflow task 20m 03s · Spark 5m 01s · outside Spark 15m 02s": each figure with its ms.
+function renderTaskTimes(task) {
+  const parts = [];
+  for (const t of taskTimes(task)) {
+    if (parts.length) parts.push(h('span', { class: 'sep', 'aria-hidden': 'true' }, ' \u00b7 '), srOnly(', '));
+    parts.push(h('span', { class: 'task-time', dataset: { part: t.key, ms: t.ms } }, `${t.label} `, h('strong', null, t.text)));
+  }
+  return h('p', { id: 'task-times', class: 'task-times' }, parts, task.running ? h('span', { class: 'muted' }, ' so far') : null);
+}
+
 export function renderAttemptHeader(attempt) {
   const identity = attempt.identity;
+  const task = airflowTaskView(attempt);
   const live = attempt.in_progress
     ? h('span', { class: 'live' }, h('span', { 'aria-hidden': 'true' }, '\u25cf '), 'live \u00b7 updating every 2 s')
     : null;
@@ -59,14 +78,20 @@ export function renderAttemptHeader(attempt) {
     ? [item('DAG', identity.dag_id), item('Task', identity.task_id), item('Run', identity.run_id, true),
       item('Try', String(identity.try_number)), identity.map_index !== -1 ? item('Map index', String(identity.map_index)) : null]
     : [item('Trace', attempt.trace_ids?.[0] ?? '', true)];
+  const states = task
+    ? [sourcedState('airflow-state', 'Airflow', airflowStateBadge(task.state.state)), sourcedState('spark-state', 'Spark', stateBadge(attempt.state))]
+    : [stateBadge(attempt.state)];
   return h('section', { class: 'attempt-head', 'aria-labelledby': 'attempt-title' },
     h('div', { class: 'title-row' },
       h('h1', { id: 'attempt-title' }, attemptTitle(attempt)),
-      stateBadge(attempt.state),
-      h('span', { class: 'wall', title: 'wall time' }, formatDuration(attempt.wall_ms)),
+      states,
+      h('span', { class: 'wall', title: task ? 'wall time of the Airflow task' : 'wall time' }, formatDuration(attempt.wall_ms)),
       live),
+    task ? renderTaskTimes(task) : null,
     h('dl', { class: 'identity' },
       details,
+      task?.operator ? item('Operator', task.operator, true) : null,
+      task?.hostname ? item('Host', task.hostname, true) : null,
       item('Started', formatTimeUtc(attempt.start_ms)),
       item(attempt.in_progress ? 'Last seen' : 'Ended', formatTimeUtc(attempt.end_ms)),
       attempt.kind === 'airflow' && attempt.trace_ids?.length ? item('Trace', attempt.trace_ids.join(', '), true) : null),

@@ -6,7 +6,8 @@ import { h, clear } from './dom.js';
 import { fetchJson, poll } from './api.js';
 import { renderError } from './error_view.js';
 import { renderAttemptHeader, attemptTitle } from './attempt_header.js';
-import { renderBreakdownBar, renderBreakdownLegend } from './breakdown_bar.js';
+import { renderBreakdownBar, renderBreakdownLegend, renderOutsideSpark } from './breakdown_bar.js';
+import { airflowTaskView, taskSpanFirst } from './airflow_task.js';
 import { renderFindings } from './findings.js';
 import { renderHistory } from './history_chart.js';
 import { Gantt } from './gantt.js';
@@ -26,13 +27,15 @@ function breadcrumbFor(route, attempt) {
   ];
 }
 
-// "2h 15m of wall time: resource wait took the most, 42 min (31%)."
-function leadSentence(attempt) {
+// "2h 15m of wall time: resource wait took the most, 42 min (31%)." With Airflow's task, the wall
+// time is the Airflow task's.
+function leadSentence(attempt, task) {
   const phases = attempt.breakdown.phases;
   const top = phases.reduce((a, b) => (b.ms > a.ms ? b : a), phases[0]);
   const wall = h('strong', null, formatDuration(attempt.breakdown.wall_ms));
-  if (!top || !(top.ms > 0)) return h('p', { class: 'lead' }, wall, ' of wall time.');
-  return h('p', { class: 'lead' }, wall, attempt.in_progress ? ' of wall time so far; ' : ' of wall time; ',
+  const of = task ? ' of the Airflow task\u2019s wall time' : ' of wall time';
+  if (!top || !(top.ms > 0)) return h('p', { class: 'lead' }, wall, `${of}.`);
+  return h('p', { class: 'lead' }, wall, attempt.in_progress ? `${of} so far; ` : `${of}; `,
     h('strong', null, top.label), ` took the most: ${formatDuration(top.ms)} (${formatPercent(top.fraction ?? top.ms / attempt.breakdown.wall_ms)}).`);
 }
 
@@ -42,6 +45,13 @@ function criticalNote(attempt) {
   return h('p', { class: 'muted critical-note' },
     `Critical path ${formatDuration(cp.ms)}`,
     cp.known ? ` (${cp.basis})` : ' (jobs and operations only: the stages carry no parent ids)', '.');
+}
+
+// The attempt as the page lays it out: the Airflow task's span (when there is one) first among the
+// spans, so that it is the timeline's top row and the root of the tree.
+function forView(attempt) {
+  const spans = taskSpanFirst(attempt.spans, attempt.airflow_task?.span_id);
+  return spans === attempt.spans ? attempt : { ...attempt, spans };
 }
 
 class AttemptView {
@@ -89,16 +99,18 @@ class AttemptView {
     for (const part of this.parts) part.disconnect?.();
     clear(this.summary);
     const attempt = this.attempt;
-    const bar = renderBreakdownBar(attempt.breakdown);
+    const task = airflowTaskView(attempt);
+    const bar = renderBreakdownBar(attempt.breakdown, task);
     const history = renderHistory(attempt.history, attempt);
     this.findings = renderFindings(attempt.findings ?? [], (finding) => this.selectFinding(finding, false));
     this.parts = [bar, history];
     const breakdownCard = h('section', { class: 'card breakdown-card', 'aria-labelledby': 'breakdown-title' },
       h('div', { class: 'card-head' }, h('h2', { id: 'breakdown-title' }, 'Where the time went'),
         h('span', { class: 'muted' }, 'each millisecond of the wall time in exactly one phase')),
-      leadSentence(attempt),
+      leadSentence(attempt, task),
       bar.element,
       renderBreakdownLegend(attempt.breakdown),
+      task ? renderOutsideSpark(task) : null,
       criticalNote(attempt));
     this.summary.append(
       renderAttemptHeader(attempt),
@@ -172,7 +184,7 @@ export async function renderAttemptPage(route, context) {
   const title = attemptTitle(attempt);
   context.setTitle(route.kind === 'trace' ? `${title} (trace)` : `${title} \u00b7 try ${route.identity.try_number}`);
   context.setBreadcrumb(breadcrumbFor(route, attempt));
-  view = new AttemptView(route, context, attempt);
+  view = new AttemptView(route, context, forView(attempt));
   context.markReady();
   // How long laying out the attempt took, for performance checks (see web/dev/browser_check.mjs).
   performance.measure('sparktrace:attempt-render', 'sparktrace:attempt-data');
@@ -183,7 +195,7 @@ export async function renderAttemptPage(route, context) {
       etag: result.etag,
       onData: (next) => {
         if (!context.isCurrent()) return false;
-        view.update(next);
+        view.update(forView(next));
         return next.in_progress;  // false stops polling once the attempt has ended
       },
       onError: () => {},  // a failed poll is retried at the next tick

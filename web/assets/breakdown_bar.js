@@ -1,19 +1,24 @@
 // "Where the time went": one bar of the six breakdown phases, widths proportional to their ms
 // (breakdown_geometry.js), labelled where a label fits, with a legend of all six (duration and
-// share). Also the small stacked bar of the task list and the phase swatch used in every legend.
+// share). With Airflow's task (`airflow_task`, see airflow_task.js) the `client` phase is the time
+// outside Spark, and its three parts (before the first Spark call, between calls, after the last)
+// go in the bar's tooltip and description and below the legend. Also the small stacked bar of the
+// task list and the phase swatch used in every legend.
 
 import { h } from './dom.js';
 import { phaseShares, segmentPixels, labelFits } from './breakdown_geometry.js';
 import { formatDuration, formatPercent } from './format.js';
 import { phaseList } from './phases.js';
+import { formatTaskDuration, outsidePartsText } from './airflow_task.js';
 
 export function phaseSwatch(phase) {
   return h('span', { class: ['swatch', `phase-${phase}`], 'aria-hidden': 'true' });
 }
 
-function describe(phases) {
+// "resource wait 41 min (60%), compute 24 min (35%), …"; `clientParts` follows the client phase.
+function describe(phases, clientParts = '') {
   return phases.filter((p) => p.ms > 0)
-    .map((p) => `${p.label} ${formatDuration(p.ms)} (${formatPercent(p.share)})`).join(', ');
+    .map((p) => `${p.label} ${formatDuration(p.ms)} (${formatPercent(p.share)})${p.phase === 'client' ? clientParts : ''}`).join(', ');
 }
 
 // The labels a segment can hold, longest first.
@@ -24,11 +29,14 @@ function labelsFor(segment) {
 
 // The bar of an attempt's breakdown ({wall_ms, phases:[{phase,label,ms,fraction}]}): #breakdown,
 // one child per phase with data-phase and data-ms. Labels follow the bar's width as it resizes.
-export function renderBreakdownBar(breakdown) {
+// `task`: airflowTaskView(attempt) or null.
+export function renderBreakdownBar(breakdown, task = null) {
   const shares = phaseShares(breakdown.phases);
+  const parts = task ? `: ${outsidePartsText(task)}` : '';
+  const description = describe(shares, parts);
   const bar = h('div', {
     id: 'breakdown', class: 'breakdown-bar', role: 'img',
-    'aria-label': `Where the time went: ${describe(shares) || 'no time recorded'}`,
+    'aria-label': `Where the time went: ${description || 'no time recorded'}`,
   });
   const labels = [];
   for (const segment of shares) {
@@ -36,6 +44,7 @@ export function renderBreakdownBar(breakdown) {
     const el = h('div', {
       class: ['segment', `phase-${segment.phase}`],
       dataset: { phase: segment.phase, ms: segment.ms },
+      title: parts && segment.phase === 'client' ? `${segment.label} ${formatDuration(segment.ms)}${parts}` : null,
     }, label);
     el.style.width = `${segment.share * 100}%`;
     labels.push(label);
@@ -63,6 +72,22 @@ export function renderBreakdownLegend(breakdown) {
       h('span', { class: 'legend-label' }, p.label),
       h('span', { class: 'legend-ms' }, formatDuration(p.ms)),
       h('span', { class: 'legend-share' }, formatPercent(breakdown.phases[i].fraction ?? p.share)))));
+}
+
+// Below the legend, with Airflow's task: "Outside Spark 3m 11s of the Airflow task's 2h 15m 00s:
+// 2.0 s before the first Spark call, 2m 09s between Spark calls, 1m 00s after the last Spark
+// call." (#outside-spark, each figure with data-part and data-ms). `task`: airflowTaskView(attempt).
+export function renderOutsideSpark(task) {
+  const figure = (key, ms, text) => h('span', { class: 'outside-part', dataset: { part: key, ms } }, text);
+  const parts = [];
+  for (const p of task.parts) {
+    if (parts.length) parts.push(', ');
+    parts.push(figure(p.key, p.ms, [h('strong', null, formatTaskDuration(p.ms)), ` ${p.label}`]));
+  }
+  return h('p', { id: 'outside-spark', class: 'outside-spark', dataset: { ms: task.outsideMs } },
+    phaseSwatch('client'),
+    h('span', null, 'Outside Spark ', h('strong', null, formatTaskDuration(task.outsideMs)),
+      ` of the Airflow task\u2019s ${formatTaskDuration(task.wallMs)}${task.running ? ' so far' : ''}: `, parts, '.'));
 }
 
 // The small bar of a task-list row, from its bare `phases` object.

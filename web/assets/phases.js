@@ -4,7 +4,7 @@
 // drawn on the pattern legend, so that colour is never the only cue.
 
 export const PHASES = [
-  { phase: 'client', label: 'client / submit', hint: 'task code between Spark calls' },
+  { phase: 'client', label: 'outside Spark', hint: 'nothing of Spark in flight: the task\u2019s own code before, between and after its Spark calls' },
   { phase: 'resource_wait', label: 'resource wait', hint: 'work waiting for executors' },
   { phase: 'compute', label: 'compute', hint: 'stages running' },
   { phase: 'io_write', label: 'I/O write', hint: 'stages writing output' },

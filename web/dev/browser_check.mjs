@@ -86,14 +86,16 @@ async function run(dark) {
     check(sel.selected && sel.selected === sel.detail && sel.url.includes('span='), `finding click selects its span ${JSON.stringify(sel)}`);
     await page.screenshot(`${outDir}/attempt-finding${suffix}.png`);
 
-    // Keyboard: focus the tree, move down twice, collapse/expand.
+    // Keyboard: focus the tree, move down three rows (below the Airflow task's row and two RPCs: the
+    // first operation), collapse/expand.
     await page.evaluate(`document.querySelector('[role=tree]').focus()`);
     await page.key('Home');
     await page.key('ArrowDown');
     await page.key('ArrowDown');
+    await page.key('ArrowDown');
     await new Promise((r) => setTimeout(r, 100));
     const kb = await page.evaluate(`({pos: document.querySelector('.tree-row.selected')?.dataset.position, active: document.querySelector('[role=tree]').getAttribute('aria-activedescendant')})`);
-    check(kb.pos === '2' && kb.active, `arrow keys move the selection ${JSON.stringify(kb)}`);
+    check(kb.pos === '3' && kb.active, `arrow keys move the selection ${JSON.stringify(kb)}`);
     const rowCount = `document.querySelectorAll('[data-row-id]').length`;
     const rowsOpen = await page.evaluate(rowCount);
     await page.key('ArrowLeft');

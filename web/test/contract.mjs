@@ -1,6 +1,6 @@
 // Checks a JSON answer against docs/trace-view-api.md: the shapes and the promises the page relies
 // on (six phases in order adding up to the wall time, intervals covering it, spans in tree order,
-// ids that resolve). Answers a list of problems, empty when it conforms. Usable on real server
+// ids that resolve, Airflow's task attempt consistent with the breakdown). Answers a list of problems, empty when it conforms. Usable on real server
 // output too: node -e "import('./web/test/contract.mjs').then(m => console.log(m.checkAttempt(JSON.parse(require('fs').readFileSync(0)))))"
 
 export const PHASES = ['client', 'resource_wait', 'compute', 'io_write', 'idle', 'result_transfer'];
@@ -28,6 +28,8 @@ export function checkAttempt(a) {
   for (const key of ['previous_run', 'next_run']) {
     if (a[key] !== null && (typeof a[key]?.run_id !== 'string' || typeof a[key]?.href !== 'string')) fail(key);
   }
+
+  checkAirflowTask(a, fail);
 
   const b = a.breakdown;
   if (!b || !Array.isArray(b.phases)) {
@@ -105,6 +107,59 @@ export function checkAttempt(a) {
   }
   if (typeof a.downloads?.chrome_trace !== 'string' || typeof a.downloads?.otlp_json !== 'string') fail('downloads');
   return problems;
+}
+
+// `airflow_task`: null, or Airflow's task attempt with its figures consistent — the three parts of
+// the time outside Spark add up to it, Spark's time is the rest of Airflow's wall time, the task lies
+// within the attempt (its span is one of the attempt's roots, lane `task`), and the time outside
+// Spark is the breakdown's `client` intervals within the task, split where Spark's time begins and
+// ends (all of it before the first call when Spark never ran).
+const OUTSIDE_PARTS = ['before_first_call_ms', 'between_calls_ms', 'after_last_call_ms'];
+const MS_TOLERANCE = 1e-3;  // figures summed in another order may differ in the last bits of a double
+const closeMs = (x, y) => Math.abs(x - y) <= MS_TOLERANCE * Math.max(1, Math.abs(x) / 1e6, Math.abs(y) / 1e6);
+
+function checkAirflowTask(a, fail) {
+  if (!('airflow_task' in a)) return fail('airflow_task missing (null when there is none)');
+  const t = a.airflow_task;
+  if (t === null) return;
+  if (typeof t !== 'object' || Array.isArray(t)) return fail('airflow_task is neither null nor an object');
+  if (typeof t.span_id !== 'string' || !/^[0-9a-f]{16}$/.test(t.span_id)) fail(`airflow_task.span_id ${t.span_id}`);
+  if (typeof t.state !== 'string' || !/^[a-z_]+$/.test(t.state)) fail(`airflow_task.state ${t.state}`);
+  for (const k of ['operator', 'hostname']) if (typeof t[k] !== 'string') fail(`airflow_task.${k}`);
+  if (typeof t.running !== 'boolean') fail('airflow_task.running');
+  else if (t.running !== (t.state === 'running')) fail(`airflow_task.running ${t.running} with state ${t.state}`);
+  const o = t.outside_spark;
+  const numbers = [t.start_ms, t.end_ms, t.wall_ms, t.spark_ms, ...[...OUTSIDE_PARTS, 'ms'].map((k) => o?.[k])];
+  if (!numbers.every(isNum)) return fail('airflow_task: a figure is not a finite number');
+  if (!closeMs(t.end_ms - t.start_ms, t.wall_ms)) fail('airflow_task.wall_ms != end_ms - start_ms');
+  for (const k of [...OUTSIDE_PARTS, 'ms']) if (o[k] < 0) fail(`airflow_task.outside_spark.${k} < 0`);
+  const parts = OUTSIDE_PARTS.reduce((sum, k) => sum + o[k], 0);
+  if (!closeMs(parts, o.ms)) fail(`airflow_task.outside_spark parts add up to ${parts}, not ${o.ms}`);
+  if (!closeMs(t.spark_ms, t.wall_ms - o.ms)) fail(`airflow_task.spark_ms ${t.spark_ms} != wall_ms - outside_spark.ms`);
+  if (o.ms > t.wall_ms + MS_TOLERANCE) fail('airflow_task.outside_spark.ms > wall_ms');
+  if (t.start_ms < a.start_ms - MS_TOLERANCE || t.end_ms > a.end_ms + MS_TOLERANCE) fail('airflow_task outside the attempt\'s range');
+  const span = a.spans?.find((s) => s.id === t.span_id);
+  if (!span) fail(`airflow_task.span_id ${t.span_id} is not a span of the attempt`);
+  else if (span.lane !== 'task') fail(`airflow_task's span has lane ${span.lane}`);
+  else if (span.depth !== 0) fail('airflow_task\'s span is not a root');
+
+  // The time outside Spark: the breakdown's client intervals (nothing of Spark in flight) within
+  // Airflow's start and end, split by the first and the last instant with Spark in flight.
+  const b = a.breakdown;
+  if (!Array.isArray(b?.phases) || !Array.isArray(b?.intervals)) return;
+  const client = b.phases.find((p) => p.phase === 'client');
+  if (client && o.ms > client.ms + MS_TOLERANCE) fail(`airflow_task.outside_spark.ms ${o.ms} > breakdown client ${client.ms}`);
+  const spark = b.intervals.filter((i) => i.phase !== 'client');
+  const first = spark.length ? spark[0].start_ms : Infinity;
+  const last = spark.length ? spark[spark.length - 1].end_ms : Infinity;
+  const split = { before_first_call_ms: 0, between_calls_ms: 0, after_last_call_ms: 0 };
+  for (const i of b.intervals) {
+    if (i.phase !== 'client') continue;
+    const ms = Math.max(0, Math.min(i.end_ms, t.end_ms) - Math.max(i.start_ms, t.start_ms));
+    const key = i.end_ms <= first ? 'before_first_call_ms' : i.start_ms >= last ? 'after_last_call_ms' : 'between_calls_ms';
+    split[key] += ms;
+  }
+  for (const k of OUTSIDE_PARTS) if (!closeMs(split[k], o[k])) fail(`airflow_task.outside_spark.${k} ${o[k]} != breakdown's ${split[k]}`);
 }
 
 export function checkTasks(list) {
