@@ -79,7 +79,8 @@ AdminRoutes::Decision Answer(HttpResponse response) {
 
 AdminRoutes::AdminRoutes(ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
                          std::vector<std::shared_ptr<const prometheus::Collectable>> more,
-                         std::vector<PostRoute> post_routes, AdminUi ui, HostPolicy hosts, AdminMetrics& metrics)
+                         std::vector<PostRoute> post_routes, AdminUi ui, HostPolicy hosts,
+                         AdminMetrics& metrics)
     : readiness_(std::move(readiness)),
       registry_(std::move(registry)),
       more_collectables_(std::move(more)),
@@ -117,6 +118,10 @@ AdminRoutes::Decision AdminRoutes::Route(const RequestHead& head, std::uint64_t 
     if (head.method != "POST") return Answer(MethodNotAllowed("POST", "send events with POST\n"));
     if (auto refusal = RefuseHost(head)) return Answer(std::move(*refusal));
     if (auto refusal = RefuseCrossOriginWrite(*route, head)) return Answer(std::move(*refusal));
+    if (route->needs_admin_token && !HasAdminToken(head)) {
+      metrics_.Refused(RefuseReason::kUnauthorized);
+      return Answer(Unauthorized(path));
+    }
     if (body_bytes > route->max_body_bytes) {
       metrics_.Refused(RefuseReason::kBodyTooLarge);
       return Answer(JsonError(413, "body larger than " + std::to_string(route->max_body_bytes) + " bytes"));
@@ -145,7 +150,8 @@ std::optional<HttpResponse> AdminRoutes::RefuseHost(const RequestHead& head) con
   return response;
 }
 
-std::optional<HttpResponse> AdminRoutes::RefuseCrossOriginWrite(const PostRoute& route, const RequestHead& head) const {
+std::optional<HttpResponse> AdminRoutes::RefuseCrossOriginWrite(const PostRoute& route,
+                                                                const RequestHead& head) const {
   // A browser adds Origin to every POST; a page of another site is refused even when it reached
   // this port (log shippers send no Origin).
   if (const auto origin = head.Header("Origin")) {
@@ -159,7 +165,8 @@ std::optional<HttpResponse> AdminRoutes::RefuseCrossOriginWrite(const PostRoute&
   // one of the route's; a request without Content-Type is a script's.
   if (const auto type = head.Header("Content-Type"); type && !route.content_types.empty()) {
     const std::string media = MediaType(*type);
-    if (std::find(route.content_types.begin(), route.content_types.end(), media) == route.content_types.end()) {
+    if (std::find(route.content_types.begin(), route.content_types.end(), media) ==
+        route.content_types.end()) {
       metrics_.Refused(RefuseReason::kContentType);
       std::string accepted;
       for (const std::string& name : route.content_types) accepted += (accepted.empty() ? "" : " or ") + name;
@@ -167,6 +174,14 @@ std::optional<HttpResponse> AdminRoutes::RefuseCrossOriginWrite(const PostRoute&
     }
   }
   return std::nullopt;
+}
+
+bool AdminRoutes::HasAdminToken(const RequestHead& head) const {
+  if (ui_.token.empty()) return true;
+  // The bearer header only: a write never rides on the browser's cookie.
+  const auto authorization = head.Header("Authorization");
+  const auto bearer = authorization ? BearerToken(*authorization) : std::nullopt;
+  return bearer && ConstantTimeEquals(*bearer, ui_.token);
 }
 
 AdminRoutes::Decision AdminRoutes::UiAccess(const RequestHead& head) const {
@@ -195,8 +210,9 @@ AdminRoutes::Decision AdminRoutes::UiAccess(const RequestHead& head) const {
 }
 
 HttpResponse AdminRoutes::Post(const RequestHead& head, std::string body) const {
-  const auto route = std::find_if(post_routes_.begin(), post_routes_.end(),
-                                  [&head](const PostRoute& candidate) { return candidate.path == head.path; });
+  const auto route =
+      std::find_if(post_routes_.begin(), post_routes_.end(),
+                   [&head](const PostRoute& candidate) { return candidate.path == head.path; });
   if (route == post_routes_.end()) return HandleGet(head.path);  // not reached: Route chose a route
   return route->handler(MakeRequest(head, std::move(body)));
 }

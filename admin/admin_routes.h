@@ -28,8 +28,8 @@ class AdminRoutes {
   // `metrics` counts the refusals decided here (host, origin, content_type, body_too_large); it
   // must outlive the routes.
   AdminRoutes(ReadinessProbe readiness, std::shared_ptr<prometheus::Registry> registry,
-              std::vector<std::shared_ptr<const prometheus::Collectable>> more, std::vector<PostRoute> post_routes,
-              AdminUi ui, HostPolicy hosts, AdminMetrics& metrics);
+              std::vector<std::shared_ptr<const prometheus::Collectable>> more,
+              std::vector<PostRoute> post_routes, AdminUi ui, HostPolicy hosts, AdminMetrics& metrics);
 
   // What to do with a request whose head arrived (its body of `body_bytes` not read yet).
   struct Decision {
@@ -62,6 +62,8 @@ class AdminRoutes {
   std::optional<HttpResponse> RefuseHost(const RequestHead& head) const;
   std::optional<HttpResponse> RefuseCrossOriginWrite(const PostRoute& route, const RequestHead& head) const;
   Decision UiAccess(const RequestHead& head) const;
+  // Whether a POST may pass a route's needs_admin_token: no token set, or its bearer header.
+  bool HasAdminToken(const RequestHead& head) const;
   HttpResponse HandleGet(const std::string& path) const;
 
   ReadinessProbe readiness_;

@@ -67,6 +67,9 @@ struct PostRoute {
   // A request without Content-Type passes (scripts and shippers; a browser's carries an Origin).
   // Empty: any type.
   std::vector<std::string> content_types = {"application/x-ndjson", "application/json", "application/jsonl"};
+  // When the admin port has a token (--admin-token), the request must carry it as
+  // `Authorization: Bearer TOKEN` (401 otherwise), as the trace view's API must.
+  bool needs_admin_token = false;
 };
 
 // Tells /readyz why the proxy is not ready, or "" when it is. Called on the admin thread.

@@ -23,27 +23,45 @@ enum class RefuseReason {
   kOrigin,           // 403: cross-origin write
   kContentType,      // 415: a POST body type the route does not take
   kBusy,             // 503: the trace view's queue, or the bodies being received, are full
+  kUnauthorized,     // 401: a POST route that needs the admin token came without it
 };
-inline constexpr std::size_t kRefuseReasonCount = static_cast<std::size_t>(RefuseReason::kBusy) + 1;
+inline constexpr std::size_t kRefuseReasonCount = static_cast<std::size_t>(RefuseReason::kUnauthorized) + 1;
 
 // "uri_too_long": the label value.
 constexpr std::string_view RefuseReasonName(RefuseReason reason) {
   switch (reason) {
-    case RefuseReason::kBadRequest: return "bad_request";
-    case RefuseReason::kUriTooLong: return "uri_too_long";
-    case RefuseReason::kHeadersTooLarge: return "headers_too_large";
-    case RefuseReason::kLengthRequired: return "length_required";
-    case RefuseReason::kBodyTooLarge: return "body_too_large";
-    case RefuseReason::kHeaderTimeout: return "header_timeout";
-    case RefuseReason::kBodyTimeout: return "body_timeout";
-    case RefuseReason::kIdleTimeout: return "idle_timeout";
-    case RefuseReason::kWriteTimeout: return "write_timeout";
-    case RefuseReason::kMaxConnections: return "max_connections";
-    case RefuseReason::kEvicted: return "evicted";
-    case RefuseReason::kHost: return "host";
-    case RefuseReason::kOrigin: return "origin";
-    case RefuseReason::kContentType: return "content_type";
-    case RefuseReason::kBusy: return "busy";
+    case RefuseReason::kBadRequest:
+      return "bad_request";
+    case RefuseReason::kUriTooLong:
+      return "uri_too_long";
+    case RefuseReason::kHeadersTooLarge:
+      return "headers_too_large";
+    case RefuseReason::kLengthRequired:
+      return "length_required";
+    case RefuseReason::kBodyTooLarge:
+      return "body_too_large";
+    case RefuseReason::kHeaderTimeout:
+      return "header_timeout";
+    case RefuseReason::kBodyTimeout:
+      return "body_timeout";
+    case RefuseReason::kIdleTimeout:
+      return "idle_timeout";
+    case RefuseReason::kWriteTimeout:
+      return "write_timeout";
+    case RefuseReason::kMaxConnections:
+      return "max_connections";
+    case RefuseReason::kEvicted:
+      return "evicted";
+    case RefuseReason::kHost:
+      return "host";
+    case RefuseReason::kOrigin:
+      return "origin";
+    case RefuseReason::kContentType:
+      return "content_type";
+    case RefuseReason::kBusy:
+      return "busy";
+    case RefuseReason::kUnauthorized:
+      return "unauthorized";
   }
   return "unknown";
 }

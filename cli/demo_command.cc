@@ -19,7 +19,7 @@
 #include "cli/demo_port_probe.h"
 #include "cli/demo_report.h"
 #include "cli/demo_rules.h"
-#include "cli/demo_task_span.h"
+#include "cli/demo_task_report.h"
 #include "cli/demo_trace_wait.h"
 #include "cli/demo_workload.h"
 #include "common/flags.h"
@@ -78,6 +78,10 @@ constexpr std::chrono::seconds kProxyStopGrace{10};
 constexpr std::chrono::seconds kSimulatorStopGrace{5};
 
 const tracing::AirflowIdentity kTaskTemplate{"daily_sales", "load_orders", "", 1, -1};
+// The operator the demo's task plays (the Spark provider's PySpark operator, for Spark Connect).
+constexpr std::string_view kDemoOperator = "PySparkOperator";
+// The proxy is local; a report that takes longer is lost, as the plugin's would be.
+constexpr std::chrono::milliseconds kReportTimeout{2000};
 
 int Fail(std::ostream& err, int code, std::string_view message) {
   err << "sparktrace demo: " << message << "\n";
@@ -337,22 +341,34 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
                      options.airflow.try_number)
       << fmt::format("  traceparent: {}  (a new trace: {})\n", options.traceparent, tracing::ToHex(trace_id))
       << std::flush;
-  const std::uint64_t task_start = NowUnixNano();
+  // What the Airflow plugin sends: the attempt, its span context, the operator, "running" first.
+  tracing::AirflowTaskReport report;
+  report.identity = options.airflow;
+  report.operator_class = std::string(kDemoOperator);
+  report.hostname = "sparktrace-demo";
+  report.traceparent = tracing::Traceparent{0, trace_id, task_span_id, tracing::kSampledFlag};
+  report.state = "running";
+  report.start_unix_nano = NowUnixNano();
+  report.end_unix_nano = report.start_unix_nano;
+  const auto send_report = [&] {
+    if (auto sent = SendAirflowTaskReport(endpoints.admin, report, kReportTimeout); !sent.ok()) {
+      err << "sparktrace demo: could not report the Airflow task (" << sent.error().message
+          << "); its page shows the Spark part only\n";
+    }
+  };
+  send_report();
   auto operations = RunDemoWorkload(options, out);
-  const std::uint64_t task_end = NowUnixNano();
   if (!operations.ok()) return stop(Fail(err, 1, operations.error().message));
+  report.state = "success";
+  report.end_unix_nano = NowUnixNano();
 
   int stop_signal = WaitForSignal(signals, std::chrono::milliseconds(0));
   if (stop_signal == 0) {
-    const auto task_span = MakeAirflowTaskSpan(trace_id, task_span_id, options.airflow, task_start, task_end);
-    if (auto stored = StoreSpan(*store_location, task_span); !stored.ok()) {
-      err << "sparktrace demo: could not store the Airflow task's span (" << stored.error().message
-          << "); the proxy's spans show as orphans\n";
-    }
+    send_report();
     std::vector<std::string> operation_ids;
     for (const auto& operation : *operations) operation_ids.push_back(operation.operation_id);
     auto spans = WaitForOperationSpans(*store_location, trace_id, operation_ids, /*driver_spans=*/true,
-                                       kTraceTimeout, [&](std::chrono::milliseconds pause) {
+                                       task_span_id, kTraceTimeout, [&](std::chrono::milliseconds pause) {
                                          stop_signal = WaitForSignal(signals, pause);
                                          return stop_signal == 0;
                                        });

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/units.h"
+#include "tracing/airflow_task_report.h"
 #include "tracing/store/open_span_store.h"
 #include "tracing/well_known_attributes.h"
 
@@ -50,12 +51,23 @@ bool HasClosedLifecycle(std::span<const tracing::Span> spans, const tracing::Spa
                      [](const tracing::SpanEvent& event) { return event.name == "closed"; });
 }
 
+// The Airflow task's span `span_id` with a state other than "running" (its final report).
+bool HasEndedTaskSpan(std::span<const tracing::Span> spans, const tracing::SpanId& span_id) {
+  return std::any_of(spans.begin(), spans.end(), [&span_id](const tracing::Span& span) {
+    const auto* state =
+        tracing::AttributeValueOf<std::string>(span.attributes, tracing::kAirflowTaskStateKey);
+    return span.span_id == span_id && state != nullptr && *state != "running";
+  });
+}
+
 }  // namespace
 
 Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::StoreLocation& store_location,
                                                          const tracing::TraceId& trace_id,
                                                          std::span<const std::string> operation_ids,
-                                                         bool driver_spans, std::chrono::milliseconds timeout,
+                                                         bool driver_spans,
+                                                         const std::optional<tracing::SpanId>& task_span_id,
+                                                         std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_ptr<tracing::store::SpanStore> store;
@@ -85,10 +97,13 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::S
             without_driver += (without_driver.empty() ? "" : ", ") + operation_id;
           }
         }
-        if (missing.empty() && without_driver.empty()) return spans;
-        last_problem = std::to_string(spans.size()) + " span(s) stored, " +
-                       (missing.empty() ? "no closed driver lifecycle span yet for " + without_driver
-                                        : "no operation span yet for " + missing);
+        const bool task_ended = !task_span_id || HasEndedTaskSpan(spans, *task_span_id);
+        if (missing.empty() && without_driver.empty() && task_ended) return spans;
+        last_problem =
+            std::to_string(spans.size()) + " span(s) stored, " +
+            (!missing.empty()          ? "no operation span yet for " + missing
+             : !without_driver.empty() ? "no closed driver lifecycle span yet for " + without_driver
+                                       : std::string("the Airflow task's final report not stored yet"));
       } else if (found.error().code != ErrorCode::kNotFound) {
         last_problem = found.error().message;
       }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,12 +32,15 @@ inline constexpr std::string_view kLifecycleSpanName = "spark.connect.operation.
 // an operation span for each of `operation_ids`, then returns all spans of the trace. With
 // `driver_spans`, also until each operation has the driver's side of it: its lifecycle span
 // (spark.connect.operation.lifecycle, from the event log) with the driver's "closed" event,
-// which Spark writes last for an operation. Fails (kUnavailable) when `timeout` passes or `pause`
-// gives up first, naming what is missing.
+// which Spark writes last for an operation. With `task_span_id`, also until the Airflow task's span
+// of that id holds its final state (the report after "running"). Fails (kUnavailable) when `timeout`
+// passes or `pause` gives up first, naming what is missing.
 Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::StoreLocation& store_location,
                                                          const tracing::TraceId& trace_id,
                                                          std::span<const std::string> operation_ids,
-                                                         bool driver_spans, std::chrono::milliseconds timeout,
+                                                         bool driver_spans,
+                                                         const std::optional<tracing::SpanId>& task_span_id,
+                                                         std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause);
 
 // The operation span of `operation_id` among `spans`, or nullptr.

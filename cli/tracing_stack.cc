@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/airflow_task_route.h"
 #include "tracing/otlp_grpc_exporter.h"
 #include "tracing/otlp_http_exporter.h"
 #include "tracing/resource_attributes.h"
@@ -122,6 +123,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
       std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
   stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(
       stack->fanout_, stack->ids_, *sampler, *stack->metrics_, operations);
+  stack->airflow_task_route_ = AirflowTaskRoute(stack->fanout_, *sampler, registry);
   if (!config.event_log_dirs.empty() || !config.spark_ui_url.empty() || config.event_push_max_bytes > 0) {
     listener::EventLogFeedOptions feed_options;
     feed_options.directories = config.event_log_dirs;
@@ -168,7 +170,8 @@ std::vector<std::shared_ptr<const prometheus::Collectable>> TracingStack::collec
 }
 
 std::vector<admin::PostRoute> TracingStack::admin_routes() const {
-  if (!push_endpoint_) return {};
+  std::vector<admin::PostRoute> routes = {airflow_task_route_};
+  if (!push_endpoint_) return routes;
   admin::PostRoute route;
   route.path = "/api/v1/events";
   route.max_body_bytes = push_endpoint_->max_body_bytes();
@@ -186,7 +189,8 @@ std::vector<admin::PostRoute> TracingStack::admin_routes() const {
       response.headers.emplace_back("Retry-After", std::to_string(*reply.retry_after_seconds));
     return response;
   };
-  return {std::move(route)};
+  routes.push_back(std::move(route));
+  return routes;
 }
 
 TracingStack::~TracingStack() { Shutdown(); }

@@ -43,7 +43,8 @@ class TracingStack {
   std::shared_ptr<const prometheus::Collectable> pipeline_metrics() const { return pipeline_metrics_; }
   // Metrics read at scrape time: the span pipelines', and the driver-event feed's when it runs.
   std::vector<std::shared_ptr<const prometheus::Collectable>> collectables() const;
-  // POST /api/v1/events when the push endpoint is on; none otherwise (the path is then a 404).
+  // POST /api/v1/airflow/task-attempts (Airflow's own task, cli/airflow_task_route.h); and
+  // POST /api/v1/events when the push endpoint is on (otherwise that path is a 404).
   std::vector<admin::PostRoute> admin_routes() const;
 
   // Ends open operations as unfinished and exports every queued span (each sink within its
@@ -62,6 +63,7 @@ class TracingStack {
   std::unique_ptr<listener::EventLogFeed> event_log_feed_;       // after the tracer it looks operations up in
   std::shared_ptr<listener::EventPushEndpoint> push_endpoint_;   // the feed's; outlives it
   std::shared_ptr<const prometheus::Collectable> feed_metrics_;  // the feed's; outlives it
+  admin::PostRoute airflow_task_route_;                          // submits to fanout_
   bool shut_down_ = false;
 };
 

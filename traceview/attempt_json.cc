@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/url_codec.h"
+#include "traceview/airflow_task_view.h"
 #include "traceview/attribute_writer.h"
 #include "traceview/breakdown.h"
 #include "traceview/critical_path.h"
@@ -227,6 +228,25 @@ ordered_json HistoryJson(const History& history) {
       {"runs", std::move(runs)}, {"baseline", std::move(baseline)}, {"comparison", std::move(comparison)}};
 }
 
+ordered_json AirflowTaskJson(const std::optional<AirflowTaskView>& task) {
+  if (!task) return nullptr;
+  const OutsideSpark& outside = task->outside_spark;
+  return {{"span_id", task->span_id},
+          {"state", task->state},
+          {"operator", task->operator_class},
+          {"hostname", task->hostname},
+          {"start_ms", task->start_ms},
+          {"end_ms", task->end_ms},
+          {"wall_ms", task->wall_ms()},
+          {"running", task->running},
+          {"outside_spark",
+           {{"before_first_call_ms", outside.before_first_call_ms},
+            {"between_calls_ms", outside.between_calls_ms},
+            {"after_last_call_ms", outside.after_last_call_ms},
+            {"ms", outside.ms()}}},
+          {"spark_ms", task->spark_ms}};
+}
+
 ordered_json BreakdownJson(const Breakdown& breakdown) {
   ordered_json phases = ordered_json::array();
   const double wall = breakdown.wall_ms();
@@ -338,6 +358,7 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
       {"tries", std::move(tries)},
       {"previous_run", context.previous_run ? LinkJson(*context.previous_run) : ordered_json(nullptr)},
       {"next_run", context.next_run ? LinkJson(*context.next_run) : ordered_json(nullptr)},
+      {"airflow_task", AirflowTaskJson(FindAirflowTask(spans, parent, breakdown))},
       {"breakdown", BreakdownJson(breakdown)},
       {"findings", std::move(finding_list)},
       {"history", HistoryJson(context.history)},

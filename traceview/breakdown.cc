@@ -136,7 +136,7 @@ std::string_view ViewPhaseName(ViewPhase phase) {
 
 std::string_view ViewPhaseLabel(ViewPhase phase) {
   static constexpr std::array<std::string_view, kViewPhaseCount> kLabels = {
-      "client / submit", "resource wait", "compute", "I/O write", "driver idle", "result transfer"};
+      "outside Spark", "resource wait", "compute", "I/O write", "driver idle", "result transfer"};
   return kLabels[static_cast<std::size_t>(phase) % kViewPhaseCount];
 }
 

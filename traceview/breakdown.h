@@ -32,7 +32,7 @@ inline constexpr std::size_t kViewPhaseCount = 6;
 
 // "client", "resource_wait", "compute", "io_write", "idle", "result_transfer".
 std::string_view ViewPhaseName(ViewPhase phase);
-// "client / submit", "resource wait", "compute", "I/O write", "driver idle", "result transfer".
+// "outside Spark", "resource wait", "compute", "I/O write", "driver idle", "result transfer".
 std::string_view ViewPhaseLabel(ViewPhase phase);
 
 struct PhaseInterval {

@@ -149,6 +149,14 @@ TraceId DeriveTraceId(const AirflowIdentity& identity) {
   return id;
 }
 
+SpanId DeriveTaskSpanId(const AirflowIdentity& identity) {
+  const Sha256Digest digest = Sha256::Hash(CanonicalTaskAttemptKey(identity));
+  SpanId id;
+  std::copy_n(digest.begin() + 16, id.size(), id.begin());
+  if (!IsValid(id)) id.back() = 1;
+  return id;
+}
+
 std::vector<Attribute> ToAttributes(const AirflowIdentity& identity) {
   std::vector<Attribute> attributes;
   attributes.reserve(5);

@@ -83,6 +83,12 @@ std::string CanonicalTaskAttemptKey(const AirflowIdentity& identity);
 // 2^-128) the last byte is set to 1, keeping the id valid and still deterministic. Threads: pure.
 TraceId DeriveTraceId(const AirflowIdentity& identity);
 
+// Bytes 16..23 of the same digest: the span id of the attempt's own "airflow.task" span when the
+// task has no span context of its own (Airflow without OpenTelemetry). The Airflow plugin derives
+// the same id, sends it as the traceparent's parent on every call and in its report, so the
+// operations hang under the task span that the report creates. All zeros (odds 2^-64): last byte 1.
+SpanId DeriveTaskSpanId(const AirflowIdentity& identity);
+
 // airflow.dag_id, airflow.task_id, airflow.run_id (only when known), airflow.try_number (int),
 // airflow.map_index (int).
 std::vector<Attribute> ToAttributes(const AirflowIdentity& identity);

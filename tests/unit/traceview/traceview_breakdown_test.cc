@@ -65,7 +65,7 @@ void ExpectAddsUp(const Breakdown& breakdown) {
 TEST(TraceviewBreakdownTest, NamesAndLabelsInApiOrder) {
   const std::vector<std::string> names = {"client",   "resource_wait", "compute",
                                           "io_write", "idle",          "result_transfer"};
-  const std::vector<std::string> labels = {"client / submit", "resource wait", "compute",
+  const std::vector<std::string> labels = {"outside Spark", "resource wait", "compute",
                                            "I/O write",       "driver idle",   "result transfer"};
   for (std::size_t phase = 0; phase < kViewPhaseCount; ++phase) {
     EXPECT_EQ(ViewPhaseName(static_cast<ViewPhase>(phase)), names[phase]);

@@ -221,3 +221,18 @@ TEST(AirflowIdentity, AttributesCarryTypes) {
 
 }  // namespace
 }  // namespace sparktrace::tracing
+
+namespace sparktrace::tracing {
+namespace {
+
+// The task span id the Airflow plugin derives too (sparktrace_plugin.py): bytes 16..23 of
+// SHA-256("airflow-task-attempt/v1\n3:etl\n4:load\n0:\n1\n-1\n"), whose first 16 are the trace id.
+TEST(AirflowIdentity, DerivesTheTaskSpanIdFromTheSameDigest) {
+  const AirflowIdentity identity{"etl", "load", "", 1, -1};
+  EXPECT_EQ(ToHex(DeriveTraceId(identity)), "a974bd68fed80afcb131311975f1981c");
+  EXPECT_EQ(ToHex(DeriveTaskSpanId(identity)), "5f4140379131f01b");
+  EXPECT_NE(DeriveTaskSpanId(identity), DeriveTaskSpanId(AirflowIdentity{"etl", "load", "", 2, -1}));
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing

@@ -1,0 +1,82 @@
+#include "cli/airflow_task_route.h"
+
+#include <prometheus/counter.h>
+
+#include <memory>
+#include <utility>
+
+#include "common/json_writer.h"
+#include "tracing/airflow_task_report.h"
+
+namespace sparktrace::cli {
+namespace {
+
+struct ReportCounters {
+  prometheus::Counter* accepted = nullptr;
+  prometheus::Counter* not_sampled = nullptr;
+  prometheus::Counter* invalid = nullptr;
+};
+
+ReportCounters RegisterCounters(prometheus::Registry& registry) {
+  auto& family = prometheus::BuildCounter()
+                     .Name("sparktrace_airflow_task_reports_total")
+                     .Help(
+                         "Airflow task attempt reports received (POST /api/v1/airflow/task-attempts), by "
+                         "result: accepted, not_sampled (the attempt's trace is not sampled), invalid (400)")
+                     .Register(registry);
+  return ReportCounters{&family.Add({{"result", "accepted"}}), &family.Add({{"result", "not_sampled"}}),
+                        &family.Add({{"result", "invalid"}})};
+}
+
+admin::HttpResponse JsonAnswer(int status, std::string body) {
+  return admin::HttpResponse{status, "application/json", std::move(body) + "\n", {}};
+}
+
+// The span context is sparktrace's own when it is the attempt's derived one (the plugin derives it
+// when Airflow has no span of its own); then no other exporter sends this span.
+bool IdsAreDerived(const tracing::AirflowTaskReport& report, const tracing::TaskSpanContext& context) {
+  return !report.traceparent || (context.trace_id == tracing::DeriveTraceId(report.identity) &&
+                                 context.span_id == tracing::DeriveTaskSpanId(report.identity));
+}
+
+}  // namespace
+
+admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler sampler,
+                                  prometheus::Registry& registry) {
+  admin::PostRoute route;
+  route.path = std::string(kAirflowTaskReportPath);
+  route.max_body_bytes = tracing::kMaxAirflowTaskReportBytes;
+  route.content_types = {"application/json"};
+  route.needs_admin_token = true;
+  route.handler = [&sink, sampler, counters = RegisterCounters(registry)](const admin::HttpRequest& request) {
+    auto report = tracing::ParseAirflowTaskReport(request.body);
+    if (!report.ok()) {
+      counters.invalid->Increment();
+      JsonWriter error;
+      error.BeginObject().Key("error").String(report.error().message).EndObject();
+      return JsonAnswer(400, error.Take());
+    }
+    const tracing::TaskSpanContext context = tracing::TaskSpanContextOf(*report);
+    if (!sampler.ShouldSample(context.trace_id, context.parent_sampled)) {
+      counters.not_sampled->Increment();
+      return JsonAnswer(202,
+                        R"({"accepted":true,"stored":false,"reason":"the attempt's trace is not sampled"})");
+    }
+    tracing::Span span = tracing::MakeAirflowTaskSpan(*report, context);
+    const std::string trace_id = tracing::ToHex(span.trace_id);
+    const std::string span_id = tracing::ToHex(span.span_id);
+    if (report->running() || !IdsAreDerived(*report, context)) {
+      sink.SubmitLive(std::move(span));
+    } else {
+      sink.Submit(std::move(span));
+    }
+    counters.accepted->Increment();
+    JsonWriter answer;
+    answer.BeginObject().Key("accepted").Bool(true).Key("stored").Bool(true);
+    answer.Key("trace_id").String(trace_id).Key("span_id").String(span_id).EndObject();
+    return JsonAnswer(202, answer.Take());
+  };
+  return route;
+}
+
+}  // namespace sparktrace::cli

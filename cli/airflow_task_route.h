@@ -1,0 +1,34 @@
+#pragma once
+// POST /api/v1/airflow/task-attempts on the admin port: Airflow's own task attempt, reported by the
+// Airflow plugin when the attempt starts using Spark and when it ends (docs/tracing.md, "Airflow's
+// own task"). Each report becomes the attempt's "airflow.task" span (tracing/airflow_task_report.h);
+// a later report of the same attempt replaces the earlier, in the store, by span id.
+//
+// Where a report goes:
+//   - "running": to the store only (a live version; an OTLP span cannot be replaced);
+//   - the final state, when the span's ids are sparktrace's (derived from the attempt): to every
+//     sink, OTLP included;
+//   - the final state, when the task's span context is Airflow's own (Airflow exports that span to
+//     its collector itself): to the store only, so a shared tracing backend never sees the id twice.
+// A trace the proxy does not sample is not stored either (the decision the attempt's calls got).
+//
+// The route needs the admin token when the proxy has one (--admin-token): like the trace view's API.
+//
+// Threads: the handler runs on the admin loop thread; it never blocks (SpanSink::Submit returns at once).
+
+#include <prometheus/registry.h>
+
+#include "admin/admin_server.h"
+#include "tracing/sampler.h"
+#include "tracing/span_sink.h"
+
+namespace sparktrace::cli {
+
+inline constexpr std::string_view kAirflowTaskReportPath = "/api/v1/airflow/task-attempts";
+
+// `sink` must outlive the route (and the admin server that calls it). Registers
+// sparktrace_airflow_task_reports_total{result="accepted|not_sampled|invalid"} in `registry`.
+admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler sampler,
+                                  prometheus::Registry& registry);
+
+}  // namespace sparktrace::cli

@@ -1,0 +1,79 @@
+#pragma once
+// Airflow's own task attempt as the Airflow plugin reports it (POST /api/v1/airflow/task-attempts,
+// docs/tracing.md "Airflow's own task"): read from the report's JSON, checked field by field, and
+// turned into the attempt's "airflow.task" span, the root that the attempt's operation spans hang
+// under. With it the attempt's wall time is Airflow's, not only the Spark part, and the time
+// outside Spark (before the first call, between calls, after the last) becomes visible.
+//
+// Pure functions; thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "tracing/airflow_identity.h"
+#include "tracing/span.h"
+#include "tracing/trace_context.h"
+
+namespace sparktrace::tracing {
+
+inline constexpr std::string_view kAirflowTaskSpanName = "airflow.task";
+inline constexpr std::string_view kAirflowTaskStateKey = "airflow.task.state";
+inline constexpr std::string_view kAirflowTaskOperatorKey = "airflow.task.operator";
+inline constexpr std::string_view kAirflowTaskHostnameKey = "airflow.task.hostname";
+inline constexpr std::string_view kAirflowVersionKey = "airflow.version";
+
+// A report is a few hundred bytes; the route refuses larger bodies before reading them.
+inline constexpr std::size_t kMaxAirflowTaskReportBytes = 64 * 1024;
+// Airflow's TaskInstanceState values are short lower-case words ("up_for_reschedule" is the longest).
+inline constexpr std::size_t kMaxAirflowStateLength = 32;
+// A Python class name, a host name (RFC 1123: 253), a version string.
+inline constexpr std::size_t kMaxOperatorLength = 250;
+inline constexpr std::size_t kMaxHostnameLength = 253;
+inline constexpr std::size_t kMaxAirflowVersionLength = 64;
+
+struct AirflowTaskReport {
+  AirflowIdentity identity;
+  std::string state;           // Airflow's TaskInstanceState value: "running", "success", "failed", ...
+  std::string operator_class;  // e.g. "SparkSubmitOperator"; "" when not reported
+  std::string hostname;        // the worker; "" when not reported
+  std::string airflow_version;
+  std::uint64_t start_unix_nano = 0;
+  std::uint64_t end_unix_nano = 0;  // for "running": when the report was made
+  // The span context the plugin sent on the task's calls (Airflow's task span, or the derived one).
+  std::optional<Traceparent> traceparent;
+  std::string tracestate;
+
+  bool running() const { return state == "running"; }
+};
+
+// The JSON object of one report. Unknown fields are ignored (a newer plugin may send more); a missing
+// or malformed known field is an error whose message names the field and never echoes its value.
+Result<AirflowTaskReport> ParseAirflowTaskReport(std::string_view json);
+
+// The report as the plugin sends it (what ParseAirflowTaskReport reads back): for `sparktrace demo`,
+// which plays the plugin, and tests.
+std::string AirflowTaskReportJson(const AirflowTaskReport& report);
+
+// The ids the report's span takes, and how its trace is sampled: the traceparent's trace, its parent
+// id as the span id (the task's own span, which the proxy's operations already name as their
+// parent) and its flag; without one, the attempt's derived ids (DeriveTraceId, DeriveTaskSpanId),
+// sampled as the proxy samples the attempt's calls.
+struct TaskSpanContext {
+  TraceId trace_id{};
+  SpanId span_id{};
+  std::optional<bool> parent_sampled;  // set when the report carried a traceparent
+  std::string tracestate;
+};
+TaskSpanContext TaskSpanContextOf(const AirflowTaskReport& report);
+
+// Named "airflow.task", kind INTERNAL, a root; the airflow.* identity attributes the store indexes,
+// airflow.task.state / .operator / .hostname and airflow.version. A task that ended failed or up for
+// retry has status ERROR (what tracing backends show as a failed span); the attempt's Spark state is
+// decided by its operations, not by this span.
+Span MakeAirflowTaskSpan(const AirflowTaskReport& report, const TaskSpanContext& context);
+
+}  // namespace sparktrace::tracing
