@@ -80,6 +80,8 @@ constexpr std::chrono::seconds kSimulatorStopGrace{5};
 const tracing::AirflowIdentity kTaskTemplate{"daily_sales", "load_orders", "", 1, -1};
 // The operator the demo's task plays (the Spark provider's PySpark operator, for Spark Connect).
 constexpr std::string_view kDemoOperator = "PySparkOperator";
+// The demo task's own code before, between and after its Spark calls (shown "outside Spark").
+constexpr std::chrono::milliseconds kDemoTaskCode{250};
 // The proxy is local; a report that takes longer is lost, as the plugin's would be.
 constexpr std::chrono::milliseconds kReportTimeout{2000};
 
@@ -334,6 +336,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   options.traceparent = tracing::FormatTraceparent(trace_id, task_span_id, true);
   options.airflow = kTaskTemplate;
   options.airflow.run_id = ScheduledRunId();
+  options.task_code = kDemoTaskCode;
   // First, so that it can be opened while the task runs (the page follows a running attempt).
   out << fmt::format("  trace view {}\n", TraceViewUrl(endpoints, options.airflow));
   out << fmt::format("\nAirflow task {}.{}, run {}, try {}, calls Spark Connect through the proxy:\n",

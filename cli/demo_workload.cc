@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "proxy/status_names.h"
@@ -273,12 +274,14 @@ Result<DemoOperation> RunInterruptedQuery(TaskSession& session, const DemoWorklo
 
 Result<std::vector<DemoOperation>> RunDemoWorkload(const DemoWorkloadOptions& options, std::ostream& out) {
   TaskSession session(options);
+  std::this_thread::sleep_for(options.task_code);  // the task's code before its first Spark call
   if (auto done = RunConfigAndAnalyze(session, out); !done.ok()) return done.error();
   std::vector<DemoOperation> operations;
   for (auto* run : {&RunQuery, &RunWrite, &RunInterruptedQuery}) {
     auto operation = run(session, options, out);
     if (!operation.ok()) return operation.error();
     operations.push_back(std::move(*operation));
+    std::this_thread::sleep_for(options.task_code);  // and between (and after) its calls
   }
   return operations;
 }

@@ -31,6 +31,10 @@ struct DemoWorkloadOptions {
   std::string traceparent;  // sent on every call
   tracing::AirflowIdentity airflow;
   std::chrono::milliseconds call_deadline{std::chrono::seconds(10)};
+  // The task's own Python between its calls (reading inputs, building the next DataFrame, publishing
+  // a summary): this long before the first call, after each operation and after the last. Real
+  // tasks spend much of their time there; the trace view shows it as "outside Spark".
+  std::chrono::milliseconds task_code{0};
 };
 
 // One Spark Connect execution the workload started, and how it should end.
