@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "tracing/airflow_task_report.h"
 #include "tracing/attribute_json.h"
 #include "tracing/well_known_attributes.h"
 
@@ -37,6 +38,7 @@ constexpr KeyAttribute kKeyAttributes[] = {
     {kSparkConnectResponseRowsKey, "rows"}, {kSparkConnectResponseBytesKey, "bytes"},
     {kAirflowDagIdKey, "dag", true},        {kAirflowTaskIdKey, "task", true},
     {kAirflowRunIdKey, "run", true},        {kAirflowTryNumberKey, "try", true},
+    {kAirflowTaskStateKey, "airflow"},      {kAirflowTaskOperatorKey, "operator"},
 };
 
 std::string_view KindName(SpanKind kind) {

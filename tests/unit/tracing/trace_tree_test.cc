@@ -168,6 +168,18 @@ TEST(TraceTreeTest, MarksErrorsAndQuotesMessagesWithSpaces) {
       "  +1.00ms         ?      clock step\n");
 }
 
+// A reported Airflow task says Airflow's state and operator on its line.
+TEST(TraceTreeTest, ShowsAirflowsStateAndOperator) {
+  Span root = MakeSpan("b7ad6b7169203331", nullptr, "airflow.task", 0, 2 * kMs);
+  root.attributes = {{"airflow.task.state", std::string("up_for_retry")},
+                     {"airflow.task.operator", std::string("PySparkOperator")}};
+  const std::vector<Span> spans = {root};
+  EXPECT_EQ(
+      RenderTraceText(spans),
+      "trace 0af7651916cd43dd8448eb211c80319c  2024-05-01T12:00:00.000000000Z  2.00ms  1 span, 0 errors\n"
+      "      +0s    2.00ms    airflow.task  airflow=up_for_retry operator=PySparkOperator\n");
+}
+
 TEST(TraceTreeTest, RendersATraceAsJson) {
   Span root = MakeSpan("b7ad6b7169203331", nullptr, "airflow.task", 0, 1500 * kMs);
   root.kind = SpanKind::kServer;
