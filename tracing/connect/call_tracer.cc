@@ -6,7 +6,9 @@
 #include "spark_connect/relation_type.h"
 #include "spark_connect/request_decoder.h"
 #include "spark_connect/response_decoder.h"
+#include "tracing/connect/call_operation_id.h"
 #include "tracing/connect/rpc_attributes.h"
+#include "tracing/connect/rpc_method_name.h"
 #include "tracing/well_known_attributes.h"
 
 namespace sparktrace::tracing::connect {
@@ -16,20 +18,34 @@ namespace {
 // The proxy hands a message over in the pieces the decoders read across: no copy between them.
 static_assert(std::is_same_v<proxy::MessageBytes, sc::MessageSlices>);
 
-constexpr std::string_view kServicePrefix = "/spark.connect.SparkConnectService/";
+constexpr std::string_view kSparkConnectService = "spark.connect.SparkConnectService";
 
-std::string SpanName(sc::Method method, std::string_view path) {
-  if (method != sc::Method::kUnknown)
-    return std::string(kServicePrefix.substr(1)) + std::string(sc::MethodName(method));
-  return std::string(path.starts_with('/') ? path.substr(1) : path);
+// An operation first seen on a ReattachExecute says so: its span starts with that call, not with
+// the ExecutePlan, which came before this process saw anything of the operation.
+constexpr std::string_view kFirstSeenKey = "spark.connect.operation.first_seen";
+// On an RPC span whose spark-connect-operation-id header named another operation than its body.
+constexpr std::string_view kOperationIdHeaderKey = "spark.connect.operation_id_header";
+
+// The calls that name an operation, and on which Spark's clients send the operation id header.
+bool NamesAnOperation(sc::Method method) {
+  return method == sc::Method::kExecutePlan || method == sc::Method::kReattachExecute ||
+         method == sc::Method::kReleaseExecute;
 }
 
-// "/pkg.Service/Method" → ("pkg.Service", "Method"); anything else → ("", path).
-std::pair<std::string_view, std::string_view> SplitPath(std::string_view path) {
-  if (path.starts_with('/')) path.remove_prefix(1);
-  const auto slash = path.rfind('/');
-  if (slash == std::string_view::npos) return {"", path};
-  return {path.substr(0, slash), path.substr(slash + 1)};
+std::optional<std::string> ValidOperationIdHeader(sc::Method method, const proxy::ClientMetadata& metadata,
+                                                  TracingMetrics& metrics) {
+  if (!NamesAnOperation(method)) return std::nullopt;
+  OperationIdHeader header = ReadOperationIdHeader(metadata);
+  if (header.issue) metrics.OperationIdHeaderIgnored(*header.issue);
+  return std::move(header.id);
+}
+
+void CountUnknownMethod(sc::Method method, std::string_view path, TracingMetrics& metrics) {
+  if (method != sc::Method::kUnknown) return;
+  const RpcMethodName name = NameRpcMethod(path);
+  metrics.UnknownMethod(!name.named_by_path                    ? UnknownMethodKind::kUnnamed
+                        : name.service == kSparkConnectService ? UnknownMethodKind::kSparkConnect
+                                                               : UnknownMethodKind::kOtherService);
 }
 
 std::string_view MethodLabel(sc::Method method) {
@@ -105,7 +121,10 @@ CallTracer::CallTracer(const TracerServices& services, const proxy::CallStart& s
       planned_operation_span_id_(method_ == sc::Method::kExecutePlan ? services.ids.NewSpanId() : SpanId{}),
       airflow_attributes_(airflow ? ToAttributes(*airflow) : std::vector<Attribute>{}),
       airflow_dag_id_(airflow ? airflow->dag_id : std::string()),
-      airflow_task_id_(airflow ? airflow->task_id : std::string()) {}
+      airflow_task_id_(airflow ? airflow->task_id : std::string()),
+      header_operation_id_(ValidOperationIdHeader(method_, start.client_metadata, services.metrics)) {
+  CountUnknownMethod(method_, path_, services.metrics);
+}
 
 // Without bytes (the message came compressed with an encoding the proxy cannot undo) nothing can
 // be read: the message counts as undecodable, and the call goes on with an empty message's info,
@@ -145,28 +164,25 @@ void CallTracer::OnRequestMessage(const proxy::TappedMessage& message) {
 
 void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
   const SteadyTime now = std::chrono::steady_clock::now();
+  if (NamesAnOperation(method_)) {
+    const CallOperationId named = ResolveCallOperationId(header_operation_id_, request.operation_id);
+    operation_id_ = named.id.value_or("");
+    operation_id_mismatch_ = named.mismatch;
+    if (named.mismatch) services_.metrics.OperationIdHeaderIgnored(OperationIdHeaderIssue::kMismatch);
+  }
   switch (method_) {
     case sc::Method::kExecutePlan:
       StartOperation(request);
       break;
     case sc::Method::kReattachExecute:
-      if (request.operation_id) {
-        std::vector<Attribute> event;
-        if (request.last_response_id)
-          AddString(event, "spark.connect.reattach.last_response_id", *request.last_response_id);
-        operation_ =
-            services_.operations.Attach(*request.operation_id, {"reattach", now, std::move(event)}, true);
-        if (!operation_) ended_operation_ = services_.operations.EndedSpanOf(*request.operation_id);
-        role_ = OperationCallEnd::Role::kStream;
-      }
+      if (!operation_id_.empty()) Reattach(request, now);
       break;
     case sc::Method::kReleaseExecute:
-      if (request.operation_id) {
+      if (!operation_id_.empty()) {
         std::vector<Attribute> event;
         AddString(event, "spark.connect.release", sc::ReleaseTargetName(request.release_target));
-        operation_ =
-            services_.operations.Attach(*request.operation_id, {"release", now, std::move(event)}, false);
-        if (!operation_) ended_operation_ = services_.operations.EndedSpanOf(*request.operation_id);
+        operation_ = services_.operations.Attach(operation_id_, {"release", now, std::move(event)}, false);
+        if (!operation_) ended_operation_ = services_.operations.EndedSpanOf(operation_id_);
         role_ = request.release_target == sc::ReleaseTarget::kAll ? OperationCallEnd::Role::kReleaseAll
                                                                   : OperationCallEnd::Role::kOther;
       }
@@ -179,22 +195,27 @@ void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
   }
 }
 
-void CallTracer::StartOperation(const sc::RequestInfo& request) {
+Operation CallTracer::NewOperation(const sc::RequestInfo& request, const SpanId& span_id) const {
   Operation operation;
   operation.trace_id = trace_.trace_id;
-  operation.span_id = planned_operation_span_id_;
+  operation.span_id = span_id;
   operation.parent_span_id = trace_.parent_span_id;
   operation.trace_state = trace_.tracestate;
   operation.sampled = trace_.sampled;
   operation.started_at = started_at_;
-  operation.reattachable = request.reattachable.value_or(false);
   operation.session_id = request.session_id;
-  operation.operation_id = request.operation_id.value_or("");
-  operation.tags = request.tags;
+  operation.operation_id = operation_id_;
   operation.airflow_dag_id = airflow_dag_id_;
   operation.airflow_task_id = airflow_task_id_;
+  AddSessionAttributes(operation.attributes, request);
+  return operation;
+}
+
+void CallTracer::StartOperation(const sc::RequestInfo& request) {
+  Operation operation = NewOperation(request, planned_operation_span_id_);
+  operation.reattachable = request.reattachable.value_or(false);
+  operation.tags = request.tags;
   auto& attributes = operation.attributes;
-  AddSessionAttributes(attributes, request);
   if (!request.tags.empty()) attributes.push_back({"spark.connect.tags", request.tags});
   AddPlanAttributes(attributes, request);
   attributes.push_back({"spark.connect.reattachable", operation.reattachable});
@@ -205,6 +226,32 @@ void CallTracer::StartOperation(const sc::RequestInfo& request) {
   operation_ = std::move(found);
   role_ = created ? OperationCallEnd::Role::kStream : OperationCallEnd::Role::kOther;
   if (created) services_.metrics.OperationStarted();
+}
+
+void CallTracer::Reattach(const sc::RequestInfo& request, SteadyTime at) {
+  std::vector<Attribute> event;
+  if (request.last_response_id)
+    AddString(event, "spark.connect.reattach.last_response_id", *request.last_response_id);
+
+  // In case this process never saw the operation start: traced from here, in this call's trace.
+  // Only a reattachable execution can be reattached to; its plan and tags were in the ExecutePlan.
+  Operation unseen = NewOperation(request, services_.ids.NewSpanId());
+  unseen.reattachable = true;
+  auto& attributes = unseen.attributes;
+  attributes.push_back({"spark.connect.reattachable", true});
+  attributes.push_back({std::string(kFirstSeenKey), std::string("reattach")});
+  attributes.push_back({"sparktrace.trace_origin", std::string(TraceOriginName(trace_.origin))});
+  attributes.insert(attributes.end(), airflow_attributes_.begin(), airflow_attributes_.end());
+
+  ReattachTarget target =
+      services_.operations.Reattach(operation_id_, {"reattach", at, std::move(event)}, std::move(unseen));
+  operation_ = std::move(target.operation);
+  ended_operation_ = std::move(target.ended);
+  role_ = OperationCallEnd::Role::kStream;
+  if (target.first_seen) {
+    services_.metrics.OperationStarted();
+    services_.metrics.OperationFirstSeenOnReattach();
+  }
 }
 
 void CallTracer::OnResponseMessage(const proxy::TappedMessage& message) {
@@ -291,16 +338,16 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
     span.trace_state = trace_.tracestate;
   }
   span.span_id = span_id_;
-  span.name = SpanName(method_, path_);
+  const RpcMethodName rpc_method = NameRpcMethod(path_);
+  span.name = rpc_method.SpanName();
   span.kind = SpanKind::kServer;
   span.start_time_unix_nano = services_.clock.UnixNanos(started_at_);
   span.end_time_unix_nano = services_.clock.UnixNanos(started_at_ + end.duration);
 
   auto& attributes = span.attributes;
-  const auto [service, method] = SplitPath(path_);
   attributes.push_back({"rpc.system", std::string("grpc")});
-  AddString(attributes, "rpc.service", service);
-  AddString(attributes, "rpc.method", method);
+  AddString(attributes, "rpc.service", rpc_method.service);
+  AddString(attributes, "rpc.method", rpc_method.method);
   AddInt(attributes, "rpc.grpc.status_code", static_cast<int>(end.code));
   if (auto server = ParseAuthority(authority_)) {
     AddString(attributes, "server.address", server->address);
@@ -340,11 +387,11 @@ void CallTracer::AddMethodAttributes(std::vector<Attribute>& attributes) const {
   if (request_) AddSessionAttributes(attributes, *request_);
   AddString(attributes, "spark.connect.server_side_session_id", server_side_session_id_);
   // Not operation_->operation_id: another call's thread may be setting it (Identify).
-  const std::string& operation_id =
-      request_ && request_->operation_id ? *request_->operation_id : response_operation_id_;
-  if (method_ == sc::Method::kExecutePlan || method_ == sc::Method::kReattachExecute ||
-      method_ == sc::Method::kReleaseExecute) {
-    AddString(attributes, kSparkConnectOperationIdKey, operation_id);
+  if (NamesAnOperation(method_)) {
+    AddString(attributes, kSparkConnectOperationIdKey,
+              operation_id_.empty() ? response_operation_id_ : operation_id_);
+    if (operation_id_mismatch_ && header_operation_id_)
+      AddString(attributes, kOperationIdHeaderKey, *header_operation_id_);
   }
   if (sc::RespondsWithExecutePlanResponses(method_)) {
     AddInt(attributes, kSparkConnectResponseRowsKey, rows_);

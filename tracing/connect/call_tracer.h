@@ -45,7 +45,8 @@ class CallTracer final : public proxy::CallTap {
   // The call's span id: the parent named in the traceparent sent upstream.
   const SpanId& span_id() const { return span_id_; }
 
-  // Other services' messages are never read.
+  // Messages of methods the decoder does not know (other services', newer Spark Connect ones) are
+  // never read: the call is forwarded as it came, and traced by its path alone.
   bool NeedsMessageBytes() const override { return method_ != spark_connect::Method::kUnknown; }
   void OnRequestMessage(const proxy::TappedMessage& message) override;
   void OnResponseMessage(const proxy::TappedMessage& message) override;
@@ -57,13 +58,16 @@ class CallTracer final : public proxy::CallTap {
   // Decodes `message` with `decode`, counting it as undecodable (direction "in"/"out") when it
   // cannot be read; defined and used in the .cc only.
   template <typename Info>
-  Info Read(const proxy::TappedMessage& message, Info (*decode)(spark_connect::Method, spark_connect::MessageSlices),
-            std::string_view direction);
+  Info Read(const proxy::TappedMessage& message,
+            Info (*decode)(spark_connect::Method, spark_connect::MessageSlices), std::string_view direction);
   spark_connect::RequestInfo ReadRequest(const proxy::TappedMessage& message);
   spark_connect::ResponseInfo ReadResponse(const proxy::TappedMessage& message);
   void CountUndecodable(std::string_view direction);
   void OnFirstRequest(const spark_connect::RequestInfo& request);
+  // An operation with what every operation takes from its first call: trace, session, identity.
+  Operation NewOperation(const spark_connect::RequestInfo& request, const SpanId& span_id) const;
   void StartOperation(const spark_connect::RequestInfo& request);
+  void Reattach(const spark_connect::RequestInfo& request, SteadyTime at);
   void OnStreamResponse(const spark_connect::ResponseInfo& response);
   void OnUnaryResponse(const spark_connect::ResponseInfo& response);
   Span BuildSpan(const proxy::CallEnd& end) const;
@@ -81,6 +85,13 @@ class CallTracer final : public proxy::CallTap {
   const std::vector<Attribute> airflow_attributes_;
   const std::string airflow_dag_id_;  // empty without an identity
   const std::string airflow_task_id_;
+  // A valid spark-connect-operation-id header (ExecutePlan, ReattachExecute, ReleaseExecute only).
+  const std::optional<std::string> header_operation_id_;
+
+  // The operation the call names (call_operation_id.h): the body's operation_id, else the
+  // header's; empty when neither named one.
+  std::string operation_id_;
+  bool operation_id_mismatch_ = false;  // the header named another operation than the body
 
   std::optional<spark_connect::RequestInfo> request_;  // the first request message
   std::shared_ptr<Operation> operation_;               // the operation this call belongs to

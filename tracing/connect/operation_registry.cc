@@ -66,18 +66,24 @@ std::pair<std::shared_ptr<Operation>, bool> OperationRegistry::Start(Operation o
         return {existing->second, false};
       }
     }
-    operation.open_calls = 1;
-    operation.last_activity = operation.started_at;
-    operation.last_call_end = operation.started_at;
-    result = std::make_shared<Operation>(std::move(operation));
+    result = Track(std::move(operation), evicted);
     created = true;
-    if (!result->operation_id.empty()) {
-      if (by_id_.size() >= options_.max_operations) EvictOldestIdle(result->started_at, evicted);
-      by_id_[result->operation_id] = result;
-    }
   }
   Deliver(evicted);
   return {result, created};
+}
+
+std::shared_ptr<Operation> OperationRegistry::Track(Operation operation,
+                                                    std::vector<std::shared_ptr<Operation>>& evicted) {
+  operation.open_calls = 1;
+  operation.last_activity = operation.started_at;
+  operation.last_call_end = operation.started_at;
+  auto result = std::make_shared<Operation>(std::move(operation));
+  if (!result->operation_id.empty()) {
+    if (by_id_.size() >= options_.max_operations) EvictOldestIdle(result->started_at, evicted);
+    by_id_[result->operation_id] = result;
+  }
+  return result;
 }
 
 void OperationRegistry::Identify(const std::shared_ptr<Operation>& operation,
@@ -105,6 +111,38 @@ std::shared_ptr<Operation> OperationRegistry::Attach(const std::string& operatio
   if (is_reattach) operation.reattaches += 1;
   if (!event.name.empty()) operation.AddEvent(std::move(event.name), event.at, std::move(event.attributes));
   return found->second;
+}
+
+ReattachTarget OperationRegistry::Reattach(const std::string& operation_id, OperationEvent event,
+                                           Operation unseen) {
+  std::vector<std::shared_ptr<Operation>> evicted;
+  ReattachTarget target;
+  {
+    std::lock_guard lock(mu_);
+    auto found = by_id_.find(operation_id);
+    if (found != by_id_.end() && found->second->ended) {
+      target.ended = OperationSpanInfo::Of(*found->second);
+      return target;
+    }
+    if (found == by_id_.end()) {
+      if (auto ended = ended_.find(operation_id); ended != ended_.end()) {
+        target.ended = ended->second;
+        return target;
+      }
+      unseen.operation_id = operation_id;
+      target.operation = Track(std::move(unseen), evicted);
+      target.first_seen = true;
+    } else {
+      target.operation = found->second;
+      target.operation->open_calls += 1;
+    }
+    Operation& operation = *target.operation;
+    operation.last_activity = event.at;
+    operation.reattaches += 1;
+    if (!event.name.empty()) operation.AddEvent(std::move(event.name), event.at, std::move(event.attributes));
+  }
+  Deliver(evicted);
+  return target;
 }
 
 void OperationRegistry::RecordFirstResponse(const std::shared_ptr<Operation>& operation, SteadyTime at,

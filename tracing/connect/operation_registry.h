@@ -81,6 +81,14 @@ struct InterruptRequest {
   std::vector<Attribute> attributes;  // of the "interrupt" event
 };
 
+// What a ReattachExecute found for its operation id (OperationRegistry::Reattach).
+struct ReattachTarget {
+  // The open operation the call belongs to, the call counted as open; nullptr when `ended` is set.
+  std::shared_ptr<Operation> operation;
+  bool first_seen = false;                 // `operation` was started by this reattach
+  std::optional<OperationSpanInfo> ended;  // the operation had already ended here
+};
+
 // Whether a failed ExecutePlan/ReattachExecute status leaves the execution for the client to
 // reattach to (Spark's clients retry these), rather than ending it.
 bool IsReattachableFailure(int status_code, std::string_view message);
@@ -103,6 +111,14 @@ class OperationRegistry {
   // A ReattachExecute / ReleaseExecute / Interrupt for `operation_id`: the open operation, which
   // counts the call and records `event` (unless its name is empty); nullptr when unknown or ended.
   std::shared_ptr<Operation> Attach(const std::string& operation_id, OperationEvent event, bool is_reattach);
+
+  // A ReattachExecute for `operation_id`: the open operation, as Attach(…, true) gives it; else the
+  // span of the operation if it already ended here. Otherwise this process never saw the operation
+  // start (another replica saw its ExecutePlan, the proxy restarted since, or the client began with
+  // a reattach): `unseen`, with its fixed fields set, becomes the operation, this call its first
+  // (open_calls 1, one reattach, `event` recorded). One lock for all of it, so that concurrent
+  // reattaches of one unseen id start one operation.
+  ReattachTarget Reattach(const std::string& operation_id, OperationEvent event, Operation unseen);
 
   // Milestones of an operation's result stream; the first of each kind counts.
   void RecordFirstResponse(const std::shared_ptr<Operation>& operation, SteadyTime at,
@@ -148,6 +164,8 @@ class OperationRegistry {
   // Removes an operation that is ready from the index and queues it for the sink. By value: the
   // caller's pointer may be the index entry this erases.
   void Retire(std::shared_ptr<Operation> operation, std::vector<std::shared_ptr<Operation>>& out);
+  // Adds a new operation (with its id) to the index, making room first if the index is full.
+  std::shared_ptr<Operation> Track(Operation operation, std::vector<std::shared_ptr<Operation>>& evicted);
   void Deliver(const std::vector<std::shared_ptr<Operation>>& ended);
   void EvictOldestIdle(SteadyTime now, std::vector<std::shared_ptr<Operation>>& out);
   void RunSweeper();

@@ -39,6 +39,18 @@ prometheus::MetricFamily CounterFamily(std::string name, std::string help) {
 
 }  // namespace
 
+std::string_view UnknownMethodKindName(UnknownMethodKind kind) {
+  switch (kind) {
+    case UnknownMethodKind::kSparkConnect:
+      return "spark_connect";
+    case UnknownMethodKind::kOtherService:
+      return "other";
+    case UnknownMethodKind::kUnnamed:
+      return "unnamed";
+  }
+  return "unnamed";
+}
+
 TracingMetrics::TracingMetrics(prometheus::Registry& registry)
     : traced_calls_(Counter(
           registry, "sparktrace_traced_calls_total",
@@ -51,6 +63,11 @@ TracingMetrics::TracingMetrics(prometheus::Registry& registry)
                                "x-airflow-* header sets ignored as invalid, by reason")),
       undecodable_(Counter(registry, "sparktrace_undecodable_messages_total",
                            "Spark Connect messages the decoder could not read (forwarded unchanged)")),
+      operations_first_seen_on_reattach_(
+          Counter(registry, "sparktrace_operations_first_seen_on_reattach_total",
+                  "Spark Connect operations traced from a ReattachExecute: their ExecutePlan was never seen "
+                  "by this proxy process")
+              .Add({})),
       operations_(
           Counter(registry, "sparktrace_operations_total", "Spark Connect operations ended, by outcome")),
       operations_active_(prometheus::BuildGauge()
@@ -68,6 +85,21 @@ TracingMetrics::TracingMetrics(prometheus::Registry& registry)
                                .Help("Spark Connect operations: ExecutePlan arrival to the first Arrow batch")
                                .Register(registry)
                                .Add({}, OperationBuckets())) {
+  // Every series of the bounded label sets exists from the start, at 0.
+  auto& unknown_methods =
+      Counter(registry, "sparktrace_unknown_methods_total",
+              "Calls forwarded without decoding: methods the decoder does not know, by kind of service");
+  for (std::size_t i = 0; i < kUnknownMethodKindCount; ++i) {
+    const auto kind = static_cast<UnknownMethodKind>(i);
+    unknown_methods_[i] = &unknown_methods.Add({{"service", std::string(UnknownMethodKindName(kind))}});
+  }
+  auto& header_ignored =
+      Counter(registry, "sparktrace_operation_id_header_ignored_total",
+              "spark-connect-operation-id request headers an operation was not keyed by, by reason");
+  for (std::size_t i = 0; i < kOperationIdHeaderIssueCount; ++i) {
+    const auto issue = static_cast<OperationIdHeaderIssue>(i);
+    header_ignored_[i] = &header_ignored.Add({{"reason", std::string(OperationIdHeaderIssueName(issue))}});
+  }
   for (std::size_t i = 0; i < kOperationOutcomeCount; ++i) {
     const auto outcome = static_cast<OperationOutcome>(i);
     operations_by_outcome_[i] = &operations_.Add({{"outcome", std::string(OperationOutcomeName(outcome))}});

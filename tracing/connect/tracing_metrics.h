@@ -1,6 +1,7 @@
 #pragma once
 // Prometheus metrics of tracing (docs/tracing.md, "Metrics"). Labels are bounded: reasons and
-// outcomes are small enums, methods are the known Spark Connect methods or "other".
+// outcomes are small enums, methods are the known Spark Connect methods or "other"; a method the
+// decoder does not know is counted by the kind of service only, never by its name.
 
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
@@ -15,10 +16,22 @@
 #include <string_view>
 #include <vector>
 
+#include "tracing/connect/call_operation_id.h"
 #include "tracing/connect/operation.h"
 #include "tracing/span_pipeline.h"
 
 namespace sparktrace::tracing::connect {
+
+// What a call to a method the decoder does not know was a call to.
+enum class UnknownMethodKind : std::uint8_t {
+  kSparkConnect,  // a SparkConnectService method newer than this build (ListSqlExecutions, …)
+  kOtherService,  // another gRPC service behind the same port
+  kUnnamed,       // a :path too long or too odd to name a span after (the span is "_OTHER")
+};
+inline constexpr std::size_t kUnknownMethodKindCount = 3;
+
+// "spark_connect", "other", "unnamed".
+std::string_view UnknownMethodKindName(UnknownMethodKind kind);
 
 // Thread-safe; registered in a registry that must outlive it.
 class TracingMetrics {
@@ -38,7 +51,18 @@ class TracingMetrics {
   // `method` is a Spark Connect method name or "other"; direction "in" (requests) or "out".
   void UndecodableMessage(std::string_view method, std::string_view direction);
 
+  // A call forwarded without decoding, because its method is not one the decoder knows.
+  void UnknownMethod(UnknownMethodKind kind) {
+    unknown_methods_[static_cast<std::size_t>(kind)]->Increment();
+  }
+  // A spark-connect-operation-id header the call was not keyed by.
+  void OperationIdHeaderIgnored(OperationIdHeaderIssue issue) {
+    header_ignored_[static_cast<std::size_t>(issue)]->Increment();
+  }
+
   void OperationStarted() { operations_active_.Increment(); }
+  // An operation whose first call here was a ReattachExecute (OperationStarted is counted too).
+  void OperationFirstSeenOnReattach() { operations_first_seen_on_reattach_.Increment(); }
   void OperationEnded(OperationOutcome outcome, std::chrono::steady_clock::duration duration,
                       std::optional<std::chrono::steady_clock::duration> time_to_first_batch);
 
@@ -53,6 +77,9 @@ class TracingMetrics {
   prometheus::Family<prometheus::Counter>& invalid_tracestate_;
   prometheus::Family<prometheus::Counter>& invalid_airflow_;
   prometheus::Family<prometheus::Counter>& undecodable_;
+  std::array<prometheus::Counter*, kUnknownMethodKindCount> unknown_methods_{};
+  std::array<prometheus::Counter*, kOperationIdHeaderIssueCount> header_ignored_{};
+  prometheus::Counter& operations_first_seen_on_reattach_;
   prometheus::Family<prometheus::Counter>& operations_;
   std::array<prometheus::Counter*, kOperationOutcomeCount> operations_by_outcome_{};
   prometheus::Gauge& operations_active_;

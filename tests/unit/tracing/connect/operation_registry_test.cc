@@ -715,6 +715,95 @@ TEST_F(OperationRegistryTest, AnEndedOperationCannotBeIdentified) {
   EXPECT_EQ(registry_.Attach("late-id", {"reattach", At(seconds(2)), {}}, true), nullptr);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reattach: open, ended, or never seen here
+
+TEST_F(OperationRegistryTest, ReattachOfAnOpenOperationAttachesAndLeavesTheUnseenOneUnused) {
+  auto operation = StartAndCut("op-1", At(seconds(0)), At(seconds(1)));
+  const ReattachTarget target = registry_.Reattach(
+      "op-1", {"reattach", At(seconds(2)), {{"spark.connect.reattach.last_response_id", std::string("r-1")}}},
+      NewOperation("", true, At(seconds(2))));
+  EXPECT_EQ(target.operation, operation);
+  EXPECT_FALSE(target.first_seen);
+  EXPECT_EQ(target.ended, std::nullopt);
+  EXPECT_EQ(operation->open_calls, 1);
+  EXPECT_EQ(operation->reattaches, 1u);
+  EXPECT_EQ(operation->started_at, At(seconds(0)));
+  const OperationEvent* event = FindEvent(*operation, "reattach");
+  ASSERT_NE(event, nullptr);
+  EXPECT_EQ(event->at, At(seconds(2)));
+  EXPECT_EQ(registry_.open_operations(), 1u);
+}
+
+TEST_F(OperationRegistryTest, ReattachOfAnOperationNeverSeenStartsItWithTheReattachAsItsFirstCall) {
+  Operation unseen = NewOperation("", true, At(seconds(5)));
+  unseen.span_id[0] = 0x42;
+  const ReattachTarget target =
+      registry_.Reattach("op-9", {"reattach", At(seconds(5)), {}}, std::move(unseen));
+  ASSERT_NE(target.operation, nullptr);
+  EXPECT_TRUE(target.first_seen);
+  EXPECT_EQ(target.ended, std::nullopt);
+  const Operation& operation = *target.operation;
+  EXPECT_EQ(operation.operation_id, "op-9");
+  EXPECT_EQ(operation.span_id[0], 0x42);
+  EXPECT_EQ(operation.open_calls, 1);
+  EXPECT_EQ(operation.reattaches, 1u);
+  EXPECT_TRUE(HasEvent(operation, "reattach"));
+  EXPECT_EQ(registry_.SpanOf("op-9")->span_id[0], 0x42);
+
+  // A second reattach of the same id, as from another connection, joins it.
+  const ReattachTarget second =
+      registry_.Reattach("op-9", {"reattach", At(seconds(6)), {}}, NewOperation("", true, At(seconds(6))));
+  EXPECT_EQ(second.operation, target.operation);
+  EXPECT_FALSE(second.first_seen);
+  EXPECT_EQ(target.operation->open_calls, 2);
+
+  // It ends like any reattachable operation: its streams are cut, then release_all.
+  registry_.CallEnded(target.operation, StreamEnd(At(seconds(7))));
+  registry_.CallEnded(second.operation, StreamEnd(At(seconds(8))));
+  EXPECT_EQ(sink_.count(), 0u);
+  const ReattachTarget third =
+      registry_.Reattach("op-9", {"release", At(seconds(9)), {}}, NewOperation("", true, At(seconds(9))));
+  registry_.CallEnded(third.operation, ReleaseAllEnd(At(seconds(10))));
+  ASSERT_EQ(sink_.count(), 1u);
+  const Operation ended = sink_.ended()[0];
+  EXPECT_EQ(ended.started_at, At(seconds(5)));
+  EXPECT_EQ(ended.end_time(), At(seconds(10)));
+  EXPECT_EQ(ended.ending->outcome, OperationOutcome::kReleased);
+  EXPECT_EQ(registry_.open_operations(), 0u);
+}
+
+TEST_F(OperationRegistryTest, ReattachOfAnOperationThatEndedHereNamesItsSpanAndStartsNothing) {
+  auto [operation, created] = registry_.Start(NewOperation("op-1", true, At(seconds(0))));
+  ASSERT_TRUE(created);
+  registry_.CallEnded(operation, StreamEnd(At(seconds(1)), kInternal, "[DIVIDE_BY_ZERO]"));
+  ASSERT_EQ(sink_.count(), 1u);
+  const ReattachTarget target =
+      registry_.Reattach("op-1", {"reattach", At(seconds(2)), {}}, NewOperation("", true, At(seconds(2))));
+  EXPECT_EQ(target.operation, nullptr);
+  EXPECT_FALSE(target.first_seen);
+  ASSERT_TRUE(target.ended.has_value());
+  EXPECT_EQ(target.ended->span_id, operation->span_id);
+  EXPECT_EQ(registry_.open_operations(), 0u);
+  EXPECT_EQ(sink_.count(), 1u);
+}
+
+TEST(OperationRegistryLimits, AnOperationFirstSeenOnReattachCountsAgainstMaxOperations) {
+  RecordingOperationSink sink;
+  OperationRegistryOptions options = TestOptions();
+  options.max_operations = 1;
+  OperationRegistry registry(sink, options);
+  auto [idle, created] = registry.Start(NewOperation("idle", true, At(seconds(0))));
+  registry.CallEnded(idle, StreamEnd(At(seconds(1))));
+  const ReattachTarget target =
+      registry.Reattach("unseen", {"reattach", At(seconds(2)), {}}, NewOperation("", true, At(seconds(2))));
+  EXPECT_TRUE(target.first_seen);
+  ASSERT_EQ(sink.count(), 1u);
+  EXPECT_EQ(sink.ended()[0].operation_id, "idle");
+  EXPECT_EQ(sink.ended()[0].ending->outcome, OperationOutcome::kAbandoned);
+  EXPECT_EQ(registry.open_operations(), 1u);
+}
+
 TEST(OperationOutcomeName, NamesEveryOutcome) {
   EXPECT_EQ(OperationOutcomeName(OperationOutcome::kCompleted), "completed");
   EXPECT_EQ(OperationOutcomeName(OperationOutcome::kFailed), "failed");
