@@ -1,9 +1,11 @@
-"""Three ways a task talks to Spark Connect through sparktrace; the plugin covers all three.
+"""Four ways a task talks to Spark Connect through sparktrace; the plugin covers all four.
 
 Connection ``spark_connect_default``: type Spark Connect, host ``sparktrace`` (the proxy's
 Service), port 15002. Nothing in the tasks mentions sparktrace: the plugin's listener adds the
 task's identity and trace context to every Spark Connect call. ``explicit_remote`` shows the
-``sparktrace_remote`` macro for deployments without the plugin's listener.
+``sparktrace_remote`` macro for deployments without the plugin's listener; ``child_process`` a
+script the task starts, which continues the task's trace from the environment the listener exported
+(``TRACEPARENT``) with one import.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 from datetime import datetime
 
 try:  # Airflow 3
+    from airflow.providers.standard.operators.bash import BashOperator
     from airflow.sdk import DAG, task
 except ImportError:  # Airflow 2.10 / 2.11
     from airflow import DAG
     from airflow.decorators import task
+    from airflow.operators.bash import BashOperator
 
 from airflow.providers.apache.spark.operators.spark_pyspark import PySparkOperator
 
@@ -62,4 +66,16 @@ with DAG(
         finally:
             spark.stop()
 
-    decorated() >> operator >> explicit_remote >> plain_session()
+    # A child process: BashOperator (no env=) passes os.environ on, TRACEPARENT included; the
+    # script's one import makes its calls carry the task's identity and span. (This task process
+    # itself makes no Spark Connect call: its attempt is reported only with [sparktrace] report = all.)
+    child_process = BashOperator(
+        task_id="child_process",
+        bash_command=(
+            "python3 -c 'import sparktrace_airflow.environment\n"
+            "from pyspark.sql import SparkSession\n"
+            "SparkSession.builder.remote(\"sc://sparktrace:15002\").getOrCreate().range(10).count()'"
+        ),
+    )
+
+    decorated() >> operator >> explicit_remote >> plain_session() >> child_process

@@ -132,7 +132,9 @@ class FakeDagRun:
 @dataclass
 class FakeTaskInstance:
     """Shaped like Airflow's TaskInstance (2.x ORM model, 3.x RuntimeTaskInstance): the
-    attributes the plugin reads. ``context_carrier`` is 3.x only; ``dag_run`` 2.x."""
+    attributes the plugin reads. ``context_carrier`` is 3.x only; ``dag_run`` 2.x. ``task`` is the
+    operator object (both), ``state`` a TaskInstanceState value (a str enum there), ``start_date`` /
+    ``end_date`` aware datetimes, ``hostname`` 2.x's column."""
 
     dag_id: str
     task_id: str
@@ -141,6 +143,19 @@ class FakeTaskInstance:
     map_index: int = -1
     dag_run: Optional[FakeDagRun] = None
     context_carrier: Optional[dict] = None
+    task: Any = None
+    state: Optional[str] = None
+    start_date: Optional[datetime] = None
+    end_date: Optional[datetime] = None
+    hostname: Optional[str] = None
+
+
+class SparkSubmitOperator:
+    """An operator class named like the Spark provider's (the report keys on the class name)."""
+
+
+class BashOperator:
+    """An operator class named like Airflow's BashOperator (no "Spark" in the name)."""
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,9 @@ print(json.dumps({
         name: {
             "source": source,
             "listener_hooks": [
-                hook for listener in plugin.listeners for hook in ("on_task_instance_running",)
+                hook for listener in plugin.listeners
+                for hook in ("on_task_instance_running", "on_task_instance_success", "on_task_instance_failed",
+                             "on_task_instance_skipped")
                 if hasattr(getattr(listener, hook, None), "airflow_impl")
             ],
             "macros": [macro.__name__ for macro in plugin.macros],
@@ -138,7 +140,8 @@ class InstalledAsAirflowFindsIt(unittest.TestCase):
     def assert_whole_plugin(self, registered):
         self.assertEqual(list(registered), ["sparktrace"])
         plugin = registered["sparktrace"]
-        self.assertEqual(plugin["listener_hooks"], ["on_task_instance_running"])
+        self.assertEqual(plugin["listener_hooks"], ["on_task_instance_running", "on_task_instance_success",
+                                                    "on_task_instance_failed", "on_task_instance_skipped"])
         self.assertEqual(plugin["macros"], ["sparktrace_remote"])
         self.assertEqual(plugin["links"], ["Spark trace"])
 

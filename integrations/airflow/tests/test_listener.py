@@ -32,12 +32,17 @@ def ti(**kw):
     return FakeTaskInstance("etl", "load", "manual__2025-01-01T00:00:00+00:00", 2, **kw)
 
 
-EXPECTED = connect_metadata(TaskIdentity("etl", "load", "manual__2025-01-01T00:00:00+00:00", 2, -1), CARRIER_TP, "k=v")
+IDENTITY = TaskIdentity("etl", "load", "manual__2025-01-01T00:00:00+00:00", 2, -1)
+EXPECTED = connect_metadata(IDENTITY, CARRIER_TP, "k=v")
 
 
 class Base(unittest.TestCase):
     def setUp(self):
         self.meta_path = list(sys.meta_path)
+        # The listener exports TRACEPARENT & co.; no report leaves these tests (test_report.py).
+        environment = mock.patch.dict(os.environ, {"SPARKTRACE_REPORT": "off"})
+        environment.start()
+        self.addCleanup(environment.stop)
         fake_airflow("3.1.0")
 
     def tearDown(self):
@@ -119,7 +124,9 @@ class Wrapper(Base):
         fake_airflow("3.2.1")
         client = inject_fake_pyspark()
         SparktraceListener().on_task_instance_running(None, ti())
-        self.assertNotIn("traceparent", dict(client.DefaultChannelBuilder(URL).metadata()))
+        # No span current (OTel off): the parent derived from the identity.
+        self.assertEqual(dict(client.DefaultChannelBuilder(URL).metadata())["traceparent"],
+                         plugin.derived_traceparent(IDENTITY))
         fake_opentelemetry(0x11111111111111111111111111111111, 0x2222222222222222)
         self.assertEqual(
             dict(client.DefaultChannelBuilder(URL).metadata())["traceparent"],
@@ -170,7 +177,7 @@ class Failures(Base):
                 SparktraceListener().on_task_instance_running(None, ti())
         md = dict(client.DefaultChannelBuilder(URL).metadata())
         self.assertEqual(md["x-airflow-dag-id"], "etl")
-        self.assertNotIn("traceparent", md)
+        self.assertEqual(md["traceparent"], plugin.derived_traceparent(IDENTITY))
 
 
 if __name__ == "__main__":

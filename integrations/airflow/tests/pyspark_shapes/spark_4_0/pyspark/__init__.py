@@ -1,0 +1,3 @@
+"""Stand-in for PySpark 4.0 (only pyspark.sql.connect's client; see tests/pyspark_shapes/__init__.py)."""
+
+__sparktrace_shape__ = "4.0"
