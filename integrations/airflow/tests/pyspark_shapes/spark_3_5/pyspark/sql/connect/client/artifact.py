@@ -1,7 +1,8 @@
-"""Stand-in for PySpark 3.5's ``python/pyspark/sql/connect/client/artifact.py``.
+"""Stand-in for PySpark's ``python/pyspark/sql/connect/client/artifact.py``, 3.5 through 4.1 (the 4.0
+and 4.1 stand-ins find this module through their client package's ``__path__``).
 
-Mirrors apache/spark's ``ArtifactManager`` (read at commit 0a90271bea0cc6221a6c1d722428f94398a01fce,
-whose constructor and calls are the ones 3.5's core.py passes: ``ArtifactManager(user_id, session_id,
+Mirrors apache/spark's ``ArtifactManager`` (read at commit 0a90271bea0cc6221a6c1d722428f94398a01fce, a
+4.x version; 3.5's and 4.0's core.py call the same constructor: ``ArtifactManager(user_id, session_id,
 channel, metadata)``): it makes a stub of its own on the session's channel (``self._stub``) and keeps
 the metadata it was given (``self._metadata``, the copy taken when the session was created). Every
 AddArtifacts (a client stream of requests) and ArtifactStatus call passes ``metadata=self._metadata``.
