@@ -12,6 +12,7 @@
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
 #include "traceview/span_lanes.h"
+#include "traceview/regression.h"
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
@@ -175,6 +176,44 @@ std::vector<FindingEntry> CollectFindings(std::span<const Span> spans, std::vect
   return findings;
 }
 
+// The regression finding (traceview/regression.h), attached to the attempt's first root span and
+// ranked with the others by its impact: the time lost against the baseline.
+void AddRegressionFinding(std::span<const Span> spans, const std::vector<std::optional<std::size_t>>& parent,
+                          const History& history, bool finished, std::vector<FindingEntry>& findings,
+                          std::vector<SpanFindings>& by_span) {
+  const auto regression = DetectRegression(history, finished);
+  std::optional<std::size_t> root;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (parent[i]) continue;
+    if (!root || spans[i].start_time_unix_nano < spans[*root].start_time_unix_nano) root = i;
+  }
+  if (!regression || !root) return;
+  const std::string key = "regression@attempt";
+  by_span[*root].ids.emplace_back("regression");
+  by_span[*root].keys.push_back(key);
+  ordered_json evidence = ordered_json::array();
+  for (std::string& line : RegressionEvidence(*regression)) evidence.push_back(std::move(line));
+  const std::string recipe = "troubleshoot/regression.md";
+  ordered_json json = {{"id", "regression"},
+                       {"key", key},
+                       {"severity", regression->critical ? "critical" : "warning"},
+                       {"scope", "attempt"},
+                       {"title", RegressionTitle(*regression)},
+                       {"impact_seconds", regression->delta_ms / 1000},
+                       {"evidence", std::move(evidence)},
+                       {"fix",
+                        ordered_json::array({"open the findings of the phase that grew (below), and compare this "
+                                             "run with the baseline in the history panel"})},
+                       {"related", ordered_json::array()},
+                       {"recipe", recipe},
+                       {"recipe_href", "/recipes/" + recipe},
+                       {"span_ids", ordered_json::array({ToHex(spans[*root].span_id)})}};
+  const double impact = regression->delta_ms / 1000;
+  const auto at = std::find_if(findings.begin(), findings.end(),
+                               [impact](const FindingEntry& entry) { return entry.impact < impact; });
+  findings.insert(at, FindingEntry{std::move(json), impact});
+}
+
 ordered_json LinkJson(const AttemptLink& link) {
   return {{"run_id", link.run_id},
           {"try_number", link.try_number},
@@ -329,6 +368,7 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
   const TreeOrder tree = OrderAsTree(spans, parent);
   const std::vector<std::string> app_ids = ApplicationIds(spans, parent);
   const bool in_progress = std::find(open.begin(), open.end(), true) != open.end();
+  AddRegressionFinding(spans, parent, context.history, !in_progress, findings, span_findings);
   ordered_json finding_list = ordered_json::array();
   for (FindingEntry& finding : findings) finding_list.push_back(std::move(finding.json));
   ordered_json tries = ordered_json::array();

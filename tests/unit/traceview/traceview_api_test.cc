@@ -264,6 +264,33 @@ TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
   EXPECT_TRUE(body["next_run"].is_null());
 }
 
+// Three earlier runs of 1 s; this one 91 s, most of it between its two calls: a critical
+// regression, outside Spark named as what grew, attached to the attempt's first root span.
+TEST_F(TraceViewApiTest, ASlowRunAgainstItsBaselineIsARegressionFinding) {
+  for (std::uint8_t run = 0; run < 3; ++run) {
+    Write(Operation(static_cast<std::uint8_t>(3 + run), 10, 0, 0, "etl", "load", "run-0" + std::to_string(run), 1));
+  }
+  std::vector<Span> slow = Operation(6, 10, 0, 100'000, "etl", "load", "run-9", 1);
+  const auto later = Operation(6, 30, 0, 190'000, "etl", "load", "run-9", 1);
+  slow.insert(slow.end(), later.begin(), later.end());
+  Write(slow);
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
+  const auto body = Body(Get(api, "/api/v1/tasks/etl/load/run-9/1"));
+  ASSERT_FALSE(body["findings"].empty());
+  const auto& finding = body["findings"][0];  // the most impact: 90 s lost
+  EXPECT_EQ(finding["id"], "regression");
+  EXPECT_EQ(finding["severity"], "critical");
+  EXPECT_NEAR(finding["impact_seconds"].get<double>(), 90, 1e-6);
+  EXPECT_EQ(finding["recipe_href"], "/recipes/troubleshoot/regression.md");
+  EXPECT_NE(finding["title"].get<std::string>().find("outside Spark grew most"), std::string::npos)
+      << finding["title"];
+  EXPECT_EQ(body["spans"][0]["id"], finding["span_ids"][0]);
+  EXPECT_EQ(body["spans"][0]["finding_ids"], nlohmann::json::array({"regression"}));
+  // The earlier runs, fast and alone in their history, have none.
+  const auto first = Body(Get(api, "/api/v1/tasks/etl/load/run-00/1"));
+  for (const auto& other : first["findings"]) EXPECT_NE(other["id"], "regression");
+}
+
 TEST_F(TraceViewApiTest, AnswersBadRequestsAndMissingAttemptsClearly) {
   WriteSharedTrace();
   TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
