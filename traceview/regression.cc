@@ -22,8 +22,8 @@ std::string Duration(double ms) {
 std::optional<Regression> DetectRegression(const History& history, bool finished,
                                            const RegressionThresholds& thresholds) {
   if (!finished || !history.baseline || history.baseline->median_wall_ms <= 0) return std::nullopt;
-  const auto current =
-      std::find_if(history.runs.begin(), history.runs.end(), [](const RunSummary& run) { return run.current; });
+  const auto current = std::find_if(history.runs.begin(), history.runs.end(),
+                                    [](const RunSummary& run) { return run.current; });
   if (current == history.runs.end()) return std::nullopt;
   Regression regression;
   regression.baseline_runs = history.baseline->runs;
@@ -44,10 +44,10 @@ std::optional<Regression> DetectRegression(const History& history, bool finished
 }
 
 std::string RegressionTitle(const Regression& regression) {
-  std::string title = fmt::format("took {}, {:.0f} % longer than its median of {} over {} successful run{}",
-                                  Duration(regression.current_ms), 100 * regression.delta_ms / regression.median_ms,
-                                  Duration(regression.median_ms), regression.baseline_runs,
-                                  regression.baseline_runs == 1 ? "" : "s");
+  std::string title = fmt::format(
+      "took {}, {:.0f} % longer than its median of {} over {} successful run{}",
+      Duration(regression.current_ms), 100 * regression.delta_ms / regression.median_ms,
+      Duration(regression.median_ms), regression.baseline_runs, regression.baseline_runs == 1 ? "" : "s");
   if (!regression.grown.empty()) {
     const PhaseDelta& most = regression.grown.front();
     title += fmt::format("; {} grew most (+{})", ViewPhaseLabel(most.phase), Duration(most.delta_ms));
@@ -60,7 +60,8 @@ std::vector<std::string> RegressionEvidence(const Regression& regression) {
   lines.reserve(regression.grown.size());
   for (const PhaseDelta& delta : regression.grown) {
     lines.push_back(fmt::format("{}: {} against a median of {} (+{})", ViewPhaseLabel(delta.phase),
-                                Duration(delta.current_ms), Duration(delta.median_ms), Duration(delta.delta_ms)));
+                                Duration(delta.current_ms), Duration(delta.median_ms),
+                                Duration(delta.delta_ms)));
   }
   return lines;
 }

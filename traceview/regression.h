@@ -26,9 +26,9 @@ struct Regression {
   std::size_t baseline_runs = 0;
   double current_ms = 0;
   double median_ms = 0;
-  double delta_ms = 0;                  // current_ms - median_ms
-  std::vector<PhaseDelta> grown;        // phases that took longer than their median, largest first
-  bool critical = false;                // at least twice the baseline
+  double delta_ms = 0;            // current_ms - median_ms
+  std::vector<PhaseDelta> grown;  // phases that took longer than their median, largest first
+  bool critical = false;          // at least twice the baseline
 };
 
 // The regression of the current run of `history`, or nullopt: no baseline (no earlier successful

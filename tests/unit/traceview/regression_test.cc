@@ -12,8 +12,8 @@ namespace {
 
 constexpr double kMinute = 60'000;
 
-RunSummary MakeRun(std::string run_id, double start_ms, double wall_ms, double resource_wait_ms, bool current = false,
-               std::string state = "success") {
+RunSummary MakeRun(std::string run_id, double start_ms, double wall_ms, double resource_wait_ms,
+                   bool current = false, std::string state = "success") {
   RunSummary run;
   run.run_id = std::move(run_id);
   run.state = std::move(state);
@@ -26,7 +26,8 @@ RunSummary MakeRun(std::string run_id, double start_ms, double wall_ms, double r
 }
 
 History Of(double current_wall_ms, double current_wait_ms) {
-  return ComputeHistory({MakeRun("r1", 1, 10 * kMinute, 1 * kMinute), MakeRun("r2", 2, 8 * kMinute, 1 * kMinute),
+  return ComputeHistory({MakeRun("r1", 1, 10 * kMinute, 1 * kMinute),
+                         MakeRun("r2", 2, 8 * kMinute, 1 * kMinute),
                          MakeRun("r3", 3, 12 * kMinute, 2 * kMinute),
                          MakeRun("r4", 4, current_wall_ms, current_wait_ms, /*current=*/true)});
 }
@@ -44,14 +45,16 @@ TEST(Regression, NamesThePhaseThatGrewMost) {
   EXPECT_EQ(RegressionTitle(*regression),
             "took 14m 00s, 40 % longer than its median of 10m 00s over 3 successful runs; resource wait grew "
             "most (+4m 00s)");
-  EXPECT_EQ(RegressionEvidence(*regression).front(), "resource wait: 5m 00s against a median of 1m 00s (+4m 00s)");
+  EXPECT_EQ(RegressionEvidence(*regression).front(),
+            "resource wait: 5m 00s against a median of 1m 00s (+4m 00s)");
 }
 
 TEST(Regression, BothThresholdsMustHold) {
   // +20 %: under the share, though over a minute.
   EXPECT_FALSE(DetectRegression(Of(12 * kMinute, 1 * kMinute), true).has_value());
   // A short task 50 % slower by 30 s: under the time.
-  const History short_task = ComputeHistory({MakeRun("r1", 1, kMinute, 0), MakeRun("r2", 2, 1.5 * kMinute, 0, true)});
+  const History short_task =
+      ComputeHistory({MakeRun("r1", 1, kMinute, 0), MakeRun("r2", 2, 1.5 * kMinute, 0, true)});
   EXPECT_FALSE(DetectRegression(short_task, true).has_value());
   // Custom thresholds take it.
   EXPECT_TRUE(DetectRegression(short_task, true, {0.25, 20}).has_value());
