@@ -21,10 +21,12 @@ struct ExecutorChange {
   std::string executor_id;
   std::int32_t cores = 0;
   std::int64_t active_after = 0;  // executors alive right after this change
+  std::int64_t cores_after = 0;   // and their cores
 };
 
 struct ExecutorTimeline {
   std::int64_t active_at_start = 0;
+  std::int64_t cores_at_start = 0;      // of the executors alive at the start
   std::vector<ExecutorChange> changes;  // inside the window, in time order (adds before removes at a tie)
   std::int64_t dropped_changes = 0;     // beyond max_changes: not listed, still counted in active_after
 };

@@ -5,9 +5,12 @@
 #include <string>
 #include <utility>
 
+#include "listener/correlate/executor_sharing.h"
 #include "listener/correlate/executor_timeline.h"
 #include "listener/correlate/phases.h"
+#include "listener/correlate/resource_settings.h"
 #include "listener/correlate/span_ids.h"
+#include "tracing/spark_resource_facts.h"
 
 namespace sparktrace::listener {
 namespace {
@@ -85,7 +88,7 @@ void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, 
     AddInt(span, "spark.stage.task_duration_ms.max", tasks.successful_durations.max_ms());
     span.attributes.push_back({"spark.stage.task_duration_exact", tasks.successful_durations.exact()});
   }
-  AddInt(span, "spark.stage.executor_run_time_ms", tasks.executor_run_time_ms);
+  AddInt(span, std::string(tracing::kStageExecutorRunTimeMs), tasks.executor_run_time_ms);
   if (tasks.cpu_time_known)
     AddInt(span, "spark.stage.executor_cpu_time_ms", tasks.executor_cpu_time_ns / 1'000'000);
   AddInt(span, "spark.stage.jvm_gc_time_ms", tasks.jvm_gc_time_ms);
@@ -174,16 +177,32 @@ void AddExecutorFacts(const BuildContext& context, Span& span) {
                           static_cast<EpochMillis>(span.end_time_unix_nano / 1'000'000)};
   if (context.model.executors().empty()) return;  // a log without executor events says nothing
   const ExecutorTimeline timeline = ExecutorsDuring(context.model, window);
-  AddInt(span, "spark.executors.active_at_start", timeline.active_at_start);
+  AddInt(span, std::string(tracing::kExecutorsActiveAtStart), timeline.active_at_start);
+  AddInt(span, std::string(tracing::kExecutorCoresAtStart), timeline.cores_at_start);
   if (timeline.dropped_changes > 0)
     AddInt(span, "spark.executors.changes_not_listed", timeline.dropped_changes);
   for (const ExecutorChange& change : timeline.changes) {
-    span.events.push_back(SpanEvent{change.added ? "spark.executor.added" : "spark.executor.removed",
-                                    MillisToUnixNanos(change.time_ms),
-                                    {{"spark.executor.id", change.executor_id},
-                                     {"spark.executor.cores", std::int64_t{change.cores}},
-                                     {"spark.executors.active", change.active_after}}});
+    span.events.push_back(
+        SpanEvent{std::string(change.added ? tracing::kExecutorAddedEvent : tracing::kExecutorRemovedEvent),
+                  MillisToUnixNanos(change.time_ms),
+                  {{"spark.executor.id", change.executor_id},
+                   {std::string(tracing::kExecutorCores), std::int64_t{change.cores}},
+                   {std::string(tracing::kExecutorsActive), change.active_after},
+                   {std::string(tracing::kExecutorCoresActive), change.cores_after}}});
   }
+}
+
+// What each executor and the driver are given, for the trace view's cost model; nothing when the
+// log holds no configuration. In local mode the driver is the executor: its facts are those.
+void AddResourceFacts(const BuildContext& context, Span& span) {
+  const std::optional<ResourceSettings> settings = ResourceSettingsOf(context.model);
+  if (!settings) return;
+  AddInt(span, std::string(tracing::kExecutorMemoryBytes), settings->executor_memory_bytes);
+  AddInt(span, std::string(tracing::kExecutorMemoryOverheadBytes), settings->executor_memory_overhead_bytes);
+  if (DriverIsExecutor(context.model)) return;
+  AddInt(span, std::string(tracing::kDriverCores), settings->driver_cores);
+  AddInt(span, std::string(tracing::kDriverMemoryBytes), settings->driver_memory_bytes);
+  AddInt(span, std::string(tracing::kDriverMemoryOverheadBytes), settings->driver_memory_overhead_bytes);
 }
 
 // Returns whether the operation has not ended by its lifecycle: no Closed yet, or a job of it still
@@ -225,6 +244,15 @@ bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
     span.status_message = operation.error_message;
   }
   AddExecutorFacts(context, span);
+  AddResourceFacts(context, span);
+  // Who else ran tasks meanwhile: on a shared Spark Connect server the executors are split by task time.
+  const ExecutorSharing sharing =
+      SharingDuring(context.model, operation.operation_id,
+                    {static_cast<EpochMillis>(span.start_time_unix_nano / 1'000'000),
+                     static_cast<EpochMillis>(span.end_time_unix_nano / 1'000'000)},
+                    context.now_ms);
+  AddInt(span, std::string(tracing::kOthersRunTimeMs), sharing.others_run_time_ms);
+  AddInt(span, std::string(tracing::kOtherOperations), sharing.other_operations);
   // Open until Closed, which follows the terminal event once the client released the operation
   // (or the server dropped it): its end moves from the terminal event to Closed. An operation
   // that ended but was never closed when the application ended is complete nonetheless.
@@ -307,6 +335,7 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
     }
   }
   AddExecutorFacts(context, root);
+  AddResourceFacts(context, root);
   const SpanId root_id = root.span_id;
   if (!app.end_ms) MarkUnended(context, root, built);
   built.spans.push_back(std::move(root));

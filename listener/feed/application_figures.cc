@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "listener/feed/spark_memory_size.h"
+#include "listener/correlate/spark_memory_size.h"
 
 namespace sparktrace::listener {
 namespace {

@@ -15,7 +15,7 @@
 #include "listener/feed/application_figures.h"
 #include "listener/feed/application_phase_totals.h"
 #include "listener/feed/feed_metrics.h"
-#include "listener/feed/spark_memory_size.h"
+#include "listener/correlate/spark_memory_size.h"
 #include "tests/unit/diagnose/diagnose_test_lines.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 #include "tests/unit/listener/feed/listener_feed_test_support.h"

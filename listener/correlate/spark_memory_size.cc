@@ -1,4 +1,4 @@
-#include "listener/feed/spark_memory_size.h"
+#include "listener/correlate/spark_memory_size.h"
 
 #include <algorithm>
 #include <array>

@@ -1,0 +1,151 @@
+// The facts the trace view's cost model reads (tracing/spark_resource_facts.h): executor cores on
+// lifecycle spans, memory and driver settings as Spark sizes them, and the task time of the other
+// operations of a shared Spark Connect server.
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "listener/correlate/application_model.h"
+#include "listener/correlate/executor_sharing.h"
+#include "listener/correlate/resource_settings.h"
+#include "listener/correlate/span_builder.h"
+#include "tests/unit/diagnose/diagnose_test_lines.h"
+#include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
+#include "tracing/spark_resource_facts.h"
+
+namespace sparktrace::listener {
+namespace {
+
+namespace lines = test_lines;
+using tracing::Span;
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+constexpr std::string_view kSession = "8f7a2c3e-2b1d-4c5e-9f00-1a2b3c4d5e6f";
+constexpr std::string_view kOperationA = "3bbf8b3d-9a64-4c2e-8d7f-0e1d2c3b4a59";
+constexpr std::string_view kOperationB = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+
+std::optional<std::int64_t> IntOf(const std::vector<tracing::Attribute>& attributes, std::string_view key) {
+  const auto* value = tracing::AttributeValueOf<std::int64_t>(attributes, key);
+  return value == nullptr ? std::nullopt : std::optional<std::int64_t>(*value);
+}
+
+ApplicationModel ModelOf(const std::vector<std::string>& log) {
+  ApplicationModel model;
+  lines::Feed(model, log);
+  return model;
+}
+
+TEST(ResourceSettings, SparkDefaultsWhenTheLogHasAConfigurationWithoutThem) {
+  const ApplicationModel model =
+      ModelOf({diagnose::test_lines::EnvironmentLine({{"spark.master", "k8s://x"}})});
+  const std::optional<ResourceSettings> settings = ResourceSettingsOf(model);
+  ASSERT_TRUE(settings);
+  EXPECT_EQ(settings->executor_memory_bytes, 1024 * kMiB);
+  EXPECT_EQ(settings->executor_memory_overhead_bytes, 384 * kMiB);  // max(384 MiB, 10% of 1 GiB)
+  EXPECT_EQ(settings->driver_cores, 1);
+  EXPECT_EQ(settings->driver_memory_bytes, 1024 * kMiB);
+  EXPECT_EQ(settings->driver_memory_overhead_bytes, 384 * kMiB);
+}
+
+TEST(ResourceSettings, ReadsMemoryOverheadAndFactorsAsSparkDoes) {
+  const ApplicationModel model =
+      ModelOf({diagnose::test_lines::EnvironmentLine({{"spark.executor.memory", "8g"},
+                                                      {"spark.kubernetes.memoryOverheadFactor", "0.4"},
+                                                      {"spark.driver.memory", "2048"},  // no suffix: MiB
+                                                      {"spark.driver.memoryOverhead", "512m"},
+                                                      {"spark.driver.cores", "3"}})});
+  const std::optional<ResourceSettings> settings = ResourceSettingsOf(model);
+  ASSERT_TRUE(settings);
+  EXPECT_EQ(settings->executor_memory_bytes, 8192 * kMiB);
+  EXPECT_EQ(settings->executor_memory_overhead_bytes, static_cast<std::int64_t>(0.4 * 8192 * kMiB));
+  EXPECT_EQ(settings->driver_memory_bytes, 2048 * kMiB);
+  EXPECT_EQ(settings->driver_memory_overhead_bytes, 512 * kMiB);
+  EXPECT_EQ(settings->driver_cores, 3);
+}
+
+TEST(ResourceSettings, UnknownWithoutAConfigurationAndLocalModesDriverIsTheExecutor) {
+  EXPECT_FALSE(ResourceSettingsOf(ModelOf({lines::AppStart("app-1", 0)})));
+  EXPECT_TRUE(DriverIsExecutor(ModelOf({lines::ExecutorAdded("driver", 0)})));
+  EXPECT_FALSE(DriverIsExecutor(ModelOf({lines::ExecutorAdded("1", 0)})));
+}
+
+// Two operations of one server overlap: A runs 1000..9000 with a stage of 4 s of task time, B runs
+// 5000..13000 with a stage (6000..12000) of 6 s; executors 1 (from 0) and 2 (added at 3000, removed
+// at 7000), 4 cores each.
+std::vector<std::string> SharedServerLog() {
+  const std::string tag_a = lines::OperationTag("alice", kSession, kOperationA);
+  const std::string tag_b = lines::OperationTag("alice", kSession, kOperationB);
+  std::vector<std::string> log = {
+      lines::AppStart("app-1", 0),
+      diagnose::test_lines::EnvironmentLine({{"spark.executor.memory", "4g"}, {"spark.master", "k8s://x"}}),
+      lines::ExecutorAdded("1", 0),
+      lines::ConnectOperation("Started", tag_a, kOperationA, 1000, kSession, "alice"),
+      lines::ExecutorAdded("2", 3000),
+      lines::JobStart(0, 2000, {0}, {tag_a}),
+      lines::StageSubmitted(0, 2000, 2),
+      lines::TaskEnd(0, 1, 2000, 4000),
+      lines::TaskEnd(0, 2, 2000, 4000),
+      lines::StageCompleted(0, 2000, 4000, 2),
+      lines::JobEnd(0, 4000),
+      lines::ConnectOperation("Started", tag_b, kOperationB, 5000, kSession, "alice"),
+      lines::JobStart(1, 6000, {1}, {tag_b}),
+      lines::StageSubmitted(1, 6000, 1),
+      lines::ExecutorRemoved("2", 7000),
+      lines::ConnectOperation("Finished", tag_a, kOperationA, 8000),
+      lines::ConnectOperation("Closed", tag_a, kOperationA, 9000),
+      lines::TaskEnd(1, 3, 6000, 12000),
+      lines::StageCompleted(1, 6000, 12000, 1),
+      lines::JobEnd(1, 12000),
+      lines::ConnectOperation("Finished", tag_b, kOperationB, 12500),
+      lines::ConnectOperation("Closed", tag_b, kOperationB, 13000),
+  };
+  return log;
+}
+
+TEST(ExecutorSharing, ProratesTheOtherOperationsStagesToTheWindow) {
+  const ApplicationModel model = ModelOf(SharedServerLog());
+  // A's window 1000..9000 holds 3 s of B's 6 s stage (6000..12000): 3 s of B's task time.
+  const ExecutorSharing a = SharingDuring(model, kOperationA, {1000, 9000}, 13000);
+  EXPECT_EQ(a.others_run_time_ms, 3000);
+  EXPECT_EQ(a.other_operations, 1);
+  // B's window 5000..13000 holds none of A's stage (2000..4000).
+  const ExecutorSharing b = SharingDuring(model, kOperationB, {5000, 13000}, 13000);
+  EXPECT_EQ(b.others_run_time_ms, 0);
+  EXPECT_EQ(b.other_operations, 0);
+}
+
+TEST(ResourceFacts, TheLifecycleSpanCarriesCoresMemoryDriverAndSharing) {
+  const ApplicationModel model = ModelOf(SharedServerLog());
+  OperationSpanRef ref;
+  ref.trace.fill(1);
+  ref.parent.fill(2);
+  const BuiltSpans built = BuildOperationSpans(model, kOperationA, ref, {});
+  const Span* lifecycle = nullptr;
+  for (const Span& span : built.spans) {
+    if (span.name == "spark.connect.operation.lifecycle") lifecycle = &span;
+  }
+  ASSERT_NE(lifecycle, nullptr);
+  EXPECT_EQ(IntOf(lifecycle->attributes, tracing::kExecutorsActiveAtStart), 1);
+  EXPECT_EQ(IntOf(lifecycle->attributes, tracing::kExecutorCoresAtStart), 4);
+  EXPECT_EQ(IntOf(lifecycle->attributes, tracing::kExecutorMemoryBytes), 4096 * kMiB);
+  EXPECT_EQ(IntOf(lifecycle->attributes, tracing::kExecutorMemoryOverheadBytes),
+            static_cast<std::int64_t>(0.1 * 4096 * kMiB));
+  EXPECT_EQ(IntOf(lifecycle->attributes, tracing::kDriverCores), 1);
+  EXPECT_EQ(IntOf(lifecycle->attributes, tracing::kOthersRunTimeMs), 3000);
+  EXPECT_EQ(IntOf(lifecycle->attributes, tracing::kOtherOperations), 1);
+  // Executor 2 added at 3000 (8 cores alive) and removed at 7000 (4 again).
+  std::vector<std::pair<std::string, std::int64_t>> changes;
+  for (const tracing::SpanEvent& event : lifecycle->events) {
+    if (const auto cores = IntOf(event.attributes, tracing::kExecutorCoresActive))
+      changes.emplace_back(event.name, *cores);
+  }
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {{"spark.executor.added", 8},
+                                                                      {"spark.executor.removed", 4}};
+  EXPECT_EQ(changes, expected);
+}
+
+}  // namespace
+}  // namespace sparktrace::listener

@@ -1,0 +1,179 @@
+#include "traceview/attempt_cost.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string_view>
+
+#include "traceview/span_lanes.h"
+#include "traceview/span_parents.h"
+#include "traceview/view_time.h"
+#include "tracing/spark_resource_facts.h"
+
+namespace sparktrace::traceview {
+namespace {
+
+using tracing::Span;
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMsPerHour = 3'600'000.0;
+
+std::optional<std::int64_t> IntFact(const Span& span, std::string_view key) {
+  const auto* value = tracing::AttributeValueOf<std::int64_t>(span.attributes, key);
+  if (value == nullptr) return std::nullopt;
+  return std::max<std::int64_t>(*value, 0);
+}
+
+// The first span that states both parts: every span of an application states the same.
+std::optional<std::int64_t> MemoryFact(std::span<const Span> spans, std::string_view heap_key,
+                                       std::string_view overhead_key) {
+  for (const Span& span : spans) {
+    const std::optional<std::int64_t> heap = IntFact(span, heap_key);
+    const std::optional<std::int64_t> overhead = IntFact(span, overhead_key);
+    if (heap && overhead) return *heap + *overhead;
+  }
+  return std::nullopt;
+}
+
+double Overlap(double start_a, double end_a, double start_b, double end_b) {
+  return std::max(0.0, std::min(end_a, end_b) - std::max(start_a, start_b));
+}
+
+// A stage's run time inside [start_ms, end_ms], its tasks taken as spread evenly over the stage
+// (the listener prorates the other operations' stages the same way).
+double RunTimeWithin(const Span& stage, double start_ms, double end_ms) {
+  const double run_ms = static_cast<double>(IntFact(stage, tracing::kStageExecutorRunTimeMs).value_or(0));
+  const double stage_start = SpanStartMs(stage);
+  const double stage_end = std::max(stage_start, SpanEndMs(stage));
+  if (stage_end == stage_start) return stage_start >= start_ms && stage_start <= end_ms ? run_ms : 0;
+  return run_ms * Overlap(stage_start, stage_end, start_ms, end_ms) / (stage_end - stage_start);
+}
+
+// The Connect operation each stage ran for: its job's spark.connect.operation_id ("" when none).
+std::vector<std::string> OperationOfStages(std::span<const Span> spans) {
+  const std::vector<std::optional<std::size_t>> parent = ParentIndices(spans);
+  std::vector<std::string> operation(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (LaneOf(spans[i]) != Lane::kStage || !parent[i]) continue;
+    const auto* id =
+        tracing::AttributeValueOf<std::string>(spans[*parent[i]].attributes, "spark.connect.operation_id");
+    if (id != nullptr) operation[i] = *id;
+  }
+  return operation;
+}
+
+// On a shared server: one window per operation of the attempt, charged at its tasks' share of all the
+// task time in it. Empty when no operation of the attempt had company.
+std::vector<CostWindow> SharedWindows(std::span<const Span> spans, double start_ms, double end_ms,
+                                      std::int64_t& other_operations) {
+  const std::vector<std::string> stage_operation = OperationOfStages(spans);
+  std::vector<CostWindow> windows;
+  bool shared = false;
+  for (const Span& lifecycle : spans) {
+    if (LaneOf(lifecycle) != Lane::kLifecycle) continue;
+    const std::optional<std::int64_t> others_ms = IntFact(lifecycle, tracing::kOthersRunTimeMs);
+    const std::int64_t others = IntFact(lifecycle, tracing::kOtherOperations).value_or(0);
+    const auto* operation_id =
+        tracing::AttributeValueOf<std::string>(lifecycle.attributes, "spark.connect.operation_id");
+    if (!others_ms || operation_id == nullptr) continue;  // stored before the facts existed
+    const double window_start = std::max(start_ms, SpanStartMs(lifecycle));
+    const double window_end = std::min(end_ms, SpanEndMs(lifecycle));
+    if (window_end < window_start) continue;
+    double own_ms = 0;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      if (stage_operation[i] == *operation_id) own_ms += RunTimeWithin(spans[i], window_start, window_end);
+    }
+    shared = shared || *others_ms > 0 || others > 0;
+    other_operations = std::max(other_operations, others);
+    const double all_ms = own_ms + static_cast<double>(*others_ms);
+    // Nobody's tasks ran: the operations present share the executors alike.
+    const double share = all_ms > 0 ? own_ms / all_ms : 1.0 / static_cast<double>(1 + others);
+    windows.push_back({window_start, window_end, share});
+  }
+  if (!shared) windows.clear();
+  return windows;
+}
+
+}  // namespace
+
+AttemptCost ComputeCost(const CostInputs& inputs, const CostPrices& prices) {
+  AttemptCost cost;
+  const std::vector<ExecutorPoint>& points = inputs.executors.points;
+  if (!inputs.executors.known || !inputs.executors.cores_known || points.empty()) return cost;
+  cost.known = true;
+  cost.shared = inputs.shared;
+  cost.other_operations = inputs.other_operations;
+  double core_ms = 0;      // executors' cores × time × share
+  double executor_ms = 0;  // executors × time × share
+  double charged_ms = 0;   // time × share (the driver's)
+  double window_ms = 0;
+  for (const CostWindow& window : inputs.windows) {
+    const double length = std::max(0.0, window.end_ms - window.start_ms);
+    window_ms += length;
+    charged_ms += length * window.share;
+    // The count at points[i] holds until points[i + 1]; the last point closes the series.
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+      const double overlap = Overlap(points[i].t_ms, points[i + 1].t_ms, window.start_ms, window.end_ms);
+      core_ms += overlap * static_cast<double>(points[i].cores) * window.share;
+      executor_ms += overlap * points[i].count * window.share;
+    }
+  }
+  cost.share = window_ms > 0 ? charged_ms / window_ms : 1.0;
+  cost.executor_core_seconds = core_ms / 1000;
+  cost.driver_core_seconds = static_cast<double>(inputs.driver_cores) * charged_ms / 1000;
+  cost.core_seconds = cost.executor_core_seconds + cost.driver_core_seconds;
+  if (inputs.executor_memory_bytes) {
+    cost.gib_seconds = (executor_ms * static_cast<double>(*inputs.executor_memory_bytes) +
+                        charged_ms * static_cast<double>(inputs.driver_memory_bytes)) /
+                       1000 / kBytesPerGiB;
+  }
+  cost.used_core_seconds = inputs.used_core_ms / 1000;
+  if (cost.executor_core_seconds > 0) {
+    cost.idle_fraction = std::clamp(1 - cost.used_core_seconds / cost.executor_core_seconds, 0.0, 1.0);
+  }
+  if (prices.any() && (!prices.gib_hour || cost.gib_seconds)) {
+    Money money;
+    money.cores = cost.core_seconds * 1000 / kMsPerHour * prices.core_hour.value_or(0);
+    money.memory = cost.gib_seconds.value_or(0) * 1000 / kMsPerHour * prices.gib_hour.value_or(0);
+    money.total = money.cores + money.memory;
+    cost.money = money;
+  }
+  return cost;
+}
+
+CostInputs CostInputsOfSpans(std::span<const Span> spans, double start_ms, double end_ms) {
+  CostInputs inputs;
+  end_ms = std::max(start_ms, end_ms);
+  inputs.executors = ComputeExecutorSeries(spans, start_ms, end_ms);
+  inputs.executor_memory_bytes =
+      MemoryFact(spans, tracing::kExecutorMemoryBytes, tracing::kExecutorMemoryOverheadBytes);
+  for (const Span& span : spans) {
+    if (const std::optional<std::int64_t> cores = IntFact(span, tracing::kDriverCores)) {
+      inputs.driver_cores = *cores;
+      break;
+    }
+  }
+  inputs.driver_memory_bytes =
+      MemoryFact(spans, tracing::kDriverMemoryBytes, tracing::kDriverMemoryOverheadBytes).value_or(0);
+  for (const Span& span : spans) {
+    if (LaneOf(span) == Lane::kStage)
+      inputs.used_core_ms += static_cast<double>(IntFact(span, tracing::kStageExecutorRunTimeMs).value_or(0));
+  }
+  inputs.windows = SharedWindows(spans, start_ms, end_ms, inputs.other_operations);
+  inputs.shared = !inputs.windows.empty();
+  if (!inputs.shared) inputs.windows = {CostWindow{start_ms, end_ms, 1.0}};
+  return inputs;
+}
+
+std::string CostBasis(const AttemptCost& cost) {
+  if (!cost.shared) return "the application's executors over the attempt's window";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f%%", cost.share * 100);
+  const std::int64_t others = cost.other_operations;
+  const std::string with = others == 0   ? "jobs of no operation"
+                           : others == 1 ? "1 other operation"
+                                         : std::to_string(others) + " other operations";
+  return "shared with " + with + ": split by task time (" + share +
+         " of the executors' time while its operations ran)";
+}
+
+}  // namespace sparktrace::traceview
