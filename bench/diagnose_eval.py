@@ -7,7 +7,10 @@ The labelled corpus:
     injected). The simulator knows what it injected, so the labels are exact (eval/labels.json says which
     finding ids each problem must raise, and which others it may legitimately raise too);
   * the real Spark logs in ../shared/data with the findings a person wrote down after reading them
-    (eval/real_logs.json).
+    (eval/real_logs.json), and clean twins of some of them (real_logs.json "twins", written at run time by
+    eval/real_log_twins.py: the same log with one stage's problem taken away), which must not raise the
+    finding their source is labelled with. These real logs and twins are also scored on their own
+    (per_rule_real): a rule the simulator cannot inject has its positives only there.
 
 Per finding id: a true positive is a log labelled with the id whose diagnosis has it; a false negative a
 labelled log without it; a false positive a log whose diagnosis has the id although neither its
@@ -113,12 +116,37 @@ def simulated_cases(labels, seeds):
     return cases
 
 
-def real_cases(data_dir):
+def load_twin_module():
+    sys.path.insert(0, os.path.join(HERE, "eval"))
+    try:
+        import real_log_twins
+    finally:
+        sys.path.pop(0)
+    return real_log_twins
+
+
+def real_cases(data_dir, out_dir):
+    """(name, path, expected ids, allowed ids, kind) of the real logs present, and of their twins, written
+    under out_dir."""
+    doc = load_json("real_logs.json")
     cases = []
-    for entry in load_json("real_logs.json")["logs"]:
+    for entry in doc["logs"]:
         path = os.path.join(data_dir, entry["path"])
         if os.path.exists(path):
-            cases.append((entry["path"], path, set(entry["expected"]), set(entry.get("allowed", []))))
+            cases.append((entry["path"], path, set(entry["expected"]), set(entry.get("allowed", [])), "real"))
+    twins = load_twin_module()
+    for entry in doc.get("twins", []):
+        source = os.path.join(data_dir, entry["from"])
+        if not os.path.exists(source):
+            continue
+        path = os.path.join(out_dir, "real-twins", entry["name"], "eventlog")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        events = twins.make_twin(source, entry["stage"], entry.get("split_mib"), entry.get("shrink_mib"))
+        with open(path, "w", encoding="utf-8") as handle:
+            for event in events:
+                handle.write(json.dumps(event, separators=(",", ":")) + "\n")
+        cases.append(("twin:" + entry["name"], path, set(entry["expected"]), set(entry.get("allowed", [])),
+                      "real-twin"))
     return cases
 
 
@@ -225,12 +253,14 @@ def independent_report(outcomes, rule_ids, doc):
             "wrong_cases": details, "all_targets_met": all_met}
 
 
-def print_table(table):
-    print(f"{'finding id':<20} {'precision':>9} {'recall':>7} {'TP':>4} {'FP':>4} {'FN':>4}  target")
+def print_table(table, targets=True):
+    """One line per finding id; `labelled` is how many logs the id is expected on (its positives)."""
+    print(f"{'finding id':<20} {'precision':>9} {'recall':>7} {'TP':>4} {'FP':>4} {'FN':>4} {'labelled':>8}"
+          + ("  target" if targets else ""))
     for rule, entry in table.items():
         print(f"{rule:<20} {entry['precision']:>9.3f} {entry['recall']:>7.3f} {entry['true_positives']:>4} "
-              f"{entry['false_positives']:>4} {entry['false_negatives']:>4}  "
-              f"{'met' if entry['meets_target'] else 'MISSED'}")
+              f"{entry['false_positives']:>4} {entry['false_negatives']:>4} {entry['labelled_logs']:>8}"
+              + (f"  {'met' if entry['meets_target'] else 'MISSED'}" if targets else ""))
         for log in entry["missed"]:
             print(f"    missed on {log}")
         for log in entry["false_alarms"]:
@@ -316,10 +346,10 @@ def simulator_main(args, binary, started, independent):
                 outcomes.append({"log": f"sim:{name}@{strength}#{seed}", "kind": "clean" if not expected else "sim",
                                  "expected": expected, "allowed": allowed,
                                  "found": findings_in(diagnose(binary, path, args.rules))})
-            for name, path, expected, allowed in real_cases(args.data_dir):
-                outcomes.append({"log": f"real:{name}", "kind": "real", "expected": expected, "allowed": allowed,
+            for name, path, expected, allowed, kind in real_cases(args.data_dir, corpus):
+                outcomes.append({"log": f"real:{name}", "kind": kind, "expected": expected, "allowed": allowed,
                                  "found": findings_in(diagnose(binary, path, args.rules))})
-        except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as error:
+        except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError, ValueError) as error:
             print(f"diagnose_eval: {error}", file=sys.stderr)
             return 2
 
@@ -340,24 +370,30 @@ def simulator_main(args, binary, started, independent):
             return 2
 
     table = score(outcomes, rule_ids)
+    real_table = score([o for o in outcomes if o["kind"] in ("real", "real-twin")], rule_ids)
+    for entry in real_table.values():  # reported, not a target of its own (the corpus's table is)
+        entry.pop("meets_target")
     clean = [o for o in outcomes if o["kind"] == "clean"]
     noisy_clean = [{"log": o["log"], "found": sorted(o["found"])} for o in clean if o["found"]]
     real_count = sum(1 for o in outcomes if o["kind"] == "real")
+    twin_count = sum(1 for o in outcomes if o["kind"] == "real-twin")
     simulator_met = all(entry["meets_target"] for entry in table.values()) and not noisy_clean
     all_met = simulator_met and (independent is None or independent["all_targets_met"])
     report = {
         "benchmark": "diagnose_eval",
         "targets": {"precision": PRECISION_TARGET, "recall": RECALL_TARGET, "findings_on_clean_twins": 0},
-        "corpus": {"simulated_logs": len(outcomes) - real_count - len(clean), "clean_twins": len(clean),
-                   "real_logs": real_count, "strengths": labels["strengths"], "seeds": args.seeds},
+        "corpus": {"simulated_logs": len(outcomes) - real_count - twin_count - len(clean),
+                   "clean_twins": len(clean), "real_logs": real_count, "real_log_twins": twin_count,
+                   "strengths": labels["strengths"], "seeds": args.seeds},
         "per_rule": table,
+        "per_rule_real": real_table,
         "clean_twins_with_findings": noisy_clean,
         "weak_problem_detection_rate": sensitivity,
         "all_targets_met": all_met,
         "seconds": round(time.monotonic() - started, 1),
     }
     report["corpora"] = {"simulator": {key: report[key] for key in (
-        "corpus", "per_rule", "clean_twins_with_findings", "weak_problem_detection_rate")}}
+        "corpus", "per_rule", "per_rule_real", "clean_twins_with_findings", "weak_problem_detection_rate")}}
     report["corpora"]["simulator"]["all_targets_met"] = simulator_met
     if independent is not None:
         report["corpora"]["independent"] = independent
@@ -367,6 +403,8 @@ def simulator_main(args, binary, started, independent):
         print_independent(independent)
         print("== simulator corpus (bench/eval/labels.json, real_logs.json) ==")
     print_table(table)
+    print(f"of which the real logs ({real_count}) and their twins ({twin_count}) alone:")
+    print_table(real_table, targets=False)
     print(f"clean twins: {len(clean)}, with findings: {len(noisy_clean)}")
     for entry in noisy_clean:
         print(f"    {entry['log']}: {', '.join(entry['found'])}")

@@ -10,9 +10,9 @@ namespace sparktrace::diagnose {
 namespace {
 
 // The order rules run in; the summary last, as it reads the others' findings.
-constexpr std::array<RuleFunction, 9> kRules = {
-    ResourceWaitLongRule, S3WriteSlowRule,   DataSkewRule,     OomAndSpillRule,   ShuffleBottleneckRule,
-    GcPressureRule,       IdleExecutorsRule, TaskFailuresRule, SlowSparkJobsRule,
+constexpr std::array<RuleFunction, 10> kRules = {
+    ResourceWaitLongRule, S3WriteSlowRule, DataSkewRule,      OomAndSpillRule,  ShuffleBottleneckRule,
+    LowParallelismRule,   GcPressureRule,  IdleExecutorsRule, TaskFailuresRule, SlowSparkJobsRule,
 };
 
 std::vector<Finding> Run(const DiagnosisScope& scope) {

@@ -6,13 +6,14 @@
 // reasons ↔ oom-and-spill: "same-cause"; the slow-spark-jobs summary "summarises" the others).
 //
 // Rules (one per file, rules/<id>.cc; thresholds in rule_thresholds.h and docs/diagnose-rules.md):
-//   resource-wait-long, s3-write-slow, data-skew, oom-and-spill, shuffle-bottleneck, gc-pressure,
-//   idle-executors (application only), task-failures, slow-spark-jobs (the summary).
+//   resource-wait-long, s3-write-slow, data-skew, oom-and-spill, shuffle-bottleneck, low-parallelism,
+//   gc-pressure, idle-executors (application only), task-failures, slow-spark-jobs (the summary).
 //
 // Pure functions: they read the model and allocate only their answer. Thread-safe for concurrent
 // readers of one model (the model itself is not synchronised: do not feed it meanwhile). Cost: in
 // proportion to the stage attempts in scope (each rule walks them once; quantiles sort a stage's
-// sample, at most kExactDurationLimit values), so DiagnoseOperation can be called again and again
+// sample, at most kExactDurationLimit values; low-parallelism also walks the application's stage
+// attempts for each stage it is about to report), so DiagnoseOperation can be called again and again
 // as a live log grows.
 
 #include <vector>

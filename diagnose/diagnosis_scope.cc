@@ -1,6 +1,7 @@
 #include "diagnose/diagnosis_scope.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <utility>
 
@@ -73,6 +74,20 @@ Severity SeverityForImpact(const DiagnosisScope& scope, double impact_seconds) {
 std::string PropertyOr(const DiagnosisScope& scope, std::string_view key, std::string_view fallback) {
   const std::optional<std::string_view> value = scope.model->Property(key);
   return std::string(value ? *value : fallback);
+}
+
+std::string AdaptiveEnabled(const DiagnosisScope& scope) {
+  const std::string_view version = scope.model->application().spark_version;
+  int major = 0, minor = 0;
+  const char* begin = version.data();
+  const char* end = begin + version.size();
+  const auto parsed = std::from_chars(begin, end, major);
+  bool on_by_default = major >= 4;
+  if (parsed.ec == std::errc() && parsed.ptr != end && *parsed.ptr == '.') {
+    std::from_chars(parsed.ptr + 1, end, minor);
+    on_by_default = major > 3 || (major == 3 && minor >= 2);
+  }
+  return PropertyOr(scope, "spark.sql.adaptive.enabled", on_by_default ? "true" : "false");
 }
 
 Evidence Figure(std::string name, double value, std::string unit) {

@@ -49,6 +49,9 @@ bool PassesImpactGate(const DiagnosisScope& scope, double impact_seconds, double
 Severity SeverityForImpact(const DiagnosisScope& scope, double impact_seconds);
 // The value of a configuration property, else `fallback`.
 std::string PropertyOr(const DiagnosisScope& scope, std::string_view key, std::string_view fallback);
+// spark.sql.adaptive.enabled as the application ran: the property, else its default for the log's Spark
+// version ("true" from 3.2, which turned AQE on by default).
+std::string AdaptiveEnabled(const DiagnosisScope& scope);
 
 // A finding of rule `id` with its scope, impact and severity, and the rule's recipe (RecipeFor);
 // the rule adds the title, evidence, fix and links.

@@ -8,6 +8,7 @@ std::string_view RecipeFor(std::string_view id) {
   if (id == kDataSkew) return "docs/recipes/troubleshoot/data-skew-diagnosis.md";
   if (id == kOomAndSpill) return "docs/recipes/troubleshoot/oom-and-spill.md";
   if (id == kShuffleBottleneck) return "docs/recipes/troubleshoot/shuffle-bottleneck.md";
+  if (id == kLowParallelism) return "docs/recipes/troubleshoot/low-parallelism.md";
   if (id == kGcPressure) return "docs/recipes/troubleshoot/gc-pressure.md";
   if (id == kIdleExecutors) return "docs/recipes/troubleshoot/slow-spark-jobs.md#idle-executors";
   if (id == kTaskFailures) return "docs/recipes/troubleshoot/slow-spark-jobs.md#task-failures";

@@ -14,12 +14,13 @@
 
 namespace sparktrace::diagnose {
 
-// The rule ids: stable, part of the JSON schema and of metric labels (bounded: these nine).
+// The rule ids: stable, part of the JSON schema and of metric labels (bounded: these ten).
 inline constexpr std::string_view kResourceWaitLong = "resource-wait-long";
 inline constexpr std::string_view kS3WriteSlow = "s3-write-slow";
 inline constexpr std::string_view kDataSkew = "data-skew";
 inline constexpr std::string_view kOomAndSpill = "oom-and-spill";
 inline constexpr std::string_view kShuffleBottleneck = "shuffle-bottleneck";
+inline constexpr std::string_view kLowParallelism = "low-parallelism";
 inline constexpr std::string_view kGcPressure = "gc-pressure";
 inline constexpr std::string_view kIdleExecutors = "idle-executors";
 inline constexpr std::string_view kTaskFailures = "task-failures";

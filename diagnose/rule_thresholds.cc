@@ -73,6 +73,14 @@ std::vector<Binding> BindingsOf(RuleThresholds& t) {
       {kShuffleBottleneck, "min_impact_seconds", &t.shuffle_bottleneck.min_impact_seconds},
       {kShuffleBottleneck, "min_impact_share", &t.shuffle_bottleneck.min_impact_share},
 
+      {kLowParallelism, "enabled", &t.low_parallelism.enabled},
+      {kLowParallelism, "min_task_bytes", &t.low_parallelism.min_task_bytes},
+      {kLowParallelism, "min_duration_ratio", &t.low_parallelism.min_duration_ratio},
+      {kLowParallelism, "min_task_seconds", &t.low_parallelism.min_task_seconds},
+      {kLowParallelism, "target_partition_bytes", &t.low_parallelism.target_partition_bytes},
+      {kLowParallelism, "min_impact_seconds", &t.low_parallelism.min_impact_seconds},
+      {kLowParallelism, "min_impact_share", &t.low_parallelism.min_impact_share},
+
       {kGcPressure, "enabled", &t.gc_pressure.enabled},
       {kGcPressure, "min_gc_share", &t.gc_pressure.min_gc_share},
       {kGcPressure, "min_run_seconds", &t.gc_pressure.min_run_seconds},

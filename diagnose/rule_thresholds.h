@@ -106,6 +106,24 @@ struct ShuffleBottleneckThresholds {
   double min_impact_share = 0.015;
 };
 
+struct LowParallelismThresholds {
+  bool enabled = true;
+  // A stage with fewer tasks than free slots fires when its tasks each moved at least this much (the
+  // median task's input + shuffle read, or output or shuffle write per task): four times the 128 MiB
+  // Spark packs into a file partition (spark.sql.files.maxPartitionBytes), twice AQE's 64 MiB advisory
+  // shuffle partition; a task this size could have been four tasks...
+  std::int64_t min_task_bytes = 512 * kMiB;
+  // ...or when its median task ran this many times the scope's typical task (the task-weighted median
+  // of its stages' median task durations)...
+  double min_duration_ratio = 10.0;
+  // ...and at least this long (a few seconds on one core are not worth a change).
+  double min_task_seconds = 60;
+  // The partition size the suggested partition count and the full-parallelism estimate aim at.
+  std::int64_t target_partition_bytes = 128 * kMiB;
+  double min_impact_seconds = 10;
+  double min_impact_share = 0.03;
+};
+
 struct GcPressureThresholds {
   bool enabled = true;
   double min_gc_share = 0.07;   // JVM GC time / executor run time
@@ -150,6 +168,7 @@ struct RuleThresholds {
   DataSkewThresholds data_skew;
   OomAndSpillThresholds oom_and_spill;
   ShuffleBottleneckThresholds shuffle_bottleneck;
+  LowParallelismThresholds low_parallelism;
   GcPressureThresholds gc_pressure;
   IdleExecutorsThresholds idle_executors;
   TaskFailuresThresholds task_failures;

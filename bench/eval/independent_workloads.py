@@ -613,6 +613,8 @@ def inject_task_level(shape, problem, params, rng):
         for task in stage.tasks:
             task.fixed_ms = int(stage.output_per_task / MiB / stage.write_mib_s * 1000 * task.weight)
             task.cpu = params["cpu_share"] * rng.uniform(0.85, 1.15)
+    elif pid == "low-parallelism":
+        inject_low_parallelism(shape, variant, params, rng)
     elif pid == "task-failures":
         if variant in ("failed_job", "failed_operation"):
             if variant == "failed_job":
@@ -641,6 +643,69 @@ def inject_task_level(shape, problem, params, rng):
             stage = heaviest([s for s in stages_of(shape) if s.partitions >= 2 * shape.slots] or stages_of(shape))
             stage.speculation_plan = {"count": params["speculative_killed_tasks"]}
             shape.speculation = True
+
+
+def inject_low_parallelism(shape, variant, params, rng):
+    """Too few tasks for the cores: the stage's data (or its long per-row work) goes through `tasks` tasks.
+    Writers keep the healthy 8-12 MiB/s per task and their CPU share (this is not a slow write), shuffle
+    stages process 12-25 MiB/s per task, a UDF's single task runs a multiple of the application's median
+    task over little data."""
+    if variant == "single_partition_udf":
+        stage = role_stage(shape, "single")
+        durations = sorted(t.duration_ms() for s in stages_of(shape) for t in s.tasks)
+        median_ms = durations[len(durations) // 2]
+        task_ms = params["udf_x_median"] * median_ms
+        task_ms = max(task_ms, params.get("udf_min_s", 0) * 1000)
+        task_ms = min(task_ms, params.get("udf_max_s", 1e9) * 1000)
+        set_stage_bytes(stage, 1, int(rng.uniform(16, 48) * MiB))
+        task = Task(0, 0, 1.0)
+        task.fixed_ms = int(task_ms * rng.uniform(0.95, 1.05))
+        task.cpu = rng.uniform(0.8, 0.95)
+        stage.tasks = [task]
+        return
+    if "tasks" in params:
+        count = params["tasks"]
+    else:
+        count = max(1, int(round(shape.slots * params["tasks_per_core"])))
+    per_task = int(params["bytes_per_task_mib"] * MiB)
+    if variant == "coalesced_write":
+        stage = next(s for s in stages_of(shape) if s.writes_output)
+        stage.output_per_task = per_task
+        rate = stage.write_mib_s
+    else:  # few_shuffle_partitions: spark.sql.shuffle.partitions set to the task count, AQE off
+        stage = role_stage(shape, "heavy_shuffle")
+        rate = rng.uniform(12, 25)
+        shape.shuffle_partitions = count
+        shape.adaptive = False
+    set_stage_bytes(stage, count, per_task)
+    tasks = []
+    for partition in range(count):
+        weight = math.exp(rng.gauss(0.0, 0.1))
+        task = Task(partition, 0, weight)
+        task.fixed_ms = int(per_task / MiB / rate * 1000 * weight)
+        task.cpu = min(0.97, stage.cpu_share * rng.uniform(0.9, 1.1))
+        task.gc = stage.gc_base
+        task.fetch = stage.fetch_base
+        task.peak = int(rng.uniform(64, 256) * MiB)
+        tasks.append(task)
+    stage.tasks = tasks
+
+
+def set_stage_bytes(stage, partitions, per_task):
+    """Gives a stage `partitions` partitions reading `per_task` bytes each, and keeps its neighbours' shuffle
+    bytes consistent with it (its parent writes what it reads, its child reads what it writes)."""
+    stage.partitions = partitions
+    job = stage.job
+    if stage.kind == "scan":
+        stage.input_per_task = per_task
+    else:
+        stage.read_per_task = per_task
+        parent = job.stages[stage.position - 1]
+        parent.write_per_task = max(4096, per_task * partitions // max(1, parent.partitions))
+    if stage.write_per_task and stage.position + 1 < len(job.stages):
+        stage.write_per_task = max(4096, per_task // 2)
+        child = job.stages[stage.position + 1]
+        child.read_per_task = max(1024, stage.write_per_task * partitions // max(1, child.partitions))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -1213,7 +1278,7 @@ def environment(shape, app_id, app_name):
         "spark.driver.memory": "4g",
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": "s3a://logs/spark-events",
-        "spark.sql.shuffle.partitions": "200",
+        "spark.sql.shuffle.partitions": str(getattr(shape, "shuffle_partitions", 200)),
         "spark.sql.adaptive.enabled": str(shape.adaptive).lower(),
         "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
         "spark.speculation": str(shape.speculation).lower(),

@@ -35,21 +35,9 @@ std::optional<double> ParseSparkBytes(std::string_view text) {
   return std::nullopt;
 }
 
-// Spark 3.2 turned AQE on by default.
-bool AdaptiveOnByDefault(std::string_view spark_version) {
-  int major = 0, minor = 0;
-  const char* begin = spark_version.data();
-  const char* end = begin + spark_version.size();
-  auto parsed = std::from_chars(begin, end, major);
-  if (parsed.ec != std::errc() || parsed.ptr == end || *parsed.ptr != '.') return major >= 4;
-  std::from_chars(parsed.ptr + 1, end, minor);
-  return major > 3 || (major == 3 && minor >= 2);
-}
-
 // Why AQE's skew-join handling did not remove this skew, in words, with the settings it read.
 std::string WhyAdaptiveDidNotHelp(const DiagnosisScope& scope, double max_task_bytes, Finding& finding) {
-  const bool default_on = AdaptiveOnByDefault(scope.model->application().spark_version);
-  const std::string adaptive = PropertyOr(scope, "spark.sql.adaptive.enabled", default_on ? "true" : "false");
+  const std::string adaptive = AdaptiveEnabled(scope);
   const std::string skew_join = PropertyOr(scope, "spark.sql.adaptive.skewJoin.enabled", "true");
   const std::string threshold_text =
       PropertyOr(scope, "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "256MB");

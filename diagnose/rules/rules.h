@@ -15,6 +15,7 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
 void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
 void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
 void ShuffleBottleneckRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
+void LowParallelismRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
 void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
 void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
 void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& findings);

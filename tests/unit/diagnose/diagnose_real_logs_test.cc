@@ -1,5 +1,6 @@
 // `sparktrace diagnose --json` over every real event log in shared/data: no crash, findings well
-// formed and ranked, and the findings the data is known to hold (README.md, README-rapids.md).
+// formed and ranked, and the findings the data is known to hold (README.md, README-rapids.md,
+// README-thirdparty.md).
 
 #include <gtest/gtest.h>
 
@@ -54,7 +55,8 @@ class DiagnoseRealLogs : public ::testing::Test {
     if (!data_dir) return;
     for (const char* directory :
          {"spark-events", "spark-events-problems", "spark-events-derived",
-          "spark-events-broken/last-attempt-incomplete", "spark-events-broken/previous-attempt-incomplete"}) {
+          "spark-events-broken/last-attempt-incomplete", "spark-events-broken/previous-attempt-incomplete",
+          "spark-events-thirdparty/kubeflow-mcp-shs"}) {
       for (auto& [name, findings] : DiagnoseDirectory(*data_dir / directory)) {
         (*logs_)[std::string(directory) + "/" + name] = std::move(findings);
       }
@@ -135,6 +137,62 @@ TEST_F(DiagnoseRealLogs, HighGcShareWithEnoughExecutorTimeIsReported) {
       1u);
   // 35% GC, but of 7 s of run time: under the floor.
   EXPECT_EQ(Ids(Findings("spark-events-problems/jdbc_eventlog.zstd")).count("gc-pressure"), 0u);
+}
+
+const nlohmann::json* FindingOf(const std::vector<nlohmann::json>& findings, std::string_view id) {
+  for (const nlohmann::json& finding : findings) {
+    if (finding.at("id") == id) return &finding;
+  }
+  return nullptr;
+}
+
+double EvidenceValue(const nlohmann::json& finding, std::string_view name) {
+  for (const nlohmann::json& evidence : finding.at("evidence")) {
+    if (evidence.at("name") == name) return evidence.at("value").get<double>();
+  }
+  ADD_FAILURE() << "no evidence " << name << " in " << finding.at("key");
+  return -1;
+}
+
+TEST_F(DiagnoseRealLogs, NycTaxiOutputStageOnTwoOfFourCoresIsLowParallelism) {
+  // README-thirdparty.md: the NYC-taxi job on Kubernetes, 4 one-core executors. Its output stage 7
+  // (the plan repartitions to 2 before the Parquet write) runs 2 tasks, each re-encoding 2.5 GiB
+  // (110be3a8, 137 s) or 5.0 GiB (cc4d115f, 287 s) of shuffle.
+  struct Run {
+    const char* log;
+    double task_gib;
+    double suggested_partitions;  // the stage's bytes in 128 MiB partitions, in whole waves of 4
+  };
+  for (const Run& run :
+       {Run{"spark-events-thirdparty/kubeflow-mcp-shs/eventlog_v2_spark-110be3a8424d4a2789cb88134418217b",
+            2.5, 44},
+        Run{"spark-events-thirdparty/kubeflow-mcp-shs/eventlog_v2_spark-cc4d115f011443d787f03a71a476a745",
+            5.0, 84}}) {
+    SCOPED_TRACE(run.log);
+    const std::vector<nlohmann::json>& findings = Findings(run.log);
+    const nlohmann::json* low = FindingOf(findings, "low-parallelism");
+    ASSERT_NE(low, nullptr);
+    EXPECT_EQ(low->at("key"), "low-parallelism@stage:7.0");
+    EXPECT_EQ(EvidenceValue(*low, "tasks"), 2);
+    EXPECT_EQ(EvidenceValue(*low, "free_slots"), 4);
+    EXPECT_NEAR(EvidenceValue(*low, "task_bytes") / (1 << 30), run.task_gib, 0.05);
+    EXPECT_EQ(EvidenceValue(*low, "suggested_partitions"), run.suggested_partitions);
+    // At full parallelism the stage's task time (2 tasks) runs on 4 cores: about half its duration.
+    const double stage_s = EvidenceValue(*low, "stage_duration_ms") / 1000;
+    EXPECT_GT(low->at("impact_seconds").get<double>(), 0.45 * stage_s);
+    EXPECT_LT(low->at("impact_seconds").get<double>(), 0.6 * stage_s);
+    EXPECT_NE(low->at("fix").at(0).get<std::string>().find("df.repartition("), std::string::npos);
+    EXPECT_EQ(low->at("recipe"), "docs/recipes/troubleshoot/low-parallelism.md");
+    // The stage is CPU-bound: not a slow write.
+    EXPECT_EQ(FindingOf(findings, "s3-write-slow"), nullptr);
+  }
+  // The 7 s PythonPi of the same fixture: 2 tasks on 1 executor, nothing to report.
+  EXPECT_TRUE(
+      Findings("spark-events-thirdparty/kubeflow-mcp-shs/eventlog_v2_spark-bcec39f6201b42b9925124595baad260")
+          .empty());
+  // README.md's LargeBlocks test (application_1553914137147_0018): two jobs of 2 tasks of 2.3 GiB
+  // each run at once on 3 cores, so no core was free for more tasks.
+  EXPECT_EQ(FindingOf(Findings("spark-events/application_1553914137147_0018"), "low-parallelism"), nullptr);
 }
 
 TEST_F(DiagnoseRealLogs, SmallHealthyLogsHaveNoFinding) {

@@ -19,6 +19,26 @@ TEST(DiagnoseThresholds, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(defaults.resource_wait_long.min_wait_seconds, 30.0);
   EXPECT_EQ(defaults.gc_pressure.min_gc_share, 0.07);
   EXPECT_TRUE(defaults.idle_executors.enabled);
+  EXPECT_EQ(defaults.low_parallelism.min_task_bytes, 512 * kMiB);
+  EXPECT_EQ(defaults.low_parallelism.min_duration_ratio, 10.0);
+  EXPECT_EQ(defaults.low_parallelism.min_task_seconds, 60.0);
+  EXPECT_EQ(defaults.low_parallelism.target_partition_bytes, 128 * kMiB);
+  EXPECT_EQ(defaults.low_parallelism.min_impact_seconds, 10.0);
+  EXPECT_EQ(defaults.low_parallelism.min_impact_share, 0.03);
+}
+
+TEST(DiagnoseThresholds, LowParallelismKeysOverride) {
+  const auto thresholds = ParseRuleThresholds(
+      "low-parallelism: {min_task_bytes: 1073741824, min_duration_ratio: 20, enabled: false}\n",
+      RulesFormat::kYaml);
+  ASSERT_TRUE(thresholds.ok()) << thresholds.error().message;
+  EXPECT_EQ(thresholds->low_parallelism.min_task_bytes, 1024 * kMiB);
+  EXPECT_EQ(thresholds->low_parallelism.min_duration_ratio, 20.0);
+  EXPECT_FALSE(thresholds->low_parallelism.enabled);
+  EXPECT_EQ(thresholds->low_parallelism.min_task_seconds, 60.0);  // untouched
+  const auto fractional =
+      ParseRuleThresholds(R"({"low-parallelism": {"min_task_bytes": 1.5}})", RulesFormat::kJson);
+  EXPECT_FALSE(fractional.ok());  // an integer key
 }
 
 TEST(DiagnoseThresholds, JsonOverridesSomeKeys) {
