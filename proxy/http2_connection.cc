@@ -1,11 +1,9 @@
 #include "proxy/http2_connection.h"
 
-#include <algorithm>
-#include <vector>
-
 #include <spdlog/spdlog.h>
 
-#include "proxy/relay_context.h"
+#include <algorithm>
+#include <vector>
 
 namespace sparktrace::proxy {
 namespace {
@@ -44,8 +42,8 @@ std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers) {
   return nva;
 }
 
-Http2Connection::Http2Connection(RelayContext& context, Role role, std::unique_ptr<ConnectionIo> io, std::string peer,
-                                 Http2ConnectionOwner& owner, const Http2Settings& settings)
+Http2Connection::Http2Connection(RelayContext& context, Role role, std::unique_ptr<ConnectionIo> io,
+                                 std::string peer, Http2ConnectionOwner& owner, const Http2Settings& settings)
     : context_(context),
       role_(role),
       io_(std::move(io)),
@@ -124,7 +122,8 @@ Http2Connection::Submitted Http2Connection::SubmitRequest(std::vector<Header> he
   return SubmitNow(headers, stream);
 }
 
-Http2Connection::Submitted Http2Connection::SubmitNow(const std::vector<Header>& headers, Http2Stream& stream) {
+Http2Connection::Submitted Http2Connection::SubmitNow(const std::vector<Header>& headers,
+                                                      Http2Stream& stream) {
   // A peer that announced a limit refuses a larger header block, and an HPACK decoder that gives
   // up on one fails the whole connection: such a request never leaves the proxy.
   const std::uint32_t peer_limit =
@@ -135,7 +134,8 @@ Http2Connection::Submitted Http2Connection::SubmitNow(const std::vector<Header>&
   }
   const std::vector<nghttp2_nv> nva = ToNv(headers);
   const nghttp2_data_provider provider = DataProvider(stream);
-  const std::int32_t stream_id = nghttp2_submit_request(session(), nullptr, nva.data(), nva.size(), &provider, &stream);
+  const std::int32_t stream_id =
+      nghttp2_submit_request(session(), nullptr, nva.data(), nva.size(), &provider, &stream);
   if (stream_id < 0) {
     streams_.erase(&stream);
     return Submitted::kClosing;
@@ -160,6 +160,36 @@ void Http2Connection::DetachStream(std::int32_t stream_id, Http2Stream& stream) 
 
 Http2Stream* Http2Connection::StreamFor(std::int32_t stream_id) const {
   return static_cast<Http2Stream*>(nghttp2_session_get_stream_user_data(session(), stream_id));
+}
+
+void Http2Connection::SubmitResponse(std::int32_t stream_id, const std::vector<Header>& headers,
+                                     Http2Stream* body) {
+  const std::vector<nghttp2_nv> nva = ToNv(headers);
+  if (body == nullptr) {
+    nghttp2_submit_response(session(), stream_id, nva.data(), nva.size(), nullptr);
+  } else {
+    const nghttp2_data_provider provider = DataProvider(*body);
+    nghttp2_submit_response(session(), stream_id, nva.data(), nva.size(), &provider);
+  }
+  WantsFlush();
+}
+
+bool Http2Connection::SubmitTrailers(std::int32_t stream_id, const std::vector<Header>& trailers) {
+  // No WantsFlush: this runs inside Flush (from the data provider), which sends them.
+  const std::vector<nghttp2_nv> nva = ToNv(trailers);
+  return nghttp2_submit_trailer(session(), stream_id, nva.data(), nva.size()) == 0;
+}
+
+void Http2Connection::ResetStream(std::int32_t stream_id, std::uint32_t error_code) {
+  nghttp2_submit_rst_stream(session(), NGHTTP2_FLAG_NONE, stream_id, error_code);
+  WantsFlush();
+}
+
+void Http2Connection::ResumeData(std::int32_t stream_id) {
+  // A request still waiting for the peer's SETTINGS has no stream yet: it is asked for its DATA
+  // once submitted.
+  if (stream_id > 0) nghttp2_session_resume_data(session(), stream_id);
+  WantsFlush();
 }
 
 void Http2Connection::Consume(std::int32_t stream_id, std::size_t bytes) {
@@ -263,8 +293,8 @@ void Http2Connection::OnIoConnected() { WantsFlush(); }
 
 void Http2Connection::OnIoClosed(std::string_view why) { Close(why); }
 
-ssize_t Http2Connection::SendCallback(nghttp2_session* /*session*/, const std::uint8_t* data, std::size_t length,
-                                      int /*flags*/, void* self) {
+ssize_t Http2Connection::SendCallback(nghttp2_session* /*session*/, const std::uint8_t* data,
+                                      std::size_t length, int /*flags*/, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
   evbuffer* output = connection->output();
   if (evbuffer_get_length(output) >= kHighWatermark) return NGHTTP2_ERR_WOULDBLOCK;
@@ -293,11 +323,13 @@ int Http2Connection::SendDataCallback(nghttp2_session* /*session*/, nghttp2_fram
 }
 
 ssize_t Http2Connection::ReadDataCallback(nghttp2_session* /*session*/, std::int32_t /*stream_id*/,
-                                          std::uint8_t* /*buf*/, std::size_t length, std::uint32_t* data_flags,
-                                          nghttp2_data_source* source, void* /*self*/) {
+                                          std::uint8_t* /*buf*/, std::size_t length,
+                                          std::uint32_t* data_flags, nghttp2_data_source* source,
+                                          void* /*self*/) {
   bool end_of_data = false;
   bool no_end_stream = false;
-  const ssize_t ready = static_cast<Http2Stream*>(source->ptr)->ReadyToSend(length, &end_of_data, &no_end_stream);
+  const ssize_t ready =
+      static_cast<Http2Stream*>(source->ptr)->ReadyToSend(length, &end_of_data, &no_end_stream);
   if (ready < 0) return ready;
   if (ready > 0) *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
   if (end_of_data) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -313,7 +345,8 @@ int Http2Connection::OnBeginHeaders(nghttp2_session* /*session*/, const nghttp2_
   }
   Http2Stream* stream = connection->owner_.OnNewStream(*connection, frame->hd.stream_id);
   if (stream == nullptr) {
-    nghttp2_submit_rst_stream(connection->session(), NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+    nghttp2_submit_rst_stream(connection->session(), NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                              NGHTTP2_REFUSED_STREAM);
     return 0;
   }
   connection->AttachStream(frame->hd.stream_id, *stream);
@@ -321,8 +354,9 @@ int Http2Connection::OnBeginHeaders(nghttp2_session* /*session*/, const nghttp2_
 }
 
 int Http2Connection::OnHeaderCallback(nghttp2_session* /*session*/, const nghttp2_frame* frame,
-                                      const std::uint8_t* name, std::size_t name_length, const std::uint8_t* value,
-                                      std::size_t value_length, std::uint8_t /*flags*/, void* self) {
+                                      const std::uint8_t* name, std::size_t name_length,
+                                      const std::uint8_t* value, std::size_t value_length,
+                                      std::uint8_t /*flags*/, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
   if (Http2Stream* stream = connection->StreamFor(frame->hd.stream_id)) {
     stream->OnHeader(View(name, name_length), View(value, value_length));
@@ -339,9 +373,14 @@ int Http2Connection::OnFrameReceived(nghttp2_session* /*session*/, const nghttp2
     std::vector<PendingRequest> pending = std::move(connection->pending_);
     for (PendingRequest& request : pending) {
       switch (connection->SubmitNow(request.headers, *request.stream)) {
-        case Submitted::kYes: break;
-        case Submitted::kClosing: request.stream->OnStreamClosed(kConnectionLost); break;
-        case Submitted::kOverPeerHeaderLimit: request.stream->OnStreamClosed(kHeaderListTooLarge); break;
+        case Submitted::kYes:
+          break;
+        case Submitted::kClosing:
+          request.stream->OnStreamClosed(kConnectionLost);
+          break;
+        case Submitted::kOverPeerHeaderLimit:
+          request.stream->OnStreamClosed(kHeaderListTooLarge);
+          break;
       }
     }
     connection->owner_.OnReady(*connection);
@@ -383,8 +422,8 @@ int Http2Connection::OnDataChunk(nghttp2_session* session, std::uint8_t /*flags*
   return 0;
 }
 
-int Http2Connection::OnInvalidFrame(nghttp2_session* /*session*/, const nghttp2_frame* frame, int lib_error_code,
-                                    void* self) {
+int Http2Connection::OnInvalidFrame(nghttp2_session* /*session*/, const nghttp2_frame* frame,
+                                    int lib_error_code, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
   // nghttp2 enforces the stream limit we announced before our OnBeginHeaders sees the stream.
   const bool over_limit = lib_error_code == NGHTTP2_ERR_REFUSED_STREAM ||
@@ -396,8 +435,8 @@ int Http2Connection::OnInvalidFrame(nghttp2_session* /*session*/, const nghttp2_
   return 0;
 }
 
-int Http2Connection::OnStreamClose(nghttp2_session* /*session*/, std::int32_t stream_id, std::uint32_t error_code,
-                                   void* self) {
+int Http2Connection::OnStreamClose(nghttp2_session* /*session*/, std::int32_t stream_id,
+                                   std::uint32_t error_code, void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
   Http2Stream* stream = connection->StreamFor(stream_id);
   if (stream == nullptr) return 0;

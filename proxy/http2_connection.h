@@ -14,9 +14,12 @@
 // it later (RelayContext::AfterEvent), never inside one of its own callbacks.
 // Threads: one relay worker's event loop; no locks.
 
+#include <event2/buffer.h>
+#include <nghttp2/nghttp2.h>
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
-#include <sys/types.h>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,31 +28,15 @@
 #include <utility>
 #include <vector>
 
-#include <event2/buffer.h>
-#include <nghttp2/nghttp2.h>
-
+#include "proxy/call_connection.h"
 #include "proxy/connection_io.h"
 #include "proxy/libevent_handles.h"
+#include "proxy/relay_context.h"
 
 namespace sparktrace::proxy {
 
-class RelayContext;
-
-struct Header {
-  std::string name;
-  std::string value;
-};
-
 // nghttp2's view of `headers`; valid while `headers` is. nghttp2 copies them on submit.
 std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers);
-
-// The error code streams are closed with when their connection is gone. Not an RFC 9113 code
-// (those are small numbers): nobody reset the stream, it has no connection left.
-inline constexpr std::uint32_t kConnectionLost = 0xffff'ffff;
-// The error code a stream is closed with when its request headers were never sent: their header
-// list is larger than the peer's SETTINGS_MAX_HEADER_LIST_SIZE, so the peer would refuse them, or
-// fail the whole connection (and every other call on it) over them.
-inline constexpr std::uint32_t kHeaderListTooLarge = 0xffff'fffe;
 
 // The size RFC 9113 gives a header field in a header list: its name and value, plus 32 bytes.
 inline std::size_t HeaderFieldSize(std::string_view name, std::string_view value) {
@@ -115,7 +102,12 @@ struct Http2Settings {
   std::uint32_t max_header_list_bytes = 16 * 1024;
 };
 
-class Http2Connection final : private ConnectionIoHandler {
+// The stream verbs (CallConnection) are the only way its streams' owners act on the session;
+// session() stays private.
+class Http2Connection final : public CallConnection,
+                              public Flushable,
+                              public Retirable,
+                              private ConnectionIoHandler {
  public:
   enum class Role { kServer, kClient };
   static constexpr std::size_t kHighWatermark = std::size_t{256} * 1024;
@@ -129,9 +121,8 @@ class Http2Connection final : private ConnectionIoHandler {
   Http2Connection(const Http2Connection&) = delete;
   Http2Connection& operator=(const Http2Connection&) = delete;
 
-  nghttp2_session* session() const { return session_.get(); }
   Role role() const { return role_; }
-  const std::string& peer() const { return peer_; }  // "ipv4:127.0.0.1:5000"
+  const std::string& peer() const override { return peer_; }  // "ipv4:127.0.0.1:5000"
   bool closed() const { return closed_; }
   // Why the connection closed ("connect timed out", "closed by peer", ...); empty while open.
   const std::string& close_reason() const { return close_reason_; }
@@ -147,25 +138,25 @@ class Http2Connection final : private ConnectionIoHandler {
   // before any stream is sent and none is refused); `stream.OnOpened` gives the id once it is
   // submitted. A request that waited and then cannot go closes its stream (kConnectionLost, or
   // kHeaderListTooLarge).
-  enum class Submitted { kYes, kClosing, kOverPeerHeaderLimit };
-  Submitted SubmitRequest(std::vector<Header> headers, Http2Stream& stream);
-  // The data provider that makes nghttp2 pull a stream's DATA from `stream` (ReadyToSend).
-  static nghttp2_data_provider DataProvider(Http2Stream& stream);
+  Submitted SubmitRequest(std::vector<Header> headers, Http2Stream& stream) override;
   // Registers a server-side stream (OnNewStream's result) so that connection loss reaches it.
   void AttachStream(std::int32_t stream_id, Http2Stream& stream);
-  // The stream forgets its connection: no further callbacks reach it (its HTTP/2 stream may
-  // still be open, e.g. until a reset is written).
-  void DetachStream(std::int32_t stream_id, Http2Stream& stream);
+  void DetachStream(std::int32_t stream_id, Http2Stream& stream) override;
 
-  // Reopens `bytes` of receive window on `stream_id`: the other side has taken them. (The
-  // connection's window reopened when they arrived.)
-  void Consume(std::int32_t stream_id, std::size_t bytes);
-  // Raises `stream_id`'s receive window to `window` bytes (a WINDOW_UPDATE for the difference).
-  void GrowStreamWindow(std::int32_t stream_id, std::int32_t window);
+  // The stream verbs (see CallConnection). Each but SubmitTrailers flushes after this event.
+  void SubmitResponse(std::int32_t stream_id, const std::vector<Header>& headers, Http2Stream* body) override;
+  bool SubmitTrailers(std::int32_t stream_id, const std::vector<Header>& trailers) override;
+  void ResetStream(std::int32_t stream_id, std::uint32_t error_code) override;
+  void ResumeData(std::int32_t stream_id) override;
+  // The connection's window reopened when the bytes arrived; this reopens the stream's.
+  void Consume(std::int32_t stream_id, std::size_t bytes) override;
+  // A WINDOW_UPDATE for the difference.
+  void GrowStreamWindow(std::int32_t stream_id, std::int32_t window) override;
+
   // There is something new to send (data queued, frames submitted): flush after this event.
   void WantsFlush();
   // Writes what nghttp2 has to send, up to the high watermark. Runs from RelayContext.
-  void Flush();
+  void Flush() override;
 
   // Whether a stream was opened since the last call (for closing idle connections).
   bool TakeActivity() { return std::exchange(active_, false); }
@@ -185,6 +176,9 @@ class Http2Connection final : private ConnectionIoHandler {
     void operator()(nghttp2_session* session) const { nghttp2_session_del(session); }
   };
 
+  nghttp2_session* session() const { return session_.get(); }
+  // The data provider that makes nghttp2 pull a stream's DATA from `stream` (ReadyToSend).
+  static nghttp2_data_provider DataProvider(Http2Stream& stream);
   void OnIoBytes(std::span<const std::uint8_t> bytes) override;
   void OnIoWritable() override;
   void OnIoConnected() override;
@@ -197,22 +191,21 @@ class Http2Connection final : private ConnectionIoHandler {
 
   // nghttp2 callbacks.
   static ssize_t SendCallback(nghttp2_session*, const std::uint8_t* data, std::size_t length, int flags,
-                                    void* self);
+                              void* self);
   static int SendDataCallback(nghttp2_session*, nghttp2_frame* frame, const std::uint8_t* frame_header,
                               std::size_t length, nghttp2_data_source* source, void* self);
   static ssize_t ReadDataCallback(nghttp2_session*, std::int32_t stream_id, std::uint8_t* buf,
-                                        std::size_t length, std::uint32_t* data_flags, nghttp2_data_source* source,
-                                        void* self);
+                                  std::size_t length, std::uint32_t* data_flags, nghttp2_data_source* source,
+                                  void* self);
   static int OnBeginHeaders(nghttp2_session*, const nghttp2_frame* frame, void* self);
   static int OnHeaderCallback(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
                               std::size_t name_length, const std::uint8_t* value, std::size_t value_length,
                               std::uint8_t flags, void* self);
   static int OnFrameReceived(nghttp2_session*, const nghttp2_frame* frame, void* self);
-  static int OnDataChunk(nghttp2_session*, std::uint8_t flags, std::int32_t stream_id, const std::uint8_t* data,
-                         std::size_t length, void* self);
+  static int OnDataChunk(nghttp2_session*, std::uint8_t flags, std::int32_t stream_id,
+                         const std::uint8_t* data, std::size_t length, void* self);
   static int OnStreamClose(nghttp2_session*, std::int32_t stream_id, std::uint32_t error_code, void* self);
   static int OnInvalidFrame(nghttp2_session*, const nghttp2_frame* frame, int lib_error_code, void* self);
-
 
   RelayContext& context_;
   const Role role_;

@@ -1,19 +1,10 @@
 #include "proxy/relay_context.h"
 
-#include "proxy/http2_connection.h"
-#include "proxy/relayed_call.h"
-
 namespace sparktrace::proxy {
 
 RelayContext::RelayContext(event_base* base) : base_(base) {}
 
 RelayContext::~RelayContext() = default;
-
-void RelayContext::Retire(std::unique_ptr<Http2Connection> connection) {
-  retired_connections_.push_back(std::move(connection));
-}
-
-void RelayContext::Retire(std::unique_ptr<RelayedCall> call) { retired_calls_.push_back(std::move(call)); }
 
 RelayContext::Resolution* RelayContext::NewResolution(SocketIo* io) {
   resolutions_.push_back({io, this});
@@ -29,12 +20,15 @@ void RelayContext::AfterEvent() {
   // Flushing one connection can give another work (bytes sent downstream reopen the upstream's
   // window): go on until no connection is left with something to send.
   while (!to_flush_.empty()) {
-    std::vector<Http2Connection*> batch;
+    std::vector<Flushable*> batch;
     batch.swap(to_flush_);
-    for (Http2Connection* connection : batch) connection->Flush();
+    for (Flushable* connection : batch) connection->Flush();
   }
-  retired_calls_.clear();
-  retired_connections_.clear();
+  // Freeing one may retire another (a call forgetting its stream can close a drained connection).
+  while (!retired_.empty()) {
+    std::vector<std::unique_ptr<Retirable>> batch;
+    batch.swap(retired_);
+  }
   --depth_;
 }
 

@@ -6,6 +6,11 @@
 // callback is over happens when the outermost scope closes: connections flush (once per event,
 // however many frames it queued: what arrives together leaves together), and closed connections
 // and finished calls are freed (never inside their own callbacks).
+//
+// The context sits below the connections and calls that use it: it knows them only as the two
+// small interfaces below, not by their headers.
+
+#include <event2/event.h>
 
 #include <cstdint>
 #include <list>
@@ -13,15 +18,27 @@
 #include <span>
 #include <vector>
 
-#include <event2/event.h>
-
 #include "proxy/receive_blocks.h"
 
 namespace sparktrace::proxy {
 
-class Http2Connection;
-class RelayedCall;
 class SocketIo;
+
+// Something with frames to write once the current event is over (an HTTP/2 connection).
+class Flushable {
+ public:
+  virtual void Flush() = 0;
+
+ protected:
+  ~Flushable() = default;
+};
+
+// Something freed once the current event is over, never inside one of its own callbacks (a
+// closed connection, a finished call).
+class Retirable {
+ public:
+  virtual ~Retirable() = default;
+};
 
 class RelayContext {
  public:
@@ -36,7 +53,9 @@ class RelayContext {
   // buffer serves every connection of the worker.
   std::span<std::uint8_t> read_buffer() { return read_buffer_; }
 
-  void ScheduleFlush(Http2Connection* connection) { to_flush_.push_back(connection); }
+  // `connection` must stay alive until it is flushed (connections are retired, not freed, while
+  // an event runs).
+  void ScheduleFlush(Flushable* connection) { to_flush_.push_back(connection); }
 
   // What an asynchronous DNS lookup calls back with. evdns reports a cancelled lookup later (from
   // the loop, or from evdns_base_free), when the SocketIo that asked may be gone: the callback
@@ -48,8 +67,8 @@ class RelayContext {
   };
   Resolution* NewResolution(SocketIo* io);
   void EndResolution(Resolution* resolution);
-  void Retire(std::unique_ptr<Http2Connection> connection);
-  void Retire(std::unique_ptr<RelayedCall> call);
+  // Freed after the current event.
+  void Retire(std::unique_ptr<Retirable> object) { retired_.push_back(std::move(object)); }
 
   class EventScope {
    public:
@@ -70,9 +89,8 @@ class RelayContext {
   event_base* const base_;
   ReceiveBlockPool blocks_;
   std::vector<std::uint8_t> read_buffer_ = std::vector<std::uint8_t>(std::size_t{256} * 1024);
-  std::vector<Http2Connection*> to_flush_;
-  std::vector<std::unique_ptr<Http2Connection>> retired_connections_;
-  std::vector<std::unique_ptr<RelayedCall>> retired_calls_;
+  std::vector<Flushable*> to_flush_;
+  std::vector<std::unique_ptr<Retirable>> retired_;
   std::list<Resolution> resolutions_;  // few: one per upstream connection being resolved
   int depth_ = 0;
 };

@@ -1,13 +1,13 @@
 #include "proxy/relay_worker.h"
 
-#include <algorithm>
-#include <future>
-
 #include <arpa/inet.h>
 #include <event2/bufferevent_ssl.h>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <future>
 
 namespace sparktrace::proxy {
 namespace {
@@ -23,8 +23,10 @@ constexpr timeval kAcceptPause{0, 100'000};
 timeval SweepInterval(const ClientLimits& limits) {
   auto shortest = limits.handshake_timeout;
   if (limits.idle_timeout.count() > 0) shortest = std::min(shortest, limits.idle_timeout);
-  const auto interval = std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
-  return {static_cast<time_t>(interval.count() / 1000), static_cast<suseconds_t>(interval.count() % 1000 * 1000)};
+  const auto interval =
+      std::clamp(shortest / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  return {static_cast<time_t>(interval.count() / 1000),
+          static_cast<suseconds_t>(interval.count() % 1000 * 1000)};
 }
 
 // gRPC's way of naming a peer: "ipv4:10.0.0.7:53122", "ipv6:[::1]:53122".
@@ -58,10 +60,12 @@ Result<std::unique_ptr<RelayWorker>> RelayWorker::Create(const WorkerSetup& setu
   worker->dns_.reset(evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS));
   if (!worker->dns_) worker->dns_.reset(evdns_base_new(base, 0));  // no resolv.conf: numeric and hosts only
   worker->context_ = std::make_unique<RelayContext>(base);
-  worker->upstream_ = std::make_unique<UpstreamPool>(*worker->context_, setup.upstream, worker->dns_.get(),
-                                                     *setup.upstream_status, *setup.stats, setup.upstream_settings);
+  worker->upstream_ =
+      std::make_unique<UpstreamPool>(*worker->context_, setup.upstream, worker->dns_.get(),
+                                     *setup.upstream_status, *setup.stats, setup.upstream_settings);
   worker->calls_ = std::make_unique<CallRegistry>(*worker->context_, *setup.live_calls);
-  worker->listener_.reset(evconnlistener_new(base, OnAccept, worker.get(), LEV_OPT_CLOSE_ON_FREE, 0, setup.listen_fd));
+  worker->listener_.reset(
+      evconnlistener_new(base, OnAccept, worker.get(), LEV_OPT_CLOSE_ON_FREE, 0, setup.listen_fd));
   if (!worker->listener_) {
     close(setup.listen_fd);
     return Error{ErrorCode::kIo, "cannot listen"};
@@ -133,7 +137,8 @@ void RelayWorker::Stop() {
   thread_.join();
 }
 
-void RelayWorker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* address, int /*length*/, void* self) {
+void RelayWorker::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* address, int /*length*/,
+                           void* self) {
   auto* worker = static_cast<RelayWorker*>(self);
   const RelayContext::EventScope scope(*worker->context_);
   worker->Accept(fd, address);
@@ -167,9 +172,10 @@ void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {
   std::unique_ptr<ConnectionIo> io;
   if (setup_.listener_tls != nullptr) {
     SSL* ssl = SSL_new(setup_.listener_tls);
-    bufferevent* raw = ssl != nullptr ? bufferevent_openssl_socket_new(base_.get(), fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
-                                                                       BEV_OPT_CLOSE_ON_FREE)
-                                      : nullptr;
+    bufferevent* raw = ssl != nullptr
+                           ? bufferevent_openssl_socket_new(base_.get(), fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                            BEV_OPT_CLOSE_ON_FREE)
+                           : nullptr;
     if (raw == nullptr) {
       close(fd);
       return;
@@ -178,12 +184,14 @@ void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {
   } else {
     io = std::make_unique<SocketIo>(*context_, fd);
   }
-  auto connection = std::make_unique<Http2Connection>(*context_, Http2Connection::Role::kServer, std::move(io),
-                                                      PeerName(address), *this, setup_.client_settings);
+  auto connection =
+      std::make_unique<Http2Connection>(*context_, Http2Connection::Role::kServer, std::move(io),
+                                        PeerName(address), *this, setup_.client_settings);
   Http2Connection* added = connection.get();
   const auto now = std::chrono::steady_clock::now();
-  clients_.emplace(added, ClientConnection{std::move(connection), now, now,
-                                           std::make_shared<ConnectionShare>(setup_.limits.connection_buffer_budget)});
+  clients_.emplace(
+      added, ClientConnection{std::move(connection), now, now,
+                              std::make_shared<ConnectionShare>(setup_.limits.connection_buffer_budget)});
   setup_.stats->ClientConnected();
   added->Start();
 }
@@ -231,7 +239,7 @@ Http2Stream* RelayWorker::OnNewStream(Http2Connection& connection, std::int32_t 
   }
   const auto client = clients_.find(&connection);
   if (client == clients_.end()) return nullptr;
-  auto call = std::make_unique<RelayedCall>(*context_, *setup_.environment, *upstream_, *calls_, connection, stream_id,
+  auto call = std::make_unique<RelayedCall>(*context_, *setup_.environment, *this, connection, stream_id,
                                             client->second.share);
   return &calls_->Add(std::move(call)).downstream_stream();
 }

@@ -8,6 +8,8 @@
 // Other threads talk to a worker only through the Run* methods, which queue a task, wake the
 // loop and wait for the task to have run there.
 
+#include <event2/dns.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -16,8 +18,6 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
-
-#include <event2/dns.h>
 
 #include "common/log_throttle.h"
 #include "common/result.h"
@@ -34,8 +34,8 @@ namespace sparktrace::proxy {
 struct ClientLimits {
   std::int64_t max_connections = 4096;  // all workers together
   std::uint32_t max_streams_per_connection = 128;
-  std::chrono::milliseconds handshake_timeout{10'000};  // TLS handshake + HTTP/2 preface + SETTINGS
-  std::chrono::milliseconds idle_timeout{3'600'000};    // no call open; 0: never
+  std::chrono::milliseconds handshake_timeout{10'000};           // TLS handshake + HTTP/2 preface + SETTINGS
+  std::chrono::milliseconds idle_timeout{3'600'000};             // no call open; 0: never
   std::size_t connection_buffer_budget = std::size_t{64} << 20;  // what one connection's windows may grow by
 };
 
@@ -52,7 +52,7 @@ struct WorkerSetup {
   Http2Settings upstream_settings;  // what upstream connections are told
 };
 
-class RelayWorker final : public Http2ConnectionOwner {
+class RelayWorker final : public Http2ConnectionOwner, public CallOwner {
  public:
   static Result<std::unique_ptr<RelayWorker>> Create(const WorkerSetup& setup);
   ~RelayWorker() override;
@@ -71,6 +71,10 @@ class RelayWorker final : public Http2ConnectionOwner {
   void OnReady(Http2Connection& connection) override;
   void OnClosed(Http2Connection& connection) override;
   void OnStreamsOverLimit(Http2Connection& connection) override;
+
+  // The calls' owner: upstream streams come from the pool, finished calls go back to the registry.
+  CallConnection* AcquireUpstream(std::string* why) override { return upstream_->Acquire(why); }
+  void Finished(RelayedCall& call) override { calls_->Finished(call); }
 
  private:
   struct DnsDeleter {

@@ -5,10 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "proxy/call_registry.h"
 #include "proxy/grpc_wire.h"
-#include "proxy/relay_context.h"
-#include "proxy/upstream_pool.h"
 
 namespace sparktrace::proxy {
 namespace {
@@ -26,23 +23,24 @@ std::vector<Header> StatusTrailers(StatusCode code, std::string_view message) {
   return block;
 }
 
-std::string FramingErrorMessage(const MessageTapper& tapper, GrpcFramingError error, std::string_view direction) {
+std::string FramingErrorMessage(const MessageTapper& tapper, GrpcFramingError error,
+                                std::string_view direction) {
   if (error == GrpcFramingError::kMessageTooLarge) {
-    return std::string(direction) + " message larger than max (" + std::to_string(tapper.framer().refused_length()) +
-           " vs. " + std::to_string(tapper.framer().max_message_bytes()) + ")";
+    return std::string(direction) + " message larger than max (" +
+           std::to_string(tapper.framer().refused_length()) + " vs. " +
+           std::to_string(tapper.framer().max_message_bytes()) + ")";
   }
   return std::string(direction) + " message with an invalid compressed flag";
 }
 
 }  // namespace
 
-RelayedCall::RelayedCall(RelayContext& context, const RelayEnvironment& environment, UpstreamPool& upstream,
-                         CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id,
+RelayedCall::RelayedCall(RelayContext& context, const RelayEnvironment& environment, CallOwner& owner,
+                         CallConnection& downstream, std::int32_t stream_id,
                          std::shared_ptr<ConnectionShare> share)
     : context_(context),
       environment_(environment),
-      upstream_pool_(upstream),
-      registry_(registry),
+      owner_(owner),
       downstream_(&downstream),
       downstream_id_(stream_id),
       started_at_(std::chrono::steady_clock::now()),
@@ -63,11 +61,11 @@ RelayedCall::~RelayedCall() {
 // --- the client's side -----------------------------------------------------------------------
 
 void RelayedCall::OnRequestHeaders(bool end_stream) {
-  if (request_headers_done_) {  // a second HEADERS block: the client's trailers, ending the request
+  if (request_state_ != RequestState::kReceivingHeaders) {  // the client's trailers, ending the request
     if (end_stream) OnRequestEnd();
     return;
   }
-  request_headers_done_ = true;
+  request_state_ = end_stream ? RequestState::kHalfClosed : RequestState::kStreaming;
   started_at_ = std::chrono::steady_clock::now();
 
   ClientMetadata metadata;
@@ -75,8 +73,12 @@ void RelayedCall::OnRequestHeaders(bool end_stream) {
     if (!header.name.starts_with(':')) metadata.emplace(header.name, header.value);
   }
   UpstreamHeaderOverrides overrides;
-  const CallStart start{Find(request_headers_, ":path"), downstream_->peer(), Find(request_headers_, ":authority"),
-                        metadata, started_at_, overrides};
+  const CallStart start{Find(request_headers_, ":path"),
+                        downstream_->peer(),
+                        Find(request_headers_, ":authority"),
+                        metadata,
+                        started_at_,
+                        overrides};
   bool keep_bytes = false;
   for (CallObserver* observer : environment_.observers) {
     if (auto tap = observer->OnCallStarted(start)) {
@@ -86,10 +88,12 @@ void RelayedCall::OnRequestHeaders(bool end_stream) {
   }
   const TapLimits tap_limits{environment_.max_traced_message_bytes, environment_.budget, environment_.stats};
   request_tapper_ = std::make_unique<MessageTapper>(
-      environment_.max_message_bytes, keep_bytes, [this](const TappedMessage& m) { Deliver(true, m); }, tap_limits);
+      environment_.max_message_bytes, keep_bytes, [this](const TappedMessage& m) { Deliver(true, m); },
+      tap_limits);
   request_tapper_->SetEncoding(Find(request_headers_, "grpc-encoding"));
   response_tapper_ = std::make_unique<MessageTapper>(
-      environment_.max_message_bytes, keep_bytes, [this](const TappedMessage& m) { Deliver(false, m); }, tap_limits);
+      environment_.max_message_bytes, keep_bytes, [this](const TappedMessage& m) { Deliver(false, m); },
+      tap_limits);
 
   // The header goes upstream unchanged (the proxy adds no measurable time before forwarding);
   // the proxy enforces it too, so that a client still gets DEADLINE_EXCEEDED from an upstream
@@ -97,19 +101,20 @@ void RelayedCall::OnRequestHeaders(bool end_stream) {
   if (const auto timeout = ParseGrpcTimeout(Find(request_headers_, "grpc-timeout"))) {
     deadline_.reset(evtimer_new(context_.base(), OnDeadline, this));
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(*timeout).count();
-    const timeval delay{static_cast<time_t>(micros / 1'000'000), static_cast<suseconds_t>(micros % 1'000'000)};
+    const timeval delay{static_cast<time_t>(micros / 1'000'000),
+                        static_cast<suseconds_t>(micros % 1'000'000)};
     evtimer_add(deadline_.get(), &delay);
   }
-  if (end_stream) requests_ended_ = true;
   if (request_header_bytes_ > environment_.max_header_list_bytes) {
     // Refused here, alone (the taps see a failed call): forwarded, it could make the upstream fail
     // its connection, and every other client's call on it (gRPC servers refuse metadata over 8 KiB
     // by default).
     environment_.stats->Hit(RelayLimit::kHeaderListSize);
-    upstream_done_ = true;
+    request_state_ = RequestState::kClosed;
     EndWithStatus(StatusCode::kResourceExhausted,
-                  "request metadata of " + std::to_string(request_header_bytes_) + " bytes is larger than the " +
-                      std::to_string(environment_.max_header_list_bytes) + " bytes the proxy accepts");
+                  "request metadata of " + std::to_string(request_header_bytes_) +
+                      " bytes is larger than the " + std::to_string(environment_.max_header_list_bytes) +
+                      " bytes the proxy accepts");
     return;
   }
   StartUpstream(overrides);
@@ -117,9 +122,9 @@ void RelayedCall::OnRequestHeaders(bool end_stream) {
 
 void RelayedCall::StartUpstream(const UpstreamHeaderOverrides& overrides) {
   std::string why_unavailable;
-  upstream_ = upstream_pool_.Acquire(&why_unavailable);
+  upstream_ = owner_.AcquireUpstream(&why_unavailable);
   if (upstream_ == nullptr) {
-    upstream_done_ = true;
+    request_state_ = RequestState::kClosed;
     EndWithStatus(StatusCode::kUnavailable, "upstream unreachable: " + why_unavailable);
     return;
   }
@@ -138,16 +143,16 @@ void RelayedCall::StartUpstream(const UpstreamHeaderOverrides& overrides) {
     if (value) headers.push_back({name, *value});
   }
   switch (upstream_->SubmitRequest(std::move(headers), upstream_side_)) {
-    case Http2Connection::Submitted::kYes:
+    case CallConnection::Submitted::kYes:
       break;
-    case Http2Connection::Submitted::kClosing:
+    case CallConnection::Submitted::kClosing:
       upstream_ = nullptr;
-      upstream_done_ = true;
+      request_state_ = RequestState::kClosed;
       EndWithStatus(StatusCode::kUnavailable, "upstream connection is closing");
       break;
-    case Http2Connection::Submitted::kOverPeerHeaderLimit:
+    case CallConnection::Submitted::kOverPeerHeaderLimit:
       upstream_ = nullptr;
-      upstream_done_ = true;
+      request_state_ = RequestState::kClosed;
       environment_.stats->Hit(RelayLimit::kHeaderListSize);
       EndWithStatus(StatusCode::kResourceExhausted, HeaderListTooLargeForUpstream());
       break;
@@ -166,8 +171,7 @@ void RelayedCall::OnRequestData(std::span<const std::uint8_t> bytes) {
   }
   request_window_.Received(bytes.size());
   if (!QueueAndTap(requests_, *request_tapper_, bytes, "Received")) return;
-  if (upstream_id_ > 0) nghttp2_session_resume_data(upstream_->session(), upstream_id_);
-  upstream_->WantsFlush();
+  upstream_->ResumeData(upstream_id_);
 }
 
 bool RelayedCall::QueueAndTap(RelayQueue& queue, MessageTapper& tapper, std::span<const std::uint8_t> bytes,
@@ -184,10 +188,9 @@ bool RelayedCall::QueueAndTap(RelayQueue& queue, MessageTapper& tapper, std::spa
 }
 
 void RelayedCall::OnRequestEnd() {
-  requests_ended_ = true;
+  if (request_state_ == RequestState::kStreaming) request_state_ = RequestState::kHalfClosed;
   if (upstream_ == nullptr) return;
-  if (upstream_id_ > 0) nghttp2_session_resume_data(upstream_->session(), upstream_id_);
-  upstream_->WantsFlush();
+  upstream_->ResumeData(upstream_id_);
 }
 
 void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
@@ -197,14 +200,14 @@ void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
   requests_.Clear();
   request_window_.Close();
   downstream_ = nullptr;
-  if (!final_status_sent_) {
+  if (!FinalStatusSent()) {
     status_ = StatusCode::kCancelled;
     status_message_ = error_code == kConnectionLost ? "client connection closed" : "cancelled by the client";
   }
   // What the client will never get no longer holds the upstream's window.
   if (upstream_ != nullptr) upstream_->Consume(upstream_id_, responses_.Clear());
   responses_.Clear();
-  if (!upstream_done_) ResetUpstream();
+  if (request_state_ != RequestState::kClosed) ResetUpstream();
   FinishIfDone();
 }
 
@@ -214,7 +217,7 @@ void RelayedCall::OnResponseHeaders(bool end_stream) {
   std::vector<Header> block = std::move(incoming_);
   incoming_.clear();
   const std::size_t block_bytes = std::exchange(incoming_header_bytes_, 0);
-  if (downstream_ == nullptr || final_status_sent_ || trailers_ready_) return;
+  if (downstream_ == nullptr || FinalStatusDecided()) return;
   if (block_bytes > environment_.max_header_list_bytes) {
     environment_.stats->Hit(RelayLimit::kHeaderListSize);
     EndWithStatus(StatusCode::kInternal, "upstream sent a header block of " + std::to_string(block_bytes) +
@@ -228,9 +231,8 @@ void RelayedCall::OnResponseHeaders(bool end_stream) {
     status_ = ParseGrpcStatus(Find(block, "grpc-status")).value_or(StatusCode::kUnknown);
     status_message_ = PercentDecodeGrpcMessage(Find(block, "grpc-message"));
     trailers_ = std::move(block);
-    trailers_ready_ = true;
-    nghttp2_session_resume_data(downstream_->session(), downstream_id_);
-    downstream_->WantsFlush();
+    response_state_ = ResponseState::kTrailersQueued;
+    downstream_->ResumeData(downstream_id_);
     return;
   }
 
@@ -244,41 +246,33 @@ void RelayedCall::OnResponseHeaders(bool end_stream) {
   if (end_stream) {  // trailers-only: headers and status in one block
     status_ = ParseGrpcStatus(Find(block, "grpc-status")).value_or(StatusCode::kUnknown);
     status_message_ = PercentDecodeGrpcMessage(Find(block, "grpc-message"));
-    const std::vector<nghttp2_nv> nva = ToNv(block);
-    nghttp2_submit_response(downstream_->session(), downstream_id_, nva.data(), nva.size(), nullptr);
+    downstream_->SubmitResponse(downstream_id_, block, nullptr);
     response_state_ = ResponseState::kTrailersOnlySent;
-    final_status_sent_ = true;
-    downstream_->WantsFlush();
     return;
   }
   response_tapper_->SetEncoding(Find(block, "grpc-encoding"));
-  const std::vector<nghttp2_nv> nva = ToNv(block);
-  const nghttp2_data_provider provider = Http2Connection::DataProvider(downstream_side_);
-  nghttp2_submit_response(downstream_->session(), downstream_id_, nva.data(), nva.size(), &provider);
-  response_state_ = ResponseState::kHeadersSent;
-  downstream_->WantsFlush();
+  downstream_->SubmitResponse(downstream_id_, block, &downstream_side_);
+  response_state_ = ResponseState::kStreaming;
 }
 
 void RelayedCall::OnResponseData(std::span<const std::uint8_t> bytes) {
-  if (downstream_ == nullptr || final_status_sent_ || trailers_ready_ ||
-      response_state_ != ResponseState::kHeadersSent) {
+  if (downstream_ == nullptr || response_state_ != ResponseState::kStreaming) {
     upstream_->Consume(upstream_id_, bytes.size());
     return;
   }
   response_window_.Received(bytes.size());
   if (!QueueAndTap(responses_, *response_tapper_, bytes, "Upstream sent a")) return;
-  nghttp2_session_resume_data(downstream_->session(), downstream_id_);
-  downstream_->WantsFlush();
+  downstream_->ResumeData(downstream_id_);
 }
 
 void RelayedCall::OnUpstreamClosed(std::uint32_t error_code) {
   upstream_ = nullptr;
-  upstream_done_ = true;
+  request_state_ = RequestState::kClosed;
   response_window_.Close();  // the upstream stream is over: nothing more can arrive on it
   // Request bytes that will never go out no longer hold the client's window.
   const std::size_t dropped = requests_.Clear();
   if (downstream_ != nullptr) downstream_->Consume(downstream_id_, dropped);
-  if (!trailers_ready_ && !final_status_sent_) {
+  if (!FinalStatusDecided()) {
     if (error_code == kHeaderListTooLarge) {
       environment_.stats->Hit(RelayLimit::kHeaderListSize);
       EndWithStatus(StatusCode::kResourceExhausted, HeaderListTooLargeForUpstream());
@@ -303,37 +297,31 @@ void RelayedCall::OnDeadline(evutil_socket_t, short, void* self) {
 // --- endings ----------------------------------------------------------------------------------
 
 void RelayedCall::EndWithStatus(StatusCode code, std::string message) {
-  if (!final_status_sent_ && !trailers_ready_) {
+  if (!FinalStatusDecided()) {
     status_ = code;
     status_message_ = std::move(message);
     if (downstream_ != nullptr) {
       if (response_state_ == ResponseState::kAwaitingHeaders) {
         std::vector<Header> block = {{":status", "200"}, {"content-type", "application/grpc"}};
         for (Header& header : StatusTrailers(code, status_message_)) block.push_back(std::move(header));
-        const std::vector<nghttp2_nv> nva = ToNv(block);
-        nghttp2_submit_response(downstream_->session(), downstream_id_, nva.data(), nva.size(), nullptr);
+        downstream_->SubmitResponse(downstream_id_, block, nullptr);
         response_state_ = ResponseState::kTrailersOnlySent;
-        final_status_sent_ = true;
       } else {
         // The call failed: what is still queued for the client is not delivered.
         responses_.Clear();
         trailers_ = StatusTrailers(code, status_message_);
-        trailers_ready_ = true;
-        nghttp2_session_resume_data(downstream_->session(), downstream_id_);
+        response_state_ = ResponseState::kTrailersQueued;
+        downstream_->ResumeData(downstream_id_);
       }
-      downstream_->WantsFlush();
     }
   }
-  if (!upstream_done_) ResetUpstream();
+  if (request_state_ != RequestState::kClosed) ResetUpstream();
 }
 
 void RelayedCall::ResetUpstream() {
-  upstream_done_ = true;
+  request_state_ = RequestState::kClosed;
   if (upstream_ == nullptr) return;
-  if (upstream_id_ > 0) {
-    nghttp2_submit_rst_stream(upstream_->session(), NGHTTP2_FLAG_NONE, upstream_id_, NGHTTP2_CANCEL);
-    upstream_->WantsFlush();
-  }
+  if (upstream_id_ > 0) upstream_->ResetStream(upstream_id_, NGHTTP2_CANCEL);
   upstream_->DetachStream(upstream_id_, upstream_side_);
   upstream_ = nullptr;
   response_window_.Close();
@@ -343,17 +331,16 @@ void RelayedCall::ResetUpstream() {
 
 void RelayedCall::Cancel() {
   if (downstream_ != nullptr) {
-    nghttp2_submit_rst_stream(downstream_->session(), NGHTTP2_FLAG_NONE, downstream_id_, NGHTTP2_CANCEL);
-    downstream_->WantsFlush();
+    downstream_->ResetStream(downstream_id_, NGHTTP2_CANCEL);
     downstream_->DetachStream(downstream_id_, downstream_side_);
     downstream_ = nullptr;
     request_window_.Close();
   }
-  if (!final_status_sent_) {
+  if (!FinalStatusSent()) {
     status_ = StatusCode::kCancelled;
     status_message_ = "proxy shutting down: drain timeout reached";
   }
-  if (!upstream_done_) ResetUpstream();
+  if (request_state_ != RequestState::kClosed) ResetUpstream();
   FinishIfDone();
 }
 
@@ -369,7 +356,7 @@ void RelayedCall::Deliver(bool request, const TappedMessage& message) {
 }
 
 void RelayedCall::FinishIfDone() {
-  if (finished_ || downstream_ != nullptr || !upstream_done_) return;
+  if (finished_ || downstream_ != nullptr || request_state_ != RequestState::kClosed) return;
   finished_ = true;
   deadline_.reset();
   CallEnd end;
@@ -380,7 +367,7 @@ void RelayedCall::FinishIfDone() {
   if (request_tapper_) end.requests = request_tapper_->count();
   if (response_tapper_) end.responses = response_tapper_->count();
   for (const auto& tap : taps_) tap->OnCallEnded(end);
-  registry_.Finished(*this);
+  owner_.Finished(*this);
 }
 
 // --- the two sides, as the connections see them ------------------------------------------------
@@ -412,7 +399,7 @@ void RelayedCall::Side::OnData(std::span<const std::uint8_t> bytes) {
 void RelayedCall::Side::OnEndOfData() {
   if (!upstream_) {
     call_.OnRequestEnd();
-  } else if (!call_.trailers_ready_) {
+  } else if (!call_.HasTrailers()) {
     call_.EndWithStatus(StatusCode::kInternal, "upstream ended the response without a status");
   }
 }
@@ -438,17 +425,14 @@ ssize_t RelayedCall::Side::ReadyToSend(std::size_t max_bytes, bool* end_of_data,
     return static_cast<ssize_t>(ready);
   }
   if (upstream_) {
-    if (!call_.requests_ended_) return NGHTTP2_ERR_DEFERRED;
+    if (call_.request_state_ != RequestState::kHalfClosed) return NGHTTP2_ERR_DEFERRED;
     *end_of_data = true;
     return 0;
   }
-  if (!call_.trailers_ready_ || call_.downstream_ == nullptr) return NGHTTP2_ERR_DEFERRED;
+  if (!call_.HasTrailers() || call_.downstream_ == nullptr) return NGHTTP2_ERR_DEFERRED;
   // The status goes out as trailers: DATA ends without END_STREAM, the trailers carry it.
-  const std::vector<nghttp2_nv> nva = ToNv(call_.trailers_);
-  if (nghttp2_submit_trailer(call_.downstream_->session(), call_.downstream_id_, nva.data(), nva.size()) != 0) {
-    return NGHTTP2_ERR_DEFERRED;
-  }
-  call_.final_status_sent_ = true;
+  if (!call_.downstream_->SubmitTrailers(call_.downstream_id_, call_.trailers_)) return NGHTTP2_ERR_DEFERRED;
+  call_.response_state_ = ResponseState::kTrailersSent;
   *end_of_data = true;
   *no_end_stream = true;
   return 0;
@@ -456,14 +440,16 @@ ssize_t RelayedCall::Side::ReadyToSend(std::size_t max_bytes, bool* end_of_data,
 
 void RelayedCall::Side::SendData(evbuffer* out, std::size_t bytes) {
   if (upstream_) {
-    call_.Forwarded(call_.requests_, call_.request_window_, call_.downstream_, call_.downstream_id_, out, bytes);
+    call_.Forwarded(call_.requests_, call_.request_window_, call_.downstream_, call_.downstream_id_, out,
+                    bytes);
   } else {
-    call_.Forwarded(call_.responses_, call_.response_window_, call_.upstream_, call_.upstream_id_, out, bytes);
+    call_.Forwarded(call_.responses_, call_.response_window_, call_.upstream_, call_.upstream_id_, out,
+                    bytes);
   }
 }
 
-void RelayedCall::Forwarded(RelayQueue& queue, StreamWindow& window, Http2Connection* from, std::int32_t from_id,
-                            evbuffer* out, std::size_t bytes) {
+void RelayedCall::Forwarded(RelayQueue& queue, StreamWindow& window, CallConnection* from,
+                            std::int32_t from_id, evbuffer* out, std::size_t bytes) {
   queue.MoveTo(out, bytes);
   if (from == nullptr) return;
   from->Consume(from_id, bytes);

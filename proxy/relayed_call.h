@@ -5,7 +5,7 @@
 // (MessageTapper) to count messages, enforce the size limit on the 5-byte prefix, and show
 // messages to the taps.
 //
-// Flow control: a direction's receive window reopens (Http2Connection::Consume) only when the
+// Flow control: a direction's receive window reopens (CallConnection::Consume) only when the
 // other side's session takes bytes out of its queue to write them, so a call holds at most one
 // stream window per direction however slow the reader.
 //
@@ -26,19 +26,33 @@
 #include <string_view>
 #include <vector>
 
+#include "proxy/call_connection.h"
 #include "proxy/call_observer.h"
 #include "proxy/http2_connection.h"
 #include "proxy/libevent_handles.h"
 #include "proxy/message_tapper.h"
 #include "proxy/receive_blocks.h"
 #include "proxy/relay_budget.h"
+#include "proxy/relay_context.h"
 #include "proxy/relay_stats.h"
 
 namespace sparktrace::proxy {
 
-class RelayContext;
-class UpstreamPool;
-class CallRegistry;
+class RelayedCall;
+
+// What a call needs from the worker that runs it (RelayWorker; a fake in the unit tests).
+// Called at a call's start and end only, never per frame.
+class CallOwner {
+ public:
+  // A connection for the call's upstream stream (maybe still connecting), or nullptr when none
+  // can be had; `why` then says why.
+  virtual CallConnection* AcquireUpstream(std::string* why) = 0;
+  // The call is over, both of its streams forgotten: free it after the current event.
+  virtual void Finished(RelayedCall& call) = 0;
+
+ protected:
+  ~CallOwner() = default;
+};
 
 // What every call on every worker shares; outlives them all.
 struct RelayEnvironment {
@@ -56,19 +70,41 @@ struct RelayEnvironment {
   std::vector<CallObserver*> observers;
 };
 
-class RelayedCall {
+// State: one enum per direction (as nghttpx's Downstream keeps request_state_ and
+// response_state_), plus the two connections it is relayed between (null once that stream is over).
+class RelayedCall final : public Retirable {
  public:
-  // `share`: the client connection's part of the relay budget (both windows grow out of it).
-  RelayedCall(RelayContext& context, const RelayEnvironment& environment, UpstreamPool& upstream,
-              CallRegistry& registry, Http2Connection& downstream, std::int32_t stream_id,
-              std::shared_ptr<ConnectionShare> share);
-  ~RelayedCall();
+  // What the client has sent: the request direction, client -> upstream.
+  enum class RequestState {
+    kReceivingHeaders,  // the client's HEADERS block is arriving
+    kStreaming,         // headers done: DATA goes upstream as it arrives
+    kHalfClosed,        // the client sent END_STREAM: what is queued goes upstream, then END_STREAM
+    kClosed,            // nothing more goes upstream: its stream is over, was reset or never opened
+  };
+  // What the client has been sent: the response direction, upstream -> client. In order: from
+  // kTrailersQueued on, the final status is decided.
+  enum class ResponseState {
+    kAwaitingHeaders,   // nothing yet
+    kStreaming,         // response headers sent: DATA goes to the client as it arrives
+    kTrailersQueued,    // the final status is known: trailers go out after what is queued
+    kTrailersSent,      // the trailers are submitted (the final status is on its way)
+    kTrailersOnlySent,  // headers and final status went out in one block
+  };
+
+  // `downstream`: the client's connection, carrying `stream_id`. `share`: the client
+  // connection's part of the relay budget (both windows grow out of it).
+  RelayedCall(RelayContext& context, const RelayEnvironment& environment, CallOwner& owner,
+              CallConnection& downstream, std::int32_t stream_id, std::shared_ptr<ConnectionShare> share);
+  ~RelayedCall() override;
   RelayedCall(const RelayedCall&) = delete;
   RelayedCall& operator=(const RelayedCall&) = delete;
 
   Http2Stream& downstream_stream() { return downstream_side_; }
   // The proxy is stopping and the drain time is over: cancels both sides.
   void Cancel();
+
+  RequestState request_state() const { return request_state_; }
+  ResponseState response_state() const { return response_state_; }
 
  private:
   // Adapts one connection's stream events to the call.
@@ -88,9 +124,6 @@ class RelayedCall {
     RelayedCall& call_;
     const bool upstream_;
   };
-
-  // Response headers towards the client: not sent yet, sent, or the call ended trailers-only.
-  enum class ResponseState { kAwaitingHeaders, kHeadersSent, kTrailersOnlySent };
 
   // Request side.
   void OnRequestHeaders(bool end_stream);
@@ -116,21 +149,29 @@ class RelayedCall {
   void ResetUpstream();
   // Moves `bytes` of `queue` (received on `from`, stream `from_id`) into `out`: reopens that much
   // of the sender's window, and grows it when the window is what holds the sender back.
-  void Forwarded(RelayQueue& queue, StreamWindow& window, Http2Connection* from, std::int32_t from_id,
+  void Forwarded(RelayQueue& queue, StreamWindow& window, CallConnection* from, std::int32_t from_id,
                  evbuffer* out, std::size_t bytes);
+  // Whether the final status is known (queued as trailers, or already sent).
+  bool FinalStatusDecided() const { return response_state_ >= ResponseState::kTrailersQueued; }
+  // Whether the final status went out to the client (trailers or trailers-only).
+  bool FinalStatusSent() const { return response_state_ >= ResponseState::kTrailersSent; }
+  // Whether the trailers are queued or sent (not trailers-only).
+  bool HasTrailers() const {
+    return response_state_ == ResponseState::kTrailersQueued ||
+           response_state_ == ResponseState::kTrailersSent;
+  }
   std::string HeaderListTooLargeForUpstream() const;
   void Deliver(bool request, const TappedMessage& message);
   void FinishIfDone();
 
   RelayContext& context_;
   const RelayEnvironment& environment_;
-  UpstreamPool& upstream_pool_;
-  CallRegistry& registry_;
+  CallOwner& owner_;
   Side downstream_side_{*this, false};
   Side upstream_side_{*this, true};
-  Http2Connection* downstream_;  // null once the client's stream is closed
+  CallConnection* downstream_;  // null once the client's stream is closed
   const std::int32_t downstream_id_;
-  Http2Connection* upstream_ = nullptr;  // null until the request goes out, and once it is over
+  CallConnection* upstream_ = nullptr;  // null until the request goes out, and once it is over
   std::int32_t upstream_id_ = -1;
 
   std::vector<Header> request_headers_;  // as the client sent them, pseudo-headers first
@@ -139,7 +180,7 @@ class RelayedCall {
   // are counted but no longer kept.
   std::size_t request_header_bytes_ = 0;
   std::size_t incoming_header_bytes_ = 0;
-  std::vector<Header> trailers_;         // the final status block, for the client
+  std::vector<Header> trailers_;  // the final status block, for the client
   std::vector<std::unique_ptr<CallTap>> taps_;
   std::chrono::steady_clock::time_point started_at_;
   std::optional<std::chrono::steady_clock::time_point> first_response_at_;
@@ -154,13 +195,9 @@ class RelayedCall {
   std::unique_ptr<MessageTapper> request_tapper_;
   std::unique_ptr<MessageTapper> response_tapper_;
 
+  RequestState request_state_ = RequestState::kReceivingHeaders;
   ResponseState response_state_ = ResponseState::kAwaitingHeaders;
-  bool request_headers_done_ = false;
-  bool requests_ended_ = false;     // the client half-closed
-  bool trailers_ready_ = false;     // the final status is known and goes out after the queue
-  bool final_status_sent_ = false;  // trailers or trailers-only submitted to the client
-  bool upstream_done_ = false;      // the upstream stream is over (or was never opened)
-  bool finished_ = false;
+  bool finished_ = false;  // the taps and the owner were told: once
   StatusCode status_ = StatusCode::kOk;
   std::string status_message_;
 };
