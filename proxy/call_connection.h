@@ -4,10 +4,11 @@
 // tested against a fake connection (tests/unit/proxy/relayed_call_test.cc).
 //
 // A thin virtual interface rather than a template parameter on RelayedCall: the call stays one
-// ordinary class in one .cc, and the two verbs that run per DATA chunk (ResumeData on arrival,
-// Consume when the bytes leave) add one indirect call each to a path that already makes several
-// (nghttp2's callbacks, Http2Stream's) and copies the chunk once; measured as noise (see the
-// README's "How it works").
+// ordinary class in one .cc. Two verbs run per DATA chunk (ResumeData when it arrives, Consume
+// when it leaves), one indirect call each on a path that already makes several (nghttp2's
+// callbacks, Http2Stream's) and copies the chunk once; before and after, interleaved on the
+// same 2-core machine, the 64 KiB and 4 MiB streams showed no difference beyond the run-to-run
+// spread (about 20 %).
 //
 // Threads: the relay worker's that owns the connection, as for Http2Connection.
 
