@@ -64,6 +64,12 @@ struct RelatedFinding {
   std::string relation;  // "caused-by", "causes", "same-cause", "summarises"
 };
 
+// Set on a finding a rules file's suppression (suppression.h) matched: still shown, not counted.
+struct FindingSuppression {
+  std::string reason;
+  std::string until;  // "2026-11-01": the last day (UTC) it applies
+};
+
 struct Finding {
   std::string id;  // one of the rule ids above
   Severity severity = Severity::kWarning;
@@ -74,6 +80,7 @@ struct Finding {
   std::vector<std::string> fix;  // concrete actions, with config keys and suggested values
   std::string recipe;            // RecipeFor(id)
   std::vector<RelatedFinding> related;
+  std::optional<FindingSuppression> suppressed;
 
   // Unique within one diagnosis: "data-skew@stage:3.0", "gc-pressure@application",
   // "task-failures@operation:<id>", "data-skew@job:5".

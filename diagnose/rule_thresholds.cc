@@ -1,9 +1,6 @@
 #include "diagnose/rule_thresholds.h"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <variant>
 #include <vector>
 
@@ -133,13 +130,10 @@ Result<void> Assign(const RulesEntry& entry, const Binding& binding) {
 
 }  // namespace
 
-Result<RuleThresholds> ParseRuleThresholds(std::string_view text, RulesFormat format) {
-  Result<std::vector<RulesEntry>> entries =
-      format == RulesFormat::kJson ? ReadJsonRulesDocument(text) : ReadYamlRulesDocument(text);
-  if (!entries.ok()) return entries.error();
+Result<RuleThresholds> ThresholdsFromEntries(const std::vector<RulesEntry>& entries) {
   RuleThresholds thresholds;
   const std::vector<Binding> bindings = BindingsOf(thresholds);
-  for (const RulesEntry& entry : *entries) {
+  for (const RulesEntry& entry : entries) {
     bool known_section = false;
     const Binding* match = nullptr;
     for (const Binding& binding : bindings) {
@@ -151,27 +145,6 @@ Result<RuleThresholds> ParseRuleThresholds(std::string_view text, RulesFormat fo
     if (match == nullptr) return InvalidArgument("unknown key " + Where(entry));
     if (Result<void> assigned = Assign(entry, *match); !assigned.ok()) return assigned.error();
   }
-  return thresholds;
-}
-
-Result<RuleThresholds> LoadRuleThresholds(const std::string& path) {
-  std::error_code status_error;
-  if (!std::filesystem::is_regular_file(path, status_error)) {
-    return Error{
-        ErrorCode::kIo,
-        path + ": " + (std::filesystem::exists(path, status_error) ? "not a regular file" : "no such file")};
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return Error{ErrorCode::kIo, path + ": cannot open the rules file"};
-  std::ostringstream content;
-  content << file.rdbuf();
-  if (file.bad()) return Error{ErrorCode::kIo, path + ": cannot read the rules file"};
-  const std::string text = content.str();
-  const std::size_t first = text.find_first_not_of(" \t\r\n");
-  const RulesFormat format =
-      first != std::string::npos && text[first] == '{' ? RulesFormat::kJson : RulesFormat::kYaml;
-  Result<RuleThresholds> thresholds = ParseRuleThresholds(text, format);
-  if (!thresholds.ok()) return InvalidArgument(path + ": " + thresholds.error().message);
   return thresholds;
 }
 

@@ -175,8 +175,8 @@ struct RuleThresholds {
   SlowSparkJobsThresholds slow_spark_jobs;
 };
 
-// Thresholds from a rules file, over the defaults. JSON when the file's first non-blank character
-// is '{', YAML otherwise. Errors name the file and the section.key at fault.
+// Thresholds from a rules file, over the defaults (its suppressions: rules_file.h). JSON when the file's
+// first non-blank character is '{', YAML otherwise. Errors name the file and the section.key at fault.
 Result<RuleThresholds> LoadRuleThresholds(const std::string& path);
 
 enum class RulesFormat : std::uint8_t { kJson, kYaml };

@@ -1,5 +1,6 @@
 // A YAML rules file, read with libyaml's event parser: a mapping of sections to mappings of
-// scalars. Anything else (sequences, aliases, deeper nesting) is an error saying where.
+// scalars, or to lists of such mappings (`suppressions`). Anything else (aliases, deeper nesting)
+// is an error saying where.
 #include <yaml.h>
 
 #include <cerrno>
@@ -40,6 +41,10 @@ class YamlEvents {
       std::string message = "malformed YAML";
       if (parser_.problem != nullptr) message += std::string(": ") + parser_.problem;
       message += " (line " + std::to_string(parser_.problem_mark.line + 1) + ")";
+      // `dag: *` reads as an alias in YAML: the likely mistake in a suppression's glob.
+      if (parser_.context != nullptr && std::string_view(parser_.context) == "while scanning an alias") {
+        message += "; quote a glob that starts with *: \"*\"";
+      }
       return InvalidArgument(std::move(message));
     }
     has_event_ = true;
@@ -78,15 +83,21 @@ RulesValue TypedScalar(const yaml_event_t& event) {
   return value;
 }
 
+std::string LineOf(const yaml_event_t& event) {
+  return " (line " + std::to_string(event.start_mark.line + 1) + ")";
+}
+
 }  // namespace
 
-Result<std::vector<RulesEntry>> ReadYamlRulesDocument(std::string_view text) {
+Result<RulesDocument> ReadYamlRulesDocument(std::string_view text) {
   YamlEvents events(text);
-  std::vector<RulesEntry> entries;
-  // States of the walk: stream/document framing, the top mapping, a section's mapping.
-  enum class Where { kTop, kSections, kSectionKeys };
+  RulesDocument document;
+  // States of the walk: stream/document framing, the top mapping, a section's mapping, a list
+  // section's sequence, one of its items' mapping.
+  enum class Where { kTop, kSections, kSectionKeys, kSectionList, kItemKeys };
   Where where = Where::kTop;
   std::string section;
+  std::size_t item_number = 0;
   for (;;) {
     Result<const yaml_event_t*> next = events.Next();
     if (!next.ok()) return next.error();
@@ -97,29 +108,40 @@ Result<std::vector<RulesEntry>> ReadYamlRulesDocument(std::string_view text) {
       case YAML_DOCUMENT_END_EVENT:
         break;
       case YAML_STREAM_END_EVENT:
-        return entries;
+        return document;
       case YAML_ALIAS_EVENT:
-        return InvalidArgument("YAML aliases are not supported (line " +
-                               std::to_string(event.start_mark.line + 1) + ")");
+        return InvalidArgument("YAML aliases are not supported" + LineOf(event));
       case YAML_SEQUENCE_START_EVENT:
+        if (where != Where::kSections || section.empty()) {
+          return InvalidArgument((section.empty() ? std::string("the document") : "\"" + section + "\"") +
+                                 ": lists are not allowed here" + LineOf(event));
+        }
+        where = Where::kSectionList;
+        item_number = 0;
+        document.list_sections.push_back(section);
+        break;
       case YAML_SEQUENCE_END_EVENT:
-        return InvalidArgument((section.empty() ? std::string("the document") : "\"" + section + "\"") +
-                               ": lists are not allowed here (line " +
-                               std::to_string(event.start_mark.line + 1) + ")");
+        where = Where::kSections;
+        section.clear();
+        break;
       case YAML_MAPPING_START_EVENT:
         if (where == Where::kTop) {
           where = Where::kSections;
         } else if (where == Where::kSections && !section.empty()) {
           where = Where::kSectionKeys;
+        } else if (where == Where::kSectionList) {
+          where = Where::kItemKeys;
+          document.items.push_back(RulesListItem{section, ++item_number, {}});
         } else {
-          return InvalidArgument("\"" + section + "\": nested mappings are not allowed (line " +
-                                 std::to_string(event.start_mark.line + 1) + ")");
+          return InvalidArgument("\"" + section + "\": nested mappings are not allowed" + LineOf(event));
         }
         break;
       case YAML_MAPPING_END_EVENT:
         if (where == Where::kSectionKeys) {
           where = Where::kSections;
           section.clear();
+        } else if (where == Where::kItemKeys) {
+          where = Where::kSectionList;
         } else {
           where = Where::kTop;
         }
@@ -140,15 +162,24 @@ Result<std::vector<RulesEntry>> ReadYamlRulesDocument(std::string_view text) {
           }
           break;
         }
-        // In a section: a key, then its value.
+        if (where == Where::kSectionList) {
+          return InvalidArgument("\"" + section + "\" #" + std::to_string(item_number + 1) +
+                                 ": expected a mapping" + LineOf(event));
+        }
+        // In a section or a list item: a key, then its value.
         RulesEntry entry{section, ScalarText(event), {}};
         Result<const yaml_event_t*> value_event = events.Next();
         if (!value_event.ok()) return value_event.error();
         if ((*value_event)->type != YAML_SCALAR_EVENT) {
-          return InvalidArgument("\"" + section + "." + entry.key + "\": expected a number or true/false");
+          return InvalidArgument("\"" + section + "." + entry.key +
+                                 "\": expected a number, true/false or a string");
         }
         entry.value = TypedScalar(**value_event);
-        entries.push_back(std::move(entry));
+        if (where == Where::kItemKeys) {
+          document.items.back().fields.push_back(std::move(entry));
+        } else {
+          document.entries.push_back(std::move(entry));
+        }
         break;
       }
       case YAML_NO_EVENT:
