@@ -14,6 +14,7 @@
 #include "admin/admin_server.h"
 #include "admin/libevent_log.h"
 #include "admin/ui_access.h"
+#include "cli/cost_flags.h"
 #include "cli/tracing_config.h"
 #include "cli/tracing_stack.h"
 #include "cli/version.h"
@@ -49,7 +50,7 @@ sigset_t BlockShutdownSignals() {
   return signals;
 }
 
-// The proxy's own flags, then tracing's, then the admin port's limits.
+// The proxy's own flags, then tracing's, the trace view's prices, then the admin port's limits.
 std::span<const FlagSpec> AllFlagSpecs() {
   static const std::vector<FlagSpec> kSpecs = [] {
     std::vector<FlagSpec> specs(proxy::ProxyFlagSpecs().begin(), proxy::ProxyFlagSpecs().end());
@@ -57,7 +58,9 @@ std::span<const FlagSpec> AllFlagSpecs() {
         std::find_if(specs.begin(), specs.end(), [](const FlagSpec& spec) { return spec.name == "help"; });
     const auto admin_at = specs.insert(help, TracingFlagSpecs().begin(), TracingFlagSpecs().end()) +
                           static_cast<std::ptrdiff_t>(TracingFlagSpecs().size());
-    specs.insert(admin_at, admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
+    const auto cost_at = specs.insert(admin_at, CostFlagSpecs().begin(), CostFlagSpecs().end()) +
+                         static_cast<std::ptrdiff_t>(CostFlagSpecs().size());
+    specs.insert(cost_at, admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
     return specs;
   }();
   return kSpecs;
@@ -98,6 +101,11 @@ int RunProxyCommand(std::span<const std::string> args) {
   auto admin_limits = admin::AdminLimitsFromFlags(*flags);
   if (!admin_limits.ok()) {
     std::cerr << "sparktrace proxy: " << admin_limits.error().message << "\n";
+    return 2;
+  }
+  auto prices = CostPricesFromFlags(*flags);
+  if (!prices.ok()) {
+    std::cerr << "sparktrace proxy: " << prices.error().message << "\n";
     return 2;
   }
 
@@ -142,7 +150,7 @@ int RunProxyCommand(std::span<const std::string> args) {
   admin::AdminUi ui;
   if (tracing_config->store) {
     trace_view = std::make_unique<traceview::TraceViewApi>(traceview::TraceViewOptions{
-        *tracing_config->store, tracing_config->spark_ui_url, config->history_server_url});
+        *tracing_config->store, tracing_config->spark_ui_url, config->history_server_url, *prices});
     ui.handler = [view = trace_view.get()](const admin::HttpRequest& request) {
       return view->Handle(request);
     };

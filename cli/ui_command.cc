@@ -11,6 +11,7 @@
 #include "admin/admin_flags.h"
 #include "admin/admin_server.h"
 #include "admin/ui_access.h"
+#include "cli/cost_flags.h"
 #include "cli/store_probe.h"
 #include "common/flags.h"
 #include "common/logging.h"
@@ -40,10 +41,12 @@ const std::array<FlagSpec, 5> kSpecs = {{
     {"help", "", "", "show this help"},
 }};
 
-// The command's own flags, then the admin port's limits (the same as `sparktrace proxy`'s), then --help.
+// The command's own flags, the prices, then the admin port's limits (the same as `sparktrace proxy`'s), then
+// --help.
 std::span<const FlagSpec> AllFlagSpecs() {
   static const std::vector<FlagSpec> kAll = [] {
     std::vector<FlagSpec> specs(kSpecs.begin(), kSpecs.end() - 1);
+    specs.insert(specs.end(), CostFlagSpecs().begin(), CostFlagSpecs().end());
     specs.insert(specs.end(), admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
     specs.push_back(kSpecs.back());
     return specs;
@@ -78,6 +81,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   }
   auto limits = admin::AdminLimitsFromFlags(*flags);
   if (!limits.ok()) return Fail(err, 2, limits.error().message);
+  auto prices = CostPricesFromFlags(*flags);
+  if (!prices.ok()) return Fail(err, 2, prices.error().message);
   auto location = tracing::store::ParseStoreLocation(flags->Get("store"));
   if (!location.ok()) return Fail(err, 2, FlagError("store", location.error()).message);
   // Refuse a file that is not a readable store now, rather than answer 503 on every page. A
@@ -99,7 +104,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before the server's thread starts: it inherits the mask
   signal(SIGPIPE, SIG_IGN);
 
-  traceview::TraceViewApi view(traceview::TraceViewOptions{*location, "", flags->Get("history-server")});
+  traceview::TraceViewApi view(
+      traceview::TraceViewOptions{*location, "", flags->Get("history-server"), *prices});
   std::unique_ptr<StoreProbe> probe;
   if (location->backend == tracing::store::StoreBackend::kPostgres) {
     probe = std::make_unique<StoreProbe>(*location, std::chrono::seconds(5));

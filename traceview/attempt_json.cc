@@ -7,6 +7,7 @@
 
 #include "common/url_codec.h"
 #include "traceview/airflow_task_view.h"
+#include "traceview/attempt_cost.h"
 #include "traceview/attribute_writer.h"
 #include "traceview/breakdown.h"
 #include "traceview/critical_path.h"
@@ -305,6 +306,35 @@ ordered_json BreakdownJson(const Breakdown& breakdown) {
   return {{"wall_ms", wall}, {"phases", std::move(phases)}, {"intervals", std::move(intervals)}};
 }
 
+ordered_json OptionalNumber(const std::optional<double>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
+
+// The attempt's cost (attempt_cost.h); null when the spans cannot tell the executors' cores.
+ordered_json CostJson(std::span<const Span> spans, const Breakdown& breakdown, const CostPrices& prices) {
+  const AttemptCost cost = ComputeCost(CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), prices);
+  if (!cost.known) return nullptr;
+  ordered_json money = nullptr;
+  if (cost.money) {
+    money = {{"total", cost.money->total},
+             {"cores", cost.money->cores},
+             {"memory", cost.money->memory},
+             {"core_hour", OptionalNumber(prices.core_hour)},
+             {"gib_hour", OptionalNumber(prices.gib_hour)}};
+  }
+  return {{"core_seconds", cost.core_seconds},
+          {"executor_core_seconds", cost.executor_core_seconds},
+          {"driver_core_seconds", cost.driver_core_seconds},
+          {"gib_seconds", OptionalNumber(cost.gib_seconds)},
+          {"used_core_seconds", cost.used_core_seconds},
+          {"idle_fraction", OptionalNumber(cost.idle_fraction)},
+          {"shared", cost.shared},
+          {"other_operations", cost.other_operations},
+          {"share", cost.share},
+          {"basis", CostBasis(cost)},
+          {"money", std::move(money)}};
+}
+
 // The Spark application a span ran in: spark.app.id on the span itself, or on the lifecycle span of its
 // operation (the driver's side of it), or on an ancestor (an application trace's root).
 std::vector<std::string> ApplicationIds(std::span<const Span> spans,
@@ -400,6 +430,7 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
       {"next_run", context.next_run ? LinkJson(*context.next_run) : ordered_json(nullptr)},
       {"airflow_task", AirflowTaskJson(FindAirflowTask(spans, parent, breakdown))},
       {"breakdown", BreakdownJson(breakdown)},
+      {"cost", CostJson(spans, breakdown, context.prices)},
       {"findings", std::move(finding_list)},
       {"history", HistoryJson(context.history)},
       {"downloads", {{"chrome_trace", context.chrome_trace_href}, {"otlp_json", context.otlp_href}}},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "traceview/attempt_cost.h"
 #include "traceview/breakdown.h"
 #include "traceview/history.h"
 #include "tracing/span.h"
@@ -44,6 +45,8 @@ struct AttemptContext {
   // the live driver's UI (the proxy's --spark-ui) and a History Server (--history-server).
   std::string spark_ui_url;
   std::string history_server_url;
+  // Prices that turn the attempt's cost into money (--cost-core-hour, --cost-gib-hour); unset: none.
+  CostPrices prices;
 };
 
 // Compact JSON text (the spans are written directly, without a JSON tree). `breakdown` is

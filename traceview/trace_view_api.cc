@@ -223,6 +223,7 @@ AttemptContext TraceViewApi::NewContext() const {
   AttemptContext context;
   context.spark_ui_url = options_.spark_ui_url;
   context.history_server_url = options_.history_server_url;
+  context.prices = options_.prices;
   return context;
 }
 

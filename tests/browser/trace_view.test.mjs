@@ -34,4 +34,25 @@ test('the address the demo printed opens its attempt, shown under the address th
   target.finish(record);
 });
 
+test('the demo attempt\'s cost: its simulated executors allocated cores, and the page shows them', { timeout: 60_000 }, async (t) => {
+  const { cost } = target.attempt;
+  assert.ok(cost, `the attempt has a cost: ${JSON.stringify(cost)}`);
+  assert.ok(cost.core_seconds > 0, `core_seconds ${cost.core_seconds}`);
+  assert.ok(cost.executor_core_seconds > 0, `executor_core_seconds ${cost.executor_core_seconds}`);
+  assert.ok(cost.used_core_seconds > 0, `used_core_seconds ${cost.used_core_seconds}: the demo's stages ran tasks`);
+  const record = await target.freshPage(t);
+  await load(record.page, target.base + target.pagePath);
+  await record.page.waitForSelector('#cost');
+  const section = await record.page.$eval('#cost', (el) => ({
+    label: document.getElementById(el.getAttribute('aria-labelledby'))?.textContent ?? '',
+    terms: [...el.querySelectorAll('dt')].map((dt) => dt.textContent),
+    text: el.textContent,
+  }));
+  assert.equal(section.label, 'What it cost');
+  assert.deepEqual(section.terms.slice(0, 3), ['Cores allocated', 'Memory allocated', 'Used by tasks']);
+  assert.match(section.text, /core-s/);
+  assert.ok(section.text.includes(`Charged: ${cost.basis}.`), section.text);
+  target.finish(record);
+});
+
 attemptPageTests(target, 'demo attempt');

@@ -9,6 +9,7 @@ import { renderAttemptHeader, attemptTitle } from './attempt_header.js';
 import { renderBreakdownBar, renderBreakdownLegend, renderOutsideSpark } from './breakdown_bar.js';
 import { airflowTaskView, taskSpanFirst } from './airflow_task.js';
 import { renderFindings } from './findings.js';
+import { renderCost } from './cost_view.js';
 import { renderHistory } from './history_chart.js';
 import { Gantt } from './gantt.js';
 import { DetailPanel } from './detail_panel.js';
@@ -93,7 +94,7 @@ class AttemptView {
     this.gantt.renderNow();
   }
 
-  // Everything above the timeline: header, breakdown, findings, history. Rebuilt on each update
+  // Everything above the timeline: header, breakdown, cost, findings, history. Rebuilt on each update
   // (it is small); the timeline keeps its state and is updated in place.
   renderSummary() {
     for (const part of this.parts) part.disconnect?.();
@@ -115,7 +116,7 @@ class AttemptView {
     this.summary.append(
       renderAttemptHeader(attempt),
       h('div', { class: 'attempt-grid' },
-        h('div', { class: 'stack' }, breakdownCard, this.findings.element),
+        h('div', { class: 'stack' }, breakdownCard, renderCost(attempt.cost), this.findings.element),
         history.element));
   }
 

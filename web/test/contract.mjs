@@ -30,6 +30,7 @@ export function checkAttempt(a) {
   }
 
   checkAirflowTask(a, fail);
+  checkCost(a, fail);
 
   const b = a.breakdown;
   if (!b || !Array.isArray(b.phases)) {
@@ -177,4 +178,24 @@ export function checkTasks(list) {
     if (t.top_finding !== null && !SEVERITIES.includes(t.top_finding.severity)) problems.push('top_finding');
   }
   return problems;
+}
+
+// `cost`: null, or the attempt's resource-seconds (docs/trace-view-api.md "Cost"), whose parts add up.
+function checkCost(a, fail) {
+  if (!('cost' in a)) return fail('cost missing (null when there is none)');
+  const c = a.cost;
+  if (c === null) return;
+  for (const k of ['core_seconds', 'executor_core_seconds', 'driver_core_seconds', 'used_core_seconds', 'share']) {
+    if (!isNum(c[k]) || c[k] < 0) fail(`cost.${k} ${c[k]}`);
+  }
+  if (!close(c.core_seconds, c.executor_core_seconds + c.driver_core_seconds)) fail('cost.core_seconds != executor + driver');
+  if (c.gib_seconds !== null && !(isNum(c.gib_seconds) && c.gib_seconds >= 0)) fail(`cost.gib_seconds ${c.gib_seconds}`);
+  if (c.idle_fraction !== null && !(isNum(c.idle_fraction) && c.idle_fraction >= 0 && c.idle_fraction <= 1)) fail(`cost.idle_fraction ${c.idle_fraction}`);
+  if (typeof c.shared !== 'boolean' || !Number.isInteger(c.other_operations)) fail('cost.shared/other_operations');
+  if (!(c.share > 0 && c.share <= 1)) fail(`cost.share ${c.share}`);
+  if (typeof c.basis !== 'string' || !c.basis) fail('cost.basis');
+  if (c.money !== null) {
+    if (!['total', 'cores', 'memory'].every((k) => isNum(c.money?.[k]) && c.money[k] >= 0)) return fail('cost.money');
+    if (!close(c.money.total, c.money.cores + c.money.memory, 1e-3)) fail('cost.money.total != cores + memory');
+  }
 }
