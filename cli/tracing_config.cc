@@ -4,7 +4,7 @@
 
 #include "common/flag_values.h"
 #include "common/units.h"
-#include "diagnose/rule_thresholds.h"
+#include "diagnose/rules_file.h"
 #include "listener/rest/spark_ui_endpoint.h"
 #include "tracing/otlp_endpoint.h"
 #include "tracing/otlp_headers.h"
@@ -162,9 +162,10 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   config.event_log_poll = *poll;
 
   if (flags.IsSet("rules")) {
-    auto rules = diagnose::LoadRuleThresholds(flags.Get("rules"));
+    auto rules = diagnose::LoadRulesFile(flags.Get("rules"));
     if (!rules.ok()) return FlagError("rules", rules.error());
-    config.rules = std::move(*rules);
+    config.rules = rules->thresholds;
+    config.suppressions = std::move(rules->suppressions);
   }
 
   if (flags.GetBool("no-tracing")) {

@@ -13,6 +13,7 @@
 #include "common/flags.h"
 #include "common/result.h"
 #include "diagnose/rule_thresholds.h"
+#include "diagnose/suppression.h"
 #include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
@@ -48,6 +49,8 @@ struct TracingConfig {
   std::uint64_t event_push_max_bytes = std::uint64_t{16} << 20;
   // Thresholds of the diagnosis rules whose findings go on the driver's spans (--rules).
   diagnose::RuleThresholds rules;
+  // The same file's suppressions of findings (expired ones included: the feed logs and ignores them).
+  std::vector<diagnose::Suppression> suppressions;
 
   bool enabled() const { return store.has_value() || otlp.has_value(); }
 };

@@ -131,6 +131,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
     feed_options.poll_interval = config.event_log_poll;
     feed_options.sample_ratio = config.sample_ratio;
     feed_options.rules = config.rules;
+    feed_options.suppressions = config.suppressions;
     if (config.event_push_max_bytes > 0) {
       listener::EventPushOptions push;
       push.max_body_bytes = static_cast<std::size_t>(config.event_push_max_bytes);

@@ -124,6 +124,7 @@ EventLogFeed::EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_o
     });
   }
   metrics_ = std::make_shared<FeedMetrics>(options_.max_metric_applications, push_);
+  expiry_announced_.assign(options_.suppressions.size(), false);
 }
 
 EventLogFeed::~EventLogFeed() {
@@ -170,6 +171,8 @@ void EventLogFeed::Run() {
 }
 
 void EventLogFeed::PollOnce(bool final_poll) {
+  today_ = diagnose::UtcDay(options_.wall_clock());
+  AnnounceExpiredSuppressions();
   ApplyPushes();
   // Poll returns true while a log still has bytes beyond its per-poll budget.
   while (scanner_ && scanner_->Poll(*this)) {
@@ -324,8 +327,8 @@ void EventLogFeed::EmitOperation(const std::string& log_id, Application& applica
                                          OperationSpanRef{target->trace_id, target->span_id}, build_options);
   // Diagnosed once the operation's jobs are done: a running stage's figures would flicker.
   if (options_.rules && record != nullptr && all_ended && !jobs.empty()) {
-    const std::vector<diagnose::Finding> findings =
-        diagnose::DiagnoseOperation(model, *record, *options_.rules);
+    std::vector<diagnose::Finding> findings = diagnose::DiagnoseOperation(model, *record, *options_.rules);
+    Suppress(findings, target->airflow_task);
     AttachFindings(built.spans, kLifecycleSpanName, findings);
     if (!progress.findings_counted && OperationEnded(*record)) {
       CountFindings(findings);
@@ -411,7 +414,8 @@ void EventLogFeed::EmitApplicationTrace(Application& application) {
   if (built.spans.empty()) return;
   // A Connect server's findings are its operations'; a plain application's go on its root.
   if (options_.rules && !connect_server) {
-    const std::vector<diagnose::Finding> findings = diagnose::DiagnoseApplication(model, *options_.rules);
+    std::vector<diagnose::Finding> findings = diagnose::DiagnoseApplication(model, *options_.rules);
+    Suppress(findings, application.airflow_task);
     AttachFindings(built.spans, kApplicationSpanName, findings);
     if (over && !application.findings_counted) {
       CountFindings(findings);
@@ -491,12 +495,37 @@ void EventLogFeed::ForgetProgressOf(const std::string& log_id, const Application
 
 void EventLogFeed::CountFindings(const std::vector<diagnose::Finding>& findings) {
   for (const diagnose::Finding& finding : findings) {
-    ++totals_.findings[{finding.id, std::string(diagnose::SeverityName(finding.severity))}];
+    if (finding.suppressed) {
+      ++totals_.findings_suppressed[finding.id];
+    } else {
+      ++totals_.findings[{finding.id, std::string(diagnose::SeverityName(finding.severity))}];
+    }
+  }
+}
+
+void EventLogFeed::Suppress(std::vector<diagnose::Finding>& findings,
+                            const std::optional<AirflowTask>& task) const {
+  if (options_.suppressions.empty()) return;
+  std::optional<diagnose::SuppressionTask> identity;
+  if (task) identity = diagnose::SuppressionTask{task->dag_id, task->task_id};
+  diagnose::ApplySuppressions(findings, options_.suppressions, identity, today_);
+}
+
+void EventLogFeed::AnnounceExpiredSuppressions() {
+  for (std::size_t i = 0; i < options_.suppressions.size(); ++i) {
+    const diagnose::Suppression& suppression = options_.suppressions[i];
+    if (expiry_announced_[i] || !suppression.ExpiredOn(today_)) continue;
+    expiry_announced_[i] = true;
+    spdlog::warn("rules file: {}", diagnose::ExpiredMessage(suppression));
   }
 }
 
 void EventLogFeed::Publish(const std::vector<ApplicationFigures>& figures) {
-  metrics_->Publish(totals_, EventLogFeedHeld{applications_.size(), progress_.size()}, figures);
+  EventLogFeedHeld held{applications_.size(), progress_.size()};
+  for (const diagnose::Suppression& suppression : options_.suppressions) {
+    ++(suppression.ExpiredOn(today_) ? held.suppressions_expired : held.suppressions_active);
+  }
+  metrics_->Publish(totals_, held, figures);
   std::lock_guard lock(mu_);
   counters_ = totals_;
 }

@@ -8,6 +8,10 @@
 //   * for each application, a trace of its own rooted at a spark.application span, with the jobs
 //     of no Connect operation (all of them for a plain spark-submit application) and, for
 //     applications without Connect operations, its phase intervals;
+//   * diagnosis findings on those spans (finding_span_events.h), counted once final in
+//     sparktrace_findings_total, or, where a rules-file suppression matches (by the Airflow task of
+//     the operation, or of the application's latest operation), marked with its reason and counted
+//     in sparktrace_findings_suppressed_total instead;
 //   * per application name, its phase totals, task, executor and job figures as Prometheus
 //     metrics (FeedMetrics), and the Airflow task of its latest operation the proxy traced.
 //
@@ -43,6 +47,7 @@
 #include "common/result.h"
 #include "diagnose/finding.h"
 #include "diagnose/rule_thresholds.h"
+#include "diagnose/suppression.h"
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/span_builder.h"
 #include "listener/eventlog/event_log_scanner.h"
@@ -86,6 +91,13 @@ struct EventLogFeedOptions {
   std::size_t max_metric_applications = 50;  // `app` label values of the spark_* gauges
   // The diagnosis rules' thresholds (--rules); nullopt turns diagnosis off.
   std::optional<diagnose::RuleThresholds> rules = diagnose::RuleThresholds{};
+  // The rules file's suppressions: a finding one matches is attached muted, with its reason, and
+  // counted in sparktrace_findings_suppressed_total instead of sparktrace_findings_total.
+  std::vector<diagnose::Suppression> suppressions;
+  // The wall clock whose UTC day says which suppressions have expired (tests inject one).
+  std::function<std::chrono::system_clock::time_point()> wall_clock = [] {
+    return std::chrono::system_clock::now();
+  };
 };
 
 class EventLogFeed final : private eventlog::EventLogSink {
@@ -115,8 +127,8 @@ class EventLogFeed final : private eventlog::EventLogSink {
     ApplicationModel model;
     ApplicationPhaseTotals phases;
     ApplicationEventTotals events;  // what the metrics count, whatever the model forgets
-    bool changed = false;        // events applied since the last operation emission
-    bool trace_changed = false;  // ... since the last application-trace emission
+    bool changed = false;           // events applied since the last operation emission
+    bool trace_changed = false;     // ... since the last application-trace emission
     bool metrics_changed = false;
     bool log_completed = false;     // its event log was completed (or, for others, ApplicationEnd)
     bool log_abandoned = false;     // its log was rewritten: this model ends here
@@ -178,6 +190,10 @@ class EventLogFeed final : private eventlog::EventLogSink {
   void ApplyRetention();
   void ForgetProgressOf(const std::string& log_id, const ApplicationModel* still_held);
   void CountFindings(const std::vector<diagnose::Finding>& findings);
+  // Marks the findings a suppression matches, for the Airflow task they belong to (if any).
+  void Suppress(std::vector<diagnose::Finding>& findings, const std::optional<AirflowTask>& task) const;
+  // Logs each suppression once, the first poll it is found expired (at start, or when its day passes).
+  void AnnounceExpiredSuppressions();
   void Publish(const std::vector<ApplicationFigures>& figures);
 
   eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
@@ -198,6 +214,8 @@ class EventLogFeed final : private eventlog::EventLogSink {
   // By source key: the log id, "spark-ui:<app>/<attempt>" or "push:<stream>"; feed thread only.
   std::map<std::string, Application> applications_;
   std::map<std::string, OperationProgress> progress_;  // by "<source key>/<operation id>"; feed thread only
+  std::vector<bool> expiry_announced_;                 // by options_.suppressions' index; feed thread only
+  std::chrono::sys_days today_{};                      // the UTC day of the current poll; feed thread only
   EventLogFeedCounters totals_;                        // feed thread only; published after each poll
 
   mutable std::mutex mu_;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "listener/feed/application_metric_families.h"
 #include "common/metric_family_builders.h"
+#include "listener/feed/application_metric_families.h"
 
 namespace sparktrace::listener {
 namespace {
@@ -83,6 +83,23 @@ std::vector<MetricFamily> FeedMetrics::Collect() const {
     findings.metric.push_back(Counter({{"id", id_severity.first}, {"severity", id_severity.second}}, count));
   }
   families.push_back(std::move(findings));
+  MetricFamily suppressed =
+      Family("sparktrace_findings_suppressed_total",
+             "Diagnosis findings of ended operations and applications that a rules-file suppression muted, "
+             "by rule id: not in sparktrace_findings_total (docs/diagnose-rules.md, Suppressions)",
+             MetricType::Counter);
+  for (const auto& [id, count] : totals_.findings_suppressed) {
+    suppressed.metric.push_back(Counter({{"id", id}}, count));
+  }
+  families.push_back(std::move(suppressed));
+  MetricFamily suppressions = Family("sparktrace_suppressions",
+                                     "Suppressions in the rules file (--rules), by state: active, or "
+                                     "expired (past their until day, ignored)",
+                                     MetricType::Gauge);
+  suppressions.metric.push_back(Gauge({{"state", "active"}}, static_cast<double>(held_.suppressions_active)));
+  suppressions.metric.push_back(
+      Gauge({{"state", "expired"}}, static_cast<double>(held_.suppressions_expired)));
+  families.push_back(std::move(suppressions));
 
   MetricFamily lines =
       Family("sparktrace_listener_lines_total", "Driver-event lines received, by source (event_log, push)",

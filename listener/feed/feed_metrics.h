@@ -9,6 +9,8 @@
 //       and spark_application_airflow_info{app,dag_id,task_id}, the Airflow task of its latest
 //       operation the proxy traced with one (one series per name)
 //   sparktrace_findings_total{id,severity}                              diagnosis findings
+//   sparktrace_findings_suppressed_total{id}       findings a rules-file suppression muted instead
+//   sparktrace_suppressions{state}                 the rules file's suppressions: active, expired
 //   sparktrace_listener_*_total                                         the feed's counters
 //
 // Labels are bounded: `app` is the application's name (not its id, not an operation), and at most
@@ -52,12 +54,17 @@ struct EventLogFeedCounters {
   // Diagnosis findings of operations and applications that ended, by (rule id, severity): each
   // finding counted once, when its operation or application is final. Bounded: 9 ids x 3.
   std::map<std::pair<std::string, std::string>, std::uint64_t> findings;
+  // Findings a suppression (diagnose/suppression.h) matched, by rule id, counted here instead of
+  // in `findings` so that alerts on sparktrace_findings_total do not fire. Bounded: 10 ids.
+  std::map<std::string, std::uint64_t> findings_suppressed;
 };
 
 // What the feed holds in memory right now.
 struct EventLogFeedHeld {
   std::uint64_t applications = 0;
-  std::uint64_t operations = 0;  // operation progress entries (looked up or emitted)
+  std::uint64_t operations = 0;            // operation progress entries (looked up or emitted)
+  std::uint64_t suppressions_active = 0;   // the rules file's suppressions applying today
+  std::uint64_t suppressions_expired = 0;  // ... past their `until` day, ignored
 };
 
 class FeedMetrics final : public prometheus::Collectable {

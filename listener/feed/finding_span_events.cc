@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "tracing/finding_event_keys.h"
+
 namespace sparktrace::listener {
 namespace {
 
@@ -63,6 +65,11 @@ tracing::SpanEvent FindingSpanEvent(const diagnose::Finding& finding, std::uint6
       {"finding.evidence", std::move(evidence)},
   };
   if (!related.empty()) event.attributes.push_back({"finding.related", std::move(related)});
+  if (finding.suppressed) {
+    event.attributes.push_back(
+        {std::string(tracing::kFindingSuppressedReasonKey), finding.suppressed->reason});
+    event.attributes.push_back({std::string(tracing::kFindingSuppressedUntilKey), finding.suppressed->until});
+  }
   return event;
 }
 

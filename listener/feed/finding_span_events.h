@@ -8,9 +8,10 @@
 // the driver's events arrived), stage-scoped ones also on that stage attempt's spark.stage span;
 // an application's on its spark.application root. Event attributes: finding.id, .severity,
 // .scope, .title, .impact_seconds, .recipe, .fix (list), .evidence (list of "name=value unit
-// (>= threshold)"), .related (list of "relation key"). The span gets `sparktrace.findings`, the
-// list of finding ids, for search (e.g. TraceQL `{ span.sparktrace.findings =~ ".*data-skew.*" }`
-// needs a string: the ids are also joined in `sparktrace.finding_ids`).
+// (>= threshold)"), .related (list of "relation key"), and for a suppressed finding
+// .suppressed_reason and .suppressed_until (tracing/finding_event_keys.h). The span gets
+// `sparktrace.findings`, the list of finding ids, for search (e.g. TraceQL `{ span.sparktrace.findings =~
+// ".*data-skew.*" }` needs a string: the ids are also joined in `sparktrace.finding_ids`).
 //
 // Pure functions.
 

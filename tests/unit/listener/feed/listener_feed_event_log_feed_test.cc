@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -10,12 +12,14 @@
 #include <vector>
 
 #include "diagnose/diagnose.h"
+#include "diagnose/rules_file.h"
 #include "listener/correlate/phases.h"
 #include "listener/correlate/span_ids.h"
 #include "listener/feed/event_log_feed.h"
 #include "listener/feed/finding_span_events.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 #include "tests/unit/listener/feed/listener_feed_test_support.h"
+#include "tracing/finding_event_keys.h"
 
 namespace sparktrace::listener {
 namespace {
@@ -246,6 +250,92 @@ TEST_F(ListenerFeedEventLogFeed, FindingsOfAnEndedApplicationAreSpanEventsCounte
   ASSERT_EQ(Push({tl::ExecutorAdded("2", 1'700'000'030'000)}, "app=app-plain").status, 200);
   feed_->PollNow();
   for (const diagnose::Finding& finding : expected) EXPECT_EQ(counted(finding), 1.0) << finding.id;
+}
+
+// Suppressions from a rules file: the first is for one DAG's tasks, the second expired.
+EventLogFeedOptions WithSuppressions(EventLogFeedOptions options) {
+  auto rules = diagnose::ParseRulesFile(
+      "suppressions:\n"
+      "  - {id: task-failures, dag: \"etl.*\", task: \"load_*\", reason: \"flaky source, DATA-7\", "
+      "until: 2026-03-31}\n"
+      "  - {id: \"*\", dag: \"*\", task: \"*\", reason: \"old\", until: 2026-01-01}\n",
+      diagnose::RulesFormat::kYaml);
+  EXPECT_TRUE(rules.ok()) << rules.error().message;
+  if (rules.ok()) options.suppressions = rules->suppressions;
+  options.wall_clock = [] {
+    return std::chrono::sys_days(std::chrono::year(2026) / 3 / 15) + std::chrono::hours(9);
+  };
+  return options;
+}
+
+// A Connect operation "op-1" whose only job failed (a task-failures finding), closed at the end.
+std::vector<std::string> ConnectOperationWithAFailedJob() {
+  const std::string tag = tl::OperationTag("u", "s", "op-1");
+  constexpr std::int64_t t0 = kConnectAppStartMs;
+  return {tl::AppStart("app-connect", t0),
+          tl::ExecutorAdded("1", t0 + 1'000),
+          tl::ConnectOperation("Started", tag, "op-1", t0 + 2'000, "s", "u"),
+          tl::JobStart(1, t0 + 3'000, {1}, {tag}),
+          tl::StageSubmitted(1, t0 + 3'000, 1),
+          tl::StageCompleted(1, t0 + 3'000, t0 + 4'000, 1),
+          tl::JobEnd(1, t0 + 4'000, /*succeeded=*/false),
+          tl::ConnectOperation("Closed", tag, "op-1", t0 + 5'000)};
+}
+
+// The task-failures events on the operation's lifecycle span, as (reason, until) of their suppression
+// ("" when none).
+std::vector<std::pair<std::string, std::string>> TaskFailureEvents(const LatestSpans& spans) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const tracing::Span& span : spans.Named("spark.connect.operation.lifecycle")) {
+    for (const tracing::SpanEvent& event : span.events) {
+      const auto* id = tracing::AttributeValueOf<std::string>(event.attributes, "finding.id");
+      if (event.name != kFindingEventName || id == nullptr || *id != "task-failures") continue;
+      const auto* reason =
+          tracing::AttributeValueOf<std::string>(event.attributes, tracing::kFindingSuppressedReasonKey);
+      const auto* until =
+          tracing::AttributeValueOf<std::string>(event.attributes, tracing::kFindingSuppressedUntilKey);
+      found.emplace_back(reason ? *reason : "", until ? *until : "");
+    }
+  }
+  return found;
+}
+
+TEST_F(ListenerFeedEventLogFeed, ASuppressedFindingIsMutedOnItsSpanAndNotCountedForAlerts) {
+  airflow_tasks_ = {{"op-1", {"etl.daily", "load_orders"}}};
+  Start(WithSuppressions(Defaults()));
+  ASSERT_EQ(Push(ConnectOperationWithAFailedJob()).status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(TaskFailureEvents(spans_),
+            (std::vector<std::pair<std::string, std::string>>{{"flaky source, DATA-7", "2026-03-31"}}));
+  EXPECT_TRUE(std::isnan(Metric("sparktrace_findings_total", {{"id", "task-failures"}})))
+      << "not in the series the alerts watch";
+  EXPECT_EQ(Metric("sparktrace_findings_suppressed_total", {{"id", "task-failures"}}), 1.0);
+  EXPECT_EQ(Metric("sparktrace_suppressions", {{"state", "active"}}), 1.0);
+  EXPECT_EQ(Metric("sparktrace_suppressions", {{"state", "expired"}}), 1.0);
+}
+
+TEST_F(ListenerFeedEventLogFeed, AFindingOfAnotherTaskOrPastTheExpiryIsCounted) {
+  airflow_tasks_ = {{"op-1", {"ml.weekly", "train"}}};
+  Start(WithSuppressions(Defaults()));
+  ASSERT_EQ(Push(ConnectOperationWithAFailedJob()).status, 200);
+  feed_->PollNow();
+  // The expired catch-all would match any task: it is ignored.
+  EXPECT_EQ(TaskFailureEvents(spans_), (std::vector<std::pair<std::string, std::string>>{{"", ""}}));
+  EXPECT_EQ(Metric("sparktrace_findings_total", {{"id", "task-failures"}}), 1.0);
+  EXPECT_TRUE(std::isnan(Metric("sparktrace_findings_suppressed_total", {{"id", "task-failures"}})));
+}
+
+TEST_F(ListenerFeedEventLogFeed, AfterItsDayASuppressionNoLongerApplies) {
+  airflow_tasks_ = {{"op-1", {"etl.daily", "load_orders"}}};
+  EventLogFeedOptions options = WithSuppressions(Defaults());
+  options.wall_clock = [] { return std::chrono::sys_days(std::chrono::year(2026) / 4 / 1); };
+  Start(std::move(options));
+  ASSERT_EQ(Push(ConnectOperationWithAFailedJob()).status, 200);
+  feed_->PollNow();
+  EXPECT_EQ(TaskFailureEvents(spans_), (std::vector<std::pair<std::string, std::string>>{{"", ""}}));
+  EXPECT_EQ(Metric("sparktrace_findings_total", {{"id", "task-failures"}}), 1.0);
+  EXPECT_EQ(Metric("sparktrace_suppressions", {{"state", "active"}}), 0.0);
+  EXPECT_EQ(Metric("sparktrace_suppressions", {{"state", "expired"}}), 2.0);
 }
 
 TEST_F(ListenerFeedEventLogFeed, WithoutRulesNoFindingsAreAttached) {
