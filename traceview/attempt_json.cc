@@ -17,6 +17,7 @@
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
+#include "tracing/finding_event_keys.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -114,6 +115,7 @@ ordered_json StringList(const std::vector<tracing::Attribute>& attributes, std::
 struct FindingEntry {
   ordered_json json;
   double impact = 0;
+  bool suppressed = false;  // a rules-file suppression muted it: ranked after the others
 };
 
 // The findings attached to one span: their rule ids and their keys (unique within the attempt).
@@ -162,15 +164,24 @@ std::vector<FindingEntry> CollectFindings(std::span<const Span> spans, std::vect
                            {"related", StringList(event.attributes, "finding.related")},
                            {"recipe", recipe_path},
                            {"recipe_href", recipe_path.empty() ? "" : "/recipes/" + recipe_path},
-                           {"span_ids", ordered_json::array({ToHex(spans[i].span_id)})}};
-      findings.push_back(FindingEntry{std::move(json), impact == nullptr ? 0.0 : *impact});
+                           {"span_ids", ordered_json::array({ToHex(spans[i].span_id)})},
+                           {"suppressed", nullptr}};
+      const std::string suppressed_reason = text(tracing::kFindingSuppressedReasonKey);
+      if (!suppressed_reason.empty()) {
+        json["suppressed"] = {{"reason", suppressed_reason},
+                              {"until", text(tracing::kFindingSuppressedUntilKey)}};
+      }
+      findings.push_back(
+          FindingEntry{std::move(json), impact == nullptr ? 0.0 : *impact, !suppressed_reason.empty()});
     }
   }
-  // Most impact first; at equal impact the specific finding before the summary that repeats it
-  // (slow-spark-jobs sums up the operation's causes with the top cause's impact).
+  // Suppressed findings last (known and accepted); then most impact first; at equal impact the
+  // specific finding before the summary that repeats it (slow-spark-jobs sums up the operation's
+  // causes with the top cause's impact).
   const auto is_summary = [](const FindingEntry& entry) { return entry.json["id"] == "slow-spark-jobs"; };
   std::stable_sort(findings.begin(), findings.end(),
                    [&is_summary](const FindingEntry& a, const FindingEntry& b) {
+                     if (a.suppressed != b.suppressed) return b.suppressed;
                      if (a.impact != b.impact) return a.impact > b.impact;
                      return !is_summary(a) && is_summary(b);
                    });
@@ -209,9 +220,11 @@ void AddRegressionFinding(std::span<const Span> spans, const std::vector<std::op
                        {"recipe", recipe},
                        {"recipe_href", "/recipes/" + recipe},
                        {"span_ids", ordered_json::array({ToHex(spans[*root].span_id)})}};
+  json["suppressed"] = nullptr;  // not a rule's finding: no rules-file suppression applies
   const double impact = regression->delta_ms / 1000;
-  const auto at = std::find_if(findings.begin(), findings.end(),
-                               [impact](const FindingEntry& entry) { return entry.impact < impact; });
+  const auto at = std::find_if(findings.begin(), findings.end(), [impact](const FindingEntry& entry) {
+    return entry.suppressed || entry.impact < impact;
+  });
   findings.insert(at, FindingEntry{std::move(json), impact});
 }
 

@@ -222,6 +222,24 @@ TEST_F(TraceViewApiTest, AttemptJsonBreaksTheWallTimeDownExactly) {
   EXPECT_EQ(body["downloads"]["otlp_json"], "/api/v1/attempt/otlp.json?dag=etl&task=load&run=run-1&try=1");
 }
 
+// A finding a rules-file suppression muted keeps its place in the JSON with the reason, after the others.
+TEST_F(TraceViewApiTest, SuppressedFindingsCarryTheirReasonAndRankLast) {
+  tracing::SpanEvent muted = Finding("resource-wait-long", 2.5);
+  muted.attributes.push_back({"finding.suppressed_reason", std::string("capacity request open, INFRA-9")});
+  muted.attributes.push_back({"finding.suppressed_until", std::string("2026-12-31")});
+  Write(Operation(1, 10, 0, 0, "etl", "load", "run-1", 1, {muted, Finding("s3-write-slow", 0.5)}));
+  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
+  const auto response = Get(api, "/api/v1/tasks/etl/load/run-1/1");
+  ASSERT_EQ(response.status, 200) << response.body;
+  const auto body = Body(response);
+  ASSERT_EQ(body["findings"].size(), 2u);
+  EXPECT_EQ(body["findings"][0]["id"], "s3-write-slow") << "the suppressed one ranks last despite its impact";
+  EXPECT_TRUE(body["findings"][0]["suppressed"].is_null());
+  EXPECT_EQ(body["findings"][1]["id"], "resource-wait-long");
+  EXPECT_EQ(body["findings"][1]["suppressed"],
+            (nlohmann::json{{"reason", "capacity request open, INFRA-9"}, {"until", "2026-12-31"}}));
+}
+
 TEST_F(TraceViewApiTest, ARunningAttemptIsInProgressWithItsOpenSpansMarked) {
   WriteSharedTrace();
   TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
@@ -268,7 +286,8 @@ TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
 // regression, outside Spark named as what grew, attached to the attempt's first root span.
 TEST_F(TraceViewApiTest, ASlowRunAgainstItsBaselineIsARegressionFinding) {
   for (std::uint8_t run = 0; run < 3; ++run) {
-    Write(Operation(static_cast<std::uint8_t>(3 + run), 10, 0, 0, "etl", "load", "run-0" + std::to_string(run), 1));
+    Write(Operation(static_cast<std::uint8_t>(3 + run), 10, 0, 0, "etl", "load",
+                    "run-0" + std::to_string(run), 1));
   }
   std::vector<Span> slow = Operation(6, 10, 0, 100'000, "etl", "load", "run-9", 1);
   const auto later = Operation(6, 30, 0, 190'000, "etl", "load", "run-9", 1);
