@@ -1,11 +1,13 @@
 // Findings, most impact first: severity (as text), title, impact, scope, evidence, the fix (config
-// keys and values as code), related findings and the recipe. Clicking a finding selects its spans
-// in the timeline.
+// keys and values as code), related findings and the recipe. Those a rules-file suppression muted
+// come last (the API ranks them so), muted, labelled "Suppressed" with their reason and expiry.
+// Clicking a finding selects its spans in the timeline.
 
 import { h, link } from './dom.js';
 import { severityBadge } from './badges.js';
 import { splitConfigTokens } from './fix_text.js';
 import { formatDuration } from './format.js';
+import { findingsCountText, isSuppressed, suppressionText } from './suppression.js';
 
 function withCode(text) {
   return splitConfigTokens(text).map((part) => (part.code ? h('code', null, part.text) : part.text));
@@ -28,14 +30,17 @@ function renderFinding(finding, index, onSelect) {
       h('summary', null, `Evidence (${finding.evidence.length})`),
       h('ul', { class: 'evidence' }, finding.evidence.map((e) => h('li', null, e))))
     : null;
+  const suppressed = isSuppressed(finding);
   const li = h('li', {
-    class: ['finding', `sev-${finding.severity}`],
+    class: ['finding', `sev-${finding.severity}`, suppressed ? 'suppressed' : null],
     dataset: { findingId: finding.id, findingKey: finding.key },
   },
   h('div', { class: 'finding-head' },
     severityBadge(finding.severity),
+    suppressed ? h('span', { class: 'suppressed-badge' }, 'Suppressed') : null,
     h('h3', null, finding.title),
     h('span', { class: 'impact' }, h('span', { class: 'muted' }, 'impact \u2248 '), formatDuration(finding.impact_seconds * 1000))),
+  suppressed ? h('p', { class: 'suppression' }, suppressionText(finding)) : null,
   finding.scope ? h('p', { class: 'scope' }, finding.scope) : null,
   finding.fix?.length ? h('div', { class: 'finding-fix' },
     h('h4', null, 'What to change'), h('ul', { class: 'fix' }, finding.fix.map((f) => h('li', null, withCode(f))))) : null,
@@ -75,9 +80,7 @@ export function renderFindings(findings, onSelect) {
   const card = h('section', { class: 'card findings-card', 'aria-labelledby': 'findings-title' },
     h('div', { class: 'card-head' },
       h('h2', { id: 'findings-title' }, 'Why, and what to change'),
-      h('span', { class: 'muted' }, findings.length
-        ? `${findings.length} finding${findings.length === 1 ? '' : 's'}, largest impact first`
-        : 'no findings')),
+      h('span', { class: 'muted' }, findingsCountText(findings))),
     findings.length ? null : h('p', { class: 'no-findings' }, 'No diagnosis rule fired for this attempt: nothing crossed its thresholds.'),
     list);
   return {

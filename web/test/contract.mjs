@@ -76,9 +76,14 @@ export function checkAttempt(a) {
 
   const findingIds = new Set();
   let lastImpact = Infinity;
+  let inSuppressed = false;  // suppressed findings (null or {reason, until}) come last, by impact too
   for (const f of a.findings) {
     findingIds.add(f.id);
     if (!SEVERITIES.includes(f.severity)) fail(`finding ${f.key} severity`);
+    const suppressed = f.suppressed ?? null;
+    if (suppressed !== null && (typeof suppressed.reason !== 'string' || typeof suppressed.until !== 'string')) fail(`finding ${f.key} suppressed`);
+    if (inSuppressed && suppressed === null) fail('suppressed findings not last');
+    if (suppressed !== null && !inSuppressed) [inSuppressed, lastImpact] = [true, Infinity];
     if (f.impact_seconds > lastImpact) fail('findings not by impact');
     lastImpact = f.impact_seconds;
     for (const k of ['evidence', 'fix', 'related', 'span_ids']) if (!Array.isArray(f[k])) fail(`finding ${f.key} ${k}`);
