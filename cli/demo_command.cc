@@ -19,6 +19,7 @@
 #include "cli/demo_port_probe.h"
 #include "cli/demo_report.h"
 #include "cli/demo_rules.h"
+#include "diagnose/suppression.h"
 #include "cli/demo_task_report.h"
 #include "cli/demo_trace_wait.h"
 #include "cli/demo_workload.h"
@@ -285,7 +286,9 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   if (!event_log_dir.ok()) return Fail(err, 2, event_log_dir.error().message);
   // Next to the log, not in it: the proxy reads every file of its event-log directory.
   const std::string rules = *event_log_dir + ".rules.yaml";
-  if (auto written = WriteFile(rules, ScaledDemoRulesYaml(kDemoTimeScaleValue)); !written.ok())
+  const std::string rules_yaml = ScaledDemoRulesYaml(kDemoTimeScaleValue) +
+                                 DemoSuppressionsYaml(diagnose::UtcDay(std::chrono::system_clock::now()));
+  if (auto written = WriteFile(rules, rules_yaml); !written.ok())
     return Fail(err, 1, written.error().message);
 
   const sigset_t signals = BlockDemoSignals();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "diagnose/rule_thresholds.h"
+#include "diagnose/suppression.h"
 
 namespace sparktrace::cli {
 
@@ -42,6 +43,17 @@ std::string ScaledDemoRulesYaml(double time_scale) {
   yaml += fmt::format("slow-spark-jobs: {{min_impact_seconds: {:g}}}\n",
                       scaled(defaults.slow_spark_jobs.min_impact_seconds));
   return yaml;
+}
+
+std::string DemoSuppressionsYaml(std::chrono::sys_days today) {
+  return fmt::format(
+      "suppressions:\n"
+      "  - id: {}\n"
+      "    dag: \"daily_sales\"\n"
+      "    task: \"load_*\"\n"
+      "    reason: \"demo: the summary repeats its causes, which stay counted\"\n"
+      "    until: \"{}\"\n",
+      diagnose::kSlowSparkJobs, diagnose::DateText(today + std::chrono::days(30)));
 }
 
 }  // namespace sparktrace::cli

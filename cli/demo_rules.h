@@ -7,11 +7,18 @@
 //
 // Pure function.
 
+#include <chrono>
 #include <string>
 
 namespace sparktrace::cli {
 
 // A rules file (YAML) with every time floor of the default thresholds multiplied by `time_scale`.
 std::string ScaledDemoRulesYaml(double time_scale);
+
+// The demo's `suppressions:` section (diagnose/suppression.h), to append to the above: the summary
+// finding (slow-spark-jobs, which repeats its causes) of the demo's Airflow task, with a reason and
+// an expiry 30 days after `today`, so that the attempt page shows a suppressed finding, muted with
+// its reason, and the findings metric does not count it.
+std::string DemoSuppressionsYaml(std::chrono::sys_days today);
 
 }  // namespace sparktrace::cli

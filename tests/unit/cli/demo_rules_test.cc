@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/rule_thresholds.h"
+#include "diagnose/rules_file.h"
 
 namespace sparktrace::cli {
 namespace {
@@ -46,6 +47,23 @@ TEST(DemoRules, ScaleOneIsTheDefaults) {
   const diagnose::RuleThresholds defaults;
   EXPECT_DOUBLE_EQ(parsed->idle_executors.min_impact_seconds, defaults.idle_executors.min_impact_seconds);
   EXPECT_DOUBLE_EQ(parsed->s3_write_slow.min_impact_seconds, defaults.s3_write_slow.min_impact_seconds);
+}
+
+TEST(DemoRules, SuppressTheDemoTasksSummaryForThirtyDays) {
+  const auto today = diagnose::ParseDate("2026-12-15");
+  ASSERT_TRUE(today.has_value());
+  const auto parsed = diagnose::ParseRulesFile(ScaledDemoRulesYaml(0.02) + DemoSuppressionsYaml(*today),
+                                               diagnose::RulesFormat::kYaml);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  ASSERT_EQ(parsed->suppressions.size(), 1u);
+  const diagnose::Suppression& suppression = parsed->suppressions.front();
+  EXPECT_EQ(diagnose::DateText(suppression.until), "2027-01-14");
+  EXPECT_FALSE(suppression.reason.empty());
+  const diagnose::SuppressionTask demo_task{"daily_sales", "load_orders"};
+  EXPECT_EQ(diagnose::FindSuppression(parsed->suppressions, "slow-spark-jobs", demo_task, *today),
+            &suppression);
+  EXPECT_EQ(diagnose::FindSuppression(parsed->suppressions, "resource-wait-long", demo_task, *today), nullptr)
+      << "the demo's headline finding stays counted";
 }
 
 }  // namespace
