@@ -321,6 +321,33 @@ export function attemptPageTests(target, what) {
     target.finish(record);
   });
 
+  // The demo's rules file suppresses its task's slow-spark-jobs summary (cli/demo_rules.cc): the
+  // page shows it last, muted, with its reason and expiry in words. Other targets have none.
+  test(`${what}: suppressed findings come last, labelled with their reason and expiry`, { timeout: 60_000 }, async (t) => {
+    const { findings } = target.attempt;
+    const suppressed = findings.filter((f) => f.suppressed);
+    if (target.airflowTask) assert.ok(suppressed.length > 0, 'the demo\'s attempt has a suppressed finding');
+    const firstMuted = findings.findIndex((f) => f.suppressed);
+    if (firstMuted >= 0) assert.ok(findings.slice(firstMuted).every((f) => f.suppressed), 'the API ranks them last');
+    const record = await target.freshPage(t);
+    const { page } = record;
+    await load(page, target.base + target.pagePath);
+    await page.waitForSelector('#findings');
+    const shown = await page.$$eval('#findings li.finding', (items) => items.map((item) => ({
+      key: item.dataset.findingKey,
+      muted: item.classList.contains('suppressed'),
+      text: item.textContent,
+    })));
+    assert.deepEqual(shown.map((f) => f.key), findings.map((f) => f.key), 'the page lists the API\'s findings in order');
+    for (const [i, finding] of findings.entries()) {
+      assert.equal(shown[i].muted, Boolean(finding.suppressed), `${finding.key} muted as the API says`);
+      if (!finding.suppressed) continue;
+      assert.ok(shown[i].text.includes(`Suppressed until ${finding.suppressed.until}: ${finding.suppressed.reason}`),
+        `${finding.key} says why and until when: ${shown[i].text}`);
+    }
+    target.finish(record);
+  });
+
   test(`${what}: a finding's recipe link opens the recipe and renders its heading`, { timeout: 60_000 }, async (t) => {
     const record = await target.freshPage(t);
     const { page } = record;
