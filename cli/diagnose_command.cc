@@ -55,7 +55,8 @@
 //              "evidence": [{"name": string, "value": number|string|null, "unit": string,
 //                            "threshold": number|null, "comparison": ">="|"<="|null}...],
 //              "impact_seconds": number, "fix": [string...], "recipe": string,
-//              "related": [{"key": string, "relation": "causes"|"caused-by"|"same-cause"|"summarises"}...]}
+//              "related": [{"key": string, "relation": "causes"|"caused-by"|"same-cause"|"summarises"}...],
+//              "suppressed": {"reason": string, "until": "YYYY-MM-DD"}|null}
 //   (rule ids, thresholds and the rules file: docs/diagnose-rules.md)
 
 #include "cli/diagnose_command.h"
@@ -65,6 +66,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -79,6 +81,8 @@
 #include "common/logging.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/rule_thresholds.h"
+#include "diagnose/rules_file.h"
+#include "diagnose/suppression.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/eventlog/event_log_sink.h"
 #include "listener/eventlog/log_file_name.h"
@@ -104,7 +108,7 @@ constexpr const char* kUsage =
     "app_id, app_name, spark_version, window{start_ms,end_ms,duration_ms}, phases{resource_wait_ms,\n"
     "compute_ms,io_write_ms,idle_ms}, executors{added,removed}, jobs[{job_id,status,duration_ms,\n"
     "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids,findings}],\n"
-    "findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related}]\n"
+    "findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related,suppressed}]\n"
     "(full schema: cli/diagnose_command.cc; rules and thresholds: docs/diagnose-rules.md).\n"
     "\n";
 
@@ -307,15 +311,23 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
   // The feed reports decode problems through the process logger; keep that on stderr (never in the
   // JSON on stdout) and to errors: each problem is also reported below with its path.
   ConfigureLogging(spdlog::level::err, LogFormat::kText);
-  diagnose::RuleThresholds thresholds;
+  diagnose::RulesFile rules;
   if (flags->IsSet("rules")) {
-    Result<diagnose::RuleThresholds> loaded = diagnose::LoadRuleThresholds(flags->Get("rules"));
+    Result<diagnose::RulesFile> loaded = diagnose::LoadRulesFile(flags->Get("rules"));
     if (!loaded.ok()) {
       err << "sparktrace diagnose: --rules: " << loaded.error().message << "\n";
       return 2;
     }
-    thresholds = *loaded;
+    rules = std::move(*loaded);
   }
+  // An event log names no Airflow task: only suppressions for every dag and task (both globs "*")
+  // apply here. Judged on today's UTC date, as the proxy does; expired ones are ignored and said so.
+  const std::chrono::sys_days today = diagnose::UtcDay(std::chrono::system_clock::now());
+  for (const diagnose::Suppression& suppression : rules.suppressions) {
+    if (suppression.ExpiredOn(today))
+      err << "sparktrace diagnose: " << diagnose::ExpiredMessage(suppression) << "\n";
+  }
+  const diagnose::RuleThresholds& thresholds = rules.thresholds;
 
   std::vector<DiagnosedLog> logs;
   std::vector<DiagnoseError> errors;
@@ -323,8 +335,12 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
     InputResult result = ReadInput(path);
     for (DiagnosedLog& log : result.logs) {
       log.findings = diagnose::DiagnoseApplication(log.model, thresholds);
+      diagnose::ApplySuppressions(log.findings, rules.suppressions, std::nullopt, today);
       for (const auto& [operation_id, operation] : log.model.operations()) {
-        log.operation_findings[operation_id] = diagnose::DiagnoseOperation(log.model, operation, thresholds);
+        std::vector<diagnose::Finding> findings =
+            diagnose::DiagnoseOperation(log.model, operation, thresholds);
+        diagnose::ApplySuppressions(findings, rules.suppressions, std::nullopt, today);
+        log.operation_findings[operation_id] = std::move(findings);
       }
       logs.push_back(std::move(log));
     }

@@ -260,6 +260,10 @@ void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const st
     for (const diagnose::RelatedFinding& link : finding.related)
       related += (related.empty() ? "" : ", ") + link.relation + " " + link.key;
     if (!related.empty()) out += body + "related  " + related + "\n";
+    if (finding.suppressed) {
+      out +=
+          body + "suppressed until " + finding.suppressed->until + ": " + finding.suppressed->reason + "\n";
+    }
   }
 }
 
@@ -484,7 +488,14 @@ void WriteFindings(JsonOut& json, const std::vector<diagnose::Finding>& findings
     for (const diagnose::RelatedFinding& link : finding.related) {
       json.Element().Raw("{").Key("key").String(link.key).Key("relation").String(link.relation).Raw("}");
     }
-    json.Raw("]}");
+    json.Raw("]").Key("suppressed");
+    if (finding.suppressed) {
+      json.Raw("{").Key("reason").String(finding.suppressed->reason);
+      json.Key("until").String(finding.suppressed->until).Raw("}");
+    } else {
+      json.Raw("null");
+    }
+    json.Raw("}");
   }
   json.Raw("]");
 }

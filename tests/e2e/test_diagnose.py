@@ -278,7 +278,8 @@ class DiagnoseTest(unittest.TestCase):
 
 
 FAILED_JOB_APP = DATA / "spark-events" / "local-1422981780767"
-FINDING_KEYS = {"id", "key", "severity", "scope", "title", "evidence", "impact_seconds", "fix", "recipe", "related"}
+FINDING_KEYS = {"id", "key", "severity", "scope", "title", "evidence", "impact_seconds", "fix", "recipe", "related",
+                "suppressed"}
 
 
 @needs_data
@@ -333,6 +334,27 @@ class DiagnoseFindingsTest(unittest.TestCase):
             result = run("--rules", missing, FAILED_JOB_APP)
             self.assertEqual(result.returncode, 2)
             self.assertIn(str(missing), result.stderr)
+
+
+    def test_suppressions_for_every_task_mute_findings_and_expired_ones_are_named(self):
+        """An event log names no Airflow task: only dag "*" and task "*" suppressions apply here."""
+        with tempfile.TemporaryDirectory() as tmp:
+            rules = Path(tmp) / "rules.yaml"
+            rules.write_text(
+                "suppressions:\n"
+                "  - {id: task-failures, dag: '*', task: '*', reason: 'known flaky source', until: '2099-12-31'}\n"
+                "  - {id: '*', dag: '*', task: '*', reason: 'old', until: '2020-01-01'}\n"
+                "  - {id: task-failures, dag: etl, task: '*', reason: 'needs a task', until: '2099-12-31'}\n")
+            result = run("--json", "--rules", rules, FAILED_JOB_APP)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            finding = json.loads(result.stdout)["applications"][0]["findings"][0]
+            self.assertEqual(finding["id"], "task-failures")
+            self.assertEqual(finding["suppressed"], {"reason": "known flaky source", "until": "2099-12-31"})
+            self.assertIn("suppression #2 (* on dag *, task *) expired on 2020-01-01: ignored", result.stderr)
+            text = run("--rules", rules, FAILED_JOB_APP).stdout
+            self.assertIn("suppressed until 2099-12-31: known flaky source", text)
+            # Without the file the same finding is not suppressed.
+            self.assertIsNone(run_json(FAILED_JOB_APP)["applications"][0]["findings"][0]["suppressed"])
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "tracing/finding_event_keys.h"
 #include "tracing/nearest_owner.h"
 
 namespace sparktrace::tracing::store {
@@ -27,6 +28,9 @@ void AddFindings(const std::string& events_json, Part& part) {
     if (!event.is_object() || event.value("name", "") != "sparktrace.finding") continue;
     const auto attributes = event.find("attributes");
     if (attributes == event.end() || !attributes->is_object()) continue;
+    // A finding a rules-file suppression muted is on the page, last, but not what the task list
+    // counts or leads with (as it counts in neither the metrics nor the alerts).
+    if (attributes->contains(std::string(kFindingSuppressedReasonKey))) continue;
     // A stage's finding is on the stage and on its operation's lifecycle span: counted once, by key.
     const std::string key = attributes->value("finding.key", "");
     if (key.empty() || part.finding_keys.insert(key).second) ++part.findings;

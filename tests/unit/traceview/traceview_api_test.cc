@@ -238,6 +238,12 @@ TEST_F(TraceViewApiTest, SuppressedFindingsCarryTheirReasonAndRankLast) {
   EXPECT_EQ(body["findings"][1]["id"], "resource-wait-long");
   EXPECT_EQ(body["findings"][1]["suppressed"],
             (nlohmann::json{{"reason", "capacity request open, INFRA-9"}, {"until", "2026-12-31"}}));
+  // The task list neither counts it nor leads with it.
+  auto page = writer_->ListTaskAttempts({});
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  ASSERT_EQ(page->rows.size(), 1u);
+  EXPECT_EQ(page->rows[0].finding_count, 1);
+  EXPECT_EQ(nlohmann::json::parse(page->rows[0].top_finding_json)["id"], "s3-write-slow");
 }
 
 TEST_F(TraceViewApiTest, ARunningAttemptIsInProgressWithItsOpenSpansMarked) {
