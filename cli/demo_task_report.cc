@@ -1,39 +1,23 @@
 #include "cli/demo_task_report.h"
 
-#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
 #include <string_view>
 
 #include "cli/airflow_task_route.h"
+#include "cli/resolve_address.h"
 #include "common/unique_fd.h"
 
 namespace sparktrace::cli {
 namespace {
 
-struct AddrInfoDeleter {
-  void operator()(addrinfo* info) const { freeaddrinfo(info); }
-};
-
 Result<UniqueFd> Connect(const std::string& host_port, std::chrono::milliseconds timeout) {
-  const auto colon = host_port.rfind(':');
-  if (colon == std::string::npos || colon == 0)
-    return InvalidArgument("expected HOST:PORT, got " + host_port);
-  const std::string host = host_port.substr(0, colon);
-  const std::string port = host_port.substr(colon + 1);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (const int status = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); status != 0) {
-    return Error{ErrorCode::kUnavailable, host_port + ": " + gai_strerror(status)};
-  }
-  const std::unique_ptr<addrinfo, AddrInfoDeleter> addresses(found);
+  auto addresses = ResolveHostPort(host_port, 0);
+  if (!addresses.ok()) return addresses.error();
+  const addrinfo* found = addresses->get();
   UniqueFd fd(socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol));
   if (fd.get() < 0) return Error{ErrorCode::kIo, std::string("socket: ") + std::strerror(errno)};
   // The proxy is local: a blocking connect is short. Sends and reads are bounded by the timeout.
