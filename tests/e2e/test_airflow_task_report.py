@@ -10,7 +10,6 @@ and never a span whose ids are Airflow's own (Airflow exports that one itself); 
 needed when set; a bad report is a 400 naming the field, and counted.
 """
 
-import hashlib
 import http.client
 import json
 import time
@@ -21,7 +20,8 @@ import uuid
 import harness
 import test_tracing
 from harness import new_id, wait_until
-from test_tracing import OPERATION, HttpCollector, TracingCase, airflow_trace_id, decode_otlp, otlp_attributes
+from test_tracing import (OPERATION, HttpCollector, TracingCase, airflow_attempt_digest, airflow_trace_id,
+                          decode_otlp, nonzero_hex, otlp_attributes)
 
 REPORT_PATH = "/api/v1/airflow/task-attempts"
 TOKEN = "t0ken-for-the-report-e2e"
@@ -32,17 +32,8 @@ def setUpModule():
 
 
 def derived_task_span_id(dag_id, task_id, run_id="", try_number=1, map_index=-1):
-    """docs/tracing.md, independently: bytes 16..23 of the digest whose first 16 are the trace id."""
-    def prefixed(text):
-        data = text.encode()
-        return str(len(data)).encode() + b":" + data + b"\n"
-
-    key = (b"airflow-task-attempt/v1\n" + prefixed(dag_id) + prefixed(task_id) + prefixed(run_id)
-           + f"{try_number}\n{map_index}\n".encode())
-    digest = bytearray(hashlib.sha256(key).digest()[16:24])
-    if not any(digest):
-        digest[-1] = 1
-    return digest.hex()
+    """docs/tracing.md: bytes 16..23 of the digest whose first 16 are the trace id."""
+    return nonzero_hex(airflow_attempt_digest(dag_id, task_id, run_id, try_number, map_index)[16:24])
 
 
 def post(address, body, headers=None):
@@ -69,7 +60,6 @@ class Attempt:
     def __init__(self, traceparent_span=None):
         self.dag_id, self.task_id = new_id("dag"), "load_orders"
         self.run_id, self.try_number = "scheduled__2026-11-27T00:00:00+00:00", 1
-        self.trace_id = airflow_trace_id(self.dag_id, self.task_id, self.run_id, self.try_number)
         # Airflow's own span (3.x's context carrier), or the one the plugin derives without it.
         if traceparent_span is None:
             self.trace_id = airflow_trace_id(self.dag_id, self.task_id, self.run_id, self.try_number)

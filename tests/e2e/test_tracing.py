@@ -99,20 +99,30 @@ def client_context(sampled=True):
     return trace_id, span_id, f"00-{trace_id}-{span_id}-{'01' if sampled else '00'}"
 
 
-def airflow_trace_id(dag_id, task_id, run_id="", try_number=1, map_index=-1):
-    """docs/tracing.md + tracing/airflow_identity.cc, independently: the first 16 bytes of
-    SHA-256 over "airflow-task-attempt/v1\\n", then "<len>:<field>\\n" for dag, task and run id,
-    then "<try>\\n<map index>\\n"; an all-zero result gets a last byte of 1."""
+def airflow_attempt_digest(dag_id, task_id, run_id="", try_number=1, map_index=-1):
+    """docs/tracing.md + tracing/airflow_identity.cc, independently: SHA-256 over
+    "airflow-task-attempt/v1\\n", then "<len>:<field>\\n" for dag, task and run id, then
+    "<try>\\n<map index>\\n"."""
     def prefixed(text):
         data = text.encode()
         return str(len(data)).encode() + b":" + data + b"\n"
 
     key = (b"airflow-task-attempt/v1\n" + prefixed(dag_id) + prefixed(task_id) + prefixed(run_id)
            + f"{try_number}\n{map_index}\n".encode())
-    digest = bytearray(hashlib.sha256(key).digest()[:16])
-    if not any(digest):
-        digest[-1] = 1
-    return digest.hex()
+    return hashlib.sha256(key).digest()
+
+
+def nonzero_hex(id_bytes):
+    """An all-zero id gets a last byte of 1, as the proxy's derived ids do."""
+    id_bytes = bytearray(id_bytes)
+    if not any(id_bytes):
+        id_bytes[-1] = 1
+    return id_bytes.hex()
+
+
+def airflow_trace_id(dag_id, task_id, run_id="", try_number=1, map_index=-1):
+    """The first 16 bytes of the attempt's digest (airflow_attempt_digest)."""
+    return nonzero_hex(airflow_attempt_digest(dag_id, task_id, run_id, try_number, map_index)[:16])
 
 
 # --- the store, read through the CLI -----------------------------------------------------------
