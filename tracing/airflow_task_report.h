@@ -27,7 +27,7 @@ inline constexpr std::string_view kAirflowTaskHostnameKey = "airflow.task.hostna
 inline constexpr std::string_view kAirflowVersionKey = "airflow.version";
 
 // A report is a few hundred bytes; the route refuses larger bodies before reading them.
-inline constexpr std::size_t kMaxAirflowTaskReportBytes = 64 * 1024;
+inline constexpr std::size_t kMaxAirflowTaskReportBytes = std::size_t{64} * 1024;
 // Airflow's TaskInstanceState values are short lower-case words ("up_for_reschedule" is the longest).
 inline constexpr std::size_t kMaxAirflowStateLength = 32;
 // A Python class name, a host name (RFC 1123: 253), a version string.
