@@ -43,4 +43,11 @@ Result<traceview::CostPrices> CostPricesFromFlags(const ParsedFlags& flags) {
   return prices;
 }
 
+traceview::CostPrices WithRulesFilePrices(traceview::CostPrices from_flags,
+                                          const diagnose::RulesPrices& from_file) {
+  if (!from_flags.core_hour) from_flags.core_hour = from_file.core_hour;
+  if (!from_flags.gib_hour) from_flags.gib_hour = from_file.gib_hour;
+  return from_flags;
+}
+
 }  // namespace sparktrace::cli

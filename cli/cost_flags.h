@@ -1,7 +1,8 @@
 #pragma once
 // The price flags of the commands that show attempts' cost (`sparktrace proxy`, `ui`, `diagnose`):
 // --cost-core-hour and --cost-gib-hour, a non-negative decimal each (a price in any currency per
-// core-hour and per GiB-hour of what the application had allocated). Unset: resource-seconds only.
+// core-hour and per GiB-hour of what the application had allocated). Unset: the rules file's
+// `cost` section (diagnose/rules_file.h) when there is one, else resource-seconds only.
 //
 // Pure functions; thread-safe.
 
@@ -9,6 +10,7 @@
 
 #include "common/flags.h"
 #include "common/result.h"
+#include "diagnose/rules_file.h"
 #include "traceview/attempt_cost.h"
 
 namespace sparktrace::cli {
@@ -17,5 +19,9 @@ std::span<const FlagSpec> CostFlagSpecs();
 
 // The prices, or an error naming the flag whose value is not a finite non-negative number.
 Result<traceview::CostPrices> CostPricesFromFlags(const ParsedFlags& flags);
+
+// Each price the flags leave unset, from the rules file.
+traceview::CostPrices WithRulesFilePrices(traceview::CostPrices from_flags,
+                                          const diagnose::RulesPrices& from_file);
 
 }  // namespace sparktrace::cli

@@ -25,6 +25,7 @@
 //     "window": Window|null,                   // null without an ApplicationStart
 //     "phases": Phases|null,
 //     "executors": {"added": int, "removed": int},
+//     "cost": Cost|null,                       // the whole application (null: cores not logged)
 //     "jobs": [Job...],                         // by job id
 //     "operations": [Operation...]              // Spark Connect operations, by operation id
 //   }
@@ -45,7 +46,12 @@
 //                "status": "running"|"finished"|"failed"|"canceled"|"closed",
 //                "window": Window|null, "phases": Phases|null, "job_ids": [int...],
 //                "error_message": string|null,
+//                "cost": Cost|null,              // as an attempt of this operation alone
 //                "findings": [Finding...]}      // the operation's own (diagnose/diagnose.h)
+//   Cost = the attempt page's cost object (docs/trace-view-api.md, "Cost"): {"core_seconds",
+//          "executor_core_seconds", "driver_core_seconds", "gib_seconds"|null, "used_core_seconds",
+//          "idle_fraction"|null, "shared", "other_operations", "share", "basis",
+//          "money": {"total", "cores", "memory", "core_hour", "gib_hour"}|null}
 //   Application also has "findings": [Finding...], most impactful first:
 //   Finding = {"id": string, "key": string, "severity": "info"|"warning"|"critical",
 //              "scope": {"kind": "application"|"operation"|"job"|"stage", "app_id": string,
@@ -57,7 +63,9 @@
 //              "impact_seconds": number, "fix": [string...], "recipe": string,
 //              "related": [{"key": string, "relation": "causes"|"caused-by"|"same-cause"|"summarises"}...],
 //              "suppressed": {"reason": string, "until": "YYYY-MM-DD"}|null}
-//   (rule ids, thresholds and the rules file: docs/diagnose-rules.md)
+//   (rule ids, thresholds and the rules file: docs/diagnose-rules.md). With --regressions, logs of
+//   one application name are the runs of one job: a run 25 % and 60 s slower than the median of the
+//   earlier successful ones has a "regression" finding (cli/diagnose_regression.h).
 
 #include "cli/diagnose_command.h"
 
@@ -76,6 +84,9 @@
 #include <variant>
 #include <vector>
 
+#include "cli/cost_flags.h"
+#include "cli/diagnose_cost.h"
+#include "cli/diagnose_regression.h"
 #include "cli/diagnose_report.h"
 #include "common/flags.h"
 #include "common/logging.h"
@@ -93,30 +104,46 @@ namespace sparktrace::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "Usage: sparktrace diagnose [--json] [--rules FILE] EVENTLOG_OR_DIR...\n"
+    "Usage: sparktrace diagnose [--json] [--rules FILE] [--regressions] [--cost-core-hour P]\n"
+    "                           [--cost-gib-hour P] EVENTLOG_OR_DIR...\n"
     "\n"
     "Reads Spark event logs offline (plain, zstd, lz4, snappy, .inprogress, rolling eventlog_v2_\n"
     "directories; a directory is scanned for every application log in it) and prints, per\n"
     "application and per Spark Connect operation, where the time went (resource_wait, compute,\n"
     "io_write, idle), the findings of the diagnosis rules (most impactful first: id, severity,\n"
-    "evidence, impact, fix, recipe) and the job/stage timeline. Corrupt lines are counted, not\n"
+    "evidence, impact, fix, recipe), what it cost (core- and GiB-seconds allocated, the share idle;\n"
+    "money with prices from the flags or the rules file's cost section) and the job/stage timeline.\n"
+    "With --regressions, logs of one application name are runs of one job, and a run much slower\n"
+    "than the earlier ones has a regression finding. Corrupt lines are counted, not\n"
     "fatal. Exit 0 with or without findings; 1 when an input cannot be read (the others are still\n"
     "reported); 2 for bad arguments or a bad --rules file.\n"
     "\n"
     "--json prints one document {\"schema\":\"sparktrace.diagnose/1\",\"applications\":[...],\n"
     "\"errors\":[{\"path\",\"message\"}]}; an application has log{path,state,lines,malformed_lines,...},\n"
     "app_id, app_name, spark_version, window{start_ms,end_ms,duration_ms}, phases{resource_wait_ms,\n"
-    "compute_ms,io_write_ms,idle_ms}, executors{added,removed}, jobs[{job_id,status,duration_ms,\n"
-    "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids,findings}],\n"
+    "compute_ms,io_write_ms,idle_ms}, executors{added,removed}, cost, jobs[{job_id,status,duration_ms,\n"
+    "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids,cost,findings}],\n"
     "findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related,suppressed}]\n"
     "(full schema: cli/diagnose_command.cc; rules and thresholds: docs/diagnose-rules.md).\n"
     "\n";
 
-const std::array<FlagSpec, 3> kSpecs = {{
-    {"json", "", "", "print one JSON document (schema sparktrace.diagnose/1) instead of text"},
-    {"rules", "FILE", "", "rule thresholds (YAML or JSON) over the defaults; see docs/diagnose-rules.md"},
-    {"help", "", "", "show this help"},
-}};
+// Its own flags, then the price flags (cli/cost_flags.h).
+const std::vector<FlagSpec>& Specs() {
+  static const std::vector<FlagSpec> specs = [] {
+    std::vector<FlagSpec> all = {
+        {"json", "", "", "print one JSON document (schema sparktrace.diagnose/1) instead of text"},
+        {"rules", "FILE", "",
+         "rule thresholds, suppressions and prices (YAML or JSON); see docs/diagnose-rules.md"},
+        {"regressions", "", "",
+         "take logs of one application name as runs of one job: a run 25% and 60s slower than the "
+         "median of the earlier successful ones gets a regression finding"},
+    };
+    all.insert(all.end(), CostFlagSpecs().begin(), CostFlagSpecs().end());
+    all.push_back({"help", "", "", "show this help"});
+    return all;
+  }();
+  return specs;
+}
 
 // Collects every log's lines into its own ApplicationModel (one model per application log).
 class DiagnoseSink final : public eventlog::EventLogSink {
@@ -296,10 +323,10 @@ InputResult ReadInput(const std::string& path) {
 
 int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   if (args.empty() || WantsHelp(args)) {
-    (args.empty() ? err : out) << kUsage << FormatFlagHelp(kSpecs);
+    (args.empty() ? err : out) << kUsage << FormatFlagHelp(Specs());
     return args.empty() ? 2 : 0;
   }
-  auto flags = ParseFlags(kSpecs, args);
+  auto flags = ParseFlags(Specs(), args);
   if (!flags.ok()) {
     err << "sparktrace diagnose: " << flags.error().message << "\n";
     return 2;
@@ -328,19 +355,29 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
       err << "sparktrace diagnose: " << diagnose::ExpiredMessage(suppression) << "\n";
   }
   const diagnose::RuleThresholds& thresholds = rules.thresholds;
+  auto flag_prices = CostPricesFromFlags(*flags);
+  if (!flag_prices.ok()) {
+    err << "sparktrace diagnose: " << flag_prices.error().message << "\n";
+    return 2;
+  }
+  const traceview::CostPrices prices = WithRulesFilePrices(*flag_prices, rules.prices);
 
   std::vector<DiagnosedLog> logs;
   std::vector<DiagnoseError> errors;
   for (const std::string& path : flags->positional()) {
     InputResult result = ReadInput(path);
     for (DiagnosedLog& log : result.logs) {
+      const bool application_over = ApplicationStatus(log) != "in_progress";
       log.findings = diagnose::DiagnoseApplication(log.model, thresholds);
-      diagnose::ApplySuppressions(log.findings, rules.suppressions, std::nullopt, today);
+      log.prices = prices;
+      log.cost = ApplicationCost(log.model, prices, application_over);
       for (const auto& [operation_id, operation] : log.model.operations()) {
         std::vector<diagnose::Finding> findings =
             diagnose::DiagnoseOperation(log.model, operation, thresholds);
         diagnose::ApplySuppressions(findings, rules.suppressions, std::nullopt, today);
         log.operation_findings[operation_id] = std::move(findings);
+        if (auto cost = OperationCost(log.model, operation_id, prices, application_over))
+          log.operation_costs.emplace(operation_id, *cost);
       }
       logs.push_back(std::move(log));
     }
@@ -349,6 +386,10 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
       errors.push_back(std::move(error));
     }
   }
+  // Regressions need every log read: the earlier runs are the baseline.
+  if (flags->GetBool("regressions")) AddRegressionFindings(logs);
+  for (DiagnosedLog& log : logs)
+    diagnose::ApplySuppressions(log.findings, rules.suppressions, std::nullopt, today);
   out << (flags->GetBool("json") ? RenderDiagnoseJson(logs, errors) : RenderDiagnoseText(logs));
   return errors.empty() ? 0 : 1;
 }

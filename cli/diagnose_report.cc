@@ -12,10 +12,12 @@
 #include <utility>
 #include <vector>
 
+#include "cli/diagnose_cost.h"
 #include "common/logging.h"
 #include "common/units.h"
 #include "diagnose/finding.h"
 #include "listener/correlate/phases.h"
+#include "traceview/cost_json.h"
 
 namespace sparktrace::cli {
 namespace {
@@ -349,6 +351,7 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   }
   const std::optional<PhaseBreakdown> phases = listener::ApplicationPhases(model);
   RenderPhasesText(phases, "  ", out);
+  if (log.cost) out += "  cost     " + CostLine(*log.cost) + "\n";
   RenderFindingsText(log.findings, "  ", out);
   out += "  executors " + std::to_string(model.executors().size()) + " added, " +
          std::to_string(ExecutorsRemoved(model)) + " removed\n";
@@ -367,6 +370,8 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
       out += "    error    " + operation.error_message.substr(0, 160) + "\n";
     const std::optional<PhaseBreakdown> operation_phases = listener::OperationPhases(model, operation);
     RenderPhasesText(operation_phases, "    ", out);
+    if (auto cost = log.operation_costs.find(operation.operation_id); cost != log.operation_costs.end())
+      out += "    cost     " + CostLine(cost->second) + "\n";
     if (auto found = log.operation_findings.find(operation.operation_id);
         found != log.operation_findings.end()) {
       RenderFindingsText(found->second, "    ", out);
@@ -434,6 +439,11 @@ void WriteWindow(JsonOut& json, const std::optional<PhaseBreakdown>& phases) {
   for (Phase phase : kPhases)
     json.Key(std::string(listener::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
   json.Raw("}");
+}
+
+// The attempt page's cost object (traceview/cost_json.h), or null when the log cannot tell it.
+void WriteCost(JsonOut& json, const traceview::AttemptCost* cost, const traceview::CostPrices& prices) {
+  json.Key("cost").Raw(cost != nullptr ? traceview::CostToJson(*cost, prices).dump() : "null");
 }
 
 void WriteOptionalInt32(JsonOut& json, std::string_view key, std::optional<std::int32_t> value) {
@@ -551,6 +561,8 @@ void WriteOperation(JsonOut& json, const DiagnosedLog& log, const ConnectOperati
   for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) json.Element().Int(job_id);
   json.Raw("]");
   json.Key("error_message").NonEmptyOrNull(operation.error_message);
+  const auto cost = log.operation_costs.find(operation.operation_id);
+  WriteCost(json, cost != log.operation_costs.end() ? &cost->second : nullptr, log.prices);
   const auto found = log.operation_findings.find(operation.operation_id);
   WriteFindings(json,
                 found != log.operation_findings.end() ? found->second : std::vector<diagnose::Finding>{});
@@ -578,6 +590,7 @@ void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
   WriteWindow(json, listener::ApplicationPhases(model));
   json.Key("executors").Raw("{").Key("added").Int(static_cast<std::int64_t>(model.executors().size()));
   json.Key("removed").Int(ExecutorsRemoved(model)).Raw("}");
+  WriteCost(json, log.cost ? &*log.cost : nullptr, log.prices);
   json.Key("jobs").Raw("[");
   for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job, ApplicationStatus(log));
   json.Raw("]").Key("operations").Raw("[");

@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "diagnose/finding.h"
 #include "listener/correlate/application_model.h"
 #include "listener/eventlog/feed_counters.h"
+#include "traceview/attempt_cost.h"
 
 namespace sparktrace::cli {
 
@@ -33,6 +35,10 @@ struct DiagnosedLog {
   // application, and per Connect operation id.
   std::vector<diagnose::Finding> findings;
   std::map<std::string, std::vector<diagnose::Finding>> operation_findings;
+  // What the application and each operation cost (cli/diagnose_cost.h), priced with `prices`.
+  std::optional<traceview::AttemptCost> cost;
+  std::map<std::string, traceview::AttemptCost> operation_costs;
+  traceview::CostPrices prices;
 };
 
 // An input that could not be read (whole or in part). `path` is the argument or log it concerns.

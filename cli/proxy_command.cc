@@ -103,11 +103,12 @@ int RunProxyCommand(std::span<const std::string> args) {
     std::cerr << "sparktrace proxy: " << admin_limits.error().message << "\n";
     return 2;
   }
-  auto prices = CostPricesFromFlags(*flags);
-  if (!prices.ok()) {
-    std::cerr << "sparktrace proxy: " << prices.error().message << "\n";
+  auto flag_prices = CostPricesFromFlags(*flags);
+  if (!flag_prices.ok()) {
+    std::cerr << "sparktrace proxy: " << flag_prices.error().message << "\n";
     return 2;
   }
+  const traceview::CostPrices prices = WithRulesFilePrices(*flag_prices, tracing_config->prices);
 
   const sigset_t shutdown_signals = BlockShutdownSignals();
   signal(SIGPIPE, SIG_IGN);  // a client closing the admin socket mid-reply must not kill us
@@ -150,7 +151,7 @@ int RunProxyCommand(std::span<const std::string> args) {
   admin::AdminUi ui;
   if (tracing_config->store) {
     trace_view = std::make_unique<traceview::TraceViewApi>(traceview::TraceViewOptions{
-        *tracing_config->store, tracing_config->spark_ui_url, config->history_server_url, *prices});
+        *tracing_config->store, tracing_config->spark_ui_url, config->history_server_url, prices});
     ui.handler = [view = trace_view.get()](const admin::HttpRequest& request) {
       return view->Handle(request);
     };

@@ -166,6 +166,7 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
     if (!rules.ok()) return FlagError("rules", rules.error());
     config.rules = rules->thresholds;
     config.suppressions = std::move(rules->suppressions);
+    config.prices = rules->prices;
   }
 
   if (flags.GetBool("no-tracing")) {

@@ -13,6 +13,7 @@
 #include "common/flags.h"
 #include "common/result.h"
 #include "diagnose/rule_thresholds.h"
+#include "diagnose/rules_file.h"
 #include "diagnose/suppression.h"
 #include "tracing/store/store_location.h"
 
@@ -51,6 +52,8 @@ struct TracingConfig {
   diagnose::RuleThresholds rules;
   // The same file's suppressions of findings (expired ones included: the feed logs and ignores them).
   std::vector<diagnose::Suppression> suppressions;
+  // The same file's prices (its `cost` section); the --cost-* flags win over them.
+  diagnose::RulesPrices prices;
 
   bool enabled() const { return store.has_value() || otlp.has_value(); }
 };

@@ -1,6 +1,7 @@
 #include "diagnose/rules_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,27 @@ namespace sparktrace::diagnose {
 namespace {
 
 constexpr std::string_view kSuppressionsSection = "suppressions";
+constexpr std::string_view kCostSection = "cost";
+
+// The `cost` section's entries, taken out of `entries` (the thresholds know no such section).
+Result<RulesPrices> TakePrices(std::vector<RulesEntry>& entries) {
+  RulesPrices prices;
+  for (const RulesEntry& entry : entries) {
+    if (entry.section != kCostSection) continue;
+    const std::string where = "\"cost." + entry.key + "\"";
+    std::optional<double>* price = entry.key == "core_hour"  ? &prices.core_hour
+                                   : entry.key == "gib_hour" ? &prices.gib_hour
+                                                             : nullptr;
+    if (price == nullptr) return InvalidArgument("unknown key " + where + " (core_hour, gib_hour)");
+    if (entry.value.kind != RulesValue::Kind::kNumber || !std::isfinite(entry.value.number) ||
+        entry.value.number < 0) {
+      return InvalidArgument(where + ": '" + entry.value.text + "' is not a price (a non-negative number)");
+    }
+    *price = entry.value.number;
+  }
+  std::erase_if(entries, [](const RulesEntry& entry) { return entry.section == kCostSection; });
+  return prices;
+}
 
 }  // namespace
 
@@ -30,6 +52,9 @@ Result<RulesFile> ParseRulesFile(std::string_view text, RulesFormat format) {
     return InvalidArgument("\"suppressions\": expected a list of {id, dag, task, reason, until}");
   }
   RulesFile rules;
+  Result<RulesPrices> prices = TakePrices(document->entries);
+  if (!prices.ok()) return prices.error();
+  rules.prices = *prices;
   Result<RuleThresholds> thresholds = ThresholdsFromEntries(document->entries);
   if (!thresholds.ok()) return thresholds.error();
   rules.thresholds = *thresholds;

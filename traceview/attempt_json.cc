@@ -10,10 +10,11 @@
 #include "traceview/attempt_cost.h"
 #include "traceview/attribute_writer.h"
 #include "traceview/breakdown.h"
+#include "traceview/cost_json.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
-#include "traceview/span_lanes.h"
 #include "traceview/regression.h"
+#include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
@@ -206,20 +207,20 @@ void AddRegressionFinding(std::span<const Span> spans, const std::vector<std::op
   ordered_json evidence = ordered_json::array();
   for (std::string& line : RegressionEvidence(*regression)) evidence.push_back(std::move(line));
   const std::string recipe = "troubleshoot/regression.md";
-  ordered_json json = {{"id", "regression"},
-                       {"key", key},
-                       {"severity", regression->critical ? "critical" : "warning"},
-                       {"scope", "attempt"},
-                       {"title", RegressionTitle(*regression)},
-                       {"impact_seconds", regression->delta_ms / 1000},
-                       {"evidence", std::move(evidence)},
-                       {"fix",
-                        ordered_json::array({"open the findings of the phase that grew (below), and compare this "
-                                             "run with the baseline in the history panel"})},
-                       {"related", ordered_json::array()},
-                       {"recipe", recipe},
-                       {"recipe_href", "/recipes/" + recipe},
-                       {"span_ids", ordered_json::array({ToHex(spans[*root].span_id)})}};
+  ordered_json json = {
+      {"id", "regression"},
+      {"key", key},
+      {"severity", regression->critical ? "critical" : "warning"},
+      {"scope", "attempt"},
+      {"title", RegressionTitle(*regression)},
+      {"impact_seconds", regression->delta_ms / 1000},
+      {"evidence", std::move(evidence)},
+      {"fix", ordered_json::array({"open the findings of the phase that grew (below), and compare this "
+                                   "run with the baseline in the history panel"})},
+      {"related", ordered_json::array()},
+      {"recipe", recipe},
+      {"recipe_href", "/recipes/" + recipe},
+      {"span_ids", ordered_json::array({ToHex(spans[*root].span_id)})}};
   json["suppressed"] = nullptr;  // not a rule's finding: no rules-file suppression applies
   const double impact = regression->delta_ms / 1000;
   const auto at = std::find_if(findings.begin(), findings.end(), [impact](const FindingEntry& entry) {
@@ -319,33 +320,10 @@ ordered_json BreakdownJson(const Breakdown& breakdown) {
   return {{"wall_ms", wall}, {"phases", std::move(phases)}, {"intervals", std::move(intervals)}};
 }
 
-ordered_json OptionalNumber(const std::optional<double>& value) {
-  return value ? ordered_json(*value) : ordered_json(nullptr);
-}
-
 // The attempt's cost (attempt_cost.h); null when the spans cannot tell the executors' cores.
 ordered_json CostJson(std::span<const Span> spans, const Breakdown& breakdown, const CostPrices& prices) {
-  const AttemptCost cost = ComputeCost(CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), prices);
-  if (!cost.known) return nullptr;
-  ordered_json money = nullptr;
-  if (cost.money) {
-    money = {{"total", cost.money->total},
-             {"cores", cost.money->cores},
-             {"memory", cost.money->memory},
-             {"core_hour", OptionalNumber(prices.core_hour)},
-             {"gib_hour", OptionalNumber(prices.gib_hour)}};
-  }
-  return {{"core_seconds", cost.core_seconds},
-          {"executor_core_seconds", cost.executor_core_seconds},
-          {"driver_core_seconds", cost.driver_core_seconds},
-          {"gib_seconds", OptionalNumber(cost.gib_seconds)},
-          {"used_core_seconds", cost.used_core_seconds},
-          {"idle_fraction", OptionalNumber(cost.idle_fraction)},
-          {"shared", cost.shared},
-          {"other_operations", cost.other_operations},
-          {"share", cost.share},
-          {"basis", CostBasis(cost)},
-          {"money", std::move(money)}};
+  return CostToJson(ComputeCost(CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), prices),
+                    prices);
 }
 
 // The Spark application a span ran in: spark.app.id on the span itself, or on the lifecycle span of its

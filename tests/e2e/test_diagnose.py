@@ -357,5 +357,126 @@ class DiagnoseFindingsTest(unittest.TestCase):
             self.assertIsNone(run_json(FAILED_JOB_APP)["applications"][0]["findings"][0]["suppressed"])
 
 
+def executor_core_seconds_of(path):
+    """The executors' core-seconds over the application's window, straight from the log's lines."""
+    start = end = None
+    added, removed = {}, {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            event = json.loads(line)
+            kind = event["Event"]
+            if kind == "SparkListenerApplicationStart":
+                start = event["Timestamp"]
+            elif kind == "SparkListenerApplicationEnd":
+                end = event["Timestamp"]
+            elif kind == "SparkListenerExecutorAdded":
+                added[event["Executor ID"]] = (event["Timestamp"], event["Executor Info"]["Total Cores"])
+            elif kind == "SparkListenerExecutorRemoved":
+                removed[event["Executor ID"]] = event["Timestamp"]
+    total_ms = 0
+    for executor, (at, cores) in added.items():
+        alive_from, alive_to = max(at, start), min(removed.get(executor, end), end)
+        total_ms += max(0, alive_to - alive_from) * cores
+    return total_ms / 1000, (end - start) / 1000
+
+
+@needs_data
+class DiagnoseCostTest(unittest.TestCase):
+    def test_cost_figures_match_the_log_and_prices_turn_them_into_money(self):
+        executor_core_s, wall_s = executor_core_seconds_of(YARN_APP)
+        app = run_json(YARN_APP)["applications"][0]
+        cost = app["cost"]
+        self.assertAlmostEqual(cost["executor_core_seconds"], executor_core_s, places=3)
+        # The driver: spark.driver.cores (default 1) over the whole window.
+        self.assertAlmostEqual(cost["driver_core_seconds"], wall_s, places=3)
+        self.assertAlmostEqual(cost["core_seconds"], executor_core_s + wall_s, places=3)
+        self.assertGreater(cost["used_core_seconds"], 0)
+        self.assertLessEqual(cost["used_core_seconds"], executor_core_s)
+        self.assertAlmostEqual(cost["idle_fraction"], 1 - cost["used_core_seconds"] / executor_core_s, places=6)
+        self.assertGreater(cost["gib_seconds"], 0)
+        self.assertIsNone(cost["money"])
+        self.assertFalse(cost["shared"])
+
+        priced = run_json("--cost-core-hour", "0.5", "--cost-gib-hour", "0.01", YARN_APP)["applications"][0]
+        money = priced["cost"]["money"]
+        self.assertAlmostEqual(money["cores"], cost["core_seconds"] / 3600 * 0.5, places=9)
+        self.assertAlmostEqual(money["memory"], cost["gib_seconds"] / 3600 * 0.01, places=9)
+        self.assertAlmostEqual(money["total"], money["cores"] + money["memory"], places=9)
+        text = run("--cost-core-hour", "0.5", YARN_APP).stdout
+        self.assertRegex(text, r"\n  cost     [0-9,]+ core-s allocated \([0-9,]+ used by tasks, [0-9]+% of the "
+                               r"executors' idle\), [0-9,]+ GiB-s; [0-9.]+ in money")
+
+    def test_rules_file_prices_apply_unless_a_flag_sets_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rules = Path(tmp) / "rules.yaml"
+            rules.write_text("cost: {core_hour: 2, gib_hour: 0}\n")
+            cost = run_json("--rules", rules, YARN_APP)["applications"][0]["cost"]
+            self.assertAlmostEqual(cost["money"]["cores"], cost["core_seconds"] / 3600 * 2, places=9)
+            self.assertEqual(cost["money"]["core_hour"], 2)
+            flagged = run_json("--rules", rules, "--cost-core-hour", "1", YARN_APP)["applications"][0]["cost"]
+            self.assertEqual(flagged["money"]["core_hour"], 1)
+            self.assertEqual(flagged["money"]["gib_hour"], 0)
+            rules.write_text("cost: {core_hour: -2}\n")
+            bad = run("--rules", rules, YARN_APP)
+            self.assertEqual(bad.returncode, 2)
+            self.assertIn('"cost.core_hour"', bad.stderr)
+        bad_flag = run("--cost-gib-hour", "cheap", YARN_APP)
+        self.assertEqual(bad_flag.returncode, 2)
+        self.assertIn("--cost-gib-hour", bad_flag.stderr)
+
+    def test_each_operation_is_costed_on_a_connect_server(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = generate_log(tmp, "--sessions", "2", "--operations", "6")
+            app = run_json(log)["applications"][0]
+            self.assertTrue(app["operations"])
+            for operation in app["operations"]:
+                cost = operation["cost"]
+                self.assertIsNotNone(cost, operation["operation_id"])
+                self.assertGreater(cost["core_seconds"], 0)
+                self.assertGreater(cost["share"], 0)
+                self.assertLessEqual(cost["share"], 1)
+            # Two sessions at once share the server: at least one operation was split by task time.
+            self.assertTrue(any(op["cost"]["shared"] for op in app["operations"]))
+            self.assertTrue(all(op["cost"]["core_seconds"] < app["cost"]["core_seconds"] for op in app["operations"]))
+
+
+def generate_log(directory, *flags):
+    """A simulated Spark Connect server's event log (sparktrace sim generate-log), its path."""
+    out = Path(directory) / f"log-{len(list(Path(directory).iterdir()))}"
+    out.mkdir()
+    result = subprocess.run([BIN, "sim", "generate-log", "--out-dir", str(out), *flags], capture_output=True,
+                            text=True, timeout=TIMEOUT, check=True)
+    return result.stdout.strip()
+
+
+class DiagnoseRegressionTest(unittest.TestCase):
+    def test_a_run_much_slower_than_earlier_ones_of_its_name_is_a_regression(self):
+        day_ms = 86_400_000
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = [generate_log(tmp, "--seed", str(seed), "--start-ms", str(1_735_689_600_000 + seed * day_ms),
+                                 "--app-id", f"spark-run-{seed}", "--app-name", "nightly etl")
+                    for seed in (1, 2, 3)]
+            slow = generate_log(tmp, "--seed", "4", "--start-ms", str(1_735_689_600_000 + 4 * day_ms),
+                                "--app-id", "spark-run-4", "--app-name", "nightly etl",
+                                "--scenario", "slow-executor-allocation", "--strength", "1")
+            apps = {app["app_id"]: app for app in run_json("--regressions", *runs, slow)["applications"]}
+            regressions = {app_id: [f for f in app["findings"] if f["id"] == "regression"]
+                           for app_id, app in apps.items()}
+            self.assertEqual([len(regressions[f"spark-run-{seed}"]) for seed in (1, 2, 3)], [0, 0, 0])
+            self.assertEqual(len(regressions["spark-run-4"]), 1, apps["spark-run-4"]["findings"])
+            finding = regressions["spark-run-4"][0]
+            self.assertIn("resource wait grew most", finding["title"])
+            medians = sorted(apps[f"spark-run-{seed}"]["window"]["duration_ms"] for seed in (1, 2, 3))
+            evidence = {item["name"]: item["value"] for item in finding["evidence"]}
+            self.assertEqual(evidence["baseline_median_ms"], medians[1])
+            self.assertEqual(evidence["baseline_runs"], 3)
+            self.assertAlmostEqual(finding["impact_seconds"],
+                                   (apps["spark-run-4"]["window"]["duration_ms"] - medians[1]) / 1000, places=2)
+            self.assertEqual(finding["recipe"], "troubleshoot/regression.md")
+            # Without --regressions, logs are not compared.
+            self.assertFalse(any(f["id"] == "regression" for app in run_json(*runs, slow)["applications"]
+                                 for f in app["findings"]))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,123 @@
+#include "cli/diagnose_regression.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "listener/correlate/phases.h"
+#include "traceview/history.h"
+#include "traceview/regression.h"
+
+namespace sparktrace::cli {
+namespace {
+
+using traceview::ViewPhase;
+
+constexpr std::string_view kRegressionRecipe = "troubleshoot/regression.md";
+
+ViewPhase ViewPhaseOf(listener::Phase phase) {
+  switch (phase) {
+    case listener::Phase::kResourceWait:
+      return ViewPhase::kResourceWait;
+    case listener::Phase::kCompute:
+      return ViewPhase::kCompute;
+    case listener::Phase::kIoWrite:
+      return ViewPhase::kIoWrite;
+    case listener::Phase::kIdle:
+      return ViewPhase::kIdle;
+  }
+  return ViewPhase::kIdle;
+}
+
+// A log as one run of its application: success once ended with no failed job, failed with one,
+// running while its log is still being written (a truncated log is neither: it is left out).
+std::optional<traceview::RunSummary> RunOf(const DiagnosedLog& log) {
+  const std::optional<listener::PhaseBreakdown> phases = listener::ApplicationPhases(log.model);
+  const std::string_view status = ApplicationStatus(log);
+  if (!phases || status == "truncated") return std::nullopt;
+  traceview::RunSummary run;
+  run.run_id = log.path;
+  const bool failed = std::any_of(log.model.jobs().begin(), log.model.jobs().end(), [](const auto& entry) {
+    return entry.second.status == listener::JobStatus::kFailed;
+  });
+  run.state = status == "in_progress" ? "running" : failed ? "failed" : "success";
+  run.start_ms = static_cast<double>(phases->window.start_ms);
+  run.wall_ms = static_cast<double>(phases->window.end_ms - phases->window.start_ms);
+  for (std::size_t phase = 0; phase < listener::kPhaseCount; ++phase) {
+    const auto spark_phase = static_cast<listener::Phase>(phase);
+    run.phases[static_cast<std::size_t>(ViewPhaseOf(spark_phase))] =
+        static_cast<double>(phases->TotalMs(spark_phase));
+  }
+  return run;
+}
+
+std::string Seconds(double ms) { return std::to_string(static_cast<long long>(ms / 1000)) + " s"; }
+
+diagnose::Finding RegressionFinding(const DiagnosedLog& log, const traceview::Regression& regression) {
+  diagnose::Finding finding;
+  finding.id = "regression";
+  finding.severity = regression.critical ? diagnose::Severity::kCritical : diagnose::Severity::kWarning;
+  finding.scope.kind = diagnose::ScopeKind::kApplication;
+  finding.scope.app_id = log.model.application().app_id;
+  finding.title = traceview::RegressionTitle(regression);
+  const traceview::RegressionThresholds thresholds;
+  finding.evidence.push_back({"wall_ms", regression.current_ms, std::nullopt, "ms",
+                              regression.median_ms + std::max(thresholds.min_seconds * 1000,
+                                                              thresholds.min_ratio * regression.median_ms),
+                              diagnose::Comparison::kAtLeast});
+  finding.evidence.push_back({"baseline_median_ms", regression.median_ms, std::nullopt, "ms", std::nullopt,
+                              diagnose::Comparison::kNone});
+  finding.evidence.push_back({"baseline_runs", static_cast<double>(regression.baseline_runs), std::nullopt,
+                              "count", std::nullopt, diagnose::Comparison::kNone});
+  for (const traceview::PhaseDelta& grown : regression.grown) {
+    finding.evidence.push_back({std::string(traceview::ViewPhaseName(grown.phase)) + "_delta_ms",
+                                grown.delta_ms, std::nullopt, "ms", std::nullopt,
+                                diagnose::Comparison::kNone});
+  }
+  finding.impact_seconds = regression.delta_ms / 1000;
+  finding.fix = {
+      "read the findings of the phase that grew most (" +
+          (regression.grown.empty() ? std::string("none grew alone")
+                                    : std::string(traceview::ViewPhaseLabel(regression.grown.front().phase)) +
+                                          ", +" + Seconds(regression.grown.front().delta_ms)) +
+          "), and compare this run's log with an earlier one's",
+      "with the proxy, the attempt page's history panel shows each run's phases side by side"};
+  finding.recipe = std::string(kRegressionRecipe);
+  return finding;
+}
+
+}  // namespace
+
+void AddRegressionFindings(std::vector<DiagnosedLog>& logs) {
+  std::map<std::string, std::vector<std::size_t>> by_name;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const std::string& name = logs[i].model.application().app_name;
+    if (!name.empty()) by_name[name].push_back(i);
+  }
+  for (const auto& [name, members] : by_name) {
+    if (members.size() < 2) continue;
+    for (std::size_t current : members) {
+      std::optional<traceview::RunSummary> current_run = RunOf(logs[current]);
+      if (!current_run || current_run->state == "running") continue;
+      std::vector<traceview::RunSummary> runs;
+      for (std::size_t other : members) {
+        std::optional<traceview::RunSummary> run = other == current ? current_run : RunOf(logs[other]);
+        if (!run) continue;
+        run->current = other == current;
+        runs.push_back(std::move(*run));
+      }
+      const traceview::History history = traceview::ComputeHistory(std::move(runs));
+      const std::optional<traceview::Regression> regression = traceview::DetectRegression(history, true);
+      if (!regression) continue;
+      std::vector<diagnose::Finding>& findings = logs[current].findings;
+      diagnose::Finding finding = RegressionFinding(logs[current], *regression);
+      const auto at = std::find_if(findings.begin(), findings.end(), [&](const diagnose::Finding& other) {
+        return other.impact_seconds < finding.impact_seconds;
+      });
+      findings.insert(at, std::move(finding));
+    }
+  }
+}
+
+}  // namespace sparktrace::cli
