@@ -47,6 +47,9 @@ class DurationSample {
   std::int64_t max_ms() const { return max_ms_; }
   // Nearest-rank quantile (q in [0, 1]) of the kept durations; nullopt when there are none.
   std::optional<std::int64_t> Quantile(double q) const;
+  // The durations kept: all of them in the order they were added while exact(), else the
+  // reservoir (the what-if simulator, diagnose/what_if, replays them).
+  const std::vector<std::int64_t>& kept() const { return kept_; }
 
  private:
   std::uint64_t NextRandom();
