@@ -24,7 +24,8 @@ constexpr const char* kUsage =
     "\n"
     "Scenarios (comma-separated, or clean): slow-executor-allocation, slow-writes, skew, spill,\n"
     "gc-pressure, failing-tasks, shuffle-bottleneck, idle-executors. What strength does to each is\n"
-    "described in sim/eventlog/scenario.h (ScenarioKnobs).\n"
+    "described in sim/eventlog/scenario.h (ScenarioKnobs). --executors and --executor-cores size the\n"
+    "cluster: the same flags at two sizes give the same workload (task counts, data sizes).\n"
     "\n";
 
 std::span<const FlagSpec> GenerateLogFlagSpecs() {
@@ -33,6 +34,8 @@ std::span<const FlagSpec> GenerateLogFlagSpecs() {
       {"scenario", "NAMES", "clean", "clean, or problems to inject, comma-separated"},
       {"strength", "X", "1", "how strongly to inject them, 0 (as clean) to 1 (severe)"},
       {"seed", "N", "1", "seed of the task-level jitter and of the ids"},
+      {"executors", "N", "4", "executors the application gets (the same workload at another size)"},
+      {"executor-cores", "N", "4", "cores of each executor"},
       {"operations", "N", "6", "Spark Connect operations to run"},
       {"sessions", "N", "1", "sessions running them concurrently (round robin)"},
       {"user", "USER", "airflow", "Spark Connect user id of the sessions"},
@@ -58,10 +61,13 @@ Result<std::int64_t> IntegerFlag(const ParsedFlags& flags, std::string_view name
   return value;
 }
 
-// A stable default id: different flags give different logs distinct names in one directory.
-std::string DefaultAppId(const std::string& scenario, const std::string& strength, const std::string& seed) {
+// A stable default id: different flags give different logs distinct names in one directory. `cluster`
+// is empty at the default size, so the ids of logs written before --executors existed stay.
+std::string DefaultAppId(const std::string& scenario, const std::string& strength, const std::string& seed,
+                         const std::string& cluster) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (const std::string* part : {&scenario, &strength, &seed}) {
+  const std::string seed_part = seed + cluster;
+  for (const std::string* part : {&scenario, &strength, &seed_part}) {
     for (const char c : *part + "\n") {
       hash ^= static_cast<unsigned char>(c);
       hash *= 0x100000001b3ULL;
@@ -94,6 +100,17 @@ int RunSimGenerateLogCommand(std::span<const std::string> args, std::ostream& ou
   auto scenario =
       sim::eventlog::ParseScenarioFlags(flags->Get("scenario"), flags->Get("strength"), flags->Get("seed"));
   if (!scenario.ok()) return fail(scenario.error());
+  auto executors = IntegerFlag(*flags, "executors", 1);
+  if (!executors.ok()) return fail(executors.error());
+  auto executor_cores = IntegerFlag(*flags, "executor-cores", 1);
+  if (!executor_cores.ok()) return fail(executor_cores.error());
+  if (*executors > 1'000 || *executor_cores > 256)
+    return fail(InvalidArgument("--executors/--executor-cores: too many"));
+  scenario->executors = static_cast<int>(*executors);
+  scenario->cores_per_executor = static_cast<int>(*executor_cores);
+  const std::string cluster = *executors == 4 && *executor_cores == 4
+                                  ? std::string()
+                                  : "/" + std::to_string(*executors) + "x" + std::to_string(*executor_cores);
   auto operations = IntegerFlag(*flags, "operations", 0);
   if (!operations.ok()) return fail(operations.error());
   auto sessions = IntegerFlag(*flags, "sessions", 1);
@@ -114,7 +131,7 @@ int RunSimGenerateLogCommand(std::span<const std::string> args, std::ostream& ou
   options.user_id = flags->Get("user");
   options.app.app_id = flags->IsSet("app-id")
                            ? flags->Get("app-id")
-                           : DefaultAppId(scenario->Name(), flags->Get("strength"), flags->Get("seed"));
+                           : DefaultAppId(scenario->Name(), flags->Get("strength"), flags->Get("seed"), cluster);
   options.app.app_name = flags->Get("app-name");
   options.app.spark_version = flags->Get("spark-version");
   options.app.start_ms = *start_ms;

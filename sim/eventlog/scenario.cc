@@ -90,6 +90,8 @@ Result<Scenario> ParseScenarioFlags(std::string_view names, std::string_view str
 
 ScenarioKnobs KnobsFor(const Scenario& scenario) {
   ScenarioKnobs knobs;
+  knobs.executors = scenario.executors;
+  knobs.cores_per_executor = scenario.cores_per_executor;
   // Clean values drawn from the seed (a stream of its own, so that they do not shift task jitter).
   RandomSource random = RandomSource(scenario.seed).Fork(0xC0FFEE);
   knobs.first_executor_wait_ms = random.UniformInt(2000, 4000);

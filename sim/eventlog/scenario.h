@@ -47,6 +47,13 @@ struct Scenario {
   std::set<Problem> problems;  // empty: the clean scenario
   double strength = 1.0;       // [0, 1]
   std::uint64_t seed = 1;      // task-level jitter; same seed, same log
+  // The cluster the application asks for (spark.executor.instances, spark.executor.cores). Not a
+  // problem: the same workload and seed can be written at two sizes (the what-if evaluation,
+  // bench/diagnose_eval.py). Operations, task counts and map stages' data do not depend on it;
+  // the draws that schedule tasks onto slots do, so what is drawn after them in an operation (the
+  // result stage's per-task jitter of bytes and time) differs between sizes, as two runs would.
+  int executors = 4;
+  int cores_per_executor = 4;
 
   bool Has(Problem problem) const { return problems.contains(problem); }
   // `strength` for an injected problem, 0 for any other.
@@ -61,7 +68,8 @@ Result<Scenario> ParseScenario(std::string_view names, double strength, std::uin
 // The same from flag texts (--scenario, --strength, --seed); errors name the flag.
 Result<Scenario> ParseScenarioFlags(std::string_view names, std::string_view strength, std::string_view seed);
 
-// The numbers a scenario implies. Clean values describe a healthy job on 4 executors × 4 cores.
+// The numbers a scenario implies. Clean values describe a healthy job on 4 executors × 4 cores
+// (Scenario::executors × cores_per_executor).
 struct ScenarioKnobs {
   int executors = 4;
   int cores_per_executor = 4;
