@@ -26,6 +26,8 @@
 //     "phases": Phases|null,
 //     "executors": {"added": int, "removed": int},
 //     "cost": Cost|null,                       // the whole application (null: cores not logged)
+//     "what_if": WhatIf|null,                  // simulated wall time on other clusters (null: no
+//                                              // stage, or no executor in the log)
 //     "jobs": [Job...],                         // by job id
 //     "operations": [Operation...]              // Spark Connect operations, by operation id
 //   }
@@ -47,11 +49,17 @@
 //                "window": Window|null, "phases": Phases|null, "job_ids": [int...],
 //                "error_message": string|null,
 //                "cost": Cost|null,              // as an attempt of this operation alone
+//                "what_if": WhatIf|null,         // the operation's own jobs in its window
 //                "findings": [Finding...]}      // the operation's own (diagnose/diagnose.h)
 //   Cost = the attempt page's cost object (docs/trace-view-api.md, "Cost"): {"core_seconds",
 //          "executor_core_seconds", "driver_core_seconds", "gib_seconds"|null, "used_core_seconds",
 //          "idle_fraction"|null, "shared", "other_operations", "share", "basis",
 //          "money": {"total", "cores", "memory", "core_hour", "gib_hour"}|null}
+//   WhatIf = {"anchoring": "ratio", "estimates": [{"name", "label", "sentence",
+//             "executors": int|null, "slots": int, "estimated_ms", "measured_ms", "saving_ms",
+//             "simulated_ms", "simulated_today_ms", "answers": [finding id...]}...],
+//             "replay": {"settled_at_ms", "jobs", "measured_ms", "simulated_ms"}|null}
+//            (diagnose/what_if/what_if_json.h; scenarios and anchoring: docs/diagnose-rules.md)
 //   Application also has "findings": [Finding...], most impactful first:
 //   Finding = {"id": string, "key": string, "severity": "info"|"warning"|"critical",
 //              "scope": {"kind": "application"|"operation"|"job"|"stage", "app_id": string,
@@ -112,7 +120,9 @@ constexpr const char* kUsage =
     "application and per Spark Connect operation, where the time went (resource_wait, compute,\n"
     "io_write, idle), the findings of the diagnosis rules (most impactful first: id, severity,\n"
     "evidence, impact, fix, recipe), what it cost (core- and GiB-seconds allocated, the share idle;\n"
-    "money with prices from the flags or the rules file's cost section) and the job/stage timeline.\n"
+    "money with prices from the flags or the rules file's cost section), what-if estimates (the\n"
+    "attempt's own tasks simulated with executors ready at the start, N executors, the write at the\n"
+    "compute pace) and the job/stage timeline.\n"
     "With --regressions, logs of one application name are runs of one job, and a run much slower\n"
     "than the earlier ones has a regression finding. Corrupt lines are counted, not\n"
     "fatal. Exit 0 with or without findings; 1 when an input cannot be read (the others are still\n"
@@ -122,8 +132,9 @@ constexpr const char* kUsage =
     "\"errors\":[{\"path\",\"message\"}]}; an application has log{path,state,lines,malformed_lines,...},\n"
     "app_id, app_name, spark_version, window{start_ms,end_ms,duration_ms}, phases{resource_wait_ms,\n"
     "compute_ms,io_write_ms,idle_ms}, executors{added,removed}, cost, jobs[{job_id,status,duration_ms,\n"
-    "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids,cost,findings}],\n"
-    "findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related,suppressed}]\n"
+    "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids,cost,what_if,\n"
+    "findings}], what_if{anchoring,estimates[{name,sentence,estimated_ms,measured_ms,saving_ms,answers}],\n"
+    "replay}, findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related,suppressed}]\n"
     "(full schema: cli/diagnose_command.cc; rules and thresholds: docs/diagnose-rules.md).\n"
     "\n";
 
@@ -371,6 +382,7 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
       log.findings = diagnose::DiagnoseApplication(log.model, thresholds);
       log.prices = prices;
       log.cost = ApplicationCost(log.model, prices, application_over);
+      log.what_if = diagnose::ApplicationWhatIf(log.model);
       for (const auto& [operation_id, operation] : log.model.operations()) {
         std::vector<diagnose::Finding> findings =
             diagnose::DiagnoseOperation(log.model, operation, thresholds);
@@ -378,6 +390,7 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
         log.operation_findings[operation_id] = std::move(findings);
         if (auto cost = OperationCost(log.model, operation_id, prices, application_over))
           log.operation_costs.emplace(operation_id, *cost);
+        log.operation_what_if[operation_id] = diagnose::OperationWhatIf(log.model, operation);
       }
       logs.push_back(std::move(log));
     }

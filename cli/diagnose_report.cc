@@ -235,10 +235,12 @@ std::string ScopeText(const diagnose::FindingScope& scope) {
   return "application";
 }
 
-void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const std::string& indent,
-                        std::string& out) {
+// `what_if`: estimates printed under the findings they answer, then all of them.
+void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const diagnose::WhatIfReport& what_if,
+                        const std::string& indent, std::string& out) {
   if (findings.empty()) {
     out += indent + "findings none\n";
+    out += diagnose::WhatIfBlock(what_if, indent);
     return;
   }
   out += indent + "findings (" + std::to_string(findings.size()) + ", most impactful first)\n";
@@ -266,7 +268,9 @@ void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const st
       out +=
           body + "suppressed until " + finding.suppressed->until + ": " + finding.suppressed->reason + "\n";
     }
+    out += diagnose::WhatIfLinesFor(what_if, finding.id, body);
   }
+  out += diagnose::WhatIfBlock(what_if, indent);
 }
 
 // Jobs and their stage attempts as one table, stages indented under their job; start times are
@@ -352,7 +356,7 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   const std::optional<PhaseBreakdown> phases = listener::ApplicationPhases(model);
   RenderPhasesText(phases, "  ", out);
   if (log.cost) out += "  cost     " + CostLine(*log.cost) + "\n";
-  RenderFindingsText(log.findings, "  ", out);
+  RenderFindingsText(log.findings, log.what_if, "  ", out);
   out += "  executors " + std::to_string(model.executors().size()) + " added, " +
          std::to_string(ExecutorsRemoved(model)) + " removed\n";
   const EpochMillis origin_ms = TimelineOrigin(model, phases);
@@ -372,11 +376,15 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
     RenderPhasesText(operation_phases, "    ", out);
     if (auto cost = log.operation_costs.find(operation.operation_id); cost != log.operation_costs.end())
       out += "    cost     " + CostLine(cost->second) + "\n";
+    const auto what_if = log.operation_what_if.find(operation.operation_id);
+    const diagnose::WhatIfReport none;
+    const diagnose::WhatIfReport& operation_what_if =
+        what_if != log.operation_what_if.end() ? what_if->second : none;
     if (auto found = log.operation_findings.find(operation.operation_id);
         found != log.operation_findings.end()) {
-      RenderFindingsText(found->second, "    ", out);
+      RenderFindingsText(found->second, operation_what_if, "    ", out);
     } else {
-      RenderFindingsText({}, "    ", out);
+      RenderFindingsText({}, operation_what_if, "    ", out);
     }
     std::vector<const JobRecord*> operation_jobs;
     for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) {
@@ -563,6 +571,9 @@ void WriteOperation(JsonOut& json, const DiagnosedLog& log, const ConnectOperati
   json.Key("error_message").NonEmptyOrNull(operation.error_message);
   const auto cost = log.operation_costs.find(operation.operation_id);
   WriteCost(json, cost != log.operation_costs.end() ? &cost->second : nullptr, log.prices);
+  const auto what_if = log.operation_what_if.find(operation.operation_id);
+  json.Key("what_if").Raw(what_if != log.operation_what_if.end() ? diagnose::WhatIfJsonText(what_if->second)
+                                                                 : "null");
   const auto found = log.operation_findings.find(operation.operation_id);
   WriteFindings(json,
                 found != log.operation_findings.end() ? found->second : std::vector<diagnose::Finding>{});
@@ -591,6 +602,7 @@ void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
   json.Key("executors").Raw("{").Key("added").Int(static_cast<std::int64_t>(model.executors().size()));
   json.Key("removed").Int(ExecutorsRemoved(model)).Raw("}");
   WriteCost(json, log.cost ? &*log.cost : nullptr, log.prices);
+  json.Key("what_if").Raw(diagnose::WhatIfJsonText(log.what_if));
   json.Key("jobs").Raw("[");
   for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job, ApplicationStatus(log));
   json.Raw("]").Key("operations").Raw("[");

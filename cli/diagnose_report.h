@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "diagnose/finding.h"
+#include "diagnose/what_if_report.h"
 #include "listener/correlate/application_model.h"
 #include "listener/eventlog/feed_counters.h"
 #include "traceview/attempt_cost.h"
@@ -39,6 +40,9 @@ struct DiagnosedLog {
   std::optional<traceview::AttemptCost> cost;
   std::map<std::string, traceview::AttemptCost> operation_costs;
   traceview::CostPrices prices;
+  // What-if estimates (diagnose/what_if_report.h): the application's, and per operation id.
+  diagnose::WhatIfReport what_if;
+  std::map<std::string, diagnose::WhatIfReport> operation_what_if;
 };
 
 // An input that could not be read (whole or in part). `path` is the argument or log it concerns.

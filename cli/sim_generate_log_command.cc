@@ -129,9 +129,9 @@ int RunSimGenerateLogCommand(std::span<const std::string> args, std::ostream& ou
   options.operations = static_cast<int>(*operations);
   options.sessions = static_cast<int>(*sessions);
   options.user_id = flags->Get("user");
-  options.app.app_id = flags->IsSet("app-id")
-                           ? flags->Get("app-id")
-                           : DefaultAppId(scenario->Name(), flags->Get("strength"), flags->Get("seed"), cluster);
+  options.app.app_id = flags->IsSet("app-id") ? flags->Get("app-id")
+                                              : DefaultAppId(scenario->Name(), flags->Get("strength"),
+                                                             flags->Get("seed"), cluster);
   options.app.app_name = flags->Get("app-name");
   options.app.spark_version = flags->Get("spark-version");
   options.app.start_ms = *start_ms;

@@ -24,6 +24,12 @@ std::uint64_t NextRandom(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// Durations drawn by rank come out sorted; Spark launches tasks in index order, not by duration.
+void Shuffle(std::vector<double>& units, std::int32_t stage_id) {
+  std::uint64_t state = 0x5eed0000ULL + static_cast<std::uint64_t>(stage_id);
+  for (std::size_t i = units.size(); i > 1; --i) std::swap(units[i - 1], units[NextRandom(state) % i]);
+}
+
 std::int64_t SlotsAt(const std::vector<SlotStep>& steps, double t) {
   const auto after = std::upper_bound(steps.begin(), steps.end(), t,
                                       [](double time, const SlotStep& step) { return time < step.at_ms; });
@@ -216,6 +222,19 @@ std::vector<double> StageUnits(const StageInput& stage, std::int64_t units) {
   units = std::min(units, n);
   std::vector<double> out(static_cast<std::size_t>(units), 0.0);
   const auto m = static_cast<std::int64_t>(stage.task_ms.size());
+  if (m == 0 && stage.duration_profile.size() >= 2) {
+    const std::vector<std::int64_t>& profile = stage.duration_profile;
+    const double last = static_cast<double>(profile.size() - 1);
+    for (std::int64_t r = 0; r < n; ++r) {
+      const double x = (static_cast<double>(r) + 0.5) / static_cast<double>(n) * last;
+      const auto i = std::min(static_cast<std::size_t>(x), profile.size() - 2);
+      const double low = static_cast<double>(profile[i]);
+      const double high = static_cast<double>(profile[i + 1]);
+      out[static_cast<std::size_t>(r % units)] += low + (high - low) * (x - static_cast<double>(i));
+    }
+    Shuffle(out, stage.stage_id);
+    return out;
+  }
   if (m == 0) {
     // No durations kept: the stage's task time spread evenly.
     const double each = static_cast<double>(stage.task_time_ms) / static_cast<double>(n);
@@ -240,10 +259,7 @@ std::vector<double> StageUnits(const StageInput& stage, std::int64_t units) {
     out[static_cast<std::size_t>(r % units)] +=
         static_cast<double>(sorted[static_cast<std::size_t>(std::min(rank, m - 1))]);
   }
-  std::uint64_t state = 0x5eed0000ULL + static_cast<std::uint64_t>(stage.stage_id);
-  for (std::size_t i = out.size(); i > 1; --i) {
-    std::swap(out[i - 1], out[NextRandom(state) % i]);
-  }
+  Shuffle(out, stage.stage_id);
   return out;
 }
 

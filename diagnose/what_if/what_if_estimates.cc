@@ -17,17 +17,21 @@ constexpr std::int64_t kMinComputeReadBytes = 1 << 20;  // below this the comput
 
 std::vector<SlotStep> Constant(std::int64_t slots) { return {SlotStep{kAlways, slots}}; }
 
-double Anchor(Anchoring anchoring, double measured, double today, double scenario) {
+// `lead`: the driver's wait for the first executor that the scenario leaves out; it is not simulated
+// work, so the ratio does not scale it (see the header).
+double Anchor(Anchoring anchoring, double measured, double today, double scenario, double lead) {
   switch (anchoring) {
     case Anchoring::kRaw:
       return scenario;
-    case Anchoring::kRatio:
-      return today > 0 ? measured * scenario / today : scenario;
     case Anchoring::kDifference:
+      // A scenario can save at most what the simulated jobs took; never below zero.
+      return std::max(0.0, measured - (today - scenario));
+    case Anchoring::kRatio:
       break;
   }
-  // A scenario can save at most what the simulated jobs took; never below zero.
-  return std::max(0.0, measured - (today - scenario));
+  const double simulated_today = today - lead;
+  if (simulated_today <= 0) return scenario;
+  return std::max(0.0, measured - lead) * scenario / simulated_today;
 }
 
 bool HasStages(const AttemptInput& input) {
@@ -96,7 +100,8 @@ std::vector<WhatIfEstimate> EstimateWhatIf(const AttemptInput& input, const What
     estimate.measured_ms = measured;
     estimate.simulated_today_ms = today;
     estimate.simulated_ms = Simulate(input, simulation).wall_ms;
-    estimate.estimated_ms = Anchor(options.anchoring, measured, today, estimate.simulated_ms);
+    estimate.estimated_ms =
+        Anchor(options.anchoring, measured, today, estimate.simulated_ms, simulation.skip_lead_ms);
     estimate.saving_ms = measured - estimate.estimated_ms;
     estimate.answers = std::move(answers);
     estimates.push_back(std::move(estimate));

@@ -23,6 +23,10 @@ struct StageInput {
   // ended (then the simulator keeps that order), or fewer (a reservoir sample, a quantile
   // profile): then task_count durations are drawn by rank from them, in a fixed shuffled order.
   std::vector<std::int64_t> task_ms;
+  // Instead of task_ms (when that is empty): quantiles of the durations at evenly spaced q from 0
+  // (the minimum) to 1 (the maximum), as a stage span's spark.stage.task_duration_ms.profile; the
+  // task of rank r takes the profile's value at q = (r + ½) / task_count, interpolated linearly.
+  std::vector<std::int64_t> duration_profile;
   double submission_ms = 0;
   double completion_ms = 0;
   // For the write scenario: the stage wrote output (Output Metrics), the bytes its tasks read

@@ -449,6 +449,46 @@ def generate_log(directory, *flags):
     return result.stdout.strip()
 
 
+class DiagnoseWhatIfTest(unittest.TestCase):
+    def test_estimates_for_another_executor_count_match_that_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            flags = ("--seed", "4", "--scenario", "slow-executor-allocation", "--strength", "0.5")
+            small = run_json(generate_log(tmp, *flags))["applications"][0]
+            large = run_json(generate_log(tmp, *flags, "--executors", "8"))["applications"][0]
+            self.assertNotEqual(small["app_id"], large["app_id"])
+            estimates = {e["name"]: e for e in small["what_if"]["estimates"]}
+            self.assertEqual(small["what_if"]["anchoring"], "ratio")
+            self.assertEqual(list(estimates)[0], "executors-ready")
+            self.assertEqual({"executors-2", "executors-4", "executors-8", "executors-16"} - set(estimates), set())
+            eight = estimates["executors-8"]
+            self.assertEqual(eight["measured_ms"], small["window"]["duration_ms"])
+            self.assertAlmostEqual(eight["saving_ms"], eight["measured_ms"] - eight["estimated_ms"], delta=1)
+            self.assertIn("slow-spark-jobs", eight["answers"])
+            # The 8-executor run, less its own wait for executors (the estimate has them from the start).
+            truth = large["window"]["duration_ms"] - large["phases"]["resource_wait_ms"]
+            self.assertLess(abs(eight["estimated_ms"] - truth) / truth, 0.15)
+            self.assertTrue(all(op["what_if"] is None or op["what_if"]["estimates"] for op in small["operations"]))
+
+    def test_text_prints_estimates_under_the_findings_they_answer(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = generate_log(tmp, "--seed", "2", "--scenario", "slow-executor-allocation", "--strength", "1")
+            out = run(log).stdout
+            finding = out.index("resource-wait-long  application")
+            self.assertRegex(out[finding:], r"^resource-wait-long[^\n]*\n(?:\s{7}[^\n]*\n)*?\s{7}what if  with "
+                             r"executors ready at the start: ~\d[^\n]* instead of \d")
+            self.assertIn("  what if (simulated from the log's own tasks", out)
+
+    @needs_data
+    def test_real_log_with_late_executors(self):
+        what_if = run_json(YARN_APP)["applications"][0]["what_if"]
+        ready = what_if["estimates"][0]
+        self.assertEqual(ready["name"], "executors-ready")
+        self.assertAlmostEqual(ready["saving_ms"], 10310, delta=2)  # its wait for executors before its first job
+        self.assertEqual(what_if["replay"]["jobs"], 3)
+        # Spark 1.2 local mode: no executor events, so no slots to simulate.
+        self.assertIsNone(run_json(DATA / "spark-events" / "local-1422981759269")["applications"][0]["what_if"])
+
+
 class DiagnoseRegressionTest(unittest.TestCase):
     def test_a_run_much_slower_than_earlier_ones_of_its_name_is_a_regression(self):
         day_ms = 86_400_000
