@@ -4,6 +4,7 @@
 // spans, and read by the trace view's cost model (traceview/attempt_cost.h). One place for the keys
 // so that the producer and its readers cannot drift apart.
 
+#include <cstddef>
 #include <string_view>
 
 namespace sparktrace::tracing {
@@ -33,5 +34,10 @@ inline constexpr std::string_view kOtherOperations = "spark.app.other_operations
 
 // On a stage span: Σ executor run time of its tasks.
 inline constexpr std::string_view kStageExecutorRunTimeMs = "spark.stage.executor_run_time_ms";
+// On a stage span: its successful tasks' durations as kStageDurationProfilePoints nearest-rank
+// quantiles (q = 0, 0.05, … 1: the minimum first, the maximum last), as a string array of integers
+// in ms; the what-if simulator (traceview/what_if_of_spans.h) rebuilds the stage's tasks from it.
+inline constexpr std::string_view kStageTaskDurationProfile = "spark.stage.task_duration_ms.profile";
+inline constexpr std::size_t kStageDurationProfilePoints = 21;
 
 }  // namespace sparktrace::tracing

@@ -87,6 +87,10 @@ void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, 
            tasks.successful_durations.Quantile(0.95).value_or(*p50));
     AddInt(span, "spark.stage.task_duration_ms.max", tasks.successful_durations.max_ms());
     span.attributes.push_back({"spark.stage.task_duration_exact", tasks.successful_durations.exact()});
+    std::vector<std::string> profile;
+    for (const std::int64_t ms : tasks.successful_durations.Profile(tracing::kStageDurationProfilePoints))
+      profile.push_back(std::to_string(ms));
+    span.attributes.push_back({std::string(tracing::kStageTaskDurationProfile), std::move(profile)});
   }
   AddInt(span, std::string(tracing::kStageExecutorRunTimeMs), tasks.executor_run_time_ms);
   if (tasks.cpu_time_known)

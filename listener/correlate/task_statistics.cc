@@ -41,6 +41,22 @@ std::optional<std::int64_t> DurationSample::Quantile(double q) const {
   return sorted[rank - 1];
 }
 
+std::vector<std::int64_t> DurationSample::Profile(std::size_t points) const {
+  std::vector<std::int64_t> profile;
+  if (kept_.empty() || points < 2) return profile;
+  std::vector<std::int64_t> sorted = kept_;
+  std::sort(sorted.begin(), sorted.end());
+  profile.reserve(points);
+  for (std::size_t i = 0; i < points; ++i) {
+    // The same nearest rank as Quantile.
+    const double q = static_cast<double>(i) / static_cast<double>(points - 1);
+    auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    if (rank == 0) rank = 1;
+    profile.push_back(sorted[rank - 1]);
+  }
+  return profile;
+}
+
 bool LooksLikeOutOfMemory(std::string_view message) {
   std::string lower(message);
   std::transform(lower.begin(), lower.end(), lower.begin(),

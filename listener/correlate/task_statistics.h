@@ -47,6 +47,10 @@ class DurationSample {
   std::int64_t max_ms() const { return max_ms_; }
   // Nearest-rank quantile (q in [0, 1]) of the kept durations; nullopt when there are none.
   std::optional<std::int64_t> Quantile(double q) const;
+  // `points` nearest-rank quantiles at q = i / (points − 1), i = 0 … points − 1 (the minimum
+  // first, the maximum of the kept durations last), with one sort; empty when none is kept or
+  // points < 2. The stage span's duration profile (spark.stage.task_duration_ms.profile).
+  std::vector<std::int64_t> Profile(std::size_t points) const;
   // The durations kept: all of them in the order they were added while exact(), else the
   // reservoir (the what-if simulator, diagnose/what_if, replays them).
   const std::vector<std::int64_t>& kept() const { return kept_; }

@@ -1,0 +1,143 @@
+#include "traceview/what_if_of_spans.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "diagnose/what_if/what_if_json.h"
+#include "traceview/executor_series.h"
+#include "tracing/spark_resource_facts.h"
+
+namespace sparktrace::traceview {
+namespace {
+
+double StartMs(const tracing::Span& span) { return static_cast<double>(span.start_time_unix_nano) / 1e6; }
+double EndMs(const tracing::Span& span) { return static_cast<double>(span.end_time_unix_nano) / 1e6; }
+
+std::int64_t Int(const tracing::Span& span, std::string_view key) {
+  const auto* value = tracing::AttributeValueOf<std::int64_t>(span.attributes, key);
+  return value != nullptr ? *value : 0;
+}
+
+std::vector<std::int64_t> Integers(const tracing::Span& span, std::string_view key) {
+  std::vector<std::int64_t> out;
+  if (const auto* texts = tracing::AttributeValueOf<std::vector<std::string>>(span.attributes, key)) {
+    for (const std::string& text : *texts) {
+      char* end = nullptr;
+      const long long value = std::strtoll(text.c_str(), &end, 10);
+      if (end != text.c_str()) out.push_back(value);
+    }
+  }
+  return out;
+}
+
+// The stage's duration quantiles: its profile, else p50/p95/max as a coarse one (q = 0 … 1 evenly:
+// min ≈ p50 / 2 is a guess that keeps the median where it was).
+std::vector<std::int64_t> ProfileOf(const tracing::Span& stage) {
+  std::vector<std::int64_t> profile = Integers(stage, tracing::kStageTaskDurationProfile);
+  if (profile.size() >= 2) return profile;
+  const std::int64_t p50 = Int(stage, "spark.stage.task_duration_ms.p50");
+  const std::int64_t p95 = Int(stage, "spark.stage.task_duration_ms.p95");
+  const std::int64_t max = Int(stage, "spark.stage.task_duration_ms.max");
+  if (max <= 0) return {};
+  return {p50 / 2, p50, p50, (p50 + p95) / 2, p95, max};
+}
+
+double ProfileMean(const std::vector<std::int64_t>& profile) {
+  if (profile.size() < 2) return 0;
+  double sum = 0;  // the quantile function's integral, trapezoids between the points
+  for (std::size_t i = 1; i < profile.size(); ++i)
+    sum += static_cast<double>(profile[i - 1] + profile[i]) / 2;
+  return sum / static_cast<double>(profile.size() - 1);
+}
+
+void MergeStage(const tracing::Span& span, what_if::StageInput& stage, bool first) {
+  const std::int64_t successful =
+      std::max<std::int64_t>(0, Int(span, "spark.stage.tasks_ended") - Int(span, "spark.stage.failed_tasks") -
+                                    Int(span, "spark.stage.killed_tasks"));
+  const std::vector<std::int64_t> profile = ProfileOf(span);
+  if (first) {
+    stage.stage_id = static_cast<std::int32_t>(Int(span, "spark.stage.id"));
+    for (const std::int64_t parent : Integers(span, "spark.stage.parent_ids"))
+      stage.parent_ids.push_back(static_cast<std::int32_t>(parent));
+    stage.submission_ms = StartMs(span);
+    stage.completion_ms = EndMs(span);
+  }
+  // Attempts of one stage: the profile of the attempt that ran the most tasks stands for all.
+  if (successful > 0 && (profile.size() >= 2 || stage.duration_profile.empty())) {
+    if (stage.task_count < successful) stage.duration_profile = profile;
+    stage.task_count += successful;
+    stage.task_time_ms += static_cast<std::int64_t>(ProfileMean(profile) * static_cast<double>(successful));
+  }
+  stage.submission_ms = std::min(stage.submission_ms, StartMs(span));
+  stage.completion_ms = std::max(stage.completion_ms, EndMs(span));
+  stage.read_bytes += Int(span, "spark.stage.input_bytes") + Int(span, "spark.stage.shuffle_read_bytes");
+  stage.writes_output = stage.writes_output || Int(span, "spark.stage.output_bytes") > 0 ||
+                        Int(span, "spark.stage.output_records") > 0;
+}
+
+void AddSlots(std::span<const tracing::Span> spans, double start_ms, double end_ms,
+              what_if::AttemptInput& input) {
+  const ExecutorSeries series = ComputeExecutorSeries(spans, start_ms, end_ms);
+  if (!series.known || !series.cores_known) return;
+  input.peak_executors = series.max;
+  for (const ExecutorPoint& point : series.points) {
+    if (!input.slots.empty() && input.slots.back().slots == point.cores) continue;
+    input.slots.push_back({point.t_ms, point.cores});
+    if (point.count == series.max && point.count > 0) {
+      input.slots_per_executor = std::max<std::int64_t>(
+          1, std::llround(static_cast<double>(point.cores) / static_cast<double>(point.count)));
+    }
+  }
+}
+
+}  // namespace
+
+what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, double start_ms,
+                                         double end_ms) {
+  what_if::AttemptInput input;
+  input.start_ms = start_ms;
+  input.end_ms = end_ms;
+  std::map<tracing::SpanId, std::size_t> job_of_span;
+  for (const tracing::Span& span : spans) {
+    if (span.name != "spark.job") continue;
+    what_if::JobInput job;
+    job.job_id = static_cast<std::int32_t>(Int(span, "spark.job.id"));
+    job.submission_ms = StartMs(span);
+    job.completion_ms = EndMs(span);
+    job_of_span[span.span_id] = input.jobs.size();
+    input.jobs.push_back(std::move(job));
+  }
+  std::vector<std::map<std::int32_t, what_if::StageInput>> stages(input.jobs.size());
+  for (const tracing::Span& span : spans) {
+    if (span.name != "spark.stage") continue;
+    const auto job = job_of_span.find(span.parent_span_id);
+    if (job == job_of_span.end()) continue;
+    const auto stage_id = static_cast<std::int32_t>(Int(span, "spark.stage.id"));
+    auto& by_id = stages[job->second];
+    const bool first = !by_id.contains(stage_id);
+    MergeStage(span, by_id[stage_id], first);
+  }
+  for (std::size_t j = 0; j < input.jobs.size(); ++j) {
+    for (auto& [stage_id, stage] : stages[j]) input.jobs[j].stages.push_back(std::move(stage));
+  }
+  AddSlots(spans, start_ms, end_ms, input);
+  return input;
+}
+
+std::vector<what_if::WhatIfEstimate> EstimatesOfSpans(std::span<const tracing::Span> spans, double start_ms,
+                                                      double end_ms) {
+  return what_if::EstimateWhatIf(WhatIfInputOfSpans(spans, start_ms, end_ms));
+}
+
+nlohmann::ordered_json WhatIfJsonOfSpans(std::span<const tracing::Span> spans, double start_ms,
+                                         double end_ms) {
+  const what_if::AttemptInput input = WhatIfInputOfSpans(spans, start_ms, end_ms);
+  return what_if::WhatIfToJson(what_if::EstimateWhatIf(input), what_if::CheckAgainstSettledJobs(input));
+}
+
+}  // namespace sparktrace::traceview
