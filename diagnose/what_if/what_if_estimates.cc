@@ -122,7 +122,7 @@ std::vector<WhatIfEstimate> EstimateWhatIf(const AttemptInput& input, const What
       std::vector<std::string> answers;
       if (n < input.peak_executors) answers = {"idle-executors"};
       if (n == input.peak_executors) answers = {"resource-wait-long"};
-      if (n > input.peak_executors) answers = {"slow-spark-jobs", "low-parallelism"};
+      if (n > input.peak_executors) answers = {"slow-spark-jobs"};
       const std::int64_t slots = n * input.slots_per_executor;
       WhatIfEstimate* estimate =
           add("executors-" + std::to_string(n),

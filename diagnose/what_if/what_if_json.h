@@ -8,7 +8,7 @@
 //                   "executors": 8 | null, "slots": 32,
 //                   "estimated_ms": 112000, "measured_ms": 304000, "saving_ms": 192000,
 //                   "simulated_ms": ..., "simulated_today_ms": ...,
-//                   "answers": ["slow-spark-jobs", "low-parallelism"]}...],
+//                   "answers": ["slow-spark-jobs"]}...],
 //    "replay": {"settled_at_ms", "jobs", "measured_ms", "simulated_ms"} | null}
 //
 // Milliseconds are rounded to whole numbers. Pure functions; thread-safe.
