@@ -385,8 +385,8 @@ def simulator_main(args, binary, started, independent):
 
     what_if_eval = load_what_if_module()
     try:
-        what_if = what_if_eval.evaluate(binary, args.data_dir, [entry["path"] for entry in load_json("real_logs.json")["logs"]],
-                                        args.seeds, args.keep)
+        real_log_paths = [entry["path"] for entry in load_json("real_logs.json")["logs"]]
+        what_if = what_if_eval.evaluate(binary, args.data_dir, real_log_paths, args.seeds, args.keep)
     except (RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError, OSError, KeyError) as error:
         print(f"diagnose_eval: what-if: {error}", file=sys.stderr)
         return 2
