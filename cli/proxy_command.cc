@@ -26,7 +26,10 @@
 #include "proxy/call_metrics.h"
 #include "proxy/proxy_config.h"
 #include "proxy/proxy_server.h"
+#include "traceview/settler_flags.h"
+#include "traceview/settler_thread.h"
 #include "traceview/trace_view_api.h"
+#include "tracing/store/open_span_store.h"
 
 namespace sparktrace::cli {
 namespace {
@@ -50,7 +53,7 @@ sigset_t BlockShutdownSignals() {
   return signals;
 }
 
-// The proxy's own flags, then tracing's, the trace view's prices, then the admin port's limits.
+// The proxy's own flags, then tracing's, the trace view's prices, settling, then the admin port's limits.
 std::span<const FlagSpec> AllFlagSpecs() {
   static const std::vector<FlagSpec> kSpecs = [] {
     std::vector<FlagSpec> specs(proxy::ProxyFlagSpecs().begin(), proxy::ProxyFlagSpecs().end());
@@ -60,7 +63,10 @@ std::span<const FlagSpec> AllFlagSpecs() {
                           static_cast<std::ptrdiff_t>(TracingFlagSpecs().size());
     const auto cost_at = specs.insert(admin_at, CostFlagSpecs().begin(), CostFlagSpecs().end()) +
                          static_cast<std::ptrdiff_t>(CostFlagSpecs().size());
-    specs.insert(cost_at, admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
+    const std::vector<FlagSpec> settle = traceview::SettleFlagSpecs(/*ui=*/false);
+    const auto settle_at =
+        specs.insert(cost_at, settle.begin(), settle.end()) + static_cast<std::ptrdiff_t>(settle.size());
+    specs.insert(settle_at, admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
     return specs;
   }();
   return kSpecs;
@@ -109,6 +115,11 @@ int RunProxyCommand(std::span<const std::string> args) {
     return 2;
   }
   const traceview::CostPrices prices = WithRulesFilePrices(*flag_prices, tracing_config->prices);
+  auto settle = traceview::SettleConfigFromFlags(*flags, prices);
+  if (!settle.ok()) {
+    std::cerr << "sparktrace proxy: " << settle.error().message << "\n";
+    return 2;
+  }
 
   const sigset_t shutdown_signals = BlockShutdownSignals();
   signal(SIGPIPE, SIG_IGN);  // a client closing the admin socket mid-reply must not kill us
@@ -158,6 +169,16 @@ int RunProxyCommand(std::span<const std::string> args) {
   }
   ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
   ui.token = config->admin_token;
+  // Settling writes the attempts' final figures into the store this proxy writes, through a writer
+  // connection of its own on its own thread (traceview/settler_thread.h).
+  std::unique_ptr<traceview::SettlerThread> settler;
+  if (tracing_config->store && settle->options.interval.count() > 0) {
+    auto settler_metrics = std::make_shared<traceview::SettlerMetrics>(settle->max_task_series, prices.any());
+    tracing_metrics.push_back(settler_metrics);
+    settler = std::make_unique<traceview::SettlerThread>(
+        settle->options, std::move(settler_metrics),
+        [location = *tracing_config->store] { return tracing::store::OpenSpanStore(location, {}); });
+  }
   auto admin = admin::AdminServer::Start(
       config->admin,
       [&draining, &proxy_server = **server]() -> std::string {

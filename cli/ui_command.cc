@@ -17,6 +17,8 @@
 #include "common/logging.h"
 #include "proxy/descriptor_limit.h"
 #include "proxy/proxy_config.h"
+#include "traceview/settler_flags.h"
+#include "traceview/settler_thread.h"
 #include "traceview/trace_view_api.h"
 #include "tracing/store/open_span_store.h"
 
@@ -31,6 +33,10 @@ constexpr const char* kUsage =
     "password from PGPASSWORD or PGPASSFILE), a SQLite file copied from a pod or a CI artifact, or\n"
     "the live file of a running proxy (read-only; the proxy is never blocked). Open the printed URL.\n"
     "/readyz answers 503 while the store cannot be read.\n"
+    "\n"
+    "It reads the store read-only and so does not settle attempts (their cost in the task list, the\n"
+    "sparktrace_task_* counters): the proxies writing the store do. With --settle-interval it settles\n"
+    "too, through a writer connection of its own, where the file or role allows writing.\n"
     "\n";
 
 const std::array<FlagSpec, 5> kSpecs = {{
@@ -41,12 +47,15 @@ const std::array<FlagSpec, 5> kSpecs = {{
     {"help", "", "", "show this help"},
 }};
 
-// The command's own flags, the prices, then the admin port's limits (the same as `sparktrace proxy`'s), then
+// The command's own flags, the prices, settling, then the admin port's limits (the same as `sparktrace
+// proxy`'s), then
 // --help.
 std::span<const FlagSpec> AllFlagSpecs() {
   static const std::vector<FlagSpec> kAll = [] {
     std::vector<FlagSpec> specs(kSpecs.begin(), kSpecs.end() - 1);
     specs.insert(specs.end(), CostFlagSpecs().begin(), CostFlagSpecs().end());
+    const std::vector<FlagSpec> settle = traceview::SettleFlagSpecs(/*ui=*/true);
+    specs.insert(specs.end(), settle.begin(), settle.end());
     specs.insert(specs.end(), admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
     specs.push_back(kSpecs.back());
     return specs;
@@ -83,6 +92,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   if (!limits.ok()) return Fail(err, 2, limits.error().message);
   auto prices = CostPricesFromFlags(*flags);
   if (!prices.ok()) return Fail(err, 2, prices.error().message);
+  auto settle = traceview::SettleConfigFromFlags(*flags, *prices);
+  if (!settle.ok()) return Fail(err, 2, settle.error().message);
   auto location = tracing::store::ParseStoreLocation(flags->Get("store"));
   if (!location.ok()) return Fail(err, 2, FlagError("store", location.error()).message);
   // Refuse a file that is not a readable store now, rather than answer 503 on every page. A
@@ -116,9 +127,19 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   ui.token = flags->Get("admin-token");
   // As the proxy: --admin-max-connections, not the soft descriptor limit, is what bounds connections.
   proxy::RaiseDescriptorLimit();
+  std::vector<std::shared_ptr<const prometheus::Collectable>> collectables;
+  std::unique_ptr<traceview::SettlerThread> settler;
+  if (settle->options.interval.count() > 0) {
+    auto settler_metrics =
+        std::make_shared<traceview::SettlerMetrics>(settle->max_task_series, prices->any());
+    collectables.push_back(settler_metrics);
+    settler = std::make_unique<traceview::SettlerThread>(
+        settle->options, std::move(settler_metrics),
+        [location = *location] { return tracing::store::OpenSpanStore(location, {}); });
+  }
   auto server = admin::AdminServer::Start(
       listen, [&probe] { return probe ? probe->NotReadyReason() : std::string(); },
-      std::make_shared<prometheus::Registry>(), {}, {}, std::move(ui), std::move(*limits));
+      std::make_shared<prometheus::Registry>(), collectables, {}, std::move(ui), std::move(*limits));
   if (!server.ok()) return Fail(err, 1, server.error().message);
   out << "trace view http://" << (*server)->address() << "/\n" << std::flush;
   int signal_number = 0;

@@ -9,6 +9,7 @@
 
 #include "common/url_codec.h"
 #include "traceview/attempt_json.h"
+#include "traceview/attempt_reader.h"
 #include "traceview/attempt_spans.h"
 #include "traceview/attempt_url.h"
 #include "traceview/breakdown.h"
@@ -27,9 +28,6 @@ namespace {
 using admin::HttpRequest;
 using admin::HttpResponse;
 using nlohmann::ordered_json;
-
-constexpr std::size_t kHistoryRuns = 30;
-constexpr std::size_t kPhaseCacheEntries = 2048;
 
 HttpResponse Json(int status, const ordered_json& body) {
   return HttpResponse{status, "application/json; charset=utf-8", tracing::DumpJson(body) + "\n", {}};
@@ -107,6 +105,25 @@ std::string RowHref(const tracing::store::TaskAttemptRow& row) {
   return TracePageHref(row.trace_ids.empty() ? "" : row.trace_ids.front());
 }
 
+ordered_json OptionalNumber(const std::optional<double>& value) {
+  return value ? ordered_json(*value) : ordered_json(nullptr);
+}
+
+// The settled figures (attempt_settler.h) of a row: null until it is settled, and while it runs
+// again (figures of an earlier version are not its cost). `current` is false when a span arrived
+// after settling: the figures are the last settled ones until the settler comes round again.
+ordered_json SettledCostJson(const tracing::store::TaskAttemptRow& row) {
+  if (!row.settled || row.state == "running") return nullptr;
+  const tracing::store::SettledFigures& figures = *row.settled;
+  return {{"core_seconds", OptionalNumber(figures.core_seconds)},
+          {"gib_seconds", OptionalNumber(figures.gib_seconds)},
+          {"money", OptionalNumber(figures.money)},
+          {"idle_fraction", OptionalNumber(figures.idle_fraction)},
+          {"regression", figures.regression},
+          {"settled_ms", NanosToMs(figures.settled_unix_nano)},
+          {"current", row.settled_current}};
+}
+
 ordered_json TaskRowJson(const tracing::store::TaskAttemptRow& row) {
   ordered_json trace_ids = ordered_json::array();
   for (const std::string& trace_id : row.trace_ids) trace_ids.push_back(trace_id);
@@ -134,32 +151,13 @@ ordered_json TaskRowJson(const tracing::store::TaskAttemptRow& row) {
   json["phases"] = PhasesOfRow(row);
   json["finding_count"] = row.finding_count;
   json["top_finding"] = std::move(top);
+  json["cost"] = SettledCostJson(row);
   json["href"] = RowHref(row);
   return json;
 }
 
 AttemptLink LinkOf(const tracing::store::TaskAttemptRow& row) {
   return AttemptLink{row.key.run_id, row.key.try_number, row.state, WallMs(row), RowHref(row)};
-}
-
-// The spans of an index row's attempt, from each of its traces (one missing, deleted by retention
-// meanwhile, is skipped).
-Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& store,
-                                                    const tracing::store::TaskAttemptRow& row) {
-  std::vector<tracing::Span> spans;
-  for (const std::string& trace_hex : row.trace_ids) {
-    const auto trace_id = tracing::ParseTraceId(trace_hex);
-    if (!trace_id) continue;
-    auto trace = store.GetTrace(*trace_id);
-    if (!trace.ok()) {
-      if (trace.error().code == ErrorCode::kNotFound) continue;
-      return trace.error();
-    }
-    auto members = row.airflow ? SpansOfAttempt(std::move(trace).value(), row.key) : std::move(trace).value();
-    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
-                 std::make_move_iterator(members.end()));
-  }
-  return spans;
 }
 
 // A download of the attempt's spans, or nullopt when none was asked for.
@@ -283,6 +281,17 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
     if (!limit || *limit < 1 || *limit > 200) return JsonError(400, "limit must be 1 to 200");
     filter.limit = static_cast<std::size_t>(*limit);
   }
+  if (const auto value = text("sort")) {
+    static const std::map<std::string, tracing::store::TaskAttemptOrder, std::less<>> kOrders = {
+        {"-start", tracing::store::TaskAttemptOrder::kNewestFirst},
+        {"start", tracing::store::TaskAttemptOrder::kOldestFirst},
+        {"-cost", tracing::store::TaskAttemptOrder::kCostDescending},
+        {"cost", tracing::store::TaskAttemptOrder::kCostAscending},
+    };
+    const auto order = kOrders.find(*value);
+    if (order == kOrders.end()) return JsonError(400, "sort must be -start, start, -cost or cost");
+    filter.order = order->second;
+  }
   if (const auto value = text("offset")) {
     const auto offset = ParseInteger(*value);
     if (!offset || *offset < 0) return JsonError(400, "offset must be 0 or more");
@@ -306,59 +315,18 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
                     {"tasks", std::move(tasks)}});
 }
 
-std::array<double, 6> TraceViewApi::HistoryPhases(const tracing::store::TaskAttemptRow& row) {
-  // Ids are length-prefixed: any byte may be in them, "|" too, and two attempts never share a key.
-  std::string cache_key =
-      fmt::format("{}:{}|{}:{}|{}:{}|{}|{}|{}|{}|", row.key.dag_id.size(), row.key.dag_id,
-                  row.key.task_id.size(), row.key.task_id, row.key.run_id.size(), row.key.run_id,
-                  row.key.try_number, row.key.map_index, row.end_unix_nano, row.span_count);
-  for (const std::string& trace_id : row.trace_ids) cache_key += trace_id;
-  if (auto cached = phase_cache_.find(cache_key); cached != phase_cache_.end()) return cached->second;
-  // A run that cannot be read now shows as empty rather than failing the page it is history on.
-  auto spans = ReadAttemptSpans(*store_, row);
-  const std::array<double, 6> phases = spans.ok() ? ComputeBreakdown(*spans).ms : std::array<double, 6>{};
-  if (phase_cache_.size() >= kPhaseCacheEntries) phase_cache_.clear();  // simple bound; refilled on demand
-  phase_cache_.emplace(std::move(cache_key), phases);
-  return phases;
-}
-
 HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   const tracing::store::TaskAttemptKey& key = address.key;
   auto store = Store();
   if (!store.ok()) return StoreError(store.error());
-
-  // Every attempt of this task (newest first): this one, the tries of its run, its neighbours and
-  // the history all come from this one page of the index.
-  tracing::store::TaskAttemptFilter filter;
-  filter.airflow_only = true;
-  filter.dag_id = key.dag_id;
-  filter.task_id = key.task_id;
-  filter.map_index = key.map_index;
-  filter.limit = 200;
-  auto attempts = (*store)->ListTaskAttempts(filter);
-  if (!attempts.ok()) return StoreError(attempts.error());
-  const auto current =
-      std::find_if(attempts->rows.begin(), attempts->rows.end(),
-                   [&key](const tracing::store::TaskAttemptRow& row) { return row.key == key; });
-  const tracing::store::TaskAttemptRow* row = current == attempts->rows.end() ? nullptr : &*current;
-  if (row == nullptr) {
-    // Older than the 200 newest attempts of the task: look it up by itself.
-    filter.run_id = key.run_id;
-    auto of_run = (*store)->ListTaskAttempts(filter);
-    if (!of_run.ok()) return StoreError(of_run.error());
-    for (const tracing::store::TaskAttemptRow& candidate : of_run->rows) {
-      if (candidate.key == key) attempts->rows.push_back(candidate);
-    }
-    if (attempts->rows.empty() || !(attempts->rows.back().key == key)) {
-      return JsonError(404, "no such task attempt");
-    }
-    row = &attempts->rows.back();
+  auto read = reader_.Read(**store, key);
+  if (!read.ok()) {
+    if (read.error().code == ErrorCode::kNotFound) return JsonError(404, read.error().message);
+    return StoreError(read.error());
   }
-  auto read = ReadAttemptSpans(**store, *row);
-  if (!read.ok()) return StoreError(read.error());
-  const std::vector<tracing::Span>& spans = *read;
-  if (spans.empty()) return JsonError(404, "no such task attempt");
-  const Breakdown breakdown = ComputeBreakdown(spans);
+  const tracing::store::TaskAttemptRow& row = read->row();
+  const std::vector<tracing::Span>& spans = read->spans;
+  const Breakdown& breakdown = read->breakdown;
   if (auto file = DownloadResponse(
           address.download, spans, breakdown,
           fmt::format("{}.{} {} try {}", key.dag_id, key.task_id, key.run_id, key.try_number))) {
@@ -368,18 +336,17 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   AttemptContext context = NewContext();
   context.airflow = true;
   context.key = key;
-  context.name = row->name;
-  context.trace_ids = row->trace_ids;
-  context.state = row->state;
+  context.name = row.name;
+  context.trace_ids = row.trace_ids;
+  context.state = row.state;
   context.chrome_trace_href = AttemptApiHref(key, Download::kChromeTrace);
   context.otlp_href = AttemptApiHref(key, Download::kOtlp);
   // Rows are newest first: runs before this one are further down the list.
   std::vector<const tracing::store::TaskAttemptRow*> tries;
-  std::vector<RunSummary> runs;
-  for (const tracing::store::TaskAttemptRow& other : attempts->rows) {
+  for (const tracing::store::TaskAttemptRow& other : read->attempts) {
     if (other.key.run_id == key.run_id) tries.push_back(&other);
     if (other.key.run_id != key.run_id) {
-      if (other.start_unix_nano < row->start_unix_nano) {
+      if (other.start_unix_nano < row.start_unix_nano) {
         if (!context.previous_run) context.previous_run = LinkOf(other);
       } else {
         context.next_run = LinkOf(other);  // the last one seen is the closest later run
@@ -389,24 +356,7 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   std::sort(tries.begin(), tries.end(),
             [](const auto* a, const auto* b) { return a->key.try_number < b->key.try_number; });
   for (const auto* attempt : tries) context.tries.push_back(LinkOf(*attempt));
-  std::size_t listed = 0;
-  for (const tracing::store::TaskAttemptRow& other : attempts->rows) {
-    const bool is_current = &other == row;
-    if (!is_current && listed >= kHistoryRuns) continue;
-    ++listed;
-    RunSummary summary;
-    summary.run_id = other.key.run_id;
-    summary.try_number = other.key.try_number;
-    summary.state = other.state;
-    summary.start_ms = StartMs(other);
-    // The current run's own figures are those of the page (its spans as read now), not the index's.
-    summary.wall_ms = is_current ? breakdown.wall_ms() : WallMs(other);
-    summary.phases = is_current ? breakdown.ms : HistoryPhases(other);
-    summary.href = AttemptPageHref(other.key);
-    summary.current = is_current;
-    runs.push_back(std::move(summary));
-  }
-  context.history = ComputeHistory(std::move(runs), kHistoryRuns);
+  context.history = std::move(read->history);
   return AttemptResponse(spans, breakdown, context);
 }
 

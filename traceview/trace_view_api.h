@@ -17,6 +17,7 @@
 
 #include "admin/admin_server.h"
 #include "traceview/attempt_json.h"
+#include "traceview/attempt_reader.h"
 #include "traceview/attempt_url.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
@@ -51,12 +52,10 @@ class TraceViewApi {
   admin::HttpResponse ShowTrace(const TraceAddress& address);
   // An attempt's page context with what every page shares (the links to Spark's own UIs).
   AttemptContext NewContext() const;
-  // The six-phase breakdown of an attempt of the history, cached by what identifies its content.
-  std::array<double, 6> HistoryPhases(const tracing::store::TaskAttemptRow& row);
 
   TraceViewOptions options_;
   std::unique_ptr<tracing::store::SpanStore> store_;
-  std::map<std::string, std::array<double, 6>> phase_cache_;
+  AttemptReader reader_;  // caches the history's breakdowns across pages
 };
 
 }  // namespace sparktrace::traceview

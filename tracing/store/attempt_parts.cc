@@ -1,5 +1,7 @@
 #include "tracing/store/attempt_parts.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -180,6 +182,26 @@ std::vector<std::string> SplitCommas(const std::string& text) {
     begin = comma + 1;
   }
   return items;
+}
+
+std::string TaskAttemptOrderSql(TaskAttemptOrder order) {
+  constexpr std::string_view kNewest = "start_unix_nano DESC, run_id DESC, try_number DESC";
+  // IS NULL is 0 or 1 in SQLite and false or true in PostgreSQL: either way the rows with a value sort
+  // first, whichever the direction of the value itself.
+  constexpr std::string_view kCost =
+      "(settled_at IS NULL OR state = 'running'), (money IS NULL), money {0}, (core_seconds IS NULL), "
+      "core_seconds {0}, {1}";
+  switch (order) {
+    case TaskAttemptOrder::kOldestFirst:
+      return "start_unix_nano ASC, run_id ASC, try_number ASC";
+    case TaskAttemptOrder::kCostDescending:
+      return fmt::format(kCost, "DESC", kNewest);
+    case TaskAttemptOrder::kCostAscending:
+      return fmt::format(kCost, "ASC", kNewest);
+    case TaskAttemptOrder::kNewestFirst:
+      break;
+  }
+  return std::string(kNewest);
 }
 
 }  // namespace sparktrace::tracing::store

@@ -80,6 +80,11 @@ std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vec
 // The state an attempt's row shows, from the sums of its parts.
 std::string_view AttemptState(std::int64_t open_count, std::int64_t error_count);
 
+// The ORDER BY terms of a task list page (without "ORDER BY"), the same SQL in both backends: cost
+// orders rows with settled figures (and not running) first, by money where there is some, then by
+// core-seconds; ties and the rest newest first.
+std::string TaskAttemptOrderSql(TaskAttemptOrder order);
+
 // "a,b,c" (the stored list of an attempt's traces) into its items.
 std::vector<std::string> SplitCommas(const std::string& text);
 

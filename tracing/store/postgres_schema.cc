@@ -108,9 +108,21 @@ CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix
 CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 )sql";
 
+// Version 2: the attempt row's version and its settled figures, as in the SQLite store
+// (tracing/store/sqlite_settlement.cc says what each column means). Rows indexed before have
+// indexed_at 0: quiet since long, they settle on the first passes.
+constexpr std::string_view kSchemaV2 = R"sql(
+ALTER TABLE task_attempts ADD COLUMN indexed_at bigint NOT NULL DEFAULT 0,
+  ADD COLUMN settled_version bigint, ADD COLUMN settled_at bigint, ADD COLUMN core_seconds double precision,
+  ADD COLUMN gib_seconds double precision, ADD COLUMN money double precision,
+  ADD COLUMN idle_fraction double precision, ADD COLUMN regression integer;
+CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
+  WHERE state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)
+)sql";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

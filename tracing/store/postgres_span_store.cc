@@ -9,6 +9,7 @@
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/pg_text.h"
 #include "tracing/store/postgres_schema.h"
+#include "tracing/store/postgres_settlement.h"
 #include "tracing/store/postgres_task_index.h"
 #include "tracing/store/stored_span.h"
 
@@ -411,6 +412,27 @@ Result<std::vector<std::string>> PostgresSpanStore::TracesMatching(std::string_v
     auto traces = PostgresTracesMatching(db_, text);
     if (!traces.ok()) return Named(traces.error(), "search");
     return traces;
+  });
+}
+
+Result<DueAttempts> PostgresSpanStore::ListDueAttempts(std::chrono::system_clock::time_point now,
+                                                       std::chrono::milliseconds quiet, std::size_t limit) {
+  return NoThrow("list attempts due for settling", [&]() -> Result<DueAttempts> {
+    auto due = ListPostgresDueAttempts(db_, now, quiet, limit);
+    if (!due.ok()) return Named(due.error(), "list unsettled attempts");
+    return due;
+  });
+}
+
+Result<SettleClaim> PostgresSpanStore::RecordSettlement(const AttemptRef& ref,
+                                                        std::uint64_t indexed_unix_nano,
+                                                        const SettledFigures& figures) {
+  if (options_.read_only)
+    return InvalidArgument(fmt::format("record settled figures: {} was opened read-only", display_));
+  return NoThrow("record settled figures", [&]() -> Result<SettleClaim> {
+    auto claim = RecordPostgresSettlement(db_, ref, indexed_unix_nano, figures);
+    if (!claim.ok()) return Named(claim.error(), "settle");
+    return claim;
   });
 }
 

@@ -39,6 +39,11 @@ class PostgresSpanStore final : public SpanStore {
   Result<TraceId> FindTraceByOperation(std::string_view operation_id) override;
   Result<TaskAttemptPage> ListTaskAttempts(const TaskAttemptFilter& filter) override;
   Result<std::vector<std::string>> TracesMatching(std::string_view text) override;
+  // Settling (span_store.h, tracing/store/postgres_settlement.h).
+  Result<DueAttempts> ListDueAttempts(std::chrono::system_clock::time_point now,
+                                      std::chrono::milliseconds quiet, std::size_t limit) override;
+  Result<SettleClaim> RecordSettlement(const AttemptRef& ref, std::uint64_t indexed_unix_nano,
+                                       const SettledFigures& figures) override;
   // Deletes in batches of a few hundred traces, each its own short transaction.
   Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point now) override;
   const std::string& description() const override { return display_; }

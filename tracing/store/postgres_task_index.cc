@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -192,8 +193,17 @@ std::string KeyText(const PartKey& key) {
                      key.trace_key);
 }
 
+// The wall clock of this writer, as the row's indexed_at (unix nanoseconds).
+std::int64_t NowUnixNano() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 // An attempt's row is the sum of its parts; no parts left, no row. The attempts' advisory locks
-// come first, in lock-id order (see the header).
+// come first, in lock-id order (see the header). The upsert keeps the settled figures, and moves
+// indexed_at (the row's version, only growing) only when the sums changed: the spans of other
+// attempts written to a shared trace do not keep this one from ever being quiet.
 Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys) {
   if (keys.empty()) return {};
   std::vector<std::string> key_texts;
@@ -207,26 +217,42 @@ Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys) {
   if (!locked.ok()) return locked.error();
 
   const KeyArrays arrays(keys);
+  std::vector<PgParam> upsert_params = arrays.Params();
+  upsert_params.emplace_back(std::to_string(NowUnixNano()));
   auto upserted = db.Query(fmt::format(R"sql({}
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
-                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state)
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
 SELECT k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key, max(p.name),
        string_agg(p.trace_id, ',' ORDER BY p.trace_id), min(p.start_unix_nano), max(p.end_unix_nano),
        sum(p.span_count), sum(p.error_count), sum(p.open_count), sum(p.resource_wait_ms), sum(p.compute_ms),
        sum(p.io_write_ms), sum(p.idle_ms), sum(p.finding_count),
        (array_agg(p.top_finding ORDER BY p.top_impact DESC) FILTER (WHERE p.top_finding IS NOT NULL))[1],
-       CASE WHEN sum(p.open_count) > 0 THEN 'running' WHEN sum(p.error_count) > 0 THEN 'failed' ELSE 'success' END
+       CASE WHEN sum(p.open_count) > 0 THEN 'running' WHEN sum(p.error_count) > 0 THEN 'failed' ELSE 'success' END,
+       $8::bigint
 FROM keys k JOIN attempt_parts p ON {}
 GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key
 ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key) DO UPDATE SET
+  indexed_at = CASE WHEN task_attempts.trace_ids <> excluded.trace_ids
+                      OR task_attempts.start_unix_nano <> excluded.start_unix_nano
+                      OR task_attempts.end_unix_nano <> excluded.end_unix_nano
+                      OR task_attempts.span_count <> excluded.span_count
+                      OR task_attempts.error_count <> excluded.error_count
+                      OR task_attempts.open_count <> excluded.open_count
+                      OR task_attempts.resource_wait_ms <> excluded.resource_wait_ms
+                      OR task_attempts.compute_ms <> excluded.compute_ms
+                      OR task_attempts.io_write_ms <> excluded.io_write_ms
+                      OR task_attempts.idle_ms <> excluded.idle_ms
+                      OR task_attempts.finding_count <> excluded.finding_count
+                    THEN GREATEST(excluded.indexed_at, task_attempts.indexed_at + 1)
+                    ELSE task_attempts.indexed_at END,
   name = excluded.name, trace_ids = excluded.trace_ids, start_unix_nano = excluded.start_unix_nano,
   end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count, error_count = excluded.error_count,
   open_count = excluded.open_count, resource_wait_ms = excluded.resource_wait_ms, compute_ms = excluded.compute_ms,
   io_write_ms = excluded.io_write_ms, idle_ms = excluded.idle_ms, finding_count = excluded.finding_count,
   top_finding = excluded.top_finding, state = excluded.state)sql",
                                        kKeysCte, kMatchKey),
-                           arrays.Params());
+                           upsert_params);
   if (!upserted.ok()) return upserted.error();
   auto emptied = db.Query(
       fmt::format(
@@ -244,7 +270,8 @@ constexpr std::string_view kRowColumns =
     "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
     "end_unix_nano, "
     "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
-    "top_finding, state";
+    "top_finding, state, indexed_at, settled_version, settled_at, core_seconds, gib_seconds, money, "
+    "idle_fraction, regression";
 
 TaskAttemptRow RowFrom(const PgResult& result, int row) {
   TaskAttemptRow out;
@@ -264,6 +291,22 @@ TaskAttemptRow RowFrom(const PgResult& result, int row) {
   out.finding_count = result.Int64(row, 17);
   if (!result.IsNull(row, 18)) out.top_finding_json = text(18);
   out.state = text(19);
+  out.indexed_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 20));
+  if (!result.IsNull(row, 22)) {
+    const auto number = [&](int column) -> std::optional<double> {
+      if (result.IsNull(row, column)) return std::nullopt;
+      return result.Double(row, column);
+    };
+    SettledFigures figures;
+    figures.settled_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 22));
+    figures.core_seconds = number(23);
+    figures.gib_seconds = number(24);
+    figures.money = number(25);
+    figures.idle_fraction = number(26);
+    figures.regression = result.Int64(row, 27) != 0;
+    out.settled = figures;
+    out.settled_current = !result.IsNull(row, 21) && result.Int64(row, 21) == result.Int64(row, 20);
+  }
   return out;
 }
 
@@ -294,6 +337,7 @@ Result<void> IndexNewPostgresTraces(PgConnection& db,
   std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
   std::string attempts;
   CopyRows copy(attempts);
+  const std::int64_t now = NowUnixNano();
   for (const auto& [trace_id, spans] : traces) {
     auto parts = PartsOfTrace(trace_id, spans);
     for (const auto& [key, part] : parts) {
@@ -307,18 +351,20 @@ Result<void> IndexNewPostgresTraces(PgConnection& db,
       copy.Text(trace_id);
       CopySums(copy, part);
       copy.Text(AttemptState(part.open, part.Errors()));
+      copy.Int(now);
       copy.End();
     }
     parts_by_trace.emplace(trace_id, std::move(parts));
   }
   if (auto inserted = InsertParts(db, parts_by_trace); !inserted.ok()) return inserted.error();
   if (!attempts.empty()) {
-    if (auto copied = db.CopyIn("COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, "
-                                "map_index, trace_key, name, trace_ids, "
-                                "start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
-                                "resource_wait_ms, compute_ms, "
-                                "io_write_ms, idle_ms, finding_count, top_finding, state) FROM STDIN",
-                                attempts);
+    if (auto copied =
+            db.CopyIn("COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, "
+                      "map_index, trace_key, name, trace_ids, "
+                      "start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
+                      "resource_wait_ms, compute_ms, "
+                      "io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at) FROM STDIN",
+                      attempts);
         !copied.ok()) {
       return copied.error();
     }
@@ -367,13 +413,12 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   if (!count.ok()) return count.error();
   page.total = count->Int64(0, 0);
 
-  const std::string order = filter.oldest_first ? "ASC" : "DESC";
   const std::string limit = next(std::to_string(filter.limit));
   const std::string offset = next(std::to_string(filter.offset));
-  auto rows = db.Query(fmt::format("SELECT {} FROM task_attempts t{} ORDER BY start_unix_nano {}, run_id {}, "
-                                   "try_number {} LIMIT {}::bigint OFFSET {}::bigint",
-                                   kRowColumns, where, order, order, order, limit, offset),
-                       params);
+  auto rows =
+      db.Query(fmt::format("SELECT {} FROM task_attempts t{} ORDER BY {} LIMIT {}::bigint OFFSET {}::bigint",
+                           kRowColumns, where, TaskAttemptOrderSql(filter.order), limit, offset),
+               params);
   if (!rows.ok()) return rows.error();
   for (int row = 0; row < rows->rows(); ++row) page.rows.push_back(RowFrom(*rows, row));
   return page;

@@ -94,6 +94,17 @@ class SpanStore {
   // Trace ids (hex) that a search text names: a trace id, an operation id or a Spark application id.
   virtual Result<std::vector<std::string>> TracesMatching(std::string_view text) = 0;
 
+  // Settling (task_attempts.h, SettledFigures). Attempts due for it: not running, with no settled
+  // figures of their current version, and no change indexed after `now - quiet`; the longest quiet
+  // first, at most `limit`. Readers may list; the backlog counts all such rows, quiet or not.
+  virtual Result<DueAttempts> ListDueAttempts(std::chrono::system_clock::time_point now,
+                                              std::chrono::milliseconds quiet, std::size_t limit) = 0;
+  // Records the figures of version `indexed_unix_nano` of the attempt's row, only if the row still is
+  // at that version and no one recorded figures of it yet (a conditional update: of several settlers
+  // sharing a store, exactly one claims each version). Writers only.
+  virtual Result<SettleClaim> RecordSettlement(const AttemptRef& ref, std::uint64_t indexed_unix_nano,
+                                               const SettledFigures& figures) = 0;
+
   // Deletes whole traces that ended before `now - max_age`, then the oldest while the store holds
   // more than max_bytes, in short transactions (never one long lock). Writers only; the store
   // exporter calls it periodically between batches.

@@ -17,6 +17,7 @@
 #include "tracing/attribute_json_reader.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/sqlite_connection.h"
+#include "tracing/store/sqlite_settlement.h"
 #include "tracing/store/sqlite_statement.h"
 #include "tracing/store/sqlite_task_index.h"
 #include "tracing/store/stored_span.h"
@@ -100,6 +101,8 @@ const Migration kMigrations[] = {
     // Task attempts are listed from the task index (tracing/store/sqlite_task_index.h); the summary's
     // Airflow index served only the per-trace listing it replaced, and cost every new trace a write.
     {3, "DROP INDEX IF EXISTS traces_by_airflow"},
+    // Settled figures on the attempt rows (tracing/store/sqlite_settlement.h).
+    {4, kSettlementSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 
@@ -635,6 +638,34 @@ Result<std::vector<std::string>> SqliteSpanStore::TracesMatching(std::string_vie
     if (!traces.ok())
       return Error{traces.error().code, fmt::format("search {}: {}", path_, traces.error().message)};
     return traces;
+  });
+}
+
+Result<DueAttempts> SqliteSpanStore::ListDueAttempts(std::chrono::system_clock::time_point now,
+                                                     std::chrono::milliseconds quiet, std::size_t limit) {
+  return NoThrow("list attempts due for settling", [&]() -> Result<DueAttempts> {
+    auto due = ListSqliteDueAttempts(*db_, now, quiet, limit);
+    if (!due.ok())
+      return Error{due.error().code,
+                   fmt::format("list unsettled attempts in {}: {}", path_, due.error().message)};
+    return due;
+  });
+}
+
+Result<SettleClaim> SqliteSpanStore::RecordSettlement(const AttemptRef& ref, std::uint64_t indexed_unix_nano,
+                                                      const SettledFigures& figures) {
+  if (auto writer = RequireWriter("record settled figures"); !writer.ok()) return writer.error();
+  return NoThrow("record settled figures", [&]() -> Result<SettleClaim> {
+    SettleClaim claim;
+    auto done = InWriteTransaction(*db_, [&]() -> Result<void> {
+      auto recorded = RecordSqliteSettlement(*db_, ref, indexed_unix_nano, figures);
+      if (!recorded.ok()) return recorded.error();
+      claim = *recorded;
+      return {};
+    });
+    if (!done.ok())
+      return Error{done.error().code, fmt::format("settle in {}: {}", path_, done.error().message)};
+    return claim;
   });
 }
 

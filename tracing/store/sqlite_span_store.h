@@ -42,7 +42,7 @@ class SqliteSpanStore final : public SpanStore {
  public:
   // The schema version this build writes (PRAGMA user_version). Older databases are migrated by a
   // writer's Open; newer ones are refused.
-  static constexpr std::int64_t kSchemaVersion = 3;
+  static constexpr std::int64_t kSchemaVersion = 4;
 
   // Opens (a writer creates the file, its parent directories and the schema; a reader requires an
   // existing, current database). Fails with a clear error for an unwritable or corrupt path, a file
@@ -68,6 +68,11 @@ class SqliteSpanStore final : public SpanStore {
   Result<TaskAttemptPage> ListTaskAttempts(const TaskAttemptFilter& filter) override;
   // Trace ids (hex) that a search text names: a trace id, an operation id or a Spark application id.
   Result<std::vector<std::string>> TracesMatching(std::string_view text) override;
+  // Settling (span_store.h); the figures live on the task index's rows (sqlite_settlement.h).
+  Result<DueAttempts> ListDueAttempts(std::chrono::system_clock::time_point now,
+                                      std::chrono::milliseconds quiet, std::size_t limit) override;
+  Result<SettleClaim> RecordSettlement(const AttemptRef& ref, std::uint64_t indexed_unix_nano,
+                                       const SettledFigures& figures) override;
 
   // Deletes whole traces: those whose last span ended before `now - max_age`, then, while the pages in
   // use exceed max_bytes, the traces that ended longest ago. Then gives the freed pages back to the file

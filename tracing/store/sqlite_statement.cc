@@ -70,6 +70,8 @@ std::int64_t SqliteStatement::ColumnInt64(int index) const {
   return sqlite3_column_int64(stmt_.get(), index);
 }
 
+double SqliteStatement::ColumnDouble(int index) const { return sqlite3_column_double(stmt_.get(), index); }
+
 Result<std::vector<std::string>> SqliteStatement::CollectText(int column) {
   std::vector<std::string> values;
   while (true) {

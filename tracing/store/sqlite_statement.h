@@ -43,6 +43,7 @@ class SqliteStatement {
   // Column indexes are 0-based, as in SQLite; valid after Step() returned true.
   bool ColumnIsNull(int index) const;
   std::int64_t ColumnInt64(int index) const;
+  double ColumnDouble(int index) const;
   std::string ColumnText(int index) const;
   // The same text without a copy; valid until the next Step(), Reset() or a conversion of this column.
   std::string_view ColumnView(int index) const;

@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -219,36 +220,70 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
   return {};
 }
 
-// An attempt's row is the sum of its parts; no parts left, no row.
+// An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
+// the settled figures (task_attempts.h) stay on the row, and indexed_at moves only when the sums
+// changed (kRowChanged), so that the spans of other attempts written to a shared trace do not keep
+// this one from ever being quiet. indexed_at is also the row's version: it only grows.
 constexpr std::string_view kAggregateSql = R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
-                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state)
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), group_concat(trace_id, ','), min(start_unix_nano),
        max(end_unix_nano), sum(span_count), sum(error_count), sum(open_count), sum(resource_wait_ms),
        sum(compute_ms), sum(io_write_ms), sum(idle_ms), sum(finding_count),
        (SELECT top_finding FROM attempt_parts p WHERE p.airflow = ?1 AND p.dag_id = ?2 AND p.task_id = ?3
           AND p.run_id = ?4 AND p.try_number = ?5 AND p.map_index = ?6 AND p.trace_key = ?7
           AND p.top_finding IS NOT NULL ORDER BY p.top_impact DESC LIMIT 1),
-       CASE WHEN sum(open_count) > 0 THEN 'running' WHEN sum(error_count) > 0 THEN 'failed' ELSE 'success' END
+       CASE WHEN sum(open_count) > 0 THEN 'running' WHEN sum(error_count) > 0 THEN 'failed' ELSE 'success' END,
+       ?8
 FROM attempt_parts WHERE airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
   AND map_index = ?6 AND trace_key = ?7
 HAVING count(*) > 0
+ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key) DO UPDATE SET
+  indexed_at = CASE WHEN task_attempts.trace_ids <> excluded.trace_ids
+                      OR task_attempts.start_unix_nano <> excluded.start_unix_nano
+                      OR task_attempts.end_unix_nano <> excluded.end_unix_nano
+                      OR task_attempts.span_count <> excluded.span_count
+                      OR task_attempts.error_count <> excluded.error_count
+                      OR task_attempts.open_count <> excluded.open_count
+                      OR task_attempts.resource_wait_ms <> excluded.resource_wait_ms
+                      OR task_attempts.compute_ms <> excluded.compute_ms
+                      OR task_attempts.io_write_ms <> excluded.io_write_ms
+                      OR task_attempts.idle_ms <> excluded.idle_ms
+                      OR task_attempts.finding_count <> excluded.finding_count
+                    THEN max(excluded.indexed_at, task_attempts.indexed_at + 1)
+                    ELSE task_attempts.indexed_at END,
+  name = excluded.name, trace_ids = excluded.trace_ids, start_unix_nano = excluded.start_unix_nano,
+  end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count, error_count = excluded.error_count,
+  open_count = excluded.open_count, resource_wait_ms = excluded.resource_wait_ms, compute_ms = excluded.compute_ms,
+  io_write_ms = excluded.io_write_ms, idle_ms = excluded.idle_ms, finding_count = excluded.finding_count,
+  top_finding = excluded.top_finding, state = excluded.state
 )sql";
+
+// The wall clock of this writer, as the row's indexed_at (unix nanoseconds).
+std::int64_t NowUnixNano() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
   if (keys.empty()) return {};
-  auto remove = db.Prepare(fmt::format("DELETE FROM task_attempts WHERE {}", kKeyMatch));
+  auto upsert = db.Prepare(kAggregateSql);
+  if (!upsert.ok()) return upsert.error();
+  auto remove = db.Prepare(
+      fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
+                  kKeyMatch, kKeyMatch));
   if (!remove.ok()) return remove.error();
-  auto insert = db.Prepare(kAggregateSql);
-  if (!insert.ok()) return insert.error();
+  const std::int64_t now = NowUnixNano();
   for (const PartKey& key : keys) {
+    upsert->Reset();
+    BindKey(*upsert, 1, key);
+    upsert->BindInt64(8, now);
+    if (auto ran = upsert->Run(); !ran.ok()) return ran.error();
     remove->Reset();
     BindKey(*remove, 1, key);
     if (auto ran = remove->Run(); !ran.ok()) return ran.error();
-    insert->Reset();
-    BindKey(*insert, 1, key);
-    if (auto ran = insert->Run(); !ran.ok()) return ran.error();
   }
   return {};
 }
@@ -257,7 +292,13 @@ constexpr std::string_view kRowColumns =
     "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
     "end_unix_nano, "
     "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
-    "top_finding, state";
+    "top_finding, state, indexed_at, settled_version, settled_at, core_seconds, gib_seconds, money, "
+    "idle_fraction, regression";
+
+std::optional<double> OptionalDouble(const SqliteStatement& stmt, int column) {
+  if (stmt.ColumnIsNull(column)) return std::nullopt;
+  return stmt.ColumnDouble(column);
+}
 
 TaskAttemptRow RowFrom(const SqliteStatement& stmt) {
   TaskAttemptRow row;
@@ -277,6 +318,18 @@ TaskAttemptRow RowFrom(const SqliteStatement& stmt) {
   row.finding_count = stmt.ColumnInt64(17);
   if (!stmt.ColumnIsNull(18)) row.top_finding_json = stmt.ColumnText(18);
   row.state = stmt.ColumnText(19);
+  row.indexed_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(20));
+  if (!stmt.ColumnIsNull(22)) {
+    SettledFigures figures;
+    figures.settled_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(22));
+    figures.core_seconds = OptionalDouble(stmt, 23);
+    figures.gib_seconds = OptionalDouble(stmt, 24);
+    figures.money = OptionalDouble(stmt, 25);
+    figures.idle_fraction = OptionalDouble(stmt, 26);
+    figures.regression = stmt.ColumnInt64(27) != 0;
+    row.settled = figures;
+    row.settled_current = !stmt.ColumnIsNull(21) && stmt.ColumnInt64(21) == stmt.ColumnInt64(20);
+  }
   return row;
 }
 
@@ -307,8 +360,8 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
 constexpr std::string_view kInsertAttemptSql = R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
-                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
 )sql";
 
 Result<void> IndexNewTraces(SqliteConnection& db,
@@ -318,6 +371,7 @@ Result<void> IndexNewTraces(SqliteConnection& db,
   auto insert_attempt = db.Prepare(kInsertAttemptSql);
   if (!insert_attempt.ok()) return insert_attempt.error();
   std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
+  const std::int64_t now = NowUnixNano();
   for (const auto& [trace_id, spans] : traces) {
     const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, spans);
     if (auto inserted = InsertParts(&*insert_part, trace_id, parts); !inserted.ok()) return inserted.error();
@@ -346,6 +400,7 @@ Result<void> IndexNewTraces(SqliteConnection& db,
         row.BindText(20, part.top_finding);
       }
       row.BindText(21, AttemptState(part.open, part.Errors()));
+      row.BindInt64(22, now);
       if (auto ran = row.Run(); !ran.ok()) return ran.error();
     }
   }
@@ -410,11 +465,8 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   if (!counted.ok()) return counted.error();
   page.total = *counted ? count->ColumnInt64(0) : 0;
 
-  const std::string order = filter.oldest_first ? "ASC" : "DESC";
-  auto select =
-      db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY start_unix_nano {}, run_id {}, "
-                             "try_number {} LIMIT ? OFFSET ?",
-                             kRowColumns, where, order, order, order));
+  auto select = db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY {} LIMIT ? OFFSET ?",
+                                       kRowColumns, where, TaskAttemptOrderSql(filter.order)));
   if (!select.ok()) return select.error();
   const int next = bind(*select);
   select->BindInt64(next, static_cast<std::int64_t>(filter.limit));

@@ -33,6 +33,18 @@ struct TaskAttemptKey {
 enum class IndexedPhase : std::uint8_t { kResourceWait = 0, kCompute = 1, kIoWrite = 2, kIdle = 3 };
 inline constexpr std::size_t kIndexedPhaseCount = 4;
 
+// What an attempt finally came to, computed once it is settled (no longer running and quiet: no span
+// of it indexed for a while) by the trace view's code (traceview/attempt_settler.h) and written into
+// its row. The store only keeps these figures; it never computes them (cost needs traceview/).
+struct SettledFigures {
+  std::optional<double> core_seconds;   // nullopt: the executors' cores were not known
+  std::optional<double> gib_seconds;    // nullopt: the application's memory settings were not known
+  std::optional<double> money;          // nullopt: no prices configured, or a priced figure unknown
+  std::optional<double> idle_fraction;  // nullopt: no executor core allocated
+  bool regression = false;              // the regression finding held (traceview/regression.h)
+  std::uint64_t settled_unix_nano = 0;  // when the figures were written (the settler's clock)
+};
+
 struct TaskAttemptRow {
   bool airflow = true;                 // else a trace without Airflow identity
   TaskAttemptKey key;                  // empty strings, try 0, map index -1 for a trace without identity
@@ -47,7 +59,16 @@ struct TaskAttemptRow {
   std::int64_t finding_count = 0;
   std::string top_finding_json;  // {"id","severity","title","impact_seconds"} or "" when none
   std::string state;             // "running", "failed" or "success"
+  // When a change of the row's figures was last indexed (the writer's clock, unix nanos); it also
+  // serves as the row's version: it grows on every change, so settled figures say which one they are of.
+  std::uint64_t indexed_unix_nano = 0;
+  std::optional<SettledFigures> settled;  // the last settled figures, if any
+  bool settled_current = false;           // they are of the row as it is now (nothing indexed since)
 };
+
+// Which attempts a list page shows first. Cost orders by money where there is some, then by
+// core-seconds; rows with no settled figures (never settled, or running again) come last either way.
+enum class TaskAttemptOrder : std::uint8_t { kNewestFirst, kOldestFirst, kCostDescending, kCostAscending };
 
 struct TaskAttemptFilter {
   std::optional<std::string> dag_id;
@@ -63,12 +84,41 @@ struct TaskAttemptFilter {
   bool airflow_only = false;
   std::size_t limit = 50;
   std::size_t offset = 0;
-  bool oldest_first = false;
+  TaskAttemptOrder order = TaskAttemptOrder::kNewestFirst;
 };
 
 struct TaskAttemptPage {
   std::int64_t total = 0;  // rows matching the filter, all pages
   std::vector<TaskAttemptRow> rows;
+};
+
+// One row of the index, by its primary key: `trace_key` is "" for an Airflow attempt and the trace id
+// for a trace without identity (as attempt_parts.h's PartKey).
+struct AttemptRef {
+  bool airflow = true;
+  TaskAttemptKey key;
+  std::string trace_key;
+  // clang-tidy 14 misreads a defaulted <=> as a literal 0 comparison.
+  // NOLINTNEXTLINE(modernize-use-nullptr)
+  auto operator<=>(const AttemptRef&) const = default;
+};
+
+// An attempt due for settling, with the row version (indexed_unix_nano) its figures must be of.
+struct DueAttempt {
+  AttemptRef ref;
+  std::uint64_t indexed_unix_nano = 0;
+};
+
+struct DueAttempts {
+  std::vector<DueAttempt> due;  // the longest quiet first, at most the limit asked for
+  std::int64_t backlog = 0;     // every row not running whose figures are missing or out of date
+};
+
+// The outcome of recording settled figures. `claimed` is false when another settler recorded this
+// version first, or the row changed (or went) since it was listed: then the caller counts nothing.
+struct SettleClaim {
+  bool claimed = false;
+  std::optional<SettledFigures> previous;  // the figures this claim replaced (an attempt re-settled)
 };
 
 }  // namespace sparktrace::tracing::store

@@ -8,6 +8,7 @@ import { renderMiniBar, renderPhaseKey } from './breakdown_bar.js';
 import { stateBadge, severityBadge } from './badges.js';
 import { formatCount, formatDuration, parseUtcInput, toUtcInput, formatTimeUtc } from './format.js';
 import { safeHref, tasksApiUrl, tasksPageUrl, TASK_STATES, TASKS_PAGE_SIZE } from './url_state.js';
+import { costAriaSort, nextCostSort, sortDescription, taskCostCell } from './task_cost.js';
 
 function field(label, input, hint) {
   return h('label', { class: 'field' }, h('span', { class: 'field-label' }, label), input, hint ? h('span', { class: 'field-hint' }, hint) : null);
@@ -35,6 +36,7 @@ function renderFilters(query, context) {
     event.preventDefault();
     const data = new FormData(form);
     const next = { offset: 0 };
+    if (query.sort) next.sort = query.sort;  // filtering keeps the order
     for (const key of ['dag', 'task', 'state', 'q']) {
       const value = String(data.get(key) ?? '').trim();
       if (value) next[key] = value;
@@ -64,6 +66,12 @@ function topFindingCell(row) {
     h('div', { class: 'finding-text', title: top.title }, top.title));
 }
 
+function costCell(row) {
+  const cell = taskCostCell(row);
+  return h('td', { class: 'num col-cost', title: cell.title },
+    cell.settled ? cell.text : h('span', { class: 'muted' }, cell.text));
+}
+
 function renderRow(row, context) {
   const href = safeHref(row.href);
   const isTrace = row.kind === 'trace';
@@ -81,6 +89,7 @@ function renderRow(row, context) {
     h('td', { class: 'col-start mono', title: formatTimeUtc(row.start_ms) }, formatTimeUtc(row.start_ms).slice(0, 16)),
     h('td', { class: 'num col-wall' }, formatDuration(row.wall_ms)),
     h('td', { class: 'col-phases' }, renderMiniBar(row.phases, row.wall_ms)),
+    costCell(row),
     topFindingCell(row));
   if (href) {
     tr.addEventListener('click', (event) => {
@@ -91,14 +100,28 @@ function renderRow(row, context) {
   return tr;
 }
 
-function renderTable(list, context) {
-  const head = ['DAG', 'Task and run', 'Try', 'Map', 'State', 'Start (UTC)', 'Wall', 'Where the time went', 'Top finding'];
+// The Cost header is a link (the app keeps same-origin links in the page) that sorts the list by cost,
+// most expensive first, then cheapest first.
+function costHeader(query) {
+  const sorted = costAriaSort(query.sort);
+  const arrow = sorted === 'descending' ? ' \u2193' : sorted === 'ascending' ? ' \u2191' : '';
+  const next = nextCostSort(query.sort);
+  return h('th', { scope: 'col', class: 'num col-cost', 'aria-sort': sorted },
+    h('a', {
+      id: 'sort-cost', href: tasksPageUrl({ ...query, sort: next, offset: 0 }),
+      title: next === '-cost' ? 'Most expensive first (unsettled attempts last)' : 'Cheapest first (unsettled attempts last)',
+    }, `Cost${arrow}`));
+}
+
+function renderTable(list, query, context) {
+  const head = ['DAG', 'Task and run', 'Try', 'Map', 'State', 'Start (UTC)', 'Wall', 'Where the time went', 'Cost', 'Top finding'];
   const numeric = new Set(['Try', 'Map', 'Wall']);
-  return h('div', { class: 'table-wrap' },
-    h('table', { id: 'tasks', class: 'data-table tasks-table' },
-      h('caption', { class: 'sr-only' }, 'Task attempts, newest first'),
-      h('thead', null, h('tr', null, head.map((text) => h('th', { scope: 'col', class: numeric.has(text) ? 'num' : null }, text)))),
-      h('tbody', null, list.tasks.map((row) => renderRow(row, context)))));
+  const table = h('table', { id: 'tasks', class: 'data-table tasks-table' },
+    h('caption', { class: 'sr-only' }, `Task attempts, ${sortDescription(query.sort)}`),
+    h('thead', null, h('tr', null, head.map((text) => (text === 'Cost' ? costHeader(query)
+      : h('th', { scope: 'col', class: numeric.has(text) ? 'num' : null }, text))))),
+    h('tbody', null, list.tasks.map((row) => renderRow(row, context))));
+  return h('div', { class: 'table-wrap' }, table);
 }
 
 function renderPager(list, query, context) {
@@ -144,14 +167,14 @@ export async function renderTasksPage(route, context) {
       return;
     }
     if (!context.isCurrent()) return;
-    status.textContent = `${formatCount(list.total)} attempts${summary ? ` matching ${summary}` : ''}, newest first`;
+    status.textContent = `${formatCount(list.total)} attempts${summary ? ` matching ${summary}` : ''}, ${sortDescription(query.sort)}`;
     if (list.tasks.length === 0) {
       main.append(h('div', { class: 'empty-box' },
         h('p', null, list.total === 0 ? 'No task attempts match these filters.' : 'No attempts on this page.'),
         h('p', null, h('a', { href: '/' }, 'Show all task attempts'))));
     } else {
       main.append(h('div', { class: 'list-key' }, renderPhaseKey('Phase colours in \u201cwhere the time went\u201d')));
-      main.append(renderTable(list, context));
+      main.append(renderTable(list, query, context));
     }
     main.append(renderPager(list, query, context));
     context.markReady();

@@ -14,6 +14,8 @@
 export const TASKS_PAGE_SIZE = 50;
 const TASK_FILTER_KEYS = ['dag', 'task', 'state', 'since', 'until', 'q'];
 export const TASK_STATES = ['running', 'success', 'failed'];
+// The list's orders (`sort` of /api/v1/tasks); the first is the default and is left out of URLs.
+export const TASK_SORTS = ['-start', 'start', '-cost', 'cost'];
 
 export const ATTEMPT_PAGE_PATH = '/attempt';
 export const ATTEMPT_API_PATH = '/api/v1/attempt';
@@ -160,6 +162,8 @@ export function parseTaskQuery(params) {
     if (value !== null && value !== '') query[key] = value;
   }
   if (query.state && !TASK_STATES.includes(query.state)) delete query.state;
+  const sort = params.get('sort');
+  if (sort && sort !== TASK_SORTS[0] && TASK_SORTS.includes(sort)) query.sort = sort;
   for (const key of ['since', 'until']) {
     if (query[key] !== undefined && parseNumber(query[key]) === null) delete query[key];
   }
@@ -174,6 +178,7 @@ function taskQueryParams(query) {
     const value = query[key];
     if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
   }
+  if (query.sort && query.sort !== TASK_SORTS[0] && TASK_SORTS.includes(query.sort)) params.set('sort', query.sort);
   if (query.offset) params.set('offset', String(query.offset));
   return params;
 }

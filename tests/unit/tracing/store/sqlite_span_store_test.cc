@@ -227,8 +227,8 @@ TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
   }
 }
 
-// Version 3 dropped the summary's Airflow index: a version-2 file is migrated by the first writer,
-// its data kept.
+// Version 3 dropped the summary's Airflow index and version 4 added the settled figures: a version-2
+// file is migrated by the first writer, its data kept.
 TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   {
     auto store = OpenStore();
@@ -237,9 +237,17 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   }
   {
     SqliteConnection raw = Raw();
+    // What version 4 added goes too, so that its columns are added again.
     ASSERT_TRUE(
         raw.Exec("CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano); "
-                 "PRAGMA user_version = 2")
+                 "DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN indexed_at; "
+                 "ALTER TABLE task_attempts DROP COLUMN settled_version; "
+                 "ALTER TABLE task_attempts DROP COLUMN settled_at; "
+                 "ALTER TABLE task_attempts DROP COLUMN core_seconds; "
+                 "ALTER TABLE task_attempts DROP COLUMN gib_seconds; ALTER TABLE task_attempts DROP COLUMN "
+                 "money; "
+                 "ALTER TABLE task_attempts DROP COLUMN idle_fraction; "
+                 "ALTER TABLE task_attempts DROP COLUMN regression; PRAGMA user_version = 2")
             .ok());
   }
   auto stale_reader = SqliteSpanStore::Open(path_, {.read_only = true});
@@ -249,11 +257,16 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   auto migrated = OpenStore();
   ASSERT_NE(migrated, nullptr);
   SqliteConnection raw = Raw();
-  EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), 3);
+  EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), 4);
   EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_by_airflow'"), 0);
   auto spans = migrated->GetTrace(TraceIdOf(1));
   ASSERT_TRUE(spans.ok());
   EXPECT_EQ((*spans)[0].name, "kept");
+  // Version 4: the row indexed before is unsettled, and quiet since long (indexed_at 0).
+  auto due = migrated->ListDueAttempts(std::chrono::system_clock::now(), std::chrono::hours(1), 10);
+  ASSERT_TRUE(due.ok()) << due.error().ToString();
+  ASSERT_EQ(due->due.size(), 1u);
+  EXPECT_EQ(due->due[0].indexed_unix_nano, 0u);
 }
 
 TEST_F(SqliteSpanStoreTest, ReaderRefusesAnUnmigratedDatabase) {

@@ -39,6 +39,13 @@ class FlakyStore final : public SpanStore {
   Result<std::vector<std::string>> TracesMatching(std::string_view) override {
     return std::vector<std::string>{};
   }
+  Result<DueAttempts> ListDueAttempts(std::chrono::system_clock::time_point, std::chrono::milliseconds,
+                                      std::size_t) override {
+    return DueAttempts{};
+  }
+  Result<SettleClaim> RecordSettlement(const AttemptRef&, std::uint64_t, const SettledFigures&) override {
+    return SettleClaim{};
+  }
   Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point) override {
     return RetentionStats{};
   }

@@ -1,0 +1,126 @@
+#include "traceview/attempt_reader.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include "traceview/attempt_spans.h"
+#include "traceview/attempt_url.h"
+#include "traceview/view_time.h"
+
+namespace sparktrace::traceview {
+namespace {
+
+constexpr std::size_t kPhaseCacheEntries = 2048;
+// The index page every attempt's task is read in: the history needs the latest kHistoryRuns, the
+// links the neighbours; one query serves both.
+constexpr std::size_t kTaskAttempts = 200;
+
+using tracing::store::TaskAttemptRow;
+
+double StartMs(const TaskAttemptRow& row) { return NanosToMs(row.start_unix_nano); }
+double WallMs(const TaskAttemptRow& row) {
+  return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - StartMs(row);
+}
+
+}  // namespace
+
+Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& store,
+                                                    const TaskAttemptRow& row) {
+  std::vector<tracing::Span> spans;
+  for (const std::string& trace_hex : row.trace_ids) {
+    const auto trace_id = tracing::ParseTraceId(trace_hex);
+    if (!trace_id) continue;
+    auto trace = store.GetTrace(*trace_id);
+    if (!trace.ok()) {
+      if (trace.error().code == ErrorCode::kNotFound) continue;
+      return trace.error();
+    }
+    auto members = row.airflow ? SpansOfAttempt(std::move(trace).value(), row.key) : std::move(trace).value();
+    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
+                 std::make_move_iterator(members.end()));
+  }
+  return spans;
+}
+
+Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store,
+                                        const tracing::store::TaskAttemptKey& key) {
+  // Every attempt of this task (newest first): this one, the tries of its run, its neighbours and
+  // the history all come from this one page of the index.
+  tracing::store::TaskAttemptFilter filter;
+  filter.airflow_only = true;
+  filter.dag_id = key.dag_id;
+  filter.task_id = key.task_id;
+  filter.map_index = key.map_index;
+  filter.limit = kTaskAttempts;
+  auto attempts = store.ListTaskAttempts(filter);
+  if (!attempts.ok()) return attempts.error();
+  ReadAttempt read;
+  read.attempts = std::move(attempts->rows);
+  const auto current = std::find_if(read.attempts.begin(), read.attempts.end(),
+                                    [&key](const TaskAttemptRow& row) { return row.key == key; });
+  if (current != read.attempts.end()) {
+    read.current = static_cast<std::size_t>(current - read.attempts.begin());
+  } else {
+    // Older than the newest attempts of the task: look it up by itself.
+    filter.run_id = key.run_id;
+    auto of_run = store.ListTaskAttempts(filter);
+    if (!of_run.ok()) return of_run.error();
+    for (const TaskAttemptRow& candidate : of_run->rows) {
+      if (candidate.key == key) read.attempts.push_back(candidate);
+    }
+    if (read.attempts.empty() || !(read.attempts.back().key == key)) {
+      return Error{ErrorCode::kNotFound, "no such task attempt"};
+    }
+    read.current = read.attempts.size() - 1;
+  }
+  auto spans = ReadAttemptSpans(store, read.row());
+  if (!spans.ok()) return spans.error();
+  if (spans->empty()) return Error{ErrorCode::kNotFound, "no such task attempt"};
+  read.spans = std::move(spans).value();
+  read.breakdown = ComputeBreakdown(read.spans);
+
+  std::vector<RunSummary> runs;
+  std::size_t listed = 0;
+  for (std::size_t i = 0; i < read.attempts.size(); ++i) {
+    const TaskAttemptRow& other = read.attempts[i];
+    const bool is_current = i == read.current;
+    if (!is_current && listed >= kHistoryRuns) continue;
+    ++listed;
+    RunSummary summary;
+    summary.run_id = other.key.run_id;
+    summary.try_number = other.key.try_number;
+    summary.state = other.state;
+    summary.start_ms = StartMs(other);
+    // The current run's own figures are those of its spans as read now, not the index's.
+    summary.wall_ms = is_current ? read.breakdown.wall_ms() : WallMs(other);
+    summary.phases = is_current ? read.breakdown.ms : HistoryPhases(store, other);
+    summary.href = AttemptPageHref(other.key);
+    summary.current = is_current;
+    runs.push_back(std::move(summary));
+  }
+  read.history = ComputeHistory(std::move(runs), kHistoryRuns);
+  return read;
+}
+
+std::array<double, kViewPhaseCount> AttemptReader::HistoryPhases(tracing::store::SpanStore& store,
+                                                                 const TaskAttemptRow& row) {
+  // Ids are length-prefixed: any byte may be in them, "|" too, and two attempts never share a key.
+  std::string cache_key =
+      fmt::format("{}:{}|{}:{}|{}:{}|{}|{}|{}|{}|", row.key.dag_id.size(), row.key.dag_id,
+                  row.key.task_id.size(), row.key.task_id, row.key.run_id.size(), row.key.run_id,
+                  row.key.try_number, row.key.map_index, row.end_unix_nano, row.span_count);
+  for (const std::string& trace_id : row.trace_ids) cache_key += trace_id;
+  if (auto cached = phase_cache_.find(cache_key); cached != phase_cache_.end()) return cached->second;
+  // A run that cannot be read now shows as empty rather than failing the page it is history on.
+  auto spans = ReadAttemptSpans(store, row);
+  const std::array<double, kViewPhaseCount> phases =
+      spans.ok() ? ComputeBreakdown(*spans).ms : std::array<double, kViewPhaseCount>{};
+  if (phase_cache_.size() >= kPhaseCacheEntries) phase_cache_.clear();  // simple bound; refilled on demand
+  phase_cache_.emplace(std::move(cache_key), phases);
+  return phases;
+}
+
+}  // namespace sparktrace::traceview

@@ -1,0 +1,56 @@
+#pragma once
+// Reads one attempt from a store the way its page shows it (docs/trace-view-api.md): its index row,
+// the rows of the other attempts of its task (tries, neighbours, history), its spans from each of its
+// traces, its six-phase breakdown and its history with the baseline. The attempt page
+// (trace_view_api.h) and the settler (attempt_settler.h) both read through it, so that a settled
+// cost and regression are what the page showed.
+//
+// Threads: one thread at a time (the phase cache is not synchronised); the store is the caller's.
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "traceview/breakdown.h"
+#include "traceview/history.h"
+#include "tracing/span.h"
+#include "tracing/store/span_store.h"
+
+namespace sparktrace::traceview {
+
+// How many runs the history panel (and so the regression's baseline) is over.
+inline constexpr std::size_t kHistoryRuns = 30;
+
+struct ReadAttempt {
+  // Every attempt of the task (newest first, at most 200, and the attempt itself always).
+  std::vector<tracing::store::TaskAttemptRow> attempts;
+  std::size_t current = 0;  // the attempt's row in `attempts`
+  std::vector<tracing::Span> spans;
+  Breakdown breakdown;
+  History history;
+  const tracing::store::TaskAttemptRow& row() const { return attempts[current]; }
+};
+
+// The spans of an index row's attempt, from each of its traces (one missing, deleted by retention
+// meanwhile, is skipped): the spans of the attempt for an Airflow row, the whole trace otherwise.
+Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& store,
+                                                    const tracing::store::TaskAttemptRow& row);
+
+class AttemptReader {
+ public:
+  // kNotFound when the store has no such attempt, or no span of it.
+  Result<ReadAttempt> Read(tracing::store::SpanStore& store, const tracing::store::TaskAttemptKey& key);
+
+ private:
+  // The six-phase breakdown of an attempt of the history, cached by what identifies its content.
+  std::array<double, kViewPhaseCount> HistoryPhases(tracing::store::SpanStore& store,
+                                                    const tracing::store::TaskAttemptRow& row);
+
+  std::map<std::string, std::array<double, kViewPhaseCount>> phase_cache_;
+};
+
+}  // namespace sparktrace::traceview
