@@ -175,6 +175,9 @@ std::vector<std::string> ProxyArgs(const std::string& upstream, const std::strin
   args.insert(args.end(), {"--store", store, "--span-batch-delay", "100ms", "--operation-linger", "5s"});
   // The simulator's event log, read every 200ms.
   args.insert(args.end(), {"--event-log-dir", event_log_dir, "--event-log-poll", "200ms", "--rules", rules});
+  // The attempt is settled (its cost in the task list and the sparktrace_task_* counters) a second after
+  // its last span, not after the production default's 2 minutes.
+  args.insert(args.end(), {"--settle-interval", "200ms", "--settle-quiet", "1s"});
   return args;
 }
 
@@ -380,6 +383,19 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
                                        });
     if (!spans.ok() && stop_signal == 0) return stop(Fail(err, 1, spans.error().message));
     if (spans.ok()) PrintTrace(out, *spans, *operations);
+  }
+  if (stop_signal == 0) {
+    // The task list shows the attempt's cost once the proxy settled it; the demo ends with it there.
+    auto settled = WaitForSettledAttempt(
+        *store_location,
+        tracing::store::TaskAttemptKey{options.airflow.dag_id, options.airflow.task_id, options.airflow.run_id,
+                                       options.airflow.try_number, options.airflow.map_index},
+        kTraceTimeout, [&](std::chrono::milliseconds pause) {
+          stop_signal = WaitForSignal(signals, pause);
+          return stop_signal == 0;
+        });
+    if (!settled.ok() && stop_signal == 0) return stop(Fail(err, 1, settled.error().message));
+    if (settled.ok()) PrintSettledCost(out, endpoints, *settled);
   }
   const auto child_ended = [&] {
     return stop(Fail(err, 1, DescribeEndedChildren({&*proxy, &*simulator}) + " before the demo ended"));

@@ -111,6 +111,21 @@ std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowI
              airflow.dag_id, airflow.task_id, airflow.run_id, airflow.try_number, airflow.map_index});
 }
 
+void PrintSettledCost(std::ostream& out, const DemoEndpoints& endpoints,
+                      const tracing::store::TaskAttemptRow& row) {
+  const tracing::store::SettledFigures& figures = *row.settled;
+  std::string cost = "not known (the executors' cores were not reported)";
+  if (figures.core_seconds) {
+    cost = fmt::format("{:.0f} core-s", *figures.core_seconds);
+    if (figures.gib_seconds) cost += fmt::format(", {:.0f} GiB-s", *figures.gib_seconds);
+    if (figures.money) cost += fmt::format(", {:.4g} at the configured prices", *figures.money);
+  }
+  out << fmt::format("\ncost:    {} (settled{})\n", cost,
+                     figures.regression ? "; a regression of its task" : "")
+      << fmt::format("         the task list, most expensive first: http://{}/?sort=-cost\n",
+                     endpoints.admin);
+}
+
 void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id,
                     const tracing::AirflowIdentity& airflow) {
   out << "\n"

@@ -10,6 +10,7 @@
 
 #include "cli/demo_workload.h"
 #include "tracing/span.h"
+#include "tracing/store/task_attempts.h"
 
 namespace sparktrace::cli {
 
@@ -26,6 +27,10 @@ struct DemoEndpoints {
 // recorded, "(expected ...)" appended where that is not the one the workload aimed for.
 void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
                 std::span<const DemoOperation> operations);
+
+// "cost:    0.12 core-h allocated (...), settled: the task list sorts by it at http://…/?sort=-cost".
+void PrintSettledCost(std::ostream& out, const DemoEndpoints& endpoints,
+                      const tracing::store::TaskAttemptRow& row);
 
 // The trace view's page of the demo's Airflow task attempt on the proxy's admin port.
 std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowIdentity& airflow);

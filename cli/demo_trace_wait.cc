@@ -121,4 +121,51 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::S
   }
 }
 
+Result<tracing::store::TaskAttemptRow> WaitForSettledAttempt(
+    const tracing::store::StoreLocation& store_location, const tracing::store::TaskAttemptKey& key,
+    std::chrono::milliseconds timeout, const PauseFunction& pause) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_ptr<tracing::store::SpanStore> store;
+  std::string last_problem = "the attempt is not in the task index yet";
+  tracing::store::TaskAttemptFilter filter;
+  filter.airflow_only = true;
+  filter.dag_id = key.dag_id;
+  filter.task_id = key.task_id;
+  filter.run_id = key.run_id;
+  filter.try_number = key.try_number;
+  filter.map_index = key.map_index;
+  while (true) {
+    if (!store) {
+      tracing::store::StoreOptions options;
+      options.read_only = true;
+      if (auto opened = tracing::store::OpenSpanStore(store_location, options); opened.ok()) {
+        store = std::move(*opened);
+      } else {
+        last_problem = opened.error().message;
+      }
+    }
+    if (store) {
+      if (auto page = store->ListTaskAttempts(filter); page.ok()) {
+        if (!page->rows.empty()) {
+          const tracing::store::TaskAttemptRow& row = page->rows.front();
+          if (row.settled && row.settled_current && row.state != "running") return row;
+          last_problem = row.state == "running" ? "the attempt still runs" : "the attempt is not settled yet";
+        }
+      } else {
+        last_problem = page.error().message;
+      }
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds(0)) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("the attempt's cost was not settled in {} within {}: {}",
+                               store_location.display, FormatDuration(timeout), last_problem)};
+    }
+    if (!pause(std::min(left, kPollInterval))) {
+      return Error{ErrorCode::kUnavailable, "stopped waiting for the settled cost: " + last_problem};
+    }
+  }
+}
+
 }  // namespace sparktrace::cli

@@ -18,6 +18,7 @@
 #include "common/result.h"
 #include "tracing/span.h"
 #include "tracing/store/store_location.h"
+#include "tracing/store/task_attempts.h"
 
 namespace sparktrace::cli {
 
@@ -42,6 +43,13 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::S
                                                          const std::optional<tracing::SpanId>& task_span_id,
                                                          std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause);
+
+// Polls the store until the attempt `key`'s task-index row holds settled figures (the proxy's settler
+// computed its cost: traceview/attempt_settler.h; /api/v1/tasks shows them as the row's `cost`), then
+// returns the row. Fails (kUnavailable) as WaitForOperationSpans does.
+Result<tracing::store::TaskAttemptRow> WaitForSettledAttempt(
+    const tracing::store::StoreLocation& store_location, const tracing::store::TaskAttemptKey& key,
+    std::chrono::milliseconds timeout, const PauseFunction& pause);
 
 // The operation span of `operation_id` among `spans`, or nullptr.
 const tracing::Span* FindOperationSpan(std::span<const tracing::Span> spans, std::string_view operation_id);

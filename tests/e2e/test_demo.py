@@ -151,6 +151,14 @@ class DemoOnceTest(unittest.TestCase):
                          self.context())
         self.assertRegex(self.out, r"query +[0-9a-f-]{36}  outcome=completed  reattached 1x", self.context())
 
+    def test_ends_with_the_attempts_settled_cost(self):
+        # The proxy settles the attempt a second after its last span (the demo's --settle-quiet); the
+        # demo waits for it, so the task list shows its cost (tests/e2e/test_trace_view.py reads it there).
+        self.assertRegex(self.out, r"(?m)^cost: +\d+ core-s, \d+ GiB-s \(settled(; a regression of its task)?\)$",
+                         self.context())
+        self.assertRegex(self.out, r"(?m)^ +the task list, most expensive first: http://[0-9.:]+/\?sort=-cost$",
+                         self.context())
+
     def test_prints_where_to_look_next(self):
         self.assertRegex(self.out, ADMIN_RE, self.context())
         self.assertIn(f"traces list --store {self.demo.store}", self.out, self.context())

@@ -110,6 +110,15 @@ class TraceViewOverADemoStore(unittest.TestCase):
         self.assertEqual(status, 200, body)
         attempt = json.loads(body)
         self.assertEqual(json.loads(get(base + api_path_of(demo[0]["href"]))[2])["identity"], attempt["identity"])
+        # The demo ends once its proxy settled the attempt: the list carries the page's cost.
+        self.assertIsNotNone(demo[0]["cost"], demo[0])
+        self.assertIsNotNone(attempt["cost"])
+        self.assertAlmostEqual(demo[0]["cost"]["core_seconds"], attempt["cost"]["core_seconds"], places=6)
+        self.assertAlmostEqual(demo[0]["cost"]["gib_seconds"], attempt["cost"]["gib_seconds"], places=6)
+        self.assertIsNone(demo[0]["cost"]["money"])  # the demo's proxy has no prices
+        status, _, body = get(base + "/api/v1/tasks?sort=-cost")
+        self.assertEqual(status, 200)
+        self.assertEqual(json.loads(body)["tasks"][0]["href"], demo[0]["href"])
         phases = {p["phase"]: p["ms"] for p in attempt["breakdown"]["phases"]}
         self.assertEqual(list(phases), ["client", "resource_wait", "compute", "io_write", "idle", "result_transfer"])
         self.assertAlmostEqual(sum(phases.values()), attempt["wall_ms"], delta=1e-3)
