@@ -125,7 +125,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
       stack->fanout_, stack->ids_, *sampler, *stack->metrics_, operations);
   stack->airflow_task_route_ = AirflowTaskRoute(stack->fanout_, *sampler, registry);
   if (!config.event_log_dirs.empty() || !config.spark_ui_url.empty() || config.event_push_max_bytes > 0) {
-    listener::EventLogFeedOptions feed_options;
+    feed::EventLogFeedOptions feed_options;
     feed_options.directories = config.event_log_dirs;
     feed_options.spark_ui_url = config.spark_ui_url;
     feed_options.poll_interval = config.event_log_poll;
@@ -133,31 +133,31 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
     feed_options.rules = config.rules;
     feed_options.suppressions = config.suppressions;
     if (config.event_push_max_bytes > 0) {
-      listener::EventPushOptions push;
+      feed::EventPushOptions push;
       push.max_body_bytes = static_cast<std::size_t>(config.event_push_max_bytes);
       // Room for a few bodies in flight while the feed applies earlier ones.
       push.max_queued_bytes = std::max(push.max_queued_bytes, 4 * push.max_body_bytes);
       feed_options.push = push;
     }
     auto* tracer = stack->tracer_.get();
-    auto feed = listener::EventLogFeed::Start(
+    auto started = feed::EventLogFeed::Start(
         std::move(feed_options),
-        [tracer](std::string_view operation_id) -> std::optional<listener::OperationSpanTarget> {
+        [tracer](std::string_view operation_id) -> std::optional<feed::OperationSpanTarget> {
           auto span = tracer->FindOperationSpan(operation_id);
           if (!span) return std::nullopt;
-          listener::OperationSpanTarget target{span->trace_id, span->span_id, span->sampled, std::nullopt};
+          feed::OperationSpanTarget target{span->trace_id, span->span_id, span->sampled, std::nullopt};
           // The tracer keeps an empty dag id for an operation without an Airflow identity.
           if (!span->airflow_dag_id.empty()) {
-            target.airflow_task = listener::AirflowTask{span->airflow_dag_id, span->airflow_task_id};
+            target.airflow_task = feed::AirflowTask{span->airflow_dag_id, span->airflow_task_id};
           }
           return target;
         },
         stack->fanout_);
-    if (!feed.ok()) {
+    if (!started.ok()) {
       const char* flag = config.event_log_dirs.empty() ? "--spark-ui: " : "--event-log-dir: ";
-      return InvalidArgument(flag + feed.error().message);
+      return InvalidArgument(flag + started.error().message);
     }
-    stack->event_log_feed_ = std::move(*feed);
+    stack->event_log_feed_ = std::move(*started);
     stack->push_endpoint_ = stack->event_log_feed_->push_endpoint();
     stack->feed_metrics_ = stack->event_log_feed_->metrics();
   }
@@ -179,12 +179,12 @@ std::vector<admin::PostRoute> TracingStack::admin_routes() const {
   // The admin port is loopback or cluster-internal (docs/tracing.md): no credentials here. Bodies
   // are never logged.
   route.handler = [endpoint = push_endpoint_](const admin::HttpRequest& request) {
-    listener::PushRequest push;
+    feed::PushRequest push;
     push.query = request.query;
     push.app_header = request.header("X-Spark-App-Id");
     push.content_encoding = request.header("Content-Encoding");
     push.body = request.body;
-    listener::PushReply reply = endpoint->Push(push);
+    feed::PushReply reply = endpoint->Push(push);
     admin::HttpResponse response{reply.status, "application/json", std::move(reply.body), {}};
     if (reply.retry_after_seconds)
       response.headers.emplace_back("Retry-After", std::to_string(*reply.retry_after_seconds));

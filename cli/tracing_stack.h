@@ -3,7 +3,7 @@
 // behind its own SpanPipeline), the Spark Connect tracer the proxy calls, and the metrics.
 //
 // With event-log directories, --spark-ui or the push endpoint, it also runs the driver-event feed
-// (listener/feed), whose POST route and metrics the admin server serves (admin_routes(),
+// (feed/), whose POST route and metrics the admin server serves (admin_routes(),
 // collectables()); they stay valid after Shutdown (pushes then get 503).
 //
 // Lifetime: create before the proxy server starts, keep until it has shut down; then Shutdown()
@@ -18,7 +18,7 @@
 #include "admin/admin_server.h"
 #include "cli/tracing_config.h"
 #include "common/result.h"
-#include "listener/feed/event_log_feed.h"
+#include "feed/event_log_feed.h"
 #include "proxy/call_observer.h"
 #include "tracing/connect/spark_connect_tracer.h"
 #include "tracing/connect/tracing_metrics.h"
@@ -60,8 +60,8 @@ class TracingStack {
   std::unique_ptr<tracing::connect::TracingMetrics> metrics_;
   std::unique_ptr<tracing::connect::SparkConnectTracer> tracer_;
   std::shared_ptr<tracing::connect::SpanPipelineMetrics> pipeline_metrics_;
-  std::unique_ptr<listener::EventLogFeed> event_log_feed_;       // after the tracer it looks operations up in
-  std::shared_ptr<listener::EventPushEndpoint> push_endpoint_;   // the feed's; outlives it
+  std::unique_ptr<feed::EventLogFeed> event_log_feed_;           // after the tracer it looks operations up in
+  std::shared_ptr<feed::EventPushEndpoint> push_endpoint_;       // the feed's; outlives it
   std::shared_ptr<const prometheus::Collectable> feed_metrics_;  // the feed's; outlives it
   admin::PostRoute airflow_task_route_;                          // submits to fanout_
   bool shut_down_ = false;

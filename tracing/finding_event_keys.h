@@ -1,5 +1,5 @@
 #pragma once
-// Attribute keys of the `sparktrace.finding` span event (listener/feed/finding_span_events.h) that
+// Attribute keys of the `sparktrace.finding` span event (feed/finding_span_events.h) that
 // more than one module reads: the feed writes them, the trace view (traceview/attempt_json.cc)
 // and the store's task index read them. A suppressed finding (diagnose/suppression.h) carries
 // both suppression keys; an unsuppressed one neither.

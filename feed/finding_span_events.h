@@ -21,7 +21,7 @@
 #include "diagnose/finding.h"
 #include "tracing/span.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 inline constexpr std::string_view kFindingEventName = "sparktrace.finding";
 
@@ -35,4 +35,4 @@ tracing::SpanEvent FindingSpanEvent(const diagnose::Finding& finding, std::uint6
 bool AttachFindings(std::vector<tracing::Span>& spans, std::string_view holder_name,
                     const std::vector<diagnose::Finding>& findings);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

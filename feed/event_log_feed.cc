@@ -1,4 +1,4 @@
-#include "listener/feed/event_log_feed.h"
+#include "feed/event_log_feed.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,11 +9,30 @@
 #include <variant>
 
 #include "diagnose/diagnose.h"
+#include "feed/finding_span_events.h"
 #include "listener/correlate/span_builder.h"
 #include "listener/correlate/span_ids.h"
-#include "listener/feed/finding_span_events.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationKey;
+using listener::ApplicationModel;
+using listener::ApplicationRecord;
+using listener::ApplicationTraceId;
+using listener::BuildApplicationSpans;
+using listener::BuildOperationSpans;
+using listener::BuiltSpans;
+using listener::ConnectOperationRecord;
+using listener::EpochMillis;
+using listener::IgnoredEvent;
+using listener::kPhaseCount;
+using listener::OperationSpanRef;
+using listener::Phase;
+using listener::PhaseName;
+using listener::SpanBuildOptions;
+using listener::SparkEvent;
+using listener::StageAttemptRecord;
+
 namespace {
 
 // An operation the proxy never saw (it ran before the proxy started, or through another one) is
@@ -90,11 +109,11 @@ Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions op
     if (!created.ok()) return created.error();
     scanner = std::move(*created);
   }
-  std::unique_ptr<rest::RestPoller> rest_poller;
+  std::unique_ptr<listener::rest::RestPoller> rest_poller;
   if (!options.spark_ui_url.empty()) {
-    rest::RestPollerOptions rest_options;
+    listener::rest::RestPollerOptions rest_options;
     rest_options.spark_ui_url = options.spark_ui_url;
-    auto created = rest::RestPoller::Create(std::move(rest_options));
+    auto created = listener::rest::RestPoller::Create(std::move(rest_options));
     if (!created.ok()) return created.error();
     rest_poller = std::move(*created);
   }
@@ -107,7 +126,7 @@ Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions op
 
 EventLogFeed::EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span,
                            tracing::SpanSink& spans, std::unique_ptr<eventlog::EventLogScanner> scanner,
-                           std::unique_ptr<rest::RestPoller> rest_poller, tracing::Sampler sampler)
+                           std::unique_ptr<listener::rest::RestPoller> rest_poller, tracing::Sampler sampler)
     : options_(std::move(options)),
       find_operation_span_(std::move(find_operation_span)),
       spans_(spans),
@@ -203,11 +222,11 @@ void EventLogFeed::ApplyPushes() {
 }
 
 void EventLogFeed::PollRest() {
-  rest::RestPollResult polled = rest_->Poll();
+  listener::rest::RestPollResult polled = rest_->Poll();
   for (const Error& error : polled.errors) spdlog::debug("--spark-ui: {}", error.message);
   totals_.rest_events += polled.events.size();
   totals_.rest_errors += polled.errors.size();
-  for (rest::RestEvent& rest_event : polled.events) {
+  for (listener::rest::RestEvent& rest_event : polled.events) {
     // One model per application attempt, apart from the event logs' (keyed by path).
     Apply(applications_["spark-ui:" + rest_event.application_id + "/" + rest_event.attempt_id.value_or("")],
           rest_event.event);
@@ -530,4 +549,4 @@ void EventLogFeed::Publish(const std::vector<ApplicationFigures>& figures) {
   counters_ = totals_;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

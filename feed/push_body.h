@@ -15,12 +15,12 @@
 #include "listener/events/event_parser.h"
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 struct ParsedPush {
   // The events to apply, in body order. Valid events of types the model does not use are counted
   // in `accepted` but not kept.
-  std::vector<SparkEvent> events;
+  std::vector<listener::SparkEvent> events;
   std::uint64_t accepted = 0;   // lines that are Spark events
   std::uint64_t malformed = 0;  // lines that are not (bad JSON, missing fields): skipped
   // "<app id>[/<attempt id>]" of the body's first SparkListenerApplicationStart, if any.
@@ -28,7 +28,7 @@ struct ParsedPush {
 };
 
 // Splits `body` into lines ('\n', a trailing '\r' is fine; blank lines are skipped) and parses each.
-ParsedPush ParsePushBody(std::string_view body, EventParser& parser);
+ParsedPush ParsePushBody(std::string_view body, listener::EventParser& parser);
 
 // A stream name (?app= or X-Spark-App-Id): 1..200 characters of [A-Za-z0-9._:@/+-], so that it is
 // safe in keys and logs. The error says what is wrong.
@@ -38,4 +38,4 @@ Result<std::string> ValidateStreamName(std::string_view name);
 // stays '+' (the names allowed never contain spaces). A malformed escape gives an empty value.
 std::optional<std::string> QueryParameter(std::string_view query, std::string_view name);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -1,10 +1,17 @@
-#include "listener/feed/push_body.h"
+#include "feed/push_body.h"
 
 #include <variant>
 
 #include "listener/correlate/span_ids.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationKey;
+using listener::ApplicationStart;
+using listener::EventParser;
+using listener::IgnoredEvent;
+using listener::SparkEvent;
+
 namespace {
 
 constexpr std::size_t kMaxStreamNameBytes = 200;
@@ -107,4 +114,4 @@ std::optional<std::string> QueryParameter(std::string_view query, std::string_vi
   return std::nullopt;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -1,4 +1,4 @@
-#include "listener/feed/application_figures.h"
+#include "feed/application_figures.h"
 
 #include <algorithm>
 #include <set>
@@ -7,7 +7,15 @@
 
 #include "listener/correlate/spark_memory_size.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationModel;
+using listener::DurationSample;
+using listener::EpochMillis;
+using listener::ExecutorRecord;
+using listener::Phase;
+using listener::SparkMemoryBytes;
+
 namespace {
 
 std::optional<double> Ratio(std::int64_t numerator, std::int64_t denominator) {
@@ -96,4 +104,4 @@ ApplicationFigures FiguresOf(std::string app_name, const ApplicationModel& model
   return figures;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -39,7 +39,7 @@
 #include "listener/correlate/task_statistics.h"
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 // Upper bounds of spark_task_duration_seconds's buckets, in ms (0.1 s ... 1800 s; +Inf implied).
 inline constexpr std::array<std::int64_t, 13> kTaskDurationBucketsMs = {
@@ -80,14 +80,14 @@ class ApplicationEventTotals {
  public:
   // `event` has just been applied to `model`, which is read for what the event refers to (the
   // completed stage attempt's task statistics, the application's end).
-  void Add(const SparkEvent& event, const ApplicationModel& model);
+  void Add(const listener::SparkEvent& event, const listener::ApplicationModel& model);
 
   const ApplicationEventCounts& counts() const { return counts_; }
   const TaskTimeSums& task_sums() const { return sums_; }
   const TaskDurationHistogram& task_durations() const { return histogram_; }
   // Durations (ms) of the successful tasks that wrote no output / wrote output.
-  const DurationSample& compute_task_durations() const { return compute_durations_; }
-  const DurationSample& write_task_durations() const { return write_durations_; }
+  const listener::DurationSample& compute_task_durations() const { return compute_durations_; }
+  const listener::DurationSample& write_task_durations() const { return write_durations_; }
   // The largest "Task Executor Metrics" JVMHeapMemory of any task; nullopt while none was above 0
   // (Spark writes zeros when the executor polled nothing during the task).
   std::optional<std::int64_t> peak_jvm_heap_bytes() const { return peak_jvm_heap_bytes_; }
@@ -95,16 +95,16 @@ class ApplicationEventTotals {
   std::optional<double> max_read_skew_ratio() const { return max_read_skew_ratio_; }
 
  private:
-  void On(const TaskEnd& task);
-  void On(const JobEnd& job);
-  void On(const StageCompleted& stage, const ApplicationModel& model);
-  void On(const ExecutorRemoved& removed, const ApplicationModel& model);
+  void On(const listener::TaskEnd& task);
+  void On(const listener::JobEnd& job);
+  void On(const listener::StageCompleted& stage, const listener::ApplicationModel& model);
+  void On(const listener::ExecutorRemoved& removed, const listener::ApplicationModel& model);
 
   ApplicationEventCounts counts_;
   TaskTimeSums sums_;
   TaskDurationHistogram histogram_;
-  DurationSample compute_durations_;
-  DurationSample write_durations_;
+  listener::DurationSample compute_durations_;
+  listener::DurationSample write_durations_;
   std::optional<std::int64_t> peak_jvm_heap_bytes_;
   std::optional<double> max_read_skew_ratio_;
 };
@@ -113,4 +113,4 @@ class ApplicationEventTotals {
 // scale-down decommission): no loss. Exposed for tests.
 bool RemovedByDriver(std::string_view reason);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -1,5 +1,5 @@
 // The driver-event push endpoint's pieces: body parsing, stream names, query parameters, and the
-// endpoint's answers and bounded queue (listener/feed/push_body.h, event_push_endpoint.h).
+// endpoint's answers and bounded queue (feed/push_body.h, event_push_endpoint.h).
 
 #include <gtest/gtest.h>
 
@@ -7,14 +7,19 @@
 #include <variant>
 #include <vector>
 
-#include "listener/feed/event_push_endpoint.h"
-#include "listener/feed/push_body.h"
+#include "feed/event_push_endpoint.h"
+#include "feed/push_body.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationStart;
+using listener::EventParser;
+using listener::JobEnd;
+
 namespace {
 
-namespace tl = test_lines;
+namespace tl = listener::test_lines;
 
 std::string Lines(const std::vector<std::string>& lines) {
   std::string body;
@@ -168,4 +173,4 @@ TEST_F(ListenerFeedPushEndpoint, RefusesEverythingOnceClosed) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -32,10 +32,10 @@
 #include <utility>
 #include <vector>
 
-#include "listener/feed/application_figures.h"
-#include "listener/feed/event_push_endpoint.h"
+#include "feed/application_figures.h"
+#include "feed/event_push_endpoint.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 struct EventLogFeedCounters {
   std::uint64_t lines = 0;                 // event-log lines read (pushed lines: EventPushCounters)
@@ -100,4 +100,4 @@ class FeedMetrics final : public prometheus::Collectable {
   std::uint64_t evicted_ = 0;
 };
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -1,4 +1,4 @@
-#include "listener/feed/application_event_totals.h"
+#include "feed/application_event_totals.h"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,24 @@
 #include <string>
 #include <variant>
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationModel;
+using listener::DurationSample;
+using listener::EpochMillis;
+using listener::ExecutorRemoved;
+using listener::JobEnd;
+using listener::JobResult;
+using listener::LooksLikeOutOfMemory;
+using listener::OutcomeOf;
+using listener::SparkEvent;
+using listener::StageAttemptKey;
+using listener::StageCompleted;
+using listener::TaskEnd;
+using listener::TaskEndOutcome;
+using listener::TaskEndReason;
+using listener::TaskMetrics;
+
 namespace {
 
 // Removal reasons Spark writes when the driver let the executor go (ExecutorLossReason.scala,
@@ -113,4 +130,4 @@ void ApplicationEventTotals::On(const ExecutorRemoved& removed, const Applicatio
                                           : counts_.executors_lost_other);
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -14,12 +14,12 @@
 #include <optional>
 #include <string>
 
+#include "feed/application_event_totals.h"
+#include "feed/application_phase_totals.h"
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/phases.h"
-#include "listener/feed/application_event_totals.h"
-#include "listener/feed/application_phase_totals.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 // The Airflow task (dag id, task id) a Spark Connect operation came from, as the proxy read it from
 // the call's x-airflow-* headers. Never the run id or try number: every run would add a label value.
@@ -36,8 +36,8 @@ struct ApplicationFigures {
   // Phase totals over the application's window, and the phase at its latest event (nullopt once
   // it is over, or before its window has a length).
   std::int64_t window_ms = 0;
-  std::array<std::int64_t, kPhaseCount> total_ms{};  // indexed by Phase
-  std::optional<Phase> active_phase;
+  std::array<std::int64_t, listener::kPhaseCount> total_ms{};  // indexed by Phase
+  std::optional<listener::Phase> active_phase;
 
   // Executors.
   std::optional<double> time_to_first_executor_seconds;  // application start → first ExecutorAdded
@@ -67,7 +67,7 @@ struct ApplicationFigures {
   std::optional<AirflowTask> airflow_task;
 };
 
-ApplicationFigures FiguresOf(std::string app_name, const ApplicationModel& model, const PhaseTotals& phases,
-                             const ApplicationEventTotals& totals, bool over);
+ApplicationFigures FiguresOf(std::string app_name, const listener::ApplicationModel& model,
+                             const PhaseTotals& phases, const ApplicationEventTotals& totals, bool over);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

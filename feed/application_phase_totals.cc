@@ -1,9 +1,19 @@
-#include "listener/feed/application_phase_totals.h"
+#include "feed/application_phase_totals.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationModel;
+using listener::ApplicationWindow;
+using listener::ComputePhases;
+using listener::EpochMillis;
+using listener::kPhaseCount;
+using listener::PhaseBreakdown;
+using listener::StageAttemptRecord;
+using listener::TimeWindow;
+
 namespace {
 
 std::vector<const StageAttemptRecord*> AllStages(const ApplicationModel& model) {
@@ -41,4 +51,4 @@ std::optional<PhaseTotals> ApplicationPhaseTotals::Totals(const ApplicationModel
   return totals;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -1,4 +1,4 @@
-#include "listener/feed/finding_span_events.h"
+#include "feed/finding_span_events.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "tracing/finding_event_keys.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 namespace {
 
 std::string ScopeText(const diagnose::FindingScope& scope) {
@@ -105,4 +105,4 @@ bool AttachFindings(std::vector<tracing::Span>& spans, std::string_view holder_n
   return true;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

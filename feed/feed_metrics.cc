@@ -1,12 +1,12 @@
-#include "listener/feed/feed_metrics.h"
+#include "feed/feed_metrics.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "common/metric_family_builders.h"
-#include "listener/feed/application_metric_families.h"
+#include "feed/application_metric_families.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 namespace {
 
 using prometheus::MetricFamily;
@@ -164,4 +164,4 @@ std::vector<MetricFamily> FeedMetrics::Collect() const {
   return families;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

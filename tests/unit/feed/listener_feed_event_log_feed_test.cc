@@ -1,4 +1,4 @@
-// EventLogFeed end to end in process (listener/feed/event_log_feed.h), fed through its push
+// EventLogFeed end to end in process (feed/event_log_feed.h), fed through its push
 // endpoint: application traces, operation spans, metrics and retention.
 
 #include <gtest/gtest.h>
@@ -13,18 +13,26 @@
 
 #include "diagnose/diagnose.h"
 #include "diagnose/rules_file.h"
+#include "feed/event_log_feed.h"
+#include "feed/finding_span_events.h"
 #include "listener/correlate/phases.h"
 #include "listener/correlate/span_ids.h"
-#include "listener/feed/event_log_feed.h"
-#include "listener/feed/finding_span_events.h"
+#include "tests/unit/feed/listener_feed_test_support.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
-#include "tests/unit/listener/feed/listener_feed_test_support.h"
 #include "tracing/finding_event_keys.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationModel;
+using listener::ApplicationPhases;
+using listener::ApplicationTraceId;
+using listener::MillisToUnixNanos;
+using listener::Phase;
+using listener::PhaseBreakdown;
+
 namespace {
 
-namespace tl = test_lines;
+namespace tl = listener::test_lines;
 
 // Keeps the latest version of each span, final or live (the store replaces by trace and span id),
 // and counts the final submissions of each (what an OTLP collector would receive).
@@ -739,4 +747,4 @@ TEST_F(ListenerFeedEventLogFeed, PushesAreRefusedOnceTheFeedStopped) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

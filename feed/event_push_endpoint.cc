@@ -1,10 +1,10 @@
-#include "listener/feed/event_push_endpoint.h"
+#include "feed/event_push_endpoint.h"
 
 #include <utility>
 
-#include "listener/feed/push_body.h"
+#include "feed/push_body.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 namespace {
 
 // Stream names are validated to [A-Za-z0-9._:@/+-]; messages are ours: nothing to escape but
@@ -101,4 +101,4 @@ EventPushCounters EventPushEndpoint::counters() const {
   return counters_;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

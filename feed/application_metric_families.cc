@@ -1,4 +1,4 @@
-#include "listener/feed/application_metric_families.h"
+#include "feed/application_metric_families.h"
 
 #include <array>
 #include <cstddef>
@@ -10,14 +10,19 @@
 
 #include "common/metric_family_builders.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::kPhaseCount;
+using listener::Phase;
+using listener::PhaseName;
+
 namespace {
 
+using metric_builders::Family;
+using metric_builders::Labels;
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using metric_builders::Family;
-using metric_builders::Labels;
 using Figures = std::vector<const ApplicationFigures*>;
 
 void AddGauge(MetricFamily& family, Labels labels, double value) {
@@ -237,4 +242,4 @@ std::vector<MetricFamily> ApplicationMetricFamilies(
   return families;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

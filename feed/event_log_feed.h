@@ -48,21 +48,21 @@
 #include "diagnose/finding.h"
 #include "diagnose/rule_thresholds.h"
 #include "diagnose/suppression.h"
+#include "feed/application_event_totals.h"
+#include "feed/application_figures.h"
+#include "feed/application_phase_totals.h"
+#include "feed/event_push_endpoint.h"
+#include "feed/feed_metrics.h"
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/span_builder.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/events/event_parser.h"
-#include "listener/feed/application_event_totals.h"
-#include "listener/feed/application_figures.h"
-#include "listener/feed/application_phase_totals.h"
-#include "listener/feed/event_push_endpoint.h"
-#include "listener/feed/feed_metrics.h"
 #include "listener/rest/rest_poller.h"
 #include "tracing/sampler.h"
 #include "tracing/span.h"
 #include "tracing/span_sink.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 // Where the proxy's span of an operation is; nullopt when the proxy never saw that operation.
 // With the Airflow task its ExecutePlan named, if any (spark_application_airflow_info).
@@ -124,7 +124,7 @@ class EventLogFeed final : private eventlog::EventLogSink {
   using Clock = std::chrono::steady_clock;
 
   struct Application {
-    ApplicationModel model;
+    listener::ApplicationModel model;
     ApplicationPhaseTotals phases;
     ApplicationEventTotals events;  // what the metrics count, whatever the model forgets
     bool changed = false;           // events applied since the last operation emission
@@ -136,12 +136,12 @@ class EventLogFeed final : private eventlog::EventLogSink {
     bool findings_counted = false;  // its findings went into sparktrace_findings_total
     std::optional<Clock::time_point> trace_emitted_at;
     std::optional<Clock::time_point> completed_at;
-    std::optional<EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
-    std::set<tracing::SpanId> final_submitted;       // its application trace's spans, as of the last build
+    std::optional<listener::EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
+    std::set<tracing::SpanId> final_submitted;  // its application trace's spans, as of the last build
     // The Airflow task of its latest operation (by driver start time) whose lookup named one, and
     // that operation's start: an older operation looked up again later must not take it back.
     std::optional<AirflowTask> airflow_task;
-    std::optional<EpochMillis> airflow_task_started_ms;
+    std::optional<listener::EpochMillis> airflow_task_started_ms;
   };
   // The application is over: nothing of it stays open.
   static bool Over(const Application& application);
@@ -157,7 +157,8 @@ class EventLogFeed final : private eventlog::EventLogSink {
     bool application_over = false;
     bool operator==(const OperationState&) const = default;
   };
-  static OperationState StateOf(const ApplicationModel& model, const ConnectOperationRecord* record,
+  static OperationState StateOf(const listener::ApplicationModel& model,
+                                const listener::ConnectOperationRecord* record,
                                 const std::vector<std::int32_t>& jobs);
   struct OperationProgress {
     std::string log_id;
@@ -170,25 +171,25 @@ class EventLogFeed final : private eventlog::EventLogSink {
   };
 
   EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span, tracing::SpanSink& spans,
-               std::unique_ptr<eventlog::EventLogScanner> scanner, std::unique_ptr<rest::RestPoller> rest,
-               tracing::Sampler sampler);
+               std::unique_ptr<eventlog::EventLogScanner> scanner,
+               std::unique_ptr<listener::rest::RestPoller> rest, tracing::Sampler sampler);
   void Run();
   void PollOnce(bool final_poll);
   void ApplyPushes();
   void PollRest();
-  void Apply(Application& application, const SparkEvent& event);
+  void Apply(Application& application, const listener::SparkEvent& event);
   void EmitChangedApplications();
   void EmitOperation(const std::string& log_id, Application& application, const std::string& operation_id);
-  static void NoteAirflowTask(Application& application, std::optional<EpochMillis> started_ms,
+  static void NoteAirflowTask(Application& application, std::optional<listener::EpochMillis> started_ms,
                               const AirflowTask& task);
   // Submits each built span final the first time it is built ended, live otherwise; keeps in
   // `final_submitted` only ids still built (what the model forgot is never built again).
-  void SubmitBuilt(BuiltSpans built, std::set<tracing::SpanId>& final_submitted);
+  void SubmitBuilt(listener::BuiltSpans built, std::set<tracing::SpanId>& final_submitted);
   void EmitApplicationTraces(bool force);
   void EmitApplicationTrace(Application& application);
   std::vector<ApplicationFigures> ChangedApplicationFigures();
   void ApplyRetention();
-  void ForgetProgressOf(const std::string& log_id, const ApplicationModel* still_held);
+  void ForgetProgressOf(const std::string& log_id, const listener::ApplicationModel* still_held);
   void CountFindings(const std::vector<diagnose::Finding>& findings);
   // Marks the findings a suppression matches, for the Airflow task they belong to (if any).
   void Suppress(std::vector<diagnose::Finding>& findings, const std::optional<AirflowTask>& task) const;
@@ -207,10 +208,10 @@ class EventLogFeed final : private eventlog::EventLogSink {
   tracing::SpanSink& spans_;
   const tracing::Sampler sampler_;
   std::unique_ptr<eventlog::EventLogScanner> scanner_;  // feed thread only; null without directories
-  std::unique_ptr<rest::RestPoller> rest_;              // feed thread only; null without --spark-ui
+  std::unique_ptr<listener::rest::RestPoller> rest_;    // feed thread only; null without --spark-ui
   std::shared_ptr<EventPushEndpoint> push_;             // null without options.push
   std::shared_ptr<FeedMetrics> metrics_;
-  EventParser parser_;  // feed thread only
+  listener::EventParser parser_;  // feed thread only
   // By source key: the log id, "spark-ui:<app>/<attempt>" or "push:<stream>"; feed thread only.
   std::map<std::string, Application> applications_;
   std::map<std::string, OperationProgress> progress_;  // by "<source key>/<operation id>"; feed thread only
@@ -229,4 +230,4 @@ class EventLogFeed final : private eventlog::EventLogSink {
   std::thread thread_;
 };
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

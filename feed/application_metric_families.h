@@ -9,13 +9,13 @@
 
 #include <vector>
 
-#include "listener/feed/application_figures.h"
+#include "feed/application_figures.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 // `applications` in label order; every family is returned, empty ones included, so that HELP and
 // TYPE are on /metrics before the first application.
 std::vector<prometheus::MetricFamily> ApplicationMetricFamilies(
     const std::vector<const ApplicationFigures*>& applications);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -1,4 +1,4 @@
-// The per-application metrics (listener/feed/application_figures.h, application_event_totals.h)
+// The per-application metrics (feed/application_figures.h, application_event_totals.h)
 // computed from hand-written event-log lines, and rendered as FeedMetrics exports them.
 
 #include <gtest/gtest.h>
@@ -9,21 +9,30 @@
 #include <string>
 #include <vector>
 
+#include "feed/application_event_totals.h"
+#include "feed/application_figures.h"
+#include "feed/application_phase_totals.h"
+#include "feed/feed_metrics.h"
 #include "listener/correlate/phases.h"
-#include "listener/events/event_parser.h"
-#include "listener/feed/application_event_totals.h"
-#include "listener/feed/application_figures.h"
-#include "listener/feed/application_phase_totals.h"
-#include "listener/feed/feed_metrics.h"
 #include "listener/correlate/spark_memory_size.h"
+#include "listener/events/event_parser.h"
 #include "tests/unit/diagnose/diagnose_test_lines.h"
+#include "tests/unit/feed/listener_feed_test_support.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
-#include "tests/unit/listener/feed/listener_feed_test_support.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationEnd;
+using listener::ApplicationModel;
+using listener::EventParser;
+using listener::kPhaseCount;
+using listener::Phase;
+using listener::SparkEvent;
+using listener::SparkMemoryBytes;
+
 namespace {
 
-namespace tl = test_lines;
+namespace tl = listener::test_lines;
 namespace dtl = diagnose::test_lines;
 using dtl::kT0;
 
@@ -353,4 +362,4 @@ TEST(ListenerFeedSparkMemorySize, ReadsSizesAsSparkDoesForExecutorMemory) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

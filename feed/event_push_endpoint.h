@@ -28,7 +28,7 @@
 #include "listener/events/event_parser.h"
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 struct EventPushOptions {
   std::size_t max_body_bytes = std::size_t{16} << 20;
@@ -52,7 +52,7 @@ struct PushReply {
 // One accepted push, waiting for the feed thread.
 struct PushedBatch {
   std::string stream;
-  std::vector<SparkEvent> events;
+  std::vector<listener::SparkEvent> events;
   std::size_t body_bytes = 0;
 };
 
@@ -85,11 +85,11 @@ class EventPushEndpoint {
   const std::function<void()> on_queued_;
 
   mutable std::mutex mu_;
-  EventParser parser_;  // guarded by mu_
+  listener::EventParser parser_;  // guarded by mu_
   std::vector<PushedBatch> queue_;
   std::size_t queued_bytes_ = 0;
   bool closed_ = false;
   EventPushCounters counters_;
 };
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -1,5 +1,5 @@
-// The feed's metrics snapshot (listener/feed/feed_metrics.h) and the phase totals that survive
-// forgetting (listener/feed/application_phase_totals.h).
+// The feed's metrics snapshot (feed/feed_metrics.h) and the phase totals that survive
+// forgetting (feed/application_phase_totals.h).
 
 #include <gtest/gtest.h>
 
@@ -7,16 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "feed/application_phase_totals.h"
+#include "feed/feed_metrics.h"
 #include "listener/correlate/phases.h"
-#include "listener/feed/application_phase_totals.h"
-#include "listener/feed/feed_metrics.h"
+#include "tests/unit/feed/listener_feed_test_support.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
-#include "tests/unit/listener/feed/listener_feed_test_support.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
+
+using listener::ApplicationModel;
+using listener::ApplicationPhases;
+using listener::kPhaseCount;
+using listener::Phase;
+using listener::PhaseBreakdown;
+
 namespace {
 
-namespace tl = test_lines;
+namespace tl = listener::test_lines;
 
 ApplicationFigures Figures(std::string name, std::int64_t wait, std::int64_t compute, std::int64_t write,
                            std::int64_t idle) {
@@ -160,4 +167,4 @@ TEST(ListenerFeedPhaseTotals, NoneBeforeTheApplicationStarts) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace sparktrace::listener {
+namespace sparktrace::feed {
 
 inline const prometheus::MetricFamily* FindFamily(const std::vector<prometheus::MetricFamily>& families,
                                                   const std::string& name) {
@@ -36,4 +36,4 @@ inline double Value(const std::vector<prometheus::MetricFamily>& families, const
   return std::nan("");
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::feed
