@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { attemptPageTests, setUpTarget } from './attempt_suite.mjs';
-import { currentPath, load } from './harness.mjs';
+import { currentPath, getJson, load } from './harness.mjs';
 
 // The demo reports its task to sparktrace as Airflow would: the attempt has `airflow_task`.
 const target = setUpTarget((harness) => harness.startDemo(), { airflowTask: true });
@@ -52,6 +52,33 @@ test('the demo attempt\'s cost: its simulated executors allocated cores, and the
   assert.deepEqual(section.terms.slice(0, 3), ['Cores allocated', 'Memory allocated', 'Used by tasks']);
   assert.match(section.text, /core-s/);
   assert.ok(section.text.includes(`Charged: ${cost.basis}.`), section.text);
+  target.finish(record);
+});
+
+test('the task list shows the demo attempt\'s settled cost, and its Cost header sorts by it', { timeout: 60_000 }, async (t) => {
+  // The demo ends once its proxy settled the attempt; it has no prices, so the cell is core-hours.
+  const list = await getJson(target.base, '/api/v1/tasks?sort=-cost');
+  const row = list.tasks.find((task) => task.href === target.pagePath);
+  assert.ok(row?.cost, `the demo attempt has a settled cost: ${JSON.stringify(row)}`);
+  const record = await target.freshPage(t);
+  await load(record.page, target.base + '/');
+  const cell = async () => record.page.$eval(`#tasks tr[data-href="${target.pagePath}"] td.col-cost`,
+    (td) => ({ text: td.textContent, title: td.title }));
+  const shown = await cell();
+  assert.equal(shown.text, `${(row.cost.core_seconds / 3600).toFixed(2)} core-h`);
+  assert.match(shown.title, /^Allocated: .*core-s/);
+  const header = async () => record.page.$eval('#tasks th.col-cost', (th) => ({ sort: th.getAttribute('aria-sort'), text: th.textContent }));
+  assert.deepEqual(await header(), { sort: 'none', text: 'Cost' });
+  // Most expensive first, then cheapest first; the page and its request carry the order.
+  for (const [sort, aria, arrow] of [['-cost', 'descending', '\u2193'], ['cost', 'ascending', '\u2191']]) {
+    const requested = record.page.waitForRequest((request) => request.url().includes(`/api/v1/tasks?sort=${encodeURIComponent(sort)}`));
+    await record.page.click('#sort-cost');
+    await requested;
+    await record.page.waitForFunction((want) => document.querySelector('#tasks th.col-cost')?.getAttribute('aria-sort') === want, aria);
+    assert.equal(currentPath(record.page), `/?sort=${sort}`);
+    assert.deepEqual(await header(), { sort: aria, text: `Cost ${arrow}` });
+    assert.equal((await cell()).text, shown.text);
+  }
   target.finish(record);
 });
 

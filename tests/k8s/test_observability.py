@@ -391,6 +391,7 @@ class RulesTest(unittest.TestCase):
                        "sparktrace_spans_dropped_total",
                        "sparktrace_listener_malformed_lines_total",
                        'sparktrace_findings_total{severity="critical"}',
+                       "sparktrace_task_regressions_total",  # issue 22: a task slower than its usual
                        'spark_phase_breakdown_ratio{phase="resource_wait"}',
                        # issue 13: resource wait, failures, out-of-memory risk, write throughput
                        'spark_phase_active{phase="resource_wait"}',
@@ -500,7 +501,9 @@ class MetricsAgreeWithTheBinaryTest(unittest.TestCase):
 
         text = harness.wait_until(scraped, 20, interval=0.1, message="phase gauges and RPC series on /metrics")
         # The demo's operations carry an Airflow identity, so its application gets the Airflow series too.
-        demo_series = ("spark_phase_breakdown_ratio{", "spark_application_airflow_info{")
+        # Its attempt is settled (the demo's short --settle-quiet), so the per-task counters exist too.
+        demo_series = ("spark_phase_breakdown_ratio{", "spark_application_airflow_info{",
+                       "sparktrace_task_regressions_total{")
         demo_text = harness.wait_until(lambda: (lambda t: t if all(name in t for name in demo_series) else None)(
             demo.metrics_text()), 20, interval=0.1, message="the demo's phase and Airflow gauges on /metrics")
         cls.catalogue = Catalogue(Metrics(text + "\n" + demo_text), documented_metrics(), DOCUMENTED_ONLY_ALLOWED)
