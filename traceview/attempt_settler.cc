@@ -1,5 +1,6 @@
 #include "traceview/attempt_settler.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -85,13 +86,14 @@ Result<SettlePass> AttemptSettler::RunPass(tracing::store::SpanStore& store,
   SettlePass pass;
   pass.backlog = due->backlog;
   for (const tracing::store::DueAttempt& attempt : due->due) {
+    // A store error ends the pass (the thread reconnects for the next one): what failed for this
+    // attempt (a lost connection, a read-only role) would fail for the next ones too.
     auto figures = Compute(store, attempt, now);
     if (!figures.ok() && figures.error().code != ErrorCode::kNotFound) {
-      ++pass.errors;
       metrics_->AddError();
-      spdlog::warn("settling {}.{} {} try {}: {}", attempt.ref.key.dag_id, attempt.ref.key.task_id,
-                   attempt.ref.key.run_id, attempt.ref.key.try_number, figures.error().message);
-      continue;
+      return Error{figures.error().code,
+                   fmt::format("reading {}.{} {} try {}: {}", attempt.ref.key.dag_id, attempt.ref.key.task_id,
+                               attempt.ref.key.run_id, attempt.ref.key.try_number, figures.error().message)};
     }
     // An attempt whose spans are gone (retention ran between listing and reading) is recorded with
     // no figures, so that it is not listed again on every pass; its row goes with its last trace.
@@ -103,12 +105,11 @@ Result<SettlePass> AttemptSettler::RunPass(tracing::store::SpanStore& store,
     }
     auto claim = store.RecordSettlement(attempt.ref, attempt.indexed_unix_nano, recorded);
     if (!claim.ok()) {
-      ++pass.errors;
       metrics_->AddError();
-      spdlog::warn("recording the settled figures of {}.{} {} try {}: {}", attempt.ref.key.dag_id,
-                   attempt.ref.key.task_id, attempt.ref.key.run_id, attempt.ref.key.try_number,
-                   claim.error().message);
-      continue;
+      return Error{claim.error().code,
+                   fmt::format("recording the settled figures of {}.{} {} try {}: {}", attempt.ref.key.dag_id,
+                               attempt.ref.key.task_id, attempt.ref.key.run_id, attempt.ref.key.try_number,
+                               claim.error().message)};
     }
     if (!claim->claimed) {
       ++pass.conflicts;
@@ -131,8 +132,8 @@ Result<SettlePass> AttemptSettler::RunPass(tracing::store::SpanStore& store,
   metrics_->SetBacklog(std::max<std::int64_t>(
       0, due->backlog - static_cast<std::int64_t>(pass.settled) - static_cast<std::int64_t>(pass.conflicts)));
   if (!due->due.empty()) {
-    spdlog::debug("settled {} attempt(s) ({} conflicts, {} errors, {} unsettled before the pass)",
-                  pass.settled, pass.conflicts, pass.errors, pass.backlog);
+    spdlog::debug("settled {} attempt(s) ({} conflicts, {} unsettled before the pass)", pass.settled,
+                  pass.conflicts, pass.backlog);
   }
   return pass;
 }

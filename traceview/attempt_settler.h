@@ -40,7 +40,6 @@ struct SettlerOptions {
 struct SettlePass {
   std::size_t settled = 0;    // recorded by this pass (claimed)
   std::size_t conflicts = 0;  // another settler was first, or the attempt changed meanwhile
-  std::size_t errors = 0;     // attempts that could not be read or recorded
   std::int64_t backlog = 0;   // as the store counted it before the pass
 };
 
@@ -49,8 +48,9 @@ class AttemptSettler {
   // `metrics` is shared with /metrics and outlives nothing it is given to.
   AttemptSettler(SettlerOptions options, std::shared_ptr<SettlerMetrics> metrics);
 
-  // Lists the attempts due at `now` and settles each. An error listing them fails the pass (the
-  // caller reconnects); an attempt that fails is counted and left for the next pass.
+  // Lists the attempts due at `now` and settles each. A store error (listing, reading or recording)
+  // ends the pass with it, counted; the caller reconnects, and what is left is due on the next pass.
+  // An attempt whose spans are gone meanwhile is recorded with no figures.
   Result<SettlePass> RunPass(tracing::store::SpanStore& store, std::chrono::system_clock::time_point now);
 
   const SettlerOptions& options() const { return options_; }
