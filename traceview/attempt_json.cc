@@ -11,6 +11,7 @@
 #include "traceview/attribute_writer.h"
 #include "traceview/breakdown.h"
 #include "traceview/cost_json.h"
+#include "traceview/what_if_of_spans.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
 #include "traceview/regression.h"
@@ -422,6 +423,7 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
       {"airflow_task", AirflowTaskJson(FindAirflowTask(spans, parent, breakdown))},
       {"breakdown", BreakdownJson(breakdown)},
       {"cost", CostJson(spans, breakdown, context.prices)},
+      {"what_if", WhatIfJsonOfSpans(spans, breakdown.start_ms, breakdown.end_ms)},
       {"findings", std::move(finding_list)},
       {"history", HistoryJson(context.history)},
       {"downloads", {{"chrome_trace", context.chrome_trace_href}, {"otlp_json", context.otlp_href}}},

@@ -55,6 +55,32 @@ test('the demo attempt\'s cost: its simulated executors allocated cores, and the
   target.finish(record);
 });
 
+test('the demo attempt\'s what-if estimates: a card of them, and each under the findings it answers', { timeout: 60_000 }, async (t) => {
+  const estimates = target.attempt.what_if?.estimates ?? [];
+  // The demo waits for executors and writes: the simulator offers executors ready at the start.
+  const ready = estimates.find((e) => e.name === 'executors-ready');
+  assert.ok(ready, `an executors-ready estimate: ${JSON.stringify(target.attempt.what_if)}`);
+  assert.ok(ready.estimated_ms < ready.measured_ms, `ready at the start is faster: ${JSON.stringify(ready)}`);
+  const waits = target.attempt.findings.filter((f) => f.id === 'resource-wait-long' && !f.suppressed);
+  assert.ok(waits.length > 0, 'a resource-wait-long finding to answer');
+  const record = await target.freshPage(t);
+  await load(record.page, target.base + target.pagePath);
+  await record.page.waitForSelector('#what-if');
+  const card = await record.page.$eval('#what-if', (el) => ({
+    label: document.getElementById(el.getAttribute('aria-labelledby'))?.textContent ?? '',
+    items: [...el.querySelectorAll('li')].map((li) => ({ name: li.dataset.estimate, text: li.textContent })),
+  }));
+  assert.equal(card.label, 'What a change would buy');
+  assert.deepEqual(card.items.map((i) => i.name), estimates.map((e) => e.name));
+  assert.match(card.items[0].text, /^with executors ready at the start: ~.+ instead of .+ \((saves ~.+|about the same)\)$/);
+  const answered = await record.page.$$eval('#findings li.finding[data-finding-id="resource-wait-long"] .finding-what-if li',
+    (items) => items.map((li) => li.textContent));
+  assert.ok(answered.some((text) => text.startsWith('with executors ready at the start: ~')), answered.join(' | '));
+  const unanswered = await record.page.$$eval('#findings li.finding[data-finding-id="data-skew"] .finding-what-if', (x) => x.length);
+  assert.equal(unanswered, 0);
+  target.finish(record);
+});
+
 test('the task list shows the demo attempt\'s settled cost, and its Cost header sorts by it', { timeout: 60_000 }, async (t) => {
   // The demo ends once its proxy settled the attempt; it has no prices, so the cell is core-hours.
   const list = await getJson(target.base, '/api/v1/tasks?sort=-cost');

@@ -10,6 +10,7 @@ import { renderBreakdownBar, renderBreakdownLegend, renderOutsideSpark } from '.
 import { airflowTaskView, taskSpanFirst } from './airflow_task.js';
 import { renderFindings } from './findings.js';
 import { renderCost } from './cost_view.js';
+import { renderWhatIf } from './what_if_view.js';
 import { renderHistory } from './history_chart.js';
 import { Gantt } from './gantt.js';
 import { DetailPanel } from './detail_panel.js';
@@ -103,7 +104,8 @@ class AttemptView {
     const task = airflowTaskView(attempt);
     const bar = renderBreakdownBar(attempt.breakdown, task);
     const history = renderHistory(attempt.history, attempt);
-    this.findings = renderFindings(attempt.findings ?? [], (finding) => this.selectFinding(finding, false));
+    this.findings = renderFindings(attempt.findings ?? [], (finding) => this.selectFinding(finding, false),
+      attempt.what_if?.estimates ?? []);
     this.parts = [bar, history];
     const breakdownCard = h('section', { class: 'card breakdown-card', 'aria-labelledby': 'breakdown-title' },
       h('div', { class: 'card-head' }, h('h2', { id: 'breakdown-title' }, 'Where the time went'),
@@ -116,7 +118,8 @@ class AttemptView {
     this.summary.append(
       renderAttemptHeader(attempt),
       h('div', { class: 'attempt-grid' },
-        h('div', { class: 'stack' }, breakdownCard, renderCost(attempt.cost), this.findings.element),
+        h('div', { class: 'stack' }, breakdownCard, renderCost(attempt.cost), renderWhatIf(attempt.what_if?.estimates),
+          this.findings.element),
         history.element));
   }
 

@@ -1,5 +1,5 @@
-// Findings, most impact first: severity (as text), title, impact, scope, evidence, the fix (config
-// keys and values as code), related findings and the recipe. Those a rules-file suppression muted
+// Findings, most impact first: severity (as text), title, impact, scope, the fix (config keys and
+// values as code), what-if estimates that answer it, evidence, related findings and the recipe. Those a rules-file suppression muted
 // come last (the API ranks them so), muted, labelled "Suppressed" with their reason and expiry.
 // Clicking a finding selects its spans in the timeline.
 
@@ -8,6 +8,7 @@ import { severityBadge } from './badges.js';
 import { splitConfigTokens } from './fix_text.js';
 import { formatDuration } from './format.js';
 import { findingsCountText, isSuppressed, suppressionText } from './suppression.js';
+import { estimatesFor, estimateText } from './what_if_view.js';
 
 function withCode(text) {
   return splitConfigTokens(text).map((part) => (part.code ? h('code', null, part.text) : part.text));
@@ -21,7 +22,7 @@ function recipeName(finding) {
   return anchor ? `${words(file)} \u203a ${words(anchor)}` : words(file);
 }
 
-function renderFinding(finding, index, onSelect) {
+function renderFinding(finding, index, onSelect, estimates) {
   const spanCount = finding.span_ids?.length ?? 0;
   const show = h('button', { type: 'button', class: 'button small show-spans', 'aria-pressed': 'false', disabled: spanCount === 0 },
     spanCount === 1 ? 'Show its span in the timeline' : `Show its ${spanCount} spans in the timeline`);
@@ -44,6 +45,7 @@ function renderFinding(finding, index, onSelect) {
   finding.scope ? h('p', { class: 'scope' }, finding.scope) : null,
   finding.fix?.length ? h('div', { class: 'finding-fix' },
     h('h4', null, 'What to change'), h('ul', { class: 'fix' }, finding.fix.map((f) => h('li', null, withCode(f))))) : null,
+  answered(finding, estimates),
   evidence,
   finding.related?.length ? h('p', { class: 'related' }, 'Related: ', finding.related.join('; ')) : null,
   h('div', { class: 'finding-actions' },
@@ -62,8 +64,17 @@ function renderFinding(finding, index, onSelect) {
   return li;
 }
 
-// A card with the list #findings. onSelect(finding) is called when one is chosen.
-export function renderFindings(findings, onSelect) {
+// What the server's what-if estimates say a change answering this finding would buy.
+function answered(finding, estimates) {
+  const mine = estimatesFor(finding, estimates);
+  if (!mine.length) return null;
+  return h('div', { class: 'finding-what-if' },
+    h('h4', null, 'What it would buy'), h('ul', null, mine.map((estimate) => h('li', null, estimateText(estimate)))));
+}
+
+// A card with the list #findings. onSelect(finding) is called when one is chosen; `estimates` (the
+// attempt's what_if) are shown under the findings they answer.
+export function renderFindings(findings, onSelect, estimates = []) {
   const list = h('ol', { id: 'findings', class: 'findings' });
   let selected = null;
   const choose = (finding, li) => {
@@ -76,7 +87,7 @@ export function renderFindings(findings, onSelect) {
     li.querySelector('.show-spans')?.setAttribute('aria-pressed', 'true');
     onSelect(finding);
   };
-  findings.forEach((finding, i) => list.append(renderFinding(finding, i, choose)));
+  findings.forEach((finding, i) => list.append(renderFinding(finding, i, choose, estimates)));
   const card = h('section', { class: 'card findings-card', 'aria-labelledby': 'findings-title' },
     h('div', { class: 'card-head' },
       h('h2', { id: 'findings-title' }, 'Why, and what to change'),

@@ -31,6 +31,7 @@ export function checkAttempt(a) {
 
   checkAirflowTask(a, fail);
   checkCost(a, fail);
+  checkWhatIf(a, fail);
 
   const b = a.breakdown;
   if (!b || !Array.isArray(b.phases)) {
@@ -202,5 +203,25 @@ function checkCost(a, fail) {
   if (c.money !== null) {
     if (!['total', 'cores', 'memory'].every((k) => isNum(c.money?.[k]) && c.money[k] >= 0)) return fail('cost.money');
     if (!close(c.money.total, c.money.cores + c.money.memory, 1e-3)) fail('cost.money.total != cores + memory');
+  }
+}
+
+// `what_if`: null, or estimates (docs/trace-view-api.md "What-if estimates") whose saving is the
+// measured time less the estimate, each naming the findings it answers.
+function checkWhatIf(a, fail) {
+  if (!('what_if' in a)) return fail('what_if missing (null when there is none)');
+  const w = a.what_if;
+  if (w === null) return;
+  if (!['ratio', 'difference', 'raw'].includes(w.anchoring)) fail(`what_if.anchoring ${w.anchoring}`);
+  if (!Array.isArray(w.estimates) || w.estimates.length === 0) return fail('what_if.estimates');
+  const names = new Set();
+  for (const e of w.estimates) {
+    if (typeof e.name !== 'string' || names.has(e.name)) fail(`what_if estimate name ${e.name}`);
+    names.add(e.name);
+    if (typeof e.label !== 'string' || !e.label.startsWith('with ')) fail(`what_if ${e.name} label`);
+    for (const k of ['estimated_ms', 'measured_ms', 'slots']) if (!isNum(e[k]) || e[k] < 0) fail(`what_if ${e.name}.${k}`);
+    if (!close(e.saving_ms, e.measured_ms - e.estimated_ms, 1e-6)) fail(`what_if ${e.name}: saving != measured - estimated`);
+    if (e.executors !== null && !Number.isInteger(e.executors)) fail(`what_if ${e.name}.executors`);
+    if (!Array.isArray(e.answers) || !e.answers.every((id) => typeof id === 'string')) fail(`what_if ${e.name}.answers`);
   }
 }
