@@ -29,50 +29,47 @@
 // spans are final (closed, all its jobs ended, `operation_retention` of driver time ago) it is
 // forgotten with its jobs; an application that ended is dropped `completed_application_retention`
 // after its end was seen, its final spans submitted.
+//
+// EventLogFeed owns the thread and composes the rooms that do the work, each poll in this order:
+// findings (feed_findings.h: today's suppressions), intake (feed_intake.h: sources into the models
+// of feed_applications.h), trace emission (trace_emitter.h), metrics (changed_figures.h, then
+// feed_metrics.h), after retention (feed_retention.h) dropped what is final.
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "common/result.h"
-#include "diagnose/finding.h"
 #include "diagnose/rule_thresholds.h"
 #include "diagnose/suppression.h"
-#include "feed/application_event_totals.h"
 #include "feed/application_figures.h"
-#include "feed/application_phase_totals.h"
 #include "feed/event_push_endpoint.h"
 #include "feed/feed_metrics.h"
-#include "listener/correlate/application_model.h"
-#include "listener/correlate/span_builder.h"
-#include "listener/eventlog/event_log_scanner.h"
-#include "listener/events/event_parser.h"
-#include "listener/rest/rest_poller.h"
+#include "feed/operation_span_target.h"
 #include "tracing/sampler.h"
-#include "tracing/span.h"
 #include "tracing/span_sink.h"
+
+namespace sparktrace::eventlog {
+class EventLogScanner;
+}  // namespace sparktrace::eventlog
+namespace sparktrace::listener::rest {
+class RestPoller;
+}  // namespace sparktrace::listener::rest
 
 namespace sparktrace::feed {
 
-// Where the proxy's span of an operation is; nullopt when the proxy never saw that operation.
-// With the Airflow task its ExecutePlan named, if any (spark_application_airflow_info).
-struct OperationSpanTarget {
-  tracing::TraceId trace_id{};
-  tracing::SpanId span_id{};
-  bool sampled = false;
-  std::optional<AirflowTask> airflow_task;
-};
-using FindOperationSpan = std::function<std::optional<OperationSpanTarget>(std::string_view operation_id)>;
+class FeedApplications;
+class FeedFindings;
+class FeedIntake;
+class FeedRetention;
+class TraceEmitter;
 
 struct EventLogFeedOptions {
   std::vector<std::string> directories;  // event-log directories (may be empty)
@@ -100,12 +97,12 @@ struct EventLogFeedOptions {
   };
 };
 
-class EventLogFeed final : private eventlog::EventLogSink {
+class EventLogFeed final {
  public:
   static Result<std::unique_ptr<EventLogFeed>> Start(EventLogFeedOptions options,
                                                      FindOperationSpan find_operation_span,
                                                      tracing::SpanSink& spans);
-  ~EventLogFeed() override;  // closes the push endpoint, stops the thread after one last poll
+  ~EventLogFeed();  // closes the push endpoint, stops the thread after one last poll
   EventLogFeed(const EventLogFeed&) = delete;
   EventLogFeed& operator=(const EventLogFeed&) = delete;
 
@@ -121,103 +118,24 @@ class EventLogFeed final : private eventlog::EventLogSink {
   std::shared_ptr<FeedMetrics> metrics() const { return metrics_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
-
-  struct Application {
-    listener::ApplicationModel model;
-    ApplicationPhaseTotals phases;
-    ApplicationEventTotals events;  // what the metrics count, whatever the model forgets
-    bool changed = false;           // events applied since the last operation emission
-    bool trace_changed = false;     // ... since the last application-trace emission
-    bool metrics_changed = false;
-    bool log_completed = false;     // its event log was completed (or, for others, ApplicationEnd)
-    bool log_abandoned = false;     // its log was rewritten: this model ends here
-    bool trace_submitted = false;   // its application trace was submitted at least once
-    bool findings_counted = false;  // its findings went into sparktrace_findings_total
-    std::optional<Clock::time_point> trace_emitted_at;
-    std::optional<Clock::time_point> completed_at;
-    std::optional<listener::EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
-    std::set<tracing::SpanId> final_submitted;  // its application trace's spans, as of the last build
-    // The Airflow task of its latest operation (by driver start time) whose lookup named one, and
-    // that operation's start: an older operation looked up again later must not take it back.
-    std::optional<AirflowTask> airflow_task;
-    std::optional<listener::EpochMillis> airflow_task_started_ms;
-  };
-  // The application is over: nothing of it stays open.
-  static bool Over(const Application& application);
-  // What an operation's spans are built from, in counts: once its jobs have all ended, spans
-  // emitted in an equal state have nothing new to say. Driver events keep coming after the last
-  // JobEnd (Closed when the client releases the operation, TaskEnds of killed speculative copies).
-  struct OperationState {
-    std::size_t jobs = 0;
-    bool all_jobs_ended = false;
-    int lifecycle_events = 0;  // the operation's Connect events, Started ... Closed
-    std::size_t stage_attempts = 0;
-    std::int64_t tasks_ended = 0;
-    bool application_over = false;
-    bool operator==(const OperationState&) const = default;
-  };
-  static OperationState StateOf(const listener::ApplicationModel& model,
-                                const listener::ConnectOperationRecord* record,
-                                const std::vector<std::int32_t>& jobs);
-  struct OperationProgress {
-    std::string log_id;
-    std::string operation_id;
-    bool emitted = false;
-    OperationState emitted_state;   // as of the last emission
-    bool findings_counted = false;  // its findings went into sparktrace_findings_total
-    int lookups_failed = 0;
-    std::set<tracing::SpanId> final_submitted;  // its spans submitted final, as of the last build
-  };
-
   EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span, tracing::SpanSink& spans,
                std::unique_ptr<eventlog::EventLogScanner> scanner,
                std::unique_ptr<listener::rest::RestPoller> rest, tracing::Sampler sampler);
   void Run();
   void PollOnce(bool final_poll);
-  void ApplyPushes();
-  void PollRest();
-  void Apply(Application& application, const listener::SparkEvent& event);
-  void EmitChangedApplications();
-  void EmitOperation(const std::string& log_id, Application& application, const std::string& operation_id);
-  static void NoteAirflowTask(Application& application, std::optional<listener::EpochMillis> started_ms,
-                              const AirflowTask& task);
-  // Submits each built span final the first time it is built ended, live otherwise; keeps in
-  // `final_submitted` only ids still built (what the model forgot is never built again).
-  void SubmitBuilt(listener::BuiltSpans built, std::set<tracing::SpanId>& final_submitted);
-  void EmitApplicationTraces(bool force);
-  void EmitApplicationTrace(Application& application);
-  std::vector<ApplicationFigures> ChangedApplicationFigures();
-  void ApplyRetention();
-  void ForgetProgressOf(const std::string& log_id, const listener::ApplicationModel* still_held);
-  void CountFindings(const std::vector<diagnose::Finding>& findings);
-  // Marks the findings a suppression matches, for the Airflow task they belong to (if any).
-  void Suppress(std::vector<diagnose::Finding>& findings, const std::optional<AirflowTask>& task) const;
-  // Logs each suppression once, the first poll it is found expired (at start, or when its day passes).
-  void AnnounceExpiredSuppressions();
   void Publish(const std::vector<ApplicationFigures>& figures);
 
-  eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
-                               const eventlog::LinePosition& position) override;
-  void OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation,
-                      std::string_view reason) override;
-  void OnLogCompleted(const eventlog::LogIdentity& log) override;
-
   const EventLogFeedOptions options_;
-  const FindOperationSpan find_operation_span_;
-  tracing::SpanSink& spans_;
-  const tracing::Sampler sampler_;
-  std::unique_ptr<eventlog::EventLogScanner> scanner_;  // feed thread only; null without directories
-  std::unique_ptr<listener::rest::RestPoller> rest_;    // feed thread only; null without --spark-ui
-  std::shared_ptr<EventPushEndpoint> push_;             // null without options.push
+  std::shared_ptr<EventPushEndpoint> push_;  // null without options.push
   std::shared_ptr<FeedMetrics> metrics_;
-  listener::EventParser parser_;  // feed thread only
-  // By source key: the log id, "spark-ui:<app>/<attempt>" or "push:<stream>"; feed thread only.
-  std::map<std::string, Application> applications_;
-  std::map<std::string, OperationProgress> progress_;  // by "<source key>/<operation id>"; feed thread only
-  std::vector<bool> expiry_announced_;                 // by options_.suppressions' index; feed thread only
-  std::chrono::sys_days today_{};                      // the UTC day of the current poll; feed thread only
-  EventLogFeedCounters totals_;                        // feed thread only; published after each poll
+  // The rooms, feed thread only; each counts its own part of totals_, which is published after
+  // each poll. Declared in the order they are built: each refers to those above it.
+  EventLogFeedCounters totals_;
+  std::unique_ptr<FeedApplications> applications_;
+  std::unique_ptr<FeedFindings> findings_;
+  std::unique_ptr<TraceEmitter> emitter_;
+  std::unique_ptr<FeedRetention> retention_;
+  std::unique_ptr<FeedIntake> intake_;
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -16,6 +16,7 @@
 #include "feed/event_log_feed.h"
 #include "feed/finding_span_events.h"
 #include "listener/correlate/phases.h"
+#include "listener/correlate/span_builder.h"
 #include "listener/correlate/span_ids.h"
 #include "tests/unit/feed/listener_feed_test_support.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
