@@ -15,16 +15,16 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/demo_child_process.h"
-#include "cli/demo_port_probe.h"
-#include "cli/demo_report.h"
-#include "cli/demo_rules.h"
-#include "diagnose/suppression.h"
-#include "cli/demo_task_report.h"
-#include "cli/demo_trace_wait.h"
-#include "cli/demo_workload.h"
+#include "cli/demo/child_process.h"
+#include "cli/demo/port_probe.h"
+#include "cli/demo/report.h"
+#include "cli/demo/rules.h"
+#include "cli/demo/task_report.h"
+#include "cli/demo/trace_wait.h"
+#include "cli/demo/workload.h"
 #include "common/flags.h"
 #include "common/logging.h"
+#include "diagnose/suppression.h"
 #include "tracing/id_generator.h"
 #include "tracing/trace_context.h"
 
@@ -93,7 +93,7 @@ int Fail(std::ostream& err, int code, std::string_view message) {
 
 // Blocks SIGINT, SIGTERM and SIGCHLD in this thread and in every thread it starts later (gRPC's),
 // so that they wait for WaitForSignal: Ctrl-C and SIGTERM stop the demo in order, and SIGCHLD
-// says that a child ended. Children start with an empty mask (ChildProcess).
+// says that a child ended. Children start with an empty mask (demo::ChildProcess).
 sigset_t BlockDemoSignals() {
   sigset_t signals;
   sigemptyset(&signals);
@@ -130,7 +130,7 @@ std::string ListeningField(std::string_view line, std::string_view key) {
 }
 
 // Reads the child's `listening ...` line and returns the value of each of `keys` in it.
-Result<std::vector<std::string>> AwaitListening(ChildProcess& child,
+Result<std::vector<std::string>> AwaitListening(demo::ChildProcess& child,
                                                 std::initializer_list<std::string_view> keys) {
   auto line = child.ReadLine(kStartTimeout);
   if (!line.ok()) return Error{line.error().code, line.error().message + " (its log is above)"};
@@ -150,7 +150,7 @@ std::vector<std::string> SimulatorArgs(const std::string& log_level, const std::
           "--listen",
           "127.0.0.1:0",
           "--stream-cut-bytes",
-          kDemoStreamCutBytes,
+          demo::kDemoStreamCutBytes,
           "--log-level",
           log_level,
           "--event-log-dir",
@@ -212,7 +212,8 @@ Result<std::string> MakeRunDirectory(const std::string& parent) {
 // Stops `children` in order, the proxy first: on SIGTERM it drains and exports its last spans.
 // Returns `code`, or 1 when it was 0 and a child did not exit cleanly. Reports each unclean exit,
 // except that of a child that had ended before a failure (code != 0), which is what was reported.
-int StopChildren(int code, std::initializer_list<std::pair<ChildProcess*, std::chrono::seconds>> children,
+int StopChildren(int code,
+                 std::initializer_list<std::pair<demo::ChildProcess*, std::chrono::seconds>> children,
                  std::ostream& err) {
   for (const auto& [child, grace] : children) {
     const bool already_reported = code != 0 && child->HasExited();
@@ -226,9 +227,9 @@ int StopChildren(int code, std::initializer_list<std::pair<ChildProcess*, std::c
 }
 
 // For a SIGCHLD: "the proxy exited with code 1" for each child that has ended.
-std::string DescribeEndedChildren(std::initializer_list<ChildProcess*> children) {
+std::string DescribeEndedChildren(std::initializer_list<demo::ChildProcess*> children) {
   std::string description;
-  for (ChildProcess* child : children) {
+  for (demo::ChildProcess* child : children) {
     if (!child->HasExited()) continue;
     if (!description.empty()) description += "; ";
     description += child->name() + " " + child->Stop(std::chrono::seconds(0)).description;
@@ -289,8 +290,9 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   if (!event_log_dir.ok()) return Fail(err, 2, event_log_dir.error().message);
   // Next to the log, not in it: the proxy reads every file of its event-log directory.
   const std::string rules = *event_log_dir + ".rules.yaml";
-  const std::string rules_yaml = ScaledDemoRulesYaml(kDemoTimeScaleValue) +
-                                 DemoSuppressionsYaml(diagnose::UtcDay(std::chrono::system_clock::now()));
+  const std::string rules_yaml =
+      demo::ScaledDemoRulesYaml(kDemoTimeScaleValue) +
+      demo::DemoSuppressionsYaml(diagnose::UtcDay(std::chrono::system_clock::now()));
   if (auto written = WriteFile(rules, rules_yaml); !written.ok())
     return Fail(err, 1, written.error().message);
 
@@ -298,21 +300,22 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   std::string listen = flags->Get("listen");
   if (!flags->IsSet("listen")) {
     // Only the default gives way: a port asked for explicitly fails loudly when taken.
-    if (auto in_use = ListenAddressInUse(listen); in_use.ok() && *in_use) {
+    if (auto in_use = demo::ListenAddressInUse(listen); in_use.ok() && *in_use) {
       err << "sparktrace demo: " << listen << " is taken (a Spark Connect server, or another demo?); "
           << "the proxy listens on a free port instead\n";
       listen = "127.0.0.1:0";
     }
   }
 
-  auto simulator = ChildProcess::Spawn("the simulator", SimulatorArgs(log_level, *event_log_dir, scenario));
+  auto simulator =
+      demo::ChildProcess::Spawn("the simulator", SimulatorArgs(log_level, *event_log_dir, scenario));
   if (!simulator.ok()) return Fail(err, 1, simulator.error().message);
   auto simulator_fields = AwaitListening(*simulator, {"grpc"});
   if (!simulator_fields.ok()) {
     return StopChildren(Fail(err, 1, simulator_fields.error().message), {{&*simulator, kSimulatorStopGrace}},
                         err);
   }
-  auto proxy = ChildProcess::Spawn(
+  auto proxy = demo::ChildProcess::Spawn(
       "the proxy", ProxyArgs(simulator_fields->at(0), listen, store, log_level, *event_log_dir, rules));
   if (!proxy.ok()) {
     return StopChildren(Fail(err, 1, proxy.error().message), {{&*simulator, kSimulatorStopGrace}}, err);
@@ -322,8 +325,8 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   };
   auto proxy_fields = AwaitListening(*proxy, {"grpc", "admin"});
   if (!proxy_fields.ok()) return stop(Fail(err, 1, proxy_fields.error().message));
-  const DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store_location->display,
-                                DisplayedProgram(),  *event_log_dir,      rules};
+  const demo::DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store_location->display,
+                                      DisplayedProgram(),  *event_log_dir,      rules};
 
   out << "sparktrace demo\n"
       << fmt::format("  simulator  {:<21}  speaks the Spark Connect protocol, runs no queries (not Spark)\n",
@@ -337,14 +340,14 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   tracing::RandomIdGenerator ids;
   const tracing::TraceId trace_id = ids.NewTraceId();
   const tracing::SpanId task_span_id = ids.NewSpanId();
-  DemoWorkloadOptions options;
+  demo::DemoWorkloadOptions options;
   options.target = endpoints.proxy;
   options.traceparent = tracing::FormatTraceparent(trace_id, task_span_id, true);
   options.airflow = kTaskTemplate;
   options.airflow.run_id = ScheduledRunId();
   options.task_code = kDemoTaskCode;
   // First, so that it can be opened while the task runs (the page follows a running attempt).
-  out << fmt::format("  trace view {}\n", TraceViewUrl(endpoints, options.airflow));
+  out << fmt::format("  trace view {}\n", demo::TraceViewUrl(endpoints, options.airflow));
   out << fmt::format("\nAirflow task {}.{}, run {}, try {}, calls Spark Connect through the proxy:\n",
                      options.airflow.dag_id, options.airflow.task_id, options.airflow.run_id,
                      options.airflow.try_number)
@@ -360,13 +363,13 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   report.start_unix_nano = NowUnixNano();
   report.end_unix_nano = report.start_unix_nano;
   const auto send_report = [&] {
-    if (auto sent = SendAirflowTaskReport(endpoints.admin, report, kReportTimeout); !sent.ok()) {
+    if (auto sent = demo::SendAirflowTaskReport(endpoints.admin, report, kReportTimeout); !sent.ok()) {
       err << "sparktrace demo: could not report the Airflow task (" << sent.error().message
           << "); its page shows the Spark part only\n";
     }
   };
   send_report();
-  auto operations = RunDemoWorkload(options, out);
+  auto operations = demo::RunDemoWorkload(options, out);
   if (!operations.ok()) return stop(Fail(err, 1, operations.error().message));
   report.state = "success";
   report.end_unix_nano = NowUnixNano();
@@ -376,26 +379,28 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
     send_report();
     std::vector<std::string> operation_ids;
     for (const auto& operation : *operations) operation_ids.push_back(operation.operation_id);
-    auto spans = WaitForOperationSpans(*store_location, trace_id, operation_ids, /*driver_spans=*/true,
-                                       task_span_id, kTraceTimeout, [&](std::chrono::milliseconds pause) {
-                                         stop_signal = WaitForSignal(signals, pause);
-                                         return stop_signal == 0;
-                                       });
+    auto spans =
+        demo::WaitForOperationSpans(*store_location, trace_id, operation_ids, /*driver_spans=*/true,
+                                    task_span_id, kTraceTimeout, [&](std::chrono::milliseconds pause) {
+                                      stop_signal = WaitForSignal(signals, pause);
+                                      return stop_signal == 0;
+                                    });
     if (!spans.ok() && stop_signal == 0) return stop(Fail(err, 1, spans.error().message));
-    if (spans.ok()) PrintTrace(out, *spans, *operations);
+    if (spans.ok()) demo::PrintTrace(out, *spans, *operations);
   }
   if (stop_signal == 0) {
     // The task list shows the attempt's cost once the proxy settled it; the demo ends with it there.
-    auto settled = WaitForSettledAttempt(
+    auto settled = demo::WaitForSettledAttempt(
         *store_location,
-        tracing::store::TaskAttemptKey{options.airflow.dag_id, options.airflow.task_id, options.airflow.run_id,
-                                       options.airflow.try_number, options.airflow.map_index},
+        tracing::store::TaskAttemptKey{options.airflow.dag_id, options.airflow.task_id,
+                                       options.airflow.run_id, options.airflow.try_number,
+                                       options.airflow.map_index},
         kTraceTimeout, [&](std::chrono::milliseconds pause) {
           stop_signal = WaitForSignal(signals, pause);
           return stop_signal == 0;
         });
     if (!settled.ok() && stop_signal == 0) return stop(Fail(err, 1, settled.error().message));
-    if (settled.ok()) PrintSettledCost(out, endpoints, *settled);
+    if (settled.ok()) demo::PrintSettledCost(out, endpoints, *settled);
   }
   const auto child_ended = [&] {
     return stop(Fail(err, 1, DescribeEndedChildren({&*proxy, &*simulator}) + " before the demo ended"));
@@ -403,7 +408,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   if (stop_signal == SIGCHLD) return child_ended();
   if (stop_signal != 0) return stop(Fail(err, 130, "stopped before the demo finished"));
 
-  PrintNextSteps(out, endpoints, trace_id, options.airflow);
+  demo::PrintNextSteps(out, endpoints, trace_id, options.airflow);
   if (once) return stop(0);
   out << "\nserving until Ctrl-C\n" << std::flush;
   if (WaitForSignal(signals, std::nullopt) == SIGCHLD) return child_ended();

@@ -73,7 +73,7 @@
 //              "suppressed": {"reason": string, "until": "YYYY-MM-DD"}|null}
 //   (rule ids, thresholds and the rules file: docs/diagnose-rules.md). With --regressions, logs of
 //   one application name are the runs of one job: a run 25 % and 60 s slower than the median of the
-//   earlier successful ones has a "regression" finding (cli/diagnose_regression.h).
+//   earlier successful ones has a "regression" finding (cli/diagnose/regression.h).
 
 #include "cli/diagnose_command.h"
 
@@ -93,9 +93,9 @@
 #include <vector>
 
 #include "cli/cost_flags.h"
-#include "cli/diagnose_cost.h"
-#include "cli/diagnose_regression.h"
-#include "cli/diagnose_report.h"
+#include "cli/diagnose/cost.h"
+#include "cli/diagnose/regression.h"
+#include "cli/diagnose/report.h"
 #include "common/flags.h"
 #include "common/logging.h"
 #include "diagnose/diagnose.h"

@@ -1,6 +1,6 @@
 #pragma once
 // HOST:PORT to the first socket address it resolves to, for the demo's own sockets: the probe of a
-// listen address (cli/demo_port_probe.h) and the Airflow task's reports (cli/demo_task_report.h).
+// listen address (cli/demo/port_probe.h) and the Airflow task's reports (cli/demo/task_report.h).
 // Threads: any (getaddrinfo may block on name resolution).
 
 #include <netdb.h>

@@ -321,7 +321,7 @@ export function attemptPageTests(target, what) {
     target.finish(record);
   });
 
-  // The demo's rules file suppresses its task's slow-spark-jobs summary (cli/demo_rules.cc): the
+  // The demo's rules file suppresses its task's slow-spark-jobs summary (cli/demo/rules.cc): the
   // page shows it last, muted, with its reason and expiry in words. Other targets have none.
   test(`${what}: suppressed findings come last, labelled with their reason and expiry`, { timeout: 60_000 }, async (t) => {
     const { findings } = target.attempt;

@@ -1,14 +1,14 @@
-// The demo's scaled diagnosis thresholds (cli/demo_rules.h): a valid rules file whose time floors
+// The demo's scaled diagnosis thresholds (cli/demo/rules.h): a valid rules file whose time floors
 // are the defaults times the demo's speed-up, rates the defaults divided by it, and whose other
 // thresholds are the defaults.
-#include "cli/demo_rules.h"
+#include "cli/demo/rules.h"
 
 #include <gtest/gtest.h>
 
 #include "diagnose/rule_thresholds.h"
 #include "diagnose/rules_file.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 namespace {
 
 TEST(DemoRules, TimeFloorsAreScaledAndTheRestIsTheDefault) {
@@ -67,4 +67,4 @@ TEST(DemoRules, SuppressTheDemoTasksSummaryForThirtyDays) {
 }
 
 }  // namespace
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -1,4 +1,4 @@
-#include "cli/demo_trace_wait.h"
+#include "cli/demo/trace_wait.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "tracing/store/open_span_store.h"
 #include "tracing/well_known_attributes.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 namespace {
 
 // Well below the demo's --span-batch-delay, so the wait adds little to the export itself.
@@ -168,4 +168,4 @@ Result<tracing::store::TaskAttemptRow> WaitForSettledAttempt(
   }
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

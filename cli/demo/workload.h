@@ -20,7 +20,7 @@
 #include "common/result.h"
 #include "tracing/airflow_identity.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 // The simulator's --stream-cut-bytes for the workload: the query's first stream is cut after its
 // second 40KiB batch, and the reattached stream (one batch and result_complete) is not.
@@ -48,4 +48,4 @@ struct DemoOperation {
 // the first call that does not answer as a Spark Connect server would, naming the call and status.
 Result<std::vector<DemoOperation>> RunDemoWorkload(const DemoWorkloadOptions& options, std::ostream& out);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -1,11 +1,11 @@
-#include "cli/demo_rules.h"
+#include "cli/demo/rules.h"
 
 #include <fmt/format.h>
 
 #include "diagnose/rule_thresholds.h"
 #include "diagnose/suppression.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 std::string ScaledDemoRulesYaml(double time_scale) {
   const diagnose::RuleThresholds defaults;
@@ -56,4 +56,4 @@ std::string DemoSuppressionsYaml(std::chrono::sys_days today) {
       diagnose::kSlowSparkJobs, diagnose::DateText(today + std::chrono::days(30)));
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <string>
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 // A rules file (YAML) with every time floor of the default thresholds multiplied by `time_scale`.
 std::string ScaledDemoRulesYaml(double time_scale);
@@ -21,4 +21,4 @@ std::string ScaledDemoRulesYaml(double time_scale);
 // its reason, and the findings metric does not count it.
 std::string DemoSuppressionsYaml(std::chrono::sys_days today);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

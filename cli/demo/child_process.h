@@ -24,7 +24,7 @@
 
 #include "common/result.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 class ChildProcess {
  public:
@@ -79,4 +79,4 @@ class ChildProcess {
   bool exit_clean_ = false;
 };
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

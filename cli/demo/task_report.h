@@ -13,7 +13,7 @@
 #include "common/result.h"
 #include "tracing/airflow_task_report.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 // POSTs `report` to http://<admin_address>/api/v1/airflow/task-attempts (HTTP/1.1, one request per
 // connection). Fails with the answer's status line when it is not 202, kUnavailable when nothing
@@ -21,4 +21,4 @@ namespace sparktrace::cli {
 Result<void> SendAirflowTaskReport(const std::string& admin_address, const tracing::AirflowTaskReport& report,
                                    std::chrono::milliseconds timeout);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -10,7 +10,7 @@
 
 #include "common/result.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 // True when something listens on HOST:PORT ("127.0.0.1:15002", "[::1]:15002", "localhost:15002").
 // The probe binds a socket with SO_REUSEADDR and without SO_REUSEPORT: the first ignores
@@ -19,4 +19,4 @@ namespace sparktrace::cli {
 // resolve, or a bind that fails for another reason than the port being in use.
 Result<bool> ListenAddressInUse(const std::string& host_port);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -1,7 +1,4 @@
-#include "cli/diagnose_report.h"
-
-#include <algorithm>
-#include <array>
+// The text rendering of `sparktrace diagnose` (report.h): aligned tables for people.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,92 +9,22 @@
 #include <utility>
 #include <vector>
 
-#include "cli/diagnose_cost.h"
-#include "common/logging.h"
+#include "cli/diagnose/cost.h"
+#include "cli/diagnose/report.h"
+#include "cli/diagnose/report_facts.h"
 #include "common/units.h"
 #include "diagnose/finding.h"
 #include "listener/correlate/phases.h"
-#include "traceview/cost_json.h"
 
 namespace sparktrace::cli {
 namespace {
 
 using listener::ApplicationModel;
-using listener::ConnectOperationRecord;
 using listener::EpochMillis;
 using listener::JobRecord;
 using listener::Phase;
 using listener::PhaseBreakdown;
 using listener::StageAttemptRecord;
-using listener::TimeWindow;
-
-constexpr std::array<Phase, listener::kPhaseCount> kPhases = {Phase::kResourceWait, Phase::kCompute,
-                                                              Phase::kIoWrite, Phase::kIdle};
-
-// ---- Figures shared by both renderings -------------------------------------------------------
-
-// `application_status`: ApplicationStatus of the log; what has not ended in a log that will not
-// say more is "unknown", not "running".
-std::string_view StageStatus(const StageAttemptRecord& stage, std::string_view application_status) {
-  if (stage.failure_reason) return "failed";
-  if (stage.completed) return "complete";
-  return application_status == "in_progress" ? "running" : "unknown";
-}
-
-}  // namespace
-
-std::string_view ApplicationStatus(const DiagnosedLog& log) {
-  if (log.model.application().end_ms) return "ended";
-  return log.state == "in_progress" ? "in_progress" : "truncated";
-}
-
-namespace {
-
-std::string_view JobStatus(const JobRecord& job, std::string_view application_status) {
-  return listener::JobStatusName(job.StatusWhenOver(application_status != "in_progress"));
-}
-
-std::optional<std::int64_t> StageDurationMs(const StageAttemptRecord& stage) {
-  const std::optional<EpochMillis> start = stage.StartMs();
-  if (!start || !stage.completion_ms) return std::nullopt;
-  return *stage.completion_ms - *start;
-}
-
-std::optional<std::int64_t> JobDurationMs(const JobRecord& job) {
-  if (!job.submission_ms || !job.completion_ms) return std::nullopt;
-  return *job.completion_ms - *job.submission_ms;
-}
-
-// The first terminal event decides, as the phase window does (phases.h).
-std::string_view OperationStatus(const ConnectOperationRecord& operation) {
-  if (operation.failed_ms) return "failed";
-  if (operation.canceled_ms) return "canceled";
-  if (operation.finished_ms) return "finished";
-  if (operation.closed_ms) return "closed";
-  return "running";
-}
-
-std::int64_t ExecutorsRemoved(const ApplicationModel& model) {
-  return std::count_if(
-      model.executors().begin(), model.executors().end(),
-      [](const listener::ExecutorRecord& executor) { return executor.removed_ms.has_value(); });
-}
-
-std::int64_t IgnoredEvents(const DiagnosedLog& log) {
-  std::int64_t total = 0;
-  for (const auto& [type, count] : log.ignored_event_types) total += count;
-  return total;
-}
-
-// Blank, oversized and cut-off lines: skipped by the feed before any parsing. The feed's
-// corrupt_lines also counts the lines this command reported as malformed, which are shown apart.
-std::int64_t DroppedLines(const DiagnosedLog& log) {
-  const auto blank = static_cast<std::int64_t>(log.counters.corrupt_lines) - log.malformed_lines;
-  return std::max<std::int64_t>(blank, 0) + static_cast<std::int64_t>(log.counters.oversized_lines) +
-         static_cast<std::int64_t>(log.counters.truncated_lines);
-}
-
-// ---- Text ------------------------------------------------------------------------------------
 
 // "2019-04-08T20:39:44.286Z".
 std::string FormatTimestamp(EpochMillis time_ms) {
@@ -186,22 +113,11 @@ void RenderPhasesText(const std::optional<PhaseBreakdown>& phases, const std::st
          FormatTimestamp(phases->window.end_ms) + "  (" + FormatSeconds(window_ms) + ")\n";
   out += indent + "phases\n";
   Table table(indent + "  ", {false, true, true});
-  for (Phase phase : kPhases) {
+  for (Phase phase : kReportPhases) {
     table.Add({std::string(listener::PhaseName(phase)), std::to_string(phases->TotalMs(phase)) + " ms",
                FormatPercent(phases->TotalMs(phase), window_ms)});
   }
   table.Render(out);
-}
-
-// A figure as text: integers whole, fractions with 4 significant digits.
-std::string FormatNumber(double value) {
-  char text[48];
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) {
-    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
-  } else {
-    std::snprintf(text, sizeof text, "%.4g", value);
-  }
-  return text;
 }
 
 std::string FormatEvidence(const diagnose::Evidence& evidence) {
@@ -396,222 +312,6 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   }
 }
 
-// ---- JSON ------------------------------------------------------------------------------------
-
-// Appends JSON values to one string; the caller writes the punctuation between members.
-class JsonOut {
- public:
-  std::string& text() { return text_; }
-  JsonOut& Raw(std::string_view raw) {
-    text_ += raw;
-    return *this;
-  }
-  JsonOut& String(std::string_view value) {
-    text_ += '"';
-    AppendJsonEscaped(text_, value);
-    text_ += '"';
-    return *this;
-  }
-  JsonOut& Key(std::string_view key) {
-    if (!text_.empty() && text_.back() != '{' && text_.back() != '[') text_ += ',';
-    String(key);
-    text_ += ':';
-    return *this;
-  }
-  JsonOut& Int(std::int64_t value) { return Raw(std::to_string(value)); }
-  JsonOut& Bool(bool value) { return Raw(value ? "true" : "false"); }
-  JsonOut& OptionalInt(std::optional<std::int64_t> value) { return value ? Int(*value) : Raw("null"); }
-  JsonOut& OptionalString(const std::optional<std::string>& value) {
-    return value ? String(*value) : Raw("null");
-  }
-  JsonOut& NonEmptyOrNull(const std::string& value) { return value.empty() ? Raw("null") : String(value); }
-  // Before an array element: a comma unless it is the first.
-  JsonOut& Element() {
-    if (!text_.empty() && text_.back() != '[') text_ += ',';
-    return *this;
-  }
-
- private:
-  std::string text_;
-};
-
-void WriteWindow(JsonOut& json, const std::optional<PhaseBreakdown>& phases) {
-  if (!phases) {
-    json.Key("window").Raw("null").Key("phases").Raw("null");
-    return;
-  }
-  json.Key("window").Raw("{");
-  json.Key("start_ms").Int(phases->window.start_ms).Key("end_ms").Int(phases->window.end_ms);
-  json.Key("duration_ms").Int(phases->window.end_ms - phases->window.start_ms).Raw("}");
-  json.Key("phases").Raw("{");
-  for (Phase phase : kPhases)
-    json.Key(std::string(listener::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
-  json.Raw("}");
-}
-
-// The attempt page's cost object (traceview/cost_json.h), or null when the log cannot tell it.
-void WriteCost(JsonOut& json, const traceview::AttemptCost* cost, const traceview::CostPrices& prices) {
-  json.Key("cost").Raw(cost != nullptr ? traceview::CostToJson(*cost, prices).dump() : "null");
-}
-
-void WriteOptionalInt32(JsonOut& json, std::string_view key, std::optional<std::int32_t> value) {
-  json.Key(key).OptionalInt(value ? std::optional<std::int64_t>(*value) : std::nullopt);
-}
-
-void WriteFindings(JsonOut& json, const std::vector<diagnose::Finding>& findings) {
-  json.Key("findings").Raw("[");
-  for (const diagnose::Finding& finding : findings) {
-    json.Element().Raw("{");
-    json.Key("id").String(finding.id).Key("key").String(finding.Key());
-    json.Key("severity").String(diagnose::SeverityName(finding.severity));
-    json.Key("scope").Raw("{").Key("kind").String(diagnose::ScopeKindName(finding.scope.kind));
-    json.Key("app_id")
-        .String(finding.scope.app_id)
-        .Key("operation_id")
-        .OptionalString(finding.scope.operation_id);
-    WriteOptionalInt32(json, "job_id", finding.scope.job_id);
-    WriteOptionalInt32(json, "stage_id", finding.scope.stage_id);
-    WriteOptionalInt32(json, "stage_attempt", finding.scope.stage_attempt);
-    json.Key("stage_name").NonEmptyOrNull(finding.scope.stage_name).Raw("}");
-    json.Key("title").String(finding.title);
-    json.Key("evidence").Raw("[");
-    for (const diagnose::Evidence& item : finding.evidence) {
-      json.Element().Raw("{").Key("name").String(item.name).Key("value");
-      if (item.text) {
-        json.String(*item.text);
-      } else {
-        json.Raw(std::isfinite(item.value) ? FormatNumber(item.value) : "null");
-      }
-      json.Key("unit").String(item.unit).Key("threshold");
-      if (item.threshold && std::isfinite(*item.threshold)) {
-        json.Raw(FormatNumber(*item.threshold));
-      } else {
-        json.Raw("null");
-      }
-      json.Key("comparison");
-      if (item.comparison == diagnose::Comparison::kNone) {
-        json.Raw("null");
-      } else {
-        json.String(diagnose::ComparisonSymbol(item.comparison));
-      }
-      json.Raw("}");
-    }
-    json.Raw("]");
-    char impact[32];
-    std::snprintf(impact, sizeof impact, "%.3f", finding.impact_seconds);
-    json.Key("impact_seconds").Raw(impact);
-    json.Key("fix").Raw("[");
-    for (const std::string& fix : finding.fix) json.Element().String(fix);
-    json.Raw("]").Key("recipe").String(finding.recipe).Key("related").Raw("[");
-    for (const diagnose::RelatedFinding& link : finding.related) {
-      json.Element().Raw("{").Key("key").String(link.key).Key("relation").String(link.relation).Raw("}");
-    }
-    json.Raw("]").Key("suppressed");
-    if (finding.suppressed) {
-      json.Raw("{").Key("reason").String(finding.suppressed->reason);
-      json.Key("until").String(finding.suppressed->until).Raw("}");
-    } else {
-      json.Raw("null");
-    }
-    json.Raw("}");
-  }
-  json.Raw("]");
-}
-
-void WriteStage(JsonOut& json, const StageAttemptRecord& stage, std::string_view application_status) {
-  const listener::TaskStatistics& tasks = stage.tasks;
-  json.Element().Raw("{");
-  json.Key("stage_id").Int(stage.key.stage_id).Key("attempt_id").Int(stage.key.attempt_id);
-  json.Key("status").String(StageStatus(stage, application_status));
-  json.Key("start_ms").OptionalInt(stage.StartMs()).Key("completion_ms").OptionalInt(stage.completion_ms);
-  json.Key("duration_ms").OptionalInt(StageDurationMs(stage));
-  json.Key("num_tasks").Int(stage.num_tasks).Key("tasks_ended").Int(tasks.tasks_ended);
-  json.Key("failed_tasks").Int(tasks.failed_tasks).Key("killed_tasks").Int(tasks.killed_tasks);
-  json.Key("task_duration_ms");
-  if (tasks.successful_durations.count() > 0) {
-    json.Raw("{").Key("p50").OptionalInt(tasks.successful_durations.Quantile(0.5));
-    json.Key("p95").OptionalInt(tasks.successful_durations.Quantile(0.95));
-    json.Key("max").Int(tasks.successful_durations.max_ms()).Raw("}");
-  } else {
-    json.Raw("null");
-  }
-  json.Key("input_bytes").Int(tasks.input_bytes).Key("shuffle_read_bytes").Int(tasks.shuffle_read_bytes);
-  json.Key("shuffle_write_bytes").Int(tasks.shuffle_write_bytes).Key("output_bytes").Int(tasks.output_bytes);
-  json.Key("memory_spilled_bytes").Int(tasks.memory_bytes_spilled);
-  json.Key("disk_spilled_bytes").Int(tasks.disk_bytes_spilled).Raw("}");
-}
-
-void WriteJob(JsonOut& json, const ApplicationModel& model, const JobRecord& job,
-              std::string_view application_status) {
-  json.Element().Raw("{");
-  json.Key("job_id").Int(job.job_id).Key("status").String(JobStatus(job, application_status));
-  json.Key("submission_ms")
-      .OptionalInt(job.submission_ms)
-      .Key("completion_ms")
-      .OptionalInt(job.completion_ms);
-  json.Key("duration_ms").OptionalInt(JobDurationMs(job));
-  json.Key("operation_id").OptionalString(model.OperationOfJob(job));
-  json.Key("sql_execution_id").OptionalInt(job.sql_execution_id);
-  json.Key("failure_message").NonEmptyOrNull(job.failure_message);
-  json.Key("stages").Raw("[");
-  for (const StageAttemptRecord* stage : model.StagesOfJob(job.job_id))
-    WriteStage(json, *stage, application_status);
-  json.Raw("]}");
-}
-
-void WriteOperation(JsonOut& json, const DiagnosedLog& log, const ConnectOperationRecord& operation) {
-  const ApplicationModel& model = log.model;
-  json.Element().Raw("{");
-  json.Key("operation_id").String(operation.operation_id).Key("session_id").String(operation.session_id);
-  json.Key("user_id").String(operation.user_id).Key("status").String(OperationStatus(operation));
-  WriteWindow(json, listener::OperationPhases(model, operation));
-  json.Key("job_ids").Raw("[");
-  for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) json.Element().Int(job_id);
-  json.Raw("]");
-  json.Key("error_message").NonEmptyOrNull(operation.error_message);
-  const auto cost = log.operation_costs.find(operation.operation_id);
-  WriteCost(json, cost != log.operation_costs.end() ? &cost->second : nullptr, log.prices);
-  const auto what_if = log.operation_what_if.find(operation.operation_id);
-  json.Key("what_if").Raw(what_if != log.operation_what_if.end() ? diagnose::WhatIfJsonText(what_if->second)
-                                                                 : "null");
-  const auto found = log.operation_findings.find(operation.operation_id);
-  WriteFindings(json,
-                found != log.operation_findings.end() ? found->second : std::vector<diagnose::Finding>{});
-  json.Raw("}");
-}
-
-void WriteApplication(JsonOut& json, const DiagnosedLog& log) {
-  const ApplicationModel& model = log.model;
-  const listener::ApplicationRecord& app = model.application();
-  json.Element().Raw("{");
-  json.Key("status").String(ApplicationStatus(log));
-  json.Key("log").Raw("{").Key("path").String(log.path).Key("state").String(log.state);
-  json.Key("last_line_malformed").Bool(log.last_line_malformed);
-  json.Key("lines")
-      .Int(static_cast<std::int64_t>(log.counters.lines))
-      .Key("malformed_lines")
-      .Int(log.malformed_lines);
-  json.Key("first_malformed").NonEmptyOrNull(log.first_malformed).Key("dropped_lines").Int(DroppedLines(log));
-  json.Key("ignored_events").Int(IgnoredEvents(log)).Key("ignored_event_types").Raw("{");
-  for (const auto& [type, count] : log.ignored_event_types) json.Key(type).Int(count);
-  json.Raw("}}");
-  json.Key("app_id").String(app.app_id).Key("attempt_id").OptionalString(app.attempt_id);
-  json.Key("app_name").String(app.app_name).Key("spark_user").String(app.spark_user);
-  json.Key("spark_version").NonEmptyOrNull(app.spark_version);
-  WriteWindow(json, listener::ApplicationPhases(model));
-  json.Key("executors").Raw("{").Key("added").Int(static_cast<std::int64_t>(model.executors().size()));
-  json.Key("removed").Int(ExecutorsRemoved(model)).Raw("}");
-  WriteCost(json, log.cost ? &*log.cost : nullptr, log.prices);
-  json.Key("what_if").Raw(diagnose::WhatIfJsonText(log.what_if));
-  json.Key("jobs").Raw("[");
-  for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job, ApplicationStatus(log));
-  json.Raw("]").Key("operations").Raw("[");
-  for (const auto& [id, operation] : model.operations()) WriteOperation(json, log, operation);
-  json.Raw("]");
-  WriteFindings(json, log.findings);
-  json.Raw("}");
-}
-
 }  // namespace
 
 std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs) {
@@ -621,19 +321,6 @@ std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs) {
     RenderApplicationText(logs[i], out);
   }
   return out;
-}
-
-std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,
-                               const std::vector<DiagnoseError>& errors) {
-  JsonOut json;
-  json.Raw("{").Key("schema").String("sparktrace.diagnose/1").Key("applications").Raw("[");
-  for (const DiagnosedLog& log : logs) WriteApplication(json, log);
-  json.Raw("]").Key("errors").Raw("[");
-  for (const DiagnoseError& error : errors) {
-    json.Element().Raw("{").Key("path").String(error.path).Key("message").String(error.message).Raw("}");
-  }
-  json.Raw("]}\n");
-  return std::move(json.text());
 }
 
 }  // namespace sparktrace::cli

@@ -1,4 +1,4 @@
-#include "cli/diagnose_regression.h"
+#include "cli/diagnose/regression.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "cli/demo_task_report.h"
+#include "cli/demo/task_report.h"
 
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -11,7 +11,7 @@
 #include "cli/resolve_address.h"
 #include "common/unique_fd.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 namespace {
 
 Result<UniqueFd> Connect(const std::string& host_port, std::chrono::milliseconds timeout) {
@@ -79,4 +79,4 @@ Result<void> SendAirflowTaskReport(const std::string& admin_address, const traci
   return Error{ErrorCode::kUnavailable, "the proxy answered " + status_line + ": " + answer_body};
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -1,4 +1,4 @@
-#include "cli/demo_report.h"
+#include "cli/demo/report.h"
 
 #include <fmt/format.h>
 
@@ -7,13 +7,13 @@
 #include <chrono>
 #include <vector>
 
-#include "cli/demo_trace_wait.h"
+#include "cli/demo/trace_wait.h"
 #include "common/units.h"
 #include "traceview/attempt_url.h"
 #include "tracing/store/task_attempts.h"
 #include "tracing/trace_tree.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 namespace {
 
 constexpr std::string_view kOutcomeKey = "spark.connect.operation.outcome";
@@ -145,4 +145,4 @@ void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tra
       << "         (behind it is the simulator: calls are traced, queries return filler bytes)\n";
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -1,4 +1,4 @@
-#include "cli/diagnose_cost.h"
+#include "cli/diagnose/cost.h"
 
 #include <cmath>
 #include <cstdio>

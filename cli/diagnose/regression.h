@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "cli/diagnose_report.h"
+#include "cli/diagnose/report.h"
 
 namespace sparktrace::cli {
 

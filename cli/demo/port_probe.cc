@@ -1,4 +1,4 @@
-#include "cli/demo_port_probe.h"
+#include "cli/demo/port_probe.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "cli/resolve_address.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 Result<bool> ListenAddressInUse(const std::string& host_port) {
   auto addresses = ResolveHostPort(host_port, AI_PASSIVE);
@@ -27,4 +27,4 @@ Result<bool> ListenAddressInUse(const std::string& host_port) {
   return Error{ErrorCode::kIo, "bind " + host_port + ": " + std::strerror(bind_errno)};
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -36,7 +36,7 @@ struct DiagnosedLog {
   // application, and per Connect operation id.
   std::vector<diagnose::Finding> findings;
   std::map<std::string, std::vector<diagnose::Finding>> operation_findings;
-  // What the application and each operation cost (cli/diagnose_cost.h), priced with `prices`.
+  // What the application and each operation cost (cli/diagnose/cost.h), priced with `prices`.
   std::optional<traceview::AttemptCost> cost;
   std::map<std::string, traceview::AttemptCost> operation_costs;
   traceview::CostPrices prices;

@@ -1,4 +1,4 @@
-#include "cli/demo_child_process.h"
+#include "cli/demo/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 
 #include "common/units.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 namespace {
 
 // A `listening ...` line is short; anything longer is not the line we wait for.
@@ -238,4 +238,4 @@ void ChildProcess::CloseDescriptors() {
   if (pidfd_ >= 0) close(std::exchange(pidfd_, -1));
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -8,11 +8,11 @@
 #include <span>
 #include <string>
 
-#include "cli/demo_workload.h"
+#include "cli/demo/workload.h"
 #include "tracing/span.h"
 #include "tracing/store/task_attempts.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 struct DemoEndpoints {
   std::string proxy;          // HOST:PORT for Spark Connect clients
@@ -38,4 +38,4 @@ std::string TraceViewUrl(const DemoEndpoints& endpoints, const tracing::AirflowI
 void PrintNextSteps(std::ostream& out, const DemoEndpoints& endpoints, const tracing::TraceId& trace_id,
                     const tracing::AirflowIdentity& airflow);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

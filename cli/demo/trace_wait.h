@@ -20,7 +20,7 @@
 #include "tracing/store/store_location.h"
 #include "tracing/store/task_attempts.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 
 inline constexpr std::string_view kOperationSpanName = "spark_connect.operation";
 
@@ -61,4 +61,4 @@ const tracing::Span* FindChildSpan(std::span<const tracing::Span> spans, const t
 // The string attribute `key` of `span`, or "" when absent or not a string.
 std::string StringAttribute(const tracing::Span& span, std::string_view key);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

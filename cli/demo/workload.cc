@@ -1,4 +1,4 @@
-#include "cli/demo_workload.h"
+#include "cli/demo/workload.h"
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
@@ -14,7 +14,7 @@
 #include "sim/ids.h"
 #include "spark/connect/base.grpc.pb.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::demo {
 namespace {
 
 using spark::connect::ExecutePlanRequest;
@@ -286,4 +286,4 @@ Result<std::vector<DemoOperation>> RunDemoWorkload(const DemoWorkloadOptions& op
   return operations;
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::demo

@@ -1,0 +1,242 @@
+// The JSON rendering of `sparktrace diagnose` (report.h): the `sparktrace.diagnose/1` document whose
+// schema the comment atop cli/diagnose_command.cc states, written with common/json_writer.h.
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/diagnose/report.h"
+#include "cli/diagnose/report_facts.h"
+#include "common/json_writer.h"
+#include "diagnose/finding.h"
+#include "listener/correlate/phases.h"
+#include "traceview/cost_json.h"
+
+namespace sparktrace::cli {
+namespace {
+
+using listener::ApplicationModel;
+using listener::ConnectOperationRecord;
+using listener::JobRecord;
+using listener::Phase;
+using listener::PhaseBreakdown;
+using listener::StageAttemptRecord;
+
+JsonWriter& OptionalInt(JsonWriter& json, std::optional<std::int64_t> value) {
+  return value ? json.Int(*value) : json.Null();
+}
+
+JsonWriter& OptionalString(JsonWriter& json, const std::optional<std::string>& value) {
+  return value ? json.String(*value) : json.Null();
+}
+
+JsonWriter& NonEmptyOrNull(JsonWriter& json, const std::string& value) {
+  return value.empty() ? json.Null() : json.String(value);
+}
+
+void WriteOptionalInt32(JsonWriter& json, std::string_view key, std::optional<std::int32_t> value) {
+  OptionalInt(json.Key(key), value ? std::optional<std::int64_t>(*value) : std::nullopt);
+}
+
+// A figure as the text report writes it (integers whole, 4 significant digits), or null.
+void WriteFigure(JsonWriter& json, std::optional<double> value) {
+  if (value && std::isfinite(*value)) {
+    json.Raw(FormatNumber(*value));
+  } else {
+    json.Null();
+  }
+}
+
+void WriteWindow(JsonWriter& json, const std::optional<PhaseBreakdown>& phases) {
+  if (!phases) {
+    json.Key("window").Null().Key("phases").Null();
+    return;
+  }
+  json.Key("window").BeginObject();
+  json.Key("start_ms").Int(phases->window.start_ms).Key("end_ms").Int(phases->window.end_ms);
+  json.Key("duration_ms").Int(phases->window.end_ms - phases->window.start_ms).EndObject();
+  json.Key("phases").BeginObject();
+  for (Phase phase : kReportPhases)
+    json.Key(std::string(listener::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
+  json.EndObject();
+}
+
+// The attempt page's cost object (traceview/cost_json.h), or null when the log cannot tell it.
+void WriteCost(JsonWriter& json, const traceview::AttemptCost* cost, const traceview::CostPrices& prices) {
+  json.Key("cost");
+  if (cost != nullptr) {
+    json.Raw(traceview::CostToJson(*cost, prices).dump());
+  } else {
+    json.Null();
+  }
+}
+
+void WriteEvidence(JsonWriter& json, const diagnose::Evidence& item) {
+  json.BeginObject().Key("name").String(item.name).Key("value");
+  if (item.text) {
+    json.String(*item.text);
+  } else {
+    WriteFigure(json, item.value);
+  }
+  json.Key("unit").String(item.unit).Key("threshold");
+  WriteFigure(json, item.threshold);
+  json.Key("comparison");
+  if (item.comparison == diagnose::Comparison::kNone) {
+    json.Null();
+  } else {
+    json.String(diagnose::ComparisonSymbol(item.comparison));
+  }
+  json.EndObject();
+}
+
+void WriteFinding(JsonWriter& json, const diagnose::Finding& finding) {
+  json.BeginObject();
+  json.Key("id").String(finding.id).Key("key").String(finding.Key());
+  json.Key("severity").String(diagnose::SeverityName(finding.severity));
+  json.Key("scope").BeginObject().Key("kind").String(diagnose::ScopeKindName(finding.scope.kind));
+  json.Key("app_id").String(finding.scope.app_id);
+  OptionalString(json.Key("operation_id"), finding.scope.operation_id);
+  WriteOptionalInt32(json, "job_id", finding.scope.job_id);
+  WriteOptionalInt32(json, "stage_id", finding.scope.stage_id);
+  WriteOptionalInt32(json, "stage_attempt", finding.scope.stage_attempt);
+  NonEmptyOrNull(json.Key("stage_name"), finding.scope.stage_name).EndObject();
+  json.Key("title").String(finding.title);
+  json.Key("evidence").BeginArray();
+  for (const diagnose::Evidence& item : finding.evidence) WriteEvidence(json, item);
+  json.EndArray();
+  char impact[32];
+  std::snprintf(impact, sizeof impact, "%.3f", finding.impact_seconds);
+  json.Key("impact_seconds").Raw(impact);
+  json.Key("fix").BeginArray();
+  for (const std::string& fix : finding.fix) json.String(fix);
+  json.EndArray().Key("recipe").String(finding.recipe).Key("related").BeginArray();
+  for (const diagnose::RelatedFinding& link : finding.related) {
+    json.BeginObject().Key("key").String(link.key).Key("relation").String(link.relation).EndObject();
+  }
+  json.EndArray().Key("suppressed");
+  if (finding.suppressed) {
+    json.BeginObject().Key("reason").String(finding.suppressed->reason);
+    json.Key("until").String(finding.suppressed->until).EndObject();
+  } else {
+    json.Null();
+  }
+  json.EndObject();
+}
+
+void WriteFindings(JsonWriter& json, const std::vector<diagnose::Finding>& findings) {
+  json.Key("findings").BeginArray();
+  for (const diagnose::Finding& finding : findings) WriteFinding(json, finding);
+  json.EndArray();
+}
+
+void WriteStage(JsonWriter& json, const StageAttemptRecord& stage, std::string_view application_status) {
+  const listener::TaskStatistics& tasks = stage.tasks;
+  json.BeginObject();
+  json.Key("stage_id").Int(stage.key.stage_id).Key("attempt_id").Int(stage.key.attempt_id);
+  json.Key("status").String(StageStatus(stage, application_status));
+  OptionalInt(json.Key("start_ms"), stage.StartMs());
+  OptionalInt(json.Key("completion_ms"), stage.completion_ms);
+  OptionalInt(json.Key("duration_ms"), StageDurationMs(stage));
+  json.Key("num_tasks").Int(stage.num_tasks).Key("tasks_ended").Int(tasks.tasks_ended);
+  json.Key("failed_tasks").Int(tasks.failed_tasks).Key("killed_tasks").Int(tasks.killed_tasks);
+  json.Key("task_duration_ms");
+  if (tasks.successful_durations.count() > 0) {
+    json.BeginObject();
+    OptionalInt(json.Key("p50"), tasks.successful_durations.Quantile(0.5));
+    OptionalInt(json.Key("p95"), tasks.successful_durations.Quantile(0.95));
+    json.Key("max").Int(tasks.successful_durations.max_ms()).EndObject();
+  } else {
+    json.Null();
+  }
+  json.Key("input_bytes").Int(tasks.input_bytes).Key("shuffle_read_bytes").Int(tasks.shuffle_read_bytes);
+  json.Key("shuffle_write_bytes").Int(tasks.shuffle_write_bytes).Key("output_bytes").Int(tasks.output_bytes);
+  json.Key("memory_spilled_bytes").Int(tasks.memory_bytes_spilled);
+  json.Key("disk_spilled_bytes").Int(tasks.disk_bytes_spilled).EndObject();
+}
+
+void WriteJob(JsonWriter& json, const ApplicationModel& model, const JobRecord& job,
+              std::string_view application_status) {
+  json.BeginObject();
+  json.Key("job_id").Int(job.job_id).Key("status").String(JobStatus(job, application_status));
+  OptionalInt(json.Key("submission_ms"), job.submission_ms);
+  OptionalInt(json.Key("completion_ms"), job.completion_ms);
+  OptionalInt(json.Key("duration_ms"), JobDurationMs(job));
+  OptionalString(json.Key("operation_id"), model.OperationOfJob(job));
+  OptionalInt(json.Key("sql_execution_id"), job.sql_execution_id);
+  NonEmptyOrNull(json.Key("failure_message"), job.failure_message);
+  json.Key("stages").BeginArray();
+  for (const StageAttemptRecord* stage : model.StagesOfJob(job.job_id))
+    WriteStage(json, *stage, application_status);
+  json.EndArray().EndObject();
+}
+
+void WriteOperation(JsonWriter& json, const DiagnosedLog& log, const ConnectOperationRecord& operation) {
+  const ApplicationModel& model = log.model;
+  json.BeginObject();
+  json.Key("operation_id").String(operation.operation_id).Key("session_id").String(operation.session_id);
+  json.Key("user_id").String(operation.user_id).Key("status").String(OperationStatus(operation));
+  WriteWindow(json, listener::OperationPhases(model, operation));
+  json.Key("job_ids").BeginArray();
+  for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) json.Int(job_id);
+  json.EndArray();
+  NonEmptyOrNull(json.Key("error_message"), operation.error_message);
+  const auto cost = log.operation_costs.find(operation.operation_id);
+  WriteCost(json, cost != log.operation_costs.end() ? &cost->second : nullptr, log.prices);
+  const auto what_if = log.operation_what_if.find(operation.operation_id);
+  json.Key("what_if").Raw(what_if != log.operation_what_if.end() ? diagnose::WhatIfJsonText(what_if->second)
+                                                                 : "null");
+  const auto found = log.operation_findings.find(operation.operation_id);
+  WriteFindings(json,
+                found != log.operation_findings.end() ? found->second : std::vector<diagnose::Finding>{});
+  json.EndObject();
+}
+
+void WriteApplication(JsonWriter& json, const DiagnosedLog& log) {
+  const ApplicationModel& model = log.model;
+  const listener::ApplicationRecord& app = model.application();
+  json.BeginObject();
+  json.Key("status").String(ApplicationStatus(log));
+  json.Key("log").BeginObject().Key("path").String(log.path).Key("state").String(log.state);
+  json.Key("last_line_malformed").Bool(log.last_line_malformed);
+  json.Key("lines").Int(static_cast<std::int64_t>(log.counters.lines));
+  json.Key("malformed_lines").Int(log.malformed_lines);
+  NonEmptyOrNull(json.Key("first_malformed"), log.first_malformed);
+  json.Key("dropped_lines").Int(DroppedLines(log));
+  json.Key("ignored_events").Int(IgnoredEvents(log)).Key("ignored_event_types").BeginObject();
+  for (const auto& [type, count] : log.ignored_event_types) json.Key(type).Int(count);
+  json.EndObject().EndObject();
+  json.Key("app_id").String(app.app_id);
+  OptionalString(json.Key("attempt_id"), app.attempt_id);
+  json.Key("app_name").String(app.app_name).Key("spark_user").String(app.spark_user);
+  NonEmptyOrNull(json.Key("spark_version"), app.spark_version);
+  WriteWindow(json, listener::ApplicationPhases(model));
+  json.Key("executors").BeginObject().Key("added").Int(static_cast<std::int64_t>(model.executors().size()));
+  json.Key("removed").Int(ExecutorsRemoved(model)).EndObject();
+  WriteCost(json, log.cost ? &*log.cost : nullptr, log.prices);
+  json.Key("what_if").Raw(diagnose::WhatIfJsonText(log.what_if));
+  json.Key("jobs").BeginArray();
+  for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job, ApplicationStatus(log));
+  json.EndArray().Key("operations").BeginArray();
+  for (const auto& [id, operation] : model.operations()) WriteOperation(json, log, operation);
+  json.EndArray();
+  WriteFindings(json, log.findings);
+  json.EndObject();
+}
+
+}  // namespace
+
+std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,
+                               const std::vector<DiagnoseError>& errors) {
+  JsonWriter json;
+  json.BeginObject().Key("schema").String("sparktrace.diagnose/1").Key("applications").BeginArray();
+  for (const DiagnosedLog& log : logs) WriteApplication(json, log);
+  json.EndArray().Key("errors").BeginArray();
+  for (const DiagnoseError& error : errors)
+    json.BeginObject().Key("path").String(error.path).Key("message").String(error.message).EndObject();
+  json.EndArray().EndObject();
+  return json.Take() + "\n";
+}
+
+}  // namespace sparktrace::cli
