@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "common/units.h"
 #include "tracing/airflow_task_report.h"
@@ -60,6 +63,41 @@ bool HasEndedTaskSpan(std::span<const tracing::Span> spans, const tracing::SpanI
   });
 }
 
+// Polls the store (opened read-only once the proxy has created it) every kPollInterval until `check`
+// answers, the timeout passes or `pause` is stopped. `check` returns the answer, or nullopt after
+// setting `problem` to what is still missing; the errors name `awaited` and the last problem.
+template <typename T, typename Check>
+Result<T> PollStore(const tracing::store::StoreLocation& store_location, std::chrono::milliseconds timeout,
+                    const PauseFunction& pause, std::string_view awaited, std::string problem, Check check) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_ptr<tracing::store::SpanStore> store;
+  while (true) {
+    if (!store) {
+      tracing::store::StoreOptions options;
+      options.read_only = true;
+      // A reader needs the database the proxy creates; until then, try again.
+      if (auto opened = tracing::store::OpenSpanStore(store_location, options); opened.ok()) {
+        store = std::move(*opened);
+      } else {
+        problem = opened.error().message;
+      }
+    }
+    if (store) {
+      if (std::optional<T> answer = check(*store, problem)) return std::move(*answer);
+    }
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds(0)) {
+      return Error{ErrorCode::kUnavailable,
+                   fmt::format("{} did not reach {} within {}: {}", awaited, store_location.display,
+                               FormatDuration(timeout), problem)};
+    }
+    if (!pause(std::min(left, kPollInterval))) {
+      return Error{ErrorCode::kUnavailable, fmt::format("stopped waiting for {}: {}", awaited, problem)};
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::StoreLocation& store_location,
@@ -69,64 +107,38 @@ Result<std::vector<tracing::Span>> WaitForOperationSpans(const tracing::store::S
                                                          const std::optional<tracing::SpanId>& task_span_id,
                                                          std::chrono::milliseconds timeout,
                                                          const PauseFunction& pause) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_ptr<tracing::store::SpanStore> store;
-  std::vector<tracing::Span> spans;
-  std::string last_problem = "no span of the trace yet";
-  while (true) {
-    if (!store) {
-      tracing::store::StoreOptions options;
-      options.read_only = true;
-      // A reader needs the database the proxy creates; until then, try again.
-      if (auto opened = tracing::store::OpenSpanStore(store_location, options); opened.ok()) {
-        store = std::move(*opened);
-      } else {
-        last_problem = opened.error().message;
-      }
-    }
-    if (store) {
-      if (auto found = store->GetTrace(trace_id); found.ok()) {
-        spans = std::move(*found);
+  return PollStore<std::vector<tracing::Span>>(
+      store_location, timeout, pause, "the trace", "no span of the trace yet",
+      [&](tracing::store::SpanStore& store,
+          std::string& problem) -> std::optional<std::vector<tracing::Span>> {
+        auto found = store.GetTrace(trace_id);
+        if (!found.ok()) {
+          if (found.error().code != ErrorCode::kNotFound) problem = found.error().message;
+          return std::nullopt;
+        }
         std::string missing;
         std::string without_driver;
         for (const auto& operation_id : operation_ids) {
-          const tracing::Span* operation = FindOperationSpan(spans, operation_id);
+          const tracing::Span* operation = FindOperationSpan(*found, operation_id);
           if (operation == nullptr) {
             missing += (missing.empty() ? "" : ", ") + operation_id;
-          } else if (driver_spans && !HasClosedLifecycle(spans, *operation)) {
+          } else if (driver_spans && !HasClosedLifecycle(*found, *operation)) {
             without_driver += (without_driver.empty() ? "" : ", ") + operation_id;
           }
         }
-        const bool task_ended = !task_span_id || HasEndedTaskSpan(spans, *task_span_id);
-        if (missing.empty() && without_driver.empty() && task_ended) return spans;
-        last_problem =
-            std::to_string(spans.size()) + " span(s) stored, " +
-            (!missing.empty()          ? "no operation span yet for " + missing
-             : !without_driver.empty() ? "no closed driver lifecycle span yet for " + without_driver
-                                       : std::string("the Airflow task's final report not stored yet"));
-      } else if (found.error().code != ErrorCode::kNotFound) {
-        last_problem = found.error().message;
-      }
-    }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left <= std::chrono::milliseconds(0)) {
-      return Error{ErrorCode::kUnavailable,
-                   fmt::format("the trace did not reach {} within {}: {}", store_location.display,
-                               FormatDuration(timeout), last_problem)};
-    }
-    if (!pause(std::min(left, kPollInterval))) {
-      return Error{ErrorCode::kUnavailable, "stopped waiting for the trace: " + last_problem};
-    }
-  }
+        const bool task_ended = !task_span_id || HasEndedTaskSpan(*found, *task_span_id);
+        if (missing.empty() && without_driver.empty() && task_ended) return std::move(*found);
+        problem = std::to_string(found->size()) + " span(s) stored, " +
+                  (!missing.empty()          ? "no operation span yet for " + missing
+                   : !without_driver.empty() ? "no closed driver lifecycle span yet for " + without_driver
+                                             : std::string("the Airflow task's final report not stored yet"));
+        return std::nullopt;
+      });
 }
 
 Result<tracing::store::TaskAttemptRow> WaitForSettledAttempt(
     const tracing::store::StoreLocation& store_location, const tracing::store::TaskAttemptKey& key,
     std::chrono::milliseconds timeout, const PauseFunction& pause) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_ptr<tracing::store::SpanStore> store;
-  std::string last_problem = "the attempt is not in the task index yet";
   tracing::store::TaskAttemptFilter filter;
   filter.airflow_only = true;
   filter.dag_id = key.dag_id;
@@ -134,38 +146,22 @@ Result<tracing::store::TaskAttemptRow> WaitForSettledAttempt(
   filter.run_id = key.run_id;
   filter.try_number = key.try_number;
   filter.map_index = key.map_index;
-  while (true) {
-    if (!store) {
-      tracing::store::StoreOptions options;
-      options.read_only = true;
-      if (auto opened = tracing::store::OpenSpanStore(store_location, options); opened.ok()) {
-        store = std::move(*opened);
-      } else {
-        last_problem = opened.error().message;
-      }
-    }
-    if (store) {
-      if (auto page = store->ListTaskAttempts(filter); page.ok()) {
-        if (!page->rows.empty()) {
-          const tracing::store::TaskAttemptRow& row = page->rows.front();
-          if (row.settled && row.settled_current && row.state != "running") return row;
-          last_problem = row.state == "running" ? "the attempt still runs" : "the attempt is not settled yet";
+  return PollStore<tracing::store::TaskAttemptRow>(
+      store_location, timeout, pause, "the attempt's settled cost",
+      "the attempt is not in the task index yet",
+      [&](tracing::store::SpanStore& store,
+          std::string& problem) -> std::optional<tracing::store::TaskAttemptRow> {
+        auto page = store.ListTaskAttempts(filter);
+        if (!page.ok()) {
+          problem = page.error().message;
+          return std::nullopt;
         }
-      } else {
-        last_problem = page.error().message;
-      }
-    }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left <= std::chrono::milliseconds(0)) {
-      return Error{ErrorCode::kUnavailable,
-                   fmt::format("the attempt's cost was not settled in {} within {}: {}",
-                               store_location.display, FormatDuration(timeout), last_problem)};
-    }
-    if (!pause(std::min(left, kPollInterval))) {
-      return Error{ErrorCode::kUnavailable, "stopped waiting for the settled cost: " + last_problem};
-    }
-  }
+        if (page->rows.empty()) return std::nullopt;
+        const tracing::store::TaskAttemptRow& row = page->rows.front();
+        if (row.settled && row.settled_current && row.state != "running") return row;
+        problem = row.state == "running" ? "the attempt still runs" : "the attempt is not settled yet";
+        return std::nullopt;
+      });
 }
 
 }  // namespace sparktrace::cli::demo
