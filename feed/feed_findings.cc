@@ -8,6 +8,7 @@
 
 #include "diagnose/diagnose.h"
 #include "feed/finding_span_events.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::feed {
 
@@ -15,9 +16,6 @@ using listener::ApplicationModel;
 using listener::ConnectOperationRecord;
 
 namespace {
-
-constexpr std::string_view kLifecycleSpanName = "spark.connect.operation.lifecycle";
-constexpr std::string_view kApplicationSpanName = "spark.application";
 
 // The driver said the operation is over: its findings are final and can be counted.
 bool OperationEnded(const ConnectOperationRecord& operation) {
@@ -50,7 +48,7 @@ void FeedFindings::AttachToOperation(const ApplicationModel& model, const Connec
   if (!rules_) return;
   std::vector<diagnose::Finding> findings = diagnose::DiagnoseOperation(model, record, *rules_);
   Suppress(findings, task);
-  AttachFindings(spans, kLifecycleSpanName, findings);
+  AttachFindings(spans, tracing::kSparkConnectLifecycleSpanName, findings);
   if (!counted && OperationEnded(record)) {
     Count(findings);
     counted = true;
@@ -62,7 +60,7 @@ void FeedFindings::AttachToApplication(const ApplicationModel& model, const std:
   if (!rules_) return;
   std::vector<diagnose::Finding> findings = diagnose::DiagnoseApplication(model, *rules_);
   Suppress(findings, task);
-  AttachFindings(spans, kApplicationSpanName, findings);
+  AttachFindings(spans, tracing::kSparkApplicationSpanName, findings);
   if (over && !counted) {
     Count(findings);
     counted = true;

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 
-#include "tracing/finding_event_keys.h"
+#include "tracing/finding_event.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::feed {
 namespace {
@@ -38,8 +40,8 @@ void AddIds(tracing::Span& span, const std::vector<const diagnose::Finding*>& fi
     ids.push_back(finding->id);
     joined += (joined.empty() ? "" : ",") + finding->id;
   }
-  span.attributes.push_back({"sparktrace.findings", std::move(ids)});
-  span.attributes.push_back({"sparktrace.finding_ids", std::move(joined)});
+  span.attributes.push_back({std::string(tracing::kFindingsKey), std::move(ids)});
+  span.attributes.push_back({std::string(tracing::kFindingIdsKey), std::move(joined)});
 }
 
 }  // namespace
@@ -50,27 +52,22 @@ tracing::SpanEvent FindingSpanEvent(const diagnose::Finding& finding, std::uint6
   std::vector<std::string> related;
   for (const diagnose::RelatedFinding& link : finding.related)
     related.push_back(link.relation + " " + link.key);
-  tracing::SpanEvent event;
-  event.name = std::string(kFindingEventName);
-  event.time_unix_nano = time_unix_nano;
-  event.attributes = {
-      {"finding.id", finding.id},
-      {"finding.key", finding.Key()},
-      {"finding.severity", std::string(diagnose::SeverityName(finding.severity))},
-      {"finding.scope", ScopeText(finding.scope)},
-      {"finding.title", finding.title},
-      {"finding.impact_seconds", finding.impact_seconds},
-      {"finding.recipe", finding.recipe},
-      {"finding.fix", finding.fix},
-      {"finding.evidence", std::move(evidence)},
-  };
-  if (!related.empty()) event.attributes.push_back({"finding.related", std::move(related)});
+  std::optional<tracing::FindingEventSuppression> suppressed;
   if (finding.suppressed) {
-    event.attributes.push_back(
-        {std::string(tracing::kFindingSuppressedReasonKey), finding.suppressed->reason});
-    event.attributes.push_back({std::string(tracing::kFindingSuppressedUntilKey), finding.suppressed->until});
+    suppressed = tracing::FindingEventSuppression{finding.suppressed->reason, finding.suppressed->until};
   }
-  return event;
+  const tracing::FindingEvent event{.id = finding.id,
+                                    .key = finding.Key(),
+                                    .severity = std::string(diagnose::SeverityName(finding.severity)),
+                                    .scope = ScopeText(finding.scope),
+                                    .title = finding.title,
+                                    .impact_seconds = finding.impact_seconds,
+                                    .recipe = finding.recipe,
+                                    .fix = finding.fix,
+                                    .evidence = std::move(evidence),
+                                    .related = std::move(related),
+                                    .suppressed = std::move(suppressed)};
+  return tracing::EncodeFindingEvent(event, time_unix_nano);
 }
 
 bool AttachFindings(std::vector<tracing::Span>& spans, std::string_view holder_name,
@@ -88,9 +85,9 @@ bool AttachFindings(std::vector<tracing::Span>& spans, std::string_view holder_n
   }
   AddIds(*holder, all);
   for (tracing::Span& span : spans) {
-    if (span.name != "spark.stage") continue;
-    const std::int64_t stage_id = IntAttribute(span, "spark.stage.id", -1);
-    const std::int64_t attempt = IntAttribute(span, "spark.stage.attempt", 0);
+    if (span.name != tracing::kSparkStageSpanName) continue;
+    const std::int64_t stage_id = IntAttribute(span, tracing::kSparkStageIdKey, -1);
+    const std::int64_t attempt = IntAttribute(span, tracing::kSparkStageAttemptKey, 0);
     std::vector<const diagnose::Finding*> own;
     for (const diagnose::Finding& finding : findings) {
       if (finding.scope.kind != diagnose::ScopeKind::kStage || finding.scope.stage_id != stage_id ||

@@ -9,7 +9,8 @@
 // an application's on its spark.application root. Event attributes: finding.id, .severity,
 // .scope, .title, .impact_seconds, .recipe, .fix (list), .evidence (list of "name=value unit
 // (>= threshold)"), .related (list of "relation key"), and for a suppressed finding
-// .suppressed_reason and .suppressed_until (tracing/finding_event_keys.h). The span gets
+// .suppressed_reason and .suppressed_until (encoded by tracing/finding_event.h; the keys are
+// tracing/span_vocabulary.h's). The span gets
 // `sparktrace.findings`, the list of finding ids, for search (e.g. TraceQL `{ span.sparktrace.findings =~
 // ".*data-skew.*" }` needs a string: the ids are also joined in `sparktrace.finding_ids`).
 //
@@ -23,9 +24,7 @@
 
 namespace sparktrace::feed {
 
-inline constexpr std::string_view kFindingEventName = "sparktrace.finding";
-
-// One finding as a span event at `time_unix_nano`.
+// One finding as a span event (tracing::kFindingEventName) at `time_unix_nano`.
 tracing::SpanEvent FindingSpanEvent(const diagnose::Finding& finding, std::uint64_t time_unix_nano);
 
 // Adds `findings` to the spans they belong to among `spans` (built by span_builder.h): the span

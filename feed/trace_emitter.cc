@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "listener/correlate/span_ids.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::feed {
 
@@ -66,7 +67,8 @@ bool HasJobOfNoOperation(const ApplicationModel& model) {
 void SetRootPhaseTotals(tracing::Span& root, const PhaseTotals& totals) {
   for (auto& attribute : root.attributes) {
     for (std::size_t phase = 0; phase < kPhaseCount; ++phase) {
-      if (attribute.key == "spark.phase." + std::string(PhaseName(static_cast<Phase>(phase))) + ".ms") {
+      if (attribute.key == std::string(tracing::kSparkPhasePrefix) +
+                               std::string(PhaseName(static_cast<Phase>(phase))) + ".ms") {
         attribute.value = totals.total_ms[phase];
       }
     }

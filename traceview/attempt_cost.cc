@@ -7,7 +7,7 @@
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
-#include "tracing/spark_resource_facts.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -54,8 +54,8 @@ std::vector<std::string> OperationOfStages(std::span<const Span> spans) {
   std::vector<std::string> operation(spans.size());
   for (std::size_t i = 0; i < spans.size(); ++i) {
     if (LaneOf(spans[i]) != Lane::kStage || !parent[i]) continue;
-    const auto* id =
-        tracing::AttributeValueOf<std::string>(spans[*parent[i]].attributes, "spark.connect.operation_id");
+    const auto* id = tracing::AttributeValueOf<std::string>(spans[*parent[i]].attributes,
+                                                            tracing::kSparkConnectOperationIdKey);
     if (id != nullptr) operation[i] = *id;
   }
   return operation;
@@ -73,7 +73,7 @@ std::vector<CostWindow> SharedWindows(std::span<const Span> spans, double start_
     const std::optional<std::int64_t> others_ms = IntFact(lifecycle, tracing::kOthersRunTimeMs);
     const std::int64_t others = IntFact(lifecycle, tracing::kOtherOperations).value_or(0);
     const auto* operation_id =
-        tracing::AttributeValueOf<std::string>(lifecycle.attributes, "spark.connect.operation_id");
+        tracing::AttributeValueOf<std::string>(lifecycle.attributes, tracing::kSparkConnectOperationIdKey);
     if (!others_ms || operation_id == nullptr) continue;  // stored before the facts existed
     const double window_start = std::max(start_ms, SpanStartMs(lifecycle));
     const double window_end = std::min(end_ms, SpanEndMs(lifecycle));

@@ -12,7 +12,7 @@
 // (other operations' tasks ran while one of the attempt's ran) the attempt is charged, for each of
 // its operations, that operation's window times its tasks' share of the task time in it.
 //
-// The facts come from the spans (executor_series.h, tracing/spark_resource_facts.h); ComputeCost
+// The facts come from the spans (executor_series.h, tracing/span_vocabulary.h); ComputeCost
 // takes them as plain inputs so that `sparktrace diagnose` can cost an application from its model.
 //
 // Pure functions; thread-safe.

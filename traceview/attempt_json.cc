@@ -11,15 +11,16 @@
 #include "traceview/attribute_writer.h"
 #include "traceview/breakdown.h"
 #include "traceview/cost_json.h"
-#include "traceview/what_if_of_spans.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
 #include "traceview/regression.h"
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
+#include "traceview/what_if_of_spans.h"
 #include "tracing/attribute_json.h"
-#include "tracing/finding_event_keys.h"
+#include "tracing/finding_event.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -34,8 +35,10 @@ std::vector<bool> OpenSpans(std::span<const Span> spans,
                             const std::vector<std::optional<std::size_t>>& parent) {
   std::vector<bool> open(spans.size(), false);
   for (std::size_t i = 0; i < spans.size(); ++i) {
-    const auto* job_status = tracing::AttributeValueOf<std::string>(spans[i].attributes, "spark.job.status");
-    const auto* app_status = tracing::AttributeValueOf<std::string>(spans[i].attributes, "spark.app.status");
+    const auto* job_status =
+        tracing::AttributeValueOf<std::string>(spans[i].attributes, tracing::kSparkJobStatusKey);
+    const auto* app_status =
+        tracing::AttributeValueOf<std::string>(spans[i].attributes, tracing::kSparkAppStatusKey);
     open[i] = (job_status != nullptr && *job_status == "running") ||
               (app_status != nullptr && *app_status == "running");
   }
@@ -106,18 +109,11 @@ TreeOrder OrderAsTree(std::span<const Span> spans, const std::vector<std::option
   return tree;
 }
 
-ordered_json StringList(const std::vector<tracing::Attribute>& attributes, std::string_view key) {
-  ordered_json list = ordered_json::array();
-  if (const auto* values = tracing::AttributeValueOf<std::vector<std::string>>(attributes, key)) {
-    for (const std::string& value : *values) list.push_back(value);
-  }
-  return list;
-}
-
 struct FindingEntry {
   ordered_json json;
   double impact = 0;
   bool suppressed = false;  // a rules-file suppression muted it: ranked after the others
+  bool summary = false;     // repeats the findings it summarises: after them at equal impact
 };
 
 // The findings attached to one span: their rule ids and their keys (unique within the attempt).
@@ -134,59 +130,51 @@ std::vector<FindingEntry> CollectFindings(std::span<const Span> spans, std::vect
   by_span.assign(spans.size(), {});
   for (std::size_t i = 0; i < spans.size(); ++i) {
     for (const tracing::SpanEvent& event : spans[i].events) {
-      if (event.name != "sparktrace.finding") continue;
-      const auto text = [&event](std::string_view key) {
-        const auto* value = tracing::AttributeValueOf<std::string>(event.attributes, key);
-        return value == nullptr ? std::string() : *value;
-      };
-      const std::string id = text("finding.id");
-      std::string key = text("finding.key");
-      if (key.empty()) key = id + "@" + ToHex(spans[i].span_id);
-      by_span[i].ids.push_back(id);
+      const std::optional<tracing::FindingEvent> finding = tracing::DecodeFindingEvent(event);
+      if (!finding) continue;
+      std::string key = finding->key;
+      if (key.empty()) key = finding->id + "@" + ToHex(spans[i].span_id);
+      by_span[i].ids.push_back(finding->id);
       by_span[i].keys.push_back(key);
       auto [found, inserted] = by_key.emplace(key, findings.size());
       if (!inserted) {
         findings[found->second].json["span_ids"].push_back(ToHex(spans[i].span_id));
         continue;
       }
-      const auto* impact = tracing::AttributeValueOf<double>(event.attributes, "finding.impact_seconds");
-      const std::string recipe = text("finding.recipe");
       constexpr std::string_view kRecipeRoot = "docs/recipes/";
-      const std::string recipe_path =
-          recipe.starts_with(kRecipeRoot) ? recipe.substr(kRecipeRoot.size()) : recipe;
+      const std::string recipe_path = finding->recipe.starts_with(kRecipeRoot)
+                                          ? finding->recipe.substr(kRecipeRoot.size())
+                                          : finding->recipe;
       // The recipe may name an anchor: "troubleshoot/slow-spark-jobs.md#idle-executors".
-      ordered_json json = {{"id", id},
+      ordered_json json = {{"id", finding->id},
                            {"key", key},
-                           {"severity", text("finding.severity")},
-                           {"scope", text("finding.scope")},
-                           {"title", text("finding.title")},
-                           {"impact_seconds", impact == nullptr ? 0.0 : *impact},
-                           {"evidence", StringList(event.attributes, "finding.evidence")},
-                           {"fix", StringList(event.attributes, "finding.fix")},
-                           {"related", StringList(event.attributes, "finding.related")},
+                           {"severity", finding->severity},
+                           {"scope", finding->scope},
+                           {"title", finding->title},
+                           {"impact_seconds", finding->impact_seconds},
+                           {"evidence", finding->evidence},
+                           {"fix", finding->fix},
+                           {"related", finding->related},
                            {"recipe", recipe_path},
                            {"recipe_href", recipe_path.empty() ? "" : "/recipes/" + recipe_path},
                            {"span_ids", ordered_json::array({ToHex(spans[i].span_id)})},
                            {"suppressed", nullptr}};
-      const std::string suppressed_reason = text(tracing::kFindingSuppressedReasonKey);
-      if (!suppressed_reason.empty()) {
-        json["suppressed"] = {{"reason", suppressed_reason},
-                              {"until", text(tracing::kFindingSuppressedUntilKey)}};
+      const bool suppressed = finding->suppressed && !finding->suppressed->reason.empty();
+      if (suppressed) {
+        json["suppressed"] = {{"reason", finding->suppressed->reason}, {"until", finding->suppressed->until}};
       }
       findings.push_back(
-          FindingEntry{std::move(json), impact == nullptr ? 0.0 : *impact, !suppressed_reason.empty()});
+          FindingEntry{std::move(json), finding->impact_seconds, suppressed, finding->IsSummary()});
     }
   }
   // Suppressed findings last (known and accepted); then most impact first; at equal impact the
   // specific finding before the summary that repeats it (slow-spark-jobs sums up the operation's
   // causes with the top cause's impact).
-  const auto is_summary = [](const FindingEntry& entry) { return entry.json["id"] == "slow-spark-jobs"; };
-  std::stable_sort(findings.begin(), findings.end(),
-                   [&is_summary](const FindingEntry& a, const FindingEntry& b) {
-                     if (a.suppressed != b.suppressed) return b.suppressed;
-                     if (a.impact != b.impact) return a.impact > b.impact;
-                     return !is_summary(a) && is_summary(b);
-                   });
+  std::stable_sort(findings.begin(), findings.end(), [](const FindingEntry& a, const FindingEntry& b) {
+    if (a.suppressed != b.suppressed) return b.suppressed;
+    if (a.impact != b.impact) return a.impact > b.impact;
+    return !a.summary && b.summary;
+  });
   return findings;
 }
 
@@ -333,7 +321,7 @@ std::vector<std::string> ApplicationIds(std::span<const Span> spans,
                                         const std::vector<std::optional<std::size_t>>& parent) {
   std::vector<std::string> own(spans.size());
   for (std::size_t i = 0; i < spans.size(); ++i) {
-    const auto* app = tracing::AttributeValueOf<std::string>(spans[i].attributes, "spark.app.id");
+    const auto* app = tracing::AttributeValueOf<std::string>(spans[i].attributes, tracing::kSparkAppIdKey);
     if (app == nullptr || app->empty()) continue;
     own[i] = *app;
     // A lifecycle span names the application for its whole operation.
@@ -359,13 +347,13 @@ std::string SparkPage(std::string base, const Span& span) {
   while (!base.empty() && base.back() == '/') base.pop_back();
   switch (LaneOf(span)) {
     case Lane::kJob:
-      if (const auto job = IntAttribute(span, "spark.job.id"))
+      if (const auto job = IntAttribute(span, tracing::kSparkJobIdKey))
         return base + "/jobs/job/?id=" + std::to_string(*job);
       break;
     case Lane::kStage:
-      if (const auto stage = IntAttribute(span, "spark.stage.id")) {
+      if (const auto stage = IntAttribute(span, tracing::kSparkStageIdKey)) {
         return base + "/stages/stage/?id=" + std::to_string(*stage) +
-               "&attempt=" + std::to_string(IntAttribute(span, "spark.stage.attempt").value_or(0));
+               "&attempt=" + std::to_string(IntAttribute(span, tracing::kSparkStageAttemptKey).value_or(0));
       }
       break;
     default:

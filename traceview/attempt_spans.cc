@@ -5,7 +5,7 @@
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "tracing/nearest_owner.h"
-#include "tracing/well_known_attributes.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 std::optional<tracing::store::TaskAttemptKey> IdentityOf(const tracing::Span& span) {
@@ -19,7 +19,7 @@ std::optional<tracing::store::TaskAttemptKey> IdentityOf(const tracing::Span& sp
     key.run_id = *run;
   }
   key.try_number = IntAttribute(span, tracing::kAirflowTryNumberKey).value_or(1);
-  key.map_index = IntAttribute(span, "airflow.map_index").value_or(-1);
+  key.map_index = IntAttribute(span, tracing::kAirflowMapIndexKey).value_or(-1);
   return key;
 }
 

@@ -7,6 +7,7 @@
 
 #include "traceview/span_lanes.h"
 #include "traceview/view_time.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -61,11 +62,11 @@ std::optional<ViewPhase> CoverOf(const tracing::Span& span) {
 }
 
 bool ReturnsRows(const tracing::Span& operation) {
-  if (const std::optional<std::int64_t> rows = IntAttribute(operation, "spark.connect.result.rows")) {
+  if (const std::optional<std::int64_t> rows = IntAttribute(operation, tracing::kSparkConnectResultRowsKey)) {
     return *rows > 0;
   }
   const std::string* plan_kind =
-      tracing::AttributeValueOf<std::string>(operation.attributes, "spark.connect.plan_kind");
+      tracing::AttributeValueOf<std::string>(operation.attributes, tracing::kSparkConnectPlanKindKey);
   return plan_kind != nullptr && *plan_kind == "root";
 }
 

@@ -16,6 +16,7 @@
 #include "traceview/span_lanes.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -27,14 +28,14 @@ constexpr int kPid = 1;
 // Attributes worth carrying into the viewer's details pane; the rest stay in the OTLP download.
 constexpr std::array<std::string_view, 10> kArgKeys = {"rpc.method",
                                                        "rpc.grpc.status_code",
-                                                       "spark.connect.operation_id",
-                                                       "spark.connect.result.rows",
-                                                       "spark.job.id",
-                                                       "spark.job.status",
-                                                       "spark.stage.id",
-                                                       "spark.stage.attempt",
-                                                       "spark.stage.parent_ids",
-                                                       "spark.app.id"};
+                                                       tracing::kSparkConnectOperationIdKey,
+                                                       tracing::kSparkConnectResultRowsKey,
+                                                       tracing::kSparkJobIdKey,
+                                                       tracing::kSparkJobStatusKey,
+                                                       tracing::kSparkStageIdKey,
+                                                       tracing::kSparkStageAttemptKey,
+                                                       tracing::kSparkStageParentIdsKey,
+                                                       tracing::kSparkAppIdKey};
 
 std::string_view TrackName(Lane lane) {
   static constexpr std::array<std::string_view, kLaneCount> kNames = {

@@ -12,6 +12,7 @@
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -81,7 +82,7 @@ std::vector<std::size_t> ChainBack(const SpanGraph& graph, std::vector<std::size
 
 std::optional<std::vector<std::int64_t>> ParentIds(const tracing::Span& stage) {
   const auto* ids =
-      tracing::AttributeValueOf<std::vector<std::string>>(stage.attributes, "spark.stage.parent_ids");
+      tracing::AttributeValueOf<std::vector<std::string>>(stage.attributes, tracing::kSparkStageParentIdsKey);
   if (ids == nullptr) return std::nullopt;
   std::vector<std::int64_t> parsed;
   for (const std::string& id : *ids) {
@@ -153,8 +154,8 @@ class PathBuilder {
     for (std::size_t i = 0; i < graph.size(); ++i) {
       if (graph.lane(i) != Lane::kStage) continue;
       stages.push_back(i);
-      facts_[i] = StageFacts{IntAttribute(graph.span(i), "spark.stage.id"),
-                             IntAttribute(graph.span(i), "spark.stage.attempt").value_or(0),
+      facts_[i] = StageFacts{IntAttribute(graph.span(i), tracing::kSparkStageIdKey),
+                             IntAttribute(graph.span(i), tracing::kSparkStageAttemptKey).value_or(0),
                              ParentIds(graph.span(i))};
       if (!facts_[i].parent_ids) path_.stage_dependencies_known = false;
     }

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "traceview/view_time.h"
-#include "tracing/spark_resource_facts.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {

@@ -3,11 +3,12 @@
 #include <array>
 #include <charconv>
 
+#include "tracing/span_vocabulary.h"
+
 namespace sparktrace::traceview {
 namespace {
 
 constexpr std::string_view kRpcPrefix = "spark.connect.SparkConnectService/";
-constexpr std::string_view kPhasePrefix = "spark.phase.";
 constexpr std::size_t kShortIdLength = 8;
 
 std::string_view StringAttribute(const tracing::Span& span, std::string_view key) {
@@ -24,9 +25,9 @@ std::string WithShortId(std::string what, std::string_view id) {
 }
 
 std::string OperationLabel(const tracing::Span& span) {
-  const std::string_view id = StringAttribute(span, "spark.connect.operation_id");
-  const std::string_view plan_kind = StringAttribute(span, "spark.connect.plan_kind");
-  const std::string_view command = StringAttribute(span, "spark.connect.command");
+  const std::string_view id = StringAttribute(span, tracing::kSparkConnectOperationIdKey);
+  const std::string_view plan_kind = StringAttribute(span, tracing::kSparkConnectPlanKindKey);
+  const std::string_view command = StringAttribute(span, tracing::kSparkConnectCommandKey);
   if (plan_kind == "root") return WithShortId("query", id);
   // write_operation, write_operation_v2, write_stream_operation_start, ...
   if (command.starts_with("write")) return WithShortId("write", id);
@@ -36,13 +37,13 @@ std::string OperationLabel(const tracing::Span& span) {
 
 std::string StageLabel(const tracing::Span& span) {
   std::string label = "stage";
-  if (const std::optional<std::int64_t> id = IntAttribute(span, "spark.stage.id")) {
+  if (const std::optional<std::int64_t> id = IntAttribute(span, tracing::kSparkStageIdKey)) {
     label += " " + std::to_string(*id);
   }
-  if (const std::optional<std::int64_t> attempt = IntAttribute(span, "spark.stage.attempt")) {
+  if (const std::optional<std::int64_t> attempt = IntAttribute(span, tracing::kSparkStageAttemptKey)) {
     label += " (attempt " + std::to_string(*attempt) + ")";
   }
-  if (const std::string_view name = StringAttribute(span, "spark.stage.name"); !name.empty()) {
+  if (const std::string_view name = StringAttribute(span, tracing::kSparkStageNameKey); !name.empty()) {
     label += ": " + std::string(name);
   }
   return label;
@@ -55,10 +56,11 @@ std::string PhaseLabel(std::string_view phase) {
 }
 
 std::string ApplicationLabel(const tracing::Span& span) {
-  if (const std::string_view name = StringAttribute(span, "spark.app.name"); !name.empty()) {
+  if (const std::string_view name = StringAttribute(span, tracing::kSparkAppNameKey); !name.empty()) {
     return std::string(name);
   }
-  if (const std::string_view id = StringAttribute(span, "spark.app.id"); !id.empty()) return std::string(id);
+  if (const std::string_view id = StringAttribute(span, tracing::kSparkAppIdKey); !id.empty())
+    return std::string(id);
   return "application";
 }
 
@@ -73,13 +75,13 @@ std::string_view LaneName(Lane lane) {
 
 Lane LaneOf(const tracing::Span& span) {
   const std::string_view name = span.name;
-  if (name == "airflow.task") return Lane::kTask;
+  if (name == tracing::kAirflowTaskSpanName) return Lane::kTask;
   if (name == "spark_connect.operation") return Lane::kOperation;
-  if (name == "spark.connect.operation.lifecycle") return Lane::kLifecycle;
-  if (name == "spark.job") return Lane::kJob;
-  if (name == "spark.stage") return Lane::kStage;
-  if (name == "spark.application") return Lane::kApplication;
-  if (name.starts_with(kPhasePrefix)) return Lane::kPhase;
+  if (name == tracing::kSparkConnectLifecycleSpanName) return Lane::kLifecycle;
+  if (name == tracing::kSparkJobSpanName) return Lane::kJob;
+  if (name == tracing::kSparkStageSpanName) return Lane::kStage;
+  if (name == tracing::kSparkApplicationSpanName) return Lane::kApplication;
+  if (name.starts_with(tracing::kSparkPhasePrefix)) return Lane::kPhase;
   if (name.starts_with(kRpcPrefix)) return Lane::kRpc;
   // Calls to other gRPC services through the proxy are named by their path, without a fixed prefix.
   if (span.kind == tracing::SpanKind::kServer && !StringAttribute(span, "rpc.method").empty()) {
@@ -90,8 +92,8 @@ Lane LaneOf(const tracing::Span& span) {
 
 std::string_view PhaseNameOf(const tracing::Span& span) {
   const std::string_view name = span.name;
-  if (!name.starts_with(kPhasePrefix)) return {};
-  return name.substr(kPhasePrefix.size());
+  if (!name.starts_with(tracing::kSparkPhasePrefix)) return {};
+  return name.substr(tracing::kSparkPhasePrefix.size());
 }
 
 std::optional<std::int64_t> IntAttribute(const tracing::Span& span, std::string_view key) {
@@ -119,9 +121,9 @@ std::string SpanLabel(const tracing::Span& span) {
     case Lane::kOperation:
       return OperationLabel(span);
     case Lane::kLifecycle:
-      return WithShortId("lifecycle", StringAttribute(span, "spark.connect.operation_id"));
+      return WithShortId("lifecycle", StringAttribute(span, tracing::kSparkConnectOperationIdKey));
     case Lane::kJob: {
-      const std::optional<std::int64_t> id = IntAttribute(span, "spark.job.id");
+      const std::optional<std::int64_t> id = IntAttribute(span, tracing::kSparkJobIdKey);
       return id ? "job " + std::to_string(*id) : "job";
     }
     case Lane::kStage:

@@ -10,7 +10,7 @@
 
 #include "diagnose/what_if/what_if_json.h"
 #include "traceview/executor_series.h"
-#include "tracing/spark_resource_facts.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -40,9 +40,9 @@ std::vector<std::int64_t> Integers(const tracing::Span& span, std::string_view k
 std::vector<std::int64_t> ProfileOf(const tracing::Span& stage) {
   std::vector<std::int64_t> profile = Integers(stage, tracing::kStageTaskDurationProfile);
   if (profile.size() >= 2) return profile;
-  const std::int64_t p50 = Int(stage, "spark.stage.task_duration_ms.p50");
-  const std::int64_t p95 = Int(stage, "spark.stage.task_duration_ms.p95");
-  const std::int64_t max = Int(stage, "spark.stage.task_duration_ms.max");
+  const std::int64_t p50 = Int(stage, tracing::kSparkStageTaskDurationP50Key);
+  const std::int64_t p95 = Int(stage, tracing::kSparkStageTaskDurationP95Key);
+  const std::int64_t max = Int(stage, tracing::kSparkStageTaskDurationMaxKey);
   if (max <= 0) return {};
   return {p50 / 2, p50, p50, (p50 + p95) / 2, p95, max};
 }
@@ -56,13 +56,13 @@ double ProfileMean(const std::vector<std::int64_t>& profile) {
 }
 
 void MergeStage(const tracing::Span& span, what_if::StageInput& stage, bool first) {
-  const std::int64_t successful =
-      std::max<std::int64_t>(0, Int(span, "spark.stage.tasks_ended") - Int(span, "spark.stage.failed_tasks") -
-                                    Int(span, "spark.stage.killed_tasks"));
+  const std::int64_t successful = std::max<std::int64_t>(
+      0, Int(span, tracing::kSparkStageTasksEndedKey) - Int(span, tracing::kSparkStageFailedTasksKey) -
+             Int(span, tracing::kSparkStageKilledTasksKey));
   const std::vector<std::int64_t> profile = ProfileOf(span);
   if (first) {
-    stage.stage_id = static_cast<std::int32_t>(Int(span, "spark.stage.id"));
-    for (const std::int64_t parent : Integers(span, "spark.stage.parent_ids"))
+    stage.stage_id = static_cast<std::int32_t>(Int(span, tracing::kSparkStageIdKey));
+    for (const std::int64_t parent : Integers(span, tracing::kSparkStageParentIdsKey))
       stage.parent_ids.push_back(static_cast<std::int32_t>(parent));
     stage.submission_ms = StartMs(span);
     stage.completion_ms = EndMs(span);
@@ -75,9 +75,10 @@ void MergeStage(const tracing::Span& span, what_if::StageInput& stage, bool firs
   }
   stage.submission_ms = std::min(stage.submission_ms, StartMs(span));
   stage.completion_ms = std::max(stage.completion_ms, EndMs(span));
-  stage.read_bytes += Int(span, "spark.stage.input_bytes") + Int(span, "spark.stage.shuffle_read_bytes");
-  stage.writes_output = stage.writes_output || Int(span, "spark.stage.output_bytes") > 0 ||
-                        Int(span, "spark.stage.output_records") > 0;
+  stage.read_bytes +=
+      Int(span, tracing::kSparkStageInputBytesKey) + Int(span, tracing::kSparkStageShuffleReadBytesKey);
+  stage.writes_output = stage.writes_output || Int(span, tracing::kSparkStageOutputBytesKey) > 0 ||
+                        Int(span, tracing::kSparkStageOutputRecordsKey) > 0;
 }
 
 void AddSlots(std::span<const tracing::Span> spans, double start_ms, double end_ms,
@@ -104,9 +105,9 @@ what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, d
   input.end_ms = end_ms;
   std::map<tracing::SpanId, std::size_t> job_of_span;
   for (const tracing::Span& span : spans) {
-    if (span.name != "spark.job") continue;
+    if (span.name != tracing::kSparkJobSpanName) continue;
     what_if::JobInput job;
-    job.job_id = static_cast<std::int32_t>(Int(span, "spark.job.id"));
+    job.job_id = static_cast<std::int32_t>(Int(span, tracing::kSparkJobIdKey));
     job.submission_ms = StartMs(span);
     job.completion_ms = EndMs(span);
     job_of_span[span.span_id] = input.jobs.size();
@@ -114,10 +115,10 @@ what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, d
   }
   std::vector<std::map<std::int32_t, what_if::StageInput>> stages(input.jobs.size());
   for (const tracing::Span& span : spans) {
-    if (span.name != "spark.stage") continue;
+    if (span.name != tracing::kSparkStageSpanName) continue;
     const auto job = job_of_span.find(span.parent_span_id);
     if (job == job_of_span.end()) continue;
-    const auto stage_id = static_cast<std::int32_t>(Int(span, "spark.stage.id"));
+    const auto stage_id = static_cast<std::int32_t>(Int(span, tracing::kSparkStageIdKey));
     auto& by_id = stages[job->second];
     const bool first = !by_id.contains(stage_id);
     MergeStage(span, by_id[stage_id], first);

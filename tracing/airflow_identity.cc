@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "tracing/sha256.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing {
 namespace {
@@ -160,11 +161,12 @@ SpanId DeriveTaskSpanId(const AirflowIdentity& identity) {
 std::vector<Attribute> ToAttributes(const AirflowIdentity& identity) {
   std::vector<Attribute> attributes;
   attributes.reserve(5);
-  attributes.push_back({"airflow.dag_id", identity.dag_id});
-  attributes.push_back({"airflow.task_id", identity.task_id});
-  if (!identity.run_id.empty()) attributes.push_back({"airflow.run_id", identity.run_id});
-  attributes.push_back({"airflow.try_number", identity.try_number});
-  attributes.push_back({"airflow.map_index", identity.map_index});
+  attributes.push_back({std::string(tracing::kAirflowDagIdKey), identity.dag_id});
+  attributes.push_back({std::string(tracing::kAirflowTaskIdKey), identity.task_id});
+  if (!identity.run_id.empty())
+    attributes.push_back({std::string(tracing::kAirflowRunIdKey), identity.run_id});
+  attributes.push_back({std::string(tracing::kAirflowTryNumberKey), identity.try_number});
+  attributes.push_back({std::string(tracing::kAirflowMapIndexKey), identity.map_index});
   return attributes;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/json_writer.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing {
 namespace {
@@ -246,7 +247,7 @@ Span MakeAirflowTaskSpan(const AirflowTaskReport& report, const TaskSpanContext&
     span.attributes.push_back({std::string(kAirflowVersionKey), report.airflow_version});
   }
   span.attributes.push_back(
-      {"sparktrace.trace_origin", std::string(report.traceparent ? "client" : "airflow")});
+      {std::string(tracing::kTraceOriginKey), std::string(report.traceparent ? "client" : "airflow")});
   if (report.state == "failed" || report.state == "up_for_retry" || report.state == "upstream_failed") {
     span.status_code = StatusCode::kError;
     span.status_message = "Airflow task " + report.state;

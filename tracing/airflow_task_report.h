@@ -16,15 +16,10 @@
 #include "common/result.h"
 #include "tracing/airflow_identity.h"
 #include "tracing/span.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/trace_context.h"
 
 namespace sparktrace::tracing {
-
-inline constexpr std::string_view kAirflowTaskSpanName = "airflow.task";
-inline constexpr std::string_view kAirflowTaskStateKey = "airflow.task.state";
-inline constexpr std::string_view kAirflowTaskOperatorKey = "airflow.task.operator";
-inline constexpr std::string_view kAirflowTaskHostnameKey = "airflow.task.hostname";
-inline constexpr std::string_view kAirflowVersionKey = "airflow.version";
 
 // A report is a few hundred bytes; the route refuses larger bodies before reading them.
 inline constexpr std::size_t kMaxAirflowTaskReportBytes = std::size_t{64} * 1024;

@@ -13,7 +13,7 @@
 
 #include "tracing/airflow_task_report.h"
 #include "tracing/attribute_json.h"
-#include "tracing/well_known_attributes.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing {
 namespace {

@@ -18,7 +18,7 @@
 //      +900ms    5.00ms  !   AnalyzePlan  error: boom
 // columns: start offset from the trace's first start, duration, "!" for a span with error status,
 // then the name indented two spaces per level and the key attributes (op, rows, bytes, dag, task,
-// run, try: see tracing/well_known_attributes.h), "error" with the status message of an error span
+// run, try: see tracing/span_vocabulary.h), "error" with the status message of an error span
 // (quoted when it has spaces), and "[parent <id> missing]" for an orphan. "?" is the duration of a
 // span that ends before it starts.
 //

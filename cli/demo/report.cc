@@ -10,14 +10,13 @@
 #include "cli/demo/trace_wait.h"
 #include "common/units.h"
 #include "traceview/attempt_url.h"
+#include "tracing/finding_event.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/task_attempts.h"
 #include "tracing/trace_tree.h"
 
 namespace sparktrace::cli::demo {
 namespace {
-
-constexpr std::string_view kOutcomeKey = "spark.connect.operation.outcome";
-constexpr std::string_view kReattachCountKey = "spark.connect.reattach_count";
 
 std::int64_t IntAttribute(const tracing::Span& span, std::string_view key) {
   const auto* number = tracing::AttributeValueOf<std::int64_t>(span.attributes, key);
@@ -30,23 +29,14 @@ std::int64_t IntAttribute(const tracing::Span& span, std::string_view key) {
 std::string PhaseSummary(std::span<const tracing::Span> spans, const tracing::Span& operation) {
   std::string summary;
   for (const std::string_view phase : {"resource_wait", "compute", "io_write", "idle"}) {
-    const tracing::Span* found = FindChildSpan(spans, operation, "spark.phase." + std::string(phase));
+    const tracing::Span* found =
+        FindChildSpan(spans, operation, std::string(tracing::kSparkPhasePrefix) + std::string(phase));
     if (found == nullptr) continue;
-    summary +=
-        fmt::format("{}{} {}", summary.empty() ? "" : ", ", phase,
-                    FormatDuration(std::chrono::milliseconds(IntAttribute(*found, "spark.phase.total_ms"))));
+    summary += fmt::format(
+        "{}{} {}", summary.empty() ? "" : ", ", phase,
+        FormatDuration(std::chrono::milliseconds(IntAttribute(*found, tracing::kSparkPhaseTotalMsKey))));
   }
   return summary;
-}
-
-std::string EventString(const tracing::SpanEvent& event, std::string_view key) {
-  const auto* text = tracing::AttributeValueOf<std::string>(event.attributes, key);
-  return text != nullptr ? *text : "";
-}
-
-double EventDouble(const tracing::SpanEvent& event, std::string_view key) {
-  const auto* number = tracing::AttributeValueOf<double>(event.attributes, key);
-  return number != nullptr ? *number : 0;
 }
 
 // The diagnosis findings the proxy put on the operation's lifecycle span, most impactful first:
@@ -56,10 +46,10 @@ std::vector<std::string> FindingLines(std::span<const tracing::Span> spans, cons
   const tracing::Span* lifecycle = FindChildSpan(spans, operation, kLifecycleSpanName);
   if (lifecycle == nullptr) return lines;
   for (const auto& event : lifecycle->events) {
-    if (event.name != "sparktrace.finding") continue;
-    lines.push_back(fmt::format(
-        "[{}] {} ~{:.1f}s  {}", EventString(event, "finding.severity"), EventString(event, "finding.id"),
-        EventDouble(event, "finding.impact_seconds"), EventString(event, "finding.title")));
+    const std::optional<tracing::FindingEvent> finding = tracing::DecodeFindingEvent(event);
+    if (!finding) continue;
+    lines.push_back(fmt::format("[{}] {} ~{:.1f}s  {}", finding->severity, finding->id,
+                                finding->impact_seconds, finding->title));
   }
   return lines;
 }
@@ -71,10 +61,12 @@ void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
   out << "\n" << tracing::RenderTraceText(spans) << "\noperations:\n";
   for (const auto& operation : operations) {
     const tracing::Span* span = FindOperationSpan(spans, operation.operation_id);
-    const std::string outcome = span != nullptr ? StringAttribute(*span, kOutcomeKey) : "";
+    const std::string outcome =
+        span != nullptr ? StringAttribute(*span, tracing::kSparkConnectOperationOutcomeKey) : "";
     std::string notes;
     if (span != nullptr) {
-      if (const auto reattaches = IntAttribute(*span, kReattachCountKey); reattaches > 0) {
+      if (const auto reattaches = IntAttribute(*span, tracing::kSparkConnectReattachCountKey);
+          reattaches > 0) {
         notes += fmt::format("  reattached {}x", reattaches);
       }
     }

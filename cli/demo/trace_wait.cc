@@ -10,8 +10,8 @@
 
 #include "common/units.h"
 #include "tracing/airflow_task_report.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/open_span_store.h"
-#include "tracing/well_known_attributes.h"
 
 namespace sparktrace::cli::demo {
 namespace {

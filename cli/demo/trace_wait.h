@@ -17,6 +17,7 @@
 
 #include "common/result.h"
 #include "tracing/span.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/store_location.h"
 #include "tracing/store/task_attempts.h"
 
@@ -27,7 +28,7 @@ inline constexpr std::string_view kOperationSpanName = "spark_connect.operation"
 // Waits up to `pause(interval)` between polls; returns false to give up (e.g. on Ctrl-C).
 using PauseFunction = std::function<bool(std::chrono::milliseconds)>;
 
-inline constexpr std::string_view kLifecycleSpanName = "spark.connect.operation.lifecycle";
+inline constexpr std::string_view kLifecycleSpanName = tracing::kSparkConnectLifecycleSpanName;
 
 // Polls the store at `store_path` (read-only; it may not exist yet) until trace `trace_id` holds
 // an operation span for each of `operation_ids`, then returns all spans of the trace. With

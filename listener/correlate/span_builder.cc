@@ -10,7 +10,7 @@
 #include "listener/correlate/phases.h"
 #include "listener/correlate/resource_settings.h"
 #include "listener/correlate/span_ids.h"
-#include "tracing/spark_resource_facts.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::listener {
 namespace {
@@ -40,24 +40,24 @@ void MarkUnended(const BuildContext& context, Span& span, BuiltSpans& built) {
   }
 }
 
-Span NewSpan(const BuildContext& context, std::string name, const SpanId& parent, std::string_view what,
+Span NewSpan(const BuildContext& context, std::string_view name, const SpanId& parent, std::string_view what,
              EpochMillis start_ms, EpochMillis end_ms) {
   Span span;
   span.trace_id = context.trace;
   span.span_id = DerivedSpanId(context.application_key, parent, what);
   span.parent_span_id = parent;
-  span.name = std::move(name);
+  span.name = std::string(name);
   span.kind = tracing::SpanKind::kInternal;
   span.start_time_unix_nano = MillisToUnixNanos(start_ms);
   span.end_time_unix_nano = MillisToUnixNanos(std::max(start_ms, end_ms));
   return span;
 }
 
-void AddInt(Span& span, std::string key, std::int64_t value) {
-  span.attributes.push_back({std::move(key), value});
+void AddInt(Span& span, std::string_view key, std::int64_t value) {
+  span.attributes.push_back({std::string(key), value});
 }
-void AddString(Span& span, std::string key, std::string value) {
-  span.attributes.push_back({std::move(key), std::move(value)});
+void AddString(Span& span, std::string_view key, std::string value) {
+  span.attributes.push_back({std::string(key), std::move(value)});
 }
 
 void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, const SpanId& parent,
@@ -66,47 +66,48 @@ void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, 
   if (!start) return;  // never submitted and no task ran: nothing to place in time
   const std::string what =
       "stage/" + std::to_string(stage.key.stage_id) + "/" + std::to_string(stage.key.attempt_id);
-  Span span =
-      NewSpan(context, "spark.stage", parent, what, *start, stage.completion_ms.value_or(context.now_ms));
+  Span span = NewSpan(context, tracing::kSparkStageSpanName, parent, what, *start,
+                      stage.completion_ms.value_or(context.now_ms));
   const TaskStatistics& tasks = stage.tasks;
-  AddInt(span, "spark.stage.id", stage.key.stage_id);
-  AddInt(span, "spark.stage.attempt", stage.key.attempt_id);
-  AddInt(span, "spark.stage.tasks", stage.num_tasks);
-  AddInt(span, "spark.stage.tasks_ended", tasks.tasks_ended);
-  AddInt(span, "spark.stage.failed_tasks", tasks.failed_tasks);
+  AddInt(span, tracing::kSparkStageIdKey, stage.key.stage_id);
+  AddInt(span, tracing::kSparkStageAttemptKey, stage.key.attempt_id);
+  AddInt(span, tracing::kSparkStageTasksKey, stage.num_tasks);
+  AddInt(span, tracing::kSparkStageTasksEndedKey, tasks.tasks_ended);
+  AddInt(span, tracing::kSparkStageFailedTasksKey, tasks.failed_tasks);
   if (stage.parent_ids) {
     std::vector<std::string> parent_ids;
     parent_ids.reserve(stage.parent_ids->size());
     for (std::int32_t parent_id : *stage.parent_ids) parent_ids.push_back(std::to_string(parent_id));
-    span.attributes.push_back({"spark.stage.parent_ids", std::move(parent_ids)});
+    span.attributes.push_back({std::string(tracing::kSparkStageParentIdsKey), std::move(parent_ids)});
   }
-  AddInt(span, "spark.stage.killed_tasks", tasks.killed_tasks);
+  AddInt(span, tracing::kSparkStageKilledTasksKey, tasks.killed_tasks);
   if (const std::optional<std::int64_t> p50 = tasks.successful_durations.Quantile(0.5)) {
-    AddInt(span, "spark.stage.task_duration_ms.p50", *p50);
-    AddInt(span, "spark.stage.task_duration_ms.p95",
+    AddInt(span, tracing::kSparkStageTaskDurationP50Key, *p50);
+    AddInt(span, tracing::kSparkStageTaskDurationP95Key,
            tasks.successful_durations.Quantile(0.95).value_or(*p50));
-    AddInt(span, "spark.stage.task_duration_ms.max", tasks.successful_durations.max_ms());
-    span.attributes.push_back({"spark.stage.task_duration_exact", tasks.successful_durations.exact()});
+    AddInt(span, tracing::kSparkStageTaskDurationMaxKey, tasks.successful_durations.max_ms());
+    span.attributes.push_back(
+        {std::string(tracing::kSparkStageTaskDurationExactKey), tasks.successful_durations.exact()});
     std::vector<std::string> profile;
     for (const std::int64_t ms : tasks.successful_durations.Profile(tracing::kStageDurationProfilePoints))
       profile.push_back(std::to_string(ms));
     span.attributes.push_back({std::string(tracing::kStageTaskDurationProfile), std::move(profile)});
   }
-  AddInt(span, std::string(tracing::kStageExecutorRunTimeMs), tasks.executor_run_time_ms);
+  AddInt(span, tracing::kStageExecutorRunTimeMs, tasks.executor_run_time_ms);
   if (tasks.cpu_time_known)
-    AddInt(span, "spark.stage.executor_cpu_time_ms", tasks.executor_cpu_time_ns / 1'000'000);
-  AddInt(span, "spark.stage.jvm_gc_time_ms", tasks.jvm_gc_time_ms);
-  AddInt(span, "spark.stage.memory_spilled_bytes", tasks.memory_bytes_spilled);
-  AddInt(span, "spark.stage.disk_spilled_bytes", tasks.disk_bytes_spilled);
-  AddInt(span, "spark.stage.shuffle_read_bytes", tasks.shuffle_read_bytes);
-  AddInt(span, "spark.stage.shuffle_fetch_wait_ms", tasks.shuffle_fetch_wait_ms);
-  AddInt(span, "spark.stage.shuffle_write_bytes", tasks.shuffle_write_bytes);
-  AddInt(span, "spark.stage.input_bytes", tasks.input_bytes);
-  AddInt(span, "spark.stage.input_records", tasks.input_records);
-  AddInt(span, "spark.stage.output_bytes", tasks.output_bytes);
-  AddInt(span, "spark.stage.output_records", tasks.output_records);
+    AddInt(span, tracing::kSparkStageExecutorCpuTimeMsKey, tasks.executor_cpu_time_ns / 1'000'000);
+  AddInt(span, tracing::kSparkStageJvmGcTimeMsKey, tasks.jvm_gc_time_ms);
+  AddInt(span, tracing::kSparkStageMemorySpilledBytesKey, tasks.memory_bytes_spilled);
+  AddInt(span, tracing::kSparkStageDiskSpilledBytesKey, tasks.disk_bytes_spilled);
+  AddInt(span, tracing::kSparkStageShuffleReadBytesKey, tasks.shuffle_read_bytes);
+  AddInt(span, tracing::kSparkStageShuffleFetchWaitMsKey, tasks.shuffle_fetch_wait_ms);
+  AddInt(span, tracing::kSparkStageShuffleWriteBytesKey, tasks.shuffle_write_bytes);
+  AddInt(span, tracing::kSparkStageInputBytesKey, tasks.input_bytes);
+  AddInt(span, tracing::kSparkStageInputRecordsKey, tasks.input_records);
+  AddInt(span, tracing::kSparkStageOutputBytesKey, tasks.output_bytes);
+  AddInt(span, tracing::kSparkStageOutputRecordsKey, tasks.output_records);
   if (tasks.max_peak_execution_memory_bytes) {
-    AddInt(span, "spark.stage.peak_execution_memory_bytes", *tasks.max_peak_execution_memory_bytes);
+    AddInt(span, tracing::kSparkStagePeakExecutionMemoryBytesKey, *tasks.max_peak_execution_memory_bytes);
   }
   if (stage.failure_reason) {
     span.status_code = tracing::StatusCode::kError;
@@ -125,17 +126,18 @@ void AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId
   }
   if (!start) return;  // a JobEnd alone, without a time: nothing to place
   const EpochMillis end = job.completion_ms.value_or(context.now_ms);
-  Span span = NewSpan(context, "spark.job", parent, "job/" + std::to_string(job.job_id), *start, end);
-  AddInt(span, "spark.job.id", job.job_id);
-  AddString(span, "spark.job.status",
+  Span span =
+      NewSpan(context, tracing::kSparkJobSpanName, parent, "job/" + std::to_string(job.job_id), *start, end);
+  AddInt(span, tracing::kSparkJobIdKey, job.job_id);
+  AddString(span, tracing::kSparkJobStatusKey,
             std::string(JobStatusName(job.StatusWhenOver(context.application_over))));
   std::vector<std::string> stage_ids;
   stage_ids.reserve(job.stage_ids.size());
   for (std::int32_t stage_id : job.stage_ids) stage_ids.push_back(std::to_string(stage_id));
-  span.attributes.push_back({"spark.job.stage_ids", std::move(stage_ids)});
-  if (job.sql_execution_id) AddInt(span, "spark.sql.execution_id", *job.sql_execution_id);
+  span.attributes.push_back({std::string(tracing::kSparkJobStageIdsKey), std::move(stage_ids)});
+  if (job.sql_execution_id) AddInt(span, tracing::kSparkSqlExecutionIdKey, *job.sql_execution_id);
   if (std::optional<std::string> operation = context.model.OperationOfJob(job)) {
-    AddString(span, "spark.connect.operation_id", *operation);
+    AddString(span, tracing::kSparkConnectOperationIdKey, *operation);
   }
   if (job.status == JobStatus::kFailed) {
     span.status_code = tracing::StatusCode::kError;
@@ -162,12 +164,12 @@ void AddPhaseSpans(const BuildContext& context, const PhaseBreakdown& phases, co
     const std::string name(PhaseName(interval.phase));
     // Keyed by position, not phase: a late event that changes the phase of the n-th interval
     // replaces that span rather than leaving a stale one next to it.
-    Span span = NewSpan(context, "spark.phase." + name, parent, "phase/" + std::to_string(index),
-                        interval.start_ms, interval.end_ms);
-    AddString(span, "spark.phase.name", name);
-    AddInt(span, "spark.phase.duration_ms", interval.end_ms - interval.start_ms);
-    AddInt(span, "spark.phase.total_ms", phases.TotalMs(interval.phase));
-    AddInt(span, "spark.phase.window_ms", window_ms);
+    Span span = NewSpan(context, std::string(tracing::kSparkPhasePrefix) + name, parent,
+                        "phase/" + std::to_string(index), interval.start_ms, interval.end_ms);
+    AddString(span, tracing::kSparkPhaseNameKey, name);
+    AddInt(span, tracing::kSparkPhaseDurationMsKey, interval.end_ms - interval.start_ms);
+    AddInt(span, tracing::kSparkPhaseTotalMsKey, phases.TotalMs(interval.phase));
+    AddInt(span, tracing::kSparkPhaseWindowMsKey, window_ms);
     if (window_open) built.open.push_back(span.span_id);
     if (window_incomplete) span.attributes.push_back({std::string(kIncompleteAttribute), true});
     built.spans.push_back(std::move(span));
@@ -181,15 +183,15 @@ void AddExecutorFacts(const BuildContext& context, Span& span) {
                           static_cast<EpochMillis>(span.end_time_unix_nano / 1'000'000)};
   if (context.model.executors().empty()) return;  // a log without executor events says nothing
   const ExecutorTimeline timeline = ExecutorsDuring(context.model, window);
-  AddInt(span, std::string(tracing::kExecutorsActiveAtStart), timeline.active_at_start);
-  AddInt(span, std::string(tracing::kExecutorCoresAtStart), timeline.cores_at_start);
+  AddInt(span, tracing::kExecutorsActiveAtStart, timeline.active_at_start);
+  AddInt(span, tracing::kExecutorCoresAtStart, timeline.cores_at_start);
   if (timeline.dropped_changes > 0)
-    AddInt(span, "spark.executors.changes_not_listed", timeline.dropped_changes);
+    AddInt(span, tracing::kExecutorsChangesNotListed, timeline.dropped_changes);
   for (const ExecutorChange& change : timeline.changes) {
     span.events.push_back(
         SpanEvent{std::string(change.added ? tracing::kExecutorAddedEvent : tracing::kExecutorRemovedEvent),
                   MillisToUnixNanos(change.time_ms),
-                  {{"spark.executor.id", change.executor_id},
+                  {{std::string(tracing::kExecutorIdKey), change.executor_id},
                    {std::string(tracing::kExecutorCores), std::int64_t{change.cores}},
                    {std::string(tracing::kExecutorsActive), change.active_after},
                    {std::string(tracing::kExecutorCoresActive), change.cores_after}}});
@@ -201,12 +203,12 @@ void AddExecutorFacts(const BuildContext& context, Span& span) {
 void AddResourceFacts(const BuildContext& context, Span& span) {
   const std::optional<ResourceSettings> settings = ResourceSettingsOf(context.model);
   if (!settings) return;
-  AddInt(span, std::string(tracing::kExecutorMemoryBytes), settings->executor_memory_bytes);
-  AddInt(span, std::string(tracing::kExecutorMemoryOverheadBytes), settings->executor_memory_overhead_bytes);
+  AddInt(span, tracing::kExecutorMemoryBytes, settings->executor_memory_bytes);
+  AddInt(span, tracing::kExecutorMemoryOverheadBytes, settings->executor_memory_overhead_bytes);
   if (DriverIsExecutor(context.model)) return;
-  AddInt(span, std::string(tracing::kDriverCores), settings->driver_cores);
-  AddInt(span, std::string(tracing::kDriverMemoryBytes), settings->driver_memory_bytes);
-  AddInt(span, std::string(tracing::kDriverMemoryOverheadBytes), settings->driver_memory_overhead_bytes);
+  AddInt(span, tracing::kDriverCores, settings->driver_cores);
+  AddInt(span, tracing::kDriverMemoryBytes, settings->driver_memory_bytes);
+  AddInt(span, tracing::kDriverMemoryOverheadBytes, settings->driver_memory_overhead_bytes);
 }
 
 // Returns whether the operation has not ended by its lifecycle: no Closed yet, or a job of it still
@@ -231,15 +233,15 @@ bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
   const bool ended =
       operation.closed_ms || operation.finished_ms || operation.failed_ms || operation.canceled_ms;
   Span span =
-      NewSpan(context, "spark.connect.operation.lifecycle", parent, "operation/" + operation.operation_id,
+      NewSpan(context, tracing::kSparkConnectLifecycleSpanName, parent, "operation/" + operation.operation_id,
               *start, ended ? *end : std::max(*end, context.now_ms));
-  AddString(span, "spark.connect.operation_id", operation.operation_id);
-  AddString(span, "spark.connect.session_id", operation.session_id);
-  AddString(span, "spark.connect.user_id", operation.user_id);
-  AddString(span, "spark.connect.job_tag", operation.job_tag);
-  AddString(span, "spark.app.id", context.model.application().app_id);
+  AddString(span, tracing::kSparkConnectOperationIdKey, operation.operation_id);
+  AddString(span, tracing::kSparkConnectSessionIdKey, operation.session_id);
+  AddString(span, tracing::kSparkConnectUserIdKey, operation.user_id);
+  AddString(span, tracing::kSparkConnectJobTagKey, operation.job_tag);
+  AddString(span, tracing::kSparkAppIdKey, context.model.application().app_id);
   if (operation.produced_row_count)
-    AddInt(span, "spark.connect.produced_row_count", *operation.produced_row_count);
+    AddInt(span, tracing::kSparkConnectProducedRowCountKey, *operation.produced_row_count);
   for (const auto& [name, time] : lifecycle) {
     if (time) span.events.push_back(SpanEvent{std::string(name), MillisToUnixNanos(*time), {}});
   }
@@ -255,8 +257,8 @@ bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
                     {static_cast<EpochMillis>(span.start_time_unix_nano / 1'000'000),
                      static_cast<EpochMillis>(span.end_time_unix_nano / 1'000'000)},
                     context.now_ms);
-  AddInt(span, std::string(tracing::kOthersRunTimeMs), sharing.others_run_time_ms);
-  AddInt(span, std::string(tracing::kOtherOperations), sharing.other_operations);
+  AddInt(span, tracing::kOthersRunTimeMs, sharing.others_run_time_ms);
+  AddInt(span, tracing::kOtherOperations, sharing.other_operations);
   // Open until Closed, which follows the terminal event once the client released the operation
   // (or the server dropped it): its end moves from the terminal event to Closed. An operation
   // that ended but was never closed when the application ended is complete nonetheless.
@@ -322,20 +324,24 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
   const BuildContext context{model, application_key, ApplicationTraceId(application_key), NowOf(model),
                              app.end_ms.has_value() || options.application_over};
   const SpanId no_parent{};
-  Span root = NewSpan(context, "spark.application", no_parent, "application", *app.start_ms, context.now_ms);
-  AddString(root, "spark.app.id", app.app_id);
-  if (app.attempt_id) AddString(root, "spark.app.attempt_id", *app.attempt_id);
-  AddString(root, "spark.app.name", app.app_name);
-  if (!app.spark_version.empty()) AddString(root, "spark.version", app.spark_version);
-  AddInt(root, "spark.app.executors_added", static_cast<std::int64_t>(model.executors().size()));
-  AddInt(root, "spark.app.connect_operations", static_cast<std::int64_t>(model.operations().size()));
+  Span root = NewSpan(context, tracing::kSparkApplicationSpanName, no_parent, "application", *app.start_ms,
+                      context.now_ms);
+  AddString(root, tracing::kSparkAppIdKey, app.app_id);
+  if (app.attempt_id) AddString(root, tracing::kSparkAppAttemptIdKey, *app.attempt_id);
+  AddString(root, tracing::kSparkAppNameKey, app.app_name);
+  if (!app.spark_version.empty()) AddString(root, tracing::kSparkVersionKey, app.spark_version);
+  AddInt(root, tracing::kSparkAppExecutorsAddedKey, static_cast<std::int64_t>(model.executors().size()));
+  AddInt(root, tracing::kSparkAppConnectOperationsKey, static_cast<std::int64_t>(model.operations().size()));
   // Over without an ApplicationEnd: the log stopped (completed or abandoned) before the driver said.
-  if (!app.end_ms) AddString(root, "spark.app.status", context.application_over ? "unknown" : "running");
+  if (!app.end_ms)
+    AddString(root, tracing::kSparkAppStatusKey, context.application_over ? "unknown" : "running");
   const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
   if (phases) {
     for (std::size_t phase = 0; phase < kPhaseCount; ++phase) {
-      AddInt(root, "spark.phase." + std::string(PhaseName(static_cast<Phase>(phase))) + ".ms",
-             phases->total_ms[phase]);
+      AddInt(
+          root,
+          std::string(tracing::kSparkPhasePrefix) + std::string(PhaseName(static_cast<Phase>(phase))) + ".ms",
+          phases->total_ms[phase]);
     }
   }
   AddExecutorFacts(context, root);

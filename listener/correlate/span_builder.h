@@ -46,6 +46,7 @@
 
 #include "listener/correlate/application_model.h"
 #include "tracing/span.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::listener {
 
@@ -67,7 +68,7 @@ struct SpanBuildOptions {
 };
 
 // The attribute on a span that was still open when its application ended or its log was abandoned.
-inline constexpr std::string_view kIncompleteAttribute = "sparktrace.incomplete";
+inline constexpr std::string_view kIncompleteAttribute = tracing::kIncompleteKey;
 
 struct BuiltSpans {
   std::vector<tracing::Span> spans;

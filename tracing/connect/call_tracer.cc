@@ -9,7 +9,7 @@
 #include "tracing/connect/call_operation_id.h"
 #include "tracing/connect/rpc_attributes.h"
 #include "tracing/connect/rpc_method_name.h"
-#include "tracing/well_known_attributes.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::connect {
 namespace sc = spark_connect;
@@ -17,14 +17,6 @@ namespace {
 
 // The proxy hands a message over in the pieces the decoders read across: no copy between them.
 static_assert(std::is_same_v<proxy::MessageBytes, sc::MessageSlices>);
-
-constexpr std::string_view kSparkConnectService = "spark.connect.SparkConnectService";
-
-// An operation first seen on a ReattachExecute says so: its span starts with that call, not with
-// the ExecutePlan, which came before this process saw anything of the operation.
-constexpr std::string_view kFirstSeenKey = "spark.connect.operation.first_seen";
-// On an RPC span whose spark-connect-operation-id header named another operation than its body.
-constexpr std::string_view kOperationIdHeaderKey = "spark.connect.operation_id_header";
 
 // The calls that name an operation, and on which Spark's clients send the operation id header.
 bool NamesAnOperation(sc::Method method) {
@@ -43,9 +35,10 @@ std::optional<std::string> ValidOperationIdHeader(sc::Method method, const proxy
 void CountUnknownMethod(sc::Method method, std::string_view path, TracingMetrics& metrics) {
   if (method != sc::Method::kUnknown) return;
   const RpcMethodName name = NameRpcMethod(path);
-  metrics.UnknownMethod(!name.named_by_path                    ? UnknownMethodKind::kUnnamed
-                        : name.service == kSparkConnectService ? UnknownMethodKind::kSparkConnect
-                                                               : UnknownMethodKind::kOtherService);
+  metrics.UnknownMethod(!name.named_by_path ? UnknownMethodKind::kUnnamed
+                        : name.service == tracing::kSparkConnectServiceName
+                            ? UnknownMethodKind::kSparkConnect
+                            : UnknownMethodKind::kOtherService);
 }
 
 std::string_view MethodLabel(sc::Method method) {
@@ -67,17 +60,18 @@ double Millis(std::chrono::steady_clock::duration d) {
 // The request identity every span of a Spark Connect call carries.
 void AddSessionAttributes(std::vector<Attribute>& attributes, const sc::RequestInfo& request) {
   AddString(attributes, kSparkConnectSessionIdKey, request.session_id);
-  AddString(attributes, "spark.connect.user_id", request.user_id);
-  if (request.client_type) AddString(attributes, "spark.connect.client_type", *request.client_type);
+  AddString(attributes, tracing::kSparkConnectUserIdKey, request.user_id);
+  if (request.client_type) AddString(attributes, tracing::kSparkConnectClientTypeKey, *request.client_type);
 }
 
 void AddPlanAttributes(std::vector<Attribute>& attributes, const sc::RequestInfo& request) {
-  AddString(attributes, "spark.connect.plan_kind", sc::PlanKindName(request.plan_kind));
+  AddString(attributes, tracing::kSparkConnectPlanKindKey, sc::PlanKindName(request.plan_kind));
   if (request.plan_kind == sc::PlanKind::kRoot && request.root_relation_field != 0) {
-    AddString(attributes, "spark.connect.relation", sc::RelationTypeName(request.root_relation_field));
+    AddString(attributes, tracing::kSparkConnectRelationKey,
+              sc::RelationTypeName(request.root_relation_field));
   }
   if (request.plan_kind == sc::PlanKind::kCommand) {
-    AddString(attributes, "spark.connect.command", sc::CommandKindName(request.command_kind));
+    AddString(attributes, tracing::kSparkConnectCommandKey, sc::CommandKindName(request.command_kind));
   }
 }
 
@@ -100,9 +94,9 @@ InterruptRequest InterruptFor(const sc::RequestInfo& request, SteadyTime at, con
     interrupt.scope = InterruptRequest::Scope::kTag;
     interrupt.target = *request.interrupt_operation_tag;
   }
-  AddString(interrupt.attributes, "spark.connect.interrupt.type",
+  AddString(interrupt.attributes, tracing::kSparkConnectInterruptTypeKey,
             sc::InterruptTypeName(request.interrupt_type));
-  AddString(interrupt.attributes, "sparktrace.interrupt_span_id", ToHex(interrupt_span));
+  AddString(interrupt.attributes, tracing::kInterruptSpanIdKey, ToHex(interrupt_span));
   return interrupt;
 }
 
@@ -180,7 +174,7 @@ void CallTracer::OnFirstRequest(const sc::RequestInfo& request) {
     case sc::Method::kReleaseExecute:
       if (!operation_id_.empty()) {
         std::vector<Attribute> event;
-        AddString(event, "spark.connect.release", sc::ReleaseTargetName(request.release_target));
+        AddString(event, tracing::kSparkConnectReleaseKey, sc::ReleaseTargetName(request.release_target));
         operation_ = services_.operations.Attach(operation_id_, {"release", now, std::move(event)}, false);
         if (!operation_) ended_operation_ = services_.operations.EndedSpanOf(operation_id_);
         role_ = request.release_target == sc::ReleaseTarget::kAll ? OperationCallEnd::Role::kReleaseAll
@@ -216,10 +210,10 @@ void CallTracer::StartOperation(const sc::RequestInfo& request) {
   operation.reattachable = request.reattachable.value_or(false);
   operation.tags = request.tags;
   auto& attributes = operation.attributes;
-  if (!request.tags.empty()) attributes.push_back({"spark.connect.tags", request.tags});
+  if (!request.tags.empty()) attributes.push_back({std::string(tracing::kSparkConnectTagsKey), request.tags});
   AddPlanAttributes(attributes, request);
-  attributes.push_back({"spark.connect.reattachable", operation.reattachable});
-  attributes.push_back({"sparktrace.trace_origin", std::string(TraceOriginName(trace_.origin))});
+  attributes.push_back({std::string(tracing::kSparkConnectReattachableKey), operation.reattachable});
+  attributes.push_back({std::string(tracing::kTraceOriginKey), std::string(TraceOriginName(trace_.origin))});
   attributes.insert(attributes.end(), airflow_attributes_.begin(), airflow_attributes_.end());
 
   auto [found, created] = services_.operations.Start(std::move(operation));
@@ -231,16 +225,16 @@ void CallTracer::StartOperation(const sc::RequestInfo& request) {
 void CallTracer::Reattach(const sc::RequestInfo& request, SteadyTime at) {
   std::vector<Attribute> event;
   if (request.last_response_id)
-    AddString(event, "spark.connect.reattach.last_response_id", *request.last_response_id);
+    AddString(event, tracing::kSparkConnectReattachLastResponseIdKey, *request.last_response_id);
 
   // In case this process never saw the operation start: traced from here, in this call's trace.
   // Only a reattachable execution can be reattached to; its plan and tags were in the ExecutePlan.
   Operation unseen = NewOperation(request, services_.ids.NewSpanId());
   unseen.reattachable = true;
   auto& attributes = unseen.attributes;
-  attributes.push_back({"spark.connect.reattachable", true});
-  attributes.push_back({std::string(kFirstSeenKey), std::string("reattach")});
-  attributes.push_back({"sparktrace.trace_origin", std::string(TraceOriginName(trace_.origin))});
+  attributes.push_back({std::string(tracing::kSparkConnectReattachableKey), true});
+  attributes.push_back({std::string(tracing::kSparkConnectFirstSeenKey), std::string("reattach")});
+  attributes.push_back({std::string(tracing::kTraceOriginKey), std::string(TraceOriginName(trace_.origin))});
   attributes.insert(attributes.end(), airflow_attributes_.begin(), airflow_attributes_.end());
 
   ReattachTarget target =
@@ -293,8 +287,9 @@ void CallTracer::OnUnaryResponse(const sc::ResponseInfo& response) {
     interrupted_ids_ = response.interrupted_ids;
     std::vector<Attribute> event;
     if (request_)
-      AddString(event, "spark.connect.interrupt.type", sc::InterruptTypeName(request_->interrupt_type));
-    AddString(event, "sparktrace.interrupt_span_id", ToHex(span_id_));
+      AddString(event, tracing::kSparkConnectInterruptTypeKey,
+                sc::InterruptTypeName(request_->interrupt_type));
+    AddString(event, tracing::kInterruptSpanIdKey, ToHex(span_id_));
     services_.operations.Interrupted(interrupted_ids_, std::chrono::steady_clock::now(), event);
   }
 }
@@ -331,7 +326,7 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
     // Still its operation's child, although the operation span has been sent: a call after it.
     span.trace_id = ended_operation_->trace_id;
     span.parent_span_id = ended_operation_->span_id;
-    span.attributes.push_back({"spark.connect.operation.ended_before_call", true});
+    span.attributes.push_back({std::string(tracing::kSparkConnectEndedBeforeCallKey), true});
   } else {
     span.trace_id = trace_.trace_id;
     span.parent_span_id = trace_.parent_span_id;
@@ -364,15 +359,15 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
   if (end.time_to_first_response) {
     attributes.push_back({"rpc.time_to_first_response_ms", Millis(*end.time_to_first_response)});
   }
-  attributes.push_back({"sparktrace.trace_origin", std::string(TraceOriginName(trace_.origin))});
+  attributes.push_back({std::string(tracing::kTraceOriginKey), std::string(TraceOriginName(trace_.origin))});
   AddMethodAttributes(attributes);
-  if (undecodable_ > 0) AddInt(attributes, "sparktrace.undecodable_messages", undecodable_);
+  if (undecodable_ > 0) AddInt(attributes, tracing::kUndecodableMessagesKey, undecodable_);
   if (!airflow_attributes_.empty()) {
     attributes.insert(attributes.end(), airflow_attributes_.begin(), airflow_attributes_.end());
   } else if (operation_) {
     // Every span of an Airflow task's trace says so, also a call that came without the headers.
     for (const Attribute& attribute : operation_->attributes) {
-      if (attribute.key.starts_with("airflow.")) attributes.push_back(attribute);
+      if (attribute.key.starts_with(tracing::kAirflowAttributePrefix)) attributes.push_back(attribute);
     }
   }
 
@@ -385,19 +380,19 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
 
 void CallTracer::AddMethodAttributes(std::vector<Attribute>& attributes) const {
   if (request_) AddSessionAttributes(attributes, *request_);
-  AddString(attributes, "spark.connect.server_side_session_id", server_side_session_id_);
+  AddString(attributes, tracing::kSparkConnectServerSideSessionIdKey, server_side_session_id_);
   // Not operation_->operation_id: another call's thread may be setting it (Identify).
   if (NamesAnOperation(method_)) {
     AddString(attributes, kSparkConnectOperationIdKey,
               operation_id_.empty() ? response_operation_id_ : operation_id_);
     if (operation_id_mismatch_ && header_operation_id_)
-      AddString(attributes, kOperationIdHeaderKey, *header_operation_id_);
+      AddString(attributes, tracing::kSparkConnectOperationIdHeaderKey, *header_operation_id_);
   }
   if (sc::RespondsWithExecutePlanResponses(method_)) {
     AddInt(attributes, kSparkConnectResponseRowsKey, rows_);
     AddInt(attributes, kSparkConnectResponseBytesKey, static_cast<std::int64_t>(arrow_bytes_));
-    AddInt(attributes, "spark.connect.response.batches", static_cast<std::int64_t>(batches_));
-    if (result_complete_) attributes.push_back({"spark.connect.result_complete", true});
+    AddInt(attributes, tracing::kSparkConnectResponseBatchesKey, static_cast<std::int64_t>(batches_));
+    if (result_complete_) attributes.push_back({std::string(tracing::kSparkConnectResultCompleteKey), true});
   }
   if (!request_) return;
   const sc::RequestInfo& request = *request_;
@@ -407,31 +402,32 @@ void CallTracer::AddMethodAttributes(std::vector<Attribute>& attributes) const {
       break;
     case sc::Method::kReattachExecute:
       if (request.last_response_id) {
-        AddString(attributes, "spark.connect.reattach.last_response_id", *request.last_response_id);
+        AddString(attributes, tracing::kSparkConnectReattachLastResponseIdKey, *request.last_response_id);
       }
       break;
     case sc::Method::kReleaseExecute:
-      AddString(attributes, "spark.connect.release", sc::ReleaseTargetName(request.release_target));
+      AddString(attributes, tracing::kSparkConnectReleaseKey, sc::ReleaseTargetName(request.release_target));
       break;
     case sc::Method::kInterrupt:
-      AddString(attributes, "spark.connect.interrupt.type", sc::InterruptTypeName(request.interrupt_type));
+      AddString(attributes, tracing::kSparkConnectInterruptTypeKey,
+                sc::InterruptTypeName(request.interrupt_type));
       if (request.interrupt_operation_id) {
-        AddString(attributes, "spark.connect.interrupt.target", *request.interrupt_operation_id);
+        AddString(attributes, tracing::kSparkConnectInterruptTargetKey, *request.interrupt_operation_id);
       } else if (request.interrupt_operation_tag) {
-        AddString(attributes, "spark.connect.interrupt.target", *request.interrupt_operation_tag);
+        AddString(attributes, tracing::kSparkConnectInterruptTargetKey, *request.interrupt_operation_tag);
       }
       if (!interrupted_ids_.empty())
-        attributes.push_back({"spark.connect.interrupted_ids", interrupted_ids_});
+        attributes.push_back({std::string(tracing::kSparkConnectInterruptedIdsKey), interrupted_ids_});
       break;
     case sc::Method::kAnalyzePlan:
-      AddString(attributes, "spark.connect.analyze", sc::AnalyzeKindName(request.analyze_kind));
+      AddString(attributes, tracing::kSparkConnectAnalyzeKey, sc::AnalyzeKindName(request.analyze_kind));
       break;
     case sc::Method::kConfig:
-      AddString(attributes, "spark.connect.config.operation",
+      AddString(attributes, tracing::kSparkConnectConfigOperationKey,
                 sc::ConfigOperationName(request.config_operation));
       break;
     case sc::Method::kAddArtifacts:
-      AddString(attributes, "spark.connect.artifact.payload",
+      AddString(attributes, tracing::kSparkConnectArtifactPayloadKey,
                 sc::ArtifactPayloadName(request.artifact_payload));
       break;
     default:

@@ -6,8 +6,8 @@
 
 #include "tracing/airflow_identity.h"
 #include "tracing/connect/rpc_attributes.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/trace_context.h"
-#include "tracing/well_known_attributes.h"
 
 namespace sparktrace::tracing::connect {
 namespace {
@@ -83,22 +83,26 @@ Span SparkConnectTracer::BuildOperationSpan(const Operation& operation) const {
     attributes.push_back({std::string(kSparkConnectOperationIdKey), operation.operation_id});
   attributes.insert(attributes.end(), operation.attributes.begin(), operation.attributes.end());
   if (!operation.server_side_session_id.empty()) {
-    attributes.push_back({"spark.connect.server_side_session_id", operation.server_side_session_id});
+    attributes.push_back(
+        {std::string(tracing::kSparkConnectServerSideSessionIdKey), operation.server_side_session_id});
   }
   const OperationEnding& ending = *operation.ending;
   attributes.push_back(
       {std::string(kSparkConnectOperationOutcomeKey), std::string(OperationOutcomeName(ending.outcome))});
-  attributes.push_back({"spark.connect.result.rows", operation.rows});
+  attributes.push_back({std::string(tracing::kSparkConnectResultRowsKey), operation.rows});
+  attributes.push_back({std::string(tracing::kSparkConnectResultArrowBytesKey),
+                        static_cast<std::int64_t>(operation.arrow_bytes)});
   attributes.push_back(
-      {"spark.connect.result.arrow_bytes", static_cast<std::int64_t>(operation.arrow_bytes)});
-  attributes.push_back({"spark.connect.result.batches", static_cast<std::int64_t>(operation.batches)});
-  attributes.push_back({"spark.connect.reattach_count", static_cast<std::int64_t>(operation.reattaches)});
+      {std::string(tracing::kSparkConnectResultBatchesKey), static_cast<std::int64_t>(operation.batches)});
+  attributes.push_back(
+      {std::string(tracing::kSparkConnectReattachCountKey), static_cast<std::int64_t>(operation.reattaches)});
   if (operation.first_batch_at) {
-    attributes.push_back(
-        {"spark.connect.time_to_first_batch_ms", Millis(*operation.first_batch_at - operation.started_at)});
+    attributes.push_back({std::string(tracing::kSparkConnectTimeToFirstBatchMsKey),
+                          Millis(*operation.first_batch_at - operation.started_at)});
   }
   if (operation.dropped_events > 0) {
-    attributes.push_back({"sparktrace.dropped_events", static_cast<std::int64_t>(operation.dropped_events)});
+    attributes.push_back(
+        {std::string(tracing::kDroppedEventsKey), static_cast<std::int64_t>(operation.dropped_events)});
   }
   for (const OperationEvent& event : operation.events) {
     span.events.push_back({event.name, clock_.UnixNanos(event.at), event.attributes});

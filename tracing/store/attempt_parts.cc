@@ -9,44 +9,49 @@
 #include <system_error>
 #include <unordered_map>
 
-#include "tracing/finding_event_keys.h"
+#include "tracing/attribute_json.h"
+#include "tracing/finding_event.h"
 #include "tracing/nearest_owner.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::store {
 namespace {
 
+// The phase spans, named kSparkPhasePrefix and the phase's name (listener/correlate/phases.h).
 std::optional<std::int64_t> PhaseIndex(std::string_view span_name) {
-  if (span_name == "spark.phase.resource_wait") return 0;
-  if (span_name == "spark.phase.compute") return 1;
-  if (span_name == "spark.phase.io_write") return 2;
-  if (span_name == "spark.phase.idle") return 3;
+  if (!span_name.starts_with(kSparkPhasePrefix)) return std::nullopt;
+  const std::string_view phase = span_name.substr(kSparkPhasePrefix.size());
+  if (phase == "resource_wait") return 0;
+  if (phase == "compute") return 1;
+  if (phase == "io_write") return 2;
+  if (phase == "idle") return 3;
   return std::nullopt;
 }
 
 void AddFindings(const std::string& events_json, Part& part) {
-  const auto events = nlohmann::json::parse(events_json, nullptr, /*allow_exceptions=*/false);
+  const auto events = nlohmann::ordered_json::parse(events_json, nullptr, /*allow_exceptions=*/false);
   if (!events.is_array()) return;
   for (const auto& event : events) {
-    if (!event.is_object() || event.value("name", "") != "sparktrace.finding") continue;
+    if (!event.is_object() || event.value("name", "") != kFindingEventName) continue;
     const auto attributes = event.find("attributes");
     if (attributes == event.end() || !attributes->is_object()) continue;
+    const FindingEvent finding = DecodeFindingAttributes(AttributesFromJson(*attributes));
     // A finding a rules-file suppression muted is on the page, last, but not what the task list
     // counts or leads with (as it counts in neither the metrics nor the alerts).
-    if (attributes->contains(std::string(kFindingSuppressedReasonKey))) continue;
+    if (finding.suppressed) continue;
     // A stage's finding is on the stage and on its operation's lifecycle span: counted once, by key.
-    const std::string key = attributes->value("finding.key", "");
-    if (key.empty() || part.finding_keys.insert(key).second) ++part.findings;
-    const double impact = attributes->value("finding.impact_seconds", 0.0);
+    if (finding.key.empty() || part.finding_keys.insert(finding.key).second) ++part.findings;
+    const double impact = finding.impact_seconds;
     // At equal impact the specific finding wins over the summary that repeats it (as on the page).
-    const bool summary = attributes->value("finding.id", "") == "slow-spark-jobs";
+    const bool summary = finding.IsSummary();
     const bool better =
         impact > part.top_impact || (impact == part.top_impact && part.top_is_summary && !summary);
     if (!better) continue;
     part.top_impact = impact;
     part.top_is_summary = summary;
-    nlohmann::json top = {{"id", attributes->value("finding.id", "")},
-                          {"severity", attributes->value("finding.severity", "")},
-                          {"title", attributes->value("finding.title", "")},
+    nlohmann::json top = {{"id", finding.id},
+                          {"severity", finding.severity},
+                          {"title", finding.title},
                           {"impact_seconds", impact}};
     part.top_finding = top.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
@@ -59,7 +64,7 @@ void AddSpan(const IndexSpan& span, Part& part) {
   if (span.name == "spark_connect.operation") {
     ++part.operations;
     if (span.error) ++part.failed_operations;
-  } else if (span.name == "spark.job" && span.error) {
+  } else if (span.name == tracing::kSparkJobSpanName && span.error) {
     ++part.failed_jobs;
   }
   if (span.open) ++part.open;
@@ -113,20 +118,23 @@ IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row) {
     key.task_id = *row.task_id;
     if (row.run_id != nullptr) key.run_id = *row.run_id;
     if (row.try_number) key.try_number = *row.try_number;
-    key.map_index = IntegerOf(span.attributes, "airflow.map_index").value_or(-1);
+    key.map_index = IntegerOf(span.attributes, tracing::kAirflowMapIndexKey).value_or(-1);
     index.identity = std::move(key);
   }
-  if (span.name.starts_with("spark.phase."))
-    index.phase_duration_ms = IntegerOf(span.attributes, "spark.phase.duration_ms");
-  if (span.name == "spark.job") index.open = TextOf(span.attributes, "spark.job.status") == "running";
-  if (span.name == "spark.application") {
-    index.open = TextOf(span.attributes, "spark.app.status") == "running";
-    index.app_name = TextOf(span.attributes, "spark.app.name");
+  if (span.name.starts_with(tracing::kSparkPhasePrefix))
+    index.phase_duration_ms = IntegerOf(span.attributes, tracing::kSparkPhaseDurationMsKey);
+  if (span.name == tracing::kSparkJobSpanName)
+    index.open = TextOf(span.attributes, tracing::kSparkJobStatusKey) == "running";
+  if (span.name == tracing::kSparkApplicationSpanName) {
+    index.open = TextOf(span.attributes, tracing::kSparkAppStatusKey) == "running";
+    index.app_name = TextOf(span.attributes, tracing::kSparkAppNameKey);
   }
-  if (span.name == "spark.application" || span.name == "spark.connect.operation.lifecycle") {
-    index.app_id = TextOf(span.attributes, "spark.app.id");
+  if (span.name == tracing::kSparkApplicationSpanName ||
+      span.name == tracing::kSparkConnectLifecycleSpanName) {
+    index.app_id = TextOf(span.attributes, tracing::kSparkAppIdKey);
   }
-  if (row.events_json.find("sparktrace.finding") != std::string::npos) index.finding_events = row.events_json;
+  if (row.events_json.find(tracing::kFindingEventName) != std::string::npos)
+    index.finding_events = row.events_json;
   return index;
 }
 

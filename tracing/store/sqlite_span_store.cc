@@ -15,13 +15,13 @@
 
 #include "tracing/attribute_json.h"
 #include "tracing/attribute_json_reader.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/sqlite_connection.h"
 #include "tracing/store/sqlite_settlement.h"
 #include "tracing/store/sqlite_statement.h"
 #include "tracing/store/sqlite_task_index.h"
 #include "tracing/store/stored_span.h"
-#include "tracing/well_known_attributes.h"
 
 namespace sparktrace::tracing::store {
 namespace {

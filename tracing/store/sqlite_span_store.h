@@ -2,7 +2,7 @@
 // SqliteSpanStore: the embedded trace database behind `sparktrace traces list/show` and the trace view.
 // Spans are kept one row each (attributes and events as JSON), with a per-trace summary row maintained
 // on every write so that listing never scans spans, and columns extracted from the well-known
-// attributes (tracing/well_known_attributes.h) for lookup by operation and by Airflow task.
+// attributes (tracing/span_vocabulary.h) for lookup by operation and by Airflow task.
 //
 // Threads and processes:
 // - A store object is used by one thread at a time (it may be handed between threads); its methods are

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/sqlite_connection.h"
 
@@ -85,13 +86,13 @@ namespace {
 constexpr std::string_view kSpansForIndexSql = R"sql(
 SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
        dag_id, task_id, run_id, try_number,
-       CASE WHEN dag_id IS NOT NULL THEN CAST(attributes ->> '$."airflow.map_index"' AS INTEGER) END,
-       CASE WHEN name LIKE 'spark.phase.%' THEN attributes ->> '$."spark.phase.duration_ms"' END,
-       CASE WHEN name = 'spark.job' THEN attributes ->> '$."spark.job.status"' END,
-       CASE WHEN name = 'spark.application' THEN attributes ->> '$."spark.app.status"' END,
-       CASE WHEN name = 'spark.application' THEN attributes ->> '$."spark.app.name"' END,
+       CASE WHEN dag_id IS NOT NULL THEN CAST(attributes ->> '$.tracing::kAirflowMapIndexKey' AS INTEGER) END,
+       CASE WHEN name LIKE 'spark.phase.%' THEN attributes ->> '$.tracing::kSparkPhaseDurationMsKey' END,
+       CASE WHEN name = 'spark.job' THEN attributes ->> '$.tracing::kSparkJobStatusKey' END,
+       CASE WHEN name = 'spark.application' THEN attributes ->> '$.tracing::kSparkAppStatusKey' END,
+       CASE WHEN name = 'spark.application' THEN attributes ->> '$.tracing::kSparkAppNameKey' END,
        CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
-            THEN attributes ->> '$."spark.app.id"' END,
+            THEN attributes ->> '$.tracing::kSparkAppIdKey' END,
        CASE WHEN instr(events, 'sparktrace.finding') > 0 THEN events END
 FROM spans WHERE trace_id = ?1
 )sql";

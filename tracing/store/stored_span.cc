@@ -11,7 +11,7 @@
 #include "common/json_writer.h"
 #include "tracing/attribute_json.h"
 #include "tracing/attribute_json_reader.h"
-#include "tracing/well_known_attributes.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -27,7 +27,7 @@ bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
   return true;
 }
 
-// The well-known attributes (tracing/well_known_attributes.h) that get columns of their own.
+// The well-known attributes (tracing/span_vocabulary.h) that get columns of their own.
 void Extract(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
   for (const auto& attribute : attributes) {
     const auto* text = std::get_if<std::string>(&attribute.value);

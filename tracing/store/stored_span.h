@@ -1,7 +1,7 @@
 #pragma once
 // How a span is laid out in a store row, the same for every backend: ids as lower-case hex text,
 // attributes and events as JSON text (tracing/attribute_json.h), and a few well-known attributes
-// (tracing/well_known_attributes.h) copied into columns of their own for lookups by operation and
+// (tracing/span_vocabulary.h) copied into columns of their own for lookups by operation and
 // by Airflow task. Backends bind and read these values; the layout is decided here once.
 //
 // Pure functions; the row views returned by ToStoredRow point into the span and into the row's

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/sqlite_span_store.h"
 #include "tracing/store/store_span_exporter.h"
-#include "tracing/well_known_attributes.h"
 
 namespace sparktrace::cli {
 namespace {

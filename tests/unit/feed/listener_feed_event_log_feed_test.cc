@@ -20,7 +20,7 @@
 #include "listener/correlate/span_ids.h"
 #include "tests/unit/feed/listener_feed_test_support.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
-#include "tracing/finding_event_keys.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::feed {
 
@@ -238,7 +238,7 @@ TEST_F(ListenerFeedEventLogFeed, FindingsOfAnEndedApplicationAreSpanEventsCounte
   ASSERT_EQ(roots.size(), 1u);
   std::vector<std::string> event_ids;
   for (const tracing::SpanEvent& event : roots.front().events) {
-    if (event.name != kFindingEventName) continue;
+    if (event.name != tracing::kFindingEventName) continue;
     for (const tracing::Attribute& attribute : event.attributes) {
       if (attribute.key == "finding.id") event_ids.push_back(std::get<std::string>(attribute.value));
     }
@@ -298,7 +298,7 @@ std::vector<std::pair<std::string, std::string>> TaskFailureEvents(const LatestS
   for (const tracing::Span& span : spans.Named("spark.connect.operation.lifecycle")) {
     for (const tracing::SpanEvent& event : span.events) {
       const auto* id = tracing::AttributeValueOf<std::string>(event.attributes, "finding.id");
-      if (event.name != kFindingEventName || id == nullptr || *id != "task-failures") continue;
+      if (event.name != tracing::kFindingEventName || id == nullptr || *id != "task-failures") continue;
       const auto* reason =
           tracing::AttributeValueOf<std::string>(event.attributes, tracing::kFindingSuppressedReasonKey);
       const auto* until =

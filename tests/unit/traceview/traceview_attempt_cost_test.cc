@@ -10,7 +10,7 @@
 
 #include "tests/unit/traceview/traceview_span_builders.h"
 #include "traceview/attempt_cost.h"
-#include "tracing/spark_resource_facts.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {

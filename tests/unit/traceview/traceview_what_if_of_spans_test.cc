@@ -15,7 +15,7 @@
 #include "listener/events/event_parser.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 #include "traceview/what_if_of_spans.h"
-#include "tracing/spark_resource_facts.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 namespace {

@@ -1,4 +1,4 @@
-// The facts the trace view's cost model reads (tracing/spark_resource_facts.h): executor cores on
+// The facts the trace view's cost model reads (tracing/span_vocabulary.h): executor cores on
 // lifecycle spans, memory and driver settings as Spark sizes them, and the task time of the other
 // operations of a shared Spark Connect server.
 
@@ -14,7 +14,7 @@
 #include "listener/correlate/span_builder.h"
 #include "tests/unit/diagnose/diagnose_test_lines.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
-#include "tracing/spark_resource_facts.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::listener {
 namespace {
