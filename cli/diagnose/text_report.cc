@@ -172,14 +172,14 @@ void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const di
     std::string evidence;
     for (const diagnose::Evidence& item : finding.evidence)
       evidence += (evidence.empty() ? "" : ", ") + FormatEvidence(item);
-    if (!evidence.empty()) out += body + "evidence " + evidence + "\n";
+    if (!evidence.empty()) out.append(body).append("evidence ").append(evidence).append("\n");
     for (std::size_t f = 0; f < finding.fix.size(); ++f)
       out += body + (f == 0 ? "fix      - " : "         - ") + finding.fix[f] + "\n";
     out += body + "recipe   " + finding.recipe + "\n";
     std::string related;
     for (const diagnose::RelatedFinding& link : finding.related)
       related += (related.empty() ? "" : ", ") + link.relation + " " + link.key;
-    if (!related.empty()) out += body + "related  " + related + "\n";
+    if (!related.empty()) out.append(body).append("related  ").append(related).append("\n");
     if (finding.suppressed) {
       out +=
           body + "suppressed until " + finding.suppressed->until + ": " + finding.suppressed->reason + "\n";
