@@ -29,12 +29,14 @@
 #include <thread>
 #include <vector>
 
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/open_span_store.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
 
 namespace {
 
+namespace tracing = sparktrace::tracing;
 using sparktrace::tracing::Attribute;
 using sparktrace::tracing::Span;
 using sparktrace::tracing::SpanId;
@@ -70,25 +72,27 @@ std::array<std::uint8_t, N> RandomId(std::mt19937_64& random) {
 }
 
 std::vector<Attribute> CallAttributes(std::uint64_t n) {
-  return {{"rpc.system", std::string("grpc")},
-          {"rpc.service", std::string("spark.connect.SparkConnectService")},
-          {"rpc.method", std::string("Config")},
-          {"rpc.grpc.status_code", std::int64_t{0}},
-          {"server.address", std::string("127.0.0.1")},
-          {"server.port", std::int64_t{15002}},
-          {"network.peer.address", std::string("10.1.2.3")},
-          {"network.peer.port", static_cast<std::int64_t>(30000 + n % 30000)},
-          {"rpc.request.messages", std::int64_t{1}},
-          {"rpc.request.bytes", std::int64_t{99}},
-          {"rpc.response.messages", std::int64_t{1}},
-          {"rpc.response.bytes", std::int64_t{76}},
-          {"rpc.time_to_first_response_ms", 0.382747},
-          {"sparktrace.trace_origin", std::string("new")},
-          {"spark.connect.session_id", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")},
-          {"spark.connect.user_id", std::string("bench")},
-          {"spark.connect.client_type", std::string("sparktrace-bench")},
-          {"spark.connect.server_side_session_id", std::string("26da0a0a-3e96-43f5-bb60-baead94bd698")},
-          {"spark.connect.config.operation", std::string("get")}};
+  return {
+      {"rpc.system", std::string("grpc")},
+      {"rpc.service", std::string(tracing::kSparkConnectServiceName)},
+      {"rpc.method", std::string("Config")},
+      {"rpc.grpc.status_code", std::int64_t{0}},
+      {"server.address", std::string("127.0.0.1")},
+      {"server.port", std::int64_t{15002}},
+      {"network.peer.address", std::string("10.1.2.3")},
+      {"network.peer.port", static_cast<std::int64_t>(30000 + n % 30000)},
+      {"rpc.request.messages", std::int64_t{1}},
+      {"rpc.request.bytes", std::int64_t{99}},
+      {"rpc.response.messages", std::int64_t{1}},
+      {"rpc.response.bytes", std::int64_t{76}},
+      {"rpc.time_to_first_response_ms", 0.382747},
+      {std::string(tracing::kTraceOriginKey), std::string("new")},
+      {std::string(tracing::kSparkConnectSessionIdKey), std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")},
+      {std::string(tracing::kSparkConnectUserIdKey), std::string("bench")},
+      {std::string(tracing::kSparkConnectClientTypeKey), std::string("sparktrace-bench")},
+      {std::string(tracing::kSparkConnectServerSideSessionIdKey),
+       std::string("26da0a0a-3e96-43f5-bb60-baead94bd698")},
+      {std::string(tracing::kSparkConnectConfigOperationKey), std::string("get")}};
 }
 
 // The spans writer `writer` writes, in the order the proxy would hand them over.
@@ -120,22 +124,25 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
     };
     if (options.shape == "calls") {
       span.trace_id = new_trace_id();
-      span.name = "spark.connect.SparkConnectService/Config";
+      span.name = std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config";
     } else {
       const std::uint64_t within = n % 50;
       if (within == 0) {
         task_trace = new_trace_id();
         task_root = span.span_id;
         span.name = "spark_connect.operation";
-        span.attributes.push_back({"airflow.dag_id", std::string("etl_daily")});
-        span.attributes.push_back({"airflow.task_id", "load_" + std::to_string(writer)});
-        span.attributes.push_back({"airflow.run_id", "scheduled__" + std::to_string(n / 50)});
-        span.attributes.push_back({"airflow.try_number", std::int64_t{1}});
+        span.attributes.push_back({std::string(tracing::kAirflowDagIdKey), std::string("etl_daily")});
         span.attributes.push_back(
-            {"spark.connect.operation_id", "op-" + std::to_string(writer) + "-" + std::to_string(n)});
+            {std::string(tracing::kAirflowTaskIdKey), "load_" + std::to_string(writer)});
+        span.attributes.push_back(
+            {std::string(tracing::kAirflowRunIdKey), "scheduled__" + std::to_string(n / 50)});
+        span.attributes.push_back({std::string(tracing::kAirflowTryNumberKey), std::int64_t{1}});
+        span.attributes.push_back({std::string(tracing::kSparkConnectOperationIdKey),
+                                   "op-" + std::to_string(writer) + "-" + std::to_string(n)});
       } else {
         span.parent_span_id = task_root;
-        span.name = within % 5 == 0 ? "spark.stage" : "spark.connect.SparkConnectService/ExecutePlan";
+        span.name = within % 5 == 0 ? std::string(tracing::kSparkStageSpanName)
+                                    : std::string(tracing::kSparkConnectRpcSpanPrefix) + "ExecutePlan";
       }
       span.trace_id = task_trace;
     }

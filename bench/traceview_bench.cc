@@ -33,11 +33,13 @@
 
 #include "admin/http_caching.h"
 #include "traceview/trace_view_api.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/sqlite_span_store.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+namespace tracing = sparktrace::tracing;
 using sparktrace::tracing::Span;
 using Clock = std::chrono::steady_clock;
 
@@ -67,23 +69,23 @@ sparktrace::tracing::SpanId SpanOf(std::uint64_t n) {
   return id;
 }
 
-Span MakeSpan(std::uint64_t trace, std::uint64_t id, std::uint64_t parent, std::string name,
+Span MakeSpan(std::uint64_t trace, std::uint64_t id, std::uint64_t parent, std::string_view name,
               std::uint64_t start_ms, std::uint64_t end_ms) {
   Span span;
   span.trace_id = TraceOf(trace);
   span.span_id = SpanOf(id);
   if (parent != 0) span.parent_span_id = SpanOf(parent);
-  span.name = std::move(name);
+  span.name = std::string(name);
   span.start_time_unix_nano = kBase + start_ms * kMs;
   span.end_time_unix_nano = kBase + end_ms * kMs;
   return span;
 }
 
 void Identify(Span& span, const std::string& dag, const std::string& task, const std::string& run) {
-  span.attributes.push_back({"airflow.dag_id", dag});
-  span.attributes.push_back({"airflow.task_id", task});
-  span.attributes.push_back({"airflow.run_id", run});
-  span.attributes.push_back({"airflow.try_number", std::int64_t{1}});
+  span.attributes.push_back({std::string(tracing::kAirflowDagIdKey), dag});
+  span.attributes.push_back({std::string(tracing::kAirflowTaskIdKey), task});
+  span.attributes.push_back({std::string(tracing::kAirflowRunIdKey), run});
+  span.attributes.push_back({std::string(tracing::kAirflowTryNumberKey), std::int64_t{1}});
 }
 
 std::vector<Span> SmallAttempt(std::uint64_t n) {
@@ -93,7 +95,8 @@ std::vector<Span> SmallAttempt(std::uint64_t n) {
   const std::uint64_t start = n * 60'000;
   Span operation = MakeSpan(n + 1, 1, 0, "spark_connect.operation", start, start + 30'000);
   Identify(operation, dag, task, run);
-  Span rpc = MakeSpan(n + 1, 2, 1, "spark.connect.SparkConnectService/ExecutePlan", start, start + 30'000);
+  Span rpc = MakeSpan(n + 1, 2, 1, std::string(tracing::kSparkConnectRpcSpanPrefix) + "ExecutePlan", start,
+                      start + 30'000);
   Identify(rpc, dag, task, run);
   return {std::move(operation), std::move(rpc)};
 }
@@ -113,61 +116,68 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
         op_start + static_cast<std::uint64_t>(jobs_per_operation) * stages * 100 + 2'000;
     Span operation = MakeSpan(trace, op_id, 0, "spark_connect.operation", op_start, op_end);
     Identify(operation, "big_dag", "big_task", "scheduled__big");
-    operation.attributes.push_back({"spark.connect.operation_id", "big-op-" + std::to_string(op)});
-    operation.attributes.push_back({"spark.connect.plan_kind", std::string("root")});
-    operation.attributes.push_back({"spark.connect.result.rows", std::int64_t{1000}});
+    operation.attributes.push_back(
+        {std::string(tracing::kSparkConnectOperationIdKey), "big-op-" + std::to_string(op)});
+    operation.attributes.push_back({std::string(tracing::kSparkConnectPlanKindKey), std::string("root")});
+    operation.attributes.push_back({std::string(tracing::kSparkConnectResultRowsKey), std::int64_t{1000}});
     spans.push_back(std::move(operation));
-    Span rpc =
-        MakeSpan(trace, next_id++, op_id, "spark.connect.SparkConnectService/ExecutePlan", op_start, op_end);
+    Span rpc = MakeSpan(trace, next_id++, op_id,
+                        std::string(tracing::kSparkConnectRpcSpanPrefix) + "ExecutePlan", op_start, op_end);
     Identify(rpc, "big_dag", "big_task", "scheduled__big");
     spans.push_back(std::move(rpc));
     Span lifecycle =
-        MakeSpan(trace, next_id++, op_id, "spark.connect.operation.lifecycle", op_start + 1, op_end - 1);
-    lifecycle.attributes.push_back({"spark.executors.active_at_start", std::int64_t{op == 0 ? 0 : 8}});
+        MakeSpan(trace, next_id++, op_id, tracing::kSparkConnectLifecycleSpanName, op_start + 1, op_end - 1);
+    lifecycle.attributes.push_back(
+        {std::string(tracing::kExecutorsActiveAtStart), std::int64_t{op == 0 ? 0 : 8}});
     if (op == 0) {
       for (int executor = 0; executor < 8; ++executor) {
         lifecycle.events.push_back(
-            {"spark.executor.added",
+            {std::string(tracing::kExecutorAddedEvent),
              kBase + (op_start + 1'000 + static_cast<std::uint64_t>(executor) * 100) * kMs,
-             {{"spark.executor.id", std::to_string(executor)},
-              {"spark.executor.cores", std::int64_t{4}},
-              {"spark.executors.active", std::int64_t{executor + 1}}}});
+             {{std::string(tracing::kExecutorIdKey), std::to_string(executor)},
+              {std::string(tracing::kExecutorCores), std::int64_t{4}},
+              {std::string(tracing::kExecutorsActive), std::int64_t{executor + 1}}}});
       }
-      lifecycle.events.push_back({"sparktrace.finding",
-                                  kBase + op_end * kMs,
-                                  {{"finding.id", std::string("resource-wait-long")},
-                                   {"finding.severity", std::string("critical")},
-                                   {"finding.title", std::string("waited for executors")},
-                                   {"finding.impact_seconds", 1.5}}});
+      lifecycle.events.push_back(
+          {std::string(tracing::kFindingEventName),
+           kBase + op_end * kMs,
+           {{std::string(tracing::kFindingIdKey), std::string("resource-wait-long")},
+            {std::string(tracing::kFindingSeverityKey), std::string("critical")},
+            {std::string(tracing::kFindingTitleKey), std::string("waited for executors")},
+            {std::string(tracing::kFindingImpactSecondsKey), 1.5}}});
     }
     spans.push_back(std::move(lifecycle));
     std::uint64_t job_clock = op_start + 1'000;
     for (int job = 0; job < jobs_per_operation; ++job) {
       const std::uint64_t job_id = next_id++;
       const std::uint64_t job_start = job_clock;
-      Span job_span = MakeSpan(trace, job_id, op_id, "spark.job", job_start,
+      Span job_span = MakeSpan(trace, job_id, op_id, tracing::kSparkJobSpanName, job_start,
                                job_start + static_cast<std::uint64_t>(stages) * 100);
-      job_span.attributes.push_back({"spark.job.id", std::int64_t{op * jobs_per_operation + job}});
-      job_span.attributes.push_back({"spark.job.status", std::string("succeeded")});
+      job_span.attributes.push_back(
+          {std::string(tracing::kSparkJobIdKey), std::int64_t{op * jobs_per_operation + job}});
+      job_span.attributes.push_back({std::string(tracing::kSparkJobStatusKey), std::string("succeeded")});
       spans.push_back(std::move(job_span));
       for (int stage = 0; stage < stages; ++stage) {
         const std::uint64_t stage_start = job_start + static_cast<std::uint64_t>(stage) * 100;
-        Span stage_span = MakeSpan(trace, next_id++, job_id, "spark.stage", stage_start, stage_start + 95);
-        stage_span.attributes.push_back({"spark.stage.id", std::int64_t{stage_id}});
-        stage_span.attributes.push_back({"spark.stage.attempt", std::int64_t{0}});
-        stage_span.attributes.push_back({"spark.stage.tasks", std::int64_t{64}});
-        stage_span.attributes.push_back({"spark.stage.task_duration_ms.p95", std::int64_t{90}});
+        Span stage_span =
+            MakeSpan(trace, next_id++, job_id, tracing::kSparkStageSpanName, stage_start, stage_start + 95);
+        stage_span.attributes.push_back({std::string(tracing::kSparkStageIdKey), std::int64_t{stage_id}});
+        stage_span.attributes.push_back({std::string(tracing::kSparkStageAttemptKey), std::int64_t{0}});
+        stage_span.attributes.push_back({std::string(tracing::kSparkStageTasksKey), std::int64_t{64}});
+        stage_span.attributes.push_back(
+            {std::string(tracing::kSparkStageTaskDurationP95Key), std::int64_t{90}});
         std::vector<std::string> parents;
         if (stage > 0) parents.push_back(std::to_string(stage_id - 1));
-        stage_span.attributes.push_back({"spark.stage.parent_ids", std::move(parents)});
+        stage_span.attributes.push_back({std::string(tracing::kSparkStageParentIdsKey), std::move(parents)});
         spans.push_back(std::move(stage_span));
         ++stage_id;
       }
       job_clock += static_cast<std::uint64_t>(stages) * 100;
     }
-    Span compute = MakeSpan(trace, next_id++, op_id, "spark.phase.compute", op_start + 1'000, job_clock);
-    compute.attributes.push_back(
-        {"spark.phase.duration_ms", static_cast<std::int64_t>(job_clock - op_start - 1'000)});
+    Span compute = MakeSpan(trace, next_id++, op_id, std::string(tracing::kSparkPhasePrefix) + "compute",
+                            op_start + 1'000, job_clock);
+    compute.attributes.push_back({std::string(tracing::kSparkPhaseDurationMsKey),
+                                  static_cast<std::int64_t>(job_clock - op_start - 1'000)});
     spans.push_back(std::move(compute));
     clock = op_end + 500;
   }

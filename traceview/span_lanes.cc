@@ -8,7 +8,6 @@
 namespace sparktrace::traceview {
 namespace {
 
-constexpr std::string_view kRpcPrefix = "spark.connect.SparkConnectService/";
 constexpr std::size_t kShortIdLength = 8;
 
 std::string_view StringAttribute(const tracing::Span& span, std::string_view key) {
@@ -82,7 +81,7 @@ Lane LaneOf(const tracing::Span& span) {
   if (name == tracing::kSparkStageSpanName) return Lane::kStage;
   if (name == tracing::kSparkApplicationSpanName) return Lane::kApplication;
   if (name.starts_with(tracing::kSparkPhasePrefix)) return Lane::kPhase;
-  if (name.starts_with(kRpcPrefix)) return Lane::kRpc;
+  if (name.starts_with(tracing::kSparkConnectRpcSpanPrefix)) return Lane::kRpc;
   // Calls to other gRPC services through the proxy are named by their path, without a fixed prefix.
   if (span.kind == tracing::SpanKind::kServer && !StringAttribute(span, "rpc.method").empty()) {
     return Lane::kRpc;

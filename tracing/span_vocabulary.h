@@ -39,6 +39,8 @@ inline constexpr std::string_view kSparkConnectOperationIdKey = "spark.connect.o
 inline constexpr std::string_view kSparkConnectSessionIdKey = "spark.connect.session_id";
 inline constexpr std::string_view kSparkConnectUserIdKey = "spark.connect.user_id";
 inline constexpr std::string_view kSparkConnectServiceName = "spark.connect.SparkConnectService";
+// An RPC span is named after its method: "spark.connect.SparkConnectService/ExecutePlan".
+inline constexpr std::string_view kSparkConnectRpcSpanPrefix = "spark.connect.SparkConnectService/";
 inline constexpr std::string_view kSparkConnectClientTypeKey = "spark.connect.client_type";
 inline constexpr std::string_view kSparkConnectPlanKindKey = "spark.connect.plan_kind";
 inline constexpr std::string_view kSparkConnectRelationKey = "spark.connect.relation";
