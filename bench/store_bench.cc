@@ -130,7 +130,7 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
       if (within == 0) {
         task_trace = new_trace_id();
         task_root = span.span_id;
-        span.name = "spark_connect.operation";
+        span.name = std::string(tracing::kSparkConnectOperationSpanName);
         span.attributes.push_back({std::string(tracing::kAirflowDagIdKey), std::string("etl_daily")});
         span.attributes.push_back(
             {std::string(tracing::kAirflowTaskIdKey), "load_" + std::to_string(writer)});

@@ -93,7 +93,7 @@ std::vector<Span> SmallAttempt(std::uint64_t n) {
   const std::string task = "task-" + std::to_string((n / 100) % 10);
   const std::string run = "scheduled__run-" + std::to_string(n / 1000);
   const std::uint64_t start = n * 60'000;
-  Span operation = MakeSpan(n + 1, 1, 0, "spark_connect.operation", start, start + 30'000);
+  Span operation = MakeSpan(n + 1, 1, 0, tracing::kSparkConnectOperationSpanName, start, start + 30'000);
   Identify(operation, dag, task, run);
   Span rpc = MakeSpan(n + 1, 2, 1, std::string(tracing::kSparkConnectRpcSpanPrefix) + "ExecutePlan", start,
                       start + 30'000);
@@ -114,7 +114,7 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
     const std::uint64_t op_start = clock;
     const std::uint64_t op_end =
         op_start + static_cast<std::uint64_t>(jobs_per_operation) * stages * 100 + 2'000;
-    Span operation = MakeSpan(trace, op_id, 0, "spark_connect.operation", op_start, op_end);
+    Span operation = MakeSpan(trace, op_id, 0, tracing::kSparkConnectOperationSpanName, op_start, op_end);
     Identify(operation, "big_dag", "big_task", "scheduled__big");
     operation.attributes.push_back(
         {std::string(tracing::kSparkConnectOperationIdKey), "big-op-" + std::to_string(op)});

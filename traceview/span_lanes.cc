@@ -75,7 +75,7 @@ std::string_view LaneName(Lane lane) {
 Lane LaneOf(const tracing::Span& span) {
   const std::string_view name = span.name;
   if (name == tracing::kAirflowTaskSpanName) return Lane::kTask;
-  if (name == "spark_connect.operation") return Lane::kOperation;
+  if (name == tracing::kSparkConnectOperationSpanName) return Lane::kOperation;
   if (name == tracing::kSparkConnectLifecycleSpanName) return Lane::kLifecycle;
   if (name == tracing::kSparkJobSpanName) return Lane::kJob;
   if (name == tracing::kSparkStageSpanName) return Lane::kStage;

@@ -34,6 +34,8 @@ inline constexpr std::string_view kAirflowTaskHostnameKey = "airflow.task.hostna
 inline constexpr std::string_view kAirflowVersionKey = "airflow.version";
 
 // --- The proxy's spans (tracing/connect/): spark_connect.operation, the RPC spans and their events.
+// The operation span, one per Spark Connect operation (tracing/connect/spark_connect_tracer.h).
+inline constexpr std::string_view kSparkConnectOperationSpanName = "spark_connect.operation";
 // Shared with the listener's lifecycle span: operation, session and user ids.
 inline constexpr std::string_view kSparkConnectOperationIdKey = "spark.connect.operation_id";
 inline constexpr std::string_view kSparkConnectSessionIdKey = "spark.connect.session_id";

@@ -23,7 +23,7 @@
 
 namespace sparktrace::cli::demo {
 
-inline constexpr std::string_view kOperationSpanName = "spark_connect.operation";
+inline constexpr std::string_view kOperationSpanName = tracing::kSparkConnectOperationSpanName;
 
 // Waits up to `pause(interval)` between polls; returns false to give up (e.g. on Ctrl-C).
 using PauseFunction = std::function<bool(std::chrono::milliseconds)>;

@@ -73,7 +73,7 @@ Span SparkConnectTracer::BuildOperationSpan(const Operation& operation) const {
   span.span_id = operation.span_id;
   span.parent_span_id = operation.parent_span_id;
   span.trace_state = operation.trace_state;
-  span.name = "spark_connect.operation";
+  span.name = std::string(kSparkConnectOperationSpanName);
   span.kind = SpanKind::kInternal;
   span.start_time_unix_nano = clock_.UnixNanos(operation.started_at);
   span.end_time_unix_nano = clock_.UnixNanos(operation.end_time());

@@ -61,7 +61,7 @@ void AddSpan(const IndexSpan& span, Part& part) {
   part.start = std::min(part.start, span.start);
   part.end = std::max(part.end, span.end);
   ++part.spans;
-  if (span.name == "spark_connect.operation") {
+  if (span.name == kSparkConnectOperationSpanName) {
     ++part.operations;
     if (span.error) ++part.failed_operations;
   } else if (span.name == tracing::kSparkJobSpanName && span.error) {

@@ -1,8 +1,8 @@
 // The span vocabulary lives in one header (tracing/span_vocabulary.h). This test walks the C++
 // sources (*.cc, *.h outside tests/, build*/ and the header itself) and fails, naming file:line,
 // for any quoted string literal in code (comments are skipped) that starts with "spark.",
-// "airflow." or "finding.": such a literal is a span name, attribute key or event key spelled by
-// hand, which a producer and a reader can then spell differently.
+// "airflow.", "finding." or "spark_connect." (the proxy's operation span): such a literal is a span name,
+// attribute key or event key spelled by hand, which a producer and a reader can then spell differently.
 //
 // The one exception is Spark's own vocabulary: its configuration keys ("spark.executor.memory",
 // "spark.sql.shuffle.partitions") and the job properties its listener events carry
@@ -96,7 +96,7 @@ std::string CodeOf(const std::string& line, bool& in_block) {
 
 // "file:line: literal" for each vocabulary literal spelled outside the header.
 std::vector<std::string> StrayLiterals(const fs::path& root) {
-  static const std::regex kLiteral(R"re("((spark|airflow|finding)\.[^"\\]*)")re");
+  static const std::regex kLiteral(R"re("((spark|airflow|finding|spark_connect)\.[^"\\]*)")re");
   std::vector<std::string> stray;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path relative = it->path().lexically_relative(root);
