@@ -70,7 +70,7 @@ what_if::StageInput MergeAttempts(const std::vector<const StageAttemptRecord*>& 
   stage.completion_ms = 0;
   double task_time = 0;
   for (const StageAttemptRecord* attempt : attempts) {
-    if (!stage.parent_ids.size() && attempt->parent_ids) stage.parent_ids = *attempt->parent_ids;
+    if (stage.parent_ids.empty() && attempt->parent_ids) stage.parent_ids = *attempt->parent_ids;
     const listener::TaskStatistics& tasks = attempt->tasks;
     const listener::DurationSample& durations = tasks.successful_durations;
     stage.task_count += durations.count();

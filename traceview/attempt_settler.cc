@@ -31,7 +31,7 @@ std::uint64_t Nanos(std::chrono::system_clock::time_point time) {
 }  // namespace
 
 AttemptSettler::AttemptSettler(SettlerOptions options, std::shared_ptr<SettlerMetrics> metrics)
-    : options_(std::move(options)), metrics_(std::move(metrics)) {}
+    : options_(options), metrics_(std::move(metrics)) {}
 
 Result<SettledFigures> AttemptSettler::Compute(tracing::store::SpanStore& store,
                                                const tracing::store::DueAttempt& due,

@@ -9,7 +9,7 @@ namespace sparktrace::traceview {
 
 SettlerThread::SettlerThread(SettlerOptions options, std::shared_ptr<SettlerMetrics> metrics,
                              StoreOpener open_store)
-    : settler_(std::move(options), metrics),
+    : settler_(options, metrics),
       metrics_(std::move(metrics)),
       open_store_(std::move(open_store)),
       thread_([this] { Run(); }) {}

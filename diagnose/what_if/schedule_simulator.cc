@@ -39,7 +39,8 @@ std::int64_t SlotsAt(const std::vector<SlotStep>& steps, double t) {
 double NextStepAfter(const std::vector<SlotStep>& steps, double t) {
   const auto after = std::upper_bound(steps.begin(), steps.end(), t,
                                       [](double time, const SlotStep& step) { return time < step.at_ms; });
-  return after == steps.end() ? kNever : after->at_ms;
+  if (after == steps.end()) return kNever;
+  return after->at_ms;
 }
 
 struct StageState {

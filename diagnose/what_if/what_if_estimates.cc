@@ -91,7 +91,7 @@ std::vector<WhatIfEstimate> EstimateWhatIf(const AttemptInput& input, const What
   if (!HasStages(input) || peak <= 0) return estimates;
   const double measured = std::max(0.0, input.end_ms - input.start_ms);
   const double today = Simulate(input, SimulationOptions{input.slots, {}}).wall_ms;
-  const auto add = [&](std::string name, std::string label, std::int64_t slots, SimulationOptions simulation,
+  const auto add = [&](std::string name, std::string label, std::int64_t slots, const SimulationOptions& simulation,
                        std::vector<std::string> answers) {
     WhatIfEstimate estimate;
     estimate.name = std::move(name);
