@@ -10,6 +10,7 @@
 #include <set>
 
 #include "tracing/store/attempt_parts.h"
+#include "tracing/store/attempt_row_sql.h"
 #include "tracing/store/pg_text.h"
 #include "tracing/store/postgres_schema.h"
 
@@ -201,9 +202,8 @@ std::int64_t NowUnixNano() {
 }
 
 // An attempt's row is the sum of its parts; no parts left, no row. The attempts' advisory locks
-// come first, in lock-id order (see the header). The upsert keeps the settled figures, and moves
-// indexed_at (the row's version, only growing) only when the sums changed: the spans of other
-// attempts written to a shared trace do not keep this one from ever being quiet.
+// come first, in lock-id order (see the header). The upsert keeps the settled figures
+// (AttemptRowUpsertSql says how the row is updated).
 Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys) {
   if (keys.empty()) return {};
   std::vector<std::string> key_texts;
@@ -232,26 +232,8 @@ SELECT k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.tr
        $8::bigint
 FROM keys k JOIN attempt_parts p ON {}
 GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key
-ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key) DO UPDATE SET
-  indexed_at = CASE WHEN task_attempts.trace_ids <> excluded.trace_ids
-                      OR task_attempts.start_unix_nano <> excluded.start_unix_nano
-                      OR task_attempts.end_unix_nano <> excluded.end_unix_nano
-                      OR task_attempts.span_count <> excluded.span_count
-                      OR task_attempts.error_count <> excluded.error_count
-                      OR task_attempts.open_count <> excluded.open_count
-                      OR task_attempts.resource_wait_ms <> excluded.resource_wait_ms
-                      OR task_attempts.compute_ms <> excluded.compute_ms
-                      OR task_attempts.io_write_ms <> excluded.io_write_ms
-                      OR task_attempts.idle_ms <> excluded.idle_ms
-                      OR task_attempts.finding_count <> excluded.finding_count
-                    THEN GREATEST(excluded.indexed_at, task_attempts.indexed_at + 1)
-                    ELSE task_attempts.indexed_at END,
-  name = excluded.name, trace_ids = excluded.trace_ids, start_unix_nano = excluded.start_unix_nano,
-  end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count, error_count = excluded.error_count,
-  open_count = excluded.open_count, resource_wait_ms = excluded.resource_wait_ms, compute_ms = excluded.compute_ms,
-  io_write_ms = excluded.io_write_ms, idle_ms = excluded.idle_ms, finding_count = excluded.finding_count,
-  top_finding = excluded.top_finding, state = excluded.state)sql",
-                                       kKeysCte, kMatchKey),
+{})sql",
+                                       kKeysCte, kMatchKey, AttemptRowUpsertSql("GREATEST")),
                            upsert_params);
   if (!upserted.ok()) return upserted.error();
   auto emptied = db.Query(

@@ -13,6 +13,7 @@
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
+#include "tracing/store/attempt_row_sql.h"
 #include "tracing/store/sqlite_connection.h"
 
 namespace sparktrace::tracing::store {
@@ -222,10 +223,8 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
 }
 
 // An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
-// the settled figures (task_attempts.h) stay on the row, and indexed_at moves only when the sums
-// changed (kRowChanged), so that the spans of other attempts written to a shared trace do not keep
-// this one from ever being quiet. indexed_at is also the row's version: it only grows.
-constexpr std::string_view kAggregateSql = R"sql(
+// the settled figures stay on the row (AttemptRowUpsertSql says how it is updated).
+constexpr std::string_view kAggregateSelectSql = R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
                            compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
@@ -240,25 +239,6 @@ SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), group_concat(trace_id, ','), min(s
 FROM attempt_parts WHERE airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
   AND map_index = ?6 AND trace_key = ?7
 HAVING count(*) > 0
-ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key) DO UPDATE SET
-  indexed_at = CASE WHEN task_attempts.trace_ids <> excluded.trace_ids
-                      OR task_attempts.start_unix_nano <> excluded.start_unix_nano
-                      OR task_attempts.end_unix_nano <> excluded.end_unix_nano
-                      OR task_attempts.span_count <> excluded.span_count
-                      OR task_attempts.error_count <> excluded.error_count
-                      OR task_attempts.open_count <> excluded.open_count
-                      OR task_attempts.resource_wait_ms <> excluded.resource_wait_ms
-                      OR task_attempts.compute_ms <> excluded.compute_ms
-                      OR task_attempts.io_write_ms <> excluded.io_write_ms
-                      OR task_attempts.idle_ms <> excluded.idle_ms
-                      OR task_attempts.finding_count <> excluded.finding_count
-                    THEN max(excluded.indexed_at, task_attempts.indexed_at + 1)
-                    ELSE task_attempts.indexed_at END,
-  name = excluded.name, trace_ids = excluded.trace_ids, start_unix_nano = excluded.start_unix_nano,
-  end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count, error_count = excluded.error_count,
-  open_count = excluded.open_count, resource_wait_ms = excluded.resource_wait_ms, compute_ms = excluded.compute_ms,
-  io_write_ms = excluded.io_write_ms, idle_ms = excluded.idle_ms, finding_count = excluded.finding_count,
-  top_finding = excluded.top_finding, state = excluded.state
 )sql";
 
 // The wall clock of this writer, as the row's indexed_at (unix nanoseconds).
@@ -270,7 +250,8 @@ std::int64_t NowUnixNano() {
 
 Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
   if (keys.empty()) return {};
-  auto upsert = db.Prepare(kAggregateSql);
+  static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
+  auto upsert = db.Prepare(aggregate_sql);
   if (!upsert.ok()) return upsert.error();
   auto remove = db.Prepare(
       fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
@@ -356,7 +337,7 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
   return Reaggregate(db, keys);
 }
 
-// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSql would
+// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSelectSql would
 // add it up.
 constexpr std::string_view kInsertAttemptSql = R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,

@@ -1,0 +1,19 @@
+#pragma once
+// SQL text both task-index backends share: how an attempt's row is updated when its parts are added
+// up again. The backends differ only in the name of the two-argument maximum.
+//
+// Pure function; thread-safe.
+
+#include <string>
+#include <string_view>
+
+namespace sparktrace::tracing::store {
+
+// "ON CONFLICT (key) DO UPDATE SET ..." of the attempt row's upsert (the row arrives as `excluded`).
+// The sums are replaced and the settled figures (task_attempts.h) stay; indexed_at, the row's version,
+// moves only when a sum changed, so that the spans of other attempts written to a shared trace do not
+// keep this one from ever being quiet, and it only grows. `greatest`: "max" (SQLite), "GREATEST"
+// (PostgreSQL).
+std::string AttemptRowUpsertSql(std::string_view greatest);
+
+}  // namespace sparktrace::tracing::store
