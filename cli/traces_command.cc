@@ -6,7 +6,7 @@
 
 #include "common/flags.h"
 #include "tracing/store/open_span_store.h"
-#include "tracing/trace_tree.h"
+#include "cli/trace_tree.h"
 
 namespace sparktrace::cli {
 namespace {
@@ -57,8 +57,8 @@ Result<std::int64_t> NumberFlag(const ParsedFlags& flags, const std::string& nam
   return value;
 }
 
-tracing::AttemptListing ListingOf(const tracing::store::TaskAttemptRow& row) {
-  return tracing::AttemptListing{
+AttemptListing ListingOf(const tracing::store::TaskAttemptRow& row) {
+  return AttemptListing{
       row.airflow,        row.name,          row.key.dag_id, row.key.task_id, row.key.run_id,
       row.key.try_number, row.key.map_index, row.state,      row.trace_ids,   row.start_unix_nano,
       row.end_unix_nano,  row.span_count,    row.error_count};
@@ -85,11 +85,11 @@ int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   if (!store.ok()) return Fail(err, 1, store.error().message);
   auto page = (*store)->ListTaskAttempts(filter);
   if (!page.ok()) return Fail(err, 1, page.error().message);
-  std::vector<tracing::AttemptListing> listing;
+  std::vector<AttemptListing> listing;
   listing.reserve(page->rows.size());
   for (const auto& row : page->rows) listing.push_back(ListingOf(row));
-  out << (flags.GetBool("json") ? tracing::RenderAttemptListJson(listing)
-                                : tracing::RenderAttemptListText(listing));
+  out << (flags.GetBool("json") ? RenderAttemptListJson(listing)
+                                : RenderAttemptListText(listing));
   return 0;
 }
 
@@ -113,7 +113,7 @@ int Show(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   }
   auto spans = (*store)->GetTrace(*trace_id);
   if (!spans.ok()) return Fail(err, 1, spans.error().message);
-  out << (flags.GetBool("json") ? tracing::RenderTraceJson(*spans) : tracing::RenderTraceText(*spans));
+  out << (flags.GetBool("json") ? RenderTraceJson(*spans) : RenderTraceText(*spans));
   return 0;
 }
 

@@ -6,8 +6,8 @@
 #include "common/units.h"
 #include "diagnose/rules_file.h"
 #include "listener/rest/spark_ui_endpoint.h"
-#include "tracing/otlp_endpoint.h"
-#include "tracing/otlp_headers.h"
+#include "tracing/otlp/endpoint.h"
+#include "tracing/otlp/headers.h"
 #include "tracing/sampler.h"
 
 namespace sparktrace::cli {
@@ -27,19 +27,19 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
   const std::string& protocol = flags.Get("otlp-protocol");
   if (protocol == "grpc") {
     otlp.protocol = OtlpProtocol::kGrpc;
-    if (auto parsed = tracing::ParseOtlpGrpcEndpoint(endpoint); !parsed.ok()) {
+    if (auto parsed = tracing::otlp::ParseOtlpGrpcEndpoint(endpoint); !parsed.ok()) {
       return FlagError("otlp-endpoint", parsed.error());
     }
   } else if (protocol == "http") {
     otlp.protocol = OtlpProtocol::kHttp;
-    if (auto parsed = tracing::ParseOtlpHttpEndpoint(endpoint); !parsed.ok()) {
+    if (auto parsed = tracing::otlp::ParseOtlpHttpEndpoint(endpoint); !parsed.ok()) {
       return FlagError("otlp-endpoint", parsed.error());
     }
   } else {
     return InvalidArgument("--otlp-protocol: '" + protocol + "' is not grpc or http");
   }
   for (const std::string& header : flags.GetAll("otlp-header")) {
-    auto parsed = tracing::ParseOtlpHeader(header);
+    auto parsed = tracing::otlp::ParseOtlpHeader(header);
     if (!parsed.ok()) return FlagError("otlp-header", parsed.error());
     otlp.headers.push_back(std::move(*parsed));
   }

@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/airflow_task_route.h"
-#include "tracing/otlp_grpc_exporter.h"
-#include "tracing/otlp_http_exporter.h"
-#include "tracing/resource_attributes.h"
+#include "tracing/otlp/grpc_exporter.h"
+#include "tracing/otlp/http_exporter.h"
+#include "tracing/otlp/resource_attributes.h"
 #include "tracing/sampler.h"
 #include "tracing/store/open_span_store.h"
 #include "tracing/store/store_span_exporter.h"
@@ -15,26 +15,26 @@ namespace {
 
 Result<std::unique_ptr<tracing::SpanExporter>> OtlpExporter(const OtlpConfig& otlp,
                                                             std::string_view service_version) {
-  tracing::ResourceAttributes resource = tracing::BuildResourceAttributes(service_version);
+  tracing::otlp::ResourceAttributes resource = tracing::otlp::BuildResourceAttributes(service_version);
   for (const std::string& warning : resource.warnings) spdlog::warn("OTLP resource: {}", warning);
   if (otlp.protocol == OtlpProtocol::kGrpc) {
-    tracing::OtlpGrpcExporterOptions options;
+    tracing::otlp::OtlpGrpcExporterOptions options;
     options.endpoint = otlp.endpoint;
     options.use_tls = otlp.tls;
     options.ca_file = otlp.ca_file;
     options.headers = otlp.headers;
     options.resource_attributes = std::move(resource.attributes);
     options.scope_version = std::string(service_version);
-    auto exporter = tracing::OtlpGrpcExporter::Create(std::move(options));
+    auto exporter = tracing::otlp::OtlpGrpcExporter::Create(std::move(options));
     if (!exporter.ok()) return exporter.error();
     return std::unique_ptr<tracing::SpanExporter>(std::move(*exporter));
   }
-  tracing::OtlpHttpExporterOptions options;
+  tracing::otlp::OtlpHttpExporterOptions options;
   options.endpoint = otlp.endpoint;
   options.headers = otlp.headers;
   options.resource_attributes = std::move(resource.attributes);
   options.scope_version = std::string(service_version);
-  auto exporter = tracing::OtlpHttpExporter::Create(std::move(options));
+  auto exporter = tracing::otlp::OtlpHttpExporter::Create(std::move(options));
   if (!exporter.ok()) return exporter.error();
   return std::unique_ptr<tracing::SpanExporter>(std::move(*exporter));
 }

@@ -13,7 +13,7 @@
 #include "tracing/finding_event.h"
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/task_attempts.h"
-#include "tracing/trace_tree.h"
+#include "cli/trace_tree.h"
 
 namespace sparktrace::cli::demo {
 namespace {
@@ -58,7 +58,7 @@ std::vector<std::string> FindingLines(std::span<const tracing::Span> spans, cons
 
 void PrintTrace(std::ostream& out, std::span<const tracing::Span> spans,
                 std::span<const DemoOperation> operations) {
-  out << "\n" << tracing::RenderTraceText(spans) << "\noperations:\n";
+  out << "\n" << RenderTraceText(spans) << "\noperations:\n";
   for (const auto& operation : operations) {
     const tracing::Span* span = FindOperationSpan(spans, operation.operation_id);
     const std::string outcome =

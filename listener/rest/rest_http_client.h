@@ -1,6 +1,6 @@
 #pragma once
 // A blocking HTTP/1.1 GET for the driver REST API, on libevent's evhttp client (as
-// tracing/otlp_http_exporter.cc). Each Get() runs a private event loop on the caller's thread until
+// tracing/otlp/http_exporter.cc). Each Get() runs a private event loop on the caller's thread until
 // the answer, an error or the deadline: no hidden thread, no callbacks into the caller.
 //
 // Why evhttp and not a hand-written socket client: it is already linked, handles chunked and

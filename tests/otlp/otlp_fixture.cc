@@ -29,9 +29,9 @@
 #include <string>
 #include <vector>
 
-#include "tracing/otlp_encoder.h"
-#include "tracing/otlp_response.h"
-#include "tracing/resource_attributes.h"
+#include "tracing/otlp/encoder.h"
+#include "tracing/otlp/response.h"
+#include "tracing/otlp/resource_attributes.h"
 
 namespace {
 
@@ -102,13 +102,13 @@ std::vector<Span> FixtureSpans() {
 int WriteRequest(const char* path) {
   const std::map<std::string, std::string> environment = {{"K8S_POD_NAME", "pod-1"},
                                                           {"OTEL_RESOURCE_ATTRIBUTES", "team=data%20eng"}};
-  auto resource = sparktrace::tracing::BuildResourceAttributes(
+  auto resource = sparktrace::tracing::otlp::BuildResourceAttributes(
       "0.1.0-test", [&environment](const std::string& name) -> std::optional<std::string> {
         auto found = environment.find(name);
         if (found == environment.end()) return std::nullopt;
         return found->second;
       });
-  const sparktrace::tracing::OtlpEncoder encoder(std::move(resource.attributes), "0.1.0-test");
+  const sparktrace::tracing::otlp::OtlpEncoder encoder(std::move(resource.attributes), "0.1.0-test");
   const std::vector<Span> spans = FixtureSpans();
   const std::string bytes = encoder.Encode(spans);
   std::ofstream out(path, std::ios::binary);
@@ -127,7 +127,7 @@ int ReadResponse(const char* path) {
     return 1;
   }
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto parsed = sparktrace::tracing::ParseExportTraceServiceResponse(bytes);
+  auto parsed = sparktrace::tracing::otlp::ParseExportTraceServiceResponse(bytes);
   if (!parsed.ok()) {
     std::cerr << parsed.error().ToString() << "\n";
     return 1;

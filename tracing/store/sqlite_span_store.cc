@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "tracing/attribute_json.h"
-#include "tracing/attribute_json_reader.h"
+#include "tracing/store/attribute_json_reader.h"
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/sqlite_connection.h"

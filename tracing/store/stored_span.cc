@@ -10,7 +10,7 @@
 
 #include "common/json_writer.h"
 #include "tracing/attribute_json.h"
-#include "tracing/attribute_json_reader.h"
+#include "tracing/store/attribute_json_reader.h"
 #include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::store {
@@ -175,7 +175,7 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   span.status_message = std::string(columns.status_message);
   span.trace_state = std::string(columns.trace_state);
   // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
-  // dominated by building and dropping JSON trees (tracing/attribute_json_reader.h).
+  // dominated by building and dropping JSON trees (tracing/store/attribute_json_reader.h).
   if (!ReadAttributesJson(columns.attributes_json, span.attributes)) {
     return Error{ErrorCode::kInternal,
                  fmt::format("attributes of stored span {} are not a JSON object", columns.span_id)};

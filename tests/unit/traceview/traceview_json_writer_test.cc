@@ -1,5 +1,5 @@
 // JsonWriter (common/json_writer.h) with span attributes (traceview/attribute_writer.h) and the store's fast
-// attribute reader (tracing/attribute_json_reader.h): what they write parses back to the same values, user
+// attribute reader (tracing/store/attribute_json_reader.h): what they write parses back to the same values, user
 // text is escaped however hostile, and the reader agrees with the nlohmann-based AttributesFromJson.
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "traceview/attribute_writer.h"
 #include "tracing/attribute_json.h"
-#include "tracing/attribute_json_reader.h"
+#include "tracing/store/attribute_json_reader.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -66,7 +66,7 @@ TEST(AttributeJsonReader, AgreesWithTheTreeReaderOnEveryKind) {
   };
   const std::string text = tracing::DumpJson(tracing::AttributesToJson(written));
   std::vector<tracing::Attribute> fast;
-  ASSERT_TRUE(tracing::ReadAttributesJson(text, fast));
+  ASSERT_TRUE(tracing::store::ReadAttributesJson(text, fast));
   const std::vector<tracing::Attribute> slow =
       tracing::AttributesFromJson(nlohmann::ordered_json::parse(text));
   ASSERT_EQ(fast.size(), slow.size());
@@ -79,26 +79,26 @@ TEST(AttributeJsonReader, AgreesWithTheTreeReaderOnEveryKind) {
 
 TEST(AttributeJsonReader, KeepsForeignShapesAsTextAndNullAsNaN) {
   std::vector<tracing::Attribute> read;
-  ASSERT_TRUE(tracing::ReadAttributesJson(R"({"obj":{"a":1},"mixed":[1,"a"],"none":null})", read));
+  ASSERT_TRUE(tracing::store::ReadAttributesJson(R"({"obj":{"a":1},"mixed":[1,"a"],"none":null})", read));
   ASSERT_EQ(read.size(), 3u);
   EXPECT_EQ(std::get<std::string>(read[0].value), R"({"a":1})");
   EXPECT_EQ(std::get<std::string>(read[1].value), R"([1,"a"])");
   EXPECT_TRUE(std::isnan(std::get<double>(read[2].value)));
   std::vector<tracing::Attribute> untouched;
-  EXPECT_FALSE(tracing::ReadAttributesJson("[1,2]", untouched));
-  EXPECT_FALSE(tracing::ReadAttributesJson("{broken", untouched));
+  EXPECT_FALSE(tracing::store::ReadAttributesJson("[1,2]", untouched));
+  EXPECT_FALSE(tracing::store::ReadAttributesJson("{broken", untouched));
   EXPECT_TRUE(untouched.empty());
 }
 
 TEST(AttributeJsonReader, ReadsEvents) {
   std::vector<tracing::SpanEvent> events;
-  ASSERT_TRUE(tracing::ReadEventsJson(
+  ASSERT_TRUE(tracing::store::ReadEventsJson(
       R"([{"name":"first_batch","time_unix_nano":1764050400000000001,"attributes":{"rows":5}}])", events));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].name, "first_batch");
   EXPECT_EQ(events[0].time_unix_nano, 1764050400000000001ULL);
   EXPECT_EQ(std::get<std::int64_t>(events[0].attributes.at(0).value), 5);
-  EXPECT_FALSE(tracing::ReadEventsJson(R"([1])", events));
+  EXPECT_FALSE(tracing::store::ReadEventsJson(R"([1])", events));
 }
 
 }  // namespace
