@@ -4,20 +4,20 @@
 // data updates of a running attempt.
 //
 // Layout work is done once per data update (gantt_tree.js); scrolling, zooming and selecting only
-// redraw the rows on screen (gantt_rows.js), batched to one animation frame.
+// redraw the rows on screen (gantt_rows.js), batched to one animation frame. The elements and their
+// listeners are built in gantt_dom.js.
 
 import { h } from './dom.js';
 import {
   buildTree, visibleRows, ancestors, initialCollapsed, findMatches, nextMatch, hasChildren,
 } from './gantt_tree.js';
 import {
-  makeScale, clampWindow, zoomWindow, isFullWindow, visibleRowRange, scrollTopToShow, niceTicks, ZOOM_STEP,
+  makeScale, clampWindow, zoomWindow, isFullWindow, visibleRowRange, scrollTopToShow, niceTicks,
 } from './gantt_layout.js';
 import { drawRows, ROW_HEIGHT, rowElementId } from './gantt_rows.js';
-import { createOverview, drawOverview, drawBrush, createAxis, drawAxis } from './gantt_head.js';
-import { createExecutorLane, drawExecutorLane } from './executor_lane.js';
-import { bindBrush, bindAxisDrag, onWheel } from './gantt_pointer.js';
-import { onTreeKey, onGlobalKey } from './gantt_keys.js';
+import { drawOverview, drawBrush, drawAxis } from './gantt_head.js';
+import { drawExecutorLane } from './executor_lane.js';
+import { buildDom } from './gantt_dom.js';
 import { SEVERITY_RANK } from './badges.js';
 import { formatDuration, formatTick } from './format.js';
 
@@ -39,7 +39,7 @@ export class Gantt {
     this.dirty = { head: true, overview: true, rows: true };
     this.width = 0;
     this.treeWidth = 320;
-    this.buildDom();
+    buildDom(this);
     this.setData(attempt, true);
     const view = options.view ?? {};
     if (view.from !== null && view.from !== undefined && view.to > view.from) {
@@ -52,134 +52,6 @@ export class Gantt {
         this.pendingReveal = true;  // scrolled to once the chart has a size
       }
     }
-  }
-
-  // ---- DOM ----
-
-  buildDom() {
-    this.findInput = h('input', {
-      id: 'find', type: 'search', value: this.find, placeholder: 'Find spans (press /)',
-      autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'find-count',
-    });
-    this.findCount = h('output', { id: 'find-count', class: 'find-count', 'aria-live': 'polite', for: 'find' }, '');
-    this.criticalToggle = h('input', { id: 'toggle-critical', type: 'checkbox', checked: true });
-    this.zoomLabel = h('span', { class: 'zoom-label', 'aria-live': 'off' });
-    this.resetButton = h('button', { type: 'button', id: 'zoom-reset', class: 'button small' }, 'Reset zoom');
-    const toolbar = h('div', { class: 'gantt-toolbar', role: 'group', 'aria-label': 'Timeline controls' },
-      h('span', { class: 'find-box' },
-        h('label', { for: 'find', class: 'sr-only' }, 'Find spans by name, label or attribute value'),
-        this.findInput,
-        h('button', { type: 'button', class: 'button small', id: 'find-prev', 'aria-label': 'Previous match (N)', onclick: () => this.jumpToMatch(true) }, '\u2191'),
-        h('button', { type: 'button', class: 'button small', id: 'find-next', 'aria-label': 'Next match (n)', onclick: () => this.jumpToMatch(false) }, '\u2193'),
-        this.findCount),
-      h('label', { class: 'toggle', for: 'toggle-critical' }, this.criticalToggle, h('span', { class: 'crit-key', 'aria-hidden': 'true' }), 'Critical path'),
-      h('span', { class: 'zoom-controls' },
-        h('button', { type: 'button', class: 'button small', id: 'zoom-out', 'aria-label': 'Zoom out (-)', onclick: () => this.zoomBy(1 / ZOOM_STEP) }, '\u2212'),
-        h('button', { type: 'button', class: 'button small', id: 'zoom-in', 'aria-label': 'Zoom in (+)', onclick: () => this.zoomBy(ZOOM_STEP) }, '+'),
-        this.resetButton, this.zoomLabel),
-      h('button', { type: 'button', class: 'button small', id: 'expand-all', onclick: () => this.setAllCollapsed(false) }, 'Expand all'),
-      h('button', { type: 'button', class: 'button small', id: 'collapse-all', onclick: () => this.setAllCollapsed(true) }, 'Collapse all'),
-      h('span', { class: 'toolbar-spacer' }),
-      h('span', { class: 'keys-hint' }, h('kbd', null, '\u2191'), h('kbd', null, '\u2193'), ' move ', h('kbd', null, '\u2190'), h('kbd', null, '\u2192'), ' fold ',
-        h('kbd', null, 'Ctrl'), '+wheel zoom'));
-
-    this.overview = createOverview();
-    this.axis = createAxis();
-    this.executorLane = createExecutorLane();
-    this.executorLabel = h('span', null, 'Executors');
-    this.spanHeader = h('span', null, 'Span');
-    this.head = h('div', { class: 'gantt-head' },
-      h('div', { class: 'gantt-head-row' }, h('div', { class: 'gantt-head-label' }, 'Overview'), h('div', null, this.overview)),
-      h('div', { class: 'gantt-head-row' }, h('div', { class: 'gantt-head-label' }, this.spanHeader), h('div', null, this.axis)),
-      h('div', { class: 'gantt-head-row' }, h('div', { class: 'gantt-head-label' }, this.executorLabel), h('div', null, this.executorLane)));
-
-    this.tree = h('div', { class: 'tree', role: 'tree', tabindex: '0', 'aria-label': 'Spans, in tree order' });
-    this.bars = h('div', { class: 'bars-host' });
-    this.barsSvg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-    this.barsSvg.setAttribute('class', 'bars');
-    this.barsSvg.setAttribute('aria-hidden', 'true');
-    this.bars.append(this.barsSvg);
-    this.windowEl = h('div', { class: 'gantt-window' }, this.tree, this.bars);
-    this.canvas = h('div', { class: 'gantt-canvas' }, this.windowEl);
-    this.scroller = h('div', { class: 'gantt-scroll' }, this.canvas);
-    this.root = h('div', { id: 'gantt', class: 'gantt' }, this.head, this.scroller);
-    this.legend = h('div', { class: 'gantt-legend', 'aria-label': 'Timeline legend', role: 'note' },
-      h('span', null, h('span', { class: 'crit-key', 'aria-hidden': 'true' }), h('span', { class: 'legend-diamond', 'aria-hidden': 'true' }, '\u25c6'), 'critical path (outline, underline and \u25c6)'),
-      h('span', null, h('span', { class: 'legend-bar open', 'aria-hidden': 'true' }), 'still running (dashed, \u25b8)'),
-      h('span', null, h('span', { class: 'mark-finding severity-warning', 'aria-hidden': 'true' }, '!'), 'has findings'),
-      h('span', null, 'bars: grey-blue by lane; phase spans in their phase colour'));
-    this.element = h('div', { class: 'gantt-wrap' }, toolbar, this.root, this.legend);
-    this.bindEvents();
-  }
-
-  bindEvents() {
-    this.scroller.addEventListener('scroll', () => this.invalidate('rows'), { passive: true });
-    this.resizeObserver = new ResizeObserver(() => this.invalidate('head', 'overview', 'rows'));
-    this.resizeObserver.observe(this.scroller);
-
-    this.tree.addEventListener('click', (event) => {
-      const row = event.target.closest('[data-index]');
-      if (!row) return;
-      const index = Number(row.dataset.index);
-      if (event.target.closest('[data-toggle]')) this.toggle(index);
-      this.select(index);
-      this.tree.focus({ preventScroll: true });
-    });
-    this.tree.addEventListener('dblclick', (event) => {
-      const row = event.target.closest('[data-index]');
-      if (row && !event.target.closest('[data-toggle]')) this.toggle(Number(row.dataset.index));
-    });
-    this.tree.addEventListener('keydown', (event) => onTreeKey(this, event));
-    this.barsSvg.addEventListener('click', (event) => {
-      const row = event.target.closest('[data-index]');
-      if (row) {
-        this.select(Number(row.dataset.index));
-        this.tree.focus({ preventScroll: true });
-      }
-    });
-    this.barsSvg.addEventListener('dblclick', (event) => {
-      const row = event.target.closest('[data-index]');
-      if (row) this.zoomToSpan(Number(row.dataset.index));
-    });
-
-    const wheel = (event) => onWheel(this, event);
-    this.scroller.addEventListener('wheel', wheel, { passive: false });
-    this.head.addEventListener('wheel', wheel, { passive: false });
-
-    let searchTimer = 0;
-    this.findInput.addEventListener('input', () => {
-      clearTimeout(searchTimer);
-      searchTimer = setTimeout(() => {
-        this.find = this.findInput.value;
-        this.runSearch(true);
-      }, 120);
-    });
-    this.findInput.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter') {
-        event.preventDefault();
-        clearTimeout(searchTimer);
-        if (this.find !== this.findInput.value) {
-          this.find = this.findInput.value;
-          this.runSearch(true);
-        }
-        this.jumpToMatch(event.shiftKey);
-      } else if (event.key === 'Escape') {
-        this.findInput.value = '';
-        this.find = '';
-        this.runSearch(true);
-        this.tree.focus();
-      }
-    });
-    this.criticalToggle.addEventListener('change', () => {
-      this.state.showCritical = this.criticalToggle.checked;
-      this.invalidate('rows');
-    });
-    this.resetButton.addEventListener('click', () => this.setWindow({ from: 0, to: this.total }));
-
-    this.onDocumentKey = (event) => onGlobalKey(this, event);
-    document.addEventListener('keydown', this.onDocumentKey);
-    bindBrush(this);
-    bindAxisDrag(this);
   }
 
   // ---- data ----
