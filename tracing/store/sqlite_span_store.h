@@ -98,18 +98,9 @@ class SqliteSpanStore final : public SpanStore {
   SqliteSpanStore& operator=(const SqliteSpanStore&) = delete;
 
  private:
-  Result<void> Configure();
-  Result<void> Migrate();
+  // The file's set-up and schema are sqlite_schema.h's, retention sqlite_retention.h's.
   Result<void> PrepareStatements();
   Result<WriteStats> WriteBatch(std::span<const Span> spans);
-  struct Deleted {
-    std::size_t traces = 0;
-    std::size_t spans = 0;
-  };
-  // Deletes, in one transaction, the traces (summary and spans) whose ids `selection` (a SELECT of
-  // trace_id from traces, with one parameter ?1) returns.
-  Result<Deleted> DeleteTraces(std::string_view selection, std::int64_t parameter);
-  Result<std::uint64_t> BytesInUse();
   Result<void> RequireWriter(std::string_view operation) const;
 
   const std::string path_;
