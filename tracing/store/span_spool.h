@@ -8,7 +8,8 @@
 // `segment-<20-digit sequence>.spool` holding records back to back, and `cursor`, the position of the
 // oldest unacknowledged record. A record is a 16-byte header (magic "STS1", payload length, CRC32C of
 // the payload, CRC32C of those 12 bytes) followed by the payload, one batch in the encoding of
-// tracing/store/span_codec.h. Segments roll at `segment_bytes`; a segment whose records are all
+// tracing/store/span_codec.h (the byte layout is tracing/store/spool_format.h's, the file access
+// tracing/store/spool_files.h's). Segments roll at `segment_bytes`; a segment whose records are all
 // acknowledged is deleted.
 //
 // Durability: delivery is at-least-once, never at-most-once, because the store's writes are
