@@ -1,25 +1,22 @@
 #include "traceview/attempt_json.h"
 
 #include <algorithm>
-#include <map>
 #include <string_view>
 #include <tuple>
 
 #include "common/url_codec.h"
 #include "traceview/airflow_task_view.h"
-#include "traceview/attempt_cost.h"
+#include "traceview/attempt_findings.h"
+#include "traceview/attempt_sections_json.h"
 #include "traceview/attribute_writer.h"
 #include "traceview/breakdown.h"
-#include "traceview/cost_json.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
-#include "traceview/regression.h"
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
 #include "traceview/what_if_of_spans.h"
 #include "tracing/attribute_json.h"
-#include "tracing/finding_event.h"
 #include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
@@ -107,212 +104,6 @@ TreeOrder OrderAsTree(std::span<const Span> spans, const std::vector<std::option
     if (!visited[i]) tree.order.push_back(i);
   }
   return tree;
-}
-
-struct FindingEntry {
-  ordered_json json;
-  double impact = 0;
-  bool suppressed = false;  // a rules-file suppression muted it: ranked after the others
-  bool summary = false;     // repeats the findings it summarises: after them at equal impact
-};
-
-// The findings attached to one span: their rule ids and their keys (unique within the attempt).
-struct SpanFindings {
-  std::vector<std::string> ids;
-  std::vector<std::string> keys;
-};
-
-// Findings from the sparktrace.finding span events, one per finding key (a stage finding is on the
-// stage and on its operation's lifecycle span), with every span it is attached to.
-std::vector<FindingEntry> CollectFindings(std::span<const Span> spans, std::vector<SpanFindings>& by_span) {
-  std::map<std::string, std::size_t> by_key;
-  std::vector<FindingEntry> findings;
-  by_span.assign(spans.size(), {});
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    for (const tracing::SpanEvent& event : spans[i].events) {
-      const std::optional<tracing::FindingEvent> finding = tracing::DecodeFindingEvent(event);
-      if (!finding) continue;
-      std::string key = finding->key;
-      if (key.empty()) key = finding->id + "@" + ToHex(spans[i].span_id);
-      by_span[i].ids.push_back(finding->id);
-      by_span[i].keys.push_back(key);
-      auto [found, inserted] = by_key.emplace(key, findings.size());
-      if (!inserted) {
-        findings[found->second].json["span_ids"].push_back(ToHex(spans[i].span_id));
-        continue;
-      }
-      constexpr std::string_view kRecipeRoot = "docs/recipes/";
-      const std::string recipe_path = finding->recipe.starts_with(kRecipeRoot)
-                                          ? finding->recipe.substr(kRecipeRoot.size())
-                                          : finding->recipe;
-      // The recipe may name an anchor: "troubleshoot/slow-spark-jobs.md#idle-executors".
-      ordered_json json = {{"id", finding->id},
-                           {"key", key},
-                           {"severity", finding->severity},
-                           {"scope", finding->scope},
-                           {"title", finding->title},
-                           {"impact_seconds", finding->impact_seconds},
-                           {"evidence", finding->evidence},
-                           {"fix", finding->fix},
-                           {"related", finding->related},
-                           {"recipe", recipe_path},
-                           {"recipe_href", recipe_path.empty() ? "" : "/recipes/" + recipe_path},
-                           {"span_ids", ordered_json::array({ToHex(spans[i].span_id)})},
-                           {"suppressed", nullptr}};
-      const bool suppressed = finding->suppressed && !finding->suppressed->reason.empty();
-      if (suppressed) {
-        json["suppressed"] = {{"reason", finding->suppressed->reason}, {"until", finding->suppressed->until}};
-      }
-      findings.push_back(
-          FindingEntry{std::move(json), finding->impact_seconds, suppressed, finding->IsSummary()});
-    }
-  }
-  // Suppressed findings last (known and accepted); then most impact first; at equal impact the
-  // specific finding before the summary that repeats it (slow-spark-jobs sums up the operation's
-  // causes with the top cause's impact).
-  std::stable_sort(findings.begin(), findings.end(), [](const FindingEntry& a, const FindingEntry& b) {
-    if (a.suppressed != b.suppressed) return b.suppressed;
-    if (a.impact != b.impact) return a.impact > b.impact;
-    return !a.summary && b.summary;
-  });
-  return findings;
-}
-
-// The regression finding (traceview/regression.h), attached to the attempt's first root span and
-// ranked with the others by its impact: the time lost against the baseline.
-void AddRegressionFinding(std::span<const Span> spans, const std::vector<std::optional<std::size_t>>& parent,
-                          const History& history, bool finished, std::vector<FindingEntry>& findings,
-                          std::vector<SpanFindings>& by_span) {
-  const auto regression = DetectRegression(history, finished);
-  std::optional<std::size_t> root;
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    if (parent[i]) continue;
-    if (!root || spans[i].start_time_unix_nano < spans[*root].start_time_unix_nano) root = i;
-  }
-  if (!regression || !root) return;
-  const std::string key = "regression@attempt";
-  by_span[*root].ids.emplace_back("regression");
-  by_span[*root].keys.push_back(key);
-  ordered_json evidence = ordered_json::array();
-  for (std::string& line : RegressionEvidence(*regression)) evidence.push_back(std::move(line));
-  const std::string recipe = "troubleshoot/regression.md";
-  ordered_json json = {
-      {"id", "regression"},
-      {"key", key},
-      {"severity", regression->critical ? "critical" : "warning"},
-      {"scope", "attempt"},
-      {"title", RegressionTitle(*regression)},
-      {"impact_seconds", regression->delta_ms / 1000},
-      {"evidence", std::move(evidence)},
-      {"fix", ordered_json::array({"open the findings of the phase that grew (below), and compare this "
-                                   "run with the baseline in the history panel"})},
-      {"related", ordered_json::array()},
-      {"recipe", recipe},
-      {"recipe_href", "/recipes/" + recipe},
-      {"span_ids", ordered_json::array({ToHex(spans[*root].span_id)})}};
-  json["suppressed"] = nullptr;  // not a rule's finding: no rules-file suppression applies
-  const double impact = regression->delta_ms / 1000;
-  const auto at = std::find_if(findings.begin(), findings.end(), [impact](const FindingEntry& entry) {
-    return entry.suppressed || entry.impact < impact;
-  });
-  findings.insert(at, FindingEntry{std::move(json), impact});
-}
-
-ordered_json LinkJson(const AttemptLink& link) {
-  return {{"run_id", link.run_id},
-          {"try_number", link.try_number},
-          {"state", link.state},
-          {"wall_ms", link.wall_ms},
-          {"href", link.href}};
-}
-
-ordered_json PhaseObject(const std::array<double, kViewPhaseCount>& phases) {
-  ordered_json object = ordered_json::object();
-  for (std::size_t phase = 0; phase < kViewPhaseCount; ++phase) {
-    object[std::string(ViewPhaseName(static_cast<ViewPhase>(phase)))] = phases[phase];
-  }
-  return object;
-}
-
-ordered_json HistoryJson(const History& history) {
-  ordered_json runs = ordered_json::array();
-  for (const RunSummary& run : history.runs) {
-    runs.push_back({{"run_id", run.run_id},
-                    {"try_number", run.try_number},
-                    {"state", run.state},
-                    {"start_ms", run.start_ms},
-                    {"wall_ms", run.wall_ms},
-                    {"phases", PhaseObject(run.phases)},
-                    {"href", run.href},
-                    {"current", run.current}});
-  }
-  ordered_json baseline = nullptr;
-  if (history.baseline) {
-    const auto current = std::find_if(history.runs.begin(), history.runs.end(),
-                                      [](const RunSummary& run) { return run.current; });
-    baseline = {{"runs", history.baseline->runs},
-                {"median_wall_ms", history.baseline->median_wall_ms},
-                {"phases", PhaseObject(history.baseline->phases)}};
-    // The wall time's own comparison, next to the phases' (the page's total row and summary line).
-    if (current != history.runs.end()) {
-      baseline["current_wall_ms"] = current->wall_ms;
-      baseline["delta_wall_ms"] = current->wall_ms - history.baseline->median_wall_ms;
-    }
-  }
-  ordered_json comparison = ordered_json::array();
-  for (const PhaseDelta& delta : history.comparison) {
-    comparison.push_back({{"phase", ViewPhaseName(delta.phase)},
-                          {"label", ViewPhaseLabel(delta.phase)},
-                          {"current_ms", delta.current_ms},
-                          {"median_ms", delta.median_ms},
-                          {"delta_ms", delta.delta_ms}});
-  }
-  return {
-      {"runs", std::move(runs)}, {"baseline", std::move(baseline)}, {"comparison", std::move(comparison)}};
-}
-
-ordered_json AirflowTaskJson(const std::optional<AirflowTaskView>& task) {
-  if (!task) return nullptr;
-  const OutsideSpark& outside = task->outside_spark;
-  return {{"span_id", task->span_id},
-          {"state", task->state},
-          {"operator", task->operator_class},
-          {"hostname", task->hostname},
-          {"start_ms", task->start_ms},
-          {"end_ms", task->end_ms},
-          {"wall_ms", task->wall_ms()},
-          {"running", task->running},
-          {"outside_spark",
-           {{"before_first_call_ms", outside.before_first_call_ms},
-            {"between_calls_ms", outside.between_calls_ms},
-            {"after_last_call_ms", outside.after_last_call_ms},
-            {"ms", outside.ms()}}},
-          {"spark_ms", task->spark_ms}};
-}
-
-ordered_json BreakdownJson(const Breakdown& breakdown) {
-  ordered_json phases = ordered_json::array();
-  const double wall = breakdown.wall_ms();
-  for (std::size_t phase = 0; phase < kViewPhaseCount; ++phase) {
-    const auto view_phase = static_cast<ViewPhase>(phase);
-    phases.push_back({{"phase", ViewPhaseName(view_phase)},
-                      {"label", ViewPhaseLabel(view_phase)},
-                      {"ms", breakdown.ms[phase]},
-                      {"fraction", wall > 0 ? breakdown.ms[phase] / wall : 0.0}});
-  }
-  ordered_json intervals = ordered_json::array();
-  for (const PhaseInterval& interval : breakdown.intervals) {
-    intervals.push_back({{"phase", ViewPhaseName(interval.phase)},
-                         {"start_ms", interval.start_ms},
-                         {"end_ms", interval.end_ms}});
-  }
-  return {{"wall_ms", wall}, {"phases", std::move(phases)}, {"intervals", std::move(intervals)}};
-}
-
-// The attempt's cost (attempt_cost.h); null when the spans cannot tell the executors' cores.
-ordered_json CostJson(std::span<const Span> spans, const Breakdown& breakdown, const CostPrices& prices) {
-  return CostToJson(ComputeCost(CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), prices),
-                    prices);
 }
 
 // The Spark application a span ran in: spark.app.id on the span itself, or on the lifecycle span of its
