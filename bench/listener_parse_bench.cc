@@ -45,8 +45,8 @@
 namespace {
 
 namespace fs = std::filesystem;
-using sparktrace::listener::EventParser;
-using sparktrace::listener::kEventLinePadding;
+using sparktrace::listener::events::EventParser;
+using sparktrace::listener::events::kEventLinePadding;
 
 struct Options {
   fs::path data_dir;
@@ -177,10 +177,10 @@ double Median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-void Count(const sparktrace::Result<sparktrace::listener::SparkEvent>& result, Outcomes& outcomes) {
+void Count(const sparktrace::Result<sparktrace::listener::events::SparkEvent>& result, Outcomes& outcomes) {
   if (!result.ok()) {
     ++outcomes.errors;
-  } else if (std::holds_alternative<sparktrace::listener::IgnoredEvent>(*result)) {
+  } else if (std::holds_alternative<sparktrace::listener::events::IgnoredEvent>(*result)) {
     ++outcomes.ignored;
   } else {
     ++outcomes.parsed;
@@ -191,17 +191,18 @@ void Count(const sparktrace::Result<sparktrace::listener::SparkEvent>& result, O
 // phases its spans need. Returns a figure of the results so the work cannot be optimised away.
 std::size_t CorrelateLog(EventParser& parser, std::span<const std::string_view> lines, const char* buffer_end,
                          Outcomes& outcomes) {
-  sparktrace::listener::ApplicationModel model;
+  sparktrace::listener::correlate::ApplicationModel model;
   for (std::string_view line : lines) {
     auto event = parser.Parse(line, static_cast<std::size_t>(buffer_end - line.data()));
     Count(event, outcomes);
     if (event.ok()) model.Apply(*event);
   }
   std::size_t figure = model.jobs().size() + model.stages().size();
-  if (const auto phases = sparktrace::listener::ApplicationPhases(model)) figure += phases->intervals.size();
+  if (const auto phases = sparktrace::listener::correlate::ApplicationPhases(model))
+    figure += phases->intervals.size();
   for (const auto& [operation_id, operation] : model.operations()) {
     figure += model.JobsOfOperation(operation_id).size();
-    if (const auto phases = sparktrace::listener::OperationPhases(model, operation)) {
+    if (const auto phases = sparktrace::listener::correlate::OperationPhases(model, operation)) {
       figure += phases->intervals.size();
     }
   }

@@ -108,6 +108,8 @@
 #include "listener/eventlog/single_file_follower.h"
 #include "listener/events/event_parser.h"
 
+namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
+
 namespace sparktrace::cli {
 namespace {
 
@@ -157,62 +159,62 @@ const std::vector<FlagSpec>& Specs() {
 }
 
 // Collects every log's lines into its own ApplicationModel (one model per application log).
-class DiagnoseSink final : public eventlog::EventLogSink {
+class DiagnoseSink final : public listener::eventlog::EventLogSink {
  public:
-  eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
-                               const eventlog::LinePosition& position) override {
+  listener::eventlog::LineVerdict OnLine(const listener::eventlog::LogIdentity& log, std::string_view line,
+                                         const listener::eventlog::LinePosition& position) override {
     ++lines_delivered_;
-    DiagnosedLog& diagnosed = LogFor(log);
-    Result<listener::SparkEvent> event = parser_.Parse(line);
+    diagnose::DiagnosedLog& diagnosed = LogFor(log);
+    Result<listener::events::SparkEvent> event = parser_.Parse(line);
     diagnosed.last_line_malformed = !event.ok();
     if (!event.ok()) {
       if (diagnosed.malformed_lines++ == 0) {
         diagnosed.first_malformed =
             "line " + std::to_string(position.line_number) + ": " + event.error().message;
       }
-      return eventlog::LineVerdict::kCorrupt;
+      return listener::eventlog::LineVerdict::kCorrupt;
     }
-    if (const auto* ignored = std::get_if<listener::IgnoredEvent>(&*event)) {
+    if (const auto* ignored = std::get_if<listener::events::IgnoredEvent>(&*event)) {
       ++diagnosed.ignored_event_types[ignored->type];
     }
     diagnosed.model.Apply(*event);
-    return eventlog::LineVerdict::kAccepted;
+    return listener::eventlog::LineVerdict::kAccepted;
   }
 
   // Offline, a restart means the file was rewritten while we read it: what came before belongs to
   // an older run, so only the new generation is reported.
-  void OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t, std::string_view) override {
-    DiagnosedLog& diagnosed = LogFor(log);
-    diagnosed = DiagnosedLog{};
+  void OnLogRestarted(const listener::eventlog::LogIdentity& log, std::uint64_t, std::string_view) override {
+    diagnose::DiagnosedLog& diagnosed = LogFor(log);
+    diagnosed = diagnose::DiagnosedLog{};
     diagnosed.path = log.id;
   }
 
-  void OnLogCompleted(const eventlog::LogIdentity&) override {}
+  void OnLogCompleted(const listener::eventlog::LogIdentity&) override {}
 
   std::uint64_t lines_delivered() const { return lines_delivered_; }
 
   // The log's results so far (an empty record when it delivered nothing), moved out.
-  DiagnosedLog Take(const eventlog::LogStatus& status) {
-    DiagnosedLog diagnosed;
+  diagnose::DiagnosedLog Take(const listener::eventlog::LogStatus& status) {
+    diagnose::DiagnosedLog diagnosed;
     if (auto found = logs_.find(status.identity.id); found != logs_.end()) {
       diagnosed = std::move(found->second);
       logs_.erase(found);
     }
     diagnosed.path = status.identity.id;
-    diagnosed.state = std::string(eventlog::LogStateName(status.state));
+    diagnosed.state = std::string(listener::eventlog::LogStateName(status.state));
     diagnosed.counters = status.counters;
     return diagnosed;
   }
 
  private:
-  DiagnosedLog& LogFor(const eventlog::LogIdentity& log) {
+  diagnose::DiagnosedLog& LogFor(const listener::eventlog::LogIdentity& log) {
     auto [entry, inserted] = logs_.try_emplace(log.id);
     if (inserted) entry->second.path = log.id;
     return entry->second;
   }
 
-  listener::EventParser parser_;
-  std::map<std::string, DiagnosedLog> logs_;  // by LogIdentity::id
+  listener::events::EventParser parser_;
+  std::map<std::string, diagnose::DiagnosedLog> logs_;  // by LogIdentity::id
   std::uint64_t lines_delivered_ = 0;
 };
 
@@ -228,14 +230,16 @@ void ReadToEnd(Source& source, DiagnoseSink& sink) {
 }
 
 // Problems of a log that was found but not (fully) read; empty when it was read cleanly.
-std::optional<std::string> LogProblem(const DiagnosedLog& log, const eventlog::LogStatus& status) {
-  const eventlog::LogCounters& counters = status.counters;
+std::optional<std::string> LogProblem(const diagnose::DiagnosedLog& log,
+                                      const listener::eventlog::LogStatus& status) {
+  const listener::eventlog::LogCounters& counters = status.counters;
   std::string problem;
-  if (status.state == eventlog::LogState::kFailed || status.state == eventlog::LogState::kUnsupported ||
-      counters.read_errors > 0 || counters.decode_errors > 0) {
-    problem = status.problem.empty()
-                  ? std::string("cannot be read (") + std::string(eventlog::LogStateName(status.state)) + ")"
-                  : status.problem;
+  if (status.state == listener::eventlog::LogState::kFailed ||
+      status.state == listener::eventlog::LogState::kUnsupported || counters.read_errors > 0 ||
+      counters.decode_errors > 0) {
+    problem = status.problem.empty() ? std::string("cannot be read (") +
+                                           std::string(listener::eventlog::LogStateName(status.state)) + ")"
+                                     : status.problem;
   } else if (log.model.application().app_id.empty() && !log.model.application().start_ms &&
              log.model.jobs().empty()) {
     problem = "no Spark application events in this log";
@@ -245,8 +249,8 @@ std::optional<std::string> LogProblem(const DiagnosedLog& log, const eventlog::L
 }
 
 struct InputResult {
-  std::vector<DiagnosedLog> logs;
-  std::vector<DiagnoseError> errors;
+  std::vector<diagnose::DiagnosedLog> logs;
+  std::vector<diagnose::DiagnoseError> errors;
 };
 
 // The feed's problems start with the file's name; the error already names the path.
@@ -257,10 +261,10 @@ std::string WithoutFileNamePrefix(const std::string& problem, const std::string&
 
 // `argument_path`: the path the user gave for a single file (it may end in ".inprogress", which
 // the log's id does not); empty for logs found in a directory, which are named by their id.
-void Collect(DiagnoseSink& sink, const std::vector<eventlog::LogStatus>& statuses,
+void Collect(DiagnoseSink& sink, const std::vector<listener::eventlog::LogStatus>& statuses,
              const std::string& argument_path, InputResult& result) {
-  for (const eventlog::LogStatus& status : statuses) {
-    DiagnosedLog log = sink.Take(status);
+  for (const listener::eventlog::LogStatus& status : statuses) {
+    diagnose::DiagnosedLog log = sink.Take(status);
     if (auto problem = LogProblem(log, status)) {
       const std::string& path = argument_path.empty() ? status.identity.id : argument_path;
       result.errors.push_back({path, WithoutFileNamePrefix(*problem, path)});
@@ -271,21 +275,21 @@ void Collect(DiagnoseSink& sink, const std::vector<eventlog::LogStatus>& statuse
 }
 
 void ReadDirectory(const std::string& path, InputResult& result) {
-  eventlog::ScannerOptions options;
+  listener::eventlog::ScannerOptions options;
   options.directories = {path};
-  auto scanner = eventlog::EventLogScanner::Create(std::move(options));
+  auto scanner = listener::eventlog::EventLogScanner::Create(std::move(options));
   if (!scanner.ok()) {
     result.errors.push_back({path, scanner.error().message});
     return;
   }
   DiagnoseSink sink;
   ReadToEnd(**scanner, sink);
-  const eventlog::FeedCounters counters = (*scanner)->counters();
+  const listener::eventlog::FeedCounters counters = (*scanner)->counters();
   if (counters.directory_errors > 0) {
     result.errors.push_back({path, "cannot list the directory"});
     return;
   }
-  const std::vector<eventlog::LogStatus> statuses = (*scanner)->statuses();
+  const std::vector<listener::eventlog::LogStatus> statuses = (*scanner)->statuses();
   if (statuses.empty()) result.errors.push_back({path, "no Spark event logs in this directory"});
   Collect(sink, statuses, "", result);
 }
@@ -298,17 +302,18 @@ void ReadFile(const std::string& path, InputResult& result) {
     return;
   }
   const std::filesystem::path file_path(path);
-  const auto name = eventlog::ParseSingleFileLogName(file_path.filename().string());
+  const auto name = listener::eventlog::ParseSingleFileLogName(file_path.filename().string());
   if (!name) {
     result.errors.push_back({path, "not an event log file name"});
     return;
   }
-  eventlog::LogIdentity identity;
+  listener::eventlog::LogIdentity identity;
   identity.id = (file_path.parent_path() / name->final_name).string();
   identity.name = name->base;
   identity.directory = file_path.parent_path().string();
-  identity.layout = eventlog::LogLayout::kSingleFile;
-  eventlog::SingleFileFollower follower(identity, identity.id, name->codec, eventlog::FollowOptions{});
+  identity.layout = listener::eventlog::LogLayout::kSingleFile;
+  listener::eventlog::SingleFileFollower follower(identity, identity.id, name->codec,
+                                                  listener::eventlog::FollowOptions{});
   DiagnoseSink sink;
   ReadToEnd(follower, sink);
   Collect(sink, {follower.status()}, path, result);
@@ -349,9 +354,9 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
   // The feed reports decode problems through the process logger; keep that on stderr (never in the
   // JSON on stdout) and to errors: each problem is also reported below with its path.
   ConfigureLogging(spdlog::level::err, LogFormat::kText);
-  diagnose::RulesFile rules;
+  diagnosis::RulesFile rules;
   if (flags->IsSet("rules")) {
-    Result<diagnose::RulesFile> loaded = diagnose::LoadRulesFile(flags->Get("rules"));
+    Result<diagnosis::RulesFile> loaded = diagnosis::LoadRulesFile(flags->Get("rules"));
     if (!loaded.ok()) {
       err << "sparktrace diagnose: --rules: " << loaded.error().message << "\n";
       return 2;
@@ -360,12 +365,12 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
   }
   // An event log names no Airflow task: only suppressions for every dag and task (both globs "*")
   // apply here. Judged on today's UTC date, as the proxy does; expired ones are ignored and said so.
-  const std::chrono::sys_days today = diagnose::UtcDay(std::chrono::system_clock::now());
-  for (const diagnose::Suppression& suppression : rules.suppressions) {
+  const std::chrono::sys_days today = diagnosis::UtcDay(std::chrono::system_clock::now());
+  for (const diagnosis::Suppression& suppression : rules.suppressions) {
     if (suppression.ExpiredOn(today))
-      err << "sparktrace diagnose: " << diagnose::ExpiredMessage(suppression) << "\n";
+      err << "sparktrace diagnose: " << diagnosis::ExpiredMessage(suppression) << "\n";
   }
-  const diagnose::RuleThresholds& thresholds = rules.thresholds;
+  const diagnosis::RuleThresholds& thresholds = rules.thresholds;
   auto flag_prices = CostPricesFromFlags(*flags);
   if (!flag_prices.ok()) {
     err << "sparktrace diagnose: " << flag_prices.error().message << "\n";
@@ -373,37 +378,38 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
   }
   const traceview::CostPrices prices = WithRulesFilePrices(*flag_prices, rules.prices);
 
-  std::vector<DiagnosedLog> logs;
-  std::vector<DiagnoseError> errors;
+  std::vector<diagnose::DiagnosedLog> logs;
+  std::vector<diagnose::DiagnoseError> errors;
   for (const std::string& path : flags->positional()) {
     InputResult result = ReadInput(path);
-    for (DiagnosedLog& log : result.logs) {
-      const bool application_over = ApplicationStatus(log) != "in_progress";
-      log.findings = diagnose::DiagnoseApplication(log.model, thresholds);
+    for (diagnose::DiagnosedLog& log : result.logs) {
+      const bool application_over = diagnose::ApplicationStatus(log) != "in_progress";
+      log.findings = diagnosis::DiagnoseApplication(log.model, thresholds);
       log.prices = prices;
-      log.cost = ApplicationCost(log.model, prices, application_over);
-      log.what_if = diagnose::ApplicationWhatIf(log.model);
+      log.cost = diagnose::ApplicationCost(log.model, prices, application_over);
+      log.what_if = diagnosis::ApplicationWhatIf(log.model);
       for (const auto& [operation_id, operation] : log.model.operations()) {
-        std::vector<diagnose::Finding> findings =
-            diagnose::DiagnoseOperation(log.model, operation, thresholds);
-        diagnose::ApplySuppressions(findings, rules.suppressions, std::nullopt, today);
+        std::vector<diagnosis::Finding> findings =
+            diagnosis::DiagnoseOperation(log.model, operation, thresholds);
+        diagnosis::ApplySuppressions(findings, rules.suppressions, std::nullopt, today);
         log.operation_findings[operation_id] = std::move(findings);
-        if (auto cost = OperationCost(log.model, operation_id, prices, application_over))
+        if (auto cost = diagnose::OperationCost(log.model, operation_id, prices, application_over))
           log.operation_costs.emplace(operation_id, *cost);
-        log.operation_what_if[operation_id] = diagnose::OperationWhatIf(log.model, operation);
+        log.operation_what_if[operation_id] = diagnosis::OperationWhatIf(log.model, operation);
       }
       logs.push_back(std::move(log));
     }
-    for (DiagnoseError& error : result.errors) {
+    for (diagnose::DiagnoseError& error : result.errors) {
       err << "sparktrace diagnose: " << error.path << ": " << error.message << "\n";
       errors.push_back(std::move(error));
     }
   }
   // Regressions need every log read: the earlier runs are the baseline.
-  if (flags->GetBool("regressions")) AddRegressionFindings(logs);
-  for (DiagnosedLog& log : logs)
-    diagnose::ApplySuppressions(log.findings, rules.suppressions, std::nullopt, today);
-  out << (flags->GetBool("json") ? RenderDiagnoseJson(logs, errors) : RenderDiagnoseText(logs));
+  if (flags->GetBool("regressions")) diagnose::AddRegressionFindings(logs);
+  for (diagnose::DiagnosedLog& log : logs)
+    diagnosis::ApplySuppressions(log.findings, rules.suppressions, std::nullopt, today);
+  out << (flags->GetBool("json") ? diagnose::RenderDiagnoseJson(logs, errors)
+                                 : diagnose::RenderDiagnoseText(logs));
   return errors.empty() ? 0 : 1;
 }
 

@@ -11,14 +11,15 @@ namespace {
 
 // The order rules run in; the summary last, as it reads the others' findings.
 constexpr std::array<RuleFunction, 10> kRules = {
-    ResourceWaitLongRule, S3WriteSlowRule, DataSkewRule,      OomAndSpillRule,  ShuffleBottleneckRule,
-    LowParallelismRule,   GcPressureRule,  IdleExecutorsRule, TaskFailuresRule, SlowSparkJobsRule,
+    rules::ResourceWaitLongRule,  rules::S3WriteSlowRule,    rules::DataSkewRule,   rules::OomAndSpillRule,
+    rules::ShuffleBottleneckRule, rules::LowParallelismRule, rules::GcPressureRule, rules::IdleExecutorsRule,
+    rules::TaskFailuresRule,      rules::SlowSparkJobsRule,
 };
 
 std::vector<Finding> Run(const DiagnosisScope& scope) {
   std::vector<Finding> findings;
   for (RuleFunction rule : kRules) {
-    if (rule == SlowSparkJobsRule) LinkRelatedFindings(findings);
+    if (rule == rules::SlowSparkJobsRule) LinkRelatedFindings(findings);
     rule(scope, findings);
   }
   RankFindings(findings);
@@ -27,21 +28,21 @@ std::vector<Finding> Run(const DiagnosisScope& scope) {
 
 }  // namespace
 
-std::vector<Finding> DiagnoseApplication(const listener::ApplicationModel& model,
+std::vector<Finding> DiagnoseApplication(const listener::correlate::ApplicationModel& model,
                                          const RuleThresholds& thresholds) {
   DiagnosisScope scope;
   scope.model = &model;
   scope.thresholds = &thresholds;
   scope.base.kind = ScopeKind::kApplication;
   scope.base.app_id = model.application().app_id;
-  scope.phases = listener::ApplicationPhases(model);
+  scope.phases = listener::correlate::ApplicationPhases(model);
   for (const auto& [key, stage] : model.stages()) scope.stages.push_back(&stage);
   for (const auto& [id, job] : model.jobs()) scope.jobs.push_back(&job);
   return Run(scope);
 }
 
-std::vector<Finding> DiagnoseOperation(const listener::ApplicationModel& model,
-                                       const listener::ConnectOperationRecord& operation,
+std::vector<Finding> DiagnoseOperation(const listener::correlate::ApplicationModel& model,
+                                       const listener::correlate::ConnectOperationRecord& operation,
                                        const RuleThresholds& thresholds) {
   DiagnosisScope scope;
   scope.model = &model;
@@ -50,12 +51,13 @@ std::vector<Finding> DiagnoseOperation(const listener::ApplicationModel& model,
   scope.base.kind = ScopeKind::kOperation;
   scope.base.app_id = model.application().app_id;
   scope.base.operation_id = operation.operation_id;
-  scope.phases = listener::OperationPhases(model, operation);
+  scope.phases = listener::correlate::OperationPhases(model, operation);
   for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) {
     const auto job = model.jobs().find(job_id);
     if (job == model.jobs().end()) continue;
     scope.jobs.push_back(&job->second);
-    for (const listener::StageAttemptRecord* stage : model.StagesOfJob(job_id)) scope.stages.push_back(stage);
+    for (const listener::correlate::StageAttemptRecord* stage : model.StagesOfJob(job_id))
+      scope.stages.push_back(stage);
   }
   return Run(scope);
 }

@@ -25,13 +25,13 @@
 namespace sparktrace::diagnose {
 
 // Application- and stage-scoped findings over every job and stage attempt of the application.
-std::vector<Finding> DiagnoseApplication(const listener::ApplicationModel& model,
+std::vector<Finding> DiagnoseApplication(const listener::correlate::ApplicationModel& model,
                                          const RuleThresholds& thresholds);
 
 // Findings over one Connect operation's jobs and their stage attempts only, in its window; scopes
 // carry the operation id. idle-executors is not judged (executors are shared by operations).
-std::vector<Finding> DiagnoseOperation(const listener::ApplicationModel& model,
-                                       const listener::ConnectOperationRecord& operation,
+std::vector<Finding> DiagnoseOperation(const listener::correlate::ApplicationModel& model,
+                                       const listener::correlate::ConnectOperationRecord& operation,
                                        const RuleThresholds& thresholds);
 
 // Internal steps, exposed for tests: most impactful first (then the summary, then severity, then

@@ -7,7 +7,7 @@
 
 namespace sparktrace::diagnose {
 
-using listener::StageAttemptRecord;
+using listener::correlate::StageAttemptRecord;
 
 std::int64_t DiagnosisScope::WallMs() const {
   if (phases) return phases->window.end_ms - phases->window.start_ms;

@@ -18,13 +18,13 @@
 namespace sparktrace::diagnose {
 
 struct DiagnosisScope {
-  const listener::ApplicationModel* model = nullptr;
+  const listener::correlate::ApplicationModel* model = nullptr;
   const RuleThresholds* thresholds = nullptr;
-  FindingScope base;                                            // kApplication, or kOperation with its id
-  const listener::ConnectOperationRecord* operation = nullptr;  // set for an operation
-  std::optional<listener::PhaseBreakdown> phases;               // over the scope's window
-  std::vector<const listener::StageAttemptRecord*> stages;      // the scope's stage attempts
-  std::vector<const listener::JobRecord*> jobs;                 // the scope's jobs
+  FindingScope base;  // kApplication, or kOperation with its id
+  const listener::correlate::ConnectOperationRecord* operation = nullptr;  // set for an operation
+  std::optional<listener::correlate::PhaseBreakdown> phases;               // over the scope's window
+  std::vector<const listener::correlate::StageAttemptRecord*> stages;      // the scope's stage attempts
+  std::vector<const listener::correlate::JobRecord*> jobs;                 // the scope's jobs
 
   // The scope's wall time in ms (its phase window), else the span of its stages; 0 when unknown.
   std::int64_t WallMs() const;
@@ -37,11 +37,11 @@ using RuleFunction = void (*)(const DiagnosisScope& scope, std::vector<Finding>&
 // ---- Figures ------------------------------------------------------------------------------
 
 // Submission (else first launch) → completion (else last task finish); nullopt when unknown.
-std::optional<std::int64_t> StageDurationMs(const listener::StageAttemptRecord& stage);
+std::optional<std::int64_t> StageDurationMs(const listener::correlate::StageAttemptRecord& stage);
 // Task time / stage duration: how many tasks ran at once on average (at least 1).
-double AverageParallelism(const listener::StageAttemptRecord& stage);
+double AverageParallelism(const listener::correlate::StageAttemptRecord& stage);
 // A finding scope for one stage attempt of `scope` (with its job, when one lists it).
-FindingScope StageScope(const DiagnosisScope& scope, const listener::StageAttemptRecord& stage);
+FindingScope StageScope(const DiagnosisScope& scope, const listener::correlate::StageAttemptRecord& stage);
 // impact ≥ min_seconds, and impact ≥ min_share of the wall time (when the wall time is known).
 bool PassesImpactGate(const DiagnosisScope& scope, double impact_seconds, double min_seconds,
                       double min_share);
@@ -63,10 +63,11 @@ Evidence Figure(std::string name, double value, std::string unit);
 Evidence Crossed(std::string name, double value, std::string unit, double threshold, Comparison comparison);
 Evidence Setting(std::string key, std::string value);
 
-std::string Seconds(double seconds);                                // "12.3s"
-std::string Bytes(double bytes);                                    // "1.5 GiB", "300 MiB", "12 KiB", "17 B"
-std::string Percent(double share);                                  // "23%"
-std::string Ratio(double ratio);                                    // "12.5x"
-std::string StageLabel(const listener::StageAttemptRecord& stage);  // "stage 3.0 (save at X.scala:42)"
+std::string Seconds(double seconds);  // "12.3s"
+std::string Bytes(double bytes);      // "1.5 GiB", "300 MiB", "12 KiB", "17 B"
+std::string Percent(double share);    // "23%"
+std::string Ratio(double ratio);      // "12.5x"
+std::string StageLabel(
+    const listener::correlate::StageAttemptRecord& stage);  // "stage 3.0 (save at X.scala:42)"
 
 }  // namespace sparktrace::diagnose

@@ -11,9 +11,9 @@
 namespace sparktrace::diagnose {
 namespace {
 
-using listener::ApplicationModel;
-using listener::EpochMillis;
-using listener::StageAttemptRecord;
+using listener::correlate::ApplicationModel;
+using listener::correlate::StageAttemptRecord;
+using listener::events::EpochMillis;
 
 std::int64_t TaskCpus(const ApplicationModel& model) {
   std::int64_t cpus = 1;
@@ -24,7 +24,8 @@ std::int64_t TaskCpus(const ApplicationModel& model) {
 }
 
 // Cores and executors alive over time, from every executor's lifetime.
-void AddSlots(const ApplicationModel& model, listener::TimeWindow window, what_if::AttemptInput& input) {
+void AddSlots(const ApplicationModel& model, listener::correlate::TimeWindow window,
+              what_if::AttemptInput& input) {
   struct Change {
     EpochMillis at = 0;
     std::int64_t cores = 0;
@@ -32,7 +33,7 @@ void AddSlots(const ApplicationModel& model, listener::TimeWindow window, what_i
   };
   std::vector<Change> changes;
   std::map<std::int32_t, std::int64_t> sizes;  // cores → executors of that size
-  for (const listener::ExecutorRecord& executor : model.executors()) {
+  for (const listener::correlate::ExecutorRecord& executor : model.executors()) {
     changes.push_back({executor.added_ms, executor.total_cores, 1});
     if (executor.removed_ms) changes.push_back({*executor.removed_ms, -executor.total_cores, -1});
     ++sizes[executor.total_cores];
@@ -71,8 +72,8 @@ what_if::StageInput MergeAttempts(const std::vector<const StageAttemptRecord*>& 
   double task_time = 0;
   for (const StageAttemptRecord* attempt : attempts) {
     if (stage.parent_ids.empty() && attempt->parent_ids) stage.parent_ids = *attempt->parent_ids;
-    const listener::TaskStatistics& tasks = attempt->tasks;
-    const listener::DurationSample& durations = tasks.successful_durations;
+    const listener::correlate::TaskStatistics& tasks = attempt->tasks;
+    const listener::correlate::DurationSample& durations = tasks.successful_durations;
     stage.task_count += durations.count();
     stage.task_ms.insert(stage.task_ms.end(), durations.kept().begin(), durations.kept().end());
     double kept_sum = 0;
@@ -97,7 +98,7 @@ what_if::StageInput MergeAttempts(const std::vector<const StageAttemptRecord*>& 
 
 }  // namespace
 
-what_if::AttemptInput WhatIfInputOf(const ApplicationModel& model, listener::TimeWindow window,
+what_if::AttemptInput WhatIfInputOf(const ApplicationModel& model, listener::correlate::TimeWindow window,
                                     const std::vector<std::int32_t>& job_ids) {
   what_if::AttemptInput input;
   input.start_ms = static_cast<double>(window.start_ms);
@@ -105,7 +106,7 @@ what_if::AttemptInput WhatIfInputOf(const ApplicationModel& model, listener::Tim
   for (const std::int32_t job_id : job_ids) {
     const auto found = model.jobs().find(job_id);
     if (found == model.jobs().end() || !found->second.submission_ms) continue;
-    const listener::JobRecord& record = found->second;
+    const listener::correlate::JobRecord& record = found->second;
     what_if::JobInput job;
     job.job_id = job_id;
     job.submission_ms = static_cast<double>(*record.submission_ms);
@@ -122,7 +123,7 @@ what_if::AttemptInput WhatIfInputOf(const ApplicationModel& model, listener::Tim
 }
 
 what_if::AttemptInput WhatIfInputOfApplication(const ApplicationModel& model) {
-  const std::optional<listener::TimeWindow> window = listener::ApplicationWindow(model);
+  const std::optional<listener::correlate::TimeWindow> window = listener::correlate::ApplicationWindow(model);
   if (!window) return {};
   std::vector<std::int32_t> job_ids;
   for (const auto& [job_id, job] : model.jobs()) job_ids.push_back(job_id);
@@ -130,8 +131,9 @@ what_if::AttemptInput WhatIfInputOfApplication(const ApplicationModel& model) {
 }
 
 what_if::AttemptInput WhatIfInputOfOperation(const ApplicationModel& model,
-                                             const listener::ConnectOperationRecord& operation) {
-  const std::optional<listener::TimeWindow> window = listener::OperationWindow(model, operation);
+                                             const listener::correlate::ConnectOperationRecord& operation) {
+  const std::optional<listener::correlate::TimeWindow> window =
+      listener::correlate::OperationWindow(model, operation);
   if (!window) return {};
   return WhatIfInputOf(model, *window, model.JobsOfOperation(operation.operation_id));
 }

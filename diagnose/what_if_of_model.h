@@ -21,12 +21,13 @@
 namespace sparktrace::diagnose {
 
 // The jobs `job_ids` of `model` in `window`. A job still running at the window's end ends there.
-what_if::AttemptInput WhatIfInputOf(const listener::ApplicationModel& model, listener::TimeWindow window,
+what_if::AttemptInput WhatIfInputOf(const listener::correlate::ApplicationModel& model,
+                                    listener::correlate::TimeWindow window,
                                     const std::vector<std::int32_t>& job_ids);
 // Every job of the application in its window; empty input when its start is unknown.
-what_if::AttemptInput WhatIfInputOfApplication(const listener::ApplicationModel& model);
+what_if::AttemptInput WhatIfInputOfApplication(const listener::correlate::ApplicationModel& model);
 // The operation's jobs in its window (phases.h: OperationWindow).
-what_if::AttemptInput WhatIfInputOfOperation(const listener::ApplicationModel& model,
-                                             const listener::ConnectOperationRecord& operation);
+what_if::AttemptInput WhatIfInputOfOperation(const listener::correlate::ApplicationModel& model,
+                                             const listener::correlate::ConnectOperationRecord& operation);
 
 }  // namespace sparktrace::diagnose

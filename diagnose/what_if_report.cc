@@ -7,13 +7,13 @@
 
 namespace sparktrace::diagnose {
 
-WhatIfReport ApplicationWhatIf(const listener::ApplicationModel& model) {
+WhatIfReport ApplicationWhatIf(const listener::correlate::ApplicationModel& model) {
   const what_if::AttemptInput input = WhatIfInputOfApplication(model);
   return WhatIfReport{what_if::EstimateWhatIf(input), what_if::CheckAgainstSettledJobs(input)};
 }
 
-WhatIfReport OperationWhatIf(const listener::ApplicationModel& model,
-                             const listener::ConnectOperationRecord& operation) {
+WhatIfReport OperationWhatIf(const listener::correlate::ApplicationModel& model,
+                             const listener::correlate::ConnectOperationRecord& operation) {
   const what_if::AttemptInput input = WhatIfInputOfOperation(model, operation);
   return WhatIfReport{what_if::EstimateWhatIf(input), what_if::CheckAgainstSettledJobs(input)};
 }

@@ -19,9 +19,9 @@ struct WhatIfReport {
   std::optional<what_if::ReplayCheck> replay;
 };
 
-WhatIfReport ApplicationWhatIf(const listener::ApplicationModel& model);
-WhatIfReport OperationWhatIf(const listener::ApplicationModel& model,
-                             const listener::ConnectOperationRecord& operation);
+WhatIfReport ApplicationWhatIf(const listener::correlate::ApplicationModel& model);
+WhatIfReport OperationWhatIf(const listener::correlate::ApplicationModel& model,
+                             const listener::correlate::ConnectOperationRecord& operation);
 
 // Text lines ("<indent>what if  with 8 executors from the start: ~1 min 52 s instead of 5 min 4 s")
 // of the estimates that answer `finding_id`.

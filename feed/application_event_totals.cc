@@ -8,21 +8,21 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationModel;
-using listener::DurationSample;
-using listener::EpochMillis;
-using listener::ExecutorRemoved;
-using listener::JobEnd;
-using listener::JobResult;
-using listener::LooksLikeOutOfMemory;
-using listener::OutcomeOf;
-using listener::SparkEvent;
-using listener::StageAttemptKey;
-using listener::StageCompleted;
-using listener::TaskEnd;
-using listener::TaskEndOutcome;
-using listener::TaskEndReason;
-using listener::TaskMetrics;
+using listener::correlate::ApplicationModel;
+using listener::correlate::DurationSample;
+using listener::correlate::LooksLikeOutOfMemory;
+using listener::correlate::OutcomeOf;
+using listener::correlate::StageAttemptKey;
+using listener::correlate::TaskEndOutcome;
+using listener::events::EpochMillis;
+using listener::events::ExecutorRemoved;
+using listener::events::JobEnd;
+using listener::events::JobResult;
+using listener::events::SparkEvent;
+using listener::events::StageCompleted;
+using listener::events::TaskEnd;
+using listener::events::TaskEndReason;
+using listener::events::TaskMetrics;
 
 namespace {
 

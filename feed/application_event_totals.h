@@ -80,14 +80,14 @@ class ApplicationEventTotals {
  public:
   // `event` has just been applied to `model`, which is read for what the event refers to (the
   // completed stage attempt's task statistics, the application's end).
-  void Add(const listener::SparkEvent& event, const listener::ApplicationModel& model);
+  void Add(const listener::events::SparkEvent& event, const listener::correlate::ApplicationModel& model);
 
   const ApplicationEventCounts& counts() const { return counts_; }
   const TaskTimeSums& task_sums() const { return sums_; }
   const TaskDurationHistogram& task_durations() const { return histogram_; }
   // Durations (ms) of the successful tasks that wrote no output / wrote output.
-  const listener::DurationSample& compute_task_durations() const { return compute_durations_; }
-  const listener::DurationSample& write_task_durations() const { return write_durations_; }
+  const listener::correlate::DurationSample& compute_task_durations() const { return compute_durations_; }
+  const listener::correlate::DurationSample& write_task_durations() const { return write_durations_; }
   // The largest "Task Executor Metrics" JVMHeapMemory of any task; nullopt while none was above 0
   // (Spark writes zeros when the executor polled nothing during the task).
   std::optional<std::int64_t> peak_jvm_heap_bytes() const { return peak_jvm_heap_bytes_; }
@@ -95,16 +95,17 @@ class ApplicationEventTotals {
   std::optional<double> max_read_skew_ratio() const { return max_read_skew_ratio_; }
 
  private:
-  void On(const listener::TaskEnd& task);
-  void On(const listener::JobEnd& job);
-  void On(const listener::StageCompleted& stage, const listener::ApplicationModel& model);
-  void On(const listener::ExecutorRemoved& removed, const listener::ApplicationModel& model);
+  void On(const listener::events::TaskEnd& task);
+  void On(const listener::events::JobEnd& job);
+  void On(const listener::events::StageCompleted& stage, const listener::correlate::ApplicationModel& model);
+  void On(const listener::events::ExecutorRemoved& removed,
+          const listener::correlate::ApplicationModel& model);
 
   ApplicationEventCounts counts_;
   TaskTimeSums sums_;
   TaskDurationHistogram histogram_;
-  listener::DurationSample compute_durations_;
-  listener::DurationSample write_durations_;
+  listener::correlate::DurationSample compute_durations_;
+  listener::correlate::DurationSample write_durations_;
   std::optional<std::int64_t> peak_jvm_heap_bytes_;
   std::optional<double> max_read_skew_ratio_;
 };

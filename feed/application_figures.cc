@@ -9,12 +9,12 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationModel;
-using listener::DurationSample;
-using listener::EpochMillis;
-using listener::ExecutorRecord;
-using listener::Phase;
-using listener::SparkMemoryBytes;
+using listener::correlate::ApplicationModel;
+using listener::correlate::DurationSample;
+using listener::correlate::ExecutorRecord;
+using listener::correlate::Phase;
+using listener::correlate::SparkMemoryBytes;
+using listener::events::EpochMillis;
 
 namespace {
 

@@ -36,8 +36,8 @@ struct ApplicationFigures {
   // Phase totals over the application's window, and the phase at its latest event (nullopt once
   // it is over, or before its window has a length).
   std::int64_t window_ms = 0;
-  std::array<std::int64_t, listener::kPhaseCount> total_ms{};  // indexed by Phase
-  std::optional<listener::Phase> active_phase;
+  std::array<std::int64_t, listener::correlate::kPhaseCount> total_ms{};  // indexed by Phase
+  std::optional<listener::correlate::Phase> active_phase;
 
   // Executors.
   std::optional<double> time_to_first_executor_seconds;  // application start → first ExecutorAdded
@@ -67,7 +67,7 @@ struct ApplicationFigures {
   std::optional<AirflowTask> airflow_task;
 };
 
-ApplicationFigures FiguresOf(std::string app_name, const listener::ApplicationModel& model,
+ApplicationFigures FiguresOf(std::string app_name, const listener::correlate::ApplicationModel& model,
                              const PhaseTotals& phases, const ApplicationEventTotals& totals, bool over);
 
 }  // namespace sparktrace::feed

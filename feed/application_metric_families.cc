@@ -12,9 +12,9 @@
 
 namespace sparktrace::feed {
 
-using listener::kPhaseCount;
-using listener::Phase;
-using listener::PhaseName;
+using listener::correlate::kPhaseCount;
+using listener::correlate::Phase;
+using listener::correlate::PhaseName;
 
 namespace {
 

@@ -5,14 +5,14 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationModel;
-using listener::ApplicationWindow;
-using listener::ComputePhases;
-using listener::EpochMillis;
-using listener::kPhaseCount;
-using listener::PhaseBreakdown;
-using listener::StageAttemptRecord;
-using listener::TimeWindow;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ApplicationWindow;
+using listener::correlate::ComputePhases;
+using listener::correlate::kPhaseCount;
+using listener::correlate::PhaseBreakdown;
+using listener::correlate::StageAttemptRecord;
+using listener::correlate::TimeWindow;
+using listener::events::EpochMillis;
 
 namespace {
 

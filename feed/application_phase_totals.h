@@ -20,27 +20,28 @@ namespace sparktrace::feed {
 
 struct PhaseTotals {
   std::int64_t window_ms = 0;
-  std::array<std::int64_t, listener::kPhaseCount> total_ms{};  // indexed by Phase; sums to window_ms
+  // Indexed by Phase; sums to window_ms.
+  std::array<std::int64_t, listener::correlate::kPhaseCount> total_ms{};
   // The phase of the window's last millisecond: where the application is at its latest event.
   // nullopt while the unfolded rest of the window is empty (an application seen only at its start).
-  std::optional<listener::Phase> latest;
+  std::optional<listener::correlate::Phase> latest;
 };
 
 class ApplicationPhaseTotals {
  public:
   // Fixes the totals of the window up to `cutoff_ms` (clipped to the window) with the model's
   // current stage attempts. Call just before model.ForgetFinishedBefore(cutoff_ms).
-  void FoldUntil(const listener::ApplicationModel& model, listener::EpochMillis cutoff_ms);
+  void FoldUntil(const listener::correlate::ApplicationModel& model, listener::events::EpochMillis cutoff_ms);
 
   // The folded totals plus the model's phases from there to the window's end; nullopt before the
   // application's start is known.
-  std::optional<PhaseTotals> Totals(const listener::ApplicationModel& model) const;
+  std::optional<PhaseTotals> Totals(const listener::correlate::ApplicationModel& model) const;
 
   bool folded() const { return folded_until_ms_.has_value(); }
 
  private:
-  std::optional<listener::EpochMillis> folded_until_ms_;
-  std::array<std::int64_t, listener::kPhaseCount> folded_ms_{};
+  std::optional<listener::events::EpochMillis> folded_until_ms_;
+  std::array<std::int64_t, listener::correlate::kPhaseCount> folded_ms_{};
 };
 
 }  // namespace sparktrace::feed

@@ -13,7 +13,7 @@ std::vector<ApplicationFigures> TakeChangedFigures(FeedApplications& application
     application.metrics_changed = false;
     const std::optional<PhaseTotals> totals = application.phases.Totals(application.model);
     if (!totals) continue;
-    const listener::ApplicationRecord& app = application.model.application();
+    const listener::correlate::ApplicationRecord& app = application.model.application();
     std::string name = !app.app_name.empty() ? app.app_name : !app.app_id.empty() ? app.app_id : key;
     figures.push_back(
         FiguresOf(std::move(name), application.model, *totals, application.events, Over(application)));

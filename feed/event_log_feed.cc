@@ -19,11 +19,11 @@ Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions op
                                                           tracing::SpanSink& spans) {
   auto sampler = tracing::Sampler::Create(options.sample_ratio);
   if (!sampler.ok()) return sampler.error();
-  std::unique_ptr<eventlog::EventLogScanner> scanner;
+  std::unique_ptr<listener::eventlog::EventLogScanner> scanner;
   if (!options.directories.empty()) {
-    eventlog::ScannerOptions scanner_options;
+    listener::eventlog::ScannerOptions scanner_options;
     scanner_options.directories = options.directories;
-    auto created = eventlog::EventLogScanner::Create(std::move(scanner_options));
+    auto created = listener::eventlog::EventLogScanner::Create(std::move(scanner_options));
     if (!created.ok()) return created.error();
     scanner = std::move(*created);
   }
@@ -43,7 +43,8 @@ Result<std::unique_ptr<EventLogFeed>> EventLogFeed::Start(EventLogFeedOptions op
 }
 
 EventLogFeed::EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span,
-                           tracing::SpanSink& spans, std::unique_ptr<eventlog::EventLogScanner> scanner,
+                           tracing::SpanSink& spans,
+                           std::unique_ptr<listener::eventlog::EventLogScanner> scanner,
                            std::unique_ptr<listener::rest::RestPoller> rest_poller, tracing::Sampler sampler)
     : options_(std::move(options)) {
   if (options_.push) {

@@ -56,9 +56,9 @@
 #include "tracing/sampler.h"
 #include "tracing/span_sink.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 class EventLogScanner;
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog
 namespace sparktrace::listener::rest {
 class RestPoller;
 }  // namespace sparktrace::listener::rest
@@ -119,7 +119,7 @@ class EventLogFeed final {
 
  private:
   EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_operation_span, tracing::SpanSink& spans,
-               std::unique_ptr<eventlog::EventLogScanner> scanner,
+               std::unique_ptr<listener::eventlog::EventLogScanner> scanner,
                std::unique_ptr<listener::rest::RestPoller> rest, tracing::Sampler sampler);
   void Run();
   void PollOnce(bool final_poll);

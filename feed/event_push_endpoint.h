@@ -52,7 +52,7 @@ struct PushReply {
 // One accepted push, waiting for the feed thread.
 struct PushedBatch {
   std::string stream;
-  std::vector<listener::SparkEvent> events;
+  std::vector<listener::events::SparkEvent> events;
   std::size_t body_bytes = 0;
 };
 
@@ -85,7 +85,7 @@ class EventPushEndpoint {
   const std::function<void()> on_queued_;
 
   mutable std::mutex mu_;
-  listener::EventParser parser_;  // guarded by mu_
+  listener::events::EventParser parser_;  // guarded by mu_
   std::vector<PushedBatch> queue_;
   std::size_t queued_bytes_ = 0;
   bool closed_ = false;

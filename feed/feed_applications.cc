@@ -4,7 +4,7 @@
 
 namespace sparktrace::feed {
 
-using listener::EpochMillis;
+using listener::events::EpochMillis;
 
 bool Over(const FeedApplication& application) {
   return application.model.application().end_ms.has_value() || application.log_completed ||
@@ -31,7 +31,7 @@ FeedApplication* FeedApplications::Find(const std::string& source_key) {
   return found == applications_.end() ? nullptr : &found->second;
 }
 
-void FeedApplications::Apply(FeedApplication& application, const listener::SparkEvent& event) {
+void FeedApplications::Apply(FeedApplication& application, const listener::events::SparkEvent& event) {
   application.model.Apply(event);
   application.events.Add(event, application.model);
   application.changed = true;

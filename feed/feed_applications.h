@@ -30,7 +30,7 @@ namespace sparktrace::feed {
 using FeedClock = std::chrono::steady_clock;
 
 struct FeedApplication {
-  listener::ApplicationModel model;
+  listener::correlate::ApplicationModel model;
   ApplicationPhaseTotals phases;
   ApplicationEventTotals events;  // what the metrics count, whatever the model forgets
   bool changed = false;           // events applied since the last operation emission
@@ -42,12 +42,12 @@ struct FeedApplication {
   bool findings_counted = false;  // its findings went into sparktrace_findings_total
   std::optional<FeedClock::time_point> trace_emitted_at;
   std::optional<FeedClock::time_point> completed_at;
-  std::optional<listener::EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
+  std::optional<listener::events::EpochMillis> forgotten_before_ms;  // the latest ForgetFinishedBefore cutoff
   std::set<tracing::SpanId> final_submitted;  // its application trace's spans, as of the last build
   // The Airflow task of its latest operation (by driver start time) whose lookup named one, and
   // that operation's start: an older operation looked up again later must not take it back.
   std::optional<AirflowTask> airflow_task;
-  std::optional<listener::EpochMillis> airflow_task_started_ms;
+  std::optional<listener::events::EpochMillis> airflow_task_started_ms;
 };
 
 // The application is over: nothing of it stays open.
@@ -55,7 +55,7 @@ bool Over(const FeedApplication& application);
 
 // The Airflow task an operation's lookup named, for the operation the driver started at
 // `started_ms` (nullopt: unknown): kept when that operation is the application's latest.
-void NoteAirflowTask(FeedApplication& application, std::optional<listener::EpochMillis> started_ms,
+void NoteAirflowTask(FeedApplication& application, std::optional<listener::events::EpochMillis> started_ms,
                      const AirflowTask& task);
 
 class FeedApplications {
@@ -70,7 +70,7 @@ class FeedApplications {
   // Null when `source_key` has no application.
   FeedApplication* Find(const std::string& source_key);
   // Applies `event` to the application's model and totals and marks it changed for every room.
-  void Apply(FeedApplication& application, const listener::SparkEvent& event);
+  void Apply(FeedApplication& application, const listener::events::SparkEvent& event);
   // The event log of `source_key` was completed: its traces and figures are owed a final version.
   void LogCompleted(const std::string& source_key);
 

@@ -12,8 +12,8 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationModel;
-using listener::ConnectOperationRecord;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ConnectOperationRecord;
 
 namespace {
 

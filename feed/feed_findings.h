@@ -39,14 +39,15 @@ class FeedFindings {
   // The operation's findings on its lifecycle span (stage-scoped ones also on their stage spans)
   // among `spans`; counted the first time (`counted` false, then set) the driver said the
   // operation is over.
-  void AttachToOperation(const listener::ApplicationModel& model,
-                         const listener::ConnectOperationRecord& record,
+  void AttachToOperation(const listener::correlate::ApplicationModel& model,
+                         const listener::correlate::ConnectOperationRecord& record,
                          const std::optional<AirflowTask>& task, std::vector<tracing::Span>& spans,
                          bool& counted);
   // The application's findings on its spark.application root among `spans`; counted the first time
   // (`counted` false, then set) it is `over`.
-  void AttachToApplication(const listener::ApplicationModel& model, const std::optional<AirflowTask>& task,
-                           bool over, std::vector<tracing::Span>& spans, bool& counted);
+  void AttachToApplication(const listener::correlate::ApplicationModel& model,
+                           const std::optional<AirflowTask>& task, bool over,
+                           std::vector<tracing::Span>& spans, bool& counted);
 
   // The suppressions applying today and those expired, into `held`.
   void CountSuppressions(EventLogFeedHeld& held) const;

@@ -7,7 +7,7 @@
 
 namespace sparktrace::feed {
 
-FeedIntake::FeedIntake(std::unique_ptr<eventlog::EventLogScanner> scanner,
+FeedIntake::FeedIntake(std::unique_ptr<listener::eventlog::EventLogScanner> scanner,
                        std::unique_ptr<listener::rest::RestPoller> rest,
                        std::shared_ptr<EventPushEndpoint> push, FeedApplications& applications,
                        EventLogFeedCounters& totals, LogRestarted log_restarted)
@@ -30,7 +30,7 @@ void FeedIntake::ApplyPushes() {
   if (!push_) return;
   for (PushedBatch& batch : push_->TakeAll()) {
     FeedApplication& application = applications_.Of("push:" + batch.stream);
-    for (const listener::SparkEvent& event : batch.events) applications_.Apply(application, event);
+    for (const listener::events::SparkEvent& event : batch.events) applications_.Apply(application, event);
   }
 }
 
@@ -47,27 +47,29 @@ void FeedIntake::PollRest() {
   }
 }
 
-eventlog::LineVerdict FeedIntake::OnLine(const eventlog::LogIdentity& log, std::string_view line,
-                                         const eventlog::LinePosition& /*position*/) {
+listener::eventlog::LineVerdict FeedIntake::OnLine(const listener::eventlog::LogIdentity& log,
+                                                   std::string_view line,
+                                                   const listener::eventlog::LinePosition& /*position*/) {
   auto event = parser_.Parse(line);
   ++totals_.lines;
   if (!event.ok()) {
     ++totals_.malformed_lines;
-    return eventlog::LineVerdict::kCorrupt;
+    return listener::eventlog::LineVerdict::kCorrupt;
   }
-  if (std::holds_alternative<listener::IgnoredEvent>(*event)) return eventlog::LineVerdict::kAccepted;
+  if (std::holds_alternative<listener::events::IgnoredEvent>(*event))
+    return listener::eventlog::LineVerdict::kAccepted;
   applications_.Apply(applications_.Of(log.id), *event);
-  return eventlog::LineVerdict::kAccepted;
+  return listener::eventlog::LineVerdict::kAccepted;
 }
 
-void FeedIntake::OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation,
+void FeedIntake::OnLogRestarted(const listener::eventlog::LogIdentity& log, std::uint64_t generation,
                                 std::string_view reason) {
   spdlog::info("event log {} restarted (generation {}): {}", log.id, generation, reason);
   // A rewritten log is read from its start again: modelled afresh, once the old model is ended.
   log_restarted_(log.id);
 }
 
-void FeedIntake::OnLogCompleted(const eventlog::LogIdentity& log) {
+void FeedIntake::OnLogCompleted(const listener::eventlog::LogIdentity& log) {
   spdlog::debug("event log {} is complete", log.id);
   applications_.LogCompleted(log.id);
 }

@@ -24,13 +24,13 @@
 
 namespace sparktrace::feed {
 
-class FeedIntake final : private eventlog::EventLogSink {
+class FeedIntake final : private listener::eventlog::EventLogSink {
  public:
   using LogRestarted = std::function<void(const std::string& source_key)>;
 
   // Each source may be null (not configured). `applications` and `totals` (the feed's counters)
   // outlive it.
-  FeedIntake(std::unique_ptr<eventlog::EventLogScanner> scanner,
+  FeedIntake(std::unique_ptr<listener::eventlog::EventLogScanner> scanner,
              std::unique_ptr<listener::rest::RestPoller> rest, std::shared_ptr<EventPushEndpoint> push,
              FeedApplications& applications, EventLogFeedCounters& totals, LogRestarted log_restarted);
   FeedIntake(const FeedIntake&) = delete;
@@ -43,19 +43,19 @@ class FeedIntake final : private eventlog::EventLogSink {
   void ApplyPushes();
   void PollRest();
 
-  eventlog::LineVerdict OnLine(const eventlog::LogIdentity& log, std::string_view line,
-                               const eventlog::LinePosition& position) override;
-  void OnLogRestarted(const eventlog::LogIdentity& log, std::uint64_t generation,
+  listener::eventlog::LineVerdict OnLine(const listener::eventlog::LogIdentity& log, std::string_view line,
+                                         const listener::eventlog::LinePosition& position) override;
+  void OnLogRestarted(const listener::eventlog::LogIdentity& log, std::uint64_t generation,
                       std::string_view reason) override;
-  void OnLogCompleted(const eventlog::LogIdentity& log) override;
+  void OnLogCompleted(const listener::eventlog::LogIdentity& log) override;
 
-  std::unique_ptr<eventlog::EventLogScanner> scanner_;  // null without directories
-  std::unique_ptr<listener::rest::RestPoller> rest_;    // null without --spark-ui
-  const std::shared_ptr<EventPushEndpoint> push_;       // null without options.push
+  std::unique_ptr<listener::eventlog::EventLogScanner> scanner_;  // null without directories
+  std::unique_ptr<listener::rest::RestPoller> rest_;              // null without --spark-ui
+  const std::shared_ptr<EventPushEndpoint> push_;                 // null without options.push
   FeedApplications& applications_;
   EventLogFeedCounters& totals_;
   const LogRestarted log_restarted_;
-  listener::EventParser parser_;
+  listener::events::EventParser parser_;
 };
 
 }  // namespace sparktrace::feed

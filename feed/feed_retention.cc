@@ -4,9 +4,9 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationModel;
-using listener::ApplicationRecord;
-using listener::EpochMillis;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ApplicationRecord;
+using listener::events::EpochMillis;
 
 namespace {
 

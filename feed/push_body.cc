@@ -6,11 +6,11 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationKey;
-using listener::ApplicationStart;
-using listener::EventParser;
-using listener::IgnoredEvent;
-using listener::SparkEvent;
+using listener::correlate::ApplicationKey;
+using listener::events::ApplicationStart;
+using listener::events::EventParser;
+using listener::events::IgnoredEvent;
+using listener::events::SparkEvent;
 
 namespace {
 

@@ -20,7 +20,7 @@ namespace sparktrace::feed {
 struct ParsedPush {
   // The events to apply, in body order. Valid events of types the model does not use are counted
   // in `accepted` but not kept.
-  std::vector<listener::SparkEvent> events;
+  std::vector<listener::events::SparkEvent> events;
   std::uint64_t accepted = 0;   // lines that are Spark events
   std::uint64_t malformed = 0;  // lines that are not (bad JSON, missing fields): skipped
   // "<app id>[/<attempt id>]" of the body's first SparkListenerApplicationStart, if any.
@@ -28,7 +28,7 @@ struct ParsedPush {
 };
 
 // Splits `body` into lines ('\n', a trailing '\r' is fine; blank lines are skipped) and parses each.
-ParsedPush ParsePushBody(std::string_view body, listener::EventParser& parser);
+ParsedPush ParsePushBody(std::string_view body, listener::events::EventParser& parser);
 
 // A stream name (?app= or X-Spark-App-Id): 1..200 characters of [A-Za-z0-9._:@/+-], so that it is
 // safe in keys and logs. The error says what is wrong.

@@ -8,21 +8,21 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationKey;
-using listener::ApplicationModel;
-using listener::ApplicationRecord;
-using listener::ApplicationTraceId;
-using listener::BuildApplicationSpans;
-using listener::BuildOperationSpans;
-using listener::BuiltSpans;
-using listener::ConnectOperationRecord;
-using listener::EpochMillis;
-using listener::kPhaseCount;
-using listener::OperationSpanRef;
-using listener::Phase;
-using listener::PhaseName;
-using listener::SpanBuildOptions;
-using listener::StageAttemptRecord;
+using listener::correlate::ApplicationKey;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ApplicationRecord;
+using listener::correlate::ApplicationTraceId;
+using listener::correlate::BuildApplicationSpans;
+using listener::correlate::BuildOperationSpans;
+using listener::correlate::BuiltSpans;
+using listener::correlate::ConnectOperationRecord;
+using listener::correlate::kPhaseCount;
+using listener::correlate::OperationSpanRef;
+using listener::correlate::Phase;
+using listener::correlate::PhaseName;
+using listener::correlate::SpanBuildOptions;
+using listener::correlate::StageAttemptRecord;
+using listener::events::EpochMillis;
 
 namespace {
 

@@ -55,7 +55,8 @@ class TraceEmitter {
   void EmitApplicationTrace(FeedApplication& application);
   // Drops what is kept of the operations of `source_key`: all of them (`still_held` null), or those
   // the model no longer holds.
-  void ForgetProgressOf(const std::string& source_key, const listener::ApplicationModel* still_held);
+  void ForgetProgressOf(const std::string& source_key,
+                        const listener::correlate::ApplicationModel* still_held);
   // Operations looked up or emitted, held in memory.
   std::size_t operations_held() const { return progress_.size(); }
 
@@ -72,8 +73,8 @@ class TraceEmitter {
     bool application_over = false;
     bool operator==(const OperationState&) const = default;
   };
-  static OperationState StateOf(const listener::ApplicationModel& model,
-                                const listener::ConnectOperationRecord* record,
+  static OperationState StateOf(const listener::correlate::ApplicationModel& model,
+                                const listener::correlate::ConnectOperationRecord* record,
                                 const std::vector<std::int32_t>& jobs);
   struct OperationProgress {
     std::string log_id;
@@ -89,7 +90,7 @@ class TraceEmitter {
                      const std::string& operation_id);
   // Submits each built span final the first time it is built ended, live otherwise; keeps in
   // `final_submitted` only ids still built (what the model forgot is never built again).
-  void SubmitBuilt(listener::BuiltSpans built, std::set<tracing::SpanId>& final_submitted);
+  void SubmitBuilt(listener::correlate::BuiltSpans built, std::set<tracing::SpanId>& final_submitted);
 
   const FindOperationSpan find_operation_span_;
   tracing::SpanSink& spans_;

@@ -55,7 +55,7 @@ double ProfileMean(const std::vector<std::int64_t>& profile) {
   return sum / static_cast<double>(profile.size() - 1);
 }
 
-void MergeStage(const tracing::Span& span, what_if::StageInput& stage, bool first) {
+void MergeStage(const tracing::Span& span, diagnose::what_if::StageInput& stage, bool first) {
   const std::int64_t successful = std::max<std::int64_t>(
       0, Int(span, tracing::kSparkStageTasksEndedKey) - Int(span, tracing::kSparkStageFailedTasksKey) -
              Int(span, tracing::kSparkStageKilledTasksKey));
@@ -82,7 +82,7 @@ void MergeStage(const tracing::Span& span, what_if::StageInput& stage, bool firs
 }
 
 void AddSlots(std::span<const tracing::Span> spans, double start_ms, double end_ms,
-              what_if::AttemptInput& input) {
+              diagnose::what_if::AttemptInput& input) {
   const ExecutorSeries series = ComputeExecutorSeries(spans, start_ms, end_ms);
   if (!series.known || !series.cores_known) return;
   input.peak_executors = series.max;
@@ -98,22 +98,22 @@ void AddSlots(std::span<const tracing::Span> spans, double start_ms, double end_
 
 }  // namespace
 
-what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, double start_ms,
-                                         double end_ms) {
-  what_if::AttemptInput input;
+diagnose::what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, double start_ms,
+                                                   double end_ms) {
+  diagnose::what_if::AttemptInput input;
   input.start_ms = start_ms;
   input.end_ms = end_ms;
   std::map<tracing::SpanId, std::size_t> job_of_span;
   for (const tracing::Span& span : spans) {
     if (span.name != tracing::kSparkJobSpanName) continue;
-    what_if::JobInput job;
+    diagnose::what_if::JobInput job;
     job.job_id = static_cast<std::int32_t>(Int(span, tracing::kSparkJobIdKey));
     job.submission_ms = StartMs(span);
     job.completion_ms = EndMs(span);
     job_of_span[span.span_id] = input.jobs.size();
     input.jobs.push_back(std::move(job));
   }
-  std::vector<std::map<std::int32_t, what_if::StageInput>> stages(input.jobs.size());
+  std::vector<std::map<std::int32_t, diagnose::what_if::StageInput>> stages(input.jobs.size());
   for (const tracing::Span& span : spans) {
     if (span.name != tracing::kSparkStageSpanName) continue;
     const auto job = job_of_span.find(span.parent_span_id);
@@ -130,15 +130,16 @@ what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, d
   return input;
 }
 
-std::vector<what_if::WhatIfEstimate> EstimatesOfSpans(std::span<const tracing::Span> spans, double start_ms,
-                                                      double end_ms) {
-  return what_if::EstimateWhatIf(WhatIfInputOfSpans(spans, start_ms, end_ms));
+std::vector<diagnose::what_if::WhatIfEstimate> EstimatesOfSpans(std::span<const tracing::Span> spans,
+                                                                double start_ms, double end_ms) {
+  return diagnose::what_if::EstimateWhatIf(WhatIfInputOfSpans(spans, start_ms, end_ms));
 }
 
 nlohmann::ordered_json WhatIfJsonOfSpans(std::span<const tracing::Span> spans, double start_ms,
                                          double end_ms) {
-  const what_if::AttemptInput input = WhatIfInputOfSpans(spans, start_ms, end_ms);
-  return what_if::WhatIfToJson(what_if::EstimateWhatIf(input), what_if::CheckAgainstSettledJobs(input));
+  const diagnose::what_if::AttemptInput input = WhatIfInputOfSpans(spans, start_ms, end_ms);
+  return diagnose::what_if::WhatIfToJson(diagnose::what_if::EstimateWhatIf(input),
+                                         diagnose::what_if::CheckAgainstSettledJobs(input));
 }
 
 }  // namespace sparktrace::traceview

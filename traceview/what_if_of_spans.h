@@ -27,12 +27,12 @@
 namespace sparktrace::traceview {
 
 // The attempt's window is [start_ms, end_ms] (epoch milliseconds).
-what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, double start_ms,
-                                         double end_ms);
+diagnose::what_if::AttemptInput WhatIfInputOfSpans(std::span<const tracing::Span> spans, double start_ms,
+                                                   double end_ms);
 
 // EstimateWhatIf(WhatIfInputOfSpans(...)): empty when none can be made.
-std::vector<what_if::WhatIfEstimate> EstimatesOfSpans(std::span<const tracing::Span> spans, double start_ms,
-                                                      double end_ms);
+std::vector<diagnose::what_if::WhatIfEstimate> EstimatesOfSpans(std::span<const tracing::Span> spans,
+                                                                double start_ms, double end_ms);
 
 // The `what_if` JSON object (diagnose/what_if/what_if_json.h) with the replay check, or null.
 nlohmann::ordered_json WhatIfJsonOfSpans(std::span<const tracing::Span> spans, double start_ms,

@@ -8,13 +8,13 @@
 #include "listener/correlate/phases.h"
 #include "listener/correlate/span_builder.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::diagnose {
 namespace {
 
 // Any fixed ids do: the spans live only as long as the computation, and the cost model reads
 // their facts and parents, not their trace.
-listener::OperationSpanRef ScratchParent() {
-  listener::OperationSpanRef parent;
+listener::correlate::OperationSpanRef ScratchParent() {
+  listener::correlate::OperationSpanRef parent;
   parent.trace[0] = 1;
   parent.parent[0] = 1;
   return parent;
@@ -36,17 +36,19 @@ std::string Money(double value) {
 
 }  // namespace
 
-std::optional<traceview::AttemptCost> ApplicationCost(const listener::ApplicationModel& model,
+std::optional<traceview::AttemptCost> ApplicationCost(const listener::correlate::ApplicationModel& model,
                                                       const traceview::CostPrices& prices,
                                                       bool application_over) {
-  const std::optional<listener::PhaseBreakdown> phases = listener::ApplicationPhases(model);
+  const std::optional<listener::correlate::PhaseBreakdown> phases =
+      listener::correlate::ApplicationPhases(model);
   if (!phases) return std::nullopt;
-  listener::SpanBuildOptions options;
+  listener::correlate::SpanBuildOptions options;
   options.application_over = application_over;
-  std::vector<tracing::Span> spans = listener::BuildApplicationSpans(model, options).spans;
+  std::vector<tracing::Span> spans = listener::correlate::BuildApplicationSpans(model, options).spans;
   // The operations' stages used the application's executors too.
   for (const auto& [id, operation] : model.operations()) {
-    for (tracing::Span& span : listener::BuildOperationSpans(model, id, ScratchParent(), options).spans)
+    for (tracing::Span& span :
+         listener::correlate::BuildOperationSpans(model, id, ScratchParent(), options).spans)
       spans.push_back(std::move(span));
   }
   const auto start_ms = static_cast<double>(phases->window.start_ms);
@@ -59,18 +61,19 @@ std::optional<traceview::AttemptCost> ApplicationCost(const listener::Applicatio
   return traceview::ComputeCost(inputs, prices);
 }
 
-std::optional<traceview::AttemptCost> OperationCost(const listener::ApplicationModel& model,
+std::optional<traceview::AttemptCost> OperationCost(const listener::correlate::ApplicationModel& model,
                                                     std::string_view operation_id,
                                                     const traceview::CostPrices& prices,
                                                     bool application_over) {
-  const listener::ConnectOperationRecord* operation = model.FindOperation(operation_id);
+  const listener::correlate::ConnectOperationRecord* operation = model.FindOperation(operation_id);
   if (operation == nullptr) return std::nullopt;
-  const std::optional<listener::PhaseBreakdown> phases = listener::OperationPhases(model, *operation);
+  const std::optional<listener::correlate::PhaseBreakdown> phases =
+      listener::correlate::OperationPhases(model, *operation);
   if (!phases) return std::nullopt;
-  listener::SpanBuildOptions options;
+  listener::correlate::SpanBuildOptions options;
   options.application_over = application_over;
   const std::vector<tracing::Span> spans =
-      listener::BuildOperationSpans(model, operation_id, ScratchParent(), options).spans;
+      listener::correlate::BuildOperationSpans(model, operation_id, ScratchParent(), options).spans;
   return traceview::ComputeCost(
       traceview::CostInputsOfSpans(spans, static_cast<double>(phases->window.start_ms),
                                    static_cast<double>(phases->window.end_ms)),
@@ -92,4 +95,4 @@ std::string CostLine(const traceview::AttemptCost& cost) {
   return line;
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

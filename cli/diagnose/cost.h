@@ -17,13 +17,13 @@
 #include "listener/correlate/application_model.h"
 #include "traceview/attempt_cost.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::diagnose {
 
 // nullopt without a window (no ApplicationStart, or an operation that never ran).
-std::optional<traceview::AttemptCost> ApplicationCost(const listener::ApplicationModel& model,
+std::optional<traceview::AttemptCost> ApplicationCost(const listener::correlate::ApplicationModel& model,
                                                       const traceview::CostPrices& prices,
                                                       bool application_over);
-std::optional<traceview::AttemptCost> OperationCost(const listener::ApplicationModel& model,
+std::optional<traceview::AttemptCost> OperationCost(const listener::correlate::ApplicationModel& model,
                                                     std::string_view operation_id,
                                                     const traceview::CostPrices& prices,
                                                     bool application_over);
@@ -32,4 +32,4 @@ std::optional<traceview::AttemptCost> OperationCost(const listener::ApplicationM
 // money (cores 0.0412, memory 0.0100)", with the basis when shared.
 std::string CostLine(const traceview::AttemptCost& cost);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

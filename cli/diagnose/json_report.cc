@@ -14,15 +14,17 @@
 #include "listener/correlate/phases.h"
 #include "traceview/cost_json.h"
 
-namespace sparktrace::cli {
+namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
+
+namespace sparktrace::cli::diagnose {
 namespace {
 
-using listener::ApplicationModel;
-using listener::ConnectOperationRecord;
-using listener::JobRecord;
-using listener::Phase;
-using listener::PhaseBreakdown;
-using listener::StageAttemptRecord;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ConnectOperationRecord;
+using listener::correlate::JobRecord;
+using listener::correlate::Phase;
+using listener::correlate::PhaseBreakdown;
+using listener::correlate::StageAttemptRecord;
 
 JsonWriter& OptionalInt(JsonWriter& json, std::optional<std::int64_t> value) {
   return value ? json.Int(*value) : json.Null();
@@ -59,7 +61,7 @@ void WriteWindow(JsonWriter& json, const std::optional<PhaseBreakdown>& phases) 
   json.Key("duration_ms").Int(phases->window.end_ms - phases->window.start_ms).EndObject();
   json.Key("phases").BeginObject();
   for (Phase phase : kReportPhases)
-    json.Key(std::string(listener::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
+    json.Key(std::string(listener::correlate::PhaseName(phase)) + "_ms").Int(phases->TotalMs(phase));
   json.EndObject();
 }
 
@@ -73,7 +75,7 @@ void WriteCost(JsonWriter& json, const traceview::AttemptCost* cost, const trace
   }
 }
 
-void WriteEvidence(JsonWriter& json, const diagnose::Evidence& item) {
+void WriteEvidence(JsonWriter& json, const diagnosis::Evidence& item) {
   json.BeginObject().Key("name").String(item.name).Key("value");
   if (item.text) {
     json.String(*item.text);
@@ -83,19 +85,19 @@ void WriteEvidence(JsonWriter& json, const diagnose::Evidence& item) {
   json.Key("unit").String(item.unit).Key("threshold");
   WriteFigure(json, item.threshold);
   json.Key("comparison");
-  if (item.comparison == diagnose::Comparison::kNone) {
+  if (item.comparison == diagnosis::Comparison::kNone) {
     json.Null();
   } else {
-    json.String(diagnose::ComparisonSymbol(item.comparison));
+    json.String(diagnosis::ComparisonSymbol(item.comparison));
   }
   json.EndObject();
 }
 
-void WriteFinding(JsonWriter& json, const diagnose::Finding& finding) {
+void WriteFinding(JsonWriter& json, const diagnosis::Finding& finding) {
   json.BeginObject();
   json.Key("id").String(finding.id).Key("key").String(finding.Key());
-  json.Key("severity").String(diagnose::SeverityName(finding.severity));
-  json.Key("scope").BeginObject().Key("kind").String(diagnose::ScopeKindName(finding.scope.kind));
+  json.Key("severity").String(diagnosis::SeverityName(finding.severity));
+  json.Key("scope").BeginObject().Key("kind").String(diagnosis::ScopeKindName(finding.scope.kind));
   json.Key("app_id").String(finding.scope.app_id);
   OptionalString(json.Key("operation_id"), finding.scope.operation_id);
   WriteOptionalInt32(json, "job_id", finding.scope.job_id);
@@ -104,7 +106,7 @@ void WriteFinding(JsonWriter& json, const diagnose::Finding& finding) {
   NonEmptyOrNull(json.Key("stage_name"), finding.scope.stage_name).EndObject();
   json.Key("title").String(finding.title);
   json.Key("evidence").BeginArray();
-  for (const diagnose::Evidence& item : finding.evidence) WriteEvidence(json, item);
+  for (const diagnosis::Evidence& item : finding.evidence) WriteEvidence(json, item);
   json.EndArray();
   char impact[32];
   std::snprintf(impact, sizeof impact, "%.3f", finding.impact_seconds);
@@ -112,7 +114,7 @@ void WriteFinding(JsonWriter& json, const diagnose::Finding& finding) {
   json.Key("fix").BeginArray();
   for (const std::string& fix : finding.fix) json.String(fix);
   json.EndArray().Key("recipe").String(finding.recipe).Key("related").BeginArray();
-  for (const diagnose::RelatedFinding& link : finding.related) {
+  for (const diagnosis::RelatedFinding& link : finding.related) {
     json.BeginObject().Key("key").String(link.key).Key("relation").String(link.relation).EndObject();
   }
   json.EndArray().Key("suppressed");
@@ -125,14 +127,14 @@ void WriteFinding(JsonWriter& json, const diagnose::Finding& finding) {
   json.EndObject();
 }
 
-void WriteFindings(JsonWriter& json, const std::vector<diagnose::Finding>& findings) {
+void WriteFindings(JsonWriter& json, const std::vector<diagnosis::Finding>& findings) {
   json.Key("findings").BeginArray();
-  for (const diagnose::Finding& finding : findings) WriteFinding(json, finding);
+  for (const diagnosis::Finding& finding : findings) WriteFinding(json, finding);
   json.EndArray();
 }
 
 void WriteStage(JsonWriter& json, const StageAttemptRecord& stage, std::string_view application_status) {
-  const listener::TaskStatistics& tasks = stage.tasks;
+  const listener::correlate::TaskStatistics& tasks = stage.tasks;
   json.BeginObject();
   json.Key("stage_id").Int(stage.key.stage_id).Key("attempt_id").Int(stage.key.attempt_id);
   json.Key("status").String(StageStatus(stage, application_status));
@@ -177,7 +179,7 @@ void WriteOperation(JsonWriter& json, const DiagnosedLog& log, const ConnectOper
   json.BeginObject();
   json.Key("operation_id").String(operation.operation_id).Key("session_id").String(operation.session_id);
   json.Key("user_id").String(operation.user_id).Key("status").String(OperationStatus(operation));
-  WriteWindow(json, listener::OperationPhases(model, operation));
+  WriteWindow(json, listener::correlate::OperationPhases(model, operation));
   json.Key("job_ids").BeginArray();
   for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) json.Int(job_id);
   json.EndArray();
@@ -185,17 +187,17 @@ void WriteOperation(JsonWriter& json, const DiagnosedLog& log, const ConnectOper
   const auto cost = log.operation_costs.find(operation.operation_id);
   WriteCost(json, cost != log.operation_costs.end() ? &cost->second : nullptr, log.prices);
   const auto what_if = log.operation_what_if.find(operation.operation_id);
-  json.Key("what_if").Raw(what_if != log.operation_what_if.end() ? diagnose::WhatIfJsonText(what_if->second)
+  json.Key("what_if").Raw(what_if != log.operation_what_if.end() ? diagnosis::WhatIfJsonText(what_if->second)
                                                                  : "null");
   const auto found = log.operation_findings.find(operation.operation_id);
   WriteFindings(json,
-                found != log.operation_findings.end() ? found->second : std::vector<diagnose::Finding>{});
+                found != log.operation_findings.end() ? found->second : std::vector<diagnosis::Finding>{});
   json.EndObject();
 }
 
 void WriteApplication(JsonWriter& json, const DiagnosedLog& log) {
   const ApplicationModel& model = log.model;
-  const listener::ApplicationRecord& app = model.application();
+  const listener::correlate::ApplicationRecord& app = model.application();
   json.BeginObject();
   json.Key("status").String(ApplicationStatus(log));
   json.Key("log").BeginObject().Key("path").String(log.path).Key("state").String(log.state);
@@ -211,11 +213,11 @@ void WriteApplication(JsonWriter& json, const DiagnosedLog& log) {
   OptionalString(json.Key("attempt_id"), app.attempt_id);
   json.Key("app_name").String(app.app_name).Key("spark_user").String(app.spark_user);
   NonEmptyOrNull(json.Key("spark_version"), app.spark_version);
-  WriteWindow(json, listener::ApplicationPhases(model));
+  WriteWindow(json, listener::correlate::ApplicationPhases(model));
   json.Key("executors").BeginObject().Key("added").Int(static_cast<std::int64_t>(model.executors().size()));
   json.Key("removed").Int(ExecutorsRemoved(model)).EndObject();
   WriteCost(json, log.cost ? &*log.cost : nullptr, log.prices);
-  json.Key("what_if").Raw(diagnose::WhatIfJsonText(log.what_if));
+  json.Key("what_if").Raw(diagnosis::WhatIfJsonText(log.what_if));
   json.Key("jobs").BeginArray();
   for (const auto& [id, job] : model.jobs()) WriteJob(json, model, job, ApplicationStatus(log));
   json.EndArray().Key("operations").BeginArray();
@@ -239,4 +241,4 @@ std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,
   return json.Take() + "\n";
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

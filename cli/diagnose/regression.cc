@@ -9,22 +9,24 @@
 #include "traceview/history.h"
 #include "traceview/regression.h"
 
-namespace sparktrace::cli {
+namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
+
+namespace sparktrace::cli::diagnose {
 namespace {
 
 using traceview::ViewPhase;
 
 constexpr std::string_view kRegressionRecipe = "troubleshoot/regression.md";
 
-ViewPhase ViewPhaseOf(listener::Phase phase) {
+ViewPhase ViewPhaseOf(listener::correlate::Phase phase) {
   switch (phase) {
-    case listener::Phase::kResourceWait:
+    case listener::correlate::Phase::kResourceWait:
       return ViewPhase::kResourceWait;
-    case listener::Phase::kCompute:
+    case listener::correlate::Phase::kCompute:
       return ViewPhase::kCompute;
-    case listener::Phase::kIoWrite:
+    case listener::correlate::Phase::kIoWrite:
       return ViewPhase::kIoWrite;
-    case listener::Phase::kIdle:
+    case listener::correlate::Phase::kIdle:
       return ViewPhase::kIdle;
   }
   return ViewPhase::kIdle;
@@ -33,19 +35,20 @@ ViewPhase ViewPhaseOf(listener::Phase phase) {
 // A log as one run of its application: success once ended with no failed job, failed with one,
 // running while its log is still being written (a truncated log is neither: it is left out).
 std::optional<traceview::RunSummary> RunOf(const DiagnosedLog& log) {
-  const std::optional<listener::PhaseBreakdown> phases = listener::ApplicationPhases(log.model);
+  const std::optional<listener::correlate::PhaseBreakdown> phases =
+      listener::correlate::ApplicationPhases(log.model);
   const std::string_view status = ApplicationStatus(log);
   if (!phases || status == "truncated") return std::nullopt;
   traceview::RunSummary run;
   run.run_id = log.path;
   const bool failed = std::any_of(log.model.jobs().begin(), log.model.jobs().end(), [](const auto& entry) {
-    return entry.second.status == listener::JobStatus::kFailed;
+    return entry.second.status == listener::correlate::JobStatus::kFailed;
   });
   run.state = status == "in_progress" ? "running" : failed ? "failed" : "success";
   run.start_ms = static_cast<double>(phases->window.start_ms);
   run.wall_ms = static_cast<double>(phases->window.end_ms - phases->window.start_ms);
-  for (std::size_t phase = 0; phase < listener::kPhaseCount; ++phase) {
-    const auto spark_phase = static_cast<listener::Phase>(phase);
+  for (std::size_t phase = 0; phase < listener::correlate::kPhaseCount; ++phase) {
+    const auto spark_phase = static_cast<listener::correlate::Phase>(phase);
     run.phases[static_cast<std::size_t>(ViewPhaseOf(spark_phase))] =
         static_cast<double>(phases->TotalMs(spark_phase));
   }
@@ -54,26 +57,26 @@ std::optional<traceview::RunSummary> RunOf(const DiagnosedLog& log) {
 
 std::string Seconds(double ms) { return std::to_string(static_cast<long long>(ms / 1000)) + " s"; }
 
-diagnose::Finding RegressionFinding(const DiagnosedLog& log, const traceview::Regression& regression) {
-  diagnose::Finding finding;
+diagnosis::Finding RegressionFinding(const DiagnosedLog& log, const traceview::Regression& regression) {
+  diagnosis::Finding finding;
   finding.id = "regression";
-  finding.severity = regression.critical ? diagnose::Severity::kCritical : diagnose::Severity::kWarning;
-  finding.scope.kind = diagnose::ScopeKind::kApplication;
+  finding.severity = regression.critical ? diagnosis::Severity::kCritical : diagnosis::Severity::kWarning;
+  finding.scope.kind = diagnosis::ScopeKind::kApplication;
   finding.scope.app_id = log.model.application().app_id;
   finding.title = traceview::RegressionTitle(regression);
   const traceview::RegressionThresholds thresholds;
   finding.evidence.push_back({"wall_ms", regression.current_ms, std::nullopt, "ms",
                               regression.median_ms + std::max(thresholds.min_seconds * 1000,
                                                               thresholds.min_ratio * regression.median_ms),
-                              diagnose::Comparison::kAtLeast});
+                              diagnosis::Comparison::kAtLeast});
   finding.evidence.push_back({"baseline_median_ms", regression.median_ms, std::nullopt, "ms", std::nullopt,
-                              diagnose::Comparison::kNone});
+                              diagnosis::Comparison::kNone});
   finding.evidence.push_back({"baseline_runs", static_cast<double>(regression.baseline_runs), std::nullopt,
-                              "count", std::nullopt, diagnose::Comparison::kNone});
+                              "count", std::nullopt, diagnosis::Comparison::kNone});
   for (const traceview::PhaseDelta& grown : regression.grown) {
     finding.evidence.push_back({std::string(traceview::ViewPhaseName(grown.phase)) + "_delta_ms",
                                 grown.delta_ms, std::nullopt, "ms", std::nullopt,
-                                diagnose::Comparison::kNone});
+                                diagnosis::Comparison::kNone});
   }
   finding.impact_seconds = regression.delta_ms / 1000;
   finding.fix = {
@@ -110,9 +113,9 @@ void AddRegressionFindings(std::vector<DiagnosedLog>& logs) {
       const traceview::History history = traceview::ComputeHistory(std::move(runs));
       const std::optional<traceview::Regression> regression = traceview::DetectRegression(history, true);
       if (!regression) continue;
-      std::vector<diagnose::Finding>& findings = logs[current].findings;
-      diagnose::Finding finding = RegressionFinding(logs[current], *regression);
-      const auto at = std::find_if(findings.begin(), findings.end(), [&](const diagnose::Finding& other) {
+      std::vector<diagnosis::Finding>& findings = logs[current].findings;
+      diagnosis::Finding finding = RegressionFinding(logs[current], *regression);
+      const auto at = std::find_if(findings.begin(), findings.end(), [&](const diagnosis::Finding& other) {
         return other.impact_seconds < finding.impact_seconds;
       });
       findings.insert(at, std::move(finding));
@@ -120,4 +123,4 @@ void AddRegressionFindings(std::vector<DiagnosedLog>& logs) {
   }
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

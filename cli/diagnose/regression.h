@@ -11,9 +11,9 @@
 
 #include "cli/diagnose/report.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::diagnose {
 
 // Adds each regression to its log's application findings, ranked by impact (the time lost).
 void AddRegressionFindings(std::vector<DiagnosedLog>& logs);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

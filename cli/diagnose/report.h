@@ -16,13 +16,13 @@
 #include "listener/eventlog/feed_counters.h"
 #include "traceview/attempt_cost.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::diagnose {
 
 // One application log (single file or rolling directory), read to its end.
 struct DiagnosedLog {
   std::string path;   // the log's id: its path without ".inprogress", or the eventlog_v2_ directory
-  std::string state;  // eventlog::LogStateName of the file: complete, in_progress, failed, unsupported
-  eventlog::LogCounters counters;
+  std::string state;  // listener::eventlog::LogStateName: complete, in_progress, failed, unsupported
+  listener::eventlog::LogCounters counters;
   // The last line delivered was not an event: a log whose writer stopped mid-line (once the file
   // is complete, its cut-off last line is delivered and fails to parse).
   bool last_line_malformed = false;
@@ -31,18 +31,18 @@ struct DiagnosedLog {
   std::string first_malformed;  // "line N: <parser message>" of the first one; empty when none
   // Valid events of types the model does not use (or does not know), by their "Event" value.
   std::map<std::string, std::int64_t> ignored_event_types;
-  listener::ApplicationModel model;
+  listener::correlate::ApplicationModel model;
   // What the diagnosis rules found (diagnose/diagnose.h), most impactful first: for the
   // application, and per Connect operation id.
-  std::vector<diagnose::Finding> findings;
-  std::map<std::string, std::vector<diagnose::Finding>> operation_findings;
+  std::vector<sparktrace::diagnose::Finding> findings;
+  std::map<std::string, std::vector<sparktrace::diagnose::Finding>> operation_findings;
   // What the application and each operation cost (cli/diagnose/cost.h), priced with `prices`.
   std::optional<traceview::AttemptCost> cost;
   std::map<std::string, traceview::AttemptCost> operation_costs;
   traceview::CostPrices prices;
   // What-if estimates (diagnose/what_if_report.h): the application's, and per operation id.
-  diagnose::WhatIfReport what_if;
-  std::map<std::string, diagnose::WhatIfReport> operation_what_if;
+  sparktrace::diagnose::WhatIfReport what_if;
+  std::map<std::string, sparktrace::diagnose::WhatIfReport> operation_what_if;
 };
 
 // An input that could not be read (whole or in part). `path` is the argument or log it concerns.
@@ -62,4 +62,4 @@ std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs);
 std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,
                                const std::vector<DiagnoseError>& errors);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

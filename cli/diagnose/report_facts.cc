@@ -4,13 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::diagnose {
 
-using listener::ApplicationModel;
-using listener::ConnectOperationRecord;
-using listener::EpochMillis;
-using listener::JobRecord;
-using listener::StageAttemptRecord;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ConnectOperationRecord;
+using listener::correlate::JobRecord;
+using listener::correlate::StageAttemptRecord;
+using listener::events::EpochMillis;
 
 // `application_status`: ApplicationStatus of the log; what has not ended in a log that will not
 // say more is "unknown", not "running".
@@ -26,7 +26,7 @@ std::string_view ApplicationStatus(const DiagnosedLog& log) {
 }
 
 std::string_view JobStatus(const JobRecord& job, std::string_view application_status) {
-  return listener::JobStatusName(job.StatusWhenOver(application_status != "in_progress"));
+  return listener::correlate::JobStatusName(job.StatusWhenOver(application_status != "in_progress"));
 }
 
 std::optional<std::int64_t> StageDurationMs(const StageAttemptRecord& stage) {
@@ -52,7 +52,7 @@ std::string_view OperationStatus(const ConnectOperationRecord& operation) {
 std::int64_t ExecutorsRemoved(const ApplicationModel& model) {
   return std::count_if(
       model.executors().begin(), model.executors().end(),
-      [](const listener::ExecutorRecord& executor) { return executor.removed_ms.has_value(); });
+      [](const listener::correlate::ExecutorRecord& executor) { return executor.removed_ms.has_value(); });
 }
 
 std::int64_t IgnoredEvents(const DiagnosedLog& log) {
@@ -79,4 +79,4 @@ std::string FormatNumber(double value) {
   return text;
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

@@ -13,21 +13,22 @@
 #include "cli/diagnose/report.h"
 #include "listener/correlate/phases.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::cli::diagnose {
 
-inline constexpr std::array<listener::Phase, listener::kPhaseCount> kReportPhases = {
-    listener::Phase::kResourceWait, listener::Phase::kCompute, listener::Phase::kIoWrite,
-    listener::Phase::kIdle};
+inline constexpr std::array<listener::correlate::Phase, listener::correlate::kPhaseCount> kReportPhases = {
+    listener::correlate::Phase::kResourceWait, listener::correlate::Phase::kCompute,
+    listener::correlate::Phase::kIoWrite, listener::correlate::Phase::kIdle};
 
 // `application_status`: ApplicationStatus of the log; what has not ended in a log that will not
 // say more is "unknown", not "running".
-std::string_view StageStatus(const listener::StageAttemptRecord& stage, std::string_view application_status);
-std::string_view JobStatus(const listener::JobRecord& job, std::string_view application_status);
-std::optional<std::int64_t> StageDurationMs(const listener::StageAttemptRecord& stage);
-std::optional<std::int64_t> JobDurationMs(const listener::JobRecord& job);
+std::string_view StageStatus(const listener::correlate::StageAttemptRecord& stage,
+                             std::string_view application_status);
+std::string_view JobStatus(const listener::correlate::JobRecord& job, std::string_view application_status);
+std::optional<std::int64_t> StageDurationMs(const listener::correlate::StageAttemptRecord& stage);
+std::optional<std::int64_t> JobDurationMs(const listener::correlate::JobRecord& job);
 // The first terminal event decides, as the phase window does (phases.h).
-std::string_view OperationStatus(const listener::ConnectOperationRecord& operation);
-std::int64_t ExecutorsRemoved(const listener::ApplicationModel& model);
+std::string_view OperationStatus(const listener::correlate::ConnectOperationRecord& operation);
+std::int64_t ExecutorsRemoved(const listener::correlate::ApplicationModel& model);
 std::int64_t IgnoredEvents(const DiagnosedLog& log);
 // Blank, oversized and cut-off lines: skipped by the feed before any parsing. The feed's
 // corrupt_lines also counts the lines this command reported as malformed, which are shown apart.
@@ -35,4 +36,4 @@ std::int64_t DroppedLines(const DiagnosedLog& log);
 // A figure as text: integers whole, fractions with 4 significant digits.
 std::string FormatNumber(double value);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

@@ -16,15 +16,17 @@
 #include "diagnose/finding.h"
 #include "listener/correlate/phases.h"
 
-namespace sparktrace::cli {
+namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
+
+namespace sparktrace::cli::diagnose {
 namespace {
 
-using listener::ApplicationModel;
-using listener::EpochMillis;
-using listener::JobRecord;
-using listener::Phase;
-using listener::PhaseBreakdown;
-using listener::StageAttemptRecord;
+using listener::correlate::ApplicationModel;
+using listener::correlate::JobRecord;
+using listener::correlate::Phase;
+using listener::correlate::PhaseBreakdown;
+using listener::correlate::StageAttemptRecord;
+using listener::events::EpochMillis;
 
 // "2019-04-08T20:39:44.286Z".
 std::string FormatTimestamp(EpochMillis time_ms) {
@@ -114,13 +116,14 @@ void RenderPhasesText(const std::optional<PhaseBreakdown>& phases, const std::st
   out += indent + "phases\n";
   Table table(indent + "  ", {false, true, true});
   for (Phase phase : kReportPhases) {
-    table.Add({std::string(listener::PhaseName(phase)), std::to_string(phases->TotalMs(phase)) + " ms",
+    table.Add({std::string(listener::correlate::PhaseName(phase)),
+               std::to_string(phases->TotalMs(phase)) + " ms",
                FormatPercent(phases->TotalMs(phase), window_ms)});
   }
   table.Render(out);
 }
 
-std::string FormatEvidence(const diagnose::Evidence& evidence) {
+std::string FormatEvidence(const diagnosis::Evidence& evidence) {
   std::string text = evidence.name + "=";
   if (evidence.text) return text + *evidence.text;
   text += FormatNumber(evidence.value);
@@ -129,21 +132,21 @@ std::string FormatEvidence(const diagnose::Evidence& evidence) {
     text += " " + evidence.unit;
   }
   if (evidence.threshold) {
-    text += " (" + std::string(diagnose::ComparisonSymbol(evidence.comparison)) + " " +
+    text += " (" + std::string(diagnosis::ComparisonSymbol(evidence.comparison)) + " " +
             FormatNumber(*evidence.threshold) + ")";
   }
   return text;
 }
 
-std::string ScopeText(const diagnose::FindingScope& scope) {
+std::string ScopeText(const diagnosis::FindingScope& scope) {
   switch (scope.kind) {
-    case diagnose::ScopeKind::kApplication:
+    case diagnosis::ScopeKind::kApplication:
       return "application";
-    case diagnose::ScopeKind::kOperation:
+    case diagnosis::ScopeKind::kOperation:
       return "operation";
-    case diagnose::ScopeKind::kJob:
+    case diagnosis::ScopeKind::kJob:
       return "job " + std::to_string(scope.job_id.value_or(-1));
-    case diagnose::ScopeKind::kStage:
+    case diagnosis::ScopeKind::kStage:
       return "stage " + std::to_string(scope.stage_id.value_or(-1)) + "." +
              std::to_string(scope.stage_attempt.value_or(0)) +
              (scope.job_id ? " (job " + std::to_string(*scope.job_id) + ")" : "");
@@ -152,41 +155,41 @@ std::string ScopeText(const diagnose::FindingScope& scope) {
 }
 
 // `what_if`: estimates printed under the findings they answer, then all of them.
-void RenderFindingsText(const std::vector<diagnose::Finding>& findings, const diagnose::WhatIfReport& what_if,
-                        const std::string& indent, std::string& out) {
+void RenderFindingsText(const std::vector<diagnosis::Finding>& findings,
+                        const diagnosis::WhatIfReport& what_if, const std::string& indent, std::string& out) {
   if (findings.empty()) {
     out += indent + "findings none\n";
-    out += diagnose::WhatIfBlock(what_if, indent);
+    out += diagnosis::WhatIfBlock(what_if, indent);
     return;
   }
   out += indent + "findings (" + std::to_string(findings.size()) + ", most impactful first)\n";
   const std::string body = indent + "     ";
   for (std::size_t i = 0; i < findings.size(); ++i) {
-    const diagnose::Finding& finding = findings[i];
+    const diagnosis::Finding& finding = findings[i];
     char impact[32];
     std::snprintf(impact, sizeof impact, "%.1fs", finding.impact_seconds);
     out += indent + "  " + std::to_string(i + 1) + ". [" +
-           std::string(diagnose::SeverityName(finding.severity)) + "] " + finding.id + "  " +
+           std::string(diagnosis::SeverityName(finding.severity)) + "] " + finding.id + "  " +
            ScopeText(finding.scope) + "  impact ~" + impact + "\n";
     out += body + finding.title + "\n";
     std::string evidence;
-    for (const diagnose::Evidence& item : finding.evidence)
+    for (const diagnosis::Evidence& item : finding.evidence)
       evidence += (evidence.empty() ? "" : ", ") + FormatEvidence(item);
     if (!evidence.empty()) out.append(body).append("evidence ").append(evidence).append("\n");
     for (std::size_t f = 0; f < finding.fix.size(); ++f)
       out += body + (f == 0 ? "fix      - " : "         - ") + finding.fix[f] + "\n";
     out += body + "recipe   " + finding.recipe + "\n";
     std::string related;
-    for (const diagnose::RelatedFinding& link : finding.related)
+    for (const diagnosis::RelatedFinding& link : finding.related)
       related += (related.empty() ? "" : ", ") + link.relation + " " + link.key;
     if (!related.empty()) out.append(body).append("related  ").append(related).append("\n");
     if (finding.suppressed) {
       out +=
           body + "suppressed until " + finding.suppressed->until + ": " + finding.suppressed->reason + "\n";
     }
-    out += diagnose::WhatIfLinesFor(what_if, finding.id, body);
+    out += diagnosis::WhatIfLinesFor(what_if, finding.id, body);
   }
-  out += diagnose::WhatIfBlock(what_if, indent);
+  out += diagnosis::WhatIfBlock(what_if, indent);
 }
 
 // Jobs and their stage attempts as one table, stages indented under their job; start times are
@@ -208,7 +211,7 @@ void RenderJobsText(const ApplicationModel& model, const std::vector<const JobRe
     table.Add({label, std::string(JobStatus(*job, application_status)),
                FormatOffset(job->submission_ms, origin_ms), FormatOptionalSeconds(JobDurationMs(*job))});
     for (const StageAttemptRecord* stage : model.StagesOfJob(job->job_id)) {
-      const listener::TaskStatistics& tasks = stage->tasks;
+      const listener::correlate::TaskStatistics& tasks = stage->tasks;
       const auto& durations = tasks.successful_durations;
       const auto quantile = [&durations](double q) {
         const std::optional<std::int64_t> value = durations.Quantile(q);
@@ -252,7 +255,7 @@ EpochMillis TimelineOrigin(const ApplicationModel& model, const std::optional<Ph
 
 void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   const ApplicationModel& model = log.model;
-  const listener::ApplicationRecord& app = model.application();
+  const listener::correlate::ApplicationRecord& app = model.application();
   out += "application " + (app.app_id.empty() ? std::string("(no id)") : app.app_id);
   if (app.attempt_id) out += " attempt " + *app.attempt_id;
   if (!app.app_name.empty()) out += "  \"" + app.app_name + "\"";
@@ -269,7 +272,7 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
     if (first.size() > 160) first = first.substr(0, 157) + "...";
     out += "           first malformed " + first + "\n";
   }
-  const std::optional<PhaseBreakdown> phases = listener::ApplicationPhases(model);
+  const std::optional<PhaseBreakdown> phases = listener::correlate::ApplicationPhases(model);
   RenderPhasesText(phases, "  ", out);
   if (log.cost) out += "  cost     " + CostLine(*log.cost) + "\n";
   RenderFindingsText(log.findings, log.what_if, "  ", out);
@@ -288,13 +291,14 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
            (operation.user_id.empty() ? "-" : operation.user_id) + "\n";
     if (!operation.error_message.empty())
       out += "    error    " + operation.error_message.substr(0, 160) + "\n";
-    const std::optional<PhaseBreakdown> operation_phases = listener::OperationPhases(model, operation);
+    const std::optional<PhaseBreakdown> operation_phases =
+        listener::correlate::OperationPhases(model, operation);
     RenderPhasesText(operation_phases, "    ", out);
     if (auto cost = log.operation_costs.find(operation.operation_id); cost != log.operation_costs.end())
       out += "    cost     " + CostLine(cost->second) + "\n";
     const auto what_if = log.operation_what_if.find(operation.operation_id);
-    const diagnose::WhatIfReport none;
-    const diagnose::WhatIfReport& operation_what_if =
+    const diagnosis::WhatIfReport none;
+    const diagnosis::WhatIfReport& operation_what_if =
         what_if != log.operation_what_if.end() ? what_if->second : none;
     if (auto found = log.operation_findings.find(operation.operation_id);
         found != log.operation_findings.end()) {
@@ -323,4 +327,4 @@ std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs) {
   return out;
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::cli::diagnose

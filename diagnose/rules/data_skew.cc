@@ -17,7 +17,7 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 namespace {
 
 // Spark's byte strings: "256MB", "64m", "1g", "1048576b", "100k".
@@ -66,8 +66,8 @@ std::string WhyAdaptiveDidNotHelp(const DiagnosisScope& scope, double max_task_b
 void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   const DataSkewThresholds& t = scope.thresholds->data_skew;
   if (!t.enabled) return;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::DurationSample& durations = stage->tasks.successful_durations;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::DurationSample& durations = stage->tasks.successful_durations;
     if (durations.count() < t.min_tasks) continue;
     const double median_ms = static_cast<double>(durations.Quantile(0.5).value_or(0));
     const double max_ms = static_cast<double>(durations.max_ms());
@@ -75,7 +75,7 @@ void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
     const double excess_seconds = (max_ms - median_ms) / 1000.0;
     if (ratio < t.min_duration_ratio || excess_seconds < t.min_excess_seconds) continue;
 
-    const listener::DurationSample& bytes = stage->tasks.successful_task_bytes;
+    const listener::correlate::DurationSample& bytes = stage->tasks.successful_task_bytes;
     const double max_bytes = static_cast<double>(bytes.count() > 0 ? bytes.max_ms() : 0);
     const double median_bytes = static_cast<double>(bytes.Quantile(0.5).value_or(0));
     const bool bytes_measurable = max_bytes >= static_cast<double>(t.min_max_task_bytes);
@@ -139,4 +139,4 @@ void DataSkewRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   }
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

@@ -10,7 +10,7 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 namespace {
 
 void AddGcFixes(const DiagnosisScope& scope, Finding& finding) {
@@ -39,8 +39,8 @@ void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings)
   bool stage_fired = false;
   std::int64_t total_gc_ms = 0;
   std::int64_t total_run_ms = 0;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::TaskStatistics& tasks = stage->tasks;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::TaskStatistics& tasks = stage->tasks;
     total_gc_ms += tasks.jvm_gc_time_ms;
     total_run_ms += tasks.executor_run_time_ms;
     if (static_cast<double>(tasks.executor_run_time_ms) < t.min_run_seconds * 1000) continue;
@@ -69,9 +69,10 @@ void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings)
     return;
   const double share = static_cast<double>(total_gc_ms) / static_cast<double>(total_run_ms);
   if (share < t.min_gc_share || !scope.phases) return;
-  const double busy_seconds = static_cast<double>(scope.phases->TotalMs(listener::Phase::kCompute) +
-                                                  scope.phases->TotalMs(listener::Phase::kIoWrite)) /
-                              1000.0;
+  const double busy_seconds =
+      static_cast<double>(scope.phases->TotalMs(listener::correlate::Phase::kCompute) +
+                          scope.phases->TotalMs(listener::correlate::Phase::kIoWrite)) /
+      1000.0;
   const double impact = busy_seconds * std::min(share, 1.0);
   if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) return;
   Finding finding = NewFinding(kGcPressure, scope.base, impact, SeverityForImpact(scope, impact));
@@ -87,4 +88,4 @@ void GcPressureRule(const DiagnosisScope& scope, std::vector<Finding>& findings)
   findings.push_back(std::move(finding));
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

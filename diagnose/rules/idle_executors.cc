@@ -23,14 +23,14 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 
-using listener::EpochMillis;
+using listener::events::EpochMillis;
 
 void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   const IdleExecutorsThresholds& t = scope.thresholds->idle_executors;
   if (!t.enabled || scope.is_operation() || !scope.phases || scope.model->executors().empty()) return;
-  const listener::TimeWindow window = scope.phases->window;
+  const listener::correlate::TimeWindow window = scope.phases->window;
   const std::string task_cpus_text = PropertyOr(scope, "spark.task.cpus", "1");
   int task_cpus = 1;
   std::from_chars(task_cpus_text.data(), task_cpus_text.data() + task_cpus_text.size(), task_cpus);
@@ -39,15 +39,15 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   double slot_ms = 0;
   double gap_idle_ms = 0;
   std::map<std::string, double, std::less<>> alive_slot_ms;  // by executor id
-  for (const listener::ExecutorRecord& executor : scope.model->executors()) {
+  for (const listener::correlate::ExecutorRecord& executor : scope.model->executors()) {
     const EpochMillis from = std::max(executor.added_ms, window.start_ms);
     const EpochMillis to = std::min(executor.removed_ms.value_or(window.end_ms), window.end_ms);
     if (to <= from) continue;
     const double slots = std::max(1, executor.total_cores / task_cpus);
     slot_ms += static_cast<double>(to - from) * slots;
     alive_slot_ms[executor.executor_id] += static_cast<double>(to - from) * slots;
-    for (const listener::PhaseInterval& interval : scope.phases->intervals) {
-      if (interval.phase != listener::Phase::kIdle) continue;
+    for (const listener::correlate::PhaseInterval& interval : scope.phases->intervals) {
+      if (interval.phase != listener::correlate::Phase::kIdle) continue;
       const EpochMillis overlap_from = std::max(from, interval.start_ms);
       const EpochMillis overlap_to = std::min(to, interval.end_ms);
       if (overlap_to > overlap_from) gap_idle_ms += static_cast<double>(overlap_to - overlap_from) * slots;
@@ -64,8 +64,8 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   const DataSkewThresholds& skew = scope.thresholds->data_skew;
   const double average_slots_alive = slot_ms / static_cast<double>(std::max<std::int64_t>(scope.WallMs(), 1));
   double straggler_idle_ms = 0;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::DurationSample& durations = stage->tasks.successful_durations;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::DurationSample& durations = stage->tasks.successful_durations;
     if (durations.count() < std::max<std::int64_t>(skew.min_tasks, 2)) continue;
     const double median = static_cast<double>(durations.Quantile(0.5).value_or(0));
     const double max = static_cast<double>(durations.max_ms());
@@ -81,7 +81,7 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   const double tail_idle_ms = idle_ms - gap_idle_ms;
   const double gap_share = gap_idle_ms / slot_ms;
   double narrow_idle_ms = 0;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
     const std::optional<std::int64_t> duration_ms = StageDurationMs(*stage);
     if (!duration_ms || static_cast<double>(stage->num_tasks) * 4 >= average_slots_alive) continue;
     narrow_idle_ms +=
@@ -162,4 +162,4 @@ void IdleExecutorsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   findings.push_back(std::move(finding));
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

@@ -30,11 +30,11 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 namespace {
 
-using listener::EpochMillis;
-using listener::StageAttemptRecord;
+using listener::correlate::StageAttemptRecord;
+using listener::events::EpochMillis;
 
 int TaskCpus(const DiagnosisScope& scope) {
   const std::string text = PropertyOr(scope, "spark.task.cpus", "1");
@@ -47,7 +47,7 @@ int TaskCpus(const DiagnosisScope& scope) {
 double SlotsAliveAt(const DiagnosisScope& scope, EpochMillis at_ms) {
   const int task_cpus = TaskCpus(scope);
   double slots = 0;
-  for (const listener::ExecutorRecord& executor : scope.model->executors()) {
+  for (const listener::correlate::ExecutorRecord& executor : scope.model->executors()) {
     if (executor.added_ms > at_ms || (executor.removed_ms && *executor.removed_ms <= at_ms)) continue;
     slots += std::max(1, executor.total_cores / task_cpus);
   }
@@ -81,7 +81,7 @@ double TypicalTaskMs(const DiagnosisScope& scope) {
   std::vector<std::pair<double, double>> medians;  // (median ms, tasks)
   double total = 0;
   for (const StageAttemptRecord* stage : scope.stages) {
-    const listener::DurationSample& durations = stage->tasks.successful_durations;
+    const listener::correlate::DurationSample& durations = stage->tasks.successful_durations;
     if (durations.count() == 0) continue;
     medians.emplace_back(static_cast<double>(durations.Quantile(0.5).value_or(0)),
                          static_cast<double>(durations.count()));
@@ -106,8 +106,9 @@ struct Suggestion {
 // inherits (a repartition(k) or coalesce(k) before it), a shuffle-reading stage by the shuffle's
 // partition count (spark.sql.shuffle.partitions, unless the query or AQE set fewer), a scanning stage by
 // how its files split; long tasks over little data by where the rows are split before the expensive step.
-void AddPartitioningFixes(const DiagnosisScope& scope, const listener::TaskStatistics& tasks, bool bytes_path,
-                          std::int64_t task_count, const Suggestion& suggestion, Finding& finding) {
+void AddPartitioningFixes(const DiagnosisScope& scope, const listener::correlate::TaskStatistics& tasks,
+                          bool bytes_path, std::int64_t task_count, const Suggestion& suggestion,
+                          Finding& finding) {
   const std::string n = std::to_string(suggestion.partitions);
   const std::string count = std::to_string(task_count);
   const std::string shuffle_partitions = PropertyOr(scope, "spark.sql.shuffle.partitions", "200");
@@ -168,8 +169,8 @@ void LowParallelismRule(const DiagnosisScope& scope, std::vector<Finding>& findi
   if (!t.enabled || scope.model->executors().empty()) return;
   std::optional<double> typical_task_ms;  // computed once a stage needs it
   for (const StageAttemptRecord* stage : scope.stages) {
-    const listener::TaskStatistics& tasks = stage->tasks;
-    const listener::DurationSample& durations = tasks.successful_durations;
+    const listener::correlate::TaskStatistics& tasks = stage->tasks;
+    const listener::correlate::DurationSample& durations = tasks.successful_durations;
     const std::optional<std::int64_t> duration_ms = StageDurationMs(*stage);
     const std::optional<EpochMillis> first_launch =
         tasks.first_launch_ms ? tasks.first_launch_ms : stage->StartMs();
@@ -250,4 +251,4 @@ void LowParallelismRule(const DiagnosisScope& scope, std::vector<Finding>& findi
   }
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

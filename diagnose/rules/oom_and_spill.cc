@@ -20,7 +20,7 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 namespace {
 
 void AddMemoryFixes(const DiagnosisScope& scope, Finding& finding, bool out_of_memory) {
@@ -50,8 +50,8 @@ void AddMemoryFixes(const DiagnosisScope& scope, Finding& finding, bool out_of_m
 void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   const OomAndSpillThresholds& t = scope.thresholds->oom_and_spill;
   if (!t.enabled) return;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::TaskStatistics& tasks = stage->tasks;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::TaskStatistics& tasks = stage->tasks;
     const double processed = static_cast<double>(tasks.input_bytes + tasks.shuffle_read_bytes);
     const double spilled = static_cast<double>(tasks.memory_bytes_spilled);
     const double spill_ratio = spilled / std::max(processed, 1.0);
@@ -78,7 +78,7 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
     const bool out_of_memory = tasks.out_of_memory_tasks >= std::max<std::int64_t>(t.min_oom_tasks, 1);
     double oom_task_ms = 0;
     std::string oom_sample;
-    for (const listener::TaskFailureGroup& group : tasks.failure_groups) {
+    for (const listener::correlate::TaskFailureGroup& group : tasks.failure_groups) {
       if (!group.out_of_memory) continue;
       oom_task_ms += static_cast<double>(group.task_time_ms);
       if (oom_sample.empty()) oom_sample = group.sample_message.substr(0, 200);
@@ -130,10 +130,10 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
   // Executors lost to memory, within the scope's window.
   std::int64_t lost = 0;
   std::string sample;
-  const std::optional<listener::TimeWindow> window =
-      scope.phases ? std::optional<listener::TimeWindow>(scope.phases->window) : std::nullopt;
-  for (const listener::ExecutorRecord& executor : scope.model->executors()) {
-    if (!executor.removed_ms || !listener::LooksLikeOutOfMemory(executor.removed_reason)) continue;
+  const std::optional<listener::correlate::TimeWindow> window =
+      scope.phases ? std::optional<listener::correlate::TimeWindow>(scope.phases->window) : std::nullopt;
+  for (const listener::correlate::ExecutorRecord& executor : scope.model->executors()) {
+    if (!executor.removed_ms || !listener::correlate::LooksLikeOutOfMemory(executor.removed_reason)) continue;
     if (window && (*executor.removed_ms < window->start_ms || *executor.removed_ms > window->end_ms))
       continue;
     ++lost;
@@ -152,4 +152,4 @@ void OomAndSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findings
   findings.push_back(std::move(finding));
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

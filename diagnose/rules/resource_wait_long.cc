@@ -8,9 +8,9 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 
-using listener::Phase;
+using listener::correlate::Phase;
 
 void ResourceWaitLongRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   const ResourceWaitThresholds& t = scope.thresholds->resource_wait_long;
@@ -33,7 +33,7 @@ void ResourceWaitLongRule(const DiagnosisScope& scope, std::vector<Finding>& fin
   const std::int64_t gaps_ms = wait_ms - startup_ms;
   // Executors that say when they were requested (Spark 3.4+): the slowest request → added.
   std::int64_t slowest_request_ms = -1;
-  for (const listener::ExecutorRecord& executor : scope.model->executors()) {
+  for (const listener::correlate::ExecutorRecord& executor : scope.model->executors()) {
     if (executor.request_ms && executor.added_ms >= *executor.request_ms) {
       slowest_request_ms = std::max(slowest_request_ms, executor.added_ms - *executor.request_ms);
     }
@@ -102,4 +102,4 @@ void ResourceWaitLongRule(const DiagnosisScope& scope, std::vector<Finding>& fin
   findings.push_back(std::move(finding));
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

@@ -8,7 +8,7 @@
 
 #include "diagnose/diagnosis_scope.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 
 void ResourceWaitLongRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
 void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
@@ -22,4 +22,4 @@ void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& finding
 // Reads the findings already in `findings` (the other rules' ones).
 void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findings);
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

@@ -25,11 +25,11 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 namespace {
 
 // Task time other rules explain (shuffle fetch wait and write, GC), as a share of run time.
-double ExplainedShare(const listener::TaskStatistics& tasks) {
+double ExplainedShare(const listener::correlate::TaskStatistics& tasks) {
   if (tasks.executor_run_time_ms <= 0) return 0.0;
   const double explained = static_cast<double>(tasks.shuffle_fetch_wait_ms) +
                            static_cast<double>(tasks.shuffle_write_time_ns) / 1e6 +
@@ -37,7 +37,7 @@ double ExplainedShare(const listener::TaskStatistics& tasks) {
   return std::clamp(explained / static_cast<double>(tasks.executor_run_time_ms), 0.0, 0.9);
 }
 
-double ReadBytes(const listener::TaskStatistics& tasks) {
+double ReadBytes(const listener::correlate::TaskStatistics& tasks) {
   return static_cast<double>(tasks.input_bytes) + static_cast<double>(tasks.shuffle_read_bytes);
 }
 
@@ -51,8 +51,8 @@ std::optional<ComputeReference> ComputeReferenceOf(const DiagnosisScope& scope, 
   double bytes = 0;
   double seconds = 0;
   ComputeReference reference;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::TaskStatistics& tasks = stage->tasks;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::TaskStatistics& tasks = stage->tasks;
     if (tasks.WritesOutput() || tasks.successful_durations.count() < 1) continue;
     const std::optional<std::int64_t> duration_ms = StageDurationMs(*stage);
     if (!duration_ms || static_cast<double>(*duration_ms) < t.min_compute_stage_seconds * 1000) continue;
@@ -121,8 +121,8 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
       reference ? std::max(floor_rate,
                            std::min(reference->bytes_per_second / t.min_compute_to_write_ratio, ceiling_rate))
                 : floor_rate;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::TaskStatistics& tasks = stage->tasks;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::TaskStatistics& tasks = stage->tasks;
     if (!tasks.WritesOutput() || tasks.output_bytes < t.min_output_bytes) continue;
     const std::optional<std::int64_t> duration_ms = StageDurationMs(*stage);
     if (!duration_ms || static_cast<double>(*duration_ms) < t.min_stage_seconds * 1000) continue;
@@ -180,4 +180,4 @@ void S3WriteSlowRule(const DiagnosisScope& scope, std::vector<Finding>& findings
   }
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

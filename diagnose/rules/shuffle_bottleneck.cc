@@ -13,13 +13,13 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 
 void ShuffleBottleneckRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   const ShuffleBottleneckThresholds& t = scope.thresholds->shuffle_bottleneck;
   if (!t.enabled) return;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::TaskStatistics& tasks = stage->tasks;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::TaskStatistics& tasks = stage->tasks;
     if (tasks.executor_run_time_ms <= 0) continue;
     const double fetch_wait_ms = static_cast<double>(tasks.shuffle_fetch_wait_ms);
     const double write_ms = static_cast<double>(tasks.shuffle_write_time_ns) / 1e6;
@@ -91,4 +91,4 @@ void ShuffleBottleneckRule(const DiagnosisScope& scope, std::vector<Finding>& fi
   }
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

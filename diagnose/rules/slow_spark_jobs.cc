@@ -11,7 +11,7 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 
 void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   const SlowSparkJobsThresholds& t = scope.thresholds->slow_spark_jobs;
@@ -40,20 +40,21 @@ void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   summary.title = "wall time " + Seconds(wall_seconds);
   summary.evidence.push_back(Figure("wall_ms", wall_seconds * 1000, "ms"));
   if (scope.phases && wall_seconds > 0) {
-    std::vector<std::pair<std::int64_t, listener::Phase>> phases;
-    for (listener::Phase phase : {listener::Phase::kResourceWait, listener::Phase::kCompute,
-                                  listener::Phase::kIoWrite, listener::Phase::kIdle}) {
+    std::vector<std::pair<std::int64_t, listener::correlate::Phase>> phases;
+    for (listener::correlate::Phase phase :
+         {listener::correlate::Phase::kResourceWait, listener::correlate::Phase::kCompute,
+          listener::correlate::Phase::kIoWrite, listener::correlate::Phase::kIdle}) {
       phases.emplace_back(scope.phases->TotalMs(phase), phase);
-      summary.evidence.push_back(Figure(std::string(listener::PhaseName(phase)) + "_ms",
+      summary.evidence.push_back(Figure(std::string(listener::correlate::PhaseName(phase)) + "_ms",
                                         static_cast<double>(scope.phases->TotalMs(phase)), "ms"));
     }
     std::sort(phases.rbegin(), phases.rend());
-    summary.title += ", mostly " + std::string(listener::PhaseName(phases[0].second)) + " (" +
+    summary.title += ", mostly " + std::string(listener::correlate::PhaseName(phases[0].second)) + " (" +
                      Percent(static_cast<double>(phases[0].first) / 1000.0 / wall_seconds) + ")";
   }
-  const listener::JobRecord* longest_job = nullptr;
+  const listener::correlate::JobRecord* longest_job = nullptr;
   std::int64_t longest_job_ms = -1;
-  for (const listener::JobRecord* job : scope.jobs) {
+  for (const listener::correlate::JobRecord* job : scope.jobs) {
     if (!job->submission_ms || !job->completion_ms) continue;
     if (*job->completion_ms - *job->submission_ms > longest_job_ms) {
       longest_job_ms = *job->completion_ms - *job->submission_ms;
@@ -66,8 +67,8 @@ void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
     summary.evidence.push_back(Figure("longest_job_id", longest_job->job_id, "id"));
     summary.evidence.push_back(Figure("longest_job_ms", static_cast<double>(longest_job_ms), "ms"));
   }
-  std::vector<std::pair<std::int64_t, const listener::StageAttemptRecord*>> stages;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
+  std::vector<std::pair<std::int64_t, const listener::correlate::StageAttemptRecord*>> stages;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
     if (auto duration = StageDurationMs(*stage)) stages.emplace_back(*duration, stage);
   }
   std::sort(stages.begin(), stages.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -89,4 +90,4 @@ void SlowSparkJobsRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   findings.push_back(std::move(summary));
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

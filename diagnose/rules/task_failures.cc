@@ -14,7 +14,7 @@
 
 #include "diagnose/rules/rules.h"
 
-namespace sparktrace::diagnose {
+namespace sparktrace::diagnose::rules {
 
 void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& findings) {
   const TaskFailuresThresholds& t = scope.thresholds->task_failures;
@@ -28,15 +28,15 @@ void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& finding
   std::map<std::string, Group> groups;
   std::int64_t failed = 0, killed = 0, ended = 0, resubmitted = 0, failed_stages = 0, retried_stages = 0;
   double impact = 0;
-  for (const listener::StageAttemptRecord* stage : scope.stages) {
-    const listener::TaskStatistics& tasks = stage->tasks;
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
+    const listener::correlate::TaskStatistics& tasks = stage->tasks;
     failed += tasks.failed_tasks;
     killed += tasks.killed_tasks;
     ended += tasks.tasks_ended;
     resubmitted += tasks.resubmitted_tasks;
     if (stage->key.attempt_id > 0) ++retried_stages;
     const double parallelism = AverageParallelism(*stage);
-    for (const listener::TaskFailureGroup& group : tasks.failure_groups) {
+    for (const listener::correlate::TaskFailureGroup& group : tasks.failure_groups) {
       Group& merged = groups[group.reason];
       merged.count += group.count;
       merged.killed = group.killed;
@@ -51,8 +51,8 @@ void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& finding
   }
   std::int64_t failed_jobs = 0;
   std::string job_failure;
-  for (const listener::JobRecord* job : scope.jobs) {
-    if (job->status != listener::JobStatus::kFailed) continue;
+  for (const listener::correlate::JobRecord* job : scope.jobs) {
+    if (job->status != listener::correlate::JobStatus::kFailed) continue;
     ++failed_jobs;
     if (job_failure.empty())
       job_failure = "job " + std::to_string(job->job_id) + ": " + job->failure_message.substr(0, 200);
@@ -87,7 +87,7 @@ void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& finding
       Figure("failed_jobs", static_cast<double>(failed_jobs), "count"),
   };
   std::int64_t out_of_memory = 0;
-  for (const listener::StageAttemptRecord* stage : scope.stages)
+  for (const listener::correlate::StageAttemptRecord* stage : scope.stages)
     out_of_memory += stage->tasks.out_of_memory_tasks;
   finding.evidence.push_back(Figure("out_of_memory_tasks", static_cast<double>(out_of_memory), "count"));
   bool any_oom = false, any_fetch = false, any_lost = false;
@@ -120,4 +120,4 @@ void TaskFailuresRule(const DiagnosisScope& scope, std::vector<Finding>& finding
   findings.push_back(std::move(finding));
 }
 
-}  // namespace sparktrace::diagnose
+}  // namespace sparktrace::diagnose::rules

@@ -11,7 +11,7 @@
 #include <tuple>
 #include <utility>
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -312,4 +312,4 @@ SimulationResult Simulate(const AttemptInput& input, const SimulationOptions& op
   return result;
 }
 
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

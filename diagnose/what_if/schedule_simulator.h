@@ -31,7 +31,7 @@
 
 #include "diagnose/what_if/what_if_input.h"
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 
 inline constexpr std::int64_t kMinUnitsPerStage = 4096;
 std::int64_t UnitsPerStage(std::int64_t task_count, std::int64_t peak_slots);
@@ -65,4 +65,4 @@ SimulationResult Simulate(const AttemptInput& input, const SimulationOptions& op
 // The units a stage is simulated in: durations of `units` groups of its tasks (see above).
 std::vector<double> StageUnits(const StageInput& stage, std::int64_t units);
 
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

@@ -9,7 +9,7 @@
 
 #include "diagnose/what_if/schedule_simulator.h"
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 namespace {
 
 constexpr double kAlways = std::numeric_limits<double>::lowest();
@@ -91,8 +91,8 @@ std::vector<WhatIfEstimate> EstimateWhatIf(const AttemptInput& input, const What
   if (!HasStages(input) || peak <= 0) return estimates;
   const double measured = std::max(0.0, input.end_ms - input.start_ms);
   const double today = Simulate(input, SimulationOptions{input.slots, {}}).wall_ms;
-  const auto add = [&](std::string name, std::string label, std::int64_t slots, const SimulationOptions& simulation,
-                       std::vector<std::string> answers) {
+  const auto add = [&](std::string name, std::string label, std::int64_t slots,
+                       const SimulationOptions& simulation, std::vector<std::string> answers) {
     WhatIfEstimate estimate;
     estimate.name = std::move(name);
     estimate.label = std::move(label);
@@ -179,4 +179,4 @@ std::string EstimateSentence(const WhatIfEstimate& estimate) {
          Duration(estimate.measured_ms);
 }
 
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

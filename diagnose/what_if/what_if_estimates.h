@@ -45,7 +45,7 @@
 
 #include "diagnose/what_if/what_if_input.h"
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 
 enum class Anchoring : std::uint8_t { kRatio, kDifference, kRaw };
 
@@ -89,4 +89,4 @@ std::string RoughDuration(double ms);
 // "with 8 executors from the start: ~1 min 52 s instead of 5 min 4 s"
 std::string EstimateSentence(const WhatIfEstimate& estimate);
 
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 
 struct StageInput {
   std::int32_t stage_id = 0;
@@ -65,4 +65,4 @@ struct AttemptInput {
 std::int64_t PeakSlots(const std::vector<SlotStep>& slots);
 double FirstPeakMs(const std::vector<SlotStep>& slots, double start_ms);
 
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 namespace {
 
 std::int64_t Ms(double ms) { return static_cast<std::int64_t>(std::llround(ms)); }
@@ -56,4 +56,4 @@ nlohmann::ordered_json WhatIfToJson(const std::vector<WhatIfEstimate>& estimates
   return json;
 }
 
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

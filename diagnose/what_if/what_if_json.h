@@ -19,7 +19,7 @@
 
 #include "diagnose/what_if/what_if_estimates.h"
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 
 nlohmann::ordered_json EstimateToJson(const WhatIfEstimate& estimate);
 // null when there is no estimate (no job with a stage, or no executor ever).
@@ -27,4 +27,4 @@ nlohmann::ordered_json WhatIfToJson(const std::vector<WhatIfEstimate>& estimates
                                     const std::optional<ReplayCheck>& replay,
                                     Anchoring anchoring = Anchoring::kRatio);
 
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

@@ -4,7 +4,7 @@
 #include <limits>
 #include <variant>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 std::string_view JobStatusName(JobStatus status) {
   switch (status) {
@@ -20,27 +20,27 @@ std::string_view JobStatusName(JobStatus status) {
   return "unknown";
 }
 
-std::optional<EpochMillis> StageAttemptRecord::StartMs() const {
+std::optional<events::EpochMillis> StageAttemptRecord::StartMs() const {
   if (submission_ms) return submission_ms;
   return tasks.first_launch_ms;
 }
 
-void ApplicationModel::Apply(const SparkEvent& event) {
+void ApplicationModel::Apply(const events::SparkEvent& event) {
   std::visit([this](const auto& alternative) { On(alternative); }, event);
 }
 
-void ApplicationModel::SeeTime(std::optional<EpochMillis> time_ms) {
+void ApplicationModel::SeeTime(std::optional<events::EpochMillis> time_ms) {
   if (!time_ms || *time_ms <= 0) return;
   application_.last_event_ms =
       application_.last_event_ms ? std::max(*application_.last_event_ms, *time_ms) : *time_ms;
 }
 
-void ApplicationModel::On(const LogStart& event) {
+void ApplicationModel::On(const events::LogStart& event) {
   application_.spark_version = event.spark_version;
-  tag_order_ = ConnectJobTagOrderForSparkVersion(event.spark_version);
+  tag_order_ = events::ConnectJobTagOrderForSparkVersion(event.spark_version);
 }
 
-void ApplicationModel::On(const ApplicationStart& event) {
+void ApplicationModel::On(const events::ApplicationStart& event) {
   application_.app_id = event.app_id;
   application_.attempt_id = event.attempt_id;
   application_.app_name = event.app_name;
@@ -49,12 +49,12 @@ void ApplicationModel::On(const ApplicationStart& event) {
   SeeTime(event.time_ms);
 }
 
-void ApplicationModel::On(const ApplicationEnd& event) {
+void ApplicationModel::On(const events::ApplicationEnd& event) {
   application_.end_ms = event.time_ms;
   SeeTime(event.time_ms);
 }
 
-void ApplicationModel::On(const ExecutorAdded& event) {
+void ApplicationModel::On(const events::ExecutorAdded& event) {
   executors_.push_back(ExecutorRecord{.executor_id = event.executor_id,
                                       .host = event.host,
                                       .total_cores = event.total_cores,
@@ -65,7 +65,7 @@ void ApplicationModel::On(const ExecutorAdded& event) {
   SeeTime(event.time_ms);
 }
 
-void ApplicationModel::On(const ExecutorRemoved& event) {
+void ApplicationModel::On(const events::ExecutorRemoved& event) {
   SeeTime(event.time_ms);
   // The latest live executor of that id (ids are not reused within an application, but a removal
   // of an executor whose addition was never logged must not close an older one twice).
@@ -82,7 +82,7 @@ void ApplicationModel::On(const ExecutorRemoved& event) {
 template <typename Tags>
 std::optional<std::string> ApplicationModel::OperationFromTags(const Tags& tags) {
   for (const auto& tag : tags) {
-    std::optional<ConnectJobTag> parsed = ParseConnectJobTag(tag, tag_order_);
+    std::optional<events::ConnectJobTag> parsed = events::ParseConnectJobTag(tag, tag_order_);
     if (!parsed) continue;
     auto [it, inserted] = operations_.try_emplace(parsed->operation_id);
     if (inserted) {
@@ -96,7 +96,7 @@ std::optional<std::string> ApplicationModel::OperationFromTags(const Tags& tags)
   return std::nullopt;
 }
 
-void ApplicationModel::On(const JobStart& event) {
+void ApplicationModel::On(const events::JobStart& event) {
   JobRecord& job = jobs_[event.job_id];
   job.job_id = event.job_id;
   job.started = true;
@@ -112,18 +112,18 @@ void ApplicationModel::On(const JobStart& event) {
   SeeTime(event.submission_time_ms);
 }
 
-void ApplicationModel::On(const JobEnd& event) {
+void ApplicationModel::On(const events::JobEnd& event) {
   JobRecord& job = jobs_[event.job_id];
   job.job_id = event.job_id;
   job.completion_ms = event.completion_time_ms;
   switch (event.result) {
-    case JobResult::kSucceeded:
+    case events::JobResult::kSucceeded:
       job.status = JobStatus::kSucceeded;
       break;
-    case JobResult::kFailed:
+    case events::JobResult::kFailed:
       job.status = JobStatus::kFailed;
       break;
-    case JobResult::kOther:
+    case events::JobResult::kOther:
       job.status = JobStatus::kUnknown;
       break;
   }
@@ -138,7 +138,7 @@ StageAttemptRecord& ApplicationModel::StageRecord(std::int32_t stage_id, std::in
   return stage;
 }
 
-void ApplicationModel::MergeStageInfo(const StageInfo& info, bool completed) {
+void ApplicationModel::MergeStageInfo(const events::StageInfo& info, bool completed) {
   StageAttemptRecord& stage = StageRecord(info.stage_id, info.attempt_id);
   stage.num_tasks = info.num_tasks;
   if (!info.name.empty()) stage.name = info.name;
@@ -157,11 +157,15 @@ void ApplicationModel::MergeStageInfo(const StageInfo& info, bool completed) {
   SeeTime(info.completion_time_ms);
 }
 
-void ApplicationModel::On(const StageSubmitted& event) { MergeStageInfo(event.stage, /*completed=*/false); }
+void ApplicationModel::On(const events::StageSubmitted& event) {
+  MergeStageInfo(event.stage, /*completed=*/false);
+}
 
-void ApplicationModel::On(const StageCompleted& event) { MergeStageInfo(event.stage, /*completed=*/true); }
+void ApplicationModel::On(const events::StageCompleted& event) {
+  MergeStageInfo(event.stage, /*completed=*/true);
+}
 
-void ApplicationModel::On(const TaskEnd& event) {
+void ApplicationModel::On(const events::TaskEnd& event) {
   StageRecord(event.stage_id, event.stage_attempt_id).tasks.Add(event);
   if (event.launch_time_ms > 0 && event.finish_time_ms >= event.launch_time_ms &&
       !event.executor_id.empty()) {
@@ -172,7 +176,7 @@ void ApplicationModel::On(const TaskEnd& event) {
   SeeTime(event.finish_time_ms);
 }
 
-void ApplicationModel::On(const SqlExecutionStart& event) {
+void ApplicationModel::On(const events::SqlExecutionStart& event) {
   SqlExecutionRecord& execution = sql_executions_[event.execution_id];
   execution.execution_id = event.execution_id;
   execution.root_execution_id = event.root_execution_id;
@@ -187,7 +191,7 @@ void ApplicationModel::On(const SqlExecutionStart& event) {
   SeeTime(event.time_ms);
 }
 
-void ApplicationModel::On(const SqlExecutionEnd& event) {
+void ApplicationModel::On(const events::SqlExecutionEnd& event) {
   SqlExecutionRecord& execution = sql_executions_[event.execution_id];
   execution.execution_id = event.execution_id;
   execution.end_ms = event.time_ms;
@@ -195,12 +199,12 @@ void ApplicationModel::On(const SqlExecutionEnd& event) {
   SeeTime(event.time_ms);
 }
 
-void ApplicationModel::On(const ConnectSessionEvent& event) {
+void ApplicationModel::On(const events::ConnectSessionEvent& event) {
   // Sessions carry no job; their times only move the log's clock.
   SeeTime(event.event_time_ms);
 }
 
-void ApplicationModel::On(const ConnectOperationEvent& event) {
+void ApplicationModel::On(const events::ConnectOperationEvent& event) {
   SeeTime(event.event_time_ms);
   if (event.operation_id.empty()) {
     ++ignored_events_;
@@ -212,43 +216,43 @@ void ApplicationModel::On(const ConnectOperationEvent& event) {
   // Session and user come from the Started event; the tag gives them (in the version's order)
   // for operations whose Started event is missing.
   if (operation.session_id.empty() || operation.user_id.empty()) {
-    if (std::optional<ConnectJobTag> tag = ParseConnectJobTag(event.job_tag, tag_order_)) {
+    if (std::optional<events::ConnectJobTag> tag = events::ParseConnectJobTag(event.job_tag, tag_order_)) {
       if (operation.session_id.empty()) operation.session_id = tag->session_id;
       if (operation.user_id.empty()) operation.user_id = tag->user_id;
     }
   }
-  const EpochMillis time = event.event_time_ms;
+  const events::EpochMillis time = event.event_time_ms;
   switch (event.phase) {
-    case ConnectOperationPhase::kStarted:
+    case events::ConnectOperationPhase::kStarted:
       operation.started_ms = time;
       if (!event.session_id.empty()) operation.session_id = event.session_id;
       if (!event.user_id.empty()) operation.user_id = event.user_id;
       break;
-    case ConnectOperationPhase::kAnalyzed:
+    case events::ConnectOperationPhase::kAnalyzed:
       operation.analyzed_ms = time;
       break;
-    case ConnectOperationPhase::kReadyForExecution:
+    case events::ConnectOperationPhase::kReadyForExecution:
       operation.ready_ms = time;
       break;
-    case ConnectOperationPhase::kFinished:
+    case events::ConnectOperationPhase::kFinished:
       operation.finished_ms = time;
       operation.produced_row_count = event.produced_row_count;
       break;
-    case ConnectOperationPhase::kFailed:
+    case events::ConnectOperationPhase::kFailed:
       operation.failed_ms = time;
       operation.error_message = event.error_message;
       break;
-    case ConnectOperationPhase::kCanceled:
+    case events::ConnectOperationPhase::kCanceled:
       operation.canceled_ms = time;
       break;
-    case ConnectOperationPhase::kClosed:
+    case events::ConnectOperationPhase::kClosed:
       operation.closed_ms = time;
       break;
   }
 }
 
-void ApplicationModel::On(const EnvironmentUpdate& event) {
-  for (const ConfigProperty& property : event.properties) properties_[property.key] = property.value;
+void ApplicationModel::On(const events::EnvironmentUpdate& event) {
+  for (const events::ConfigProperty& property : event.properties) properties_[property.key] = property.value;
 }
 
 std::optional<std::string_view> ApplicationModel::Property(std::string_view key) const {
@@ -314,8 +318,8 @@ std::optional<std::int32_t> ApplicationModel::JobOfStageAttempt(const StageAttem
   auto listing = jobs_by_stage_.find(stage.key.stage_id);
   if (listing == jobs_by_stage_.end() || listing->second.empty()) return std::nullopt;
   std::optional<std::int32_t> latest_before;
-  std::optional<EpochMillis> latest_before_ms;
-  const std::optional<EpochMillis> stage_start = stage.StartMs();
+  std::optional<events::EpochMillis> latest_before_ms;
+  const std::optional<events::EpochMillis> stage_start = stage.StartMs();
   for (std::int32_t job_id : listing->second) {
     const JobRecord& job = jobs_.at(job_id);
     if (stage_start && job.submission_ms && *job.submission_ms <= *stage_start &&
@@ -366,7 +370,7 @@ void ApplicationModel::ForgetJob(std::int32_t job_id, ForgetStats& stats) {
   ++stats.jobs;
 }
 
-ApplicationModel::ForgetStats ApplicationModel::ForgetFinishedBefore(EpochMillis cutoff_ms) {
+ApplicationModel::ForgetStats ApplicationModel::ForgetFinishedBefore(events::EpochMillis cutoff_ms) {
   ForgetStats stats;
   const auto ended_before_cutoff = [cutoff_ms](const JobRecord& job) {
     return job.completion_ms && *job.completion_ms < cutoff_ms;
@@ -378,8 +382,8 @@ ApplicationModel::ForgetStats ApplicationModel::ForgetFinishedBefore(EpochMillis
 
   std::vector<std::string> dropped_operations;
   for (const auto& [operation_id, operation] : operations_) {
-    std::optional<EpochMillis> ended = operation.closed_ms;
-    for (std::optional<EpochMillis> terminal :
+    std::optional<events::EpochMillis> ended = operation.closed_ms;
+    for (std::optional<events::EpochMillis> terminal :
          {operation.finished_ms, operation.failed_ms, operation.canceled_ms}) {
       if (!ended) ended = terminal;
     }
@@ -436,4 +440,4 @@ ApplicationModel::ForgetStats ApplicationModel::ForgetFinishedBefore(EpochMillis
   return stats;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

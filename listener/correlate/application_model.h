@@ -40,15 +40,15 @@
 #include "listener/events/connect_job_tag.h"
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 struct ExecutorRecord {
   std::string executor_id;
   std::string host;
   std::int32_t total_cores = 0;
-  EpochMillis added_ms = 0;
-  std::optional<EpochMillis> request_ms;  // 3.4+
-  std::optional<EpochMillis> removed_ms;
+  events::EpochMillis added_ms = 0;
+  std::optional<events::EpochMillis> request_ms;  // 3.4+
+  std::optional<events::EpochMillis> removed_ms;
   std::string removed_reason;
 };
 
@@ -64,8 +64,8 @@ std::string_view JobStatusName(JobStatus status);  // "running", "succeeded", "f
 struct JobRecord {
   std::int32_t job_id = 0;
   bool started = false;  // a JobStart was seen (else the record comes from a JobEnd alone)
-  std::optional<EpochMillis> submission_ms;
-  std::optional<EpochMillis> completion_ms;
+  std::optional<events::EpochMillis> submission_ms;
+  std::optional<events::EpochMillis> completion_ms;
   JobStatus status = JobStatus::kRunning;
   std::string failure_message;
   std::vector<std::int32_t> stage_ids;
@@ -91,8 +91,8 @@ struct StageAttemptRecord {
   StageAttemptKey key;
   std::string name;  // "Stage Name" (cut), e.g. "save at Job.scala:42"; empty when not logged
   std::int32_t num_tasks = 0;
-  std::optional<EpochMillis> submission_ms;
-  std::optional<EpochMillis> completion_ms;
+  std::optional<events::EpochMillis> submission_ms;
+  std::optional<events::EpochMillis> completion_ms;
   bool completed = false;  // a StageCompleted was seen
   std::optional<std::string> failure_reason;
   // "Parent IDs" of its StageInfo: the stages it reads from; nullopt when the log does not say.
@@ -101,14 +101,14 @@ struct StageAttemptRecord {
 
   // When the attempt started and ended as far as the log tells: submission, else its first task
   // launch; completion, else nullopt (still running, or its end was lost).
-  std::optional<EpochMillis> StartMs() const;
+  std::optional<events::EpochMillis> StartMs() const;
 };
 
 struct SqlExecutionRecord {
   std::int64_t execution_id = 0;
   std::optional<std::int64_t> root_execution_id;
-  std::optional<EpochMillis> start_ms;
-  std::optional<EpochMillis> end_ms;
+  std::optional<events::EpochMillis> start_ms;
+  std::optional<events::EpochMillis> end_ms;
   std::optional<std::string> error_message;
   // Operation id of the Connect operation tag among SqlExecutionStart.jobTags (3.5+).
   std::optional<std::string> connect_operation_id;
@@ -119,13 +119,13 @@ struct ConnectOperationRecord {
   std::string job_tag;  // exactly as Spark wrote it (3.5.0/3.5.1 order included)
   std::string session_id;
   std::string user_id;
-  std::optional<EpochMillis> started_ms;
-  std::optional<EpochMillis> analyzed_ms;
-  std::optional<EpochMillis> ready_ms;
-  std::optional<EpochMillis> finished_ms;
-  std::optional<EpochMillis> failed_ms;
-  std::optional<EpochMillis> canceled_ms;
-  std::optional<EpochMillis> closed_ms;
+  std::optional<events::EpochMillis> started_ms;
+  std::optional<events::EpochMillis> analyzed_ms;
+  std::optional<events::EpochMillis> ready_ms;
+  std::optional<events::EpochMillis> finished_ms;
+  std::optional<events::EpochMillis> failed_ms;
+  std::optional<events::EpochMillis> canceled_ms;
+  std::optional<events::EpochMillis> closed_ms;
   std::optional<std::int64_t> produced_row_count;
   std::string error_message;
 };
@@ -136,16 +136,16 @@ struct ApplicationRecord {
   std::string app_name;
   std::string spark_user;
   std::string spark_version;  // from LogStart; empty in 1.2-era logs
-  std::optional<EpochMillis> start_ms;
-  std::optional<EpochMillis> end_ms;
+  std::optional<events::EpochMillis> start_ms;
+  std::optional<events::EpochMillis> end_ms;
   // The latest time any event carried: the "now" of a log still being written.
-  std::optional<EpochMillis> last_event_ms;
+  std::optional<events::EpochMillis> last_event_ms;
 };
 
 class ApplicationModel {
  public:
   // Feeds one event, in log order. Never fails: what cannot be placed is counted (ignored_events).
-  void Apply(const SparkEvent& event);
+  void Apply(const events::SparkEvent& event);
 
   const ApplicationRecord& application() const { return application_; }
   const std::vector<ExecutorRecord>& executors() const { return executors_; }
@@ -191,38 +191,38 @@ class ApplicationModel {
   // Afterwards the application's phases cover only the stage attempts still held, and an event
   // of a dropped job arriving later starts a new, partial record (a JobEnd alone has no start,
   // so it builds no span).
-  ForgetStats ForgetFinishedBefore(EpochMillis cutoff_ms);
+  ForgetStats ForgetFinishedBefore(events::EpochMillis cutoff_ms);
 
  private:
-  void On(const IgnoredEvent&) { ++ignored_events_; }
-  void On(const LogStart& event);
-  void On(const ApplicationStart& event);
-  void On(const ApplicationEnd& event);
-  void On(const ExecutorAdded& event);
-  void On(const ExecutorRemoved& event);
-  void On(const JobStart& event);
-  void On(const JobEnd& event);
-  void On(const StageSubmitted& event);
-  void On(const StageCompleted& event);
-  void On(const TaskStart&) { ++ignored_events_; }
-  void On(const TaskEnd& event);
-  void On(const SqlExecutionStart& event);
-  void On(const SqlExecutionEnd& event);
-  void On(const ConnectSessionEvent& event);
-  void On(const ConnectOperationEvent& event);
-  void On(const EnvironmentUpdate& event);
+  void On(const events::IgnoredEvent&) { ++ignored_events_; }
+  void On(const events::LogStart& event);
+  void On(const events::ApplicationStart& event);
+  void On(const events::ApplicationEnd& event);
+  void On(const events::ExecutorAdded& event);
+  void On(const events::ExecutorRemoved& event);
+  void On(const events::JobStart& event);
+  void On(const events::JobEnd& event);
+  void On(const events::StageSubmitted& event);
+  void On(const events::StageCompleted& event);
+  void On(const events::TaskStart&) { ++ignored_events_; }
+  void On(const events::TaskEnd& event);
+  void On(const events::SqlExecutionStart& event);
+  void On(const events::SqlExecutionEnd& event);
+  void On(const events::ConnectSessionEvent& event);
+  void On(const events::ConnectOperationEvent& event);
+  void On(const events::EnvironmentUpdate& event);
 
-  void SeeTime(std::optional<EpochMillis> time_ms);
+  void SeeTime(std::optional<events::EpochMillis> time_ms);
   void ForgetJob(std::int32_t job_id, ForgetStats& stats);
   StageAttemptRecord& StageRecord(std::int32_t stage_id, std::int32_t attempt_id);
-  void MergeStageInfo(const StageInfo& info, bool completed);
+  void MergeStageInfo(const events::StageInfo& info, bool completed);
   // The operation id of the first Connect operation tag in `tags`; records the operation (user,
   // session from the tag) when no Connect event named it yet.
   template <typename Tags>
   std::optional<std::string> OperationFromTags(const Tags& tags);
 
   ApplicationRecord application_;
-  ConnectJobTagOrder tag_order_ = ConnectJobTagOrder::kDetect;
+  events::ConnectJobTagOrder tag_order_ = events::ConnectJobTagOrder::kDetect;
   std::vector<ExecutorRecord> executors_;  // in order of ExecutorAdded; ids may repeat
   std::map<std::int32_t, JobRecord> jobs_;
   std::map<StageAttemptKey, StageAttemptRecord> stages_;
@@ -241,4 +241,4 @@ class ApplicationModel {
   std::map<std::int64_t, std::set<std::int64_t>> executions_by_root_;
 };
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -6,18 +6,18 @@
 #include <set>
 #include <string>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 ExecutorSharing SharingDuring(const ApplicationModel& model, std::string_view operation_id, TimeWindow window,
-                              EpochMillis now_ms) {
+                              events::EpochMillis now_ms) {
   ExecutorSharing sharing;
   std::set<std::string, std::less<>> others;
   double run_time_ms = 0;
   for (const auto& [key, stage] : model.stages()) {
-    const std::optional<EpochMillis> start = stage.StartMs();
+    const std::optional<events::EpochMillis> start = stage.StartMs();
     if (!start || stage.tasks.executor_run_time_ms <= 0) continue;
-    const EpochMillis end = std::max(*start, stage.completion_ms.value_or(now_ms));
-    const EpochMillis overlap = std::min(end, window.end_ms) - std::max(*start, window.start_ms);
+    const events::EpochMillis end = std::max(*start, stage.completion_ms.value_or(now_ms));
+    const events::EpochMillis overlap = std::min(end, window.end_ms) - std::max(*start, window.start_ms);
     // An instantaneous stage inside the window counts whole; one outside it, or touching only its edge, not.
     const bool inside = end == *start && *start >= window.start_ms && *start <= window.end_ms;
     if (overlap <= 0 && !inside) continue;
@@ -36,4 +36,4 @@ ExecutorSharing SharingDuring(const ApplicationModel& model, std::string_view op
   return sharing;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

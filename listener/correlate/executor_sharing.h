@@ -16,7 +16,7 @@
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/phases.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 struct ExecutorSharing {
   std::int64_t others_run_time_ms = 0;  // executor run time of the other stages, inside the window
@@ -25,6 +25,6 @@ struct ExecutorSharing {
 
 // `now_ms`: the end of a stage still running.
 ExecutorSharing SharingDuring(const ApplicationModel& model, std::string_view operation_id, TimeWindow window,
-                              EpochMillis now_ms);
+                              events::EpochMillis now_ms);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

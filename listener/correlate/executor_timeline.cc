@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 ExecutorTimeline ExecutorsDuring(const ApplicationModel& model, TimeWindow window, std::size_t max_changes) {
   ExecutorTimeline timeline;
@@ -43,4 +43,4 @@ ExecutorTimeline ExecutorsDuring(const ApplicationModel& model, TimeWindow windo
   return timeline;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -13,10 +13,10 @@
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/phases.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 struct ExecutorChange {
-  EpochMillis time_ms = 0;
+  events::EpochMillis time_ms = 0;
   bool added = true;  // else removed
   std::string executor_id;
   std::int32_t cores = 0;
@@ -36,4 +36,4 @@ struct ExecutorTimeline {
 ExecutorTimeline ExecutorsDuring(const ApplicationModel& model, TimeWindow window,
                                  std::size_t max_changes = 512);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 // One change of the state the phase depends on, at one instant.
 struct Change {
-  EpochMillis time_ms = 0;
+  events::EpochMillis time_ms = 0;
   int running_stages = 0;  // +1 / -1
   int writing_stages = 0;  // +1 / -1
   int live_executors = 0;  // +1 / -1
@@ -21,7 +21,8 @@ Phase PhaseOf(bool before_first_executor, bool executors_known, int running, int
   return Phase::kIdle;
 }
 
-void Append(PhaseBreakdown& breakdown, Phase phase, EpochMillis start_ms, EpochMillis end_ms) {
+void Append(PhaseBreakdown& breakdown, Phase phase, events::EpochMillis start_ms,
+            events::EpochMillis end_ms) {
   if (end_ms <= start_ms) return;
   breakdown.total_ms[static_cast<std::size_t>(phase)] += end_ms - start_ms;
   if (!breakdown.intervals.empty() && breakdown.intervals.back().phase == phase &&
@@ -51,26 +52,26 @@ std::string_view PhaseName(Phase phase) {
 std::optional<TimeWindow> ApplicationWindow(const ApplicationModel& model) {
   const ApplicationRecord& app = model.application();
   if (!app.start_ms) return std::nullopt;
-  EpochMillis end = app.end_ms ? *app.end_ms : app.last_event_ms.value_or(*app.start_ms);
+  events::EpochMillis end = app.end_ms ? *app.end_ms : app.last_event_ms.value_or(*app.start_ms);
   return TimeWindow{*app.start_ms, std::max(end, *app.start_ms)};
 }
 
 std::optional<TimeWindow> OperationWindow(const ApplicationModel& model,
                                           const ConnectOperationRecord& operation) {
-  std::optional<EpochMillis> first_job_ms;
-  std::optional<EpochMillis> last_job_ms;
+  std::optional<events::EpochMillis> first_job_ms;
+  std::optional<events::EpochMillis> last_job_ms;
   for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) {
     const JobRecord& job = model.jobs().at(job_id);
-    for (std::optional<EpochMillis> time : {job.submission_ms, job.completion_ms}) {
+    for (std::optional<events::EpochMillis> time : {job.submission_ms, job.completion_ms}) {
       if (!time) continue;
       first_job_ms = first_job_ms ? std::min(*first_job_ms, *time) : *time;
       last_job_ms = last_job_ms ? std::max(*last_job_ms, *time) : *time;
     }
   }
-  std::optional<EpochMillis> start = operation.started_ms ? operation.started_ms : first_job_ms;
+  std::optional<events::EpochMillis> start = operation.started_ms ? operation.started_ms : first_job_ms;
   if (!start) return std::nullopt;
-  std::optional<EpochMillis> end;
-  for (std::optional<EpochMillis> terminal :
+  std::optional<events::EpochMillis> end;
+  for (std::optional<events::EpochMillis> terminal :
        {operation.finished_ms, operation.failed_ms, operation.canceled_ms}) {
     if (terminal) end = end ? std::min(*end, *terminal) : *terminal;
   }
@@ -89,20 +90,22 @@ PhaseBreakdown ComputePhases(const ApplicationModel& model, TimeWindow window,
   PhaseBreakdown breakdown;
   breakdown.window = window;
   if (window.end_ms <= window.start_ms) return breakdown;
-  const auto clip = [&window](EpochMillis time) { return std::clamp(time, window.start_ms, window.end_ms); };
+  const auto clip = [&window](events::EpochMillis time) {
+    return std::clamp(time, window.start_ms, window.end_ms);
+  };
 
   std::vector<Change> changes;
   for (const StageAttemptRecord* stage : stages) {
-    const std::optional<EpochMillis> start = stage->StartMs();
+    const std::optional<events::EpochMillis> start = stage->StartMs();
     if (!start) continue;
-    const EpochMillis end = stage->completion_ms.value_or(window.end_ms);
+    const events::EpochMillis end = stage->completion_ms.value_or(window.end_ms);
     if (end < *start || end < window.start_ms || *start > window.end_ms) continue;
     const int writes = stage->tasks.WritesOutput() || also_writing.contains(stage->key) ? 1 : 0;
     changes.push_back(Change{clip(*start), +1, +writes, 0});
     changes.push_back(Change{clip(end), -1, -writes, 0});
   }
   const bool executors_known = !model.executors().empty();
-  std::optional<EpochMillis> first_executor_ms;
+  std::optional<events::EpochMillis> first_executor_ms;
   for (const ExecutorRecord& executor : model.executors()) {
     first_executor_ms =
         first_executor_ms ? std::min(*first_executor_ms, executor.added_ms) : executor.added_ms;
@@ -114,12 +117,12 @@ PhaseBreakdown ComputePhases(const ApplicationModel& model, TimeWindow window,
   }
   // "Application start → first executor added" is resource_wait: the application could not run a
   // task before it. Only the application's own start counts (an operation starts later).
-  const std::optional<EpochMillis> app_start = model.application().start_ms;
+  const std::optional<events::EpochMillis> app_start = model.application().start_ms;
   // A plain value plus a flag rather than an optional: GCC 12 at -O2 warns (wrongly) that the
   // optional's value may be read uninitialised in the loop below.
-  const bool waits_for_executor =
-      executors_known && app_start.has_value() && first_executor_ms.has_value() && *first_executor_ms > *app_start;
-  const EpochMillis wait_until = waits_for_executor ? *first_executor_ms : window.start_ms;
+  const bool waits_for_executor = executors_known && app_start.has_value() && first_executor_ms.has_value() &&
+                                  *first_executor_ms > *app_start;
+  const events::EpochMillis wait_until = waits_for_executor ? *first_executor_ms : window.start_ms;
   if (waits_for_executor) changes.push_back(Change{clip(wait_until), 0, 0, 0});  // a boundary only
 
   std::stable_sort(changes.begin(), changes.end(),
@@ -127,7 +130,7 @@ PhaseBreakdown ComputePhases(const ApplicationModel& model, TimeWindow window,
   int running = 0;
   int writing = 0;
   int live = 0;
-  EpochMillis cursor = window.start_ms;
+  events::EpochMillis cursor = window.start_ms;
   std::size_t next = 0;
   while (cursor < window.end_ms) {
     // Apply everything that happens at `cursor` (all changes at one instant at once, so a stage
@@ -138,7 +141,7 @@ PhaseBreakdown ComputePhases(const ApplicationModel& model, TimeWindow window,
       live += changes[next].live_executors;
       ++next;
     }
-    const EpochMillis until =
+    const events::EpochMillis until =
         next < changes.size() ? std::min(changes[next].time_ms, window.end_ms) : window.end_ms;
     const bool before_first_executor = waits_for_executor && cursor < wait_until;
     Append(breakdown, PhaseOf(before_first_executor, executors_known, running, writing, live), cursor, until);
@@ -175,4 +178,4 @@ std::optional<PhaseBreakdown> OperationPhases(const ApplicationModel& model,
   return ComputePhases(model, *window, stages, result_stages);
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -42,7 +42,7 @@
 
 #include "listener/correlate/application_model.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 enum class Phase : std::uint8_t { kResourceWait = 0, kCompute = 1, kIoWrite = 2, kIdle = 3 };
 inline constexpr std::size_t kPhaseCount = 4;
@@ -50,15 +50,15 @@ inline constexpr std::size_t kPhaseCount = 4;
 std::string_view PhaseName(Phase phase);
 
 struct TimeWindow {
-  EpochMillis start_ms = 0;
-  EpochMillis end_ms = 0;
+  events::EpochMillis start_ms = 0;
+  events::EpochMillis end_ms = 0;
 };
 
 // A maximal run of one phase: adjacent intervals of the same phase are merged.
 struct PhaseInterval {
   Phase phase = Phase::kIdle;
-  EpochMillis start_ms = 0;
-  EpochMillis end_ms = 0;
+  events::EpochMillis start_ms = 0;
+  events::EpochMillis end_ms = 0;
 };
 
 struct PhaseBreakdown {
@@ -90,4 +90,4 @@ std::optional<PhaseBreakdown> OperationPhases(const ApplicationModel& model,
                                               const ConnectOperationRecord& operation,
                                               bool write_command = false);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

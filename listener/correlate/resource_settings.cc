@@ -10,7 +10,7 @@
 
 #include "listener/correlate/spark_memory_size.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 constexpr std::int64_t kMiB = 1024 * 1024;
@@ -67,4 +67,4 @@ bool DriverIsExecutor(const ApplicationModel& model) {
                      [](const ExecutorRecord& executor) { return executor.executor_id == "driver"; });
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -18,7 +18,7 @@
 
 #include "listener/correlate/application_model.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 struct ResourceSettings {
   std::int64_t executor_memory_bytes = 0;
@@ -36,4 +36,4 @@ std::optional<ResourceSettings> ResourceSettingsOf(const ApplicationModel& model
 // that its cores and memory are the executor's and must not be counted twice.
 bool DriverIsExecutor(const ApplicationModel& model);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

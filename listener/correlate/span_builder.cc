@@ -12,7 +12,7 @@
 #include "listener/correlate/span_ids.h"
 #include "tracing/span_vocabulary.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 using tracing::Span;
@@ -25,7 +25,7 @@ struct BuildContext {
   const ApplicationModel& model;
   std::string application_key;
   TraceId trace{};
-  EpochMillis now_ms = 0;  // the end of anything still running
+  events::EpochMillis now_ms = 0;  // the end of anything still running
   // ApplicationEnd seen, or SpanBuildOptions::application_over: nothing stays open.
   bool application_over = false;
 };
@@ -41,7 +41,7 @@ void MarkUnended(const BuildContext& context, Span& span, BuiltSpans& built) {
 }
 
 Span NewSpan(const BuildContext& context, std::string_view name, const SpanId& parent, std::string_view what,
-             EpochMillis start_ms, EpochMillis end_ms) {
+             events::EpochMillis start_ms, events::EpochMillis end_ms) {
   Span span;
   span.trace_id = context.trace;
   span.span_id = DerivedSpanId(context.application_key, parent, what);
@@ -62,7 +62,7 @@ void AddString(Span& span, std::string_view key, std::string value) {
 
 void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, const SpanId& parent,
                   BuiltSpans& built) {
-  const std::optional<EpochMillis> start = stage.StartMs();
+  const std::optional<events::EpochMillis> start = stage.StartMs();
   if (!start) return;  // never submitted and no task ran: nothing to place in time
   const std::string what =
       "stage/" + std::to_string(stage.key.stage_id) + "/" + std::to_string(stage.key.attempt_id);
@@ -119,13 +119,13 @@ void AddStageSpan(const BuildContext& context, const StageAttemptRecord& stage, 
 
 void AddJobSpans(const BuildContext& context, const JobRecord& job, const SpanId& parent, BuiltSpans& built) {
   const std::vector<const StageAttemptRecord*> stages = context.model.StagesOfJob(job.job_id);
-  std::optional<EpochMillis> start = job.submission_ms;
+  std::optional<events::EpochMillis> start = job.submission_ms;
   for (const StageAttemptRecord* stage : stages) {
-    if (const std::optional<EpochMillis> stage_start = stage->StartMs(); stage_start && !start)
+    if (const std::optional<events::EpochMillis> stage_start = stage->StartMs(); stage_start && !start)
       start = stage_start;
   }
   if (!start) return;  // a JobEnd alone, without a time: nothing to place
-  const EpochMillis end = job.completion_ms.value_or(context.now_ms);
+  const events::EpochMillis end = job.completion_ms.value_or(context.now_ms);
   Span span =
       NewSpan(context, tracing::kSparkJobSpanName, parent, "job/" + std::to_string(job.job_id), *start, end);
   AddInt(span, tracing::kSparkJobIdKey, job.job_id);
@@ -179,8 +179,8 @@ void AddPhaseSpans(const BuildContext& context, const PhaseBreakdown& phases, co
 // The executor count over the span's time, for the trace view's executor lane: the count at its start
 // and one event per executor added or removed while it ran.
 void AddExecutorFacts(const BuildContext& context, Span& span) {
-  const TimeWindow window{static_cast<EpochMillis>(span.start_time_unix_nano / 1'000'000),
-                          static_cast<EpochMillis>(span.end_time_unix_nano / 1'000'000)};
+  const TimeWindow window{static_cast<events::EpochMillis>(span.start_time_unix_nano / 1'000'000),
+                          static_cast<events::EpochMillis>(span.end_time_unix_nano / 1'000'000)};
   if (context.model.executors().empty()) return;  // a log without executor events says nothing
   const ExecutorTimeline timeline = ExecutorsDuring(context.model, window);
   AddInt(span, tracing::kExecutorsActiveAtStart, timeline.active_at_start);
@@ -217,13 +217,13 @@ void AddResourceFacts(const BuildContext& context, Span& span) {
 // job tags only) there is no span and the answer is false.
 bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation, bool jobs_unended,
                       const SpanId& parent, BuiltSpans& built) {
-  std::vector<std::pair<std::string_view, std::optional<EpochMillis>>> lifecycle = {
+  std::vector<std::pair<std::string_view, std::optional<events::EpochMillis>>> lifecycle = {
       {"started", operation.started_ms}, {"analyzed", operation.analyzed_ms},
       {"ready", operation.ready_ms},     {"finished", operation.finished_ms},
       {"failed", operation.failed_ms},   {"canceled", operation.canceled_ms},
       {"closed", operation.closed_ms}};
-  std::optional<EpochMillis> start;
-  std::optional<EpochMillis> end;
+  std::optional<events::EpochMillis> start;
+  std::optional<events::EpochMillis> end;
   for (const auto& [name, time] : lifecycle) {
     if (!time) continue;
     start = start ? std::min(*start, *time) : *time;
@@ -254,8 +254,8 @@ bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
   // Who else ran tasks meanwhile: on a shared Spark Connect server the executors are split by task time.
   const ExecutorSharing sharing =
       SharingDuring(context.model, operation.operation_id,
-                    {static_cast<EpochMillis>(span.start_time_unix_nano / 1'000'000),
-                     static_cast<EpochMillis>(span.end_time_unix_nano / 1'000'000)},
+                    {static_cast<events::EpochMillis>(span.start_time_unix_nano / 1'000'000),
+                     static_cast<events::EpochMillis>(span.end_time_unix_nano / 1'000'000)},
                     context.now_ms);
   AddInt(span, tracing::kOthersRunTimeMs, sharing.others_run_time_ms);
   AddInt(span, tracing::kOtherOperations, sharing.other_operations);
@@ -279,7 +279,7 @@ bool AnyJobUnended(const ApplicationModel& model, const std::vector<std::int32_t
   return false;
 }
 
-EpochMillis NowOf(const ApplicationModel& model) {
+events::EpochMillis NowOf(const ApplicationModel& model) {
   const ApplicationRecord& app = model.application();
   if (app.end_ms) return *app.end_ms;
   return app.last_event_ms.value_or(app.start_ms.value_or(0));
@@ -291,7 +291,7 @@ bool BuiltSpans::IsOpen(const tracing::SpanId& id) const {
   return std::find(open.begin(), open.end(), id) != open.end();
 }
 
-std::uint64_t MillisToUnixNanos(EpochMillis time_ms) {
+std::uint64_t MillisToUnixNanos(events::EpochMillis time_ms) {
   return time_ms <= 0 ? 0 : static_cast<std::uint64_t>(time_ms) * 1'000'000ULL;
 }
 
@@ -364,4 +364,4 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
   return built;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

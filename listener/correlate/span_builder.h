@@ -48,7 +48,7 @@
 #include "tracing/span.h"
 #include "tracing/span_vocabulary.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 // The proxy's span for the operation: the trace it is in and its span id, the parent of the
 // driver-side spans.
@@ -86,6 +86,6 @@ BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view o
 BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildOptions& options = {});
 
 // Epoch milliseconds → OTLP nanoseconds (negative times, which Spark never writes, become 0).
-std::uint64_t MillisToUnixNanos(EpochMillis time_ms);
+std::uint64_t MillisToUnixNanos(events::EpochMillis time_ms);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -4,7 +4,7 @@
 
 #include "tracing/sha256.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 constexpr std::string_view kSeparator = "\x1f";
@@ -47,4 +47,4 @@ tracing::SpanId DerivedSpanId(std::string_view application_key, const tracing::S
   return LeadingBytes<tracing::SpanId>(hash.Finish());
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

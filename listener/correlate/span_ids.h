@@ -20,7 +20,7 @@
 
 #include "tracing/span.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 // The application a span comes from: "<app id>" plus "/<attempt>" for multi-attempt applications.
 std::string ApplicationKey(std::string_view app_id, const std::optional<std::string>& attempt_id);
@@ -33,4 +33,4 @@ tracing::TraceId ApplicationTraceId(std::string_view application_key);
 tracing::SpanId DerivedSpanId(std::string_view application_key, const tracing::SpanId& parent,
                               std::string_view what);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

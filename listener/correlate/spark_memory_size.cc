@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
@@ -63,4 +63,4 @@ std::optional<std::int64_t> SparkMemoryBytes(std::string_view value) {
   return mib * kMiB;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

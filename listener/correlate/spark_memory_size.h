@@ -12,9 +12,9 @@
 #include <optional>
 #include <string_view>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 // The heap in bytes; nullopt when Spark would reject the value (or it overflows).
 std::optional<std::int64_t> SparkMemoryBytes(std::string_view value);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 std::uint64_t DurationSample::NextRandom() {
   // splitmix64: tiny, good enough for reservoir indices, and needs no <random> engine state.
@@ -80,9 +80,9 @@ namespace {
 
 // "ExceptionFailure java.lang.OutOfMemoryError": the reason name, and for an exception its class
 // (the detail up to ": "), so that one group is one kind of failure.
-std::string FailureGroupName(const TaskEnd& task) {
-  std::string name(TaskEndReasonName(task.reason));
-  if (task.reason == TaskEndReason::kExceptionFailure && !task.reason_detail.empty()) {
+std::string FailureGroupName(const events::TaskEnd& task) {
+  std::string name(events::TaskEndReasonName(task.reason));
+  if (task.reason == events::TaskEndReason::kExceptionFailure && !task.reason_detail.empty()) {
     name += ' ';
     name += task.reason_detail.substr(0, task.reason_detail.find(": "));
   }
@@ -91,14 +91,14 @@ std::string FailureGroupName(const TaskEnd& task) {
 
 }  // namespace
 
-TaskEndOutcome OutcomeOf(const TaskEnd& task) {
+TaskEndOutcome OutcomeOf(const events::TaskEnd& task) {
   switch (task.reason) {
-    case TaskEndReason::kSuccess:
+    case events::TaskEndReason::kSuccess:
       return TaskEndOutcome::kSucceeded;
-    case TaskEndReason::kResubmitted:
+    case events::TaskEndReason::kResubmitted:
       return TaskEndOutcome::kResubmitted;
-    case TaskEndReason::kTaskKilled:
-    case TaskEndReason::kTaskCommitDenied:
+    case events::TaskEndReason::kTaskKilled:
+    case events::TaskEndReason::kTaskCommitDenied:
       return TaskEndOutcome::kKilled;
     default:
       return task.killed ? TaskEndOutcome::kKilled : TaskEndOutcome::kFailed;
@@ -111,7 +111,7 @@ std::int64_t TaskStatistics::FailedOrKilledTimeMs() const {
   return total;
 }
 
-void TaskStatistics::Add(const TaskEnd& task) {
+void TaskStatistics::Add(const events::TaskEnd& task) {
   ++tasks_ended;
   const bool timed = task.launch_time_ms > 0 && task.finish_time_ms >= task.launch_time_ms;
   const std::int64_t duration_ms = timed ? task.finish_time_ms - task.launch_time_ms : 0;
@@ -136,12 +136,13 @@ void TaskStatistics::Add(const TaskEnd& task) {
   }
   if (task.finish_time_ms > 0) {
     last_finish_ms = last_finish_ms ? std::max(*last_finish_ms, task.finish_time_ms) : task.finish_time_ms;
-    if (task.reason == TaskEndReason::kSuccess && !task.failed && !task.killed && task.launch_time_ms > 0) {
+    if (task.reason == events::TaskEndReason::kSuccess && !task.failed && !task.killed &&
+        task.launch_time_ms > 0) {
       successful_durations.Add(std::max<std::int64_t>(0, task.finish_time_ms - task.launch_time_ms));
     }
   }
   if (!task.has_metrics) return;
-  const TaskMetrics& metrics = task.metrics;
+  const events::TaskMetrics& metrics = task.metrics;
   executor_run_time_ms += metrics.executor_run_time_ms;
   if (metrics.executor_cpu_time_ns) {
     executor_cpu_time_ns += *metrics.executor_cpu_time_ns;
@@ -155,7 +156,7 @@ void TaskStatistics::Add(const TaskEnd& task) {
   shuffle_fetch_wait_ms += metrics.shuffle_fetch_wait_time_ms;
   shuffle_write_bytes += metrics.shuffle_bytes_written;
   shuffle_write_time_ns += metrics.shuffle_write_time_ns;
-  if (task.reason == TaskEndReason::kSuccess && !task.failed && !task.killed) {
+  if (task.reason == events::TaskEndReason::kSuccess && !task.failed && !task.killed) {
     successful_task_bytes.Add(metrics.input_bytes_read + metrics.shuffle_remote_bytes_read +
                               metrics.shuffle_local_bytes_read);
   }
@@ -171,11 +172,11 @@ void TaskStatistics::Add(const TaskEnd& task) {
   }
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
-void TaskStatistics::AddFailure(const TaskEnd& task, bool killed, std::int64_t duration_ms) {
+void TaskStatistics::AddFailure(const events::TaskEnd& task, bool killed, std::int64_t duration_ms) {
   const bool out_of_memory = !killed && LooksLikeOutOfMemory(task.reason_detail);
   if (out_of_memory) ++out_of_memory_tasks;
   std::string name = FailureGroupName(task);
@@ -199,4 +200,4 @@ void TaskStatistics::AddFailure(const TaskEnd& task, bool killed, std::int64_t d
   group->out_of_memory = group->out_of_memory || out_of_memory;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

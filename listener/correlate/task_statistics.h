@@ -29,7 +29,7 @@
 
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 
 inline constexpr std::size_t kExactDurationLimit = 100'000;
 // Distinct failure reasons kept per stage attempt; later ones are counted in the last group.
@@ -73,7 +73,7 @@ bool LooksLikeOutOfMemory(std::string_view message);
 // Resubmitted end re-runs a task that had succeeded and is no failure; a denied commit is a kill,
 // and so is any end flagged Killed.
 enum class TaskEndOutcome : std::uint8_t { kSucceeded, kResubmitted, kKilled, kFailed };
-TaskEndOutcome OutcomeOf(const TaskEnd& task);
+TaskEndOutcome OutcomeOf(const events::TaskEnd& task);
 
 // Failed or killed task attempts of one reason: the end reason's name, plus for an
 // ExceptionFailure the exception's class ("ExceptionFailure java.lang.OutOfMemoryError").
@@ -102,8 +102,8 @@ struct TaskStatistics {
   DurationSample successful_task_bytes;
   // Σ (finish − launch) over every task with both times: the executor time the tasks occupied.
   std::int64_t task_time_ms = 0;
-  std::optional<EpochMillis> first_launch_ms;
-  std::optional<EpochMillis> last_finish_ms;
+  std::optional<events::EpochMillis> first_launch_ms;
+  std::optional<events::EpochMillis> last_finish_ms;
   // Sums over the tasks that carried metrics.
   std::int64_t executor_run_time_ms = 0;
   std::int64_t executor_cpu_time_ns = 0;
@@ -122,14 +122,14 @@ struct TaskStatistics {
   std::int64_t output_records = 0;
   std::optional<std::int64_t> max_peak_execution_memory_bytes;
 
-  void Add(const TaskEnd& task);
+  void Add(const events::TaskEnd& task);
   std::int64_t FailedOrKilledTimeMs() const;  // Σ task_time_ms of the failure groups
 
   // The stage wrote output (files, tables): the io_write phase's criterion (see phases.h).
   bool WritesOutput() const { return output_bytes > 0 || output_records > 0; }
 
  private:
-  void AddFailure(const TaskEnd& task, bool killed, std::int64_t duration_ms);
+  void AddFailure(const events::TaskEnd& task, bool killed, std::int64_t duration_ms);
 };
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

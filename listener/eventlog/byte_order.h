@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 inline std::uint32_t ReadLittleEndian32(const char* bytes) {
   const auto* b = reinterpret_cast<const unsigned char*>(bytes);
@@ -18,4 +18,4 @@ inline std::uint32_t ReadBigEndian32(const char* bytes) {
          std::uint32_t{b[3]};
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

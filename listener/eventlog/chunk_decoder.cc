@@ -7,7 +7,7 @@
 #include "listener/eventlog/snappy_stream_decoder.h"
 #include "listener/eventlog/zstd_decoder.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 Result<std::unique_ptr<ChunkDecoder>> MakeChunkDecoder(Codec codec) {
   switch (codec) {
@@ -30,4 +30,4 @@ Result<std::unique_ptr<ChunkDecoder>> MakeChunkDecoder(Codec codec) {
   return InvalidArgument("unknown compression codec suffix (supported: zstd, lz4, snappy, or none)");
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

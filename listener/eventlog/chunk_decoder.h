@@ -9,7 +9,7 @@
 #include "common/result.h"
 #include "listener/eventlog/codec.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 // One decoder per file, fed on one thread (the one polling the log).
 class ChunkDecoder {
@@ -37,4 +37,4 @@ class ChunkDecoder {
 // Errors for codecs that cannot be decoded (lzf, unknown).
 Result<std::unique_ptr<ChunkDecoder>> MakeChunkDecoder(Codec codec);
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

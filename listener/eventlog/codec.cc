@@ -1,6 +1,6 @@
 #include "listener/eventlog/codec.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 Codec CodecFromSuffix(std::string_view suffix) {
   if (suffix.empty()) return Codec::kNone;
@@ -33,4 +33,4 @@ bool IsSupported(Codec codec) {
   return codec == Codec::kNone || codec == Codec::kZstd || codec == Codec::kLz4 || codec == Codec::kSnappy;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

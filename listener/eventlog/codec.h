@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 enum class Codec {
   kNone,     // no suffix: plain JSON lines
@@ -23,4 +23,4 @@ std::string_view CodecName(Codec codec);
 // Whether MakeChunkDecoder() can decode it.
 bool IsSupported(Codec codec);
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

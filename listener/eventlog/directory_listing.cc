@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 Error ErrnoError(int error_number, std::string_view what, std::string_view path) {
@@ -75,4 +75,4 @@ Result<UniqueFd> OpenDirectory::OpenFile(std::string_view name) const {
   return fd;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -14,7 +14,7 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 struct FileIdentity {
   std::uint64_t device = 0;
@@ -64,4 +64,4 @@ class OpenDirectory {
   std::string path_;  // for messages
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -10,7 +10,7 @@
 #include "listener/eventlog/rolling_log_follower.h"
 #include "listener/eventlog/single_file_follower.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 std::string NormalizeDirectory(const std::string& directory) {
@@ -211,4 +211,4 @@ std::vector<LogStatus> EventLogScanner::statuses() const {
   return statuses;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

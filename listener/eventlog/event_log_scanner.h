@@ -23,7 +23,7 @@
 #include "listener/eventlog/follow_options.h"
 #include "listener/eventlog/log_follower.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 struct ScannerOptions {
   // Directories holding event logs (spark.eventLog.dir). One named eventlog_v2_<base> is taken to be a
@@ -76,4 +76,4 @@ class EventLogScanner {
   std::uint64_t directory_errors_ = 0;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

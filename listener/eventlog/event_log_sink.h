@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 enum class LogLayout { kSingleFile, kRolling };
 
@@ -52,4 +52,4 @@ class EventLogSink {
   virtual void OnLogCompleted(const LogIdentity& log) = 0;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -1,6 +1,6 @@
 #include "listener/eventlog/feed_counters.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 LogCounters& LogCounters::operator+=(const LogCounters& other) {
   bytes_read += other.bytes_read;
@@ -16,4 +16,4 @@ LogCounters& LogCounters::operator+=(const LogCounters& other) {
   return *this;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

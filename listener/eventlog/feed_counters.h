@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 struct LogCounters {
   std::uint64_t bytes_read = 0;       // file bytes read (compressed, for compressed logs)
@@ -32,4 +32,4 @@ struct FeedCounters {
   std::uint64_t logs_unsupported = 0;  // gauge: codec that cannot be decoded (lzf, unknown suffix)
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 FileTail::FileTail(std::unique_ptr<ChunkDecoder> decoder, const FollowOptions& options)
     : decoder_(std::move(decoder)), lines_(options.max_line_bytes), options_(options) {}
@@ -87,4 +87,4 @@ std::string FileTail::Finish(LogCounters& counters, const LineConsumer& consume)
   return dropped;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -18,7 +18,7 @@
 #include "listener/eventlog/follow_options.h"
 #include "listener/eventlog/line_assembler.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class FileTail {
  public:
@@ -59,4 +59,4 @@ class FileTail {
   std::string error_;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 struct FollowOptions {
   // Longer lines are dropped and counted as oversized. Spark's largest real lines (EnvironmentUpdate,
@@ -17,4 +17,4 @@ struct FollowOptions {
   std::uint64_t max_bytes_per_poll = std::uint64_t{16} << 20;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 std::uint64_t LineAssembler::Append(std::string_view bytes, const LineHandler& on_line) {
   std::uint64_t oversized = 0;
@@ -66,4 +66,4 @@ void LineAssembler::ReleaseIdleMemory() {
   if (pending_.empty()) std::string().swap(pending_);
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

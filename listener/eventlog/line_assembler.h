@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class LineAssembler {
  public:
@@ -40,4 +40,4 @@ class LineAssembler {
   std::uint64_t line_start_ = 0;      // offset of the first byte of the unfinished line
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

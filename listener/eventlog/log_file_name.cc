@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 constexpr std::string_view kCompactedSuffix = ".compact";
@@ -72,4 +72,4 @@ std::optional<AppStatusMarker> ParseAppStatusFileName(std::string_view file_name
   return in_progress ? AppStatusMarker::kInProgress : AppStatusMarker::kComplete;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

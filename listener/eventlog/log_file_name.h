@@ -11,7 +11,7 @@
 
 #include "listener/eventlog/codec.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 inline constexpr std::string_view kInProgressSuffix = ".inprogress";
 inline constexpr std::string_view kRollingDirectoryPrefix = "eventlog_v2_";
@@ -47,4 +47,4 @@ enum class AppStatusMarker { kInProgress, kComplete };
 
 std::optional<AppStatusMarker> ParseAppStatusFileName(std::string_view file_name, std::string_view base);
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

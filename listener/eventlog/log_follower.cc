@@ -1,6 +1,6 @@
 #include "listener/eventlog/log_follower.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 std::string_view LogStateName(LogState state) {
   switch (state) {
@@ -16,4 +16,4 @@ std::string_view LogStateName(LogState state) {
   return "unknown";
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -8,7 +8,7 @@
 #include "listener/eventlog/event_log_sink.h"
 #include "listener/eventlog/feed_counters.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 enum class LogState {
   kInProgress,   // being followed; more may come
@@ -40,4 +40,4 @@ class LogFollower {
   virtual const LogStatus& status() const = 0;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

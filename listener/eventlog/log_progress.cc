@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 bool IsBlank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
@@ -58,4 +58,4 @@ void LogProgress::MarkUnsupported(std::string problem) {
   ReportProblem(std::move(problem));
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

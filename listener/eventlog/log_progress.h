@@ -10,7 +10,7 @@
 #include "listener/eventlog/event_log_sink.h"
 #include "listener/eventlog/log_follower.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class LogProgress {
  public:
@@ -42,4 +42,4 @@ class LogProgress {
   std::uint64_t line_number_ = 0;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -8,7 +8,7 @@
 #include "listener/eventlog/byte_order.h"
 #include "listener/eventlog/xxhash32.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 constexpr std::string_view kMagic = "LZ4Block";
@@ -102,4 +102,4 @@ void Lz4BlockDecoder::ReleaseIdleMemory() {
   std::string().swap(block_);
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

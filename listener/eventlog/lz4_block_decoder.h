@@ -11,7 +11,7 @@
 #include "listener/eventlog/chunk_decoder.h"
 #include "listener/eventlog/pending_input.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class Lz4BlockDecoder final : public ChunkDecoder {
  public:
@@ -28,4 +28,4 @@ class Lz4BlockDecoder final : public ChunkDecoder {
   std::uint64_t blocks_seen_ = 0;  // for error messages
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class PendingInput {
  public:
@@ -36,4 +36,4 @@ class PendingInput {
   std::string kept_;
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

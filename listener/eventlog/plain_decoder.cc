@@ -1,10 +1,10 @@
 #include "listener/eventlog/plain_decoder.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 Result<void> PlainDecoder::Decode(std::string_view input, const Output& output) {
   if (!input.empty()) output(input);
   return {};
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -3,7 +3,7 @@
 
 #include "listener/eventlog/chunk_decoder.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class PlainDecoder final : public ChunkDecoder {
  public:
@@ -12,4 +12,4 @@ class PlainDecoder final : public ChunkDecoder {
   void ReleaseIdleMemory() override {}
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -6,7 +6,7 @@
 #include "listener/eventlog/directory_listing.h"
 #include "listener/eventlog/log_file_name.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 struct RollingLogFollower::Listing {
   struct EventsFile {
@@ -177,4 +177,4 @@ bool RollingLogFollower::Poll(EventLogSink& sink) {
   return false;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

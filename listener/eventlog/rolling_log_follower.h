@@ -14,7 +14,7 @@
 #include "listener/eventlog/log_follower.h"
 #include "listener/eventlog/log_progress.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class RollingLogFollower final : public LogFollower {
  public:
@@ -47,4 +47,4 @@ class RollingLogFollower final : public LogFollower {
   std::uint64_t last_finished_index_ = 0;  // files up to this index were read to their end
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

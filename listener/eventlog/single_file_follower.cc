@@ -4,7 +4,7 @@
 
 #include "listener/eventlog/log_file_name.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 SingleFileFollower::SingleFileFollower(LogIdentity identity, std::string final_path, Codec codec,
                                        const FollowOptions& options)
@@ -92,4 +92,4 @@ bool SingleFileFollower::Poll(EventLogSink& sink) {
   }
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -13,7 +13,7 @@
 #include "listener/eventlog/log_follower.h"
 #include "listener/eventlog/log_progress.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class SingleFileFollower final : public LogFollower {
  public:
@@ -36,4 +36,4 @@ class SingleFileFollower final : public LogFollower {
   std::unique_ptr<FileTail> tail_;  // null when the codec is unsupported
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

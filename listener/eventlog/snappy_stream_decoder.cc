@@ -6,7 +6,7 @@
 
 #include "listener/eventlog/byte_order.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 constexpr std::string_view kMagic{"\x82SNAPPY\0", 8};
@@ -83,4 +83,4 @@ void SnappyStreamDecoder::ReleaseIdleMemory() {
   std::string().swap(chunk_);
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -10,7 +10,7 @@
 #include "listener/eventlog/chunk_decoder.h"
 #include "listener/eventlog/pending_input.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class SnappyStreamDecoder final : public ChunkDecoder {
  public:
@@ -27,4 +27,4 @@ class SnappyStreamDecoder final : public ChunkDecoder {
   std::uint64_t chunks_seen_ = 0;  // for error messages
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

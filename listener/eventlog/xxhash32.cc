@@ -4,7 +4,7 @@
 
 #include "listener/eventlog/byte_order.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 constexpr std::uint32_t kPrime1 = 0x9E3779B1U;
@@ -56,4 +56,4 @@ std::uint32_t XxHash32(std::string_view data, std::uint32_t seed) {
   return hash;
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 std::uint32_t XxHash32(std::string_view data, std::uint32_t seed);
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

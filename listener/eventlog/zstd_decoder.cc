@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 Result<void> ZstdDecoder::Decode(std::string_view input, const Output& output) {
   if (input.empty()) return {};
@@ -36,4 +36,4 @@ void ZstdDecoder::ReleaseIdleMemory() {
   std::vector<char>().swap(output_buffer_);
 }
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

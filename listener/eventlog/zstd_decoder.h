@@ -11,7 +11,7 @@
 
 #include "listener/eventlog/chunk_decoder.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 
 class ZstdDecoder final : public ChunkDecoder {
  public:
@@ -31,4 +31,4 @@ class ZstdDecoder final : public ChunkDecoder {
   std::uint64_t bytes_into_frame_ = 0;  // input consumed since the last frame ended
 };
 
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

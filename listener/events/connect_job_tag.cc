@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 namespace {
 
 constexpr std::string_view kOperationTagUserPrefix = "SparkConnect_OperationTag_User_";
@@ -91,4 +91,4 @@ std::vector<std::string_view> SplitJobTags(std::string_view joined_tags) {
   return tags;
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

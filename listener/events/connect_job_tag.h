@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 
 inline constexpr std::string_view kConnectOperationTagPrefix = "SparkConnect_OperationTag_";
 
@@ -62,4 +62,4 @@ std::vector<std::string_view> SplitJobTags(std::string_view joined_tags);
 // True for a canonical 8-4-4-4-12 hexadecimal UUID (either case).
 bool IsUuid(std::string_view text);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

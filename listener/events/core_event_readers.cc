@@ -10,7 +10,7 @@
 #include "listener/events/connect_job_tag.h"
 #include "listener/events/event_readers.h"
 
-namespace sparktrace::listener::json {
+namespace sparktrace::listener::events::json {
 namespace {
 
 // Property values are strings; an id that does not parse is treated as absent rather than
@@ -287,4 +287,4 @@ error_code ReadStageEvent(FieldRange fields, ReadFailure& failure, StageInfo& ou
   return simdjson::SUCCESS;
 }
 
-}  // namespace sparktrace::listener::json
+}  // namespace sparktrace::listener::events::json

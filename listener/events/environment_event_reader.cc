@@ -6,7 +6,7 @@
 #include "listener/events/event_readers.h"
 #include "listener/events/kept_properties.h"
 
-namespace sparktrace::listener::json {
+namespace sparktrace::listener::events::json {
 namespace {
 
 // "Spark Properties" / "Hadoop Properties": an object of strings (every Spark version writes
@@ -31,4 +31,4 @@ error_code ReadEnvironmentUpdate(FieldRange fields, ReadFailure& failure, Enviro
   });
 }
 
-}  // namespace sparktrace::listener::json
+}  // namespace sparktrace::listener::events::json

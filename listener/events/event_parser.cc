@@ -12,7 +12,7 @@
 #include "listener/events/event_type.h"
 #include "listener/events/json_field_reader.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 
 static_assert(kEventLinePadding == simdjson::SIMDJSON_PADDING, "kEventLinePadding must match simdjson");
 
@@ -307,4 +307,4 @@ Result<SparkEvent> ParseEvent(std::string_view line) {
   return parser.Parse(line);
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

@@ -26,7 +26,7 @@
 #include "common/result.h"
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 
 // Readable bytes a line must be followed by to be parsed in place (simdjson's SIMDJSON_PADDING).
 inline constexpr std::size_t kEventLinePadding = 64;
@@ -64,4 +64,4 @@ class EventParser {
 // EventParser::Parse(line) with a parser kept per thread (thread_local, default options).
 Result<SparkEvent> ParseEvent(std::string_view line);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

@@ -10,7 +10,7 @@
 #include "listener/events/json_field_reader.h"
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener::json {
+namespace sparktrace::listener::events::json {
 
 // core_event_readers.cc
 error_code ReadLogStart(FieldRange fields, ReadFailure& failure, LogStart& out);
@@ -44,4 +44,4 @@ error_code ReadSqlExecutionEnd(FieldRange fields, ReadFailure& failure, SqlExecu
 error_code ReadConnectSessionEvent(FieldRange fields, ReadFailure& failure, ConnectSessionEvent& out);
 error_code ReadConnectOperationEvent(FieldRange fields, ReadFailure& failure, ConnectOperationEvent& out);
 
-}  // namespace sparktrace::listener::json
+}  // namespace sparktrace::listener::events::json

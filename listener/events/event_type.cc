@@ -3,7 +3,7 @@
 #include <array>
 #include <cstddef>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 namespace {
 
 constexpr std::string_view kSqlPackage = "org.apache.spark.sql.execution.ui.";
@@ -63,4 +63,4 @@ EventType EventTypeFromName(std::string_view name) {
   return Find(kCoreEvents, name);
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

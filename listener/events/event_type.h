@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 
 enum class EventType : std::uint8_t {
   kNotModelled,  // known but not needed, or unknown: reported as IgnoredEvent
@@ -38,4 +38,4 @@ enum class EventType : std::uint8_t {
 
 EventType EventTypeFromName(std::string_view name);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

@@ -4,7 +4,7 @@
 
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener::json {
+namespace sparktrace::listener::events::json {
 
 std::string_view CutUtf8(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
@@ -85,4 +85,4 @@ error_code ReadOptionalMessage(ondemand::value& value, std::optional<std::string
   return ReadMessage(value, out.emplace());
 }
 
-}  // namespace sparktrace::listener::json
+}  // namespace sparktrace::listener::events::json

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <utility>
 
-namespace sparktrace::listener::json {
+namespace sparktrace::listener::events::json {
 
 namespace ondemand = simdjson::ondemand;
 using simdjson::error_code;
@@ -108,4 +108,4 @@ error_code ReadOptionalMessage(ondemand::value& value, std::optional<std::string
 // `text` cut to at most `max_bytes`, never inside a UTF-8 sequence.
 std::string_view CutUtf8(std::string_view text, std::size_t max_bytes);
 
-}  // namespace sparktrace::listener::json
+}  // namespace sparktrace::listener::events::json

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <string>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 namespace {
 
 constexpr std::array<std::string_view, 16> kKeptPrefixes = {
@@ -71,4 +71,4 @@ bool IsKeptProperty(std::string_view key) {
   return !MaySecret(key);
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

@@ -22,11 +22,11 @@
 #include <cstddef>
 #include <string_view>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 
 inline constexpr std::size_t kMaxPropertyValueBytes = 256;
 
 // True when `key` is on the allow-list and names nothing that may be a secret.
 bool IsKeptProperty(std::string_view key);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

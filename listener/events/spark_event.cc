@@ -2,7 +2,7 @@
 
 #include <type_traits>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 
 std::string_view SparkEventName(const SparkEvent& event) {
   return std::visit(
@@ -94,4 +94,4 @@ std::string_view ConnectOperationPhaseName(ConnectOperationPhase phase) {
   return "unknown";
 }
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

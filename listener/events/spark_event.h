@@ -23,7 +23,7 @@
 #include <variant>
 #include <vector>
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 
 // Epoch milliseconds, as in Spark's "Timestamp", "Launch Time", "time", "eventTime".
 using EpochMillis = std::int64_t;
@@ -293,4 +293,4 @@ std::string_view SparkEventName(const SparkEvent& event);
 std::string_view TaskEndReasonName(TaskEndReason reason);
 std::string_view ConnectOperationPhaseName(ConnectOperationPhase phase);
 
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

@@ -10,7 +10,7 @@
 
 #include "listener/events/event_readers.h"
 
-namespace sparktrace::listener::json {
+namespace sparktrace::listener::events::json {
 namespace {
 
 error_code ReadStringArray(ondemand::value& value, std::optional<std::vector<std::string>>& out) {
@@ -135,4 +135,4 @@ error_code ReadConnectOperationEvent(FieldRange fields, ReadFailure& failure, Co
   return simdjson::SUCCESS;
 }
 
-}  // namespace sparktrace::listener::json
+}  // namespace sparktrace::listener::events::json

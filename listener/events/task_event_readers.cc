@@ -11,7 +11,7 @@
 
 #include "listener/events/event_readers.h"
 
-namespace sparktrace::listener::json {
+namespace sparktrace::listener::events::json {
 namespace {
 
 constexpr std::string_view kPeakExecutionMemoryAccumulable = "internal.metrics.peakExecutionMemory";
@@ -326,4 +326,4 @@ error_code ReadPeakExecutionMemoryAccumulable(ondemand::document& accumulables,
   return simdjson::SUCCESS;
 }
 
-}  // namespace sparktrace::listener::json
+}  // namespace sparktrace::listener::events::json

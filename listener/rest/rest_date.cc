@@ -35,7 +35,7 @@ int DaysInMonth(int year, int month) {
 
 }  // namespace
 
-std::optional<EpochMillis> ParseRestDate(std::string_view text) {
+std::optional<events::EpochMillis> ParseRestDate(std::string_view text) {
   // 2015-02-03T16:42:59.720GMT
   // 0123456789012345678901234
   constexpr std::size_t kFixedLength = 23;

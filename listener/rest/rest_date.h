@@ -11,6 +11,6 @@ namespace sparktrace::listener::rest {
 
 // Epoch milliseconds, or nullopt for anything not exactly in that format (a trailing "Z" instead
 // of "GMT" is accepted too, for proxies that re-serialise). Years 1970..9999.
-std::optional<EpochMillis> ParseRestDate(std::string_view text);
+std::optional<events::EpochMillis> ParseRestDate(std::string_view text);
 
 }  // namespace sparktrace::listener::rest

@@ -12,10 +12,10 @@ namespace sparktrace::listener::rest {
 struct RestEvent {
   std::string application_id;
   std::optional<std::string> attempt_id;
-  SparkEvent event;
+  events::SparkEvent event;
   // StageCompleted only: the sums over the stage attempt's tasks that the REST API gives. The
   // event log has these per task (TaskEnd), which the stage list cannot reproduce.
-  std::optional<TaskMetrics> stage_task_metrics_sum;
+  std::optional<events::TaskMetrics> stage_task_metrics_sum;
 };
 
 }  // namespace sparktrace::listener::rest

@@ -24,8 +24,8 @@ bool IsAnnouncedExecutor(const RestExecutor& executor) {
   return executor.executor_id != "driver" || executor.total_cores > 0;
 }
 
-StageInfo ToStageInfo(const RestStage& stage) {
-  StageInfo info;
+events::StageInfo ToStageInfo(const RestStage& stage) {
+  events::StageInfo info;
   info.stage_id = stage.stage_id;
   info.attempt_id = stage.attempt_id;
   info.num_tasks = stage.num_tasks;
@@ -41,13 +41,14 @@ StageInfo ToStageInfo(const RestStage& stage) {
 
 void RestEventDiffer::Observe(const RestApplicationSnapshot& snapshot, std::vector<RestEvent>& out) {
   const RestApplication& app = snapshot.application;
-  auto emit = [&](SparkEvent event) {
+  auto emit = [&](events::SparkEvent event) {
     out.push_back(RestEvent{app.id, app.attempt_id, std::move(event), std::nullopt});
   };
 
   if (!started_) {
     started_ = true;
-    emit(ApplicationStart{app.name, app.id, app.attempt_id, app.start_time_ms.value_or(0), app.spark_user});
+    emit(events::ApplicationStart{app.name, app.id, app.attempt_id, app.start_time_ms.value_or(0),
+                                  app.spark_user});
   }
   if (ended_) return;
 
@@ -55,21 +56,21 @@ void RestEventDiffer::Observe(const RestApplicationSnapshot& snapshot, std::vect
     for (const RestExecutor& executor : *snapshot.executors) {
       if (!IsAnnouncedExecutor(executor) || executors_.contains(executor.executor_id)) continue;
       executors_.emplace(executor.executor_id, false);
-      emit(ExecutorAdded{executor.add_time_ms.value_or(0), executor.executor_id, executor.host,
-                         executor.total_cores, std::nullopt});
+      emit(events::ExecutorAdded{executor.add_time_ms.value_or(0), executor.executor_id, executor.host,
+                                 executor.total_cores, std::nullopt});
     }
   }
 
-  std::vector<SparkEvent> job_events;
+  std::vector<events::SparkEvent> job_events;
   if (snapshot.jobs) {
     ObserveJobStarts(*snapshot.jobs, job_events);
-    for (SparkEvent& event : job_events) emit(std::move(event));
+    for (events::SparkEvent& event : job_events) emit(std::move(event));
     job_events.clear();
   }
   if (snapshot.stages) ObserveStages(*snapshot.stages, snapshot, out);
   if (snapshot.jobs && snapshot.stages) {
     ObserveJobEnds(*snapshot.jobs, *snapshot.stages, job_events);
-    for (SparkEvent& event : job_events) emit(std::move(event));
+    for (events::SparkEvent& event : job_events) emit(std::move(event));
   }
   if (snapshot.jobs) ForgetJobsNotIn(*snapshot.jobs);
 
@@ -81,8 +82,8 @@ void RestEventDiffer::Observe(const RestApplicationSnapshot& snapshot, std::vect
       if (seen == executors_.end() || seen->second || executor.active) continue;
       seen->second = true;
       // Spark sets removeTime on every inactive executor; 0 only if a server omits it.
-      emit(
-          ExecutorRemoved{executor.remove_time_ms.value_or(0), executor.executor_id, executor.remove_reason});
+      emit(events::ExecutorRemoved{executor.remove_time_ms.value_or(0), executor.executor_id,
+                                   executor.remove_reason});
     }
     // Spark keeps spark.ui.retainedDeadExecutors (100) removed executors; older ones drop out.
     std::erase_if(executors_, [&](const auto& entry) { return !listed.contains(entry.first); });
@@ -90,7 +91,7 @@ void RestEventDiffer::Observe(const RestApplicationSnapshot& snapshot, std::vect
 
   if (app.completed && snapshot.jobs && snapshot.stages && snapshot.executors) {
     ended_ = true;
-    emit(ApplicationEnd{app.end_time_ms.value_or(0), std::nullopt});
+    emit(events::ApplicationEnd{app.end_time_ms.value_or(0), std::nullopt});
     // Nothing of a finished application changes any more; keep only the flags.
     jobs_.clear();
     stages_.clear();
@@ -98,7 +99,8 @@ void RestEventDiffer::Observe(const RestApplicationSnapshot& snapshot, std::vect
   }
 }
 
-void RestEventDiffer::ObserveJobStarts(const std::vector<RestJob>& jobs, std::vector<SparkEvent>& events) {
+void RestEventDiffer::ObserveJobStarts(const std::vector<RestJob>& jobs,
+                                       std::vector<events::SparkEvent>& events) {
   // The REST list is newest first; JobStarts go out oldest first, as the listener bus posted them.
   std::vector<const RestJob*> fresh;
   for (const RestJob& job : jobs) {
@@ -108,7 +110,7 @@ void RestEventDiffer::ObserveJobStarts(const std::vector<RestJob>& jobs, std::ve
             [](const RestJob* a, const RestJob* b) { return a->job_id < b->job_id; });
   for (const RestJob* job : fresh) {
     jobs_.emplace(job->job_id, JobSeen{false, job->stage_ids});
-    JobStart start;
+    events::JobStart start;
     start.job_id = job->job_id;
     start.submission_time_ms = job->submission_time_ms;
     start.stage_ids = job->stage_ids;
@@ -142,21 +144,22 @@ void RestEventDiffer::ObserveStages(const std::vector<RestStage>& stages,
     if (!stages_of_known_jobs.contains(stage->stage_id)) continue;
     auto [seen, is_new] = stages_.emplace(key, false);
     if (is_new)
-      out.push_back(RestEvent{app.id, app.attempt_id, StageSubmitted{ToStageInfo(*stage)}, std::nullopt});
+      out.push_back(
+          RestEvent{app.id, app.attempt_id, events::StageSubmitted{ToStageInfo(*stage)}, std::nullopt});
     if (IsStageFinished(stage->status) && !seen->second) {
       seen->second = true;
       completed_now.push_back(stage);
     }
   }
   for (const RestStage* stage : completed_now) {
-    out.push_back(
-        RestEvent{app.id, app.attempt_id, StageCompleted{ToStageInfo(*stage)}, stage->task_metrics_sum});
+    out.push_back(RestEvent{app.id, app.attempt_id, events::StageCompleted{ToStageInfo(*stage)},
+                            stage->task_metrics_sum});
   }
   std::erase_if(stages_, [&](const auto& entry) { return !listed.contains(entry.first); });
 }
 
 void RestEventDiffer::ObserveJobEnds(const std::vector<RestJob>& jobs, const std::vector<RestStage>& stages,
-                                     std::vector<SparkEvent>& events) {
+                                     std::vector<events::SparkEvent>& events) {
   std::vector<const RestJob*> ended_now;
   for (const RestJob& job : jobs) {
     auto seen = jobs_.find(job.job_id);
@@ -167,11 +170,12 @@ void RestEventDiffer::ObserveJobEnds(const std::vector<RestJob>& jobs, const std
   std::sort(ended_now.begin(), ended_now.end(),
             [](const RestJob* a, const RestJob* b) { return a->job_id < b->job_id; });
   for (const RestJob* job : ended_now) {
-    JobEnd end;
+    events::JobEnd end;
     end.job_id = job->job_id;
     end.completion_time_ms = job->completion_time_ms;
-    end.result = job->status == RestJobStatus::kSucceeded ? JobResult::kSucceeded : JobResult::kFailed;
-    if (end.result == JobResult::kFailed) {
+    end.result =
+        job->status == RestJobStatus::kSucceeded ? events::JobResult::kSucceeded : events::JobResult::kFailed;
+    if (end.result == events::JobResult::kFailed) {
       // JobData has no error message. A job fails because a stage did, and Spark's job failure
       // message is that stage's failure reason ("Job aborted due to stage failure: ...").
       for (const RestStage& stage : stages) {

@@ -62,11 +62,11 @@ class RestEventDiffer {
   };
   using StageKey = std::pair<std::int32_t, std::int32_t>;  // stage id, attempt id
 
-  void ObserveJobStarts(const std::vector<RestJob>& jobs, std::vector<SparkEvent>& events);
+  void ObserveJobStarts(const std::vector<RestJob>& jobs, std::vector<events::SparkEvent>& events);
   void ObserveStages(const std::vector<RestStage>& stages, const RestApplicationSnapshot& snapshot,
                      std::vector<RestEvent>& out);
   void ObserveJobEnds(const std::vector<RestJob>& jobs, const std::vector<RestStage>& stages,
-                      std::vector<SparkEvent>& events);
+                      std::vector<events::SparkEvent>& events);
   void ForgetJobsNotIn(const std::vector<RestJob>& jobs);
 
   bool started_ = false;

@@ -97,7 +97,7 @@ class ObjectReader {
   }
 
   // A REST date string; a malformed one is an error (a wrong time would mislead more than none).
-  bool Date(std::string_view key, std::optional<EpochMillis>& out) {
+  bool Date(std::string_view key, std::optional<events::EpochMillis>& out) {
     std::optional<std::string_view> text;
     if (!OptionalString(key, text)) return false;
     if (!text) return true;
@@ -143,7 +143,7 @@ class ObjectReader {
   }
 
   // A date that may be a placeholder: running attempts report endTime "1969-12-31T23:59:59.999GMT".
-  bool LenientDate(std::string_view key, std::optional<EpochMillis>& out) {
+  bool LenientDate(std::string_view key, std::optional<events::EpochMillis>& out) {
     std::optional<std::string_view> text;
     if (!OptionalString(key, text)) return false;
     if (text) out = ParseRestDate(*text);
@@ -235,7 +235,7 @@ bool ReadJob(ObjectReader& job, RestJob& out) {
 bool ReadStage(ObjectReader& stage, RestStage& out) {
   std::string status;
   std::optional<std::string_view> failure;
-  TaskMetrics& sum = out.task_metrics_sum;
+  events::TaskMetrics& sum = out.task_metrics_sum;
   std::optional<std::int64_t> cpu_time;
   std::optional<std::int64_t> peak_memory;
   const bool ok =
@@ -269,7 +269,7 @@ bool ReadStage(ObjectReader& stage, RestStage& out) {
       stage.Counter("outputRecords", sum.output_records_written);
   if (!ok) return false;
   out.status = StageStatusFromName(status);
-  if (failure) out.failure_reason = CutUtf8(*failure, kMaxMessageBytes);
+  if (failure) out.failure_reason = CutUtf8(*failure, events::kMaxMessageBytes);
   sum.executor_cpu_time_ns = cpu_time;
   sum.peak_execution_memory_bytes = peak_memory;
   return true;
@@ -290,7 +290,7 @@ bool ReadExecutor(ObjectReader& executor, RestExecutor& out) {
   } else {
     out.host = host_port.substr(0, host_port.rfind(':'));
   }
-  out.remove_reason = CutUtf8(out.remove_reason, kMaxMessageBytes);
+  out.remove_reason = CutUtf8(out.remove_reason, events::kMaxMessageBytes);
   return true;
 }
 

@@ -22,8 +22,8 @@ struct RestApplication {
   std::string id;
   std::string name;
   std::optional<std::string> attempt_id;  // "attemptId": only in cluster mode with attempts
-  std::optional<EpochMillis> start_time_ms;
-  std::optional<EpochMillis> end_time_ms;  // set when completed
+  std::optional<events::EpochMillis> start_time_ms;
+  std::optional<events::EpochMillis> end_time_ms;  // set when completed
   bool completed = false;
   std::string spark_user;
   std::string spark_version;  // "appSparkVersion"; empty when unknown
@@ -35,8 +35,8 @@ enum class RestJobStatus : std::uint8_t { kRunning, kSucceeded, kFailed, kUnknow
 struct RestJob {
   std::int32_t job_id = 0;
   RestJobStatus status = RestJobStatus::kUnknown;
-  std::optional<EpochMillis> submission_time_ms;
-  std::optional<EpochMillis> completion_time_ms;
+  std::optional<events::EpochMillis> submission_time_ms;
+  std::optional<events::EpochMillis> completion_time_ms;
   std::vector<std::int32_t> stage_ids;
   std::vector<std::string> job_tags;        // "jobTags" (3.5+); empty before
   std::optional<std::string> job_group_id;  // "jobGroup"
@@ -55,13 +55,13 @@ struct RestStage {
   std::int32_t num_complete_tasks = 0;
   std::int32_t num_failed_tasks = 0;
   std::int32_t num_killed_tasks = 0;
-  std::optional<EpochMillis> submission_time_ms;
-  std::optional<EpochMillis> first_task_launched_time_ms;
-  std::optional<EpochMillis> completion_time_ms;
+  std::optional<events::EpochMillis> submission_time_ms;
+  std::optional<events::EpochMillis> first_task_launched_time_ms;
+  std::optional<events::EpochMillis> completion_time_ms;
   std::optional<std::string> failure_reason;  // cut to kMaxMessageBytes
   // Sums over the stage's tasks, as Spark's status store adds them up (peakExecutionMemory too is
   // Spark's sum of the task peaks, copied as given).
-  TaskMetrics task_metrics_sum;
+  events::TaskMetrics task_metrics_sum;
 };
 
 // /applications/<app>/allexecutors: ExecutorSummary (the driver is listed too, as "driver").
@@ -70,8 +70,8 @@ struct RestExecutor {
   std::string host;  // "hostPort" without the port
   std::int32_t total_cores = 0;
   bool active = true;
-  std::optional<EpochMillis> add_time_ms;
-  std::optional<EpochMillis> remove_time_ms;
+  std::optional<events::EpochMillis> add_time_ms;
+  std::optional<events::EpochMillis> remove_time_ms;
   std::string remove_reason;  // cut to kMaxMessageBytes
 };
 

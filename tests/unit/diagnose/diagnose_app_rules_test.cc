@@ -25,7 +25,7 @@ using test_lines::StageSpec;
 using test_lines::Task;
 
 std::vector<Finding> Diagnose(const test_lines::LogBuilder& log) {
-  const listener::ApplicationModel model = ModelOf(log);
+  const listener::correlate::ApplicationModel model = ModelOf(log);
   return DiagnoseApplication(model, RuleThresholds{});
 }
 
@@ -183,11 +183,12 @@ TEST(DiagnoseAppRules, SummaryNamesThePhaseJobAndStagesOnlyWhenSomethingFired) {
 // ---- operations ----
 
 TEST(DiagnoseAppRules, OperationFindingsCoverOnlyThatOperationsStages) {
-  const std::string skewed_tag = listener::test_lines::OperationTag("u", "s", "op-skewed");
-  const std::string fine_tag = listener::test_lines::OperationTag("u", "s", "op-fine");
+  const std::string skewed_tag = listener::correlate::test_lines::OperationTag("u", "s", "op-skewed");
+  const std::string fine_tag = listener::correlate::test_lines::OperationTag("u", "s", "op-fine");
   test_lines::LogBuilder log;
   log.Executor("1", kT0 + 1'000).Executor("2", kT0 + 1'000);
-  log.Line(listener::test_lines::ConnectOperation("Started", skewed_tag, "op-skewed", kT0 + 2'000, "s", "u"));
+  log.Line(listener::correlate::test_lines::ConnectOperation("Started", skewed_tag, "op-skewed", kT0 + 2'000,
+                                                             "s", "u"));
   log.JobStart(0, kT0 + 2'000, {0}, {skewed_tag});
   StageSpec skewed;
   skewed.start_ms = kT0 + 2'000;
@@ -199,17 +200,18 @@ TEST(DiagnoseAppRules, OperationFindingsCoverOnlyThatOperationsStages) {
   };
   std::int64_t end = log.Stage(skewed);
   log.JobEnd(0, end);
-  log.Line(listener::test_lines::ConnectOperation("Finished", skewed_tag, "op-skewed", end + 10));
-  log.Line(listener::test_lines::ConnectOperation("Started", fine_tag, "op-fine", end + 100, "s", "u"));
+  log.Line(listener::correlate::test_lines::ConnectOperation("Finished", skewed_tag, "op-skewed", end + 10));
+  log.Line(
+      listener::correlate::test_lines::ConnectOperation("Started", fine_tag, "op-fine", end + 100, "s", "u"));
   log.JobStart(1, end + 100, {1}, {fine_tag});
   StageSpec fine;
   fine.stage_id = 1;
   fine.start_ms = end + 100;
   end = log.Stage(fine);
   log.JobEnd(1, end);
-  log.Line(listener::test_lines::ConnectOperation("Finished", fine_tag, "op-fine", end + 10));
+  log.Line(listener::correlate::test_lines::ConnectOperation("Finished", fine_tag, "op-fine", end + 10));
   log.AppEnd(end + 100);
-  const listener::ApplicationModel model = ModelOf(log);
+  const listener::correlate::ApplicationModel model = ModelOf(log);
 
   const std::vector<Finding> fine_findings =
       DiagnoseOperation(model, *model.FindOperation("op-fine"), RuleThresholds{});

@@ -27,7 +27,7 @@ using test_lines::StageSpec;
 constexpr std::int64_t kGiBytes = 1024 * kMiBytes;
 
 std::vector<Finding> Diagnose(const LogBuilder& log, const RuleThresholds& thresholds = {}) {
-  const listener::ApplicationModel model = ModelOf(log);
+  const listener::correlate::ApplicationModel model = ModelOf(log);
   return DiagnoseApplication(model, thresholds);
 }
 

@@ -50,14 +50,14 @@ TEST(DiagnoseModelInputs, EnvironmentKeepsTheAllowListAndNeverASecret) {
 }
 
 TEST(DiagnoseModelInputs, KeptPropertiesTable) {
-  EXPECT_TRUE(listener::IsKeptProperty("spark.dynamicAllocation.minExecutors"));
-  EXPECT_TRUE(listener::IsKeptProperty("mapreduce.fileoutputcommitter.algorithm.version"));
-  EXPECT_TRUE(listener::IsKeptProperty("fs.s3a.multipart.size"));
-  EXPECT_FALSE(listener::IsKeptProperty("fs.s3a.access.key"));
-  EXPECT_FALSE(listener::IsKeptProperty("fs.s3a.bucket.b.secret.key"));
-  EXPECT_FALSE(listener::IsKeptProperty("spark.hadoop.fs.s3a.aws.credentials.provider"));
-  EXPECT_FALSE(listener::IsKeptProperty("spark.executor.extraClassPath"));
-  EXPECT_FALSE(listener::IsKeptProperty("spark.app.name"));
+  EXPECT_TRUE(listener::events::IsKeptProperty("spark.dynamicAllocation.minExecutors"));
+  EXPECT_TRUE(listener::events::IsKeptProperty("mapreduce.fileoutputcommitter.algorithm.version"));
+  EXPECT_TRUE(listener::events::IsKeptProperty("fs.s3a.multipart.size"));
+  EXPECT_FALSE(listener::events::IsKeptProperty("fs.s3a.access.key"));
+  EXPECT_FALSE(listener::events::IsKeptProperty("fs.s3a.bucket.b.secret.key"));
+  EXPECT_FALSE(listener::events::IsKeptProperty("spark.hadoop.fs.s3a.aws.credentials.provider"));
+  EXPECT_FALSE(listener::events::IsKeptProperty("spark.executor.extraClassPath"));
+  EXPECT_FALSE(listener::events::IsKeptProperty("spark.app.name"));
 }
 
 TEST(DiagnoseModelInputs, LooksLikeOutOfMemory) {
@@ -67,11 +67,11 @@ TEST(DiagnoseModelInputs, LooksLikeOutOfMemory) {
         "Container from a bad node: ... Exit code is 137",
         "The executor with id 3 exited with exit code 143.", "exitCode=137 OOMKilled",
         "com.nvidia.spark.rapids.jni.GpuSplitAndRetryOOM: GPU OutOfMemory: could not split"}) {
-    EXPECT_TRUE(listener::LooksLikeOutOfMemory(message)) << message;
+    EXPECT_TRUE(listener::correlate::LooksLikeOutOfMemory(message)) << message;
   }
   for (const char* message : {"Executor killed by driver.", "java.io.IOException: No space left on device",
                               "exit code 1", "Task 137 failed", ""}) {
-    EXPECT_FALSE(listener::LooksLikeOutOfMemory(message)) << message;
+    EXPECT_FALSE(listener::correlate::LooksLikeOutOfMemory(message)) << message;
   }
 }
 
@@ -97,9 +97,9 @@ TEST(DiagnoseModelInputs, StageFiguresForTheRules) {
   log.Stage(stage);
   const auto model = test_lines::ModelOf(log);
   ASSERT_EQ(model.stages().size(), 1u);
-  const listener::StageAttemptRecord& record = model.stages().begin()->second;
+  const listener::correlate::StageAttemptRecord& record = model.stages().begin()->second;
   EXPECT_EQ(record.name, "save at Writer.scala:7");
-  const listener::TaskStatistics& tasks = record.tasks;
+  const listener::correlate::TaskStatistics& tasks = record.tasks;
   EXPECT_EQ(tasks.shuffle_write_time_ns, 4 * 1'500'000);
   EXPECT_EQ(tasks.successful_task_bytes.count(), 2);  // the two successful tasks
   EXPECT_EQ(tasks.successful_task_bytes.max_ms(), 40 * kMiBytes);
@@ -118,16 +118,16 @@ TEST(DiagnoseModelInputs, StageFiguresForTheRules) {
 }
 
 TEST(DiagnoseModelInputs, FailureGroupsAreBounded) {
-  listener::TaskStatistics tasks;
+  listener::correlate::TaskStatistics tasks;
   for (int i = 0; i < 20; ++i) {
-    listener::TaskEnd end;
-    end.reason = listener::TaskEndReason::kExceptionFailure;
+    listener::events::TaskEnd end;
+    end.reason = listener::events::TaskEndReason::kExceptionFailure;
     end.reason_detail = "com.example.Error" + std::to_string(i) + ": boom";
     end.launch_time_ms = 1;
     end.finish_time_ms = 2;
     tasks.Add(end);
   }
-  EXPECT_EQ(tasks.failure_groups.size(), listener::kMaxFailureGroups);
+  EXPECT_EQ(tasks.failure_groups.size(), listener::correlate::kMaxFailureGroups);
   std::int64_t counted = 0;
   for (const auto& group : tasks.failure_groups) counted += group.count;
   EXPECT_EQ(counted, 20);

@@ -18,7 +18,7 @@
 namespace sparktrace::diagnose {
 namespace {
 
-namespace test_data = listener::test_data;
+namespace test_data = listener::events::test_data;
 
 // Findings per application log (by file or directory name): the JSON of each finding.
 using FindingsByLog = std::map<std::string, std::vector<nlohmann::json>>;

@@ -24,7 +24,7 @@ using test_lines::StageSpec;
 using test_lines::Task;
 
 std::vector<Finding> Diagnose(const test_lines::LogBuilder& log, const RuleThresholds& thresholds = {}) {
-  const listener::ApplicationModel model = ModelOf(log);
+  const listener::correlate::ApplicationModel model = ModelOf(log);
   return DiagnoseApplication(model, thresholds);
 }
 

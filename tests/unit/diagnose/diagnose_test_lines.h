@@ -18,8 +18,8 @@
 
 namespace sparktrace::diagnose::test_lines {
 
-using listener::test_lines::Quoted;
-using listener::test_lines::Str;
+using listener::correlate::test_lines::Quoted;
+using listener::correlate::test_lines::Str;
 
 inline constexpr std::int64_t kT0 = 1'700'000'000'000;  // the application's start
 inline constexpr std::int64_t kMiBytes = std::int64_t{1} << 20;
@@ -124,8 +124,8 @@ struct StageSpec {
 class LogBuilder {
  public:
   LogBuilder() {
-    lines_.push_back(listener::test_lines::LogStart("3.5.1"));
-    lines_.push_back(listener::test_lines::AppStart("app-test", kT0));
+    lines_.push_back(listener::correlate::test_lines::LogStart("3.5.1"));
+    lines_.push_back(listener::correlate::test_lines::AppStart("app-test", kT0));
   }
 
   LogBuilder& Line(std::string line) {
@@ -146,10 +146,10 @@ class LogBuilder {
   }
   LogBuilder& JobStart(int job_id, std::int64_t at_ms, const std::vector<int>& stage_ids,
                        const std::vector<std::string>& tags = {}) {
-    return Line(listener::test_lines::JobStart(job_id, at_ms, stage_ids, tags));
+    return Line(listener::correlate::test_lines::JobStart(job_id, at_ms, stage_ids, tags));
   }
   LogBuilder& JobEnd(int job_id, std::int64_t at_ms, bool succeeded = true) {
-    return Line(listener::test_lines::JobEnd(job_id, at_ms, succeeded));
+    return Line(listener::correlate::test_lines::JobEnd(job_id, at_ms, succeeded));
   }
   // Writes the stage's submission, tasks and completion; returns its completion time.
   std::int64_t Stage(const StageSpec& spec) {
@@ -172,7 +172,7 @@ class LogBuilder {
                                end_ms, spec.failure_reason));
     return end_ms;
   }
-  LogBuilder& AppEnd(std::int64_t at_ms) { return Line(listener::test_lines::AppEnd(at_ms)); }
+  LogBuilder& AppEnd(std::int64_t at_ms) { return Line(listener::correlate::test_lines::AppEnd(at_ms)); }
 
   const std::vector<std::string>& lines() const { return lines_; }
 
@@ -181,9 +181,9 @@ class LogBuilder {
   std::int64_t next_task_id_ = 0;
 };
 
-inline listener::ApplicationModel ModelOf(const LogBuilder& builder) {
-  listener::ApplicationModel model;
-  listener::test_lines::Feed(model, builder.lines());
+inline listener::correlate::ApplicationModel ModelOf(const LogBuilder& builder) {
+  listener::correlate::ApplicationModel model;
+  listener::correlate::test_lines::Feed(model, builder.lines());
   return model;
 }
 

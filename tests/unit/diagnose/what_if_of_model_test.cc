@@ -18,19 +18,19 @@
 namespace sparktrace::diagnose {
 namespace {
 
-namespace test_data = listener::test_data;
+namespace test_data = listener::events::test_data;
 
-std::optional<listener::ApplicationModel> RealModel(const std::string& name) {
+std::optional<listener::correlate::ApplicationModel> RealModel(const std::string& name) {
   const std::optional<std::filesystem::path> data_dir = test_data::FindDataDir();
   if (!data_dir) return std::nullopt;
   std::string why;
   const std::optional<std::string> content = test_data::ReadLogFile(*data_dir / "spark-events" / name, why);
   EXPECT_TRUE(content.has_value()) << why;
   if (!content) return std::nullopt;
-  listener::ApplicationModel model;
-  listener::EventParser parser;
+  listener::correlate::ApplicationModel model;
+  listener::events::EventParser parser;
   for (std::string_view line : test_data::SplitLines(*content)) {
-    Result<listener::SparkEvent> event = parser.Parse(line);
+    Result<listener::events::SparkEvent> event = parser.Parse(line);
     EXPECT_TRUE(event.ok()) << event.error().ToString();
     if (event.ok()) model.Apply(*event);
   }
@@ -38,7 +38,8 @@ std::optional<listener::ApplicationModel> RealModel(const std::string& name) {
 }
 
 TEST(WhatIfOfModel, RealLogWithLateExecutors) {
-  const std::optional<listener::ApplicationModel> model = RealModel("application_1553914137147_0018");
+  const std::optional<listener::correlate::ApplicationModel> model =
+      RealModel("application_1553914137147_0018");
   if (!model) GTEST_SKIP() << test_data::DataDirMissingMessage();
   const what_if::AttemptInput input = WhatIfInputOfApplication(*model);
   EXPECT_DOUBLE_EQ(input.start_ms, 1554755984286.0);

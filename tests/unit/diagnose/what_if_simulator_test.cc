@@ -11,7 +11,7 @@
 #include "diagnose/what_if/schedule_simulator.h"
 #include "diagnose/what_if/what_if_estimates.h"
 
-namespace sparktrace::what_if {
+namespace sparktrace::diagnose::what_if {
 namespace {
 
 constexpr double kAlways = std::numeric_limits<double>::lowest();
@@ -255,4 +255,4 @@ TEST(WhatIfSimulator, RoughDurations) {
 }
 
 }  // namespace
-}  // namespace sparktrace::what_if
+}  // namespace sparktrace::diagnose::what_if

@@ -22,17 +22,17 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationEnd;
-using listener::ApplicationModel;
-using listener::EventParser;
-using listener::kPhaseCount;
-using listener::Phase;
-using listener::SparkEvent;
-using listener::SparkMemoryBytes;
+using listener::correlate::ApplicationModel;
+using listener::correlate::kPhaseCount;
+using listener::correlate::Phase;
+using listener::correlate::SparkMemoryBytes;
+using listener::events::ApplicationEnd;
+using listener::events::EventParser;
+using listener::events::SparkEvent;
 
 namespace {
 
-namespace tl = listener::test_lines;
+namespace tl = listener::correlate::test_lines;
 namespace dtl = diagnose::test_lines;
 using dtl::kT0;
 
@@ -220,9 +220,10 @@ TEST(ListenerFeedApplicationFigures, SkewOfStagesLargeEnoughToJudge) {
   const struct {
     std::int32_t stage;
     std::vector<std::int64_t> bytes;
-  } stages[] = {{1, {16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 160 * kMiB}},
-                {2, {1'024, 1'024, 1'024, 1'024, 1'024, 1'024, 1'024, kMiB}},
-                {3, {20 * kMiB, 20 * kMiB, 2'000 * kMiB}}};
+  } stages[] = {
+      {1, {16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 16 * kMiB, 160 * kMiB}},
+      {2, {1'024, 1'024, 1'024, 1'024, 1'024, 1'024, 1'024, kMiB}},
+      {3, {20 * kMiB, 20 * kMiB, 2'000 * kMiB}}};
   std::int64_t task_id = 0;
   for (const auto& stage : stages) {
     const auto count = static_cast<std::int32_t>(stage.bytes.size());

@@ -24,16 +24,16 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationModel;
-using listener::ApplicationPhases;
-using listener::ApplicationTraceId;
-using listener::MillisToUnixNanos;
-using listener::Phase;
-using listener::PhaseBreakdown;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ApplicationPhases;
+using listener::correlate::ApplicationTraceId;
+using listener::correlate::MillisToUnixNanos;
+using listener::correlate::Phase;
+using listener::correlate::PhaseBreakdown;
 
 namespace {
 
-namespace tl = listener::test_lines;
+namespace tl = listener::correlate::test_lines;
 
 // Keeps the latest version of each span, final or live (the store replaces by trace and span id),
 // and counts the final submissions of each (what an OTLP collector would receive).

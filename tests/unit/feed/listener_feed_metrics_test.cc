@@ -15,15 +15,15 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationModel;
-using listener::ApplicationPhases;
-using listener::kPhaseCount;
-using listener::Phase;
-using listener::PhaseBreakdown;
+using listener::correlate::ApplicationModel;
+using listener::correlate::ApplicationPhases;
+using listener::correlate::kPhaseCount;
+using listener::correlate::Phase;
+using listener::correlate::PhaseBreakdown;
 
 namespace {
 
-namespace tl = listener::test_lines;
+namespace tl = listener::correlate::test_lines;
 
 ApplicationFigures Figures(std::string name, std::int64_t wait, std::int64_t compute, std::int64_t write,
                            std::int64_t idle) {

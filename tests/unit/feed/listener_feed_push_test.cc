@@ -13,13 +13,13 @@
 
 namespace sparktrace::feed {
 
-using listener::ApplicationStart;
-using listener::EventParser;
-using listener::JobEnd;
+using listener::events::ApplicationStart;
+using listener::events::EventParser;
+using listener::events::JobEnd;
 
 namespace {
 
-namespace tl = listener::test_lines;
+namespace tl = listener::correlate::test_lines;
 
 std::string Lines(const std::vector<std::string>& lines) {
   std::string body;

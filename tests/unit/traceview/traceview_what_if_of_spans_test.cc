@@ -50,7 +50,7 @@ std::vector<tracing::Span> HandBuilt() {
 
 TEST(TraceviewWhatIfOfSpans, HandBuiltAttempt) {
   const std::vector<tracing::Span> spans = HandBuilt();
-  const what_if::AttemptInput input = WhatIfInputOfSpans(spans, 0, 1000);
+  const diagnose::what_if::AttemptInput input = WhatIfInputOfSpans(spans, 0, 1000);
   ASSERT_EQ(input.jobs.size(), 1u);
   ASSERT_EQ(input.jobs[0].stages.size(), 1u);
   EXPECT_EQ(input.jobs[0].stages[0].task_count, 4);
@@ -60,7 +60,7 @@ TEST(TraceviewWhatIfOfSpans, HandBuiltAttempt) {
 
   std::vector<std::string> names;
   double two_executors = -1;
-  for (const what_if::WhatIfEstimate& estimate : EstimatesOfSpans(spans, 0, 1000)) {
+  for (const diagnose::what_if::WhatIfEstimate& estimate : EstimatesOfSpans(spans, 0, 1000)) {
     names.push_back(estimate.name);
     if (estimate.name == "executors-2") two_executors = estimate.estimated_ms;
   }
@@ -84,24 +84,24 @@ TEST(TraceviewWhatIfOfSpans, NoEstimateWithoutTheExecutorsCores) {
 // The spans the feed builds for a real log give the estimates the model gives, within the
 // profile's resolution (21 quantiles instead of every duration).
 TEST(TraceviewWhatIfOfSpans, RealLogSpansAgreeWithTheModel) {
-  const std::optional<std::filesystem::path> data_dir = listener::test_data::FindDataDir();
-  if (!data_dir) GTEST_SKIP() << listener::test_data::DataDirMissingMessage();
+  const std::optional<std::filesystem::path> data_dir = listener::events::test_data::FindDataDir();
+  if (!data_dir) GTEST_SKIP() << listener::events::test_data::DataDirMissingMessage();
   std::string why;
-  const std::optional<std::string> content =
-      listener::test_data::ReadLogFile(*data_dir / "spark-events/application_1553914137147_0018", why);
+  const std::optional<std::string> content = listener::events::test_data::ReadLogFile(
+      *data_dir / "spark-events/application_1553914137147_0018", why);
   ASSERT_TRUE(content) << why;
-  listener::ApplicationModel model;
-  listener::EventParser parser;
-  for (std::string_view line : listener::test_data::SplitLines(*content)) {
-    Result<listener::SparkEvent> event = parser.Parse(line);
+  listener::correlate::ApplicationModel model;
+  listener::events::EventParser parser;
+  for (std::string_view line : listener::events::test_data::SplitLines(*content)) {
+    Result<listener::events::SparkEvent> event = parser.Parse(line);
     ASSERT_TRUE(event.ok());
     model.Apply(*event);
   }
-  const std::vector<what_if::WhatIfEstimate> from_model =
-      what_if::EstimateWhatIf(diagnose::WhatIfInputOfApplication(model));
-  const listener::BuiltSpans built = listener::BuildApplicationSpans(model);
+  const std::vector<diagnose::what_if::WhatIfEstimate> from_model =
+      diagnose::what_if::EstimateWhatIf(diagnose::WhatIfInputOfApplication(model));
+  const listener::correlate::BuiltSpans built = listener::correlate::BuildApplicationSpans(model);
   const tracing::Span& root = built.spans.front();
-  const std::vector<what_if::WhatIfEstimate> from_spans =
+  const std::vector<diagnose::what_if::WhatIfEstimate> from_spans =
       EstimatesOfSpans(built.spans, static_cast<double>(root.start_time_unix_nano) / 1e6,
                        static_cast<double>(root.end_time_unix_nano) / 1e6);
   ASSERT_EQ(from_spans.size(), from_model.size());

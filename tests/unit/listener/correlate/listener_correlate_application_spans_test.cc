@@ -13,7 +13,7 @@
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 using tracing::Span;
@@ -39,16 +39,16 @@ const Span* FindByInt(const std::vector<Span>& spans, std::string_view name, std
 //   stage 2.0 tasks: durations 14191 and 30302 ms; run time 14080 + 29084 = 43164 ms;
 //   CPU 13858940111 + 12644117227 ns = 26503 ms; input 2 × 2500050000 bytes.
 TEST(ListenerCorrelateApplicationSpans, RealSparkSubmitLog) {
-  const std::optional<std::filesystem::path> data_dir = test_data::FindDataDir();
-  if (!data_dir) GTEST_SKIP() << test_data::DataDirMissingMessage();
+  const std::optional<std::filesystem::path> data_dir = events::test_data::FindDataDir();
+  if (!data_dir) GTEST_SKIP() << events::test_data::DataDirMissingMessage();
   std::string why;
   const std::optional<std::string> content =
-      test_data::ReadLogFile(*data_dir / "spark-events/application_1553914137147_0018", why);
+      events::test_data::ReadLogFile(*data_dir / "spark-events/application_1553914137147_0018", why);
   ASSERT_TRUE(content.has_value()) << why;
   ApplicationModel model;
-  EventParser parser;
-  for (std::string_view line : test_data::SplitLines(*content)) {
-    Result<SparkEvent> event = parser.Parse(line);
+  events::EventParser parser;
+  for (std::string_view line : events::test_data::SplitLines(*content)) {
+    Result<events::SparkEvent> event = parser.Parse(line);
     ASSERT_TRUE(event.ok()) << event.error().ToString();
     model.Apply(*event);
   }
@@ -157,4 +157,4 @@ TEST(ListenerCorrelateApplicationSpans, JobWithoutEnd) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

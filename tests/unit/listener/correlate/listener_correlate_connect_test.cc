@@ -14,7 +14,7 @@
 #include "listener/correlate/span_ids.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 namespace lines = test_lines;
@@ -423,4 +423,4 @@ TEST(ListenerCorrelateConnect, UnknownOperationBuildsNothing) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

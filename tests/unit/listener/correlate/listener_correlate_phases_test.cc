@@ -16,22 +16,22 @@
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 namespace lines = test_lines;
 
 // Reads a real log into a model; skips the test when the data is absent.
 bool LoadRealLog(const std::string& relative_path, ApplicationModel& model) {
-  const std::optional<std::filesystem::path> data_dir = test_data::FindDataDir();
+  const std::optional<std::filesystem::path> data_dir = events::test_data::FindDataDir();
   if (!data_dir) return false;
   std::string why;
-  const std::optional<std::string> content = test_data::ReadLogFile(*data_dir / relative_path, why);
+  const std::optional<std::string> content = events::test_data::ReadLogFile(*data_dir / relative_path, why);
   EXPECT_TRUE(content.has_value()) << why;
   if (!content) return false;
-  EventParser parser;
-  for (std::string_view line : test_data::SplitLines(*content)) {
-    Result<SparkEvent> event = parser.Parse(line);
+  events::EventParser parser;
+  for (std::string_view line : events::test_data::SplitLines(*content)) {
+    Result<events::SparkEvent> event = parser.Parse(line);
     EXPECT_TRUE(event.ok()) << relative_path << ": " << (event.ok() ? "" : event.error().ToString());
     if (event.ok()) model.Apply(*event);
   }
@@ -69,7 +69,7 @@ void ExpectCoversWindow(const PhaseBreakdown& phases) {
 TEST(ListenerCorrelatePhases, YarnApplicationWithThreeExecutors) {
   ApplicationModel model;
   if (!LoadRealLog("spark-events/application_1553914137147_0018", model)) {
-    GTEST_SKIP() << test_data::DataDirMissingMessage();
+    GTEST_SKIP() << events::test_data::DataDirMissingMessage();
   }
   const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
   ASSERT_TRUE(phases.has_value());
@@ -102,7 +102,7 @@ TEST(ListenerCorrelatePhases, YarnApplicationWithThreeExecutors) {
 TEST(ListenerCorrelatePhases, DynamicAllocationApplication) {
   ApplicationModel model;
   if (!LoadRealLog("spark-events/application_1628109047826_1317105", model)) {
-    GTEST_SKIP() << test_data::DataDirMissingMessage();
+    GTEST_SKIP() << events::test_data::DataDirMissingMessage();
   }
   EXPECT_EQ(model.executors().size(), 10U);
   // 5 task ends, one a speculative copy killed because the other attempt succeeded (README).
@@ -128,7 +128,7 @@ TEST(ListenerCorrelatePhases, DynamicAllocationApplication) {
 TEST(ListenerCorrelatePhases, OldLocalModeLogWithoutExecutorEvents) {
   ApplicationModel model;
   if (!LoadRealLog("spark-events/local-1422981780767", model)) {
-    GTEST_SKIP() << test_data::DataDirMissingMessage();
+    GTEST_SKIP() << events::test_data::DataDirMissingMessage();
   }
   const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
   ASSERT_TRUE(phases.has_value());
@@ -156,7 +156,7 @@ TEST(ListenerCorrelatePhases, OldLocalModeLogWithoutExecutorEvents) {
 TEST(ListenerCorrelatePhases, LocalApplicationThatWritesOutput) {
   ApplicationModel model;
   if (!LoadRealLog("spark-events-problems/python_udf_eventlog", model)) {
-    GTEST_SKIP() << test_data::DataDirMissingMessage();
+    GTEST_SKIP() << events::test_data::DataDirMissingMessage();
   }
   const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
   ASSERT_TRUE(phases.has_value());
@@ -183,7 +183,7 @@ TEST(ListenerCorrelatePhases, LocalApplicationThatWritesOutput) {
 TEST(ListenerCorrelatePhases, TruncatedLogEndsAtItsLatestEvent) {
   ApplicationModel model;
   if (!LoadRealLog("spark-events-problems/truncated_eventlog", model)) {
-    GTEST_SKIP() << test_data::DataDirMissingMessage();
+    GTEST_SKIP() << events::test_data::DataDirMissingMessage();
   }
   const std::optional<PhaseBreakdown> phases = ApplicationPhases(model);
   ASSERT_TRUE(phases.has_value());
@@ -200,20 +200,20 @@ TEST(ListenerCorrelatePhases, TruncatedLogEndsAtItsLatestEvent) {
 // listener/eventlog's business): the model takes it, the phases cover the window exactly, and
 // the application trace builds with valid, distinct span ids.
 TEST(ListenerCorrelatePhases, EveryRealLogGivesAConsistentBreakdown) {
-  const std::optional<std::filesystem::path> data_dir = test_data::FindDataDir();
-  if (!data_dir) GTEST_SKIP() << test_data::DataDirMissingMessage();
+  const std::optional<std::filesystem::path> data_dir = events::test_data::FindDataDir();
+  if (!data_dir) GTEST_SKIP() << events::test_data::DataDirMissingMessage();
   int logs = 0;
   for (const char* subdirectory : {"spark-events", "spark-events-problems"}) {
     for (const auto& entry : std::filesystem::directory_iterator(*data_dir / subdirectory)) {
       if (!entry.is_regular_file()) continue;
       const std::string name = entry.path().filename().string();
       std::string why;
-      const std::optional<std::string> content = test_data::ReadLogFile(entry.path(), why);
+      const std::optional<std::string> content = events::test_data::ReadLogFile(entry.path(), why);
       ASSERT_TRUE(content.has_value()) << why;
       ApplicationModel model;
-      EventParser parser;
-      for (std::string_view line : test_data::SplitLines(*content)) {
-        Result<SparkEvent> event = parser.Parse(line);
+      events::EventParser parser;
+      for (std::string_view line : events::test_data::SplitLines(*content)) {
+        Result<events::SparkEvent> event = parser.Parse(line);
         if (event.ok()) model.Apply(*event);  // malformed_json_eventlog has a corrupt line
       }
       ++logs;
@@ -301,4 +301,4 @@ TEST(ListenerCorrelatePhases, DurationSampleIsExactUpToItsLimitThenBounded) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

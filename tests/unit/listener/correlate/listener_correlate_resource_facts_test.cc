@@ -16,7 +16,7 @@
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 #include "tracing/span_vocabulary.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 namespace lines = test_lines;
@@ -148,4 +148,4 @@ TEST(ResourceFacts, TheLifecycleSpanCarriesCoresMemoryDriverAndSharing) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

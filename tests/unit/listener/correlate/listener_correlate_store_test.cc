@@ -14,7 +14,7 @@
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
 #include "tracing/store/sqlite_span_store.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::correlate {
 namespace {
 
 namespace fs = std::filesystem;
@@ -98,4 +98,4 @@ TEST_F(ListenerCorrelateStore, RebuiltSpansReplaceTheStoredOnes) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::correlate

@@ -12,7 +12,7 @@
 #include "listener/correlate/application_model.h"
 #include "listener/events/event_parser.h"
 
-namespace sparktrace::listener::test_lines {
+namespace sparktrace::listener::correlate::test_lines {
 
 inline std::string Str(std::int64_t value) { return std::to_string(value); }
 
@@ -159,12 +159,12 @@ inline std::string ConnectOperation(std::string_view phase, std::string_view tag
 // Parses each line with the production parser and applies it; a line that does not parse fails
 // the test (the lines here are meant to be valid).
 inline void Feed(ApplicationModel& model, const std::vector<std::string>& lines) {
-  EventParser parser;
+  events::EventParser parser;
   for (const std::string& line : lines) {
-    Result<SparkEvent> event = parser.Parse(line);
+    Result<events::SparkEvent> event = parser.Parse(line);
     ASSERT_TRUE(event.ok()) << event.error().ToString() << "\n" << line;
     model.Apply(*event);
   }
 }
 
-}  // namespace sparktrace::listener::test_lines
+}  // namespace sparktrace::listener::correlate::test_lines

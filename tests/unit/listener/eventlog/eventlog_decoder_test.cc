@@ -8,7 +8,7 @@
 #include "listener/eventlog/chunk_decoder.h"
 #include "tests/unit/listener/eventlog/eventlog_test_support.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 using testing::AwkwardChunkSizes;
@@ -103,8 +103,10 @@ const CodecCase kCompressed[] = {
 std::string CaseName(const ::testing::TestParamInfo<CodecCase>& param_info) { return param_info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(EventLogPlain, EventLogDecoderRoundTrip, ::testing::Values(kPlain), CaseName);
-INSTANTIATE_TEST_SUITE_P(EventLogCompressed, EventLogDecoderRoundTrip, ::testing::ValuesIn(kCompressed), CaseName);
-INSTANTIATE_TEST_SUITE_P(EventLogCompressed, EventLogCompressedDecoder, ::testing::ValuesIn(kCompressed), CaseName);
+INSTANTIATE_TEST_SUITE_P(EventLogCompressed, EventLogDecoderRoundTrip, ::testing::ValuesIn(kCompressed),
+                         CaseName);
+INSTANTIATE_TEST_SUITE_P(EventLogCompressed, EventLogCompressedDecoder, ::testing::ValuesIn(kCompressed),
+                         CaseName);
 
 TEST(EventLogZstdDecoder, KnowsFrameBoundariesAndFreesIdleContexts) {
   const std::string first = ZstdFrame("one\ntwo\n");
@@ -174,4 +176,4 @@ TEST(EventLogChunkDecoder, RefusesCodecsItCannotDecode) {
 }
 
 }  // namespace
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -13,7 +13,7 @@
 #include "listener/eventlog/line_assembler.h"
 #include "tests/unit/listener/eventlog/eventlog_test_support.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 using testing::DataDir;
@@ -206,4 +206,4 @@ TEST(EventLogDerivedData, ProblemLogsDecodeToTheirDocumentedLineCounts) {
 }
 
 }  // namespace
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -6,7 +6,7 @@
 
 #include "listener/eventlog/line_assembler.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 struct Collected {
@@ -89,4 +89,4 @@ TEST(EventLogLineAssembler, FinishDoesNotHandOverALineBeingSkipped) {
 }
 
 }  // namespace
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -11,7 +11,7 @@
 #include "listener/eventlog/event_log_scanner.h"
 #include "tests/unit/listener/eventlog/eventlog_test_support.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 using testing::AppendFileBytes;
@@ -212,4 +212,4 @@ TEST(EventLogLiveTail, RollingLogWithLateFilesAndTheAppStatusRename) {
 }
 
 }  // namespace
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

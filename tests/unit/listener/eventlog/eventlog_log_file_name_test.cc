@@ -2,7 +2,7 @@
 
 #include "listener/eventlog/log_file_name.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 TEST(EventLogFileName, SingleFileNamesCarryCodecAndProgress) {
@@ -71,4 +71,4 @@ TEST(EventLogFileName, AppStatusMarker) {
 }
 
 }  // namespace
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -12,7 +12,7 @@
 #include "listener/eventlog/event_log_scanner.h"
 #include "tests/unit/listener/eventlog/eventlog_test_support.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 using testing::AppendFileBytes;
@@ -428,4 +428,4 @@ TEST(EventLogScanner, CreateValidatesItsOptions) {
 }
 
 }  // namespace
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

@@ -24,7 +24,7 @@
 #include "listener/eventlog/event_log_sink.h"
 #include "listener/eventlog/xxhash32.h"
 
-namespace sparktrace::eventlog::testing {
+namespace sparktrace::listener::eventlog::testing {
 
 // The shared data directory (spark-events/, spark-events-derived/, ...): $SPARKTRACE_DATA_DIR if set,
 // else shared/data next to the source tree (this file is tests/unit/listener/eventlog/ of /work/main, the
@@ -252,4 +252,4 @@ inline std::vector<std::size_t> AwkwardChunkSizes() {
   return {1, 2, 3, 5, 7, 11, 13, 17, 21, 29, 64, 127, 509, 4093};
 }
 
-}  // namespace sparktrace::eventlog::testing
+}  // namespace sparktrace::listener::eventlog::testing

@@ -4,7 +4,7 @@
 
 #include "listener/eventlog/xxhash32.h"
 
-namespace sparktrace::eventlog {
+namespace sparktrace::listener::eventlog {
 namespace {
 
 std::string Bytes0To255Times3() {
@@ -34,4 +34,4 @@ TEST(EventLogXxHash32, UsesTheSeedLz4JavaUses) {
 }
 
 }  // namespace
-}  // namespace sparktrace::eventlog
+}  // namespace sparktrace::listener::eventlog

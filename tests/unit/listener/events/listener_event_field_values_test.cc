@@ -17,7 +17,7 @@
 #include "listener/events/spark_event.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 namespace {
 
 // Every event of one log, in order (malformed lines as nullopt).
@@ -296,4 +296,4 @@ TEST_F(ListenerEventFieldValues, SqlExecutionsOfStructuredStreaming) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

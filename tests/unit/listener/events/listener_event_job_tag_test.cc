@@ -9,7 +9,7 @@
 
 #include "listener/events/connect_job_tag.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 namespace {
 
 constexpr std::string_view kSession = "8f7a2c3e-2b1d-4c5e-9f00-1a2b3c4d5e6f";
@@ -190,4 +190,4 @@ TEST(ListenerEventJobTag, SplitsSparkJobTags) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

@@ -15,7 +15,7 @@
 #include "listener/events/event_parser.h"
 #include "listener/events/spark_event.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 namespace {
 
 constexpr std::string_view kConnectPackage = "org.apache.spark.sql.connect.service.";
@@ -530,4 +530,4 @@ TEST(ListenerEventParser, AParserIsReusableAcrossLinesOfAnySize) {
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

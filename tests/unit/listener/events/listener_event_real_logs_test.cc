@@ -21,7 +21,7 @@
 #include "listener/events/spark_event.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 
-namespace sparktrace::listener {
+namespace sparktrace::listener::events {
 namespace {
 
 struct LogFigures {
@@ -395,4 +395,4 @@ TEST(ListenerEventRealLogsMalformed, TheBrokenLineOfTheRapidsLogIsAnErrorNamingI
 }
 
 }  // namespace
-}  // namespace sparktrace::listener
+}  // namespace sparktrace::listener::events

@@ -19,12 +19,13 @@
 #include <system_error>
 #include <vector>
 
-namespace sparktrace::listener::test_data {
+namespace sparktrace::listener::events::test_data {
 
 inline std::optional<std::filesystem::path> FindDataDir() {
   namespace fs = std::filesystem;
   fs::path directory;
-  if (const char* configured = std::getenv("SPARKTRACE_DATA_DIR"); configured != nullptr && *configured != '\0') {
+  if (const char* configured = std::getenv("SPARKTRACE_DATA_DIR");
+      configured != nullptr && *configured != '\0') {
     directory = configured;
   } else {
     // This header is <source>/tests/unit/listener/events/listener_event_test_data.h; the data
@@ -88,4 +89,4 @@ inline std::vector<std::string_view> SplitLines(std::string_view content) {
   return lines;
 }
 
-}  // namespace sparktrace::listener::test_data
+}  // namespace sparktrace::listener::events::test_data

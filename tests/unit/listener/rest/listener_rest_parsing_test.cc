@@ -206,7 +206,7 @@ RestStage Stage(std::int32_t id, RestStageStatus status) {
 std::vector<std::string> Names(const std::vector<RestEvent>& events) {
   std::vector<std::string> names;
   names.reserve(events.size());
-  for (const RestEvent& event : events) names.emplace_back(SparkEventName(event.event));
+  for (const RestEvent& event : events) names.emplace_back(events::SparkEventName(event.event));
   return names;
 }
 
@@ -250,7 +250,7 @@ TEST(ListenerRestDiffer, PendingAndSkippedStagesAreNeverSubmitted) {
        std::vector<RestExecutor>{}},
       events);
   EXPECT_EQ(Names(events), (Strings{"ApplicationStart", "JobStart", "StageSubmitted"}));
-  EXPECT_EQ(std::get<StageSubmitted>(events[2].event).stage.stage_id, 2);
+  EXPECT_EQ(std::get<events::StageSubmitted>(events[2].event).stage.stage_id, 2);
 }
 
 TEST(ListenerRestDiffer, ForgetsWhatSparkNoLongerRetainsAndCountsUnfinishedJobs) {
@@ -293,7 +293,7 @@ TEST(ListenerRestDiffer, ExecutorsComeAndGoOnceAndClusterDriverIsNotAnExecutor) 
                    events);
   }
   ASSERT_EQ(Names(events), (Strings{"ExecutorRemoved"}));
-  const auto& removed = std::get<ExecutorRemoved>(events[0].event);
+  const auto& removed = std::get<events::ExecutorRemoved>(events[0].event);
   EXPECT_EQ(removed.time_ms, 3000);
   EXPECT_EQ(removed.reason, "idle");
 }
@@ -311,7 +311,7 @@ TEST(ListenerRestDiffer, ApplicationEndWaitsForAPollWhereEveryListCameThrough) {
   differ.Observe({app, std::vector<RestJob>{}, std::vector<RestStage>{}, std::vector<RestExecutor>{}},
                  events);
   EXPECT_EQ(Names(events), (Strings{"ApplicationEnd"}));
-  EXPECT_EQ(std::get<ApplicationEnd>(events[0].event).time_ms, 9000);
+  EXPECT_EQ(std::get<events::ApplicationEnd>(events[0].event).time_ms, 9000);
   EXPECT_TRUE(differ.ended());
 }
 

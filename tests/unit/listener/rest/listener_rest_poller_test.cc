@@ -27,7 +27,7 @@ using Strings = std::vector<std::string>;
 std::vector<std::string> Names(const std::vector<RestEvent>& events) {
   std::vector<std::string> names;
   names.reserve(events.size());
-  for (const RestEvent& event : events) names.emplace_back(SparkEventName(event.event));
+  for (const RestEvent& event : events) names.emplace_back(events::SparkEventName(event.event));
   return names;
 }
 
@@ -89,20 +89,20 @@ TEST_F(ListenerRestPoller, FirstPollTellsTheWholeApplicationFromTheSamples) {
                      "StageCompleted", "StageCompleted", "JobEnd", "JobEnd", "JobEnd", "ApplicationEnd"}));
   for (const RestEvent& event : result.events) EXPECT_EQ(event.application_id, kApp);
 
-  const auto& start = std::get<ApplicationStart>(result.events.front().event);
+  const auto& start = std::get<events::ApplicationStart>(result.events.front().event);
   EXPECT_EQ(start.app_id, kApp);
   EXPECT_EQ(start.app_name, "Spark shell");
   EXPECT_EQ(start.spark_user, "irashid");
   EXPECT_EQ(start.time_ms, 1422981779720);
-  EXPECT_EQ(std::get<ApplicationEnd>(result.events.back().event).time_ms, 1422981788731);
+  EXPECT_EQ(std::get<events::ApplicationEnd>(result.events.back().event).time_ms, 1422981788731);
 
-  const auto job_starts = All<JobStart>(result.events);
+  const auto job_starts = All<events::JobStart>(result.events);
   ASSERT_EQ(job_starts.size(), 3u);
   EXPECT_EQ(job_starts[1]->job_id, 1);
   EXPECT_EQ(job_starts[1]->stage_ids, (std::vector<std::int32_t>{1, 2}));
   EXPECT_TRUE(job_starts[1]->properties.job_tags.empty());
 
-  const auto completed = All<StageCompleted>(result.events);
+  const auto completed = All<events::StageCompleted>(result.events);
   ASSERT_EQ(completed.size(), 4u);
   EXPECT_EQ(completed[1]->stage.stage_id, 1);
   EXPECT_EQ(completed[1]->stage.num_tasks, 8);
@@ -117,13 +117,13 @@ TEST_F(ListenerRestPoller, FirstPollTellsTheWholeApplicationFromTheSamples) {
   EXPECT_EQ(stage_1.stage_task_metrics_sum->shuffle_bytes_written, 13180);
   EXPECT_EQ(stage_1.stage_task_metrics_sum->executor_run_time_ms, 3476);
 
-  const auto job_ends = All<JobEnd>(result.events);
+  const auto job_ends = All<events::JobEnd>(result.events);
   ASSERT_EQ(job_ends.size(), 3u);
-  EXPECT_EQ(job_ends[0]->result, JobResult::kSucceeded);
-  EXPECT_EQ(job_ends[1]->result, JobResult::kFailed);
+  EXPECT_EQ(job_ends[0]->result, events::JobResult::kSucceeded);
+  EXPECT_EQ(job_ends[1]->result, events::JobResult::kFailed);
   EXPECT_TRUE(
       job_ends[1]->failure_message.starts_with("Job aborted due to stage failure: Task 3 in stage 2.0"));
-  EXPECT_TRUE(job_ends[1]->failure_message.size() <= kMaxMessageBytes);
+  EXPECT_TRUE(job_ends[1]->failure_message.size() <= events::kMaxMessageBytes);
 
   EXPECT_EQ(server_.requests(), (Strings{"/api/v1/applications", kAppPath + "/jobs", kAppPath + "/stages",
                                          kAppPath + "/allexecutors"}));
@@ -151,7 +151,7 @@ TEST_F(ListenerRestPoller, ExecutorsOfAClusterApplication) {
   ASSERT_TRUE(poller.ok()) << poller.error().message;
   const RestPollResult result = (*poller)->Poll();
   EXPECT_TRUE(result.errors.empty());
-  const auto added = All<ExecutorAdded>(result.events);
+  const auto added = All<events::ExecutorAdded>(result.events);
   ASSERT_EQ(added.size(), 3u) << "executors 1, 2, 3; not the cluster-mode driver";
   EXPECT_EQ(added[0]->executor_id, "3");
   EXPECT_EQ(added[0]->host, "test-3.vpc.company.com");
@@ -176,8 +176,8 @@ TEST_F(ListenerRestPoller, AttemptIdGoesIntoThePathsAndTheEvents) {
   for (const Error& error : result.errors) ADD_FAILURE() << error.message;
   ASSERT_EQ(Names(result.events), (Strings{"ApplicationStart", "ApplicationEnd"}));
   EXPECT_EQ(result.events[0].attempt_id, "2");
-  EXPECT_EQ(std::get<ApplicationStart>(result.events[0].event).attempt_id, "2");
-  EXPECT_EQ(std::get<ApplicationStart>(result.events[0].event).time_ms, 1426633910242);
+  EXPECT_EQ(std::get<events::ApplicationStart>(result.events[0].event).attempt_id, "2");
+  EXPECT_EQ(std::get<events::ApplicationStart>(result.events[0].event).time_ms, 1426633910242);
 }
 
 TEST_F(ListenerRestPoller, AChangeGivesExactlyItsEventsOnce) {
@@ -208,10 +208,10 @@ TEST_F(ListenerRestPoller, AChangeGivesExactlyItsEventsOnce) {
 
   const RestPollResult first = poller->Poll();
   EXPECT_TRUE(first.errors.empty());
-  EXPECT_EQ(All<JobEnd>(first.events).size(), 2u) << "jobs 0 and 1 only";
-  EXPECT_EQ(All<StageCompleted>(first.events).size(), 3u) << "stages 0, 1, 2 only";
-  EXPECT_EQ(All<StageSubmitted>(first.events).size(), 4u);
-  const auto job_starts = All<JobStart>(first.events);
+  EXPECT_EQ(All<events::JobEnd>(first.events).size(), 2u) << "jobs 0 and 1 only";
+  EXPECT_EQ(All<events::StageCompleted>(first.events).size(), 3u) << "stages 0, 1, 2 only";
+  EXPECT_EQ(All<events::StageSubmitted>(first.events).size(), 4u);
+  const auto job_starts = All<events::JobStart>(first.events);
   ASSERT_EQ(job_starts.size(), 3u);
   EXPECT_EQ(job_starts[2]->job_id, 2);
   EXPECT_EQ(job_starts[2]->properties.job_tags, (Strings{tag}));
@@ -225,10 +225,11 @@ TEST_F(ListenerRestPoller, AChangeGivesExactlyItsEventsOnce) {
   server_.Set(kAppPath + "/stages", done_stages);
   const RestPollResult completed = poller->Poll();
   ASSERT_EQ(Names(completed.events), (Strings{"StageCompleted", "JobEnd"}));
-  EXPECT_EQ(std::get<StageCompleted>(completed.events[0].event).stage.stage_id, 3);
-  EXPECT_EQ(std::get<StageCompleted>(completed.events[0].event).stage.completion_time_ms, 1422981787226);
-  EXPECT_EQ(std::get<JobEnd>(completed.events[1].event).job_id, 2);
-  EXPECT_EQ(std::get<JobEnd>(completed.events[1].event).result, JobResult::kSucceeded);
+  EXPECT_EQ(std::get<events::StageCompleted>(completed.events[0].event).stage.stage_id, 3);
+  EXPECT_EQ(std::get<events::StageCompleted>(completed.events[0].event).stage.completion_time_ms,
+            1422981787226);
+  EXPECT_EQ(std::get<events::JobEnd>(completed.events[1].event).job_id, 2);
+  EXPECT_EQ(std::get<events::JobEnd>(completed.events[1].event).result, events::JobResult::kSucceeded);
 
   // The application ends.
   server_.Set("/api/v1/applications", "[" + Sample("one_app_json_expectation.json") + "]");

@@ -14,7 +14,7 @@
 namespace sparktrace::listener::rest::test {
 
 inline std::optional<std::filesystem::path> FindRestApiDir() {
-  auto data = listener::test_data::FindDataDir();
+  auto data = listener::events::test_data::FindDataDir();
   if (!data) return std::nullopt;
   std::error_code error;
   if (!std::filesystem::is_directory(*data / "rest-api", error)) return std::nullopt;

@@ -25,7 +25,8 @@ TEST(SimEventLogClusterSize, SameWorkloadAtTwoSizes) {
   EXPECT_EQ(eight.log.knobs.cores_per_executor, 2);
   EXPECT_EQ(four.events.at("ExecutorAdded"), 4);
   EXPECT_EQ(eight.events.at("ExecutorAdded"), 8);
-  for (const listener::ExecutorRecord& executor : eight.model.executors()) EXPECT_EQ(executor.total_cores, 2);
+  for (const listener::correlate::ExecutorRecord& executor : eight.model.executors())
+    EXPECT_EQ(executor.total_cores, 2);
   // The same jobs, stages and tasks: only where and when the tasks ran differs.
   EXPECT_EQ(four.events.at("TaskEnd"), eight.events.at("TaskEnd"));
   ASSERT_EQ(four.model.stages().size(), eight.model.stages().size());

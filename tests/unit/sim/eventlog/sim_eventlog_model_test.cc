@@ -15,9 +15,9 @@
 namespace sparktrace::sim::eventlog {
 namespace {
 
-using listener::ApplicationPhases;
-using listener::OperationPhases;
-using listener::Phase;
+using listener::correlate::ApplicationPhases;
+using listener::correlate::OperationPhases;
+using listener::correlate::Phase;
 using testing::GenerateAndParse;
 using testing::LogOptions;
 using testing::ParsedLog;
@@ -32,7 +32,7 @@ TEST(SimEventLogModel, OperationsJoinTheirJobsAndStages) {
   EXPECT_EQ(model.jobs().size(), 12u);
   for (const OperationSpec& spec : parsed.log.operations) {
     SCOPED_TRACE(spec.operation_id);
-    const listener::ConnectOperationRecord* operation = model.FindOperation(spec.operation_id);
+    const listener::correlate::ConnectOperationRecord* operation = model.FindOperation(spec.operation_id);
     ASSERT_NE(operation, nullptr);
     EXPECT_EQ(operation->job_tag, "SparkConnect_OperationTag_User_airflow_Session_" + spec.session_id +
                                       "_Operation_" + spec.operation_id);
@@ -46,9 +46,9 @@ TEST(SimEventLogModel, OperationsJoinTheirJobsAndStages) {
     const std::vector<std::int32_t> jobs = model.JobsOfOperation(spec.operation_id);
     ASSERT_EQ(jobs.size(), 2u);
     for (std::int32_t job_id : jobs) {
-      const listener::JobRecord& job = model.jobs().at(job_id);
+      const listener::correlate::JobRecord& job = model.jobs().at(job_id);
       EXPECT_EQ(job.connect_operation_id, spec.operation_id);
-      EXPECT_EQ(job.status, listener::JobStatus::kSucceeded);
+      EXPECT_EQ(job.status, listener::correlate::JobStatus::kSucceeded);
       ASSERT_TRUE(job.sql_execution_id.has_value());
       EXPECT_EQ(model.sql_executions().at(*job.sql_execution_id).connect_operation_id, spec.operation_id);
       // Each job ran one stage; the second lists the first's stage again (skipped, not re-run).
@@ -76,7 +76,8 @@ TEST(SimEventLogModel, Spark350TagsSwapUserAndSessionAndStillJoin) {
   const ParsedLog parsed = GenerateAndParse(options);
   ASSERT_EQ(parsed.model.operations().size(), 2u);
   for (const OperationSpec& spec : parsed.log.operations) {
-    const listener::ConnectOperationRecord* operation = parsed.model.FindOperation(spec.operation_id);
+    const listener::correlate::ConnectOperationRecord* operation =
+        parsed.model.FindOperation(spec.operation_id);
     ASSERT_NE(operation, nullptr);
     EXPECT_EQ(operation->job_tag, "SparkConnect_OperationTag_User_" + spec.session_id +
                                       "_Session_airflow_Operation_" + spec.operation_id);
@@ -179,7 +180,7 @@ TEST(SimEventLogModel, SlowWritesRaiseTheIoWriteShare) {
 }
 
 // max / p50 of the successful task durations of the stage attempt where it is largest.
-double WorstSkew(const listener::ApplicationModel& model) {
+double WorstSkew(const listener::correlate::ApplicationModel& model) {
   double worst = 0;
   for (const auto& [key, stage] : model.stages()) {
     const auto p50 = stage.tasks.successful_durations.Quantile(0.5);
@@ -238,7 +239,8 @@ TEST(SimEventLogModel, FailingTasksAreRetriedAndAnExecutorIsKilled) {
   EXPECT_GT(totals.failed_tasks, 3);
   for (const auto& [id, operation] : parsed.model.operations())
     EXPECT_TRUE(operation.finished_ms.has_value());
-  for (const auto& [id, job] : parsed.model.jobs()) EXPECT_EQ(job.status, listener::JobStatus::kSucceeded);
+  for (const auto& [id, job] : parsed.model.jobs())
+    EXPECT_EQ(job.status, listener::correlate::JobStatus::kSucceeded);
   int killed = 0;
   for (const auto& executor : parsed.model.executors()) {
     if (executor.removed_reason.find("exit code 137") != std::string::npos) ++killed;
@@ -264,7 +266,7 @@ TEST(SimEventLogModel, SevereFailingTasksFailTheSecondOperation) {
   EXPECT_NE(failed->error_message.find("java.lang.OutOfMemoryError"), std::string::npos);
   const auto jobs = parsed.model.JobsOfOperation(failed->operation_id);
   ASSERT_EQ(jobs.size(), 2u);
-  EXPECT_EQ(parsed.model.jobs().at(jobs[1]).status, listener::JobStatus::kFailed);
+  EXPECT_EQ(parsed.model.jobs().at(jobs[1]).status, listener::correlate::JobStatus::kFailed);
   int failed_operations = 0;
   for (const auto& [id, operation] : parsed.model.operations())
     failed_operations += operation.failed_ms ? 1 : 0;

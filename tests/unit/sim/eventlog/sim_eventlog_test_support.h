@@ -31,7 +31,7 @@ inline OfflineLogOptions LogOptions(std::string_view scenario, double strength, 
 
 struct ParsedLog {
   GeneratedLog log;
-  listener::ApplicationModel model;
+  listener::correlate::ApplicationModel model;
   int malformed = 0;
   std::string first_malformed;
   std::map<std::string, int> events;  // by SparkEventName
@@ -40,7 +40,7 @@ struct ParsedLog {
 inline ParsedLog GenerateAndParse(const OfflineLogOptions& options) {
   ParsedLog parsed;
   parsed.log = GenerateLog(options);
-  listener::EventParser parser;
+  listener::events::EventParser parser;
   for (const LogLine& line : parsed.log.lines) {
     auto event = parser.Parse(line.text);
     if (!event.ok()) {
@@ -48,13 +48,13 @@ inline ParsedLog GenerateAndParse(const OfflineLogOptions& options) {
         parsed.first_malformed = event.error().message + ": " + line.text.substr(0, 300);
       continue;
     }
-    ++parsed.events[std::string(listener::SparkEventName(*event))];
+    ++parsed.events[std::string(listener::events::SparkEventName(*event))];
     parsed.model.Apply(*event);
   }
   return parsed;
 }
 
-inline double Share(const listener::PhaseBreakdown& phases, listener::Phase phase) {
+inline double Share(const listener::correlate::PhaseBreakdown& phases, listener::correlate::Phase phase) {
   const auto window = phases.window.end_ms - phases.window.start_ms;
   return window > 0 ? static_cast<double>(phases.TotalMs(phase)) / static_cast<double>(window) : 0.0;
 }
@@ -72,7 +72,7 @@ struct StageTotals {
   std::int64_t output_bytes = 0;
 };
 
-inline StageTotals Totals(const listener::ApplicationModel& model) {
+inline StageTotals Totals(const listener::correlate::ApplicationModel& model) {
   StageTotals totals;
   for (const auto& [key, stage] : model.stages()) {
     totals.run_ms += stage.tasks.executor_run_time_ms;

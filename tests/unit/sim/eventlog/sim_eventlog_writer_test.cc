@@ -15,11 +15,11 @@
 namespace sparktrace::sim::eventlog {
 namespace {
 
-using sparktrace::eventlog::EventLogScanner;
-using sparktrace::eventlog::testing::OptionsFor;
-using sparktrace::eventlog::testing::ReadFileBytes;
-using sparktrace::eventlog::testing::RecordingSink;
-using sparktrace::eventlog::testing::TempDir;
+using sparktrace::listener::eventlog::EventLogScanner;
+using sparktrace::listener::eventlog::testing::OptionsFor;
+using sparktrace::listener::eventlog::testing::ReadFileBytes;
+using sparktrace::listener::eventlog::testing::RecordingSink;
+using sparktrace::listener::eventlog::testing::TempDir;
 using testing::LogOptions;
 
 std::string WriteLog(const GeneratedLog& log, const std::filesystem::path& directory, LogCodec codec,
