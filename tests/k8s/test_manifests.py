@@ -91,7 +91,7 @@ class ManifestTest(unittest.TestCase):
 
     def test_downward_api_feeds_the_otlp_resource(self):
         # tracing/otlp/resource_attributes.cc reads these names; a rename on either side breaks the k8s.* attributes.
-        with open(os.path.join(ROOT, "tracing", "resource_attributes.cc")) as source:
+        with open(os.path.join(ROOT, "tracing", "otlp", "resource_attributes.cc")) as source:
             reader = source.read()
         self.assertEqual(self.downward.get("K8S_POD_NAME"), "metadata.name")
         self.assertEqual(self.downward.get("K8S_NAMESPACE_NAME"), "metadata.namespace")
