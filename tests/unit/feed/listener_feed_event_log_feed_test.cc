@@ -90,6 +90,7 @@ TEST_F(ListenerFeedEventLogFeed, FindingsOfAnEndedApplicationAreSpanEventsCounte
     }
   }
   std::vector<std::string> expected_ids;
+  expected_ids.reserve(expected.size());
   for (const diagnose::Finding& finding : expected) expected_ids.push_back(finding.id);
   EXPECT_EQ(event_ids, expected_ids);
   const tracing::Attribute* ids = FindAttribute(roots.front(), "sparktrace.findings");

@@ -146,10 +146,10 @@ TEST(MessageTapperTest, CorruptCompressedBytesAreUndecodable) {
 TEST(MessageTapperTest, InflatingBeyondTheMessageLimitIsUndecodable) {
   // A small "zip bomb": 8 MiB of zeros in a few KiB. The limit applies to the inflated size too.
   constexpr std::uint32_t kSmallMax = 64 * 1024;
-  const Bytes bomb = Gzip(Bytes(8 * 1024 * 1024, 0));
+  const Bytes bomb = Gzip(Bytes(8 * kKiB * kKiB, 0));
   ASSERT_LT(bomb.size(), kSmallMax);
   ExpectUndecodable("gzip", bomb, kSmallMax);
-  ExpectUndecodable("deflate", ZlibDeflate(Bytes(8 * 1024 * 1024, 0)), kSmallMax);
+  ExpectUndecodable("deflate", ZlibDeflate(Bytes(8 * kKiB * kKiB, 0)), kSmallMax);
   ExpectUndecodable("gzip", Gzip(Bytes(kSmallMax + 1, 'a')), kSmallMax);  // one byte over
 }
 
@@ -158,7 +158,7 @@ TEST(MessageTapperTest, InflatingBeyondTheMessageLimitIsUndecodable) {
 Delivered DeliverGzipAcrossABlockBoundary(const Bytes& gzipped, std::size_t in_first_block,
                                           std::uint32_t max) {
   Bytes stream;
-  AppendMessage(stream, false, Bytes(kBlock - 2 * 5 - in_first_block, 0));
+  AppendMessage(stream, false, Bytes(kBlock - std::size_t{2} * 5 - in_first_block, 0));
   AppendMessage(stream, true, gzipped);
   Harness harness(max, /*keep_bytes=*/true);
   harness.tapper().SetEncoding("gzip");

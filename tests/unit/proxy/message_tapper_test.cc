@@ -17,7 +17,7 @@ namespace {
 std::vector<Message> MixedUncompressed() {
   return {{false, {}, {}},
           {false, {0x42}, {0x42}},
-          {false, Pattern(70 * 1024, 1), Pattern(70 * 1024, 1)},  // spans three blocks
+          {false, Pattern(70 * kKiB, 1), Pattern(70 * kKiB, 1)},  // spans three blocks
           {false, Pattern(300, 2), Pattern(300, 2)},
           {false, Pattern(40'000, 3), Pattern(40'000, 3)}};
 }
@@ -122,13 +122,13 @@ TEST(MessageTapperTest, BadCompressedFlagIsAFramingError) {
 TEST(MessageTapperLimitsTest, KeptBytesComeFromTheBudgetAndGoBackAfterDelivery) {
   RelayBudget budget(1 << 20);
   RelayStats stats;
-  const std::vector<Message> messages = {{false, Pattern(70 * 1024, 1), Pattern(70 * 1024, 1)},
+  const std::vector<Message> messages = {{false, Pattern(70 * kKiB, 1), Pattern(70 * kKiB, 1)},
                                          {false, Pattern(300, 2), Pattern(300, 2)}};
   {
     Harness harness(kMax, /*keep_bytes=*/true, TapLimits{1 << 20, &budget, &stats});
     ASSERT_EQ(harness.PushInChunks(Frame(messages), 1000), GrpcFramingError::kNone);
     ExpectDelivered(harness, messages, /*keep_bytes=*/true);
-    EXPECT_EQ(harness.taken_at_delivery(), (std::vector<std::size_t>{70 * 1024, 300}));
+    EXPECT_EQ(harness.taken_at_delivery(), (std::vector<std::size_t>{70 * kKiB, 300}));
     EXPECT_EQ(budget.taken(), 0U) << "delivered messages hold nothing";
   }
   EXPECT_EQ(stats.hits(RelayLimit::kTracedMessageBytes), 0U);
@@ -140,7 +140,7 @@ TEST(MessageTapperLimitsTest, AMessageOverTheTracedLimitIsCountedNotKept) {
   RelayStats stats;
   const Bytes big = Pattern(40'000, 3);
   const Bytes small = Pattern(100, 4);
-  Harness harness(kMax, /*keep_bytes=*/true, TapLimits{32 * 1024, &budget, &stats});
+  Harness harness(kMax, /*keep_bytes=*/true, TapLimits{32 * kKiB, &budget, &stats});
   ASSERT_EQ(harness.PushInChunks(Frame({{false, big, big}, {false, small, small}}), 4096),
             GrpcFramingError::kNone);
   ASSERT_EQ(harness.delivered().size(), 2U);
@@ -154,9 +154,9 @@ TEST(MessageTapperLimitsTest, AMessageOverTheTracedLimitIsCountedNotKept) {
 }
 
 TEST(MessageTapperLimitsTest, ASpentBudgetStopsKeepingMidMessageAndGivesItsBytesBack) {
-  RelayBudget budget(50 * 1024);
+  RelayBudget budget(50 * kKiB);
   RelayStats stats;
-  const Bytes big = Pattern(70 * 1024, 5);
+  const Bytes big = Pattern(70 * kKiB, 5);
   const Bytes small = Pattern(1000, 6);
   Harness harness(kMax, /*keep_bytes=*/true, TapLimits{1 << 20, &budget, &stats});
   ASSERT_EQ(harness.PushInChunks(Frame({{false, big, big}, {false, small, small}}), 8192),
@@ -171,10 +171,10 @@ TEST(MessageTapperLimitsTest, ASpentBudgetStopsKeepingMidMessageAndGivesItsBytes
 
 TEST(MessageTapperLimitsTest, ACompressedMessageInflatingPastTheTracedLimitIsNotUndecodable) {
   RelayStats stats;
-  const Bytes text = Text(200 * 1024);  // compresses to a few KiB
+  const Bytes text = Text(200 * kKiB);  // compresses to a few KiB
   const Bytes wire = Gzip(text);
   ASSERT_LT(wire.size(), 64U * 1024);
-  Harness harness(kMax, /*keep_bytes=*/true, TapLimits{64 * 1024, nullptr, &stats});
+  Harness harness(kMax, /*keep_bytes=*/true, TapLimits{64 * kKiB, nullptr, &stats});
   harness.tapper().SetEncoding("gzip");
   ASSERT_EQ(harness.PushInChunks(Frame({{true, wire, text}}), 4096), GrpcFramingError::kNone);
   ASSERT_EQ(harness.delivered().size(), 1U);

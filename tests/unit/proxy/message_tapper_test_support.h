@@ -21,6 +21,8 @@
 namespace sparktrace::proxy {
 
 inline constexpr std::uint32_t kMax = 4U * 1024U * 1024U;
+// Sizes in KiB as std::size_t, so that products like 70 * kKiB are computed in size_t.
+inline constexpr std::size_t kKiB = 1024;
 
 // Text that compresses well.
 inline Bytes Text(std::size_t size) {
