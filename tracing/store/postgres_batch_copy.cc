@@ -1,10 +1,13 @@
 #include "tracing/store/postgres_batch_copy.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "tracing/store/pg_text.h"
+#include "tracing/store/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -33,11 +36,6 @@ std::int64_t ApproxBytes(const StoredSpanRow& row) {
 
 }  // namespace
 
-const std::string_view kAllSpanColumns =
-    "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
-    "status_message, trace_state, attributes, events, operation_id, session_id, dag_id, task_id, run_id, "
-    "try_number";
-
 // ON COMMIT DELETE ROWS: the tables are empty at the start of every batch without a DELETE.
 const std::string_view kIncomingTablesSql =
     "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (seq bigint NOT NULL, LIKE spans) ON COMMIT DELETE "
@@ -49,22 +47,10 @@ const std::string_view kInsertNewSummariesSql =
 
 // The last version of a span in the batch wins (DISTINCT ON … seq DESC): one INSERT may not touch
 // a row twice.
-const std::string_view kMergeSql = R"sql(
-INSERT INTO spans (trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code,
-                   status_message, trace_state, attributes, events, operation_id, session_id, dag_id, task_id,
-                   run_id, try_number)
-SELECT DISTINCT ON (trace_id, span_id) trace_id, span_id, parent_span_id, name, kind, start_unix_nano,
-       end_unix_nano, status_code, status_message, trace_state, attributes, events, operation_id, session_id,
-       dag_id, task_id, run_id, try_number
-FROM incoming_spans ORDER BY trace_id, span_id, seq DESC
-ON CONFLICT (trace_id, span_id) DO UPDATE SET
-  parent_span_id = excluded.parent_span_id, name = excluded.name, kind = excluded.kind,
-  start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
-  status_code = excluded.status_code, status_message = excluded.status_message,
-  trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
-  operation_id = excluded.operation_id, session_id = excluded.session_id, dag_id = excluded.dag_id,
-  task_id = excluded.task_id, run_id = excluded.run_id, try_number = excluded.try_number
-)sql";
+const std::string kMergeSql = fmt::format(
+    "INSERT INTO spans ({0})\nSELECT DISTINCT ON (trace_id, span_id) {0}\n"
+    "FROM incoming_spans ORDER BY trace_id, span_id, seq DESC{1}",
+    kStoredSpanColumns, kSpanReplacesStoredSql);
 
 // Recomputed from the traces' spans, as in the SQLite store. The root is the earliest span without a
 // parent, else the earliest span.

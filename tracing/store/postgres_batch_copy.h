@@ -14,18 +14,17 @@
 
 namespace sparktrace::tracing::store {
 
-// Every column of spans, in the order SpanCopy writes them (after its leading seq).
-extern const std::string_view kAllSpanColumns;
 // Creates this session's incoming_spans and incoming_traces, emptied at every COMMIT.
 extern const std::string_view kIncomingTablesSql;
 // Inserts the incoming summaries of traces that have none yet; RETURNING names those, the new traces.
 extern const std::string_view kInsertNewSummariesSql;
 // Upserts incoming_spans into spans.
-extern const std::string_view kMergeSql;
+extern const std::string kMergeSql;
 // Recomputes the summaries of the traces in $1 (a text[] of hex ids) from all their stored spans.
 extern const std::string_view kRefreshSummariesSql;
 
-// The batch's spans in COPY text for incoming_spans (seq first: the last version of a span wins).
+// The batch's spans in COPY text for incoming_spans: seq (the last version of a span wins), then
+// kStoredSpanColumns (span_table_sql.h).
 std::string SpanCopy(const std::vector<StoredSpanRow>& rows);
 // Each trace's summary as the batch alone would make it, in COPY text for incoming_traces; used
 // only for the traces the batch creates.

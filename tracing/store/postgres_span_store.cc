@@ -12,17 +12,11 @@
 #include "tracing/store/postgres_schema.h"
 #include "tracing/store/postgres_settlement.h"
 #include "tracing/store/postgres_task_index.h"
+#include "tracing/store/span_table_sql.h"
 #include "tracing/store/stored_span.h"
 
 namespace sparktrace::tracing::store {
 namespace {
-
-constexpr std::string_view kSpanColumns =
-    "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
-    "status_message, trace_state, attributes, events";
-constexpr std::string_view kSummaryColumns =
-    "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, run_id, "
-    "try_number";
 
 // Rolls an open transaction back unless dismissed after COMMIT (also when a later step fails).
 class Transaction {
@@ -150,7 +144,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
                     *version, kPostgresSchemaVersion));
   }
   if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
-  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kAllSpanColumns),
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kStoredSpanColumns),
                                SpanCopy(rows));
       !copied.ok()) {
     return fail(copied.error());
@@ -195,7 +189,7 @@ Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilte
       params.emplace_back(std::move(value));
       return fmt::format("${}", params.size());
     };
-    std::string sql = fmt::format("SELECT {} FROM traces WHERE true", kSummaryColumns);
+    std::string sql = fmt::format("SELECT {} FROM traces WHERE true", kSummaryReadColumns);
     if (filter.dag_id) sql += " AND dag_id = " + next(*filter.dag_id);
     if (filter.task_id) sql += " AND task_id = " + next(*filter.task_id);
     if (filter.run_id) sql += " AND run_id = " + next(*filter.run_id);
@@ -220,7 +214,7 @@ Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
     const std::string trace_hex = ToHex(trace_id);
     auto result =
         db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = $1 ORDER BY start_unix_nano, span_id",
-                              kSpanColumns),
+                              kSpanReadColumns),
                   {trace_hex});
     if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
     std::vector<Span> spans;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "tracing/store/span_table_sql.h"
 #include "tracing/store/sqlite_statement.h"
 
 namespace sparktrace::tracing::store {
@@ -28,19 +29,10 @@ void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_
 
 }  // namespace
 
-const std::string_view kUpsertSpanSql = R"sql(
-INSERT INTO spans (trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano,
-                   status_code, status_message, trace_state, attributes, events,
-                   operation_id, session_id, dag_id, task_id, run_id, try_number)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
-ON CONFLICT (trace_id, span_id) DO UPDATE SET
-  parent_span_id = excluded.parent_span_id, name = excluded.name, kind = excluded.kind,
-  start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
-  status_code = excluded.status_code, status_message = excluded.status_message,
-  trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
-  operation_id = excluded.operation_id, session_id = excluded.session_id, dag_id = excluded.dag_id,
-  task_id = excluded.task_id, run_id = excluded.run_id, try_number = excluded.try_number
-)sql";
+const std::string kUpsertSpanSql = fmt::format(
+    "INSERT INTO spans ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+    "?16, ?17, ?18){}",
+    kStoredSpanColumns, kSpanReplacesStoredSql);
 
 // Recomputed from the trace's spans rather than adjusted incrementally: a replaced span may change the
 // trace's bounds, error count or root, and recomputing is always right.
@@ -69,14 +61,6 @@ INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_co
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 ON CONFLICT (trace_id) DO NOTHING
 )sql";
-
-const std::string_view kSpanColumns =
-    "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
-    "status_message, trace_state, attributes, events";
-
-const std::string_view kSummaryColumns =
-    "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, "
-    "run_id, try_number";
 
 void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row) {
   upsert.BindText(1, row.trace_id);

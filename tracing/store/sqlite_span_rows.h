@@ -18,24 +18,20 @@ namespace sparktrace::tracing::store {
 class SqliteStatement;
 
 // Inserts a span or replaces the stored one with the same (trace id, span id); bound by BindSpanRow.
-extern const std::string_view kUpsertSpanSql;
+extern const std::string kUpsertSpanSql;
 // Recomputes the summary row of trace ?1 from all its stored spans.
 extern const std::string_view kRefreshSummarySql;
 // Inserts the summary of a trace that has none yet, else does nothing (sqlite3_changes tells which);
 // bound by BindNewSummary.
 extern const std::string_view kInsertSummarySql;
 
-// The columns SpanFromRow and SummaryFromRow read, in their order.
-extern const std::string_view kSpanColumns;
-extern const std::string_view kSummaryColumns;
-
 void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row);
 // Binds kInsertSummarySql for a trace that the batch may create.
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary);
 
-// Reads a row of kSpanColumns.
+// Reads a row of kSpanReadColumns (span_table_sql.h).
 Result<Span> SpanFromRow(const SqliteStatement& stmt);
-// Reads a row of kSummaryColumns; kInternal for a malformed trace id.
+// Reads a row of kSummaryReadColumns; kInternal for a malformed trace id.
 Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt);
 
 }  // namespace sparktrace::tracing::store

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "tracing/store/attempt_parts.h"
+#include "tracing/store/span_table_sql.h"
 #include "tracing/store/sqlite_connection.h"
 #include "tracing/store/sqlite_retention.h"
 #include "tracing/store/sqlite_schema.h"
@@ -82,9 +83,10 @@ Result<std::unique_ptr<SqliteSpanStore>> SqliteSpanStore::Open(const std::string
 }
 
 Result<void> SqliteSpanStore::PrepareStatements() {
-  auto get_trace = db_->Prepare(
-      fmt::format("SELECT {} FROM spans WHERE trace_id = ?1 ORDER BY start_unix_nano, span_id", kSpanColumns),
-      /*persistent=*/true);
+  auto get_trace =
+      db_->Prepare(fmt::format("SELECT {} FROM spans WHERE trace_id = ?1 ORDER BY start_unix_nano, span_id",
+                               kSpanReadColumns),
+                   /*persistent=*/true);
   if (!get_trace.ok()) return get_trace.error();
   get_trace_ = std::make_unique<SqliteStatement>(std::move(get_trace).value());
 
@@ -180,7 +182,7 @@ Result<std::vector<TraceSummary>> SqliteSpanStore::ListTraces(const TraceFilter&
   return NoThrow("list traces", [&]() -> Result<std::vector<TraceSummary>> {
     // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values
     // are still bound, never spliced in. Unnumbered parameters take the numbers 1, 2, … in order.
-    std::string sql = fmt::format("SELECT {} FROM traces WHERE 1", kSummaryColumns);
+    std::string sql = fmt::format("SELECT {} FROM traces WHERE 1", kSummaryReadColumns);
     if (filter.dag_id) sql += " AND dag_id = ?";
     if (filter.task_id) sql += " AND task_id = ?";
     if (filter.run_id) sql += " AND run_id = ?";
