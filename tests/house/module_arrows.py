@@ -2,12 +2,13 @@
 
 The rules (../shared/ARCHITECTURE.md, README "How it works"):
 - each module is its own CMake library;
-- arrows point one way: a module includes only modules of a lower floor (FLOORS below); `proxy/`
+- arrows point one way: a module includes only modules of a lower floor (MODULES below); `proxy/`
   includes nothing but `common/`;
 - a module links what it includes, directly (no leaning on a dependency's dependencies);
-- a dependency is PUBLIC only when one of the module's headers includes it, else PRIVATE, so that a
-  user of a module carries nothing of what the module uses inside (e.g. whoever includes
-  tracing/span.h carries no gRPC, libevent or SQLite).
+- a dependency is PUBLIC exactly when a header of the module that other modules see includes it, else
+  PRIVATE, so that a user of a module carries nothing of what the module uses inside (e.g. whoever
+  includes tracing/span.h carries no gRPC, libevent or SQLite);
+- no C++ or trace-view JavaScript file is over MAX_LINES lines.
 
 Run as a script it prints every breach and exits 1 when there is one; test_module_arrows.py runs
 it on the tree and on small broken trees, so that each rule is seen to fail.
