@@ -238,32 +238,34 @@ def overlong(line_counts):
                   if LENGTH_CHECKED.search(path) and lines > MAX_LINES)
 
 
-def line_counts(root):
-    counts = {}
+def tree_files(root):
+    """(repository path, file path) of every file in the tree, outside dot folders, build folders and
+    node_modules."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith((".", "build", "node_modules"))]
         for name in files:
-            rel = os.path.relpath(os.path.join(folder, name), root)
-            if LENGTH_CHECKED.search(rel):
-                with open(os.path.join(folder, name), "rb") as f:
-                    counts[rel] = f.read().count(b"\n")
+            path = os.path.join(folder, name)
+            yield os.path.relpath(path, root), path
+
+
+def line_counts(root):
+    counts = {}
+    for rel, path in tree_files(root):
+        if LENGTH_CHECKED.search(rel):
+            with open(path, "rb") as f:
+                counts[rel] = f.read().count(b"\n")
     return counts
 
 
 def read_tree(root):
     sources, cmake_texts = {}, []
-    for folder, dirs, files in os.walk(root):
-        relative = os.path.relpath(folder, root)
-        dirs[:] = [d for d in dirs if not d.startswith((".", "build", "node_modules"))]
-        for name in files:
-            path = os.path.join(folder, name)
-            rel = os.path.normpath(os.path.join(relative, name))
-            if name == "CMakeLists.txt" and not rel.startswith(NOT_MODULES):
-                with open(path, encoding="utf-8") as f:
-                    cmake_texts.append(f.read())
-            elif name.endswith((".cc", ".h")):
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    sources[rel] = f.read()
+    for rel, path in tree_files(root):
+        if os.path.basename(rel) == "CMakeLists.txt" and not rel.startswith(NOT_MODULES):
+            with open(path, encoding="utf-8") as f:
+                cmake_texts.append(f.read())
+        elif rel.endswith((".cc", ".h")):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                sources[rel] = f.read()
     return sources, cmake_texts
 
 
