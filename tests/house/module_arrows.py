@@ -61,16 +61,14 @@ THIRD_PARTY = [
     (re.compile(r"simdjson\.h$"), "simdjson::simdjson"),
     (re.compile(r"yaml\.h$"), "PkgConfig::LIBYAML"),
     (re.compile(r"prometheus/"), "prometheus-cpp::core"),
-    (re.compile(r"zstd\.h$"), "ZSTD"),
-    (re.compile(r"lz4(frame)?\.h$"), "PkgConfig::SPARKTRACE_LZ4"),
+    (re.compile(r"zstd\.h$"), "PkgConfig::ZSTD"),
+    (re.compile(r"lz4(frame)?\.h$"), "PkgConfig::LZ4"),
     (re.compile(r"snappy"), "SNAPPY"),
 ]
 # Spellings of one library under several target names (pkg-config module names differ per CMakeLists).
 ALIASES = {
     "PkgConfig::ZLIB": "ZLIB",
     "ZLIB::ZLIB": "ZLIB",
-    "PkgConfig::SPARKTRACE_ZSTD": "ZSTD",
-    "PkgConfig::SPARKTRACE_SIM_ZSTD": "ZSTD",
     "${SPARKTRACE_SNAPPY_LIBRARY}": "SNAPPY",
 }
 
