@@ -198,6 +198,8 @@ export class Harness {
     const run = async (action) => {
       const child = new Child([script, action, dir], { program: '/usr/bin/python3' });
       const code = await child.waitExit(PG_TIMEOUT_MS);
+      // Left running, its pipes would keep this process from ever exiting.
+      if (code === 'timeout') await child.stop();
       if (code !== 0) throw new Error(`postgres_server.py ${action} ended with ${code}:\n${tail(child.stderr)}`);
       return child.stdout.trim();
     };

@@ -3,6 +3,10 @@
 The proxy under test is $SPARKTRACE_BIN (default build/sparktrace). With SPARKTRACE_DIRECT=1
 the client talks to the upstream itself and proxy-only tests are skipped: that validates the
 tests and peers without a proxy, and shows what "invisible" has to look like.
+
+Importing it arms a per-test deadline (deadline.py, $SPARKTRACE_TEST_DEADLINE): a test that hangs
+is reported with every thread's stack and, for each proxy still running, its stderr tail and gdb
+backtraces, instead of being killed silently by CTest.
 """
 
 import http.client
@@ -21,6 +25,7 @@ from pathlib import Path
 
 import grpc
 
+import deadline
 from peers.upstream_server import GRPC_OPTIONS, Upstream
 
 HERE = Path(__file__).resolve().parent
@@ -35,6 +40,11 @@ LISTENING_RE = re.compile(r"^listening grpc=(127\.0\.0\.1:\d+) admin=(127\.0\.0\
 DEFAULT_DRAIN = "3s"
 
 proxy_only = unittest.skipIf(DIRECT, "SPARKTRACE_DIRECT=1: no proxy under test")
+
+# Proxies started and not yet closed, for the deadline's dump (_dump_live_proxies).
+_live_proxies = set()
+_live_proxies_lock = threading.Lock()
+GDB_BUDGET = 60  # seconds of gdb for all proxies together in one dump
 
 
 def new_id(prefix="t"):
@@ -105,6 +115,20 @@ def proxy_env(extra=None):
     return env
 
 
+def first_line(proc, timeout=READY_TIMEOUT):
+    """The first line `proc` prints on stdout (a text pipe), or "" when it closes stdout first;
+    AssertionError when it prints none within `timeout` (a bare readline() would wait forever).
+    The reading thread is left behind on timeout; it ends when the process does."""
+    lines = queue.Queue()
+    threading.Thread(target=lambda: lines.put(proc.stdout.readline()), daemon=True,
+                     name="first-line").start()
+    try:
+        return lines.get(timeout=timeout)
+    except queue.Empty:
+        raise AssertionError(f"{proc.args[:2]} printed no line within {timeout}s "
+                             f"(exit={proc.poll()})") from None
+
+
 def run_cli(args, env=None, timeout=15):
     """Run the binary to completion (for flag errors and --help)."""
     return subprocess.run([BIN, *args], env=proxy_env(env), capture_output=True, text=True,
@@ -132,18 +156,16 @@ class Proxy:
         self.proc = subprocess.Popen(self.args, env=proxy_env(env), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=self._stderr, text=True)
         self.pid = self.proc.pid
+        with _live_proxies_lock:
+            _live_proxies.add(self)
         self.expect_exit = False  # set by tests that stop the proxy themselves
         self.grpc_address = self.admin_address = None
 
     def wait_ready(self, timeout=READY_TIMEOUT):
-        lines = queue.Queue()
-        reader = threading.Thread(target=lambda: lines.put(self.proc.stdout.readline()),
-                                  daemon=True)
-        reader.start()
         try:
-            line = lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"no listening line within {timeout}s\n{self.stderr_tail()}")
+            line = first_line(self.proc, timeout)
+        except AssertionError:
+            raise AssertionError(f"no listening line within {timeout}s\n{self.stderr_tail()}") from None
         match = LISTENING_RE.match(line.rstrip("\n"))
         if not match:
             raise AssertionError(f"bad first stdout line {line!r} (exit={self.proc.poll()})\n"
@@ -158,6 +180,12 @@ class Proxy:
     def stderr_tail(self, lines=30):
         text = self.stderr_text().splitlines()[-lines:]
         return "--- proxy stderr (tail) ---\n" + "\n".join(text)
+
+    def _dump_tail(self, lines=60):
+        """stderr_tail from the deadline's thread: the file as the proxy wrote it, without
+        touching the file object the test's thread uses."""
+        text = self.stderr_path.read_text(errors="replace").splitlines()[-lines:]
+        return f"--- proxy pid {self.pid} stderr (last {lines} lines) ---\n" + "\n".join(text)
 
     def admin(self, path, timeout=5):
         return http_get(self.admin_address, path, timeout)
@@ -204,9 +232,36 @@ class Proxy:
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
+            with _live_proxies_lock:
+                _live_proxies.discard(self)
             self.proc.stdout.close()
             self._stderr.close()
             self.tmpdir.cleanup()
+
+
+def _dump_live_proxies(say):
+    """The deadline's dump section: for each proxy still running, its command, stderr tail and
+    native backtraces (gdb, GDB_BUDGET seconds for all of them)."""
+    with _live_proxies_lock:
+        proxies = sorted(_live_proxies, key=lambda p: p.pid)
+    budget_end = time.monotonic() + GDB_BUDGET
+    for proxy in proxies:
+        if proxy.proc.poll() is not None:
+            continue
+        say(f"--- proxy pid {proxy.pid}: {' '.join(proxy.args)}")
+        say(proxy._dump_tail())
+        left = budget_end - time.monotonic()
+        if left <= 1:
+            say(f"(no gdb for pid {proxy.pid}: the {GDB_BUDGET} s budget is spent)")
+            continue
+        say(f"--- proxy pid {proxy.pid}: gdb thread apply all bt ---")
+        say(deadline.gdb_backtraces(proxy.pid, timeout=min(deadline.GDB_TIMEOUT, left)))
+    if not proxies:
+        say("(no proxy running)")
+
+
+deadline.install()
+deadline.add_section(_dump_live_proxies)
 
 
 def start_proxy(case, upstream_address, *args, env=None, drain=DEFAULT_DRAIN):

@@ -93,11 +93,18 @@ class DemoRun:
                 raise AssertionError(f"no {text!r} within {timeout}s; stdout so far:\n{''.join(seen)}"
                                      f"\n{self.stderr()}")
             if line is None:
-                raise AssertionError(f"demo exited ({self.proc.wait()}) before {text!r}:\n{''.join(seen)}"
+                raise AssertionError(f"demo exited ({self.exit_code()}) before {text!r}:\n{''.join(seen)}"
                                      f"\n{self.stderr()}")
             seen.append(line)
             if text in line:
                 return "".join(seen)
+
+    def exit_code(self, timeout=10):
+        """The demo's exit code once its stdout closed; bounded, as closing stdout is not exiting."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return f"stdout closed, still running {timeout}s later"
 
     def stderr(self):
         return "--- demo stderr ---\n" + self.stderr_path.read_text(errors="replace")

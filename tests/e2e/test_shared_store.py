@@ -97,7 +97,7 @@ class SharedStoreCase(test_tracing.TracingCase):
         ui = subprocess.Popen([BIN, "ui", "--store", self.url, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=proxy_env())
         self.addCleanup(lambda: (ui.kill(), ui.wait(10), ui.stdout.close(), ui.stderr.close()))
-        line = ui.stdout.readline().strip()
+        line = harness.first_line(ui).strip()
         self.assertTrue(line.startswith(UI_LINE), f"unexpected first line {line!r}")
         return line[len("trace view "):].rstrip("/")
 

@@ -36,6 +36,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
+import deadline
+
+deadline.install()  # the per-test deadline and dump the other modules get from harness
+
 HERE = Path(__file__).resolve().parent
 BIN = os.environ.get("SPARKTRACE_BIN") or str(HERE.parents[1] / "build" / "sparktrace")
 DATA = Path(os.environ.get("SPARKTRACE_DATA_DIR") or HERE.parents[2] / "shared" / "data")

@@ -91,7 +91,7 @@ class TraceViewOverADemoStore(unittest.TestCase):
         ui = subprocess.Popen([BIN, "ui", "--store", self.store, "--listen", "127.0.0.1:0", *args],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=proxy_env())
         self.addCleanup(lambda: (ui.kill(), ui.wait(10), ui.stdout.close(), ui.stderr.close()))
-        line = ui.stdout.readline().strip()
+        line = harness.first_line(ui).strip()
         match = UI_RE.match(line)
         self.assertIsNotNone(match, f"unexpected first line {line!r}: {ui.stderr.read() if ui.poll() else ''}")
         return match.group(1)

@@ -246,7 +246,7 @@ class SparktraceContainerTest(unittest.TestCase):
                 watchdog.cancel()
                 if process.poll() is None:
                     process.kill()
-                    process.communicate()
+                    process.communicate(timeout=10)  # EOF comes with the exit, unless a child kept the pipes
                 if written is not None:
                     written += sorted(set(os.listdir(tmp)) - before)
             return process.returncode, line + out, err

@@ -17,6 +17,10 @@ const SVC = '/sparktrace.test.Echo';
 const raw = (b) => b;
 const sha256 = (b) => crypto.createHash('sha256').update(b).digest();
 const deadline = () => ({ deadline: Date.now() + 20000 });
+// Each test and hook fails after SPARKTRACE_TEST_DEADLINE seconds (0: never), as the Python
+// modules' do (deadline.py), rather than waiting for CTest to kill the whole file.
+const DEADLINE_S = Number(process.env.SPARKTRACE_TEST_DEADLINE || 150);
+const LIMIT = DEADLINE_S > 0 ? { timeout: DEADLINE_S * 1000 } : {};
 
 // Same as peers/upstream_server.py pattern(): 8-byte big-endian index, then sha256 filler.
 function pattern(seed, index, size) {
@@ -36,6 +40,7 @@ function startServer(cmd, args, re, env) {
     const fail = (why) => { child.kill('SIGKILL'); reject(new Error(`${cmd}: ${why}\n${stderr}`)); };
     const timer = setTimeout(() => fail('no listening line within 20s'), 20000);
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${cmd} exited ${code}\n${stderr}`)); });
+    child.on('error', (err) => { clearTimeout(timer); reject(new Error(`${cmd}: ${err.message}`)); });
     readline.createInterface({ input: child.stdout }).once('line', (line) => {
       clearTimeout(timer);
       const m = re.exec(line);
@@ -67,14 +72,16 @@ before(async () => {
   client = new grpc.Client(address, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': -1, 'grpc.max_send_message_length': -1,
   });
-});
+}, LIMIT);
 
 after(async () => {
   if (client) client.close();
   try {
     if (proxy) {
-      // The proxy must still be running (no crash) and exit 0 on SIGTERM.
-      assert.equal(proxy.child.exitCode, null, `proxy died early\n${proxy.stderr()}`);
+      // The proxy must still be running (no crash) and exit 0 on SIGTERM. A process killed by a
+      // signal has exitCode null too: without signalCode, the wait below would never end.
+      assert.deepEqual([proxy.child.exitCode, proxy.child.signalCode], [null, null],
+        `proxy died early\n${proxy.stderr()}`);
       const exited = new Promise((resolve) => proxy.child.once('exit', (code, sig) => resolve([code, sig])));
       proxy.child.kill('SIGTERM');
       const timer = setTimeout(() => proxy.child.kill('SIGKILL'), 10000);
@@ -84,10 +91,10 @@ after(async () => {
     }
   } finally {
     // Always, or its open pipes keep the test process alive.
-    if (proxy && proxy.child.exitCode === null) proxy.child.kill('SIGKILL');
+    if (proxy && proxy.child.exitCode === null && proxy.child.signalCode === null) proxy.child.kill('SIGKILL');
     if (upstream) upstream.child.kill('SIGKILL');
   }
-});
+}, LIMIT);
 
 // Resolves {response, initial, status} of a unary call; rejects with the ServiceError.
 function unary(method, payload, metadata) {
@@ -101,7 +108,7 @@ function unary(method, payload, metadata) {
   });
 }
 
-test('unary: random payload, -bin metadata both ways, trailers', async () => {
+test('unary: random payload, -bin metadata both ways, trailers', LIMIT, async () => {
   const payload = crypto.randomBytes(100_003);
   const blob = Buffer.from([...Array(256).keys()]);
   const md = new grpc.Metadata();
@@ -119,7 +126,7 @@ test('unary: random payload, -bin metadata both ways, trailers', async () => {
   assert.deepEqual(status.metadata.get('x-request-sha256'), [sha256(payload).toString('hex')]);
 });
 
-test('server streaming: every message in order', async () => {
+test('server streaming: every message in order', LIMIT, async () => {
   const seed = `node-${crypto.randomUUID()}`;
   const md = new grpc.Metadata();
   md.add('x-test-seed', seed);
@@ -132,7 +139,7 @@ test('server streaming: every message in order', async () => {
   got.forEach((m, i) => assert.ok(m.equals(pattern(seed, i, 20000)), `message ${i} differs`));
 });
 
-test('client streaming: upstream saw each message intact', async () => {
+test('client streaming: upstream saw each message intact', LIMIT, async () => {
   const requests = [0, 1, 999, 65536, 300000].map((n) => crypto.randomBytes(n));
   const response = await new Promise((resolve, reject) => {
     const call = client.makeClientStreamRequest(`${SVC}/ClientStream`, raw, raw, new grpc.Metadata(), deadline(),
@@ -143,7 +150,7 @@ test('client streaming: upstream saw each message intact', async () => {
   assert.ok(response.equals(Buffer.concat(requests.map(sha256))), 'upstream digests differ');
 });
 
-test('error status: code, message and grpc-status-details-bin byte-exact', async () => {
+test('error status: code, message and grpc-status-details-bin byte-exact', LIMIT, async () => {
   const details = Buffer.concat([Buffer.from([0x08, 0x09, 0x12, 0x04]), Buffer.from('nope'), crypto.randomBytes(64)]);
   const md = new grpc.Metadata();
   md.add('x-test-status-code', String(grpc.status.FAILED_PRECONDITION));
@@ -159,7 +166,7 @@ test('error status: code, message and grpc-status-details-bin byte-exact', async
   });
 });
 
-test('unknown method: upstream UNIMPLEMENTED relayed', async () => {
+test('unknown method: upstream UNIMPLEMENTED relayed', LIMIT, async () => {
   await assert.rejects(unary('NoSuchMethod', Buffer.alloc(0), new grpc.Metadata()),
     (err) => { assert.equal(err.code, grpc.status.UNIMPLEMENTED); return true; });
 });

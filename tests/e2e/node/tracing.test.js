@@ -21,6 +21,10 @@ const EXECUTE = '/spark.connect.SparkConnectService/ExecutePlan';
 const OPERATION = 'spark_connect.operation';
 const raw = (b) => b;
 const deadline = () => ({ deadline: Date.now() + 20000 });
+// Each test and hook fails after SPARKTRACE_TEST_DEADLINE seconds (0: never), as the Python
+// modules' do (deadline.py), rather than waiting for CTest to kill the whole file.
+const DEADLINE_S = Number(process.env.SPARKTRACE_TEST_DEADLINE || 150);
+const LIMIT = DEADLINE_S > 0 ? { timeout: DEADLINE_S * 1000 } : {};
 
 // --- protobuf by hand (proto/spark/connect/base.proto field numbers) ---------------------------
 function varint(n) {
@@ -116,7 +120,10 @@ function startServer(args, re) {
 async function stopServer(server, name) {
   if (!server) return;
   try {
-    assert.equal(server.child.exitCode, null, `${name} died early\n${server.stderr()}`);
+    // Killed by a signal, a process has exitCode null too: without signalCode the wait below
+    // would be for an 'exit' that has already happened.
+    assert.deepEqual([server.child.exitCode, server.child.signalCode], [null, null],
+      `${name} died early\n${server.stderr()}`);
     const exited = new Promise((resolve) => server.child.once('exit', (code, sig) => resolve([code, sig])));
     server.child.kill('SIGTERM');
     const timer = setTimeout(() => server.child.kill('SIGKILL'), 15000);
@@ -144,7 +151,7 @@ before(async () => {
     '--admin', '127.0.0.1:0', '--drain-timeout', '3s', '--store', store, '--span-batch-delay', '50ms'],
   /^listening grpc=(127\.0\.0\.1:\d+) admin=(127\.0\.0\.1:\d+)$/);
   client = new grpc.Client(proxy.match[1], grpc.credentials.createInsecure());
-});
+}, LIMIT);
 
 after(async () => {
   if (client) client.close();
@@ -157,7 +164,7 @@ after(async () => {
       if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
     }
   }
-});
+}, LIMIT);
 
 // Runs ExecutePlan to its end; resolves the decoded responses.
 async function executePlan(request, md) {
@@ -197,7 +204,7 @@ function checkPayload(responses, operationId) {
   }
 }
 
-test('client traceparent: the trace keeps its id, the operation hangs under the client span', { skip: SKIP }, async () => {
+test('client traceparent: the trace keeps its id, the operation hangs under the client span', { skip: SKIP, ...LIMIT }, async () => {
   const traceId = `cd${crypto.randomBytes(15).toString('hex')}`;
   const clientSpan = crypto.randomBytes(8).toString('hex');
   const sessionId = crypto.randomUUID();
@@ -236,7 +243,7 @@ test('client traceparent: the trace keeps its id, the operation hangs under the 
   assert.equal(o['spark.connect.result.arrow_bytes'], 480);
 });
 
-test('Airflow identity headers without traceparent: the trace id is derived from the task attempt', { skip: SKIP }, async () => {
+test('Airflow identity headers without traceparent: the trace id is derived from the task attempt', { skip: SKIP, ...LIMIT }, async () => {
   const dag = `node_dag_${crypto.randomBytes(4).toString('hex')}`;
   const operationId = crypto.randomUUID();
   const md = new grpc.Metadata();

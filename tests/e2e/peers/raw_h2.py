@@ -19,6 +19,14 @@ H2Stream.send_data/send_frames write exactly the frames asked for (and raise whe
 does not allow them); send_body splits as the frame size and the peer's windows allow, waiting
 for WINDOW_UPDATEs. An endpoint made with auto_ack=False never reopens its receive windows until
 open_windows(): a peer that is slow to read.
+
+Locks, so that no test can hang on them: each Endpoint has one lock, held by its reader thread
+while it processes frames and runs hooks, and by any thread that sends (batch()). A thread never
+takes a second endpoint's lock while it holds one (_holding raises instead of deadlocking: two
+readers each sending on the other's connection would), RawH2Upstream's own lock is taken after an
+endpoint's and never before one, and nothing waits for new frames on a reader thread (wait_for
+raises there: the reader is the thread that would bring them). A hook that has to wait, or to
+send on another connection, hands that to a thread of its own.
 """
 
 import gzip
@@ -26,7 +34,7 @@ import socket
 import struct
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import h2.config
 import h2.connection
@@ -109,6 +117,27 @@ def header(headers, name):
 
 
 # --- h2 endpoints --------------------------------------------------------------------------
+
+_held = threading.local()  # .endpoints: those whose lock this thread holds through _holding
+
+
+@contextmanager
+def _holding(endpoint):
+    """endpoint.lock, refused (AssertionError) while this thread holds another endpoint's: with
+    two endpoints each taken while holding the other, two threads can deadlock."""
+    held = _held.__dict__.setdefault("endpoints", [])
+    other = next((e for e in held if e is not endpoint), None)
+    if other is not None:
+        raise AssertionError(f"lock order: {threading.current_thread().name} holds {other!r} and "
+                             f"takes {endpoint!r}; send on another connection from a thread of "
+                             "its own (see the module docstring)")
+    with endpoint.lock:
+        held.append(endpoint)
+        try:
+            yield
+        finally:
+            held.pop()
+
 
 class H2Stream:
     """One stream as one endpoint saw it. For a client, `headers` are the response headers
@@ -242,7 +271,12 @@ class Endpoint:
         self._on_event = on_event
         self._depth = 0
         self._pings = 0
-        self._thread = threading.Thread(target=self._run, daemon=True, name="raw-h2-reader")
+        try:
+            ports = f"{sock.getsockname()[1]}->{sock.getpeername()[1]}"
+        except OSError:
+            ports = "unconnected"
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"raw-h2-reader {ports}")
 
     def start(self):
         with self.batch():
@@ -250,21 +284,34 @@ class Endpoint:
         self._thread.start()
         return self
 
+    def __repr__(self):
+        return f"<{type(self).__name__} {self._thread.name}>"
+
     def close(self):
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        self._thread.join(5)
+        if self._thread.ident is not None:  # started (RawH2Upstream.stop may race _accept)
+            self._thread.join(5)
         self.sock.close()
 
     def stream(self, stream_id):
-        with self.lock:
+        with _holding(self):
             if stream_id not in self.streams:
                 self.streams[stream_id] = H2Stream(self, stream_id)
             return self.streams[stream_id]
 
     def wait_for(self, predicate, timeout):
+        """True once `predicate` holds (checked under the lock, after every change), False after
+        `timeout`. Never on this endpoint's reader thread (a hook): it brings the changes; nor
+        holding another endpoint, whose reader would wait as long."""
+        if threading.current_thread() is self._thread:
+            raise AssertionError(f"{self!r}: waiting on its own reader thread, which is the one "
+                                 "that would bring the change; wait from a thread of its own")
+        other = next((e for e in getattr(_held, "endpoints", ()) if e is not self), None)
+        if other is not None:
+            raise AssertionError(f"{self!r}: waiting while holding {other!r}")
         with self.changed:
             return self.changed.wait_for(predicate, timeout)
 
@@ -288,7 +335,7 @@ class Endpoint:
     @contextmanager
     def batch(self):
         """Holds the connection; what is queued inside leaves in one write at the end."""
-        with self.lock:
+        with _holding(self):
             self._depth += 1
             try:
                 yield self
@@ -312,21 +359,35 @@ class Endpoint:
             stream.reset.set()
 
     def _run(self):
+        try:
+            self._read()
+        except BaseException:
+            # A hook failed (its traceback follows, from threading): nobody reads this connection
+            # any more, so it ends here, and the waiters hear of it below rather than by timeout.
+            with suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+            raise
+        finally:
+            self._closed()
+
+    def _read(self):
         while True:
             try:
                 data = self.sock.recv(1 << 16)
             except OSError:
                 data = b""
             if not data:
-                break
+                return
             with self.batch():
                 try:
                     events = self.conn.receive_data(data)
                 except h2.exceptions.ProtocolError as error:
                     self.error = error
-                    break
+                    return
                 for event in events:
                     self._handle(event)
+
+    def _closed(self):
         with self.lock:
             self.closed.set()
             for stream in self.streams.values():
@@ -396,7 +457,9 @@ class RawH2Client(Endpoint):
 
 class Behaviour:
     """How RawH2Upstream answers one call. Hooks run on the connection's reader thread,
-    holding it: what they send leaves in one write after the frames being processed."""
+    holding it: what they send leaves in one write after the frames being processed. They must
+    not wait (for frames, windows or the test) nor send on another connection: both would hold
+    this reader; a thread of their own does it (see Echo)."""
 
     def on_headers(self, stream):
         pass
@@ -466,7 +529,9 @@ class RawH2Upstream:
         self.auto_ack = auto_ack
         self.connections = []
         self._behaviours = {}
+        # Taken after an endpoint's lock (from _on_event), never before it: see wait_stream.
         self._lock = threading.Condition()
+        self._generation = 0  # advanced on every new connection and request (wait_stream)
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.address = "127.0.0.1:%d" % self._listener.getsockname()[1]
         self._stopped = False
@@ -501,22 +566,29 @@ class RawH2Upstream:
             connections = list(self.connections)
         out = []
         for endpoint in connections:
-            with endpoint.lock:
+            with _holding(endpoint):
                 out.extend(endpoint.streams.values())
         return out
 
     def wait_stream(self, test_id, timeout=5):
-        """The stream whose request carried x-test-id = test_id, once its headers are in."""
-        found = []
+        """The stream whose request carried x-test-id = test_id, once its headers are in.
 
-        def seen():
-            found[:] = [s for s in self.streams() if s.test_id == test_id]
-            return bool(found)
-
-        with self._lock:
-            if not self._lock.wait_for(seen, timeout):
-                raise AssertionError(f"raw upstream never saw a stream with x-test-id={test_id}")
-        return found[0]
+        Lock order: a connection's reader holds its endpoint's lock while it runs _on_event,
+        which takes the server's; so the server's lock is never held while an endpoint's is
+        taken. The streams are looked at with the server's lock released, and the wait is for
+        the generation that _on_event and _accept advance."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                generation = self._generation
+            found = [s for s in self.streams() if s.test_id == test_id]
+            if found:
+                return found[0]
+            with self._lock:
+                if not self._lock.wait_for(lambda: self._generation != generation,
+                                           deadline - time.monotonic()):
+                    raise AssertionError(
+                        f"raw upstream never saw a stream with x-test-id={test_id}")
 
     def _accept(self):
         while not self._stopped:
@@ -529,12 +601,14 @@ class RawH2Upstream:
                                 on_event=self._on_event, auto_ack=self.auto_ack)
             with self._lock:
                 self.connections.append(endpoint)
+                self._generation += 1
                 self._lock.notify_all()
             endpoint.start()
 
     def _on_event(self, endpoint, event, stream):
         if isinstance(event, h2.events.RequestReceived):
             with self._lock:
+                self._generation += 1
                 self._lock.notify_all()  # wait_stream
             self._behaviour(stream).on_headers(stream)
         if isinstance(event, h2.events.StreamEnded) and not stream.reset.is_set():
@@ -594,6 +668,7 @@ class FrameSocket:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         if receive_buffer is not None:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.timeout = timeout  # for connect and send; read_until sets its own while it reads
         self.sock.settimeout(timeout)
         self.sock.connect((host, int(port)))
         self.frames = []
@@ -634,6 +709,8 @@ class FrameSocket:
                 return None
             except OSError:  # ECONNRESET: the server closed with our bytes unread
                 data = b""
+            finally:  # a later send() keeps its own bound, not what was left of this read's
+                self.sock.settimeout(self.timeout)
             if not data:
                 self.eof = True
             self._buffer += data
