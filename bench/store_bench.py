@@ -57,7 +57,7 @@ def main(argv):
     args = parser.parse_args(argv)
     binary = os.path.join(args.build_dir, "sparktrace-store-bench")
     if not os.access(binary, os.X_OK):
-        print(f"store_bench: {binary} missing (make build)", file=sys.stderr)
+        print(f"store_bench: {binary} missing (make bench builds it)", file=sys.stderr)
         return 2
 
     started = time.time()

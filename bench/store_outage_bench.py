@@ -42,7 +42,7 @@ def main(argv):
     loadgen = os.path.join(args.build_dir, "sparktrace-loadgen")
     for binary in (sparktrace, loadgen):
         if not os.access(binary, os.X_OK):
-            print(f"store_outage_bench: {binary} missing (make build)", file=sys.stderr)
+            print(f"store_outage_bench: {binary} missing (make bench builds it)", file=sys.stderr)
             return 2
 
     tmp = tempfile.mkdtemp(prefix="sparktrace-outage-bench-")

@@ -12,7 +12,7 @@ mode=${1:-build}
 case $mode in compile|build|bench) ;; *) echo "deps: unknown mode '$mode' (compile, build or bench)" >&2; exit 2 ;; esac
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ninja-build
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libevent-dev libnghttp2-dev libssl-dev zlib1g-dev   # the forwarding core: HTTP/2 frame relay
   libspdlog-dev libgtest-dev libgmock-dev prometheus-cpp-dev libsqlite3-dev
@@ -32,6 +32,7 @@ packages=(
   python3-pip python3-setuptools python3-wheel   # `pip install ./integrations/airflow`, offline, in its test
   chromium                          # the trace view's browser tests (tests/browser, driven by playwright-core)
   mmdebstrap buildah podman runc    # `make image` and its test (tests/image): no registry, no Docker engine
+  stress-ng gdb                     # `make stress`: CPU contention, and the hang dumps' native backtraces
 )
 if [[ $mode == bench ]]; then
   packages+=(nginx)                 # the reference proxy the benchmark compares against

@@ -24,10 +24,7 @@ using test_lines::ModelOf;
 using test_lines::StageSpec;
 using test_lines::Task;
 
-std::vector<Finding> Diagnose(const test_lines::LogBuilder& log) {
-  const listener::correlate::ApplicationModel model = ModelOf(log);
-  return DiagnoseApplication(model, RuleThresholds{});
-}
+using test_lines::Diagnose;
 
 // ---- resource-wait-long ----
 

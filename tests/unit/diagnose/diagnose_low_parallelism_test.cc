@@ -26,10 +26,7 @@ using test_lines::StageSpec;
 
 constexpr std::int64_t kGiBytes = 1024 * kMiBytes;
 
-std::vector<Finding> Diagnose(const LogBuilder& log, const RuleThresholds& thresholds = {}) {
-  const listener::correlate::ApplicationModel model = ModelOf(log);
-  return DiagnoseApplication(model, thresholds);
-}
+using test_lines::Diagnose;
 
 // HealthyApp's stage 1 (2 executors x 4 cores = 8 slots; stage 0 is 16 tasks of 10 s, the typical
 // task) as `tasks` tasks of task_ms, each reading task_bytes of shuffle, all in one wave.

@@ -23,10 +23,7 @@ using test_lines::ModelOf;
 using test_lines::StageSpec;
 using test_lines::Task;
 
-std::vector<Finding> Diagnose(const test_lines::LogBuilder& log, const RuleThresholds& thresholds = {}) {
-  const listener::correlate::ApplicationModel model = ModelOf(log);
-  return DiagnoseApplication(model, thresholds);
-}
+using test_lines::Diagnose;
 
 TEST(DiagnoseStageRules, HealthyApplicationHasNoFinding) {
   const auto findings = Diagnose(HealthyApp());

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diagnose/diagnose.h"
 #include "diagnose/finding.h"
 #include "listener/correlate/application_model.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
@@ -185,6 +186,12 @@ inline listener::correlate::ApplicationModel ModelOf(const LogBuilder& builder) 
   listener::correlate::ApplicationModel model;
   listener::correlate::test_lines::Feed(model, builder.lines());
   return model;
+}
+
+// The rules' findings on `log`'s application.
+inline std::vector<Finding> Diagnose(const LogBuilder& log, const RuleThresholds& thresholds = {}) {
+  const listener::correlate::ApplicationModel model = ModelOf(log);
+  return DiagnoseApplication(model, thresholds);
 }
 
 struct AppShape {

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "spark/connect/base.pb.h"
 #include "spark_connect/response_decoder.h"
 #include "tests/unit/spark_connect/spark_connect_test_support.h"
-#include "spark/connect/base.pb.h"
 
 namespace sparktrace::spark_connect {
 namespace {
@@ -19,10 +19,12 @@ namespace pb = ::spark::connect;
 
 constexpr char kResponse[] = "0f0e0d0c-0b0a-4908-8706-050403020100";
 
-ResponseInfo Decode(Method method, const std::string& bytes) { return DecodeResponseBytes(method, bytes); }
+ResponseInfo DecodeOneResponse(Method method, const std::string& bytes) {
+  return DecodeResponseBytes(method, bytes);
+}
 
-ResponseInfo Decode(Method method, const google::protobuf::Message& message) {
-  return Decode(method, message.SerializeAsString());
+ResponseInfo DecodeOneResponse(Method method, const google::protobuf::Message& message) {
+  return DecodeOneResponse(method, message.SerializeAsString());
 }
 
 std::string Describe(const ResponseInfo& info) {
@@ -44,8 +46,8 @@ std::string Describe(const ResponseInfo& info) {
   return out.str();
 }
 
-void ExpectSameForEverySplit(Method method, const std::string& bytes) {
-  const ResponseInfo whole = Decode(method, bytes);
+void ExpectSameResponseForEverySplit(Method method, const std::string& bytes) {
+  const ResponseInfo whole = DecodeOneResponse(method, bytes);
   const std::string_view view(bytes);
   for (std::size_t i = 0; i <= view.size(); ++i) {
     for (std::size_t j = i; j <= view.size(); ++j) {
@@ -80,7 +82,7 @@ pb::ExecutePlanResponse ArrowResponse(std::size_t data_bytes, bool spark40) {
 }
 
 TEST(SparkConnectResponseDecoder, ArrowBatchSpark40EveryField) {
-  const ResponseInfo info = Decode(Method::kExecutePlan, ArrowResponse(1 << 20, true));
+  const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, ArrowResponse(1 << 20, true));
   EXPECT_EQ(info.method, Method::kExecutePlan);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   EXPECT_EQ(info.session_id, kSession);
@@ -97,7 +99,7 @@ TEST(SparkConnectResponseDecoder, ArrowBatchSpark40EveryField) {
 }
 
 TEST(SparkConnectResponseDecoder, ArrowBatchSpark35HasNoFourZeroFields) {
-  const ResponseInfo info = Decode(Method::kReattachExecute, ArrowResponse(100, false));
+  const ResponseInfo info = DecodeOneResponse(Method::kReattachExecute, ArrowResponse(100, false));
   EXPECT_EQ(info.method, Method::kReattachExecute);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   EXPECT_EQ(info.session_id, kSession);
@@ -109,14 +111,14 @@ TEST(SparkConnectResponseDecoder, ArrowBatchSpark35HasNoFourZeroFields) {
 }
 
 TEST(SparkConnectResponseDecoder, ArrowBatchSurvivesEverySliceSplit) {
-  ExpectSameForEverySplit(Method::kExecutePlan, ArrowResponse(40, true).SerializeAsString());
-  ExpectSameForEverySplit(Method::kExecutePlan, ArrowResponse(0, false).SerializeAsString());
+  ExpectSameResponseForEverySplit(Method::kExecutePlan, ArrowResponse(40, true).SerializeAsString());
+  ExpectSameResponseForEverySplit(Method::kExecutePlan, ArrowResponse(0, false).SerializeAsString());
 }
 
 TEST(SparkConnectResponseDecoder, LargeArrowBatchSplitInsideTheData) {
   // As gRPC hands over a large message: many slices, the data straddling all of them.
   const std::string bytes = ArrowResponse(4 << 20, true).SerializeAsString();
-  const ResponseInfo whole = Decode(Method::kExecutePlan, bytes);
+  const ResponseInfo whole = DecodeOneResponse(Method::kExecutePlan, bytes);
   for (std::size_t slice_size : {1u << 10, 8u << 10, 1u << 20, 3u << 20}) {
     std::vector<ByteSlice> slices;
     for (std::size_t offset = 0; offset < bytes.size(); offset += slice_size) {
@@ -146,7 +148,7 @@ pb::ExecutePlanResponse ProgressResponse() {
 
 TEST(SparkConnectResponseDecoder, ExecutionProgressEveryField) {
   const pb::ExecutePlanResponse response = ProgressResponse();
-  const ResponseInfo info = Decode(Method::kExecutePlan, response);
+  const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, response);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   EXPECT_EQ(info.kind, ResponseKind::kExecutionProgress);
   EXPECT_EQ(info.operation_id, kOperation);
@@ -160,7 +162,7 @@ TEST(SparkConnectResponseDecoder, ExecutionProgressEveryField) {
   }
   EXPECT_EQ(info.num_inflight_tasks, 17);
   EXPECT_EQ(info.dropped_stages, 0u);
-  ExpectSameForEverySplit(Method::kExecutePlan, response.SerializeAsString());
+  ExpectSameResponseForEverySplit(Method::kExecutePlan, response.SerializeAsString());
 }
 
 TEST(SparkConnectResponseDecoder, StagesAreBounded) {
@@ -168,7 +170,7 @@ TEST(SparkConnectResponseDecoder, StagesAreBounded) {
   for (std::size_t i = 0; i < kMaxDecodedStages + 10; ++i) {
     response.mutable_execution_progress()->add_stages()->set_stage_id(static_cast<std::int64_t>(i));
   }
-  const ResponseInfo info = Decode(Method::kExecutePlan, response);
+  const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, response);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   ASSERT_EQ(info.stages.size(), kMaxDecodedStages);
   EXPECT_EQ(info.stages.back().stage_id, static_cast<std::int64_t>(kMaxDecodedStages - 1));
@@ -185,7 +187,7 @@ TEST(SparkConnectResponseDecoder, ResultCompleteWithMetricsObservedMetricsAndSch
   response.add_observed_metrics()->set_name("a");
   response.add_observed_metrics()->set_name("b");
   response.mutable_schema();
-  const ResponseInfo info = Decode(Method::kExecutePlan, response);
+  const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, response);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   EXPECT_EQ(info.kind, ResponseKind::kResultComplete);
   EXPECT_TRUE(info.has_metrics);
@@ -204,7 +206,7 @@ TEST(SparkConnectResponseDecoder, EveryResponseTypeOfTheOneof) {
     pb::ExecutePlanResponse response;
     SetIds(&response, true);
     response.GetReflection()->MutableMessage(&response, field);
-    const ResponseInfo info = Decode(Method::kExecutePlan, response);
+    const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, response);
     EXPECT_EQ(info.status, DecodeStatus::kOk) << field->name();
     EXPECT_EQ(static_cast<int>(info.kind), field->number()) << field->name();
     EXPECT_EQ(ResponseKindName(info.kind), field->name());
@@ -216,7 +218,7 @@ TEST(SparkConnectResponseDecoder, SqlCommandResultOf35) {
   pb::ExecutePlanResponse response;
   SetIds(&response, false);
   response.mutable_sql_command_result()->mutable_relation()->mutable_sql()->set_query("SHOW TABLES");
-  const ResponseInfo info = Decode(Method::kExecutePlan, response);
+  const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, response);
   EXPECT_EQ(info.kind, ResponseKind::kSqlCommandResult);
   EXPECT_EQ(info.server_side_session_id, "");
   EXPECT_EQ(info.status, DecodeStatus::kOk);
@@ -224,7 +226,7 @@ TEST(SparkConnectResponseDecoder, SqlCommandResultOf35) {
 
 TEST(SparkConnectResponseDecoder, IgnoresUnknownFieldsIncludingNewerResponseFields) {
   pb::ExecutePlanResponse response = ProgressResponse();
-  const ResponseInfo expected = Decode(Method::kExecutePlan, response);
+  const ResponseInfo expected = DecodeOneResponse(Method::kExecutePlan, response);
   for (google::protobuf::Message* message :
        std::vector<google::protobuf::Message*>{&response, response.mutable_execution_progress(),
                                                response.mutable_execution_progress()->mutable_stages(1)}) {
@@ -238,9 +240,9 @@ TEST(SparkConnectResponseDecoder, IgnoresUnknownFieldsIncludingNewerResponseFiel
   // 4.1's pipeline_query_function_execution_signal (23) is unknown to this decoder.
   response.GetReflection()->MutableUnknownFields(&response)->AddLengthDelimited(23, "");
   const std::string bytes = response.SerializeAsString();
-  const ResponseInfo info = Decode(Method::kExecutePlan, bytes);
+  const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, bytes);
   EXPECT_TRUE(info == expected) << Describe(info) << "\n" << Describe(expected);
-  ExpectSameForEverySplit(Method::kExecutePlan, bytes);
+  ExpectSameResponseForEverySplit(Method::kExecutePlan, bytes);
 }
 
 // What ResponseInfo should say for an ExecutePlanResponse, computed from protobuf's parse.
@@ -289,7 +291,7 @@ TEST(SparkConnectResponseDecoder, ConcatenatedMessagesMergeLikeProtobuf) {
       pb::ExecutePlanResponse parsed;
       ASSERT_TRUE(parsed.ParseFromString(bytes));
       const ResponseInfo expected = ExpectedFor(parsed);
-      const ResponseInfo info = Decode(Method::kExecutePlan, bytes);
+      const ResponseInfo info = DecodeOneResponse(Method::kExecutePlan, bytes);
       EXPECT_TRUE(info == expected) << a << "+" << b << "\n decoded:  " << Describe(info)
                                     << "\n protobuf: " << Describe(expected);
     }
@@ -302,13 +304,13 @@ template <typename Response>
 void ExpectSessionIds(Method method, Response response) {
   response.set_session_id(kSession);
   response.set_server_side_session_id(kServerSession);
-  const ResponseInfo info = Decode(method, response);
+  const ResponseInfo info = DecodeOneResponse(method, response);
   EXPECT_EQ(info.method, method);
   EXPECT_EQ(info.status, DecodeStatus::kOk) << MethodName(method);
   EXPECT_EQ(info.session_id, kSession) << MethodName(method);
   EXPECT_EQ(info.server_side_session_id, kServerSession) << MethodName(method);
   EXPECT_EQ(info.kind, ResponseKind::kNone);
-  ExpectSameForEverySplit(method, response.SerializeAsString());
+  ExpectSameResponseForEverySplit(method, response.SerializeAsString());
 }
 
 TEST(SparkConnectResponseDecoder, UnaryResponsesSessionIds) {
@@ -343,29 +345,29 @@ TEST(SparkConnectResponseDecoder, ReleaseExecuteAndInterruptResponses) {
   release.set_session_id(kSession);
   release.set_operation_id(kOperation);
   release.set_server_side_session_id(kServerSession);
-  ResponseInfo info = Decode(Method::kReleaseExecute, release);
+  ResponseInfo info = DecodeOneResponse(Method::kReleaseExecute, release);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   EXPECT_EQ(info.session_id, kSession);
   EXPECT_EQ(info.operation_id, kOperation);
   EXPECT_EQ(info.server_side_session_id, kServerSession);
-  ExpectSameForEverySplit(Method::kReleaseExecute, release.SerializeAsString());
+  ExpectSameResponseForEverySplit(Method::kReleaseExecute, release.SerializeAsString());
 
   pb::InterruptResponse interrupt;
   interrupt.set_session_id(kSession);
   interrupt.add_interrupted_ids(kOperation);
   interrupt.add_interrupted_ids("second");
   interrupt.set_server_side_session_id(kServerSession);
-  info = Decode(Method::kInterrupt, interrupt);
+  info = DecodeOneResponse(Method::kInterrupt, interrupt);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   EXPECT_EQ(info.session_id, kSession);
   EXPECT_EQ(info.server_side_session_id, kServerSession);
   EXPECT_EQ(info.interrupted_ids, (std::vector<std::string>{kOperation, "second"}));
-  ExpectSameForEverySplit(Method::kInterrupt, interrupt.SerializeAsString());
+  ExpectSameResponseForEverySplit(Method::kInterrupt, interrupt.SerializeAsString());
 
   for (std::size_t i = 0; i < kMaxCopiedRepeatedStrings; ++i) {
     interrupt.add_interrupted_ids("more");
   }
-  info = Decode(Method::kInterrupt, interrupt);
+  info = DecodeOneResponse(Method::kInterrupt, interrupt);
   EXPECT_EQ(info.interrupted_ids.size(), kMaxCopiedRepeatedStrings);
   EXPECT_EQ(info.dropped_interrupted_ids, 2u);
 }
@@ -374,18 +376,18 @@ TEST(SparkConnectResponseDecoder, Spark35UnaryResponsesWithoutSessionEcho) {
   // 3.5's AddArtifactsResponse and ArtifactStatusesResponse have neither session field.
   pb::AddArtifactsResponse add;
   add.add_artifacts()->set_name("jars/a.jar");
-  ResponseInfo info = Decode(Method::kAddArtifacts, add);
+  ResponseInfo info = DecodeOneResponse(Method::kAddArtifacts, add);
   EXPECT_EQ(info.status, DecodeStatus::kOk);
   EXPECT_EQ(info.session_id, "");
   pb::ConfigResponse config;
   config.set_session_id(kSession);
-  info = Decode(Method::kConfig, config);
+  info = DecodeOneResponse(Method::kConfig, config);
   EXPECT_EQ(info.session_id, kSession);
   EXPECT_EQ(info.server_side_session_id, "");
 }
 
 TEST(SparkConnectResponseDecoder, UnknownMethodIsNotDecoded) {
-  const ResponseInfo info = Decode(Method::kUnknown, ArrowResponse(10, true));
+  const ResponseInfo info = DecodeOneResponse(Method::kUnknown, ArrowResponse(10, true));
   EXPECT_EQ(info.status, DecodeStatus::kNotDecoded);
   EXPECT_TRUE(info == ResponseInfo{});
 }

@@ -22,7 +22,7 @@ using tracing::Span;
 
 constexpr std::int64_t kGiB = 1024LL * 1024 * 1024;
 
-double Ms(double offset_ms) { return static_cast<double>(kOriginMs) + offset_ms; }
+using traceview_test::MsAfterOrigin;
 
 void AddChange(Span& span, bool added, double at, std::int64_t active, std::int64_t cores_active) {
   span.events.push_back({std::string(added ? tracing::kExecutorAddedEvent : tracing::kExecutorRemovedEvent),
@@ -75,7 +75,7 @@ std::vector<Span> DedicatedAttempt() {
 }
 
 AttemptCost CostOf(const std::vector<Span>& spans, double start, double end, const CostPrices& prices = {}) {
-  return ComputeCost(CostInputsOfSpans(spans, Ms(start), Ms(end)), prices);
+  return ComputeCost(CostInputsOfSpans(spans, MsAfterOrigin(start), MsAfterOrigin(end)), prices);
 }
 
 TEST(AttemptCost, ADedicatedApplicationIsChargedWholeWithExecutorsAddedAndRemoved) {

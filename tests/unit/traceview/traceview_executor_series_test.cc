@@ -1,5 +1,5 @@
 // The executor lane (traceview/executor_series.h): a step function over the view's window from
-// the executor facts on lifecycle and application spans; times in ms after kOriginMs.
+// the executor facts on lifecycle and application spans; times in ms after traceview_test::kOriginMs.
 
 #include <gtest/gtest.h>
 
@@ -8,20 +8,15 @@
 #include <utility>
 #include <vector>
 
+#include "tests/unit/traceview/traceview_span_builders.h"
 #include "traceview/executor_series.h"
 #include "tracing/span.h"
 
 namespace sparktrace::traceview {
 namespace {
 
-constexpr std::uint64_t kOriginMs = 1'764'050'400'000;
-
-std::uint64_t At(std::int64_t offset_ms) {
-  return (kOriginMs + static_cast<std::uint64_t>(offset_ms)) * 1'000'000;
-}
-double Ms(std::int64_t offset_ms) {
-  return static_cast<double>(kOriginMs + static_cast<std::uint64_t>(offset_ms));
-}
+using traceview_test::At;
+using traceview_test::MsAfterOrigin;
 
 tracing::Span Lifecycle(std::int64_t start, std::int64_t end, std::optional<std::int64_t> active_at_start) {
   tracing::Span span;
@@ -60,7 +55,7 @@ tracing::Span ThreeChanges() {
 
 TEST(TraceviewExecutorSeriesTest, UnknownWithoutFacts) {
   const std::vector<tracing::Span> spans = {Lifecycle(0, 100, std::nullopt)};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(0), Ms(100));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(0), MsAfterOrigin(100));
   EXPECT_FALSE(series.known);
   EXPECT_TRUE(series.points.empty());
   EXPECT_EQ(series.max, 0);
@@ -69,10 +64,14 @@ TEST(TraceviewExecutorSeriesTest, UnknownWithoutFacts) {
 // Points (0,1) (10,2) (20,3) (50,2) and the end (100,2); max 3.
 TEST(TraceviewExecutorSeriesTest, StartCountThenAddsAndRemoves) {
   const std::vector<tracing::Span> spans = {ThreeChanges()};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(0), Ms(100));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(0), MsAfterOrigin(100));
   EXPECT_TRUE(series.known);
   EXPECT_EQ(series.max, 3);
-  EXPECT_EQ(PointsOf(series), (Points{{Ms(0), 1}, {Ms(10), 2}, {Ms(20), 3}, {Ms(50), 2}, {Ms(100), 2}}));
+  EXPECT_EQ(PointsOf(series), (Points{{MsAfterOrigin(0), 1},
+                                      {MsAfterOrigin(10), 2},
+                                      {MsAfterOrigin(20), 3},
+                                      {MsAfterOrigin(50), 2},
+                                      {MsAfterOrigin(100), 2}}));
 }
 
 // A second span repeats the changes and starts at 30 with 3 alive (true then): nothing new.
@@ -81,15 +80,20 @@ TEST(TraceviewExecutorSeriesTest, RepeatedFactsOfConcurrentSpansMerge) {
   AddChange(second, true, 20, "3", 3);
   AddChange(second, false, 50, "1", 2);
   const std::vector<tracing::Span> spans = {second, ThreeChanges()};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(0), Ms(100));
-  EXPECT_EQ(PointsOf(series), (Points{{Ms(0), 1}, {Ms(10), 2}, {Ms(20), 3}, {Ms(50), 2}, {Ms(100), 2}}));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(0), MsAfterOrigin(100));
+  EXPECT_EQ(PointsOf(series), (Points{{MsAfterOrigin(0), 1},
+                                      {MsAfterOrigin(10), 2},
+                                      {MsAfterOrigin(20), 3},
+                                      {MsAfterOrigin(50), 2},
+                                      {MsAfterOrigin(100), 2}}));
 }
 
 // Window [15,40]: 2 alive at 15 (since 10), 3 from 20, the removal at 50 is after the window.
 TEST(TraceviewExecutorSeriesTest, ClippedToTheWindow) {
   const std::vector<tracing::Span> spans = {ThreeChanges()};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(15), Ms(40));
-  EXPECT_EQ(PointsOf(series), (Points{{Ms(15), 2}, {Ms(20), 3}, {Ms(40), 3}}));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(15), MsAfterOrigin(40));
+  EXPECT_EQ(PointsOf(series),
+            (Points{{MsAfterOrigin(15), 2}, {MsAfterOrigin(20), 3}, {MsAfterOrigin(40), 3}}));
   EXPECT_EQ(series.max, 3);
 }
 
@@ -98,16 +102,17 @@ TEST(TraceviewExecutorSeriesTest, CountBeforeTheFirstChangeFollowsFromIt) {
   tracing::Span span = Lifecycle(0, 100, std::nullopt);
   AddChange(span, true, 30, "1", 1);
   const std::vector<tracing::Span> spans = {span};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(0), Ms(100));
-  EXPECT_EQ(PointsOf(series), (Points{{Ms(0), 0}, {Ms(30), 1}, {Ms(100), 1}}));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(0), MsAfterOrigin(100));
+  EXPECT_EQ(PointsOf(series),
+            (Points{{MsAfterOrigin(0), 0}, {MsAfterOrigin(30), 1}, {MsAfterOrigin(100), 1}}));
   EXPECT_EQ(series.max, 1);
 }
 
 // A span starting at 40 with 2 alive is the first fact of window [0,100]: 2 from the start.
 TEST(TraceviewExecutorSeriesTest, LaterStartCountHoldsFromTheStart) {
   const std::vector<tracing::Span> spans = {Lifecycle(40, 100, 2)};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(0), Ms(100));
-  EXPECT_EQ(PointsOf(series), (Points{{Ms(0), 2}, {Ms(100), 2}}));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(0), MsAfterOrigin(100));
+  EXPECT_EQ(PointsOf(series), (Points{{MsAfterOrigin(0), 2}, {MsAfterOrigin(100), 2}}));
 }
 
 // At 10 a span starts with 2 alive and an executor is added (3): the change wins at that instant.
@@ -115,17 +120,18 @@ TEST(TraceviewExecutorSeriesTest, ChangeAtASpanStartComesAfterTheStartCount) {
   tracing::Span span = Lifecycle(10, 60, 2);
   AddChange(span, true, 10, "3", 3);
   const std::vector<tracing::Span> spans = {span};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(0), Ms(60));
-  EXPECT_EQ(PointsOf(series), (Points{{Ms(0), 2}, {Ms(10), 3}, {Ms(60), 3}}));
-  const ExecutorSeries from_ten = ComputeExecutorSeries(spans, Ms(10), Ms(60));
-  EXPECT_EQ(PointsOf(from_ten), (Points{{Ms(10), 3}, {Ms(60), 3}}));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(0), MsAfterOrigin(60));
+  EXPECT_EQ(PointsOf(series),
+            (Points{{MsAfterOrigin(0), 2}, {MsAfterOrigin(10), 3}, {MsAfterOrigin(60), 3}}));
+  const ExecutorSeries from_ten = ComputeExecutorSeries(spans, MsAfterOrigin(10), MsAfterOrigin(60));
+  EXPECT_EQ(PointsOf(from_ten), (Points{{MsAfterOrigin(10), 3}, {MsAfterOrigin(60), 3}}));
 }
 
 // An empty window is one point.
 TEST(TraceviewExecutorSeriesTest, EmptyWindowIsOnePoint) {
   const std::vector<tracing::Span> spans = {ThreeChanges()};
-  const ExecutorSeries series = ComputeExecutorSeries(spans, Ms(20), Ms(20));
-  EXPECT_EQ(PointsOf(series), (Points{{Ms(20), 3}}));
+  const ExecutorSeries series = ComputeExecutorSeries(spans, MsAfterOrigin(20), MsAfterOrigin(20));
+  EXPECT_EQ(PointsOf(series), (Points{{MsAfterOrigin(20), 3}}));
 }
 
 }  // namespace

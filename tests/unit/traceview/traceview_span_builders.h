@@ -19,6 +19,9 @@ inline std::uint64_t At(double offset_ms) {
   return kOriginMs * 1'000'000 + static_cast<std::uint64_t>(std::llround(offset_ms * 1e6));
 }
 
+// Unix milliseconds `offset_ms` after the origin, as the trace view's JSON writes times.
+inline double MsAfterOrigin(double offset_ms) { return static_cast<double>(kOriginMs) + offset_ms; }
+
 inline tracing::SpanId Id(std::uint32_t n) {
   tracing::SpanId id{};
   for (std::size_t i = 0; i < 4; ++i) id[7 - i] = static_cast<std::uint8_t>(n >> (8 * i));

@@ -20,10 +20,10 @@ namespace {
 namespace lines = test_lines;
 using tracing::Span;
 
-constexpr std::string_view kSessionA = "8f7a2c3e-2b1d-4c5e-9f00-1a2b3c4d5e6f";
-constexpr std::string_view kSessionB = "11111111-2222-4333-8444-555555555555";
-constexpr std::string_view kOperationA = "3bbf8b3d-9a64-4c2e-8d7f-0e1d2c3b4a59";
-constexpr std::string_view kOperationB = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+using test_lines::kOperationA;
+using test_lines::kOperationB;
+using test_lines::kSessionA;
+using test_lines::kSessionB;
 constexpr std::string_view kOperationC = "cccccccc-0000-4000-8000-000000000001";
 const std::string kTagA = lines::OperationTag("alice", kSessionA, kOperationA);
 const std::string kTagB = lines::OperationTag("bob_the_user", kSessionB, kOperationB);

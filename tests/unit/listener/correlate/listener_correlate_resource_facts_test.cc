@@ -23,9 +23,9 @@ namespace lines = test_lines;
 using tracing::Span;
 
 constexpr std::int64_t kMiB = 1024 * 1024;
-constexpr std::string_view kSession = "8f7a2c3e-2b1d-4c5e-9f00-1a2b3c4d5e6f";
-constexpr std::string_view kOperationA = "3bbf8b3d-9a64-4c2e-8d7f-0e1d2c3b4a59";
-constexpr std::string_view kOperationB = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+using test_lines::kOperationA;
+using test_lines::kOperationB;
+using test_lines::kSessionA;
 
 std::optional<std::int64_t> IntOf(const std::vector<tracing::Attribute>& attributes, std::string_view key) {
   const auto* value = tracing::AttributeValueOf<std::int64_t>(attributes, key);
@@ -76,13 +76,13 @@ TEST(ResourceSettings, UnknownWithoutAConfigurationAndLocalModesDriverIsTheExecu
 // 5000..13000 with a stage (6000..12000) of 6 s; executors 1 (from 0) and 2 (added at 3000, removed
 // at 7000), 4 cores each.
 std::vector<std::string> SharedServerLog() {
-  const std::string tag_a = lines::OperationTag("alice", kSession, kOperationA);
-  const std::string tag_b = lines::OperationTag("alice", kSession, kOperationB);
+  const std::string tag_a = lines::OperationTag("alice", kSessionA, kOperationA);
+  const std::string tag_b = lines::OperationTag("alice", kSessionA, kOperationB);
   std::vector<std::string> log = {
       lines::AppStart("app-1", 0),
       diagnose::test_lines::EnvironmentLine({{"spark.executor.memory", "4g"}, {"spark.master", "k8s://x"}}),
       lines::ExecutorAdded("1", 0),
-      lines::ConnectOperation("Started", tag_a, kOperationA, 1000, kSession, "alice"),
+      lines::ConnectOperation("Started", tag_a, kOperationA, 1000, kSessionA, "alice"),
       lines::ExecutorAdded("2", 3000),
       lines::JobStart(0, 2000, {0}, {tag_a}),
       lines::StageSubmitted(0, 2000, 2),
@@ -90,7 +90,7 @@ std::vector<std::string> SharedServerLog() {
       lines::TaskEnd(0, 2, 2000, 4000),
       lines::StageCompleted(0, 2000, 4000, 2),
       lines::JobEnd(0, 4000),
-      lines::ConnectOperation("Started", tag_b, kOperationB, 5000, kSession, "alice"),
+      lines::ConnectOperation("Started", tag_b, kOperationB, 5000, kSessionA, "alice"),
       lines::JobStart(1, 6000, {1}, {tag_b}),
       lines::StageSubmitted(1, 6000, 1),
       lines::ExecutorRemoved("2", 7000),

@@ -20,8 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace lines = test_lines;
 
-constexpr std::string_view kSession = "8f7a2c3e-2b1d-4c5e-9f00-1a2b3c4d5e6f";
-constexpr std::string_view kOperation = "3bbf8b3d-9a64-4c2e-8d7f-0e1d2c3b4a59";
+using test_lines::kOperationA;
+using test_lines::kSessionA;
 
 class ListenerCorrelateStore : public testing::Test {
  protected:
@@ -56,21 +56,21 @@ TEST_F(ListenerCorrelateStore, RebuiltSpansReplaceTheStoredOnes) {
   operation_span.end_time_unix_nano = 2500ULL * 1'000'000;
   ASSERT_TRUE(store.Write(std::vector<tracing::Span>{operation_span}).ok());
 
-  const std::string tag = lines::OperationTag("alice", kSession, kOperation);
+  const std::string tag = lines::OperationTag("alice", kSessionA, kOperationA);
   ApplicationModel model;
   lines::Feed(model,
               {lines::LogStart("4.0.0"), lines::AppStart("app-store", 1000), lines::ExecutorAdded("1", 1000),
-               lines::ConnectOperation("Started", tag, kOperation, 2000, kSession, "alice"),
+               lines::ConnectOperation("Started", tag, kOperationA, 2000, kSessionA, "alice"),
                lines::JobStart(0, 2010, {0}, {tag}), lines::StageSubmitted(0, 2011, 1),
-               lines::ConnectOperation("Canceled", tag, kOperation, 2100)});
-  const BuiltSpans first = BuildOperationSpans(model, kOperation, ref);
+               lines::ConnectOperation("Canceled", tag, kOperationA, 2100)});
+  const BuiltSpans first = BuildOperationSpans(model, kOperationA, ref);
   ASSERT_TRUE(store.Write(first.spans).ok());
 
   // The cancelled job winds down after the operation ended (and after the proxy's span ended).
   lines::Feed(model, {lines::TaskEnd(0, 1, 2020, 2300), lines::StageCompleted(0, 2011, 2310, 1),
                       lines::JobEnd(0, 2311, /*succeeded=*/false),
-                      lines::ConnectOperation("Closed", tag, kOperation, 2320)});
-  const BuiltSpans second = BuildOperationSpans(model, kOperation, ref);
+                      lines::ConnectOperation("Closed", tag, kOperationA, 2320)});
+  const BuiltSpans second = BuildOperationSpans(model, kOperationA, ref);
   ASSERT_TRUE(store.Write(second.spans).ok());
 
   auto trace = store.GetTrace(ref.trace);
@@ -92,7 +92,7 @@ TEST_F(ListenerCorrelateStore, RebuiltSpansReplaceTheStoredOnes) {
   // their ids reused (its phases were idle, compute; the second's idle, compute, idle).
   EXPECT_EQ(trace->size(), second.spans.size() + 1);
 
-  auto found = store.FindTraceByOperation(kOperation);
+  auto found = store.FindTraceByOperation(kOperationA);
   ASSERT_TRUE(found.ok()) << found.error().ToString();
   EXPECT_EQ(*found, ref.trace);
 }

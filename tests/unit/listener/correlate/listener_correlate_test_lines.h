@@ -14,6 +14,12 @@
 
 namespace sparktrace::listener::correlate::test_lines {
 
+// Spark Connect session and operation ids the tests share.
+inline constexpr std::string_view kSessionA = "8f7a2c3e-2b1d-4c5e-9f00-1a2b3c4d5e6f";
+inline constexpr std::string_view kSessionB = "11111111-2222-4333-8444-555555555555";
+inline constexpr std::string_view kOperationA = "3bbf8b3d-9a64-4c2e-8d7f-0e1d2c3b4a59";
+inline constexpr std::string_view kOperationB = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+
 inline std::string Str(std::int64_t value) { return std::to_string(value); }
 
 inline std::string Quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }

@@ -22,6 +22,7 @@ using testing::kNoDataMessage;
 using testing::Lz4JavaStream;
 using testing::MakeEventLines;
 using testing::OptionsFor;
+using testing::PollUntilIdle;
 using testing::ReadFileBytes;
 using testing::RecordingSink;
 using testing::SnappyJavaStream;
@@ -30,15 +31,10 @@ using testing::TempDir;
 using testing::WriteFileBytes;
 using testing::ZstdFrame;
 
-std::unique_ptr<EventLogScanner> MakeScanner(const std::filesystem::path& directory) {
+std::unique_ptr<EventLogScanner> MakeTailScanner(const std::filesystem::path& directory) {
   auto scanner = EventLogScanner::Create(OptionsFor({directory.string()}));
   EXPECT_TRUE(scanner.ok());
   return std::move(scanner).value();
-}
-
-void PollUntilIdle(EventLogScanner& scanner, RecordingSink& sink) {
-  while (scanner.Poll(sink)) {
-  }
 }
 
 // Appends `stream` to `path` piece by piece, polling after each piece; checks that what has arrived
@@ -93,7 +89,7 @@ TEST(EventLogLiveTail, RealLogsGrowingInSmallPiecesArriveExactlyOnce) {
     const std::filesystem::path live = directory.path() / (final_name + ".inprogress");
     const std::string id = (directory.path() / final_name).string();
     const std::vector<std::string> expected = SplitLines(ReadFileBytes(data / log.source));
-    auto scanner = MakeScanner(directory.path());
+    auto scanner = MakeTailScanner(directory.path());
     RecordingSink sink;
 
     WriteFileBytes(live, "");
@@ -139,7 +135,7 @@ TEST(EventLogLiveTail, OpenStreamsWithFramesAcrossLines) {
     TempDir directory;
     const std::filesystem::path live = directory.path() / (log.name + ".inprogress");
     const std::string id = (directory.path() / log.name).string();
-    auto scanner = MakeScanner(directory.path());
+    auto scanner = MakeTailScanner(directory.path());
     RecordingSink sink;
     WriteFileBytes(live, "");
     GrowAndPoll(live, log.stream, *scanner, sink, id, lines);
@@ -158,7 +154,7 @@ TEST(EventLogLiveTail, RollingLogWithLateFilesAndTheAppStatusRename) {
   const std::vector<std::string> lines = MakeEventLines(300, 5);
   const std::filesystem::path log_directory = root.path() / "eventlog_v2_spark-abc123";
   const std::string id = log_directory.string();
-  auto scanner = MakeScanner(root.path());
+  auto scanner = MakeTailScanner(root.path());
   RecordingSink sink;
 
   PollUntilIdle(*scanner, sink);

@@ -19,6 +19,7 @@ using testing::AppendFileBytes;
 using testing::JoinLines;
 using testing::MakeEventLines;
 using testing::OptionsFor;
+using testing::PollUntilIdle;
 using testing::RecordingSink;
 using testing::TempDir;
 using testing::WriteFileBytes;
@@ -36,11 +37,6 @@ std::unique_ptr<EventLogScanner> MakeScanner(std::vector<std::string> directorie
 
 std::unique_ptr<EventLogScanner> MakeScanner(const TempDir& directory, FollowOptions follow = {}) {
   return MakeScanner(std::vector<std::string>{directory.path().string()}, follow);
-}
-
-void PollUntilIdle(EventLogScanner& scanner, RecordingSink& sink) {
-  while (scanner.Poll(sink)) {
-  }
 }
 
 LogStatus OnlyStatus(const EventLogScanner& scanner) {

@@ -159,6 +159,12 @@ class RecordingSink : public EventLogSink {
   std::string corrupt_when_starts_with_;
 };
 
+// Polls until the scanner reports nothing more to read for now.
+inline void PollUntilIdle(EventLogScanner& scanner, RecordingSink& sink) {
+  while (scanner.Poll(sink)) {
+  }
+}
+
 // --- stream writers -------------------------------------------------------------------------------
 
 inline std::string ZstdFrame(std::string_view data, int level = 1) {

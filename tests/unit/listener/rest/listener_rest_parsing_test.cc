@@ -203,12 +203,7 @@ RestStage Stage(std::int32_t id, RestStageStatus status) {
   return stage;
 }
 
-std::vector<std::string> Names(const std::vector<RestEvent>& events) {
-  std::vector<std::string> names;
-  names.reserve(events.size());
-  for (const RestEvent& event : events) names.emplace_back(events::SparkEventName(event.event));
-  return names;
-}
+using test::Names;
 
 using Strings = std::vector<std::string>;
 

@@ -24,12 +24,7 @@ const std::string kAppPath = std::string("/api/v1/applications/") + kApp;
 
 using Strings = std::vector<std::string>;
 
-std::vector<std::string> Names(const std::vector<RestEvent>& events) {
-  std::vector<std::string> names;
-  names.reserve(events.size());
-  for (const RestEvent& event : events) names.emplace_back(events::SparkEventName(event.event));
-  return names;
-}
+using test::Names;
 
 template <typename Event>
 std::vector<const Event*> All(const std::vector<RestEvent>& events) {

@@ -8,7 +8,10 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
+#include "listener/events/spark_event.h"
+#include "listener/rest/rest_event.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 
 namespace sparktrace::listener::rest::test {
@@ -38,6 +41,14 @@ inline std::string ReplaceFirst(std::string text, const std::string& from, const
   const std::size_t at = text.find(from);
   if (at == std::string::npos) return "";
   return text.replace(at, from.size(), to);
+}
+
+// The Spark event names of `events`, in order.
+inline std::vector<std::string> Names(const std::vector<RestEvent>& events) {
+  std::vector<std::string> names;
+  names.reserve(events.size());
+  for (const RestEvent& event : events) names.emplace_back(listener::events::SparkEventName(event.event));
+  return names;
 }
 
 }  // namespace sparktrace::listener::rest::test

@@ -32,7 +32,7 @@ TEST_F(OperationRegistryTest, InterruptWhileTheStreamIsOpenEndsWhenTheCallEnds) 
   const OperationEvent* interrupt = FindEvent(ended, "interrupt");
   ASSERT_NE(interrupt, nullptr);
   EXPECT_EQ(interrupt->at, At(seconds(2)));
-  EXPECT_NE(FindAttribute(interrupt->attributes, "spark.connect.interrupt.type"), nullptr);
+  EXPECT_NE(FindAttributeValue(interrupt->attributes, "spark.connect.interrupt.type"), nullptr);
 }
 
 TEST_F(OperationRegistryTest, InterruptRequestWinsOverTheStreamErrorThatRacesItsAnswer) {

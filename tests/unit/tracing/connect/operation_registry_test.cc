@@ -119,7 +119,7 @@ TEST_F(OperationRegistryTest, NonReattachableFailsOnAnyErrorEvenARetryableOne) {
     EXPECT_EQ(ended.ending->status_message, kDisconnected);
     const OperationEvent* error = FindEvent(ended, "error");
     ASSERT_NE(error, nullptr) << "code " << code;
-    const AttributeValue* status = FindAttribute(error->attributes, "rpc.grpc.status_code");
+    const AttributeValue* status = FindAttributeValue(error->attributes, "rpc.grpc.status_code");
     ASSERT_NE(status, nullptr);
     EXPECT_EQ(std::get<std::int64_t>(*status), code);
   }
@@ -170,7 +170,7 @@ TEST_F(OperationRegistryTest, ReattachCountsAndReleaseAllAfterResultCompleteComp
   ASSERT_NE(reattach, nullptr);
   EXPECT_EQ(reattach->at, At(seconds(6)));
   const AttributeValue* last_response =
-      FindAttribute(reattach->attributes, "spark.connect.reattach.last_response_id");
+      FindAttributeValue(reattach->attributes, "spark.connect.reattach.last_response_id");
   ASSERT_NE(last_response, nullptr);
   EXPECT_EQ(std::get<std::string>(*last_response), "r-2");
   EXPECT_TRUE(HasEvent(ended, "release"));

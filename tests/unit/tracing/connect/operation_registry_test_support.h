@@ -117,7 +117,8 @@ inline const OperationEvent* FindEvent(const Operation& operation, std::string_v
   return nullptr;
 }
 
-inline const AttributeValue* FindAttribute(const std::vector<Attribute>& attributes, std::string_view key) {
+inline const AttributeValue* FindAttributeValue(const std::vector<Attribute>& attributes,
+                                                std::string_view key) {
   for (const Attribute& attribute : attributes) {
     if (attribute.key == key) return &attribute.value;
   }

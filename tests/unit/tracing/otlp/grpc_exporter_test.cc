@@ -194,7 +194,7 @@ std::vector<Span> ThreeSpans() {
   return spans;
 }
 
-OtlpGrpcExporterOptions FastOptions(const std::string& endpoint) {
+OtlpGrpcExporterOptions FastGrpcOptions(const std::string& endpoint) {
   OtlpGrpcExporterOptions options;
   options.endpoint = endpoint;
   options.timeout = milliseconds(2000);
@@ -205,7 +205,7 @@ OtlpGrpcExporterOptions FastOptions(const std::string& endpoint) {
   return options;
 }
 
-std::unique_ptr<OtlpGrpcExporter> MakeExporter(OtlpGrpcExporterOptions options) {
+std::unique_ptr<OtlpGrpcExporter> MakeGrpcExporter(OtlpGrpcExporterOptions options) {
   auto exporter = OtlpGrpcExporter::Create(std::move(options));
   EXPECT_TRUE(exporter.ok()) << exporter.error().ToString();
   return exporter.ok() ? std::move(exporter).value() : nullptr;
@@ -231,8 +231,8 @@ std::string RetryInfoDetails(int code, std::chrono::milliseconds delay) {
 TEST(OtlpGrpcExporter, RetriesUnavailableThenSucceedsWithTheEncodedRequest) {
   FakeCollector collector({Answer(grpc::StatusCode::UNAVAILABLE, "starting"),
                            Answer(grpc::StatusCode::UNAVAILABLE, "starting"), Ok()});
-  auto options = FastOptions(collector.endpoint());
-  auto exporter = MakeExporter(options);
+  auto options = FastGrpcOptions(collector.endpoint());
+  auto exporter = MakeGrpcExporter(options);
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
 
@@ -254,9 +254,9 @@ TEST(OtlpGrpcExporter, RetriesUnavailableThenSucceedsWithTheEncodedRequest) {
 
 TEST(OtlpGrpcExporter, SendsHeadersAsMetadata) {
   FakeCollector collector({});
-  auto options = FastOptions(collector.endpoint());
+  auto options = FastGrpcOptions(collector.endpoint());
   options.headers = {{"authorization", "Bearer s3cret"}, {"x-scope-orgid", "tenant-7"}};
-  auto exporter = MakeExporter(options);
+  auto exporter = MakeGrpcExporter(options);
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   ASSERT_TRUE(exporter->Export(spans, Clock::now() + std::chrono::seconds(10)).ok());
@@ -272,7 +272,7 @@ TEST(OtlpGrpcExporter, SendsHeadersAsMetadata) {
 
 TEST(OtlpGrpcExporter, ResourceExhaustedWithoutRetryInfoIsFinal) {
   FakeCollector collector({Answer(grpc::StatusCode::RESOURCE_EXHAUSTED, "quota"), Ok()});
-  auto exporter = MakeExporter(FastOptions(collector.endpoint()));
+  auto exporter = MakeGrpcExporter(FastGrpcOptions(collector.endpoint()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   auto result = exporter->Export(spans, Clock::now() + std::chrono::seconds(10));
@@ -287,7 +287,7 @@ TEST(OtlpGrpcExporter, ResourceExhaustedWithRetryInfoWaitsTheServersDelay) {
   const auto delay = milliseconds(300);
   FakeCollector collector(
       {Answer(grpc::StatusCode::RESOURCE_EXHAUSTED, "busy", RetryInfoDetails(8, delay)), Ok()});
-  auto exporter = MakeExporter(FastOptions(collector.endpoint()));  // own backoff is 1-5 ms
+  auto exporter = MakeGrpcExporter(FastGrpcOptions(collector.endpoint()));  // own backoff is 1-5 ms
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   const auto start = Clock::now();
@@ -302,7 +302,7 @@ TEST(OtlpGrpcExporter, ResourceExhaustedWithRetryInfoWaitsTheServersDelay) {
 TEST(OtlpGrpcExporter, RetryInfoBeyondTheDeadlineFailsAtOnce) {
   FakeCollector collector(
       {Answer(grpc::StatusCode::UNAVAILABLE, "later", RetryInfoDetails(14, milliseconds(5000)))});
-  auto exporter = MakeExporter(FastOptions(collector.endpoint()));
+  auto exporter = MakeGrpcExporter(FastGrpcOptions(collector.endpoint()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   const auto start = Clock::now();
@@ -315,7 +315,7 @@ TEST(OtlpGrpcExporter, RetryInfoBeyondTheDeadlineFailsAtOnce) {
 
 TEST(OtlpGrpcExporter, InvalidArgumentIsNotRetried) {
   FakeCollector collector({Answer(grpc::StatusCode::INVALID_ARGUMENT, "bad span"), Ok()});
-  auto exporter = MakeExporter(FastOptions(collector.endpoint()));
+  auto exporter = MakeGrpcExporter(FastGrpcOptions(collector.endpoint()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   auto result = exporter->Export(spans, Clock::now() + std::chrono::seconds(10));
@@ -334,7 +334,7 @@ TEST(OtlpGrpcExporter, PartialSuccessIsCountedAndNotRetried) {
     partial.Bytes(2, "2 spans too old");          // error_message
   });
   FakeCollector collector({Ok(response.Release())});
-  auto exporter = MakeExporter(FastOptions(collector.endpoint()));
+  auto exporter = MakeGrpcExporter(FastGrpcOptions(collector.endpoint()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   ASSERT_TRUE(exporter->Export(spans, Clock::now() + std::chrono::seconds(10)).ok());
@@ -346,9 +346,9 @@ TEST(OtlpGrpcExporter, PartialSuccessIsCountedAndNotRetried) {
 
 TEST(OtlpGrpcExporter, EachAttemptCarriesTheTimeoutAsItsDeadline) {
   FakeCollector collector({Hang(), Ok()});
-  auto options = FastOptions(collector.endpoint());
+  auto options = FastGrpcOptions(collector.endpoint());
   options.timeout = milliseconds(400);
-  auto exporter = MakeExporter(options);
+  auto exporter = MakeGrpcExporter(options);
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   const auto start = Clock::now();
@@ -365,10 +365,10 @@ TEST(OtlpGrpcExporter, EachAttemptCarriesTheTimeoutAsItsDeadline) {
 
 TEST(OtlpGrpcExporter, ExportDeadlineBoundsTheRetries) {
   FakeCollector collector({}, Answer(grpc::StatusCode::UNAVAILABLE, "down"));
-  auto options = FastOptions(collector.endpoint());
+  auto options = FastGrpcOptions(collector.endpoint());
   options.retry.initial_backoff = milliseconds(20);
   options.retry.max_backoff = milliseconds(40);
-  auto exporter = MakeExporter(options);
+  auto exporter = MakeGrpcExporter(options);
   ASSERT_NE(exporter, nullptr);
   const auto spans = ThreeSpans();
   const auto start = Clock::now();
@@ -385,9 +385,9 @@ TEST(OtlpGrpcExporter, ExportDeadlineBoundsTheRetries) {
 
 TEST(OtlpGrpcExporter, ShutdownCancelsTheCallInFlight) {
   FakeCollector collector({}, Hang());
-  auto options = FastOptions(collector.endpoint());
+  auto options = FastGrpcOptions(collector.endpoint());
   options.timeout = std::chrono::seconds(60);
-  auto exporter = MakeExporter(options);
+  auto exporter = MakeGrpcExporter(options);
   ASSERT_NE(exporter, nullptr);
   std::thread stopper([&] {
     collector.WaitForCalls(1);
@@ -423,7 +423,7 @@ TEST(OtlpGrpcExporter, CreateChecksItsOptions) {
 
 TEST(OtlpGrpcExporter, EmptyBatchSendsNothing) {
   FakeCollector collector({});
-  auto exporter = MakeExporter(FastOptions(collector.endpoint()));
+  auto exporter = MakeGrpcExporter(FastGrpcOptions(collector.endpoint()));
   ASSERT_NE(exporter, nullptr);
   EXPECT_TRUE(exporter->Export({}, Clock::now() + std::chrono::seconds(1)).ok());
   EXPECT_TRUE(collector.received().empty());

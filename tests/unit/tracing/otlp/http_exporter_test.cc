@@ -149,7 +149,7 @@ std::vector<Span> TwoSpans() {
   return spans;
 }
 
-OtlpHttpExporterOptions FastOptions(const std::string& endpoint) {
+OtlpHttpExporterOptions FastHttpOptions(const std::string& endpoint) {
   OtlpHttpExporterOptions options;
   options.endpoint = endpoint;
   options.timeout = milliseconds(2000);
@@ -160,7 +160,7 @@ OtlpHttpExporterOptions FastOptions(const std::string& endpoint) {
   return options;
 }
 
-std::unique_ptr<OtlpHttpExporter> MakeExporter(OtlpHttpExporterOptions options) {
+std::unique_ptr<OtlpHttpExporter> MakeHttpExporter(OtlpHttpExporterOptions options) {
   auto exporter = OtlpHttpExporter::Create(std::move(options));
   EXPECT_TRUE(exporter.ok()) << exporter.error().ToString();
   return exporter.ok() ? std::move(exporter).value() : nullptr;
@@ -168,9 +168,9 @@ std::unique_ptr<OtlpHttpExporter> MakeExporter(OtlpHttpExporterOptions options) 
 
 TEST(OtlpHttpExporter, Posts429ThenHonoursRetryAfterAndSucceeds) {
   FakeHttpCollector collector({Http(429, "text/plain", "1", "slow down"), HttpReply{}});
-  auto options = FastOptions(collector.host_port());
+  auto options = FastHttpOptions(collector.host_port());
   options.headers = {{"authorization", "Bearer s3cret"}};
-  auto exporter = MakeExporter(options);
+  auto exporter = MakeHttpExporter(options);
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   const auto start = Clock::now();
@@ -200,7 +200,7 @@ TEST(OtlpHttpExporter, BadRequestIsNotRetriedAndCarriesTheCollectorsMessage) {
   status.Varint(1, 3);                                   // google.rpc.Status.code = INVALID_ARGUMENT
   status.Bytes(2, "span 0102 has an invalid trace id");  // google.rpc.Status.message
   FakeHttpCollector collector({Http(400, "application/x-protobuf", "", status.Release()), HttpReply{}});
-  auto exporter = MakeExporter(FastOptions(collector.host_port()));
+  auto exporter = MakeHttpExporter(FastHttpOptions(collector.host_port()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   auto result = exporter->Export(spans, Clock::now() + std::chrono::seconds(10));
@@ -214,7 +214,7 @@ TEST(OtlpHttpExporter, BadRequestIsNotRetriedAndCarriesTheCollectorsMessage) {
 
 TEST(OtlpHttpExporter, ServerErrorWithTextBodyIsFinal) {
   FakeHttpCollector collector({Http(500, "text/plain", "", "boom\nstack"), HttpReply{}});
-  auto exporter = MakeExporter(FastOptions(collector.host_port()));
+  auto exporter = MakeHttpExporter(FastHttpOptions(collector.host_port()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   auto result = exporter->Export(spans, Clock::now() + std::chrono::seconds(10));
@@ -226,7 +226,7 @@ TEST(OtlpHttpExporter, ServerErrorWithTextBodyIsFinal) {
 TEST(OtlpHttpExporter, RetriesGatewayErrorsWithBackoff) {
   FakeHttpCollector collector(
       {Http(502, "", "", ""), Http(503, "", "", ""), Http(504, "", "", ""), HttpReply{}});
-  auto exporter = MakeExporter(FastOptions(collector.host_port()));
+  auto exporter = MakeHttpExporter(FastHttpOptions(collector.host_port()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   ASSERT_TRUE(exporter->Export(spans, Clock::now() + std::chrono::seconds(10)).ok());
@@ -236,7 +236,7 @@ TEST(OtlpHttpExporter, RetriesGatewayErrorsWithBackoff) {
 
 TEST(OtlpHttpExporter, RetryAfterBeyondTheDeadlineFailsAtOnce) {
   FakeHttpCollector collector({Http(503, "text/plain", "120", "maintenance")});
-  auto exporter = MakeExporter(FastOptions(collector.host_port()));
+  auto exporter = MakeHttpExporter(FastHttpOptions(collector.host_port()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   const auto start = Clock::now();
@@ -255,7 +255,7 @@ TEST(OtlpHttpExporter, PartialSuccessIsCounted) {
     partial.Bytes(2, "one too old");
   });
   FakeHttpCollector collector({Http(200, "application/x-protobuf", "", response.Release())});
-  auto exporter = MakeExporter(FastOptions(collector.host_port()));
+  auto exporter = MakeHttpExporter(FastHttpOptions(collector.host_port()));
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   ASSERT_TRUE(exporter->Export(spans, Clock::now() + std::chrono::seconds(10)).ok());
@@ -265,9 +265,9 @@ TEST(OtlpHttpExporter, PartialSuccessIsCounted) {
 
 TEST(OtlpHttpExporter, AttemptTimeoutAndDeadlineBoundAHangingCollector) {
   FakeHttpCollector collector({}, HttpHang());
-  auto options = FastOptions(collector.host_port());
+  auto options = FastHttpOptions(collector.host_port());
   options.timeout = milliseconds(300);
-  auto exporter = MakeExporter(options);
+  auto exporter = MakeHttpExporter(options);
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   const auto start = Clock::now();
@@ -286,7 +286,7 @@ TEST(OtlpHttpExporter, UnreachableCollectorIsRetriedThenReported) {
     FakeHttpCollector gone({});
     closed_port = gone.port();
   }
-  auto exporter = MakeExporter(FastOptions("127.0.0.1:" + std::to_string(closed_port)));
+  auto exporter = MakeHttpExporter(FastHttpOptions("127.0.0.1:" + std::to_string(closed_port)));
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   auto result = exporter->Export(spans, Clock::now() + milliseconds(300));
@@ -297,7 +297,8 @@ TEST(OtlpHttpExporter, UnreachableCollectorIsRetriedThenReported) {
 
 TEST(OtlpHttpExporter, UrlEndpointWithItsOwnPath) {
   FakeHttpCollector collector({});
-  auto exporter = MakeExporter(FastOptions("http://" + collector.host_port() + "/tenant-a/v1/traces"));
+  auto exporter =
+      MakeHttpExporter(FastHttpOptions("http://" + collector.host_port() + "/tenant-a/v1/traces"));
   ASSERT_NE(exporter, nullptr);
   const auto spans = TwoSpans();
   ASSERT_TRUE(exporter->Export(spans, Clock::now() + std::chrono::seconds(10)).ok());

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `make test`: every test, twice — against the normal build, then against the AddressSanitizer +
+# UBSan build — arranged so that a 2-core machine is never idle and never oversubscribed:
+#
+#   1. the normal build (everything `make test` runs; the benchmarks are `make bench`'s);
+#   2. the normal tests, while the sanitizer build compiles beside them at the lowest CPU priority
+#      (nice 19): the tests wait on sockets, timers and child processes much of the time, and the
+#      build takes only the cycles they leave, so the tests see the machine as if it were quiet;
+#   3. what is left of the sanitizer build, at full priority;
+#   4. the sanitizer tests (all but eval and browser: see the Makefile's `asan`).
+#
+# Each phase's wall time is printed at the end and written to $BUILD_DIR/make-test-times.json (the
+# README's "The loop" quotes them). A failure stops at its phase with a non-zero exit; the
+# background build is stopped with it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build}
+ASAN_DIR=${ASAN_DIR:-build-asan}
+JOBS=${JOBS:-$(nproc)}
+CMAKE_FLAGS=${CMAKE_FLAGS:-}
+# Two tests at a time: a proxy and its peers per end-to-end test, on 2 cores.
+TEST_JOBS=${TEST_JOBS:-2}
+
+declare -A seconds=()
+phases=()
+phase_start=0
+begin() { phase_start=$SECONDS; phases+=("$1"); echo "== make test: $1"; }
+end() { seconds[${phases[-1]}]=$((SECONDS - phase_start)); }
+
+configure() {  # configure DIR [cmake args...]: once per build directory, as `make` does
+  local dir=$1
+  shift
+  [[ -f $dir/CMakeCache.txt ]] && return 0
+  local generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  # shellcheck disable=SC2086  # CMAKE_FLAGS is a list of flags
+  cmake -S . -B "$dir" "${generator[@]}" "$@" $CMAKE_FLAGS
+}
+
+asan_pid=""
+stop_asan_build() { [[ -n $asan_pid ]] && kill -- "$asan_pid" 2>/dev/null || true; }
+trap stop_asan_build EXIT
+
+begin build
+configure "$BUILD_DIR"
+cmake --build "$BUILD_DIR" -j "$JOBS"
+end
+
+configure "$ASAN_DIR" -DSPARKTRACE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+asan_log=$ASAN_DIR/make-test-build.log
+nice -n 19 cmake --build "$ASAN_DIR" -j "$JOBS" >"$asan_log" 2>&1 &
+asan_pid=$!
+
+begin tests
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$TEST_JOBS"
+end
+
+begin sanitizer-build-rest
+if ! wait "$asan_pid"; then
+  asan_pid=""
+  tail -n 60 "$asan_log" >&2
+  echo "make test: the sanitizer build failed (whole log: $asan_log)" >&2
+  exit 1
+fi
+asan_pid=""
+# Anything the niced build left (nothing, once it finished) at full priority; prints what it did.
+cmake --build "$ASAN_DIR" -j "$JOBS"
+end
+
+begin sanitizer-tests
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$TEST_JOBS" -LE '^(eval|browser)$'
+end
+
+total=0
+json="{"
+for phase in "${phases[@]}"; do
+  total=$((total + seconds[$phase]))
+  printf 'make test: %-22s %5d s\n' "$phase" "${seconds[$phase]}"
+  json+="\"${phase}_s\": ${seconds[$phase]}, "
+done
+printf 'make test: %-22s %5d s\n' total "$total"
+echo "${json}\"total_s\": $total}" >"$BUILD_DIR/make-test-times.json"
