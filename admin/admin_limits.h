@@ -25,14 +25,28 @@ struct AdminLimits {
   std::chrono::milliseconds header_timeout{10'000};
   // From the end of the head until the last byte of the body: later is 408 and close.
   std::chrono::milliseconds body_timeout{60'000};
+  // A body must keep arriving: no byte of it for this long (from the end of the head, or from its
+  // last byte) is 408 and close. A client that sends a head and then nothing holds its connection
+  // this long, not the whole body_timeout.
+  std::chrono::milliseconds body_idle_timeout{5'000};
   // A keep-alive connection that starts no new request for this long is closed.
   std::chrono::milliseconds idle_timeout{60'000};
   // An answer that the client does not read: closed when no byte of it could be sent for this long.
   std::chrono::milliseconds write_timeout{30'000};
 
-  // Open admin connections. At the cap a new connection closes the oldest one that is idle or still
-  // sending its head; when none is, the new one is answered 503 and closed.
+  // Open admin connections. At the cap a new connection closes the one that loses least by it (the
+  // oldest idle one, else the oldest still sending its head, else the oldest still sending its body);
+  // when every one is being answered, the new one may still ask for a probe (probe_connections).
   std::size_t max_connections = 256;
+  // Open connections from one peer address: at its share, a new connection from that peer closes
+  // that peer's own connection that loses least, else it may only ask for a probe. So one client
+  // (one pod) cannot hold the whole table.
+  std::size_t max_connections_per_peer = 64;
+  // Connections past max_connections (or past the peer's share) for GET /healthz and /readyz alone,
+  // answered and closed: the kubelet's probes never wait for a slot that another request holds.
+  // Anything else asked on one is answered 503. When these are full too, the oldest that has not
+  // finished its head is closed for the new one.
+  std::size_t probe_connections = 8;
   // Request bodies being received, all connections together (their declared lengths): a POST that
   // would pass it gets 503 with Retry-After before its body is read. Never below the largest route's
   // own body limit, so that one body of that size can always come in.

@@ -11,8 +11,9 @@ namespace sparktrace::admin {
 AdminMetrics::AdminMetrics(prometheus::Registry& registry) {
   auto& refused = prometheus::BuildCounter()
                       .Name("sparktrace_admin_requests_refused_total")
-                      .Help("Admin HTTP requests and connections refused or closed by a limit, by reason "
-                            "(docs/admin-limits.md)")
+                      .Help(
+                          "Admin HTTP requests and connections refused or closed by a limit, by reason "
+                          "(docs/admin-limits.md)")
                       .Register(registry);
   for (std::size_t i = 0; i < kRefuseReasonCount; ++i) {
     refused_[i] = &refused.Add({{"reason", std::string(RefuseReasonName(static_cast<RefuseReason>(i)))}});
@@ -22,10 +23,19 @@ AdminMetrics::AdminMetrics(prometheus::Registry& registry) {
                       .Help("Open connections on the admin HTTP port")
                       .Register(registry)
                       .Add({});
+  probe_connections_ =
+      &prometheus::BuildGauge()
+           .Name("sparktrace_admin_probe_connections")
+           .Help(
+               "Open admin connections admitted past the connection caps for /healthz and /readyz "
+               "alone (--admin-probe-connections)")
+           .Register(registry)
+           .Add({});
   accept_pauses_ = &prometheus::BuildCounter()
                         .Name("sparktrace_admin_accept_pauses_total")
-                        .Help("Times the admin port stopped accepting for 100 ms because accept() failed "
-                              "(out of file descriptors)")
+                        .Help(
+                            "Times the admin port stopped accepting for 100 ms because accept() failed "
+                            "(out of file descriptors)")
                         .Register(registry)
                         .Add({});
   ui_requests_ = &prometheus::BuildGauge()

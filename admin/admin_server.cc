@@ -48,6 +48,24 @@ Result<int> BoundPort(evutil_socket_t fd) {
   return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
 }
 
+// The client's address ("10.0.0.7", "2001:db8::1"), the key of max_connections_per_peer; "" when
+// the listener gave none.
+std::string PeerAddress(const sockaddr* address) {
+  if (address == nullptr) return {};
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* bytes = nullptr;
+  if (address->sa_family == AF_INET) bytes = &reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
+  if (address->sa_family == AF_INET6) bytes = &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  if (bytes == nullptr || inet_ntop(address->sa_family, bytes, text, sizeof(text)) == nullptr) return {};
+  return text;
+}
+
+// What a connection admitted past the caps may ask: the kubelet's liveness and readiness probes.
+bool IsProbe(const RequestHead& head) {
+  return (head.method == "GET" || head.method == "HEAD") &&
+         (head.path == "/healthz" || head.path == "/readyz");
+}
+
 HttpResponse Busy(std::string body) {
   HttpResponse response = TextResponse(503, std::move(body));
   response.headers.emplace_back("Retry-After", "1");
@@ -58,7 +76,9 @@ HttpResponse Busy(std::string body) {
 
 void AdminServer::EventBaseDeleter::operator()(event_base* base) const { event_base_free(base); }
 void AdminServer::EventDeleter::operator()(event* e) const { event_free(e); }
-void AdminServer::ListenerDeleter::operator()(evconnlistener* listener) const { evconnlistener_free(listener); }
+void AdminServer::ListenerDeleter::operator()(evconnlistener* listener) const {
+  evconnlistener_free(listener);
+}
 
 AdminServer::AdminServer() = default;
 
@@ -90,7 +110,8 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(
   server->mailbox_ = std::move(*mailbox);
   server->resume_accepting_.reset(evtimer_new(base, OnResumeAccepting, server.get()));
   server->reap_.reset(event_new(base, -1, 0, OnReap, server.get()));
-  if (!server->resume_accepting_ || !server->reap_) return Error{ErrorCode::kInternal, "libevent: event_new failed"};
+  if (!server->resume_accepting_ || !server->reap_)
+    return Error{ErrorCode::kInternal, "libevent: event_new failed"};
 
   // As evhttp did: the first address the name resolves to that can be bound.
   evutil_addrinfo hints{};
@@ -103,10 +124,9 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(
   }
   for (const evutil_addrinfo* candidate = resolved; candidate != nullptr && !server->listener_;
        candidate = candidate->ai_next) {
-    server->listener_.reset(evconnlistener_new_bind(base, OnAccept, server.get(),
-                                                    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
-                                                    kListenBacklog, candidate->ai_addr,
-                                                    static_cast<int>(candidate->ai_addrlen)));
+    server->listener_.reset(evconnlistener_new_bind(
+        base, OnAccept, server.get(), LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+        kListenBacklog, candidate->ai_addr, static_cast<int>(candidate->ai_addrlen)));
   }
   evutil_freeaddrinfo(resolved);
   if (!server->listener_) return Error{ErrorCode::kIo, "cannot listen on --admin " + address};
@@ -132,13 +152,15 @@ AdminServer::~AdminServer() {
   ui_worker_.reset();
 }
 
-void AdminServer::OnAccept(evconnlistener*, int fd, sockaddr*, int, void* self) {
-  static_cast<AdminServer*>(self)->Accept(fd);
+void AdminServer::OnAccept(evconnlistener*, int fd, sockaddr* address, int, void* self) {
+  static_cast<AdminServer*>(self)->Accept(fd, address);
 }
 
-void AdminServer::Accept(int fd) {
-  if (connections_.size() >= limits_.max_connections && !EvictOne()) {
-    // Every slot is serving a request: this one is told so, best effort, and closed at once.
+void AdminServer::Accept(int fd, const sockaddr* address) {
+  std::string peer = PeerAddress(address);
+  const Admission admission = Admit(peer);
+  if (admission == Admission::kRefused) {
+    // Every slot, the probes' too, is serving a request: this one is told so, best effort, and closed.
     metrics_->Refused(RefuseReason::kMaxConnections);
     const HttpResponse busy = Busy("too many admin connections\n");
     const std::string bytes = SerializeResponseHead(busy, ResponseFraming{false, false, 1}) + busy.body;
@@ -150,20 +172,49 @@ void AdminServer::Accept(int fd) {
   ConnectionOwner& owner = *this;  // the base is private: converted here, not inside make_unique
   auto connection = std::make_unique<HttpConnection>(base_.get(), fd, id, limits_, owner);
   if (!connection->Start()) return;
-  metrics_->ConnectionOpened();
-  connections_.emplace(id, std::move(connection));
+  const bool probe_only = admission == Admission::kProbeOnly;
+  metrics_->ConnectionOpened(probe_only);
+  if (probe_only) {
+    ++probe_connections_;
+  } else {
+    ++regular_connections_;
+    ++connections_per_peer_[peer];
+  }
+  connections_.emplace(id, Slot{std::move(connection), std::move(peer), probe_only});
 }
 
-bool AdminServer::EvictOne() {
-  HttpConnection* victim = nullptr;
-  for (const auto& [id, connection] : connections_) {
-    if (connection->idle()) {
-      victim = connection.get();
-      break;
-    }
+AdminServer::Admission AdminServer::Admit(const std::string& peer) {
+  const auto own = connections_per_peer_.find(peer);
+  const bool peer_full =
+      own != connections_per_peer_.end() && own->second >= limits_.max_connections_per_peer;
+  // At its share a peer makes room among its own connections; at the cap, among everyone's.
+  const bool regular =
+      peer_full ? EvictOne(Pool::kRegular, &peer)
+                : regular_connections_ < limits_.max_connections || EvictOne(Pool::kRegular, nullptr);
+  if (regular) return Admission::kRegular;
+  if (limits_.probe_connections > 0 &&
+      (probe_connections_ < limits_.probe_connections || EvictOne(Pool::kProbe, nullptr))) {
+    return Admission::kProbeOnly;
   }
-  for (auto it = connections_.begin(); victim == nullptr && it != connections_.end(); ++it) {
-    if (it->second->evictable()) victim = it->second.get();
+  return Admission::kRefused;
+}
+
+bool AdminServer::EvictOne(Pool pool, const std::string* peer) {
+  // Probe connections are answered as soon as their head is in: one still receiving a body asked
+  // for something else and is being refused.
+  const HttpConnection::Loss worst_allowed =
+      pool == Pool::kProbe ? HttpConnection::Loss::kHead : HttpConnection::Loss::kBody;
+  HttpConnection* victim = nullptr;
+  HttpConnection::Loss victim_loss = HttpConnection::Loss::kAnswer;
+  for (const auto& [id, slot] : connections_) {
+    if (slot.probe_only != (pool == Pool::kProbe) || (peer != nullptr && slot.peer != *peer)) continue;
+    const HttpConnection::Loss loss = slot.connection->loss_if_closed();
+    // Strictly less: of equal losses the oldest (first by id) stays chosen.
+    if (loss <= worst_allowed && loss < victim_loss) {
+      victim = slot.connection.get();
+      victim_loss = loss;
+      if (loss == HttpConnection::Loss::kNothing) break;
+    }
   }
   if (victim == nullptr) return false;
   metrics_->Refused(RefuseReason::kEvicted);
@@ -175,9 +226,10 @@ void AdminServer::OnAcceptError(evconnlistener* listener, void* self) {
   auto* server = static_cast<AdminServer*>(self);
   server->metrics_->AcceptPaused();
   if (server->accept_warnings_.Allow()) {
-    spdlog::warn("admin port: cannot accept connections: {}; pausing {} ms each time (counted in "
-                 "sparktrace_admin_accept_pauses_total)",
-                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()), kAcceptPause.tv_usec / 1000);
+    spdlog::warn(
+        "admin port: cannot accept connections: {}; pausing {} ms each time (counted in "
+        "sparktrace_admin_accept_pauses_total)",
+        evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()), kAcceptPause.tv_usec / 1000);
   }
   evconnlistener_disable(listener);
   evtimer_add(server->resume_accepting_.get(), &kAcceptPause);
@@ -194,14 +246,36 @@ void AdminServer::OnClosed(HttpConnection& connection) {
   ReleaseBody(connection.id());
   auto node = connections_.extract(connection.id());
   if (node.empty()) return;
-  metrics_->ConnectionClosed();
-  closed_.push_back(std::move(node.mapped()));
+  Slot& slot = node.mapped();
+  metrics_->ConnectionClosed(slot.probe_only);
+  if (slot.probe_only) {
+    --probe_connections_;
+  } else {
+    --regular_connections_;
+    if (const auto own = connections_per_peer_.find(slot.peer);
+        own != connections_per_peer_.end() && --own->second == 0) {
+      connections_per_peer_.erase(own);
+    }
+  }
+  closed_.push_back(std::move(slot.connection));
   event_active(reap_.get(), EV_READ, 0);
 }
 
 void AdminServer::OnRefused(RefuseReason reason) { metrics_->Refused(reason); }
 
 void AdminServer::OnHead(HttpConnection& connection, const RequestHead& head, std::uint64_t body_bytes) {
+  if (const auto slot = connections_.find(connection.id());
+      slot != connections_.end() && slot->second.probe_only) {
+    // Past the caps: the probes are answered, and the connection closed to free its place at once.
+    if (!IsProbe(head)) {
+      metrics_->Refused(RefuseReason::kProbeOnly);
+      Reply(connection, Busy("too many admin connections\n"), /*close=*/true);
+      return;
+    }
+    AdminRoutes::Decision probe = routes_->Route(head, body_bytes);
+    Reply(connection, std::move(probe.answer), /*close=*/true);
+    return;
+  }
   AdminRoutes::Decision decision = routes_->Route(head, body_bytes);
   switch (decision.kind) {
     case AdminRoutes::Decision::Kind::kAnswer:
@@ -247,7 +321,7 @@ void AdminServer::RunUi(HttpConnection& connection, const RequestHead& head) {
         // Back on the loop: the connection may have closed meanwhile (then the answer is dropped).
         mailbox_->Post([this, id, response = std::move(response)] {
           if (const auto found = connections_.find(id); found != connections_.end()) {
-            Reply(*found->second, response);
+            Reply(*found->second.connection, response);
           }
         });
       });
@@ -258,11 +332,12 @@ void AdminServer::RunUi(HttpConnection& connection, const RequestHead& head) {
   }
 }
 
-void AdminServer::Reply(HttpConnection& connection, HttpResponse response) {
-  const bool has_cache_control = std::any_of(response.headers.begin(), response.headers.end(),
-                                             [](const auto& header) { return header.first == "Cache-Control"; });
+void AdminServer::Reply(HttpConnection& connection, HttpResponse response, bool close) {
+  const bool has_cache_control =
+      std::any_of(response.headers.begin(), response.headers.end(),
+                  [](const auto& header) { return header.first == "Cache-Control"; });
   if (!has_cache_control) response.headers.emplace_back("Cache-Control", "no-store");
-  connection.Respond(response);
+  connection.Respond(response, close);
 }
 
 }  // namespace sparktrace::admin

@@ -109,15 +109,30 @@ class AdminServer : private ConnectionOwner {
   void OnRefused(RefuseReason reason) override;
   void OnClosed(HttpConnection& connection) override;
 
-  static void OnAccept(evconnlistener*, int fd, sockaddr*, int, void* self);
+  // An open connection and what its admission counted it against.
+  struct Slot {
+    std::unique_ptr<HttpConnection> connection;
+    std::string peer;         // the client's address, for max_connections_per_peer
+    bool probe_only = false;  // admitted past the caps: /healthz and /readyz, then closed
+  };
+  // Which slots an eviction may choose from.
+  enum class Pool { kRegular, kProbe };
+  // Where a new connection goes.
+  enum class Admission { kRegular, kProbeOnly, kRefused };
+
+  static void OnAccept(evconnlistener*, int fd, sockaddr* address, int, void* self);
   static void OnAcceptError(evconnlistener*, void* self);
   static void OnResumeAccepting(int, short, void* self);
   static void OnReap(int, short, void* self);
-  void Accept(int fd);
-  // Closes the connection that loses least by it (idle first, then the longest sending a head).
-  bool EvictOne();
-  // Sends the answer with the headers every admin answer has.
-  static void Reply(HttpConnection& connection, HttpResponse response);
+  void Accept(int fd, const sockaddr* address);
+  // Decides where a new connection from `peer` goes, making room when a cap is reached: refused only
+  // when every connection, the probes' too, is being answered.
+  Admission Admit(const std::string& peer);
+  // Closes the connection of `pool` (of `peer` alone when given) that loses least by it: the oldest
+  // idle one, else the oldest sending a head, else (not for probes) the oldest sending a body.
+  bool EvictOne(Pool pool, const std::string* peer);
+  // Sends the answer with the headers every admin answer has; `close` ends the connection after it.
+  static void Reply(HttpConnection& connection, HttpResponse response, bool close = false);
   void RunUi(HttpConnection& connection, const RequestHead& head);
   void ReleaseBody(std::uint64_t connection_id);
 
@@ -141,8 +156,11 @@ class AdminServer : private ConnectionOwner {
   std::unique_ptr<event, EventDeleter> resume_accepting_;
   std::unique_ptr<event, EventDeleter> reap_;
   // By id, which is also accept order: the first evictable one is the oldest.
-  std::map<std::uint64_t, std::unique_ptr<HttpConnection>> connections_;
-  std::vector<std::unique_ptr<HttpConnection>> closed_;  // freed by reap_, outside their callbacks
+  std::map<std::uint64_t, Slot> connections_;
+  std::size_t regular_connections_ = 0;  // connections_ less the probe-only ones
+  std::size_t probe_connections_ = 0;
+  std::map<std::string, std::size_t> connections_per_peer_;  // regular ones; no entry at zero
+  std::vector<std::unique_ptr<HttpConnection>> closed_;      // freed by reap_, outside their callbacks
   std::uint64_t next_connection_id_ = 1;
   // Bodies being received, by connection: their declared lengths add up to at most
   // max(limits_.max_pending_body_bytes, the largest route limit).

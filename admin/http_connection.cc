@@ -39,8 +39,8 @@ RefuseReason ReasonOf(HeadError error) {
 
 }  // namespace
 
-HttpConnection::HttpConnection(event_base* base, evutil_socket_t fd, std::uint64_t id, const AdminLimits& limits,
-                               ConnectionOwner& owner)
+HttpConnection::HttpConnection(event_base* base, evutil_socket_t fd, std::uint64_t id,
+                               const AdminLimits& limits, ConnectionOwner& owner)
     : id_(id),
       limits_(limits),
       owner_(owner),
@@ -71,13 +71,28 @@ bool HttpConnection::Start() {
   return true;
 }
 
-bool HttpConnection::evictable() const {
-  return state_ == State::kIdle || state_ == State::kLingering || state_ == State::kReadingHead;
+HttpConnection::Loss HttpConnection::loss_if_closed() const {
+  switch (state_) {
+    case State::kIdle:
+    case State::kLingering:
+    case State::kClosed:
+      return Loss::kNothing;
+    case State::kReadingHead:
+      return Loss::kHead;
+    case State::kReadingBody:
+      return Loss::kBody;
+    case State::kProcessing:
+    case State::kWriting:
+      break;
+  }
+  return Loss::kAnswer;
 }
 
 void HttpConnection::OnRead(bufferevent*, void* self) { static_cast<HttpConnection*>(self)->Readable(); }
 void HttpConnection::OnWrite(bufferevent*, void* self) { static_cast<HttpConnection*>(self)->Written(); }
-void HttpConnection::OnTimer(evutil_socket_t, short, void* self) { static_cast<HttpConnection*>(self)->TimedOut(); }
+void HttpConnection::OnTimer(evutil_socket_t, short, void* self) {
+  static_cast<HttpConnection*>(self)->TimedOut();
+}
 
 void HttpConnection::OnEvent(bufferevent*, short events, void* self) {
   auto* connection = static_cast<HttpConnection*>(self);
@@ -116,7 +131,8 @@ void HttpConnection::ParseHead() {
     }
     evbuffer_iovec chunk{};
     if (evbuffer_peek(input, -1, nullptr, &chunk, 1) < 1) break;
-    const auto progress = parser_.Feed(std::string_view(static_cast<const char*>(chunk.iov_base), chunk.iov_len));
+    const auto progress =
+        parser_.Feed(std::string_view(static_cast<const char*>(chunk.iov_base), chunk.iov_len));
     evbuffer_drain(input, progress.consumed);
     if (progress.status == RequestHeadParser::Status::kError) {
       const HeadError error = parser_.error();
@@ -164,11 +180,13 @@ void HttpConnection::ReadBody() {
   body_read_ = true;
   body_.clear();  // grows as bytes arrive: a declared length alone reserves nothing
   evbuffer* input = bufferevent_get_input(bev_.get());
-  if (body_bytes_ > 0 && head_.version_minor >= 1 && head_.ExpectsContinue() && evbuffer_get_length(input) == 0) {
+  if (body_bytes_ > 0 && head_.version_minor >= 1 && head_.ExpectsContinue() &&
+      evbuffer_get_length(input) == 0) {
     constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     bufferevent_write(bev_.get(), kContinue.data(), kContinue.size());
   }
-  Arm(limits_.body_timeout);
+  body_deadline_ = std::chrono::steady_clock::now() + limits_.body_timeout;
+  ArmBody();
   bufferevent_enable(bev_.get(), EV_READ);
   ConsumeBody();
 }
@@ -182,7 +200,10 @@ void HttpConnection::ConsumeBody() {
     body_.resize(old_size + take);
     evbuffer_remove(input, body_.data() + old_size, take);
   }
-  if (body_.size() < body_bytes_) return;
+  if (body_.size() < body_bytes_) {
+    if (take > 0) ArmBody();  // it keeps arriving: the idle timeout counts from this byte
+    return;
+  }
   Disarm();
   state_ = State::kProcessing;
   bufferevent_disable(bev_.get(), EV_READ);
@@ -245,7 +266,11 @@ void HttpConnection::TimedOut() {
       Close();
       break;
     case State::kReadingBody:
-      Refuse(RefuseReason::kBodyTimeout, 408, "request body not received within the body timeout\n");
+      if (std::chrono::steady_clock::now() >= body_deadline_) {
+        Refuse(RefuseReason::kBodyTimeout, 408, "request body not received within the body timeout\n");
+      } else {
+        Refuse(RefuseReason::kBodyTimeout, 408, "no byte of the request body within the body idle timeout\n");
+      }
       break;
     case State::kLingering:
       Close();
@@ -272,6 +297,13 @@ void HttpConnection::Close() {
 void HttpConnection::Arm(std::chrono::milliseconds timeout) {
   const timeval when = ToTimeval(timeout);
   evtimer_add(timer_.get(), &when);
+}
+
+void HttpConnection::ArmBody() {
+  // Rounded up, so that a timer for the deadline fires at or after it (TimedOut tells them apart).
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(body_deadline_ - std::chrono::steady_clock::now());
+  Arm(std::clamp(left, std::chrono::milliseconds(0), limits_.body_idle_timeout));
 }
 
 void HttpConnection::Disarm() { evtimer_del(timer_.get()); }

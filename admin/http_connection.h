@@ -50,20 +50,23 @@ class HttpConnection {
   // Closes the socket now (an answer being written is dropped). Idempotent.
   void Close();
 
-  // Whether closing it loses no work: it waits for (or is still receiving) a request head, or is
-  // lingering after its last answer. The owner closes such a connection to make room at its cap.
-  bool evictable() const;
-  // Those that lose the least go first: idle and lingering ones before those sending a head.
-  bool idle() const { return state_ == State::kIdle || state_ == State::kLingering; }
+  // What closing it now would cost, for the owner that must make room at a cap: the least first.
+  enum class Loss {
+    kNothing,  // idle between requests, or lingering after its last answer
+    kHead,     // a request head still arriving (or none begun)
+    kBody,     // a request body still arriving: the client sends it again
+    kAnswer,   // a request being answered: never closed for room
+  };
+  Loss loss_if_closed() const;
 
  private:
   enum class State {
     kReadingHead,  // the first request's head, or the next one's once a byte of it arrived
     kIdle,         // keep-alive: between requests
     kReadingBody,
-    kProcessing,   // the owner has the request
-    kWriting,      // the answer is being sent
-    kLingering,    // after the last answer: our side is shut; reading (and dropping) until the peer's EOF
+    kProcessing,  // the owner has the request
+    kWriting,     // the answer is being sent
+    kLingering,   // after the last answer: our side is shut; reading (and dropping) until the peer's EOF
     kClosed,
   };
 
@@ -82,6 +85,8 @@ class HttpConnection {
   void Refuse(RefuseReason reason, int status, std::string body);
   void StartLingering();
   void Arm(std::chrono::milliseconds timeout);
+  // The body timer: body_idle_timeout from now, or what is left of body_timeout if that is sooner.
+  void ArmBody();
   void Disarm();
 
   const std::uint64_t id_;
@@ -92,6 +97,9 @@ class HttpConnection {
   RequestHead head_;
   std::uint64_t body_bytes_ = 0;
   bool body_read_ = false;
+  // When the whole body must have arrived (body_timeout after its head); the timer runs to the
+  // earlier of this and body_idle_timeout after the last byte.
+  std::chrono::steady_clock::time_point body_deadline_{};
   bool keep_alive_ = false;
   bool close_after_ = false;
   std::size_t lingered_bytes_ = 0;

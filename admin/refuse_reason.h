@@ -17,15 +17,16 @@ enum class RefuseReason {
   kBodyTimeout,      // 408
   kIdleTimeout,      // keep-alive connection closed
   kWriteTimeout,     // the client did not read the answer
-  kMaxConnections,   // 503 at accept: the cap is reached and no connection could be closed for room
-  kEvicted,          // an idle (or head-sending) connection closed to make room at the cap
+  kMaxConnections,   // 503 at accept: the caps and the probe connections are full, nothing could be closed
+  kEvicted,          // a connection closed to make room at a cap (idle, then sending a head, then a body)
   kHost,             // 421: Host not allowed
   kOrigin,           // 403: cross-origin write
   kContentType,      // 415: a POST body type the route does not take
   kBusy,             // 503: the trace view's queue, or the bodies being received, are full
   kUnauthorized,     // 401: a POST route that needs the admin token came without it
+  kProbeOnly,        // 503: a connection admitted past the caps for the probes asked for something else
 };
-inline constexpr std::size_t kRefuseReasonCount = static_cast<std::size_t>(RefuseReason::kUnauthorized) + 1;
+inline constexpr std::size_t kRefuseReasonCount = static_cast<std::size_t>(RefuseReason::kProbeOnly) + 1;
 
 // "uri_too_long": the label value.
 constexpr std::string_view RefuseReasonName(RefuseReason reason) {
@@ -62,6 +63,8 @@ constexpr std::string_view RefuseReasonName(RefuseReason reason) {
       return "busy";
     case RefuseReason::kUnauthorized:
       return "unauthorized";
+    case RefuseReason::kProbeOnly:
+      return "probe_only";
   }
   return "unknown";
 }

@@ -15,7 +15,8 @@ namespace {
 using std::chrono::milliseconds;
 
 Result<AdminLimits> LimitsFrom(const std::vector<std::string>& args) {
-  auto flags = ParseFlags(AdminFlagSpecs(), args, [](const std::string&) { return std::optional<std::string>(); });
+  auto flags =
+      ParseFlags(AdminFlagSpecs(), args, [](const std::string&) { return std::optional<std::string>(); });
   if (!flags.ok()) return flags.error();
   return AdminLimitsFromFlags(*flags);
 }
@@ -32,18 +33,43 @@ TEST(AdminFlags, DefaultsAreTheLimitsDefaults) {
   EXPECT_EQ(limits->idle_timeout, defaults.idle_timeout);
   EXPECT_EQ(limits->write_timeout, defaults.write_timeout);
   EXPECT_EQ(limits->max_connections, defaults.max_connections);
+  EXPECT_EQ(limits->body_idle_timeout, defaults.body_idle_timeout);
+  EXPECT_EQ(limits->max_connections_per_peer, defaults.max_connections_per_peer);
+  EXPECT_EQ(limits->probe_connections, defaults.probe_connections);
   EXPECT_EQ(limits->max_body_buffer_bytes, defaults.max_body_buffer_bytes);
   EXPECT_EQ(limits->max_ui_queue, defaults.max_ui_queue);
   EXPECT_TRUE(limits->allowed_hosts.empty());
 }
 
 TEST(AdminFlags, ReadsEveryFlagInItsUnit) {
-  const auto limits = LimitsFrom({"--admin-max-connections", "16", "--admin-max-request-line", "4KiB",
-                                  "--admin-max-header-bytes", "64KiB", "--admin-max-headers", "50",
-                                  "--admin-header-timeout", "1s", "--admin-body-timeout", "2m",
-                                  "--admin-idle-timeout", "500ms", "--admin-write-timeout", "45s",
-                                  "--admin-max-body-buffer", "128MiB", "--admin-ui-queue", "4",
-                                  "--admin-allowed-hosts", "sparktrace.ns.svc, .example.com,*"});
+  const auto limits = LimitsFrom({"--admin-max-connections",
+                                  "16",
+                                  "--admin-max-request-line",
+                                  "4KiB",
+                                  "--admin-max-header-bytes",
+                                  "64KiB",
+                                  "--admin-max-headers",
+                                  "50",
+                                  "--admin-header-timeout",
+                                  "1s",
+                                  "--admin-body-timeout",
+                                  "2m",
+                                  "--admin-idle-timeout",
+                                  "500ms",
+                                  "--admin-write-timeout",
+                                  "45s",
+                                  "--admin-max-body-buffer",
+                                  "128MiB",
+                                  "--admin-ui-queue",
+                                  "4",
+                                  "--admin-allowed-hosts",
+                                  "sparktrace.ns.svc, .example.com,*",
+                                  "--admin-body-idle-timeout",
+                                  "3s",
+                                  "--admin-max-connections-per-peer",
+                                  "8",
+                                  "--admin-probe-connections",
+                                  "0"});
   ASSERT_TRUE(limits.ok()) << limits.error().message;
   EXPECT_EQ(limits->max_connections, 16u);
   EXPECT_EQ(limits->max_request_line_bytes, 4096u);
@@ -56,18 +82,33 @@ TEST(AdminFlags, ReadsEveryFlagInItsUnit) {
   EXPECT_EQ(limits->max_body_buffer_bytes, std::size_t{128} << 20);
   EXPECT_EQ(limits->max_ui_queue, 4u);
   EXPECT_EQ(limits->allowed_hosts, (std::vector<std::string>{"sparktrace.ns.svc", ".example.com", "*"}));
+  EXPECT_EQ(limits->body_idle_timeout, milliseconds(3000));
+  EXPECT_EQ(limits->max_connections_per_peer, 8u);
+  EXPECT_EQ(limits->probe_connections, 0u);
 }
 
 TEST(AdminFlags, AMalformedValueNamesItsFlag) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"admin-max-connections", "0"},       {"admin-max-connections", "many"},
-      {"admin-max-request-line", "10"},     {"admin-max-request-line", "8 KiB"},
-      {"admin-max-header-bytes", "1GiB"},   {"admin-max-headers", "-1"},
-      {"admin-header-timeout", "0"},        {"admin-header-timeout", "10"},
-      {"admin-body-timeout", "soon"},       {"admin-idle-timeout", "2d"},
-      {"admin-write-timeout", ""},          {"admin-max-body-buffer", "1KiB"},
-      {"admin-ui-queue", "0"},              {"admin-allowed-hosts", "a b"},
-      {"admin-allowed-hosts", "*.example.com"}, {"admin-allowed-hosts", "a,,b"},
+      {"admin-max-connections", "0"},
+      {"admin-max-connections", "many"},
+      {"admin-max-request-line", "10"},
+      {"admin-max-request-line", "8 KiB"},
+      {"admin-max-header-bytes", "1GiB"},
+      {"admin-max-headers", "-1"},
+      {"admin-header-timeout", "0"},
+      {"admin-header-timeout", "10"},
+      {"admin-body-timeout", "soon"},
+      {"admin-idle-timeout", "2d"},
+      {"admin-write-timeout", ""},
+      {"admin-max-body-buffer", "1KiB"},
+      {"admin-ui-queue", "0"},
+      {"admin-allowed-hosts", "a b"},
+      {"admin-allowed-hosts", "*.example.com"},
+      {"admin-allowed-hosts", "a,,b"},
+      {"admin-body-idle-timeout", "0"},
+      {"admin-max-connections-per-peer", "0"},
+      {"admin-probe-connections", "-1"},
+      {"admin-probe-connections", "2000"},
   };
   for (const auto& [flag, value] : bad) {
     const auto limits = LimitsFrom({"--" + flag, value});

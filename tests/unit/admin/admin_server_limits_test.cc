@@ -56,9 +56,10 @@ double MetricValue(prometheus::Registry& registry, const std::string& name, cons
   for (const auto& family : registry.Collect()) {
     if (family.name != name) continue;
     for (const auto& metric : family.metric) {
-      const bool matches = reason.empty() || std::any_of(metric.label.begin(), metric.label.end(), [&](const auto& l) {
-                             return l.name == "reason" && l.value == reason;
-                           });
+      const bool matches =
+          reason.empty() || std::any_of(metric.label.begin(), metric.label.end(), [&](const auto& l) {
+            return l.name == "reason" && l.value == reason;
+          });
       if (!matches) continue;
       return family.type == prometheus::MetricType::Gauge ? metric.gauge.value : metric.counter.value;
     }
@@ -88,7 +89,8 @@ class AdminServerLimits : public ::testing::Test {
     route.path = "/api/v1/events";
     route.max_body_bytes = 64;
     route.handler = [](const HttpRequest& request) {
-      return HttpResponse{202, "application/json", "{\"bytes\":" + std::to_string(request.body.size()) + "}", {}};
+      return HttpResponse{
+          202, "application/json", "{\"bytes\":" + std::to_string(request.body.size()) + "}", {}};
     };
     std::vector<PostRoute> routes;
     routes.push_back(std::move(route));
@@ -96,11 +98,13 @@ class AdminServerLimits : public ::testing::Test {
     ui.serves = [](const std::string& path) { return path != "/healthz"; };
     ui.handler = [this](const HttpRequest& request) -> std::optional<HttpResponse> {
       if (request.path == "/slow") gate_.Arrive();
-      if (request.path == "/big") return HttpResponse{200, "application/octet-stream", std::string(16 << 20, 'b'), {}};
+      if (request.path == "/big")
+        return HttpResponse{200, "application/octet-stream", std::string(16 << 20, 'b'), {}};
       return HttpResponse{200, "text/plain", "view " + request.path, {}};
     };
-    auto server = AdminServer::Start("127.0.0.1:0", [] { return std::string(); }, registry_, {}, std::move(routes),
-                                     std::move(ui), std::move(limits));
+    auto server = AdminServer::Start(
+        "127.0.0.1:0", [] { return std::string(); }, registry_, {}, std::move(routes), std::move(ui),
+        std::move(limits));
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(*server);
     address_ = server_->address();
@@ -254,9 +258,85 @@ TEST_F(AdminServerLimits, AtTheCapTheOldestIdleConnectionMakesRoom) {
   EXPECT_EQ(Refused(*registry_, "max_connections"), 0);
 }
 
+TEST_F(AdminServerLimits, ABodyThatStopsArrivingIs408AfterTheBodyIdleTimeout) {
+  AdminLimits limits;
+  limits.body_idle_timeout = std::chrono::milliseconds(200);  // the whole body may take a minute
+  Start(limits);
+  RawConnection connection(address_);
+  ASSERT_TRUE(connection.Send("POST /api/v1/events HTTP/1.1\r\nHost: " + address_ +
+                              "\r\nContent-Length: 10\r\n\r\nhalf"));
+  const RawResponse response = connection.ReadResponse();
+  EXPECT_EQ(response.status, 408);
+  EXPECT_NE(response.body.find("body idle timeout"), std::string::npos) << response.body;
+  EXPECT_EQ(Refused(*registry_, "body_timeout"), 1);
+}
+
+TEST_F(AdminServerLimits, ConnectionsWaitingForABodyMakeRoomAtTheCap) {
+  AdminLimits limits;
+  limits.max_connections = 2;
+  limits.probe_connections = 0;  // the room must come from the connections that wait for bodies
+  Start(limits);
+  const std::string head =
+      "POST /api/v1/events HTTP/1.1\r\nHost: " + address_ + "\r\nContent-Length: 10\r\n\r\n";
+  RawConnection older(address_);
+  ASSERT_TRUE(older.Send(head));
+  RawConnection newer(address_);
+  ASSERT_TRUE(newer.Send(head));
+  ASSERT_TRUE(Eventually([&] { return MetricValue(*registry_, "sparktrace_admin_connections") == 2; }));
+  EXPECT_EQ(Send(address_, "GET", "/healthz").status, 200);
+  EXPECT_TRUE(older.ClosedByPeer());  // the oldest goes first
+  ASSERT_TRUE(newer.Send("0123456789"));
+  EXPECT_EQ(newer.ReadResponse().status, 202);
+  EXPECT_GE(Refused(*registry_, "evicted"), 1);
+  EXPECT_EQ(Refused(*registry_, "max_connections"), 0);
+}
+
+TEST_F(AdminServerLimits, PastTheCapTheProbesStillAnswerAndNothingElse) {
+  AdminLimits limits;
+  limits.max_connections = 1;
+  limits.probe_connections = 2;
+  Start(limits);
+  RawConnection busy(address_);
+  ASSERT_TRUE(busy.Send(Get("/slow")));  // the one slot is being answered: nothing to evict
+  ASSERT_TRUE(gate_.WaitForArrivals(1));
+  for (int i = 0; i < 5; ++i) {  // more probes than probe connections: each closes after its answer
+    RawConnection probe(address_);
+    ASSERT_TRUE(probe.Send(Get(i % 2 == 0 ? "/healthz" : "/readyz")));
+    const RawResponse response = probe.ReadResponse();
+    EXPECT_EQ(response.status, 200) << i;
+    EXPECT_EQ(HeaderValue(response.head, "Connection"), "close") << i;
+  }
+  const RawResponse metrics = Send(address_, "GET", "/metrics");
+  EXPECT_EQ(metrics.status, 503);
+  EXPECT_EQ(Refused(*registry_, "probe_only"), 1);
+  EXPECT_EQ(Refused(*registry_, "max_connections"), 0);
+  gate_.Open();
+  EXPECT_EQ(busy.ReadResponse().status, 200);
+}
+
+TEST_F(AdminServerLimits, OnePeerAtItsShareMakesRoomAmongItsOwnConnections) {
+  AdminLimits limits;
+  limits.max_connections_per_peer = 2;
+  limits.probe_connections = 0;
+  Start(limits);
+  RawConnection first(address_);
+  ASSERT_TRUE(first.Send(Get("/healthz")));
+  ASSERT_EQ(first.ReadResponse().status, 200);  // idle, kept alive
+  RawConnection second(address_);
+  ASSERT_TRUE(second.Send(Get("/healthz")));
+  ASSERT_EQ(second.ReadResponse().status, 200);
+  // Far below the cap of 256, but this address has its two: its own oldest idle one goes.
+  EXPECT_EQ(Send(address_, "GET", "/healthz").status, 200);
+  EXPECT_TRUE(first.ClosedByPeer());
+  ASSERT_TRUE(second.Send(Get("/readyz")));
+  EXPECT_EQ(second.ReadResponse().status, 200);
+  EXPECT_EQ(Refused(*registry_, "evicted"), 1);
+}
+
 TEST_F(AdminServerLimits, AtTheCapWithEverySlotServingANewConnectionGets503) {
   AdminLimits limits;
   limits.max_connections = 1;
+  limits.probe_connections = 0;
   Start(limits);
   RawConnection busy(address_);
   ASSERT_TRUE(busy.Send(Get("/slow")));
