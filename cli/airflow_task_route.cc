@@ -2,6 +2,8 @@
 
 #include <prometheus/counter.h>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -10,6 +12,12 @@
 
 namespace sparktrace::cli {
 namespace {
+
+std::uint64_t UnixNanosNow() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
 
 struct ReportCounters {
   prometheus::Counter* accepted = nullptr;
@@ -50,10 +58,15 @@ admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler samp
   route.needs_admin_token = true;
   route.handler = [&sink, sampler, counters = RegisterCounters(registry)](const admin::HttpRequest& request) {
     auto report = tracing::ParseAirflowTaskReport(request.body);
-    if (!report.ok()) {
+    Result<void> plausible =
+        report.ok() ? tracing::CheckReportEndIsPlausible(*report, UnixNanosNow()) : Result<void>{};
+    if (!report.ok() || !plausible.ok()) {
       counters.invalid->Increment();
       JsonWriter error;
-      error.BeginObject().Key("error").String(report.error().message).EndObject();
+      error.BeginObject()
+          .Key("error")
+          .String((report.ok() ? plausible.error() : report.error()).message)
+          .EndObject();
       return JsonAnswer(400, error.Take());
     }
     const tracing::TaskSpanContext context = tracing::TaskSpanContextOf(*report);

@@ -68,8 +68,8 @@ Result<std::uint64_t> RequiredTime(simdjson::dom::object object, std::string_vie
   simdjson::dom::element element;
   if (object.at_key(field).get(element) != simdjson::SUCCESS) return FieldError(field, "is required");
   std::uint64_t value = 0;
-  if (element.get_uint64().get(value) != simdjson::SUCCESS || value == 0) {
-    return FieldError(field, "must be a positive integer (nanoseconds since the epoch)");
+  if (element.get_uint64().get(value) != simdjson::SUCCESS || value == 0 || value > kMaxReportUnixNano) {
+    return FieldError(field, "must be a positive integer of nanoseconds since the epoch, at most 2^63 - 1");
   }
   return value;
 }
@@ -130,6 +130,14 @@ Result<std::string> BoundedText(simdjson::dom::object object, std::string_view f
 }
 
 }  // namespace
+
+Result<void> CheckReportEndIsPlausible(const AirflowTaskReport& report, std::uint64_t now_unix_nano) {
+  if (report.end_unix_nano > now_unix_nano &&
+      report.end_unix_nano - now_unix_nano > kMaxReportClockSkewNanos) {
+    return FieldError("end_time_unix_nano", "is more than a day after this proxy's clock");
+  }
+  return {};
+}
 
 Result<AirflowTaskReport> ParseAirflowTaskReport(std::string_view json) {
   if (json.size() > kMaxAirflowTaskReportBytes) {

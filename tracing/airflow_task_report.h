@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,13 @@ inline constexpr std::size_t kMaxAirflowStateLength = 32;
 inline constexpr std::size_t kMaxOperatorLength = 250;
 inline constexpr std::size_t kMaxHostnameLength = 253;
 inline constexpr std::size_t kMaxAirflowVersionLength = 64;
+// The latest time a report may name: the last nanosecond a signed 64-bit count holds (2262-04-11).
+// Spans keep their times as int64 in the stores; a later one would wrap negative there, and the next
+// retention pass would take the attempt for ancient and delete it.
+inline constexpr std::uint64_t kMaxReportUnixNano = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+// How far past the receiving proxy's clock a report's end may lie (clocks of different hosts
+// disagree a little; a task does not end tomorrow). The route checks it (ReportEndIsPlausible).
+inline constexpr std::uint64_t kMaxReportClockSkewNanos = std::uint64_t{24} * 3600 * 1'000'000'000;
 
 struct AirflowTaskReport {
   AirflowIdentity identity;
@@ -48,6 +56,9 @@ struct AirflowTaskReport {
 // The JSON object of one report. Unknown fields are ignored (a newer plugin may send more); a missing
 // or malformed known field is an error whose message names the field and never echoes its value.
 Result<AirflowTaskReport> ParseAirflowTaskReport(std::string_view json);
+// An error naming end_time_unix_nano when the report ends more than kMaxReportClockSkewNanos after
+// `now_unix_nano` (the receiving proxy's clock).
+Result<void> CheckReportEndIsPlausible(const AirflowTaskReport& report, std::uint64_t now_unix_nano);
 
 // The report as the plugin sends it (what ParseAirflowTaskReport reads back): for `sparktrace demo`,
 // which plays the plugin, and tests.

@@ -24,6 +24,7 @@ struct SpanExporterCounters {
   std::uint64_t spans_refused = 0;  // of the drained, dropped because the sink refused them
   std::uint64_t spans_dropped_spool_full = 0;
   std::uint64_t spool_bytes = 0;
+  std::uint64_t spool_files_refused = 0;  // files in the spool's directory it would not touch
 };
 
 class SpanExporter {

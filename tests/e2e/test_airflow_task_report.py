@@ -189,6 +189,26 @@ class AirflowTaskReportTest(TracingCase):
         self.assertEqual(metrics.value("sparktrace_airflow_task_reports_total", result="accepted"), 1)
         self.assertEqual(metrics.value("sparktrace_admin_requests_refused_total", reason="unauthorized"), 2)
 
+    def test_report_times_past_int64_or_far_in_the_future_are_400_naming_the_field(self):
+        # Finding 7 of the probe: an end at 2^63 ns was stored ("stored": true), wrapped negative in
+        # the store's int64 times, and the next retention pass deleted the attempt.
+        proxy = self.start_proxy()
+        attempt = Attempt()
+        for end, problem in ((2 ** 63, "must be a positive integer"), (2 ** 64 - 1, "must be a positive integer"),
+                             (time.time_ns() + 2 * 86_400 * 10 ** 9, "is more than a day after")):
+            with self.subTest(end=end):
+                status, answer = post(proxy.admin_address, attempt.report("success", end_time_unix_nano=end))
+                self.assertEqual(status, 400, answer)
+                self.assertTrue(answer["error"].startswith("end_time_unix_nano: " + problem), answer)
+        status, answer = post(proxy.admin_address,
+                              attempt.report("success", start_time_unix_nano=2 ** 63,
+                                             end_time_unix_nano=2 ** 63 + 1))
+        self.assertEqual(status, 400, answer)
+        self.assertTrue(answer["error"].startswith("start_time_unix_nano: "), answer)
+        status, answer = post(proxy.admin_address, attempt.report("success"))
+        self.assertEqual(status, 202, answer)
+        self.assertEqual(self.metrics(proxy).value("sparktrace_airflow_task_reports_total", result="invalid"), 4)
+
 
 if __name__ == "__main__":
     unittest.main()

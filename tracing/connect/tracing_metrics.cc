@@ -130,6 +130,10 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
   spool_bytes.help = "Bytes of spans waiting in the on-disk spool for the sink, by sink";
   spool_bytes.type = prometheus::MetricType::Gauge;
   auto batches = CounterFamily("sparktrace_span_export_batches_total", "Export calls to a sink, by result");
+  auto refused_files =
+      CounterFamily("sparktrace_span_spool_files_refused_total",
+                    "Files named like spool segments that the spool left alone (links, other kinds of file, "
+                    "other users' files), by sink");
   for (const SpanPipeline* pipeline : pipelines_) {
     const SpanPipelineCounters counters = pipeline->counters();
     const std::string& sink = pipeline->name();
@@ -162,9 +166,10 @@ std::vector<prometheus::MetricFamily> SpanPipelineMetrics::Collect() const {
     batches.metric.push_back(
         CounterSample({{"result", "ok"}, {"sink", sink}}, counters.batches - counters.failed_batches));
     batches.metric.push_back(CounterSample({{"result", "error"}, {"sink", sink}}, counters.failed_batches));
+    refused_files.metric.push_back(CounterSample({{"sink", sink}}, exporter.spool_files_refused));
   }
-  return {std::move(exported), std::move(dropped), std::move(spooled), std::move(spool_bytes),
-          std::move(batches)};
+  return {std::move(exported),    std::move(dropped), std::move(spooled),
+          std::move(spool_bytes), std::move(batches), std::move(refused_files)};
 }
 
 }  // namespace sparktrace::tracing::connect

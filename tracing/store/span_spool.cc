@@ -112,7 +112,19 @@ Result<void> SpanSpool::Recover() {
 
   std::vector<std::uint64_t> sequences;
   for (fs::directory_iterator it(options_.directory, error), end; !error && it != end; it.increment(error)) {
-    if (const auto sequence = SegmentSequence(it->path().filename().string())) sequences.push_back(*sequence);
+    const auto sequence = SegmentSequence(it->path().filename().string());
+    if (!sequence) continue;
+    if (const auto why = NotOwnRegularFile(it->path())) {
+      // Not ours to read or cut short: the spool only touches the files it made.
+      ++counters_.refused_files;
+      next_sequence_ = std::max(next_sequence_, *sequence + 1);  // its name stays taken
+      spdlog::warn(
+          "span spool: {} is {}; leaving it alone (counted in "
+          "sparktrace_span_spool_files_refused_total)",
+          it->path().string(), *why);
+      continue;
+    }
+    sequences.push_back(*sequence);
   }
   if (error) {
     return Error{ErrorCode::kIo, fmt::format("span spool directory {}: cannot list it: {}",

@@ -82,6 +82,9 @@ struct SpanSpoolCounters {
   std::uint64_t corrupt_records = 0;
   std::uint64_t corrupt_bytes = 0;
   std::uint64_t recovered_batches = 0;  // unacknowledged batches Open() found
+  // Files named like segments that Open() left alone: symbolic links, other kinds of file, or files
+  // of another user. Never opened, truncated or removed; their sequence numbers are not reused.
+  std::uint64_t refused_files = 0;
 };
 
 // Where a peeked batch lies in the spool. Opaque: only the spool that returned it reads it.

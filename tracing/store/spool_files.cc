@@ -23,9 +23,19 @@ Error IoError(std::string_view what, const fs::path& path, int error) {
 UniqueFd OpenFile(const fs::path& path, int flags, mode_t mode) {
   int fd = -1;
   do {
-    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+    fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, mode);
   } while (fd < 0 && errno == EINTR);
   return UniqueFd(fd);
+}
+
+std::optional<std::string> NotOwnRegularFile(const fs::path& path) {
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) != 0) return "cannot stat it: " + ErrnoText(errno);
+  if (S_ISLNK(status.st_mode)) return std::string("a symbolic link");
+  if (!S_ISREG(status.st_mode)) return std::string("not a regular file");
+  if (status.st_uid != ::geteuid())
+    return fmt::format("owned by uid {}, not this process's {}", status.st_uid, ::geteuid());
+  return std::nullopt;
 }
 
 int WriteAll(int fd, std::string_view bytes) {

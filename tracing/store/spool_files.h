@@ -25,8 +25,13 @@ std::string ErrnoText(int error);
 // kIo: "span spool: <what> <path>: <reason>".
 Error IoError(std::string_view what, const std::filesystem::path& path, int error);
 
-// open(2) with O_CLOEXEC, retried on EINTR; an invalid fd on failure (errno says why).
+// open(2) with O_CLOEXEC and O_NOFOLLOW, retried on EINTR; an invalid fd on failure (errno says why:
+// ELOOP for a symbolic link). The spool only ever opens files it made, never through a link: a link
+// planted in its directory would have its target read, truncated or overwritten.
 UniqueFd OpenFile(const std::filesystem::path& path, int flags, mode_t mode = 0);
+// Why `path` is not one of the spool's own files (a regular file, not a link, owned by this process's
+// user), or nullopt when it is one. Looked at with lstat(2): a link is judged, not its target.
+std::optional<std::string> NotOwnRegularFile(const std::filesystem::path& path);
 // 0, or the errno that stopped it. Loops over short writes (a full disk shows as one, then ENOSPC).
 int WriteAll(int fd, std::string_view bytes);
 // Reads up to out.size() bytes at `offset`; fewer only at the end of the file. Returns the count read,

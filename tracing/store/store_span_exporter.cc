@@ -17,7 +17,10 @@ StoreSpanExporter::StoreSpanExporter(std::unique_ptr<SpanStore> store, StoreOpen
       next_open_(Clock::now()),
       open_backoff_(options.reopen_backoff_initial),
       spool_(std::move(spool)) {
-  if (spool_) spool_bytes_ = spool_->bytes();
+  if (spool_) {
+    spool_bytes_ = spool_->bytes();
+    spool_files_refused_ = spool_->counters().refused_files;  // only Open() refuses files
+  }
 }
 
 Result<SpanStore*> StoreSpanExporter::Store() {
@@ -158,6 +161,7 @@ SpanExporterCounters StoreSpanExporter::counters() const {
   counters.spans_refused = dropped_refused_;
   counters.spans_dropped_spool_full = dropped_spool_full_;
   counters.spool_bytes = spool_bytes_;
+  counters.spool_files_refused = spool_files_refused_;
   return counters;
 }
 

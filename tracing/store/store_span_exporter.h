@@ -89,6 +89,7 @@ class StoreSpanExporter final : public SpanExporter {
   std::atomic<std::uint64_t> drained_{0};
   std::atomic<std::uint64_t> dropped_spool_full_{0};
   std::atomic<std::uint64_t> spool_bytes_{0};
+  std::uint64_t spool_files_refused_ = 0;  // set once, when the spool was opened
   std::atomic<std::uint64_t> exported_{0};
   std::atomic<std::uint64_t> rejected_{0};
   std::atomic<std::uint64_t> failed_{0};

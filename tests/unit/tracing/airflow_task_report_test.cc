@@ -105,11 +105,27 @@ TEST(AirflowTaskReport, NamesTheFieldThatIsWrong) {
   EXPECT_EQ(
       ErrorOf(Replace(valid, R"("end_time_unix_nano": 1764200060000000000)", R"("end_time_unix_nano": 5)")),
       "end_time_unix_nano: must not be before start_time_unix_nano");
+  // 2^63 would wrap negative in the stores' int64 times (and retention would delete the attempt).
+  EXPECT_EQ(ErrorOf(Replace(valid, R"("end_time_unix_nano": 1764200060000000000)",
+                            R"("end_time_unix_nano": 9223372036854775808)"))
+                .rfind("end_time_unix_nano: must be a positive integer", 0),
+            0u);
   EXPECT_EQ(ErrorOf(Replace(valid, "-01\"", "-1\"")),
             "traceparent: is not a valid W3C traceparent (bad_length)");
   EXPECT_EQ(ErrorOf(Replace(valid, R"("tracestate": "k=v")", R"("tracestate": "k")")),
             "tracestate: is not a valid W3C tracestate (missing_equals)");
   EXPECT_EQ(ErrorOf(std::string(kMaxAirflowTaskReportBytes + 1, ' ')).rfind("a report is at most", 0), 0u);
+}
+
+TEST(AirflowTaskReport, AnEndMoreThanADayAfterTheProxysClockIsRefused) {
+  auto report = ParseAirflowTaskReport(kValid);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const std::uint64_t day = kMaxReportClockSkewNanos;
+  EXPECT_TRUE(CheckReportEndIsPlausible(*report, report->end_unix_nano).ok());
+  EXPECT_TRUE(CheckReportEndIsPlausible(*report, report->end_unix_nano - day).ok());  // skew allowed
+  const auto refused = CheckReportEndIsPlausible(*report, report->end_unix_nano - day - 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "end_time_unix_nano: is more than a day after this proxy's clock");
 }
 
 TEST(AirflowTaskReport, TheTaskSpanTakesTheTraceparentsIds) {
