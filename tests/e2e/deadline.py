@@ -195,12 +195,27 @@ def command_line(pid):
         return "?"
 
 
-def kill_children(say):
-    """SIGKILL this process's children: the exit that follows would leave them running."""
-    for pid in child_pids():
+def kill_children(say, reap_seconds=5.0):
+    """SIGKILL this process's children: the exit that follows would leave them running. Then reaps
+    them (for up to `reap_seconds`): a SIGKILL is only delivered when the child is next scheduled,
+    which on a loaded machine can be after this process has exited."""
+    children = child_pids()
+    for pid in children:
         say(f"killing child pid {pid}: {command_line(pid)[:300]}")
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    end = time.monotonic() + reap_seconds
+    for pid in children:
+        while True:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    break
+            except ChildProcessError:  # reaped already, or not ours to reap
+                break
+            if time.monotonic() >= end:
+                say(f"child pid {pid} still not gone {reap_seconds:g} s after SIGKILL")
+                break
+            time.sleep(0.01)  # polling a process's death: there is no event to wait on here
 
 
 def gdb_backtraces(pid, timeout=GDB_TIMEOUT):
