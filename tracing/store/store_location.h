@@ -18,18 +18,17 @@ enum class StoreBackend { kSqlite, kPostgres };
 
 struct StoreLocation {
   StoreBackend backend = StoreBackend::kSqlite;
-  std::string target;   // the SQLite path, or the PostgreSQL URL as given (may hold a password)
-  std::string display;  // the path, or the URL with any password replaced by "***"
+  std::string target;  // the SQLite path, or the PostgreSQL URL as given (may hold a password)
+  // The path, or the URL as libpq parsed it, rebuilt without any of its secret options (a password
+  // shows as "user:***@"), however the text spelled them.
+  std::string display;
 };
 
 // Parses and checks a --store value: an empty value, a SQLite URL without a path, or a PostgreSQL
-// URL libpq cannot parse is kInvalidArgument, with a message that never contains the password.
+// URL libpq cannot parse is kInvalidArgument, with a message that never contains the URL's text.
 Result<StoreLocation> ParseStoreLocation(std::string_view text);
 
 // The location of a SQLite file (no parsing: any path).
 inline StoreLocation SqliteAt(const std::string& path) { return {StoreBackend::kSqlite, path, path}; }
-
-// `url` with the password of its user-info part and any password= parameter replaced by "***".
-std::string RedactStoreUrl(std::string_view url);
 
 }  // namespace sparktrace::tracing::store

@@ -127,5 +127,38 @@ TEST(PostgresLocationTest, PasswordsNeverAppearInMessages) {
   EXPECT_EQ(unknown.error().message.find(":pw@"), std::string::npos) << unknown.error().message;
 }
 
+// Finding 5 of the independent probe: libpq reads more spellings as a password than text edits
+// catch. The display is rebuilt from libpq's own parse, so none of them can show.
+TEST(PostgresLocationTest, EverySpellingLibpqReadsAsAPasswordIsHidden) {
+  for (const char* url : {"postgresql://db.example/traces?pass%77ord=SECRET-1",
+                          "postgresql://db.example/traces?%70assword=SECRET-1&sslmode=require",
+                          "postgresql://writer:SECRET-1@db.example/traces?password=SECRET-2",
+                          "postgres://writer:SECRET%2D1@[::1]:5433/traces?sslpassword=SECRET-2"}) {
+    auto location = ParseStoreLocation(url);
+    ASSERT_TRUE(location.ok()) << location.error().message;
+    EXPECT_EQ(location->display.find("SECRET"), std::string::npos) << location->display;
+    EXPECT_NE(location->display.find(":***@"), std::string::npos) << location->display;
+    EXPECT_EQ(location->target, url);  // libpq still gets it whole
+  }
+  auto plain =
+      ParseStoreLocation("postgresql://reader@db.example:5432/traces?sslmode=require&connect_timeout=3");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->display, "postgresql://reader@db.example:5432/traces?connect_timeout=3&sslmode=require");
+}
+
+TEST(PostgresLocationTest, AMalformedUrlIsReportedWithoutItsText) {
+  for (const char* url : {"postgresql://db.example/traces?password%3DSECRET-1",
+                          "postgresql://u:SECRET-1@db.example/traces?no_such_parameter=SECRET-2",
+                          "postgresql://u:SECRET-1@[::1/traces"}) {
+    auto location = ParseStoreLocation(url);
+    ASSERT_FALSE(location.ok()) << url;
+    EXPECT_EQ(location.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(location.error().message.find("SECRET"), std::string::npos) << location.error().message;
+    EXPECT_EQ(location.error().message.find("db.example"), std::string::npos) << location.error().message;
+    EXPECT_NE(location.error().message.find("is not one libpq accepts"), std::string::npos)
+        << location.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace sparktrace::tracing::store
