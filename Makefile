@@ -74,7 +74,7 @@ asan: deps
 
 # The end-to-end modules many times over under CPU contention, each test with a deadline that dumps
 # every thread when it hangs (tests/stress/e2e_stress.py): the relay module STRESS_RELAY_RUNS times,
-# every other module STRESS_RUNS times, two at a time beside stress-ng on both cores. About an hour
+# every other module STRESS_RUNS times, three at a time beside stress-ng on both cores. About 40 minutes
 # on 2 cores at the defaults; the README quotes its last figures.
 STRESS_RELAY_RUNS ?= 200
 STRESS_RUNS ?= 20
@@ -82,7 +82,7 @@ STRESS_OUT ?= $(BUILD_DIR)/stress
 stress: build
 	/usr/bin/python3 tests/stress/e2e_stress.py --bin $(BUILD_DIR)/sparktrace --all-e2e $(STRESS_RUNS) \
 	  --module test_http2_relay=$(STRESS_RELAY_RUNS) --module node/forwarding=$(STRESS_RUNS) \
-	  --module node/tracing=$(STRESS_RUNS) --parallel 2 --contention 2 \
+	  --module node/tracing=$(STRESS_RUNS) --parallel 3 --contention 2 \
 	  --logs $(STRESS_OUT) --out $(STRESS_OUT)/summary.json
 
 # The Spark Connect decoder and the gRPC message framer under libFuzzer, each for a bounded time (fuzz/run.sh).
