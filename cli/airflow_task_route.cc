@@ -57,17 +57,16 @@ admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler samp
   route.content_types = {"application/json"};
   route.needs_admin_token = true;
   route.handler = [&sink, sampler, counters = RegisterCounters(registry)](const admin::HttpRequest& request) {
-    auto report = tracing::ParseAirflowTaskReport(request.body);
-    Result<void> plausible =
-        report.ok() ? tracing::CheckReportEndIsPlausible(*report, UnixNanosNow()) : Result<void>{};
-    if (!report.ok() || !plausible.ok()) {
+    const auto invalid = [&counters](const Error& problem) {
       counters.invalid->Increment();
       JsonWriter error;
-      error.BeginObject()
-          .Key("error")
-          .String((report.ok() ? plausible.error() : report.error()).message)
-          .EndObject();
+      error.BeginObject().Key("error").String(problem.message).EndObject();
       return JsonAnswer(400, error.Take());
+    };
+    auto report = tracing::ParseAirflowTaskReport(request.body);
+    if (!report.ok()) return invalid(report.error());
+    if (auto plausible = tracing::CheckReportEndIsPlausible(*report, UnixNanosNow()); !plausible.ok()) {
+      return invalid(plausible.error());
     }
     const tracing::TaskSpanContext context = tracing::TaskSpanContextOf(*report);
     if (!sampler.ShouldSample(context.trace_id, context.parent_sampled)) {
