@@ -170,21 +170,23 @@ class Watchdog:
         os._exit(EXIT_CODE)
 
 
-def child_pids(parent=None):
-    """The live processes whose parent is `parent` (default: this process), from /proc."""
-    parent = os.getpid() if parent is None else parent
-    pids = []
+def processes():
+    """(pid, fields) of every process in /proc, `fields` being its stat line after the command name:
+    state, ppid, pgrp, session, ... (proc(5)). Processes that end meanwhile are left out."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+                yield int(entry), f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == parent and fields[0] != "Z":
-            pids.append(int(entry))
-    return pids
+
+
+def child_pids(parent=None):
+    """The live processes whose parent is `parent` (default: this process), from /proc."""
+    parent = os.getpid() if parent is None else parent
+    return [pid for pid, fields in processes() if int(fields[1]) == parent and fields[0] != "Z"]
 
 
 def command_line(pid):

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 E2E = ROOT / "tests" / "e2e"
 NODE = E2E / "node"
 sys.path.insert(0, str(E2E))
-import deadline  # noqa: E402  (MARKER and EXIT_CODE: what a deadline dump looks like)
+import deadline  # noqa: E402  (MARKER and EXIT_CODE: what a deadline dump looks like; /proc walks)
 
 FAULTHANDLER_TIMEOUT = "Timeout ("  # deadline.py's backstop, faulthandler's own dump
 NODE_TIMEOUT = "testTimeoutFailure"  # node:test, a test past its { timeout }
@@ -174,21 +174,8 @@ def kill_session(pid, sig):
 
 def session_processes(sid):
     """'pid state command' of each process in session `sid` (for a timed-out run's log)."""
-    lines = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) != sid:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
-        except (OSError, IndexError, ValueError):
-            continue
-        lines.append(f"  {entry} {fields[0]} {command[:300]}")
-    return lines
+    return [f"  {pid} {fields[0]} {deadline.command_line(pid)[:300]}"
+            for pid, fields in deadline.processes() if int(fields[3]) == sid]
 
 
 # --- the campaign ------------------------------------------------------------------------------
