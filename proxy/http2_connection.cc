@@ -253,6 +253,19 @@ void Http2Connection::Drain() {
   WantsFlush();
 }
 
+void Http2Connection::GoAwayAndClose(std::string_view why) {
+  if (closed_) return;
+  draining_ = true;
+  if (role_ == Role::kServer) {
+    nghttp2_submit_goaway(session(), NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(session()),
+                          NGHTTP2_NO_ERROR, nullptr, 0);
+  }
+  // Not Flush: it may stop at the high watermark or leave the rest for a later event, and the
+  // connection closes before either comes. What the socket does not take now is dropped.
+  if (nghttp2_session_send(session()) == 0) io_->Write();
+  Close(why);
+}
+
 void Http2Connection::CloseIfFinished() {
   if (closed_) return;
   const bool idle_after_drain = draining_ && streams_.empty();

@@ -170,6 +170,10 @@ class Http2Connection final : public CallConnection,
   void Drain();
   // Closes now. Streams still open are told (OnStreamClosed with kConnectionLost).
   void Close(std::string_view why);
+  // Server role: GOAWAY (NO_ERROR, naming the last stream processed), written now as far as the
+  // socket takes it, then Close. For a connection with no open stream whose slot another client
+  // needs: a gRPC client reconnects on its next call instead of failing it.
+  void GoAwayAndClose(std::string_view why);
 
  private:
   struct SessionDeleter {

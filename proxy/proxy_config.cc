@@ -99,7 +99,8 @@ std::span<const FlagSpec> ProxyFlagSpecs() {
       {"stream-window", "BYTES", "4MiB",
        "the largest window a stream grows to while its sender is held back by it (and the budget allows)"},
       {"max-connections", "N", "4096",
-       "client connections at once (all workers); more are closed at once. Lowered to fit the descriptor limit"},
+       "client connections at once (all workers); past it the one idle longest gets GOAWAY for the new one, "
+       "which is closed at once when all have calls open. Lowered to fit the descriptor limit"},
       {"max-streams-per-connection", "N", "128", "calls one client connection may have open at once"},
       {"max-header-list-bytes", "BYTES", "16KiB",
        "largest request metadata (and response header block) accepted; larger calls fail RESOURCE_EXHAUSTED at the "

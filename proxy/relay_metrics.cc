@@ -59,6 +59,10 @@ std::vector<prometheus::MetricFamily> RelayMetrics::Collect() const {
   families.push_back(Single("sparktrace_relay_buffer_granted_high_water_bytes",
                             "The highest sparktrace_relay_buffer_granted_bytes since start", gauge,
                             static_cast<double>(budget_.high_water())));
+  families.push_back(Single("sparktrace_relay_idle_connections_evicted_total",
+                            "Client connections with no open call (or only a preface) sent GOAWAY and closed to "
+                            "admit a new client at --max-connections, the one idle longest first",
+                            prometheus::MetricType::Counter, static_cast<double>(stats_.idle_connections_evicted())));
   families.push_back(Single("sparktrace_upstream_connect_attempts_total",
                             "Connections the proxy tried to open to the upstream (each failure also counts in "
                             "sparktrace_upstream_connect_failures_total)",

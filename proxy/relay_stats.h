@@ -13,7 +13,7 @@ namespace sparktrace::proxy {
 
 // Each is the label value of sparktrace_relay_limit_hits_total{limit=...}.
 enum class RelayLimit {
-  kMaxConnections,         // a client connection refused: --max-connections reached
+  kMaxConnections,         // a client connection refused: --max-connections reached, none idle to evict
   kHandshakeTimeout,       // a client connection closed: no TLS handshake / HTTP/2 preface in time
   kIdleTimeout,            // a client connection closed (GOAWAY) after --idle-timeout without calls
   kStreamsPerConnection,   // a stream refused: --max-streams-per-connection open on its connection
@@ -36,6 +36,13 @@ class RelayStats {
   void ClientDisconnected() { client_connections_.fetch_sub(1, std::memory_order_relaxed); }
   std::int64_t client_connections() const { return client_connections_.load(std::memory_order_relaxed); }
 
+  // An idle client connection closed to admit a new one at --max-connections (not a refusal: the
+  // bound held and nobody was turned away).
+  void IdleConnectionEvicted() { idle_connections_evicted_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t idle_connections_evicted() const {
+    return idle_connections_evicted_.load(std::memory_order_relaxed);
+  }
+
   void UpstreamConnectAttempt() { upstream_connect_attempts_.fetch_add(1, std::memory_order_relaxed); }
   std::uint64_t upstream_connect_attempts() const {
     return upstream_connect_attempts_.load(std::memory_order_relaxed);
@@ -47,6 +54,7 @@ class RelayStats {
   std::array<std::atomic<std::uint64_t>, kRelayLimitCount> hits_{};
   std::atomic<std::int64_t> client_connections_{0};
   std::atomic<std::uint64_t> upstream_connect_attempts_{0};
+  std::atomic<std::uint64_t> idle_connections_evicted_{0};
 };
 
 }  // namespace sparktrace::proxy

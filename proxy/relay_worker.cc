@@ -161,10 +161,30 @@ void RelayWorker::OnResumeAccepting(evutil_socket_t, short, void* self) {
   if (worker->listener_) evconnlistener_enable(worker->listener_.get());
 }
 
+bool RelayWorker::EvictLongestIdle() {
+  Http2Connection* longest_idle = nullptr;
+  auto idle_since = std::chrono::steady_clock::time_point::max();
+  for (const auto& [connection, client] : clients_) {
+    if (connection->closed() || connection->open_streams() > 0) continue;
+    if (client.last_busy < idle_since) {
+      idle_since = client.last_busy;
+      longest_idle = connection;
+    }
+  }
+  if (longest_idle == nullptr) return false;
+  setup_.stats->IdleConnectionEvicted();
+  longest_idle->GoAwayAndClose("idle longest at --max-connections: closed to admit a new client");
+  return true;
+}
+
 void RelayWorker::Accept(evutil_socket_t fd, const sockaddr* address) {
-  // Refused at once, not left in the backlog: the client sees its connection closed, and the
-  // descriptors stay for the connections being served.
-  if (setup_.stats->client_connections() >= setup_.limits.max_connections) {
+  // At the cap, a connection without calls gives its slot up: otherwise connections that only
+  // sent a preface (or went quiet) would hold every slot for the idle timeout and lock new
+  // clients out. Only this worker's connections are candidates (the kernel spreads connections,
+  // idle ones included, over the workers). With none idle here the new connection is refused at
+  // once, not left in the backlog: the client sees it closed, and the descriptors stay for the
+  // connections being served.
+  if (setup_.stats->client_connections() >= setup_.limits.max_connections && !EvictLongestIdle()) {
     setup_.stats->Hit(RelayLimit::kMaxConnections);
     close(fd);
     return;
@@ -239,6 +259,7 @@ Http2Stream* RelayWorker::OnNewStream(Http2Connection& connection, std::int32_t 
   }
   const auto client = clients_.find(&connection);
   if (client == clients_.end()) return nullptr;
+  client->second.last_busy = std::chrono::steady_clock::now();  // the sweep may not have seen it yet
   auto call = std::make_unique<RelayedCall>(*context_, *setup_.environment, *this, connection, stream_id,
                                             client->second.share);
   return &calls_->Add(std::move(call)).downstream_stream();

@@ -91,6 +91,10 @@ class RelayWorker final : public Http2ConnectionOwner, public CallOwner {
   static void OnAcceptError(evconnlistener* listener, void* self);
   static void OnResumeAccepting(evutil_socket_t, short, void* self);
   void Accept(evutil_socket_t fd, const sockaddr* address);
+  // At --max-connections: sends GOAWAY to, and closes, this worker's client connection that has had
+  // no open stream for longest (one still in its handshake counts from when it was accepted).
+  // False when every connection has a call open.
+  bool EvictLongestIdle();
   // Closes client connections whose handshake is overdue, and drains those idle too long.
   static void OnSweep(evutil_socket_t, short, void* self);
   void Sweep();
@@ -104,7 +108,7 @@ class RelayWorker final : public Http2ConnectionOwner, public CallOwner {
   struct ClientConnection {
     std::unique_ptr<Http2Connection> connection;
     std::chrono::steady_clock::time_point accepted_at;
-    std::chrono::steady_clock::time_point last_busy;  // a call was open then
+    std::chrono::steady_clock::time_point last_busy;  // a call was open then (the sweep's or a new stream's time)
     std::shared_ptr<ConnectionShare> share;           // its part of the relay budget
   };
   std::unordered_map<Http2Connection*, ClientConnection> clients_;

@@ -13,6 +13,7 @@ import http.client
 import os
 import queue
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -139,7 +140,9 @@ class Proxy:
     """One proxy process. stdout is read for the single `listening` line; stderr goes to a
     file so tests can assert on logs."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, nofile=None):
+        """`nofile`: (soft, hard) RLIMIT_NOFILE for the proxy alone (a small hard limit cannot be
+        raised again, so it is set in the child, not in the test process)."""
         if not os.access(BIN, os.X_OK):
             raise AssertionError(f"proxy binary {BIN} missing (set SPARKTRACE_BIN, or "
                                  "SPARKTRACE_DIRECT=1 to test against the upstream alone)")
@@ -153,8 +156,9 @@ class Proxy:
             args += ["--store", str(Path(self.tmpdir.name) / "traces.db")]
         self.store_path = Path(self.tmpdir.name) / "traces.db"
         self.args = [BIN, "proxy", *args]
+        limit = None if nofile is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, nofile))
         self.proc = subprocess.Popen(self.args, env=proxy_env(env), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+                                     stdout=subprocess.PIPE, stderr=self._stderr, text=True, preexec_fn=limit)
         self.pid = self.proc.pid
         with _live_proxies_lock:
             _live_proxies.add(self)
@@ -264,7 +268,7 @@ deadline.install()
 deadline.add_section(_dump_live_proxies)
 
 
-def start_proxy(case, upstream_address, *args, env=None, drain=DEFAULT_DRAIN):
+def start_proxy(case, upstream_address, *args, env=None, drain=DEFAULT_DRAIN, nofile=None):
     """Start a ready proxy in front of upstream_address (None: no --upstream flag); closed
     by `case`'s cleanup. `case` is a TestCase instance or class (class-level cleanup)."""
     argv = ["--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"]
@@ -272,7 +276,7 @@ def start_proxy(case, upstream_address, *args, env=None, drain=DEFAULT_DRAIN):
         argv += ["--upstream", upstream_address]
     if drain:
         argv += ["--drain-timeout", drain]
-    proxy = Proxy(argv + list(args), env=env)
+    proxy = Proxy(argv + list(args), env=env, nofile=nofile)
     _cleanup(case, proxy.close)
     return proxy.wait_ready()
 

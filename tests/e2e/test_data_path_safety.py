@@ -235,20 +235,97 @@ class ConnectionBoundsTest(unittest.TestCase):
         with harness.channel(address) as channel:
             return channel.unary_unary(f"{SVC}/Unary")(b"ok", timeout=5) == b"ok"
 
-    def test_connections_over_the_cap_are_closed_at_once_and_counted(self):
-        proxy = harness.start_proxy(self, self.upstream.address, "--no-tracing", "--max-connections", "5")
-        held = [FrameSocket(proxy.grpc_address) for _ in range(5)]
-        for sock in held:
+    def open_busy(self, address):
+        """A connection with one call open: its request never ends, so the call stays open."""
+        sock = FrameSocket(address)
+        self.addCleanup(sock.close)
+        sock.handshake()
+        sock.send(headers_frames(1, header_block(grpc_request_headers(f"{SVC}/Unary"))))
+        return sock
+
+    def test_at_the_cap_the_connection_idle_longest_makes_room_for_a_new_client(self):
+        # One worker, so that every connection is a candidate for the one that accepts the next.
+        proxy = harness.start_proxy(self, self.upstream.address, "--no-tracing", "--threads", "1",
+                                    "--max-connections", "5")
+        busy = self.open_busy(proxy.grpc_address)
+        harness.wait_until(lambda: metrics(proxy).value("sparktrace_rpc_active_calls") == 1, 5,
+                           message="the busy connection's call open")
+        idle = []
+        for _ in range(4):
+            sock = FrameSocket(proxy.grpc_address)
             self.addCleanup(sock.close)
             sock.handshake()
+            idle.append(sock)
+        self.assertTrue(self.call_ok(proxy.grpc_address), "a sixth client was not served")
+        goaway = idle[0].read_until(lambda f: f.type == GOAWAY, 5)
+        self.assertIsNotNone(goaway, f"the connection idle longest got no GOAWAY: {idle[0].frames}")
+        self.assertEqual(goaway.error_code, 0, "a graceful GOAWAY (NO_ERROR)")
+        self.assertTrue(idle[0].wait_closed(5), "the evicted connection was kept open")
+        for later in idle[1:]:
+            self.assertFalse(later.wait_closed(0.2), "a connection idle for less long was closed")
+        self.assertFalse(busy.wait_closed(0.2), "the connection with a call open was closed")
+        after = metrics(proxy)
+        self.assertGreaterEqual(after.value("sparktrace_relay_idle_connections_evicted_total"), 1)
+        self.assertEqual(after.value("sparktrace_relay_limit_hits_total", limit="max_connections"), 0)
+        self.assertLessEqual(after.value("sparktrace_relay_client_connections"), 5)
+
+    def test_over_the_cap_with_every_connection_busy_a_new_one_is_closed_at_once(self):
+        proxy = harness.start_proxy(self, self.upstream.address, "--no-tracing", "--threads", "1",
+                                    "--max-connections", "5")
+        held = [self.open_busy(proxy.grpc_address) for _ in range(5)]
+        harness.wait_until(lambda: metrics(proxy).value("sparktrace_rpc_active_calls") == 5, 5,
+                           message="five calls open")
         extra = FrameSocket(proxy.grpc_address)
         self.addCleanup(extra.close)
         self.assertTrue(extra.wait_closed(5), "a sixth connection was kept")
         self.assertGreaterEqual(limit_hits(proxy, "max_connections"), 1)
+        self.assertEqual(metrics(proxy).value("sparktrace_relay_idle_connections_evicted_total"), 0)
+        for sock in held:
+            self.assertFalse(sock.wait_closed(0.1), "a connection with a call open was closed")
         held.pop().close()
         harness.wait_until(lambda: metrics(proxy).value("sparktrace_relay_client_connections") == 4, 5,
                            message="the closed connection counted out")
         self.assertTrue(self.call_ok(proxy.grpc_address))
+
+    def test_preface_only_connections_past_the_descriptor_fitted_cap_lock_no_client_out(self):
+        """The probe's scenario: under `ulimit -n 1024` the cap is fitted to the descriptors; 1,100
+        connections that send only the preface used to hold every slot for the 1 h idle timeout,
+        and every new client got UNAVAILABLE."""
+        wanted = 1_100 + 64
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard < wanted:
+            self.skipTest(f"this test process may open {hard} descriptors, {wanted} needed")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+        self.addCleanup(resource.setrlimit, resource.RLIMIT_NOFILE, (soft, hard))
+        proxy = harness.start_proxy(self, self.upstream.address, "--no-tracing", nofile=(1024, 1024))
+        self.assertIn("lowered", proxy.stderr_text(), "the cap was not fitted to 1,024 descriptors")
+        before = harness.open_channel(self, proxy.grpc_address,  # a client connected before the idlers
+                                      options=[("grpc.use_local_subchannel_pool", 1)])
+        self.assertEqual(before.unary_unary(f"{SVC}/Unary")(b"before", timeout=5), b"before")
+        idlers = []
+        for _ in range(1_100):
+            sock = FrameSocket(proxy.grpc_address)
+            idlers.append(sock)
+            sock.send(PREFACE, settings_frame())  # and never another byte
+        self.addCleanup(lambda: [sock.close() for sock in idlers])
+        for attempt in range(3):  # new clients: a channel with a connection of its own each
+            with harness.channel(proxy.grpc_address, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+                self.assertEqual(channel.unary_unary(f"{SVC}/Unary")(b"new", timeout=10), b"new",
+                                 f"new client {attempt} not served")
+        after = metrics(proxy)
+        cap = after.value("sparktrace_relay_client_connections")
+        self.assertLess(cap, 1_100, "the cap was not below the idlers' count")
+        self.assertGreaterEqual(after.value("sparktrace_relay_idle_connections_evicted_total"), 1_100 - cap)
+        self.assertEqual(after.value("sparktrace_relay_limit_hits_total", limit="max_connections"), 0,
+                         "a connection was refused while idle ones held slots")
+        self.assertEqual(before.unary_unary(f"{SVC}/Unary")(b"still", timeout=5), b"still")
+        probe_ms = []
+        for _ in range(5):
+            started = time.monotonic()
+            status, _, _ = proxy.admin("/healthz")
+            probe_ms.append((time.monotonic() - started) * 1000)
+            self.assertEqual(status, 200)
+        self.assertLess(sorted(probe_ms)[2], 100, f"/healthz median over 100 ms: {probe_ms}")
 
     def test_a_connection_that_never_speaks_is_closed_after_the_handshake_timeout(self):
         proxy = harness.start_proxy(self, self.upstream.address, "--no-tracing", "--handshake-timeout", "300ms")
