@@ -1,6 +1,7 @@
 #include "cli/airflow_task_route.h"
 
 #include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 
 #include <chrono>
 #include <cstdint>
@@ -23,6 +24,8 @@ struct ReportCounters {
   prometheus::Counter* accepted = nullptr;
   prometheus::Counter* not_sampled = nullptr;
   prometheus::Counter* invalid = nullptr;
+  prometheus::Counter* conflict = nullptr;
+  prometheus::Gauge* remembered = nullptr;
 };
 
 ReportCounters RegisterCounters(prometheus::Registry& registry) {
@@ -30,10 +33,26 @@ ReportCounters RegisterCounters(prometheus::Registry& registry) {
                      .Name("sparktrace_airflow_task_reports_total")
                      .Help(
                          "Airflow task attempt reports received (POST /api/v1/airflow/task-attempts), by "
-                         "result: accepted, not_sampled (the attempt's trace is not sampled), invalid (400)")
+                         "result: accepted, not_sampled (the attempt's trace is not sampled), invalid (400), "
+                         "conflict (409: the report would rewrite another attempt's span or its own attempt's "
+                         "first report)")
                      .Register(registry);
+  auto& remembered = prometheus::BuildGauge()
+                         .Name("sparktrace_airflow_task_report_attempts")
+                         .Help("Task attempts whose reports the route remembers to refuse conflicting ones "
+                               "(at most --max-reported-attempts; past it the least recently reported is "
+                               "forgotten)")
+                         .Register(registry)
+                         .Add({});
   return ReportCounters{&family.Add({{"result", "accepted"}}), &family.Add({{"result", "not_sampled"}}),
-                        &family.Add({{"result", "invalid"}})};
+                        &family.Add({{"result", "invalid"}}), &family.Add({{"result", "conflict"}}),
+                        &remembered};
+}
+
+admin::HttpResponse ErrorAnswer(int status, const Error& problem) {
+  JsonWriter error;
+  error.BeginObject().Key("error").String(problem.message).EndObject();
+  return admin::HttpResponse{status, "application/json", error.Take() + "\n", {}};
 }
 
 admin::HttpResponse JsonAnswer(int status, std::string body) {
@@ -50,18 +69,17 @@ bool IdsAreDerived(const tracing::AirflowTaskReport& report, const tracing::Task
 }  // namespace
 
 admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler sampler,
-                                  prometheus::Registry& registry) {
+                                  tracing::AirflowReportLedger& ledger, prometheus::Registry& registry) {
   admin::PostRoute route;
   route.path = std::string(kAirflowTaskReportPath);
   route.max_body_bytes = tracing::kMaxAirflowTaskReportBytes;
   route.content_types = {"application/json"};
   route.needs_admin_token = true;
-  route.handler = [&sink, sampler, counters = RegisterCounters(registry)](const admin::HttpRequest& request) {
+  route.handler = [&sink, sampler, &ledger,
+                   counters = RegisterCounters(registry)](const admin::HttpRequest& request) {
     const auto invalid = [&counters](const Error& problem) {
       counters.invalid->Increment();
-      JsonWriter error;
-      error.BeginObject().Key("error").String(problem.message).EndObject();
-      return JsonAnswer(400, error.Take());
+      return ErrorAnswer(400, problem);
     };
     auto report = tracing::ParseAirflowTaskReport(request.body);
     if (!report.ok()) return invalid(report.error());
@@ -74,6 +92,11 @@ admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler samp
       return JsonAnswer(202,
                         R"({"accepted":true,"stored":false,"reason":"the attempt's trace is not sampled"})");
     }
+    if (auto admitted = ledger.Admit(*report, context); !admitted.ok()) {
+      counters.conflict->Increment();
+      return ErrorAnswer(409, admitted.error());
+    }
+    counters.remembered->Set(static_cast<double>(ledger.size()));
     tracing::Span span = tracing::MakeAirflowTaskSpan(*report, context);
     const std::string trace_id = tracing::ToHex(span.trace_id);
     const std::string span_id = tracing::ToHex(span.span_id);

@@ -2,7 +2,10 @@
 // POST /api/v1/airflow/task-attempts on the admin port: Airflow's own task attempt, reported by the
 // Airflow plugin when the attempt starts using Spark and when it ends (docs/tracing.md, "Airflow's
 // own task"). Each report becomes the attempt's "airflow.task" span (tracing/airflow_task_report.h);
-// a later report of the same attempt replaces the earlier, in the store, by span id.
+// a later report of the same attempt replaces the earlier, in the store, by span id. A report speaks
+// only for its own attempt (tracing/airflow_report_ledger.h, docs/threat-model.md): one that would
+// take another attempt's span, give its attempt a second span, or rewrite what the attempt's earlier
+// reports fixed (start, operator, an earlier end, a finished state) is 409, naming the field.
 //
 // Where a report goes:
 //   - "running": to the store only (a live version; an OTLP span cannot be replaced);
@@ -19,6 +22,7 @@
 #include <prometheus/registry.h>
 
 #include "admin/admin_server.h"
+#include "tracing/airflow_report_ledger.h"
 #include "tracing/sampler.h"
 #include "tracing/span_sink.h"
 
@@ -26,9 +30,10 @@ namespace sparktrace::cli {
 
 inline constexpr std::string_view kAirflowTaskReportPath = "/api/v1/airflow/task-attempts";
 
-// `sink` must outlive the route (and the admin server that calls it). Registers
-// sparktrace_airflow_task_reports_total{result="accepted|not_sampled|invalid"} in `registry`.
+// `sink` and `ledger` must outlive the route (and the admin server that calls it). Registers
+// sparktrace_airflow_task_reports_total{result="accepted|not_sampled|invalid|conflict"} and the gauge
+// sparktrace_airflow_task_report_attempts in `registry`.
 admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler sampler,
-                                  prometheus::Registry& registry);
+                                  tracing::AirflowReportLedger& ledger, prometheus::Registry& registry);
 
 }  // namespace sparktrace::cli

@@ -54,7 +54,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 19> kSpecs = {{
+  static const std::array<FlagSpec, 20> kSpecs = {{
       {"store", "PATH|URL", "sparktrace.db",
        "the trace store: a SQLite file, or postgresql://USER@HOST:PORT/DB?sslmode=… shared by every proxy "
        "(password from PGPASSWORD or PGPASSFILE); 'none' turns it off; read it with `sparktrace traces`"},
@@ -91,6 +91,10 @@ std::span<const FlagSpec> TracingFlagSpecs() {
       {"event-push-max-bytes", "BYTES", "16MiB",
        "largest body POST /api/v1/events takes on the admin port (SparkListener JSON lines); 0 turns "
        "the endpoint off"},
+      {"max-reported-attempts", "N", "50000",
+       "task attempts whose Airflow reports are remembered, so that a report that would rewrite another "
+       "attempt's span or its own attempt's first report is refused (409); past it the least recently "
+       "reported is forgotten"},
       {"rules", "FILE", "",
        "diagnosis rule thresholds (YAML or JSON) over the defaults, for the findings on driver spans "
        "(docs/diagnose-rules.md)"},
@@ -156,6 +160,9 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   if (!push_max.ok()) return FlagError("event-push-max-bytes", push_max.error());
   if (*push_max > (std::uint64_t{1} << 30)) return InvalidArgument("--event-push-max-bytes: at most 1GiB");
   config.event_push_max_bytes = *push_max;
+  auto reported = IntegerFlag(flags, "max-reported-attempts", 1, 10'000'000);
+  if (!reported.ok()) return reported.error();
+  config.max_reported_attempts = static_cast<std::size_t>(*reported);
   auto poll = DurationFlag(flags, "event-log-poll");
   if (!poll.ok()) return poll.error();
   if (poll->count() == 0) return InvalidArgument("--event-log-poll: must be more than 0");

@@ -15,6 +15,7 @@
 #include "diagnose/rule_thresholds.h"
 #include "diagnose/rules_file.h"
 #include "diagnose/suppression.h"
+#include "tracing/airflow_report_ledger.h"
 #include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
@@ -48,6 +49,8 @@ struct TracingConfig {
   std::string spark_ui_url;  // the driver's REST API, when the event logs are not shared
   // POST /api/v1/events on the admin port: the largest body taken; 0 turns the endpoint off.
   std::uint64_t event_push_max_bytes = std::uint64_t{16} << 20;
+  // Task attempts whose reports POST /api/v1/airflow/task-attempts remembers (tracing/airflow_report_ledger.h).
+  std::size_t max_reported_attempts = tracing::kDefaultMaxReportedAttempts;
   // Thresholds of the diagnosis rules whose findings go on the driver's spans (--rules).
   diagnose::RuleThresholds rules;
   // The same file's suppressions of findings (expired ones included: the feed logs and ignores them).

@@ -123,7 +123,8 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
       std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
   stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(
       stack->fanout_, stack->ids_, *sampler, *stack->metrics_, operations);
-  stack->airflow_task_route_ = AirflowTaskRoute(stack->fanout_, *sampler, registry);
+  stack->report_ledger_ = std::make_unique<tracing::AirflowReportLedger>(config.max_reported_attempts);
+  stack->airflow_task_route_ = AirflowTaskRoute(stack->fanout_, *sampler, *stack->report_ledger_, registry);
   if (!config.event_log_dirs.empty() || !config.spark_ui_url.empty() || config.event_push_max_bytes > 0) {
     feed::EventLogFeedOptions feed_options;
     feed_options.directories = config.event_log_dirs;

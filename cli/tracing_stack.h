@@ -20,6 +20,7 @@
 #include "common/result.h"
 #include "feed/event_log_feed.h"
 #include "proxy/call_observer.h"
+#include "tracing/airflow_report_ledger.h"
 #include "tracing/connect/spark_connect_tracer.h"
 #include "tracing/connect/tracing_metrics.h"
 #include "tracing/id_generator.h"
@@ -63,6 +64,7 @@ class TracingStack {
   std::unique_ptr<feed::EventLogFeed> event_log_feed_;           // after the tracer it looks operations up in
   std::shared_ptr<feed::EventPushEndpoint> push_endpoint_;       // the feed's; outlives it
   std::shared_ptr<const prometheus::Collectable> feed_metrics_;  // the feed's; outlives it
+  std::unique_ptr<tracing::AirflowReportLedger> report_ledger_;  // the route's
   admin::PostRoute airflow_task_route_;                          // submits to fanout_
   bool shut_down_ = false;
 };

@@ -209,6 +209,65 @@ class AirflowTaskReportTest(TracingCase):
         self.assertEqual(status, 202, answer)
         self.assertEqual(self.metrics(proxy).value("sparktrace_airflow_task_reports_total", result="invalid"), 4)
 
+    def test_forged_reports_cannot_rewrite_another_attempt(self):
+        """Finding 3 of the probe, without a token (k8s/base before it turned the token on): (a) a
+        report with the victim's identity set its state to failed, its operator and host to the
+        attacker's and its wall time to a year; (b) a report whose traceparent named the victim's
+        RPC span replaced that span; (c) one without traceparent added a second trace to the
+        victim's attempt. Each now leaves the victim's attempt as it was."""
+        proxy = self.start_proxy()
+        victim = Attempt(traceparent_span=uuid.uuid4().hex[:16])  # Airflow's own span context
+        self.assertEqual(post(proxy.admin_address, victim.report("running"))[0], 202)
+        self.run_query(self.stub(proxy), metadata=victim.metadata())
+        final = victim.report("success")
+        self.assertEqual(post(proxy.admin_address, final)[0], 202)
+        wait_until(lambda: (t := self.store.show(victim.trace_id)) is not None and t.named(OPERATION)
+                   and self.task_span(t, victim)["attributes"]["airflow.task.state"] == "success",
+                   test_tracing.SPAN_WAIT, interval=0.1, message="the victim's final report and calls in the store")
+        before = self.store.show(victim.trace_id)
+        recorded = next(s for s in before.spans if s["name"] != "airflow.task")
+
+        # (a) the victim's identity and span context, the attacker's state, operator, host and times.
+        forged = dict(final, state="failed", operator="EvilOperator", hostname="attacker")
+        status, answer = post(proxy.admin_address, dict(forged, end_time_unix_nano=final["start_time_unix_nano"]
+                                                        + 365 * 86_400 * 10 ** 9))
+        self.assertEqual(status, 400, answer)
+        for field, report in (("state", dict(final, state="failed", hostname="attacker")), ("operator", dict(final, operator="EvilOperator")),
+                              ("start_time_unix_nano", dict(final, start_time_unix_nano=final["start_time_unix_nano"] - 1)),
+                              ("end_time_unix_nano", dict(final, end_time_unix_nano=final["end_time_unix_nano"] - 1))):
+            status, answer = post(proxy.admin_address, report)
+            self.assertEqual(status, 409, answer)
+            self.assertTrue(answer["error"].startswith(field + ":"), answer)
+        # (b) another attempt naming the victim's task span, then the span the proxy recorded.
+        attacker = Attempt()
+        status, answer = post(proxy.admin_address, attacker.report("failed", traceparent=victim.traceparent))
+        self.assertEqual(status, 409, answer)
+        self.assertTrue(answer["error"].startswith("traceparent:"), answer)
+        over_recorded = f"00-{victim.trace_id}-{recorded['span_id']}-01"
+        post(proxy.admin_address, attacker.report("failed", traceparent=over_recorded))
+        # (c) the victim's identity without a traceparent: the derived span context, a second trace.
+        status, answer = post(proxy.admin_address, {k: v for k, v in final.items() if k != "traceparent"})
+        self.assertEqual(status, 409, answer)
+        self.assertTrue(answer["error"].startswith("traceparent:"), answer)
+
+        # One export queue, in order: once a later attempt's report is stored, every earlier one is.
+        sentinel = Attempt()
+        self.assertEqual(post(proxy.admin_address, sentinel.report("success"))[0], 202)
+        self.store.wait(sentinel.trace_id)
+        after = self.store.show(victim.trace_id)
+        self.assertEqual(sorted(json.dumps(s, sort_keys=True) for s in after.spans),
+                         sorted(json.dumps(s, sort_keys=True) for s in before.spans), "the victim's trace changed")
+        self.assertIsNone(self.store.show(airflow_trace_id(victim.dag_id, victim.task_id, victim.run_id, 1)),
+                          "a second trace in the victim's attempt")
+        status, _, body = proxy.admin(victim.api_path())
+        self.assertEqual(status, 200, body)
+        airflow = json.loads(body)["airflow_task"]
+        self.assertEqual((airflow["span_id"], airflow["state"], airflow["operator"]),
+                         (victim.task_span, "success", "PySparkOperator"))
+        metrics = self.metrics(proxy)
+        self.assertEqual(metrics.value("sparktrace_airflow_task_reports_total", result="conflict"), 6)
+        self.assertGreaterEqual(metrics.value("sparktrace_airflow_task_report_attempts"), 2)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -12,7 +12,9 @@ on, and a Service reaches it; in the observability overlay, every hop (sparktrac
 Tempo, Prometheus → sparktrace, Grafana → both, dashboards) points at a port that is served. Base
 NetworkPolicy, PodDisruptionBudget and the ServiceMonitor select what they mean to. A proxy whose
 store is PostgreSQL (the shared-store overlays) starts with its database unreachable, its spool on a
-writable volume; test_shared_store.py starts it against a real PostgreSQL.
+writable volume; test_shared_store.py starts it against a real PostgreSQL. Every proxy built on k8s/base
+requires the admin token of the Secret generated from admin-token.env, and the base's proxy refuses a
+task report without it.
 
 Run by CTest as k8s.overlays with SPARKTRACE_BIN; tests that need kustomize's labels are skipped
 without kubectl; python3-yaml, and promtool when installed.
@@ -28,8 +30,11 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
+import urllib.error
 import urllib.parse
+import urllib.request
 
 import yaml
 
@@ -528,6 +533,81 @@ class PolicyTest(unittest.TestCase):
             if name != "overlays/prometheus-operator":
                 self.assertFalse([d for d in k8s_docs.render(name) if d["apiVersion"].startswith("monitoring.coreos.com")],
                                  name)
+
+
+def http(method, url, body=None, headers=None, timeout=10):
+    """(status, body) of one request; HTTP errors are answers too."""
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+
+
+@unittest.skipUnless(k8s_docs.have_kubectl(), "kubectl not installed (the Secret comes from kustomize's generator)")
+class AdminTokenOverlayTest(unittest.TestCase):
+    """The admin token is on in every overlay built on k8s/base (docs/threat-model.md)."""
+
+    TOKEN = re.compile(r"^[A-Za-z0-9._~-]{16,}$")
+
+    def test_every_proxy_built_on_the_base_requires_the_generated_token(self):
+        def resources(name):
+            with open(os.path.join(K8S, name, "kustomization.yaml")) as handle:
+                return yaml.safe_load(handle).get("resources") or []
+
+        built_on_base = [name for name in k8s_docs.OVERLAYS if name == "base" or "../../base" in resources(name)]
+        self.assertEqual(len(built_on_base), 6, built_on_base)
+        for name in built_on_base:
+            with self.subTest(kustomization=name):
+                docs = k8s_docs.render(name)
+                secret = k8s_docs.secret_data(docs, k8s_docs.ADMIN_TOKEN_SECRET)
+                self.assertIsNotNone(secret, f"no Secret {k8s_docs.ADMIN_TOKEN_SECRET}")
+                self.assertRegex(secret["token"], self.TOKEN)
+                container = k8s_docs.find(docs, "Deployment", "sparktrace")[0]["spec"]["template"]["spec"]["containers"][0]
+                entry = next(e for e in container["env"] if e["name"] == "SPARKTRACE_ADMIN_TOKEN")
+                reference = entry["valueFrom"]["secretKeyRef"]
+                self.assertFalse(reference.get("optional", False), "the token is required")
+                self.assertEqual(k8s_docs.env_values(container, docs)["SPARKTRACE_ADMIN_TOKEN"], secret["token"])
+
+    def test_the_base_proxy_refuses_a_report_without_the_token(self):
+        docs = k8s_docs.render("base")
+        pod = k8s_docs.sparktrace_pods(docs)[0]
+        values = k8s_docs.env_values(pod.container, docs)
+        token = values["SPARKTRACE_ADMIN_TOKEN"]
+        now = time.time_ns()
+        report = json.dumps({"dag_id": "etl", "task_id": "load", "run_id": "manual__k8s", "try_number": 1,
+                             "map_index": -1, "state": "running", "operator": "SparkSubmitOperator",
+                             "start_time_unix_nano": now - 10**9, "end_time_unix_nano": now}).encode()
+        json_type = {"Content-Type": "application/json"}
+        with tempfile.TemporaryDirectory(prefix="sparktrace-k8s-token-") as tmp:
+            command, variables = container_command(pod.container, values, tmp)
+            process = subprocess.Popen(command, env=variables, cwd=tmp, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True)
+            watchdog = threading.Timer(60, process.kill)
+            watchdog.start()
+            try:
+                line = process.stdout.readline()
+                match = re.search(r"admin=(\S+)", line)
+                self.assertTrue(match, f"did not start: {line!r}")
+                admin = f"http://{match.group(1)}"
+                route = admin + "/api/v1/airflow/task-attempts"
+                self.assertEqual(http("POST", route, report, json_type)[0], 401, "a report without the token")
+                self.assertEqual(http("POST", route, report, {**json_type, "Authorization": "Bearer " + "x" * 32})[0],
+                                 401, "a report with another token")
+                self.assertEqual(http("GET", admin + "/api/v1/tasks")[0], 401, "the trace view's API without it")
+                status, body = http("POST", route, report, {**json_type, "Authorization": f"Bearer {token}"})
+                self.assertEqual(status, 202, body)
+                # Open without it: the probes, Prometheus, and (a known limit, docs/threat-model.md) event pushes.
+                self.assertEqual(http("GET", admin + "/healthz")[0], 200)
+                self.assertEqual(http("GET", admin + "/metrics")[0], 200)
+                self.assertNotEqual(http("POST", admin + "/api/v1/events?app=k8s-test", b"{}\n",
+                                         {"Content-Type": "application/x-ndjson"})[0], 401)
+            finally:
+                watchdog.cancel()
+                process.send_signal(signal.SIGTERM)
+                _, err = process.communicate(timeout=60)
+            self.assertNotIn(token, line + err, "the token is never logged")
 
 
 class ResourcesTest(unittest.TestCase):

@@ -1063,7 +1063,8 @@ def report_settings() -> Tuple[str, str, str]:
       class name contains "Spark"), ``all``, or ``off``;
     * base URL: ``[sparktrace] report_url``, else ``SPARKTRACE_REPORT_URL``, else the trace view's
       ``ui_url`` (the same admin port serves both);
-    * token: ``[sparktrace] token``, else ``SPARKTRACE_TOKEN`` (sent as ``Authorization: Bearer``).
+    * token: ``[sparktrace] token``, else ``SPARKTRACE_TOKEN`` (sent as ``Authorization: Bearer``);
+      without one, ``token_file_setting()`` names a file to read it from at each report.
     """
     mode = (_airflow_conf_get("sparktrace", "report") or os.environ.get("SPARKTRACE_REPORT") or "auto").strip().lower()
     if mode not in REPORT_MODES:
@@ -1074,6 +1075,37 @@ def report_settings() -> Tuple[str, str, str]:
         base = ui_base_url()
     token = (_airflow_conf_get("sparktrace", "token") or os.environ.get("SPARKTRACE_TOKEN") or "").strip()
     return mode, base, token
+
+
+MAX_TOKEN_FILE_BYTES = 4096
+
+
+def token_file_setting() -> str:
+    """``[sparktrace] token_file`` (``AIRFLOW__SPARKTRACE__TOKEN_FILE``), else ``SPARKTRACE_TOKEN_FILE``:
+    a file holding the token, e.g. the key ``token`` of a Secret mounted as a volume. Used only when no
+    token is set; read at each report (on the reporter's thread), so a rotated Secret is picked up
+    without restarting the worker."""
+    return (_airflow_conf_get("sparktrace", "token_file") or os.environ.get("SPARKTRACE_TOKEN_FILE") or "").strip()
+
+
+def read_token_file(path: str) -> Tuple[Optional[str], str]:
+    """(token, "") or (None, a short reason for the log). The token is the file's content without
+    surrounding whitespace (a trailing newline is fine); the reason never holds the file's content."""
+    where = _printable(path, 200) or "(unprintable path)"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_TOKEN_FILE_BYTES + 1)
+    except OSError as error:
+        return None, f"token_file {where} could not be read ({type(error).__name__})"
+    if len(data) > MAX_TOKEN_FILE_BYTES:
+        return None, f"token_file {where} is over {MAX_TOKEN_FILE_BYTES} bytes"
+    try:
+        token = data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        return None, f"token_file {where} is not ASCII"
+    if not token:
+        return None, f"token_file {where} is empty"
+    return token, ""
 
 
 def _unix_nano(value: Any) -> Optional[int]:
@@ -1124,6 +1156,7 @@ class _Attempt:
     mode: str = "auto"
     base_url: str = ""
     token: str = ""
+    token_file: str = ""
     spark_call_seen: bool = False
     running_sent: bool = False
     final_state: Optional[str] = None
@@ -1259,6 +1292,7 @@ class _ReportJob:
     body: bytes
     state: str
     deadline: float
+    token_file: str = ""  # read at send time when there is no token
 
 
 class _Reporter:
@@ -1292,7 +1326,13 @@ class _Reporter:
                 job, self._waiting = self._waiting, None
                 self._in_flight = job
             try:
-                status, reason = post_attempt_report(job.base_url, job.body, job.token, job.deadline)
+                token, reason = job.token, ""
+                if not token and job.token_file:
+                    token, reason = read_token_file(job.token_file)
+                if token is None:  # not sent: without its token the proxy would answer 401
+                    status = None
+                else:
+                    status, reason = post_attempt_report(job.base_url, job.body, token, job.deadline)
                 if status == 202:
                     log.debug("sparktrace: task attempt reported (%s) to %s", job.state, _redacted(job.base_url))
                 else:
@@ -1370,7 +1410,8 @@ def _submit_report(attempt: _Attempt, state: str, end_ns: Optional[int] = None) 
         return False
     data = json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     _ensure_exit_hooks()
-    _reporter().submit(_ReportJob(attempt.base_url, attempt.token, data, state, time.monotonic() + REPORT_BUDGET_S))
+    _reporter().submit(_ReportJob(attempt.base_url, attempt.token, data, state, time.monotonic() + REPORT_BUDGET_S,
+                                  attempt.token_file))
     return True
 
 
@@ -1413,6 +1454,7 @@ def _begin_attempt(
         mode=mode,
         base_url=base_url,
         token=token,
+        token_file="" if token else token_file_setting(),
     )
     state["attempt"] = attempt
     if attempt.reporting and attempt.qualifies:

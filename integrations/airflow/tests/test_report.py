@@ -109,7 +109,8 @@ class ReportCase(unittest.TestCase):
         self.meta_path = list(sys.meta_path)
         self.environment = mock.patch.dict(os.environ, {})
         self.environment.start()
-        for name in ("SPARKTRACE_REPORT", "SPARKTRACE_REPORT_URL", "SPARKTRACE_TOKEN", "SPARKTRACE_UI_URL"):
+        for name in ("SPARKTRACE_REPORT", "SPARKTRACE_REPORT_URL", "SPARKTRACE_TOKEN", "SPARKTRACE_TOKEN_FILE",
+                     "SPARKTRACE_UI_URL"):
             os.environ.pop(name, None)
         fake_airflow("2.10.5")
         # A fresh reporter per test (the plugin keeps one per process).

@@ -14,6 +14,7 @@
 
 #include "admin/admin_server.h"
 #include "tests/unit/admin/raw_http_client.h"
+#include "tracing/airflow_report_ledger.h"
 #include "tracing/airflow_task_report.h"
 
 namespace sparktrace::cli {
@@ -27,10 +28,9 @@ class RecordingSink final : public tracing::SpanSink {
   std::vector<tracing::Span> live_spans;
 };
 
-std::string Report(std::string_view state, std::string_view traceparent_field = "") {
-  return std::string(
-             R"({"dag_id":"etl","task_id":"load","run_id":"manual__1","try_number":1,"map_index":-1,)") +
-         R"("state":")" + std::string(state) +
+std::string Report(std::string_view state, std::string_view traceparent_field = "", int try_number = 1) {
+  return std::string(R"({"dag_id":"etl","task_id":"load","run_id":"manual__1","try_number":)") +
+         std::to_string(try_number) + R"(,"map_index":-1,)" + R"("state":")" + std::string(state) +
          R"(","operator":"PySparkOperator","start_time_unix_nano":1000,"end_time_unix_nano":5000)" +
          std::string(traceparent_field) + "}";
 }
@@ -57,8 +57,9 @@ tracing::Sampler SampleAll() { return *tracing::Sampler::Create(1.0); }
 
 TEST(AirflowTaskRoute, AFinalReportWithDerivedIdsGoesToEverySink) {
   RecordingSink sink;
+  tracing::AirflowReportLedger ledger(100);
   prometheus::Registry registry;
-  const admin::PostRoute route = AirflowTaskRoute(sink, SampleAll(), registry);
+  const admin::PostRoute route = AirflowTaskRoute(sink, SampleAll(), ledger, registry);
   EXPECT_EQ(route.path, "/api/v1/airflow/task-attempts");
   EXPECT_TRUE(route.needs_admin_token);
   const admin::HttpResponse answer = route.handler(Request(Report("success")));
@@ -75,13 +76,14 @@ TEST(AirflowTaskRoute, AFinalReportWithDerivedIdsGoesToEverySink) {
 
 TEST(AirflowTaskRoute, RunningReportsAndAirflowsOwnSpanIdsGoToTheStoreOnly) {
   RecordingSink sink;
+  tracing::AirflowReportLedger ledger(100);
   prometheus::Registry registry;
-  const admin::PostRoute route = AirflowTaskRoute(sink, SampleAll(), registry);
+  const admin::PostRoute route = AirflowTaskRoute(sink, SampleAll(), ledger, registry);
   EXPECT_EQ(route.handler(Request(Report("running"))).status, 202);
   // Airflow exports its own task span; a tracing backend must not get the id twice.
   const std::string airflow_span =
       R"(,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")";
-  EXPECT_EQ(route.handler(Request(Report("failed", airflow_span))).status, 202);
+  EXPECT_EQ(route.handler(Request(Report("failed", airflow_span, /*try_number=*/2))).status, 202);
   EXPECT_TRUE(sink.final_spans.empty());
   ASSERT_EQ(sink.live_spans.size(), 2u);
   EXPECT_EQ(tracing::ToHex(sink.live_spans[1].span_id), "00f067aa0ba902b7");
@@ -90,8 +92,9 @@ TEST(AirflowTaskRoute, RunningReportsAndAirflowsOwnSpanIdsGoToTheStoreOnly) {
 
 TEST(AirflowTaskRoute, ABadReportIsA400NamingTheField) {
   RecordingSink sink;
+  tracing::AirflowReportLedger ledger(100);
   prometheus::Registry registry;
-  const admin::PostRoute route = AirflowTaskRoute(sink, SampleAll(), registry);
+  const admin::PostRoute route = AirflowTaskRoute(sink, SampleAll(), ledger, registry);
   const admin::HttpResponse answer = route.handler(Request(Report("Not A State")));
   EXPECT_EQ(answer.status, 400);
   EXPECT_NE(answer.body.find("\"error\":\"state:"), std::string::npos) << answer.body;
@@ -99,11 +102,32 @@ TEST(AirflowTaskRoute, ABadReportIsA400NamingTheField) {
   EXPECT_EQ(Counted(registry, "invalid"), 1);
 }
 
+// A report speaks only for its own attempt (tracing/airflow_report_ledger.h): a conflict is a 409
+// naming the field, counted, and nothing reaches the sinks.
+TEST(AirflowTaskRoute, AReportThatWouldRewriteAnotherAttemptIsA409) {
+  RecordingSink sink;
+  tracing::AirflowReportLedger ledger(100);
+  prometheus::Registry registry;
+  const admin::PostRoute route = AirflowTaskRoute(sink, SampleAll(), ledger, registry);
+  const std::string victim_span = R"(,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")";
+  ASSERT_EQ(route.handler(Request(Report("success", victim_span))).status, 202);
+  const admin::HttpResponse taken = route.handler(Request(Report("failed", victim_span, /*try_number=*/2)));
+  EXPECT_EQ(taken.status, 409);
+  EXPECT_NE(taken.body.find("\"error\":\"traceparent:"), std::string::npos) << taken.body;
+  const admin::HttpResponse rewritten = route.handler(Request(Report("failed", victim_span)));
+  EXPECT_EQ(rewritten.status, 409);
+  EXPECT_NE(rewritten.body.find("\"error\":\"state:"), std::string::npos) << rewritten.body;
+  EXPECT_EQ(sink.live_spans.size(), 1u);
+  EXPECT_EQ(Counted(registry, "conflict"), 2);
+  EXPECT_EQ(Counted(registry, "accepted"), 1);
+}
+
 // The decision the attempt's calls got: a trace the proxy does not sample stores no task span.
 TEST(AirflowTaskRoute, AnUnsampledTraceStoresNothing) {
   RecordingSink sink;
+  tracing::AirflowReportLedger ledger(100);
   prometheus::Registry registry;
-  const admin::PostRoute route = AirflowTaskRoute(sink, *tracing::Sampler::Create(0.0), registry);
+  const admin::PostRoute route = AirflowTaskRoute(sink, *tracing::Sampler::Create(0.0), ledger, registry);
   EXPECT_EQ(route.handler(Request(Report("success"))).status, 202);
   const std::string unsampled = R"(,"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")";
   EXPECT_EQ(route.handler(Request(Report("success", unsampled))).status, 202);
@@ -113,8 +137,9 @@ TEST(AirflowTaskRoute, AnUnsampledTraceStoresNothing) {
 
 TEST(AirflowTaskRoute, NeedsTheAdminTokenWhenThereIsOne) {
   RecordingSink sink;
+  tracing::AirflowReportLedger ledger(100);
   auto registry = std::make_shared<prometheus::Registry>();
-  std::vector<admin::PostRoute> routes = {AirflowTaskRoute(sink, SampleAll(), *registry)};
+  std::vector<admin::PostRoute> routes = {AirflowTaskRoute(sink, SampleAll(), ledger, *registry)};
   admin::AdminUi ui;
   ui.token = "a-token-of-sixteen-chars";
   auto server = admin::AdminServer::Start(

@@ -191,6 +191,59 @@ TEST_P(SpanStoreConformance, RewritingASpanReplacesIt) {
   EXPECT_EQ((*spans)[0].name, "renamed");
 }
 
+// The one span a client makes, the Airflow task report's "airflow.task" span, whose ids the client
+// chooses: it replaces only its own attempt's task span, with the same start and an end no earlier
+// (tracing/store/span_table_sql.h). Whichever proxy wrote what, a report cannot take over a span the
+// proxy recorded or another attempt's task span.
+TEST_P(SpanStoreConformance, ATaskReportsSpanReplacesOnlyItsOwnAttemptsTaskSpan) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const auto attempt = [](std::int64_t try_number) {
+    return std::vector<Attribute>{{"airflow.dag_id", std::string("etl")},
+                                  {"airflow.task_id", std::string("load")},
+                                  {"airflow.run_id", std::string("manual__1")},
+                                  {"airflow.try_number", try_number}};
+  };
+  Span recorded = MakeSpan(1, 2, 1, "ExecutePlan", kBase, kBase + 10 * kMs);
+  recorded.attributes = attempt(1);
+  Span task = MakeSpan(1, 1, 0, "airflow.task", kBase - kMs, kBase + 20 * kMs);
+  task.attributes = attempt(1);
+  ASSERT_TRUE(store->Write(std::vector<Span>{recorded, task}).ok());
+
+  Span over_recorded = MakeSpan(1, 2, 0, "airflow.task", kBase, kBase + 10 * kMs);
+  over_recorded.attributes = attempt(1);
+  Span other_attempt = task;
+  other_attempt.attributes = attempt(2);
+  other_attempt.end_time_unix_nano += kMs;
+  Span moved_start = task;
+  moved_start.start_time_unix_nano -= kMs;
+  Span earlier_end = task;
+  earlier_end.end_time_unix_nano -= kMs;
+  earlier_end.status_code = StatusCode::kError;
+  for (const Span& refused : {over_recorded, other_attempt, moved_start, earlier_end}) {
+    ASSERT_TRUE(store->Write(std::vector<Span>{refused}).ok());
+  }
+  auto spans = store->GetTrace(TraceIdOf(1));
+  ASSERT_TRUE(spans.ok());
+  ASSERT_EQ(spans->size(), 2u);
+  ExpectSpanEq((*spans)[0], task);
+  ExpectSpanEq((*spans)[1], recorded);
+
+  Span finished = task;  // the attempt's own later report: same start, a later end
+  finished.end_time_unix_nano += 5 * kMs;
+  finished.status_code = StatusCode::kError;
+  finished.status_message = "Airflow task failed";
+  ASSERT_TRUE(store->Write(std::vector<Span>{finished}).ok());
+  spans = store->GetTrace(TraceIdOf(1));
+  ASSERT_TRUE(spans.ok());
+  ASSERT_EQ(spans->size(), 2u);
+  ExpectSpanEq((*spans)[0], finished);
+  auto listed = store->ListTraces({});
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].error_count, 1u);
+}
+
 TEST_P(SpanStoreConformance, CountsSpansWithInvalidIdsInsteadOfStoringThem) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
