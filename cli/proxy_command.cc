@@ -166,6 +166,7 @@ int RunProxyCommand(std::span<const std::string> args) {
     ui.handler = [view = trace_view.get()](const admin::HttpRequest& request) {
       return view->Handle(request);
     };
+    tracing_metrics.push_back(trace_view->metrics());  // its store connection (traceview/view_store.h)
   }
   ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
   ui.token = config->admin_token;

@@ -27,26 +27,7 @@ void StoreProbe::Run() {
   std::unique_ptr<tracing::store::SpanStore> store;
   std::string last_logged;
   while (true) {
-    std::string reason;
-    if (!store) {
-      tracing::store::StoreOptions options;
-      options.read_only = true;
-      options.busy_timeout = std::chrono::seconds(2);
-      auto opened = tracing::store::OpenSpanStore(location_, options);
-      if (opened.ok()) {
-        store = std::move(*opened);
-      } else {
-        reason = opened.error().message;
-      }
-    }
-    if (store) {
-      tracing::store::TraceFilter one;
-      one.limit = 1;
-      if (auto listed = store->ListTraces(one); !listed.ok()) {
-        reason = listed.error().message;
-        store.reset();  // reconnect on the next round
-      }
-    }
+    const std::string reason = Check(store);
     if (reason != last_logged) {
       if (reason.empty()) {
         spdlog::info("trace store {} is readable", location_.display);
@@ -56,9 +37,30 @@ void StoreProbe::Run() {
       last_logged = reason;
     }
     std::unique_lock lock(mu_);
-    reason_ = reason.empty() ? "" : "trace store not readable: " + reason;
+    // /readyz is open to anyone who reaches the port: it says only that the store cannot be read; the
+    // reason (libpq's text, the URL without its password) is the log's.
+    reason_ = reason.empty() ? "" : std::string(kStoreNotReadable);
     if (wake_.wait_for(lock, interval_, [this] { return stopping_; })) return;
   }
+}
+
+std::string StoreProbe::Check(std::unique_ptr<tracing::store::SpanStore>& store) const {
+  if (!store) {
+    tracing::store::StoreOptions options;
+    options.read_only = true;
+    options.busy_timeout = std::chrono::seconds(2);
+    auto opened = tracing::store::OpenSpanStore(location_, options);
+    if (!opened.ok()) return opened.error().message;
+    store = std::move(*opened);
+  }
+  tracing::store::TraceFilter one;
+  one.limit = 1;
+  auto listed = store->ListTraces(one);
+  if (listed.ok()) return "";
+  // Reconnect on the next round only when the connection is lost: a query that fails on a healthy
+  // one says nothing a new login would change.
+  if (store->connection_lost()) store.reset();
+  return listed.error().message;
 }
 
 }  // namespace sparktrace::cli

@@ -7,10 +7,13 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
+#include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
@@ -22,11 +25,16 @@ class StoreProbe {
   StoreProbe(const StoreProbe&) = delete;
   StoreProbe& operator=(const StoreProbe&) = delete;
 
-  // "" once the store answered the last question; otherwise why not (without any password).
+  // "" once the store answered the last question; otherwise kStoreNotReadable (or that it was not
+  // checked yet). The reason itself is logged, never shown here.
   std::string NotReadyReason() const;
+
+  static constexpr std::string_view kStoreNotReadable = "trace store not readable";
 
  private:
   void Run();
+  // One question to the store, opening it first when there is none: "" or why it failed.
+  std::string Check(std::unique_ptr<tracing::store::SpanStore>& store) const;
 
   const tracing::store::StoreLocation location_;
   const std::chrono::milliseconds interval_;

@@ -127,7 +127,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   ui.token = flags->Get("admin-token");
   // As the proxy: --admin-max-connections, not the soft descriptor limit, is what bounds connections.
   proxy::RaiseDescriptorLimit();
-  std::vector<std::shared_ptr<const prometheus::Collectable>> collectables;
+  std::vector<std::shared_ptr<const prometheus::Collectable>> collectables{view.metrics()};
   std::unique_ptr<traceview::SettlerThread> settler;
   if (settle->options.interval.count() > 0) {
     auto settler_metrics =

@@ -1,21 +1,14 @@
 #include "traceview/attempt_url.h"
 
-#include <charconv>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include "common/url_codec.h"
+#include "traceview/query_values.h"
 
 namespace sparktrace::traceview {
 namespace {
-
-std::optional<std::int64_t> ParseInteger(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
 
 // A query value: EncodePathSegment leaves only A-Z a-z 0-9 - _ . ~, so "&", "=", "+", "#" and "%"
 // are escaped as well, and the result is the same as encodeURIComponent's with "!'()*" escaped
@@ -65,9 +58,18 @@ Result<std::int64_t> MapIndex(const std::map<std::string, std::string, std::less
                               std::string_view name) {
   const auto found = query.find(name);
   if (found == query.end() || found->second.empty()) return std::int64_t{-1};
-  const auto value = ParseInteger(found->second);
-  if (!value) return InvalidArgument(std::string(name) + " must be an integer");
-  return *value;
+  return ParseMapIndex(name, found->second);
+}
+
+// Every id of an address is checked before it is looked up (query_values.h): bytes that are not
+// UTF-8 are the client's mistake (400), not the store's (PostgreSQL refuses them with an error).
+Result<void> CheckIds(const tracing::store::TaskAttemptKey& key) {
+  for (const auto& [name, value] : {std::pair{kDagParameter, &key.dag_id},
+                                    {kTaskParameter, &key.task_id},
+                                    {kRunParameter, &key.run_id}}) {
+    if (auto checked = CheckAddressId(name, *value); !checked.ok()) return checked.error();
+  }
+  return {};
 }
 
 Result<tracing::store::TaskAttemptKey> ParseLegacyAttempt(std::string_view rest, std::string_view query,
@@ -75,12 +77,14 @@ Result<tracing::store::TaskAttemptKey> ParseLegacyAttempt(std::string_view rest,
   std::vector<std::string> segments = SplitPath(rest);
   download = TakeDownload(segments);
   if (segments.size() != 4) return InvalidArgument("expected /api/v1/tasks/<dag>/<task>/<run>/<try>");
-  const auto try_number = ParseInteger(segments[3]);
-  if (!try_number) return InvalidArgument("try must be an integer");
+  const auto try_number = ParseTryNumber(kTryParameter, segments[3]);
+  if (!try_number.ok()) return try_number.error();
   auto map_index = MapIndex(ParseQuery(query), kLegacyMapIndexParameter);
   if (!map_index.ok()) return map_index.error();
-  return tracing::store::TaskAttemptKey{std::move(segments[0]), std::move(segments[1]),
-                                        std::move(segments[2]), *try_number, *map_index};
+  tracing::store::TaskAttemptKey key{std::move(segments[0]), std::move(segments[1]), std::move(segments[2]),
+                                     *try_number, *map_index};
+  if (auto checked = CheckIds(key); !checked.ok()) return checked.error();
+  return key;
 }
 
 }  // namespace
@@ -128,12 +132,13 @@ Result<tracing::store::TaskAttemptKey> ParseAttemptQuery(std::string_view query)
   }
   const std::string* try_text = required(kTryParameter);
   if (try_text == nullptr) return InvalidArgument("missing query parameter try");
-  const auto try_number = ParseInteger(*try_text);
-  if (!try_number) return InvalidArgument("try must be an integer");
+  const auto try_number = ParseTryNumber(kTryParameter, *try_text);
+  if (!try_number.ok()) return try_number.error();
   key.try_number = *try_number;
   auto map_index = MapIndex(parameters, kMapParameter);
   if (!map_index.ok()) return map_index.error();
   key.map_index = *map_index;
+  if (auto checked = CheckIds(key); !checked.ok()) return checked.error();
   return key;
 }
 
@@ -149,7 +154,7 @@ Result<AttemptAddress> ParseAttemptApiPath(std::string_view path, std::string_vi
   const std::string_view rest = path.substr(kAttemptApiPath.size());
   if (!rest.empty()) {
     const auto download = rest.starts_with('/') ? DownloadNamed(rest.substr(1)) : std::nullopt;
-    if (!download) return Error{ErrorCode::kNotFound, "no download " + std::string(rest)};
+    if (!download) return Error{ErrorCode::kNotFound, "no such download"};  // never the client's text
     address.download = *download;
   }
   auto key = ParseAttemptQuery(query);

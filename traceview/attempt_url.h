@@ -60,8 +60,9 @@ std::string TracePageHref(std::string_view trace_id);
 std::string TraceApiHref(std::string_view trace_id, Download download = Download::kNone);
 
 // The attempt a query names. dag, task, run and try must be there (dag, task and run may be empty
-// strings: they are compared as they are), try and map as decimal integers; other parameters (the
-// page's view, a token) are ignored. kInvalidArgument, naming the parameter, otherwise.
+// strings: they are compared as they are, as UTF-8 of at most 250 characters), try and map as
+// decimal integers in Airflow's ranges (query_values.h); other parameters (the page's view, a token)
+// are ignored. kInvalidArgument, naming the parameter (never repeating its value), otherwise.
 Result<tracing::store::TaskAttemptKey> ParseAttemptQuery(std::string_view query);
 
 struct AttemptAddress {

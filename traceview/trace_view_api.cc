@@ -3,7 +3,6 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
-#include <charconv>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -18,6 +17,7 @@
 #include "traceview/executor_series.h"
 #include "traceview/history.h"
 #include "traceview/otlp_json.h"
+#include "traceview/query_values.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
 #include "tracing/store/open_span_store.h"
@@ -37,10 +37,8 @@ HttpResponse JsonError(int status, std::string message) {
   return Json(status, {{"error", std::move(message)}});
 }
 
-HttpResponse StoreError(const Error& error) {
-  if (error.code == ErrorCode::kNotFound) return JsonError(404, error.message);
-  return JsonError(503, error.message);
-}
+// A read-only SQLite store whose file is not there (yet): 404, without the path.
+constexpr std::string_view kNoStoreMessage = "no trace store here yet";
 
 std::string_view ContentTypeOf(std::string_view name) {
   const auto ends = [name](std::string_view suffix) { return name.ends_with(suffix); };
@@ -71,15 +69,20 @@ bool IsAttemptApiPath(std::string_view path) {
          path.starts_with(kLegacyAttemptApiPrefix);
 }
 
-std::optional<std::int64_t> ParseInteger(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
+// The parsers' messages name the parameter and its rule, never the client's value (query_values.h).
 HttpResponse AddressError(const Error& error) {
   return JsonError(error.code == ErrorCode::kNotFound ? 404 : 400, error.message);
+}
+
+StoreOpener ReaderOf(const TraceViewOptions& options) {
+  if (options.open_store) return options.open_store;
+  return [location = options.store] {
+    tracing::store::StoreOptions reader;
+    reader.read_only = true;
+    // A reader waits less than a writer would: a page that cannot read now says so (503) quickly.
+    reader.busy_timeout = std::chrono::seconds(2);
+    return tracing::store::OpenSpanStore(location, reader);
+  };
 }
 
 // An index row's start and wall time in the view's epoch milliseconds.
@@ -197,19 +200,16 @@ const EmbeddedFile* FindEmbeddedFile(std::string_view name) {
   return nullptr;
 }
 
-TraceViewApi::TraceViewApi(TraceViewOptions options) : options_(std::move(options)) {}
+TraceViewApi::TraceViewApi(TraceViewOptions options)
+    : options_(std::move(options)), store_(ReaderOf(options_)) {}
 TraceViewApi::~TraceViewApi() = default;
 
-Result<tracing::store::SpanStore*> TraceViewApi::Store() {
-  if (store_) return store_.get();
-  tracing::store::StoreOptions options;
-  options.read_only = true;
-  // A reader waits less than a writer would: a page that cannot read now says so (503) quickly.
-  options.busy_timeout = std::chrono::seconds(2);
-  auto store = tracing::store::OpenSpanStore(options_.store, options);
-  if (!store.ok()) return store.error();
-  store_ = std::move(store).value();
-  return store_.get();
+HttpResponse TraceViewApi::StoreFailure(const Error& error, std::string_view not_found) {
+  // The store's messages name it (a file's path, the URL without its password) and carry libpq's
+  // words: the log's, not a client's.
+  if (error.code == ErrorCode::kNotFound) return JsonError(404, std::string(not_found));
+  store_.Failed(error);
+  return JsonError(503, std::string(kStoreUnreadableMessage));
 }
 
 bool TraceViewApi::Serves(std::string_view path) {
@@ -234,7 +234,7 @@ std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
         "recipes/" + PercentDecode(path.substr(std::string_view("/api/v1/recipes/").size()));
     if (name.find("..") != std::string::npos) return JsonError(400, "bad recipe path");
     if (auto file = EmbeddedFileResponse(name)) return file;
-    return JsonError(404, "no recipe " + name.substr(8));
+    return JsonError(404, "no such recipe");  // never the client's text
   }
   HttpResponse response;
   if (path == "/api/v1/tasks") {
@@ -248,64 +248,22 @@ std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
   } else {
     return std::nullopt;
   }
-  // A store error closes the connection, so that the next request opens it again (the file may have
-  // been replaced, or created since).
-  if (response.status == 503) store_.reset();
   return response;
 }
 
 HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
-  const auto query = ParseQuery(request.query);
-  tracing::store::TaskAttemptFilter filter;
-  const auto text = [&query](std::string_view name) -> std::optional<std::string> {
-    const auto found = query.find(name);
-    if (found == query.end() || found->second.empty()) return std::nullopt;
-    return found->second;
-  };
-  filter.dag_id = text("dag");
-  filter.task_id = text("task");
-  filter.state = text("state");
-  if (filter.state && *filter.state != "running" && *filter.state != "success" && *filter.state != "failed") {
-    return JsonError(400, "state must be running, success or failed");
-  }
-  for (const auto& [name, target] :
-       {std::pair{"since", &filter.since_unix_nano}, {"until", &filter.until_unix_nano}}) {
-    if (const auto value = text(name)) {
-      const auto ms = ParseInteger(*value);
-      if (!ms || *ms < 0) return JsonError(400, fmt::format("{} must be epoch milliseconds", name));
-      *target = static_cast<std::uint64_t>(*ms) * 1'000'000ULL;
-    }
-  }
-  if (const auto value = text("limit")) {
-    const auto limit = ParseInteger(*value);
-    if (!limit || *limit < 1 || *limit > 200) return JsonError(400, "limit must be 1 to 200");
-    filter.limit = static_cast<std::size_t>(*limit);
-  }
-  if (const auto value = text("sort")) {
-    static const std::map<std::string, tracing::store::TaskAttemptOrder, std::less<>> kOrders = {
-        {"-start", tracing::store::TaskAttemptOrder::kNewestFirst},
-        {"start", tracing::store::TaskAttemptOrder::kOldestFirst},
-        {"-cost", tracing::store::TaskAttemptOrder::kCostDescending},
-        {"cost", tracing::store::TaskAttemptOrder::kCostAscending},
-    };
-    const auto order = kOrders.find(*value);
-    if (order == kOrders.end()) return JsonError(400, "sort must be -start, start, -cost or cost");
-    filter.order = order->second;
-  }
-  if (const auto value = text("offset")) {
-    const auto offset = ParseInteger(*value);
-    if (!offset || *offset < 0) return JsonError(400, "offset must be 0 or more");
-    filter.offset = static_cast<std::size_t>(*offset);
-  }
-  auto store = Store();
-  if (!store.ok()) return StoreError(store.error());
-  if (const auto q = text("q")) {
-    auto traces = (*store)->TracesMatching(*q);
-    if (!traces.ok()) return StoreError(traces.error());
+  auto query = ParseTaskListQuery(request.query);
+  if (!query.ok()) return JsonError(400, query.error().message);
+  tracing::store::TaskAttemptFilter& filter = query->filter;
+  auto store = store_.Get();
+  if (!store.ok()) return StoreFailure(store.error(), kNoStoreMessage);
+  if (query->search) {
+    auto traces = (*store)->TracesMatching(*query->search);
+    if (!traces.ok()) return StoreFailure(traces.error(), kNoStoreMessage);
     filter.trace_ids = std::move(traces).value();
   }
   auto page = (*store)->ListTaskAttempts(filter);
-  if (!page.ok()) return StoreError(page.error());
+  if (!page.ok()) return StoreFailure(page.error(), kNoStoreMessage);
   ordered_json tasks = ordered_json::array();
   for (const tracing::store::TaskAttemptRow& row : page->rows) tasks.push_back(TaskRowJson(row));
   return Json(200, {{"schema", "sparktrace.tasks/1"},
@@ -317,13 +275,10 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
 
 HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   const tracing::store::TaskAttemptKey& key = address.key;
-  auto store = Store();
-  if (!store.ok()) return StoreError(store.error());
+  auto store = store_.Get();
+  if (!store.ok()) return StoreFailure(store.error(), kNoStoreMessage);
   auto read = reader_.Read(**store, key);
-  if (!read.ok()) {
-    if (read.error().code == ErrorCode::kNotFound) return JsonError(404, read.error().message);
-    return StoreError(read.error());
-  }
+  if (!read.ok()) return StoreFailure(read.error(), "no such task attempt");
   const tracing::store::TaskAttemptRow& row = read->row();
   const std::vector<tracing::Span>& spans = read->spans;
   const Breakdown& breakdown = read->breakdown;
@@ -363,10 +318,10 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
 HttpResponse TraceViewApi::ShowTrace(const TraceAddress& address) {
   const auto trace_id = tracing::ParseTraceId(address.trace_id);
   if (!trace_id) return JsonError(400, "a trace id is 32 hex digits");
-  auto store = Store();
-  if (!store.ok()) return StoreError(store.error());
+  auto store = store_.Get();
+  if (!store.ok()) return StoreFailure(store.error(), kNoStoreMessage);
   auto spans = (*store)->GetTrace(*trace_id);
-  if (!spans.ok()) return StoreError(spans.error());
+  if (!spans.ok()) return StoreFailure(spans.error(), "no such trace");
   const std::string trace_hex = tracing::ToHex(*trace_id);
   const Breakdown breakdown = ComputeBreakdown(*spans);
   if (auto file = DownloadResponse(address.download, *spans, breakdown, "trace " + trace_hex)) return *file;
@@ -380,6 +335,7 @@ HttpResponse TraceViewApi::ShowTrace(const TraceAddress& address) {
   tracing::store::TaskAttemptFilter filter;
   filter.trace_ids = std::vector<std::string>{trace_hex};
   filter.limit = 10;
+  // Only the name and state come from here: the trace is shown without them if this fails.
   if (auto rows = (*store)->ListTaskAttempts(filter); rows.ok()) {
     for (const tracing::store::TaskAttemptRow& row : rows->rows) {
       if (row.airflow) continue;

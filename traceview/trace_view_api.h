@@ -7,7 +7,11 @@
 // Threads: Handle() is called on the admin port's trace-view thread only (admin/ui_worker.h), one
 // request at a time (the store connection and the cache are not synchronised). The store is opened
 // read-only on first use (SQLite's WAL and PostgreSQL's MVCC: a proxy writing to it is never
-// blocked) and opened again after an error.
+// blocked), reused by every request and opened again only once its connection is lost
+// (traceview/view_store.h). Every query value is checked before the store is asked
+// (traceview/query_values.h): a bad one is a 400 naming it; a store failure is a 503 that says only
+// that the store cannot be read (the reason goes to the log). metrics() may be collected from any
+// thread.
 
 #include <array>
 #include <map>
@@ -19,6 +23,7 @@
 #include "traceview/attempt_json.h"
 #include "traceview/attempt_reader.h"
 #include "traceview/attempt_url.h"
+#include "traceview/view_store.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
 
@@ -29,6 +34,7 @@ struct TraceViewOptions {
   std::string spark_ui_url{};        // the live driver's UI (--spark-ui), for links from jobs and stages
   std::string history_server_url{};  // a Spark History Server (--history-server), likewise
   CostPrices prices{};               // --cost-core-hour, --cost-gib-hour: the attempts' cost in money
+  StoreOpener open_store{};          // empty: `store` opened read-only (a test passes a fake here)
 };
 
 class TraceViewApi {
@@ -45,8 +51,12 @@ class TraceViewApi {
   // nullopt for a path the trace view does not serve, /api/v2/… included (the admin server answers 404).
   std::optional<admin::HttpResponse> Handle(const admin::HttpRequest& request);
 
+  // The store connection's metrics (view_store.h), for /metrics.
+  std::shared_ptr<const prometheus::Collectable> metrics() const { return store_.metrics(); }
+
  private:
-  Result<tracing::store::SpanStore*> Store();
+  // 404 with `not_found` for absent data; otherwise a generic 503, the reason logged.
+  admin::HttpResponse StoreFailure(const Error& error, std::string_view not_found);
   admin::HttpResponse ListTasks(const admin::HttpRequest& request);
   admin::HttpResponse ShowAttempt(const AttemptAddress& address);
   admin::HttpResponse ShowTrace(const TraceAddress& address);
@@ -54,7 +64,7 @@ class TraceViewApi {
   AttemptContext NewContext() const;
 
   TraceViewOptions options_;
-  std::unique_ptr<tracing::store::SpanStore> store_;
+  ViewStore store_;
   AttemptReader reader_;  // caches the history's breakdowns across pages
 };
 

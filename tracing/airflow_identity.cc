@@ -12,34 +12,12 @@
 namespace sparktrace::tracing {
 namespace {
 
-// Airflow stores try_number and map_index in 32-bit integer columns.
-constexpr std::int64_t kMaxAirflowInteger = std::numeric_limits<std::int32_t>::max();
+static_assert(kMaxAirflowInteger == std::numeric_limits<std::int32_t>::max());
 
 std::string_view TrimBlanks(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   return text;
-}
-
-// Dag and task ids: Airflow allows [A-Za-z0-9_.-]; we are more lenient (any printable ASCII but
-// space) so that a future Airflow rule change does not silently drop traces, while still keeping
-// control bytes and non-UTF-8 out of span attributes and logs.
-bool IsValidAirflowKey(std::string_view id) {
-  if (id.empty() || id.size() > kMaxAirflowIdLength) return false;
-  for (char c : id) {
-    if (c < 0x21 || c > 0x7e) return false;
-  }
-  return true;
-}
-
-// Run ids are user-settable in Airflow ("manual__2024-01-01T00:00:00+00:00", or anything passed to
-// `dags trigger -r`), so inner spaces are allowed.
-bool IsValidRunId(std::string_view id) {
-  if (id.size() > kMaxAirflowIdLength) return false;
-  for (char c : id) {
-    if (c < 0x20 || c > 0x7e) return false;
-  }
-  return true;
 }
 
 // Plain decimal digits only: no sign, no spaces, no hex. Leading zeros are tolerated ("02" is 2);
@@ -62,6 +40,27 @@ void AppendLengthPrefixed(std::string& out, std::string_view field) {
 }
 
 }  // namespace
+
+// Dag and task ids: Airflow allows [A-Za-z0-9_.-]; we are more lenient (any printable ASCII but
+// space) so that a future Airflow rule change does not silently drop traces, while still keeping
+// control bytes and non-UTF-8 out of span attributes and logs.
+bool IsValidAirflowId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxAirflowIdLength) return false;
+  for (char c : id) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+// Run ids are user-settable in Airflow ("manual__2024-01-01T00:00:00+00:00", or anything passed to
+// `dags trigger -r`), so inner spaces are allowed.
+bool IsValidAirflowRunId(std::string_view id) {
+  if (id.size() > kMaxAirflowIdLength) return false;
+  for (char c : id) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
 
 std::string_view AirflowIdentityErrorName(AirflowIdentityError error) {
   switch (error) {
@@ -108,9 +107,9 @@ AirflowIdentityParse ParseAirflowIdentity(MetadataView metadata) {
   if (!any_header) return {};
   const auto& [dag_id, task_id, run_id, try_number, map_index] = values;
   if (!dag_id || !task_id) return {std::nullopt, AirflowIdentityError::kIncomplete};
-  if (!IsValidAirflowKey(*dag_id)) return {std::nullopt, AirflowIdentityError::kBadDagId};
-  if (!IsValidAirflowKey(*task_id)) return {std::nullopt, AirflowIdentityError::kBadTaskId};
-  if (run_id && !IsValidRunId(*run_id)) return {std::nullopt, AirflowIdentityError::kBadRunId};
+  if (!IsValidAirflowId(*dag_id)) return {std::nullopt, AirflowIdentityError::kBadDagId};
+  if (!IsValidAirflowId(*task_id)) return {std::nullopt, AirflowIdentityError::kBadTaskId};
+  if (run_id && !IsValidAirflowRunId(*run_id)) return {std::nullopt, AirflowIdentityError::kBadRunId};
 
   AirflowIdentity identity;
   identity.dag_id = std::string(*dag_id);

@@ -33,6 +33,14 @@ inline constexpr std::string_view kAirflowMapIndexHeader = "x-airflow-map-index"
 
 // Airflow's own limit on dag, task and run ids (airflow.models.base.ID_LEN); longer is not Airflow.
 inline constexpr std::size_t kMaxAirflowIdLength = 250;
+// Airflow stores try_number and map_index in 32-bit integer columns.
+inline constexpr std::int64_t kMaxAirflowInteger = 2'147'483'647;
+
+// The rules ParseAirflowIdentity applies to ids, for whoever else takes them (the trace view's
+// filters). Dag and task ids: 1 to kMaxAirflowIdLength printable ASCII characters without spaces.
+bool IsValidAirflowId(std::string_view id);
+// Run ids: at most kMaxAirflowIdLength printable ASCII characters, spaces allowed (may be empty).
+bool IsValidAirflowRunId(std::string_view id);
 
 struct AirflowIdentity {
   std::string dag_id;

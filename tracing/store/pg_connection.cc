@@ -130,6 +130,10 @@ Result<void> PgConnection::CopyIn(std::string_view copy_sql, std::string_view da
   return {};
 }
 
-bool PgConnection::broken() const { return !connection_ || PQstatus(connection_.get()) == CONNECTION_BAD; }
+bool PgConnection::broken() const { return !connection_ || PQstatus(connection_.get()) != CONNECTION_OK; }
+
+bool PgConnection::reusable() const {
+  return !broken() && PQtransactionStatus(connection_.get()) == PQTRANS_IDLE;
+}
 
 }  // namespace sparktrace::tracing::store

@@ -66,8 +66,12 @@ class PgConnection {
   // COPY … FROM STDIN with `data` in COPY's text format (tracing/store/pg_text.h).
   Result<void> CopyIn(std::string_view copy_sql, std::string_view data);
 
-  // Whether the connection is lost; a lost connection is replaced, not reused.
+  // Whether the connection is lost (PQstatus is not CONNECTION_OK); a lost connection is replaced,
+  // not reused.
   bool broken() const;
+  // Whether the next statement can run: not broken and outside any transaction (a transaction left
+  // open or failed would make every later statement fail).
+  bool reusable() const;
 
  private:
   struct Finish {

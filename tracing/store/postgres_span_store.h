@@ -46,6 +46,8 @@ class PostgresSpanStore final : public SpanStore {
                                        const SettledFigures& figures) override;
   // Deletes in batches of a few hundred traces, each its own short transaction.
   Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point now) override;
+  // The server closed the session, or it is stuck in a failed transaction (PgConnection::reusable).
+  bool connection_lost() const override { return !db_.reusable(); }
   const std::string& description() const override { return display_; }
   bool read_only() const override { return options_.read_only; }
 

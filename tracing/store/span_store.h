@@ -110,6 +110,12 @@ class SpanStore {
   // exporter calls it periodically between batches.
   virtual Result<RetentionStats> EnforceRetention(std::chrono::system_clock::time_point now) = 0;
 
+  // Whether the connection under the store is lost, so that a long-lived reader opens a new one. An
+  // error on a healthy connection (a value PostgreSQL refused, a statement timeout, a busy file)
+  // leaves the store usable: reopening then would only cost a login per failing request. A SQLite
+  // file has no connection to lose.
+  virtual bool connection_lost() const { return false; }
+
   // What to call the store in messages: the file path, or the PostgreSQL URL without a password.
   virtual const std::string& description() const = 0;
   virtual bool read_only() const = 0;

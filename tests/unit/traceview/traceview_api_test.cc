@@ -328,7 +328,7 @@ TEST_F(TraceViewApiTest, AnswersBadRequestsAndMissingAttemptsClearly) {
   EXPECT_EQ(Get(api, "/api/v1/recipes/../../etc/passwd").status, 400);
   EXPECT_EQ(Get(api, "/api/v1/attempt", "dag=etl&task=load&run=run-1").status, 400);  // no try
   EXPECT_EQ(Body(Get(api, "/api/v1/attempt", "dag=etl&task=load&run=run-1&try=1&map=x"))["error"],
-            "map must be an integer");
+            "map must be -1 or an integer from 0 to 2147483647");
   EXPECT_EQ(Get(api, "/api/v1/attempt", "dag=etl&task=load&run=run-1&try=7").status, 404);
   EXPECT_EQ(Get(api, "/api/v1/attempt/nope.json", "dag=etl&task=load&run=run-1&try=1").status, 404);
   // What the admin server asks before answering 405 rather than 404 to another method.

@@ -123,11 +123,11 @@ TEST(AttemptUrlTest, RejectsIncompleteOrMalformedQueriesNamingTheParameter) {
       {"dag=d&run=r&try=1", "missing query parameter task"},
       {"dag=d&task=t&try=1", "missing query parameter run"},
       {"dag=d&task=t&run=r", "missing query parameter try"},
-      {"dag=d&task=t&run=r&try=", "try must be an integer"},
-      {"dag=d&task=t&run=r&try=1.5", "try must be an integer"},
-      {"dag=d&task=t&run=r&try=x", "try must be an integer"},
-      {"dag=d&task=t&run=r&try=1&map=seven", "map must be an integer"},
-      {"dag=d&task=t&run=r&try=99999999999999999999", "try must be an integer"},
+      {"dag=d&task=t&run=r&try=", "try must be an integer from 0 to 2147483647"},
+      {"dag=d&task=t&run=r&try=1.5", "try must be an integer from 0 to 2147483647"},
+      {"dag=d&task=t&run=r&try=x", "try must be an integer from 0 to 2147483647"},
+      {"dag=d&task=t&run=r&try=1&map=seven", "map must be -1 or an integer from 0 to 2147483647"},
+      {"dag=d&task=t&run=r&try=99999999999999999999", "try must be an integer from 0 to 2147483647"},
   };
   for (const Case& c : cases) {
     const auto key = ParseAttemptQuery(c.query);
@@ -148,9 +148,10 @@ TEST(AttemptUrlTest, StillReadsTheEarlierPathShape) {
   EXPECT_EQ(address->key, (TaskAttemptKey{"etl", "load", "a/b", 1, -1}));
   EXPECT_EQ(address->download, Download::kChromeTrace);
   EXPECT_EQ(ParseAttemptApiPath("/api/v1/tasks/etl/load/r", "").error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(ParseAttemptApiPath("/api/v1/tasks/etl/load/r/x", "").error().message, "try must be an integer");
+  EXPECT_EQ(ParseAttemptApiPath("/api/v1/tasks/etl/load/r/x", "").error().message,
+            "try must be an integer from 0 to 2147483647");
   EXPECT_EQ(ParseAttemptApiPath("/api/v1/tasks/etl/load/r/1", "map_index=x").error().message,
-            "map_index must be an integer");
+            "map_index must be -1 or an integer from 0 to 2147483647");
 }
 
 TEST(AttemptUrlTest, AnUnknownAttemptSubpathIsNotFound) {
