@@ -59,13 +59,6 @@ admin::HttpResponse JsonAnswer(int status, std::string body) {
   return admin::HttpResponse{status, "application/json", std::move(body) + "\n", {}};
 }
 
-// The span context is sparktrace's own when it is the attempt's derived one (the plugin derives it
-// when Airflow has no span of its own); then no other exporter sends this span.
-bool IdsAreDerived(const tracing::AirflowTaskReport& report, const tracing::TaskSpanContext& context) {
-  return !report.traceparent || (context.trace_id == tracing::DeriveTraceId(report.identity) &&
-                                 context.span_id == tracing::DeriveTaskSpanId(report.identity));
-}
-
 }  // namespace
 
 admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler sampler,
@@ -100,7 +93,7 @@ admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler samp
     tracing::Span span = tracing::MakeAirflowTaskSpan(*report, context);
     const std::string trace_id = tracing::ToHex(span.trace_id);
     const std::string span_id = tracing::ToHex(span.span_id);
-    if (report->running() || !IdsAreDerived(*report, context)) {
+    if (report->running() || !context.own_span_id) {
       sink.SubmitLive(std::move(span));
     } else {
       sink.Submit(std::move(span));

@@ -225,13 +225,24 @@ TaskSpanContext TaskSpanContextOf(const AirflowTaskReport& report) {
   TaskSpanContext context;
   if (report.traceparent) {
     context.trace_id = report.traceparent->trace_id;
-    context.span_id = report.traceparent->parent_span_id;
     context.parent_sampled = report.traceparent->sampled();
     context.tracestate = report.tracestate;
+    const SpanId derived = DeriveTaskSpanId(report.identity);
+    const SpanId& named = report.traceparent->parent_span_id;
+    if (report.identity.map_index >= 0 && named != derived) {
+      context.span_id = derived;
+      context.parent_span_id = named;
+      context.own_span_id = true;
+    } else {
+      // The plugin sends the derived ids themselves when Airflow has no span context of its own.
+      context.span_id = named;
+      context.own_span_id = named == derived && context.trace_id == DeriveTraceId(report.identity);
+    }
     return context;
   }
   context.trace_id = DeriveTraceId(report.identity);
   context.span_id = DeriveTaskSpanId(report.identity);
+  context.own_span_id = true;
   return context;
 }
 
@@ -239,6 +250,7 @@ Span MakeAirflowTaskSpan(const AirflowTaskReport& report, const TaskSpanContext&
   Span span;
   span.trace_id = context.trace_id;
   span.span_id = context.span_id;
+  span.parent_span_id = context.parent_span_id;
   span.trace_state = context.tracestate;
   span.name = std::string(kAirflowTaskSpanName);
   span.kind = SpanKind::kInternal;

@@ -68,9 +68,15 @@ std::string AirflowTaskReportJson(const AirflowTaskReport& report);
 // id as the span id (the task's own span, which the proxy's operations already name as their
 // parent) and its flag; without one, the attempt's derived ids (DeriveTraceId, DeriveTaskSpanId),
 // sampled as the proxy samples the attempt's calls.
+// A mapped instance (map_index >= 0) with a traceparent takes the traceparent's trace but a span id
+// of its own, DeriveTaskSpanId of its identity, as a child of the traceparent's span: Airflow 2.10
+// gives every mapped instance of a task one span id (its gen_span_id leaves the map index out), so
+// that id cannot be each instance's task span; a report taking it would speak for its siblings.
 struct TaskSpanContext {
   TraceId trace_id{};
   SpanId span_id{};
+  SpanId parent_span_id{};             // all zeros: a root
+  bool own_span_id = false;            // the span id is sparktrace's (derived), not Airflow's
   std::optional<bool> parent_sampled;  // set when the report carried a traceparent
   std::string tracestate;
 };

@@ -50,7 +50,7 @@ const std::string_view kInsertNewSummariesSql =
 const std::string kMergeSql = fmt::format(
     "INSERT INTO spans ({0})\nSELECT DISTINCT ON (trace_id, span_id) {0}\n"
     "FROM incoming_spans ORDER BY trace_id, span_id, seq DESC{1}",
-    kStoredSpanColumns, kSpanReplacesStoredSql);
+    kStoredSpanColumns, SpanReplacesStoredSql(SpanSqlDialect::kPostgres));
 
 // Recomputed from the traces' spans, as in the SQLite store. The root is the earliest span without a
 // parent, else the earliest span.

@@ -9,29 +9,40 @@
 #include <map>
 #include <set>
 
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/attempt_row_sql.h"
 #include "tracing/store/pg_text.h"
 #include "tracing/store/postgres_schema.h"
+#include "tracing/store/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
 namespace {
 
 // The columns PartsOfTrace needs, as in the SQLite store; JSON values come back as text and are
-// parsed here (a cast in SQL would fail the whole batch on one odd value).
-constexpr std::string_view kSpansForIndexSql = R"sql(
+// parsed here (a cast in SQL would fail the whole batch on one odd value). The keys come from the
+// vocabulary, as in the SQLite store.
+std::string SpansForIndexSql() {
+  const auto attribute = [](std::string_view key) {
+    return AttributeTextSql(SpanSqlDialect::kPostgres, key);
+  };
+  return fmt::format(R"sql(
 SELECT trace_id, span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
        dag_id, task_id, run_id, try_number,
-       CASE WHEN dag_id IS NOT NULL THEN attributes::json ->> 'airflow.map_index' END,
-       CASE WHEN name LIKE 'spark.phase.%' THEN attributes::json ->> 'spark.phase.duration_ms' END,
-       CASE WHEN name = 'spark.job' THEN attributes::json ->> 'spark.job.status' END,
-       CASE WHEN name = 'spark.application' THEN attributes::json ->> 'spark.app.status' END,
-       CASE WHEN name = 'spark.application' THEN attributes::json ->> 'spark.app.name' END,
+       CASE WHEN dag_id IS NOT NULL THEN {} END,
+       CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
+       CASE WHEN name = 'spark.job' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
        CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
-            THEN attributes::json ->> 'spark.app.id' END,
+            THEN {} END,
        CASE WHEN strpos(events, 'sparktrace.finding') > 0 THEN events END
 FROM spans WHERE trace_id = ANY($1::text[]) ORDER BY trace_id
-)sql";
+)sql",
+                     attribute(tracing::kAirflowMapIndexKey), attribute(tracing::kSparkPhaseDurationMsKey),
+                     attribute(tracing::kSparkJobStatusKey), attribute(tracing::kSparkAppStatusKey),
+                     attribute(tracing::kSparkAppNameKey), attribute(tracing::kSparkAppIdKey));
+}
 
 std::optional<std::int64_t> NumberOf(std::string_view text) {
   std::int64_t value = 0;
@@ -46,7 +57,8 @@ std::optional<std::int64_t> NumberOf(std::string_view text) {
 
 Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db,
                                                                 const std::vector<std::string>& trace_ids) {
-  auto result = db.Query(kSpansForIndexSql, {TextArray(trace_ids)});
+  static const std::string spans_for_index_sql = SpansForIndexSql();
+  auto result = db.Query(spans_for_index_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::map<std::string, std::vector<IndexSpan>> by_trace;
   for (int row = 0; row < result->rows(); ++row) {

@@ -32,7 +32,7 @@ void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_
 const std::string kUpsertSpanSql = fmt::format(
     "INSERT INTO spans ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
     "?16, ?17, ?18){}",
-    kStoredSpanColumns, kSpanReplacesStoredSql);
+    kStoredSpanColumns, SpanReplacesStoredSql(SpanSqlDialect::kSqlite));
 
 // Recomputed from the trace's spans rather than adjusted incrementally: a replaced span may change the
 // trace's bounds, error count or root, and recomputing is always right.

@@ -14,6 +14,7 @@
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/attempt_row_sql.h"
+#include "tracing/store/span_table_sql.h"
 #include "tracing/store/sqlite_connection.h"
 
 namespace sparktrace::tracing::store {
@@ -83,22 +84,29 @@ namespace {
 
 // One span as the index needs it: the tree, times, status and the few attributes it adds up. Read
 // with json ->>, each only on the spans that can carry it: every ->> parses the attributes text
-// again, and a trace is re-read on every write that touches it (20,000 stage spans need none).
-constexpr std::string_view kSpansForIndexSql = R"sql(
+// again, and a trace is re-read on every write that touches it (20,000 stage spans need none). The
+// keys come from the vocabulary (span_table_sql.h quotes them as SQLite's JSON paths need).
+std::string SpansForIndexSql() {
+  const auto attribute = [](std::string_view key) { return AttributeTextSql(SpanSqlDialect::kSqlite, key); };
+  return fmt::format(R"sql(
 SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
        dag_id, task_id, run_id, try_number,
-       CASE WHEN dag_id IS NOT NULL THEN CAST(attributes ->> '$.tracing::kAirflowMapIndexKey' AS INTEGER) END,
-       CASE WHEN name LIKE 'spark.phase.%' THEN attributes ->> '$.tracing::kSparkPhaseDurationMsKey' END,
-       CASE WHEN name = 'spark.job' THEN attributes ->> '$.tracing::kSparkJobStatusKey' END,
-       CASE WHEN name = 'spark.application' THEN attributes ->> '$.tracing::kSparkAppStatusKey' END,
-       CASE WHEN name = 'spark.application' THEN attributes ->> '$.tracing::kSparkAppNameKey' END,
+       CASE WHEN dag_id IS NOT NULL THEN CAST({} AS INTEGER) END,
+       CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
+       CASE WHEN name = 'spark.job' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
        CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
-            THEN attributes ->> '$.tracing::kSparkAppIdKey' END,
+            THEN {} END,
        CASE WHEN instr(events, 'sparktrace.finding') > 0 THEN events END
 FROM spans WHERE trace_id = ?1
-)sql";
+)sql",
+                     attribute(tracing::kAirflowMapIndexKey), attribute(tracing::kSparkPhaseDurationMsKey),
+                     attribute(tracing::kSparkJobStatusKey), attribute(tracing::kSparkAppStatusKey),
+                     attribute(tracing::kSparkAppNameKey), attribute(tracing::kSparkAppIdKey));
+}
 
-// `stmt` is kSpansForIndexSql, prepared once for all the traces of a refresh.
+// `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.
 Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
   stmt->Reset();
   stmt->BindText(1, trace_id);
@@ -322,7 +330,8 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
   if (!old_keys.ok()) return old_keys.error();
   std::set<PartKey> keys = std::move(old_keys).value();
   if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
-  auto read = db.Prepare(kSpansForIndexSql);
+  static const std::string spans_for_index_sql = SpansForIndexSql();
+  auto read = db.Prepare(spans_for_index_sql);
   if (!read.ok()) return read.error();
   auto insert = db.Prepare(kInsertPartSql);
   if (!insert.ok()) return insert.error();

@@ -28,7 +28,7 @@ void AppendPrefix(Bytes& out, std::uint8_t flag, std::uint32_t length) {
   out.push_back(static_cast<std::uint8_t>(length));
 }
 
-Bytes Frame(const std::vector<TestMessage>& messages) {
+Bytes FramedStream(const std::vector<TestMessage>& messages) {
   Bytes out;
   for (const auto& message : messages) {
     AppendPrefix(out, message.compressed ? 1 : 0, static_cast<std::uint32_t>(message.payload.size()));
@@ -139,7 +139,7 @@ constexpr std::uint32_t kMax = 4U * 1024U * 1024U;
 
 TEST(GrpcMessageFramerTest, TwoChunksSplitAtEveryByteBoundary) {
   const auto expected = MixedMessages();
-  const Bytes stream = Frame(expected);
+  const Bytes stream = FramedStream(expected);
   const GrpcBytes all(stream);
   for (std::size_t split = 0; split <= stream.size(); ++split) {
     SCOPED_TRACE(testing::Message() << "split at " << split);
@@ -158,7 +158,7 @@ TEST(GrpcMessageFramerTest, TwoSeparateBuffersSplitInEveryPrefix) {
   // As on the network, the two chunks are separate buffers (not views of one), so the payload is
   // compared byte for byte; the split points cover every byte of every prefix and its neighbours.
   const auto expected = MixedMessages();
-  const Bytes stream = Frame(expected);
+  const Bytes stream = FramedStream(expected);
   std::vector<std::size_t> splits;
   std::size_t offset = 0;
   for (const auto& message : expected) {
@@ -184,7 +184,7 @@ TEST(GrpcMessageFramerTest, TwoSeparateBuffersSplitInEveryPrefix) {
 
 TEST(GrpcMessageFramerTest, OneByteChunks) {
   const auto expected = MixedMessages();
-  const Bytes stream = Frame(expected);
+  const Bytes stream = FramedStream(expected);
   GrpcMessageFramer framer(kMax);
   Recorder recorder(/*copy_payload=*/true);
   for (const std::uint8_t byte : stream) {
@@ -201,7 +201,7 @@ TEST(GrpcMessageFramerTest, ManyMessagesInOneChunk) {
   for (std::size_t i = 0; i < 1000; ++i) {
     expected.push_back({(i % 3) == 0, Pattern(i % 17, static_cast<std::uint8_t>(i))});
   }
-  const Bytes stream = Frame(expected);
+  const Bytes stream = FramedStream(expected);
   GrpcMessageFramer framer(kMax);
   Recorder recorder(/*copy_payload=*/true);
   ASSERT_EQ(framer.Feed(stream, recorder), GrpcFramingError::kNone);
@@ -257,12 +257,12 @@ TEST(GrpcMessageFramerTest, MessageOfExactlyMaxSizeAccepted) {
   const std::vector<TestMessage> expected = {{false, Pattern(1024, 1)}};
   GrpcMessageFramer framer(1024);
   Recorder recorder(/*copy_payload=*/true);
-  EXPECT_EQ(framer.Feed(Frame(expected), recorder), GrpcFramingError::kNone);
+  EXPECT_EQ(framer.Feed(FramedStream(expected), recorder), GrpcFramingError::kNone);
   ExpectSameMessages(recorder.messages, expected);
 }
 
 TEST(GrpcMessageFramerTest, MessagesBeforeAnOversizedOneAreReported) {
-  Bytes stream = Frame({{false, {1, 2, 3}}});
+  Bytes stream = FramedStream({{false, {1, 2, 3}}});
   AppendPrefix(stream, 0, 11);
   stream.resize(stream.size() + 11);
   GrpcMessageFramer framer(10);
@@ -301,7 +301,7 @@ TEST(GrpcMessageFramerTest, CompressedFlagTwoRefused) {
 TEST(GrpcMessageFramerTest, InputAfterAnErrorIsRefused) {
   Bytes bad;
   AppendPrefix(bad, 2, 0);
-  const Bytes good = Frame({{false, {1, 2, 3}}});
+  const Bytes good = FramedStream({{false, {1, 2, 3}}});
   GrpcMessageFramer framer(kMax);
   Recorder recorder(/*copy_payload=*/true);
   ASSERT_EQ(framer.Feed(bad, recorder), GrpcFramingError::kBadCompressedFlag);
@@ -313,7 +313,7 @@ TEST(GrpcMessageFramerTest, InputAfterAnErrorIsRefused) {
 
 TEST(GrpcMessageFramerTest, TruncationDetectedAtEveryPosition) {
   const auto expected = MixedMessages();
-  const Bytes stream = Frame(expected);
+  const Bytes stream = FramedStream(expected);
   // Where each end position falls: at a message boundary (clean), after 1..4 bytes of a prefix, or
   // after a whole prefix and fewer than all of its payload bytes.
   std::vector<GrpcStreamEnd> end_at(stream.size() + 1, GrpcStreamEnd::kClean);
@@ -340,7 +340,7 @@ TEST(GrpcMessageFramerTest, TruncationDetectedAtEveryPosition) {
 
 TEST(GrpcMessageFramerTest, PayloadPiecesPointIntoTheCallersBuffers) {
   const auto expected = MixedMessages();
-  const Bytes stream = Frame(expected);
+  const Bytes stream = FramedStream(expected);
   // Chunks of assorted sizes, each copied into its own buffer; every piece reported during a Feed
   // must lie inside that Feed's chunk.
   constexpr std::array<std::size_t, 9> kSizes = {1, 3, 7, 1000, 4, 65536, 2, 5, 9};

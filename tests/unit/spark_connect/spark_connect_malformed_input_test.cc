@@ -31,10 +31,6 @@ std::string Key(std::uint32_t number, int wire_type) {
   return Varint((std::uint64_t{number} << 3) | wire_type);
 }
 
-std::string Len(std::uint32_t number, std::string_view payload) {
-  return Key(number, 2) + Varint(payload.size()) + std::string(payload);
-}
-
 // One well-formed sample message per method and direction, with most traced fields set.
 struct Sample {
   Method method;
@@ -160,7 +156,8 @@ TEST(SparkConnectMalformedInput, WrongWireTypesAreFlaggedAndTheRestDecoded) {
   // session_id as a varint, user_context as fixed32, plan as a varint, a tag as fixed64; then
   // valid fields.
   const std::string request_bytes = Key(1, 0) + Varint(5) + Key(2, 5) + "abcd" + Key(3, 0) + Varint(1) +
-                                    Key(7, 1) + "12345678" + Len(6, "op-1") + Len(4, "py");
+                                    Key(7, 1) + "12345678" + LengthDelimitedField(6, "op-1") +
+                                    LengthDelimitedField(4, "py");
   RequestInfo request = DecodeRequestBytes(Method::kExecutePlan, request_bytes);
   EXPECT_EQ(request.status, DecodeStatus::kWrongWireType);
   EXPECT_EQ(request.session_id, "");
@@ -170,19 +167,22 @@ TEST(SparkConnectMalformedInput, WrongWireTypesAreFlaggedAndTheRestDecoded) {
   EXPECT_EQ(request.client_type, "py");
 
   // Inside a sub-message: reattachable as a string.
-  const std::string options = Len(5, Len(1, Len(1, "yes")));
-  request = DecodeRequestBytes(Method::kExecutePlan, options + Len(1, "s-2"));
+  const std::string options =
+      LengthDelimitedField(5, LengthDelimitedField(1, LengthDelimitedField(1, "yes")));
+  request = DecodeRequestBytes(Method::kExecutePlan, options + LengthDelimitedField(1, "s-2"));
   EXPECT_EQ(request.status, DecodeStatus::kWrongWireType);
   EXPECT_EQ(request.session_id, "s-2");
 
   // Interrupt type as a string; ReleaseSession's allow_reconnect as fixed32.
-  EXPECT_EQ(DecodeRequestBytes(Method::kInterrupt, Len(4, "all")).status, DecodeStatus::kWrongWireType);
+  EXPECT_EQ(DecodeRequestBytes(Method::kInterrupt, LengthDelimitedField(4, "all")).status,
+            DecodeStatus::kWrongWireType);
   EXPECT_EQ(DecodeRequestBytes(Method::kReleaseSession, Key(4, 5) + std::string("\1\0\0\0", 4)).status,
             DecodeStatus::kWrongWireType);
 
   // Response: row_count as bytes, data as a varint, response_id as fixed64.
   const std::string response_bytes =
-      Len(2, Len(1, "12") + Key(2, 0) + Varint(77)) + Key(13, 1) + "abcdefgh" + Len(12, "op-9");
+      LengthDelimitedField(2, LengthDelimitedField(1, "12") + Key(2, 0) + Varint(77)) + Key(13, 1) +
+      "abcdefgh" + LengthDelimitedField(12, "op-9");
   const ResponseInfo response = DecodeResponseBytes(Method::kExecutePlan, response_bytes);
   EXPECT_EQ(response.status, DecodeStatus::kWrongWireType);
   EXPECT_EQ(response.kind, ResponseKind::kArrowBatch);
@@ -199,8 +199,8 @@ TEST(SparkConnectMalformedInput, DeepNestingIsBoundedOrNeverWalked) {
     groups += Key(50, 3);
   }
   for (Method method : kAllMethods) {
-    const RequestInfo request = DecodeRequestBytes(method, Len(1, "s") + groups);
-    const ResponseInfo response = DecodeResponseBytes(method, Len(1, "s") + groups);
+    const RequestInfo request = DecodeRequestBytes(method, LengthDelimitedField(1, "s") + groups);
+    const ResponseInfo response = DecodeResponseBytes(method, LengthDelimitedField(1, "s") + groups);
     if (method == Method::kUnknown) {
       EXPECT_EQ(request.status, DecodeStatus::kNotDecoded);
       continue;
@@ -211,16 +211,18 @@ TEST(SparkConnectMalformedInput, DeepNestingIsBoundedOrNeverWalked) {
   }
 
   // Also inside a message the decoder enters (the Command of a plan).
-  const std::string in_command = Len(3, Len(2, Key(50, 3) + groups));
+  const std::string in_command = LengthDelimitedField(3, LengthDelimitedField(2, Key(50, 3) + groups));
   EXPECT_EQ(DecodeRequestBytes(Method::kExecutePlan, in_command).status, DecodeStatus::kTooDeep);
 
   // Relations nest arbitrarily; they are skipped by length and never walked, so a 10 000-deep
   // (well-formed) relation tree is fine.
-  std::string relation = Len(10, Len(1, "SELECT 1"));
+  std::string relation = LengthDelimitedField(10, LengthDelimitedField(1, "SELECT 1"));
   for (int i = 0; i < 10'000; ++i) {
-    relation = Len(3, relation);  // a Project of a Project of …
+    relation = LengthDelimitedField(3, relation);  // a Project of a Project of …
   }
-  const RequestInfo deep = DecodeRequestBytes(Method::kExecutePlan, Len(3, Len(1, relation)) + Len(6, "op"));
+  const RequestInfo deep =
+      DecodeRequestBytes(Method::kExecutePlan, LengthDelimitedField(3, LengthDelimitedField(1, relation)) +
+                                                   LengthDelimitedField(6, "op"));
   EXPECT_EQ(deep.status, DecodeStatus::kOk);
   EXPECT_EQ(deep.plan_kind, PlanKind::kRoot);
   EXPECT_EQ(deep.root_relation_field, 3);
@@ -229,8 +231,9 @@ TEST(SparkConnectMalformedInput, DeepNestingIsBoundedOrNeverWalked) {
 
 TEST(SparkConnectMalformedInput, InvalidTagsStopDecodingWithMalformed) {
   for (const std::string& bytes :
-       {Len(1, "s") + Varint(0) + Len(6, "op"), Len(1, "s") + Varint(0x0e), Len(1, "s") + Key(9, 4),
-        Len(1, "s") + Key(20, 0) + std::string(10, '\xff') + "\x01"}) {
+       {LengthDelimitedField(1, "s") + Varint(0) + LengthDelimitedField(6, "op"),
+        LengthDelimitedField(1, "s") + Varint(0x0e), LengthDelimitedField(1, "s") + Key(9, 4),
+        LengthDelimitedField(1, "s") + Key(20, 0) + std::string(10, '\xff') + "\x01"}) {
     const RequestInfo info = DecodeRequestBytes(Method::kExecutePlan, bytes);
     EXPECT_EQ(info.status, DecodeStatus::kMalformed);
     EXPECT_EQ(info.session_id, "s");

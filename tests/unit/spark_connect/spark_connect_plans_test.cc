@@ -52,7 +52,7 @@ constexpr std::uint32_t kOperationIdField = 6;
 constexpr std::uint32_t kPlanRootField = 1;  // Plan.root, a Relation
 
 constexpr char kUserId[] = "etl";
-constexpr char kClientType[] = "_SPARK_CONNECT_SCALA spark/4.1.1";
+constexpr char kScalaClientType[] = "_SPARK_CONNECT_SCALA spark/4.1.1";
 
 // Protobuf JSON writes field names in lowerCamelCase ("setOp", "fillNa"); the proto names are
 // snake_case. A name already in snake_case comes back unchanged.
@@ -169,7 +169,7 @@ std::string ExecutePlanBody(const RealPlan& plan) {
   return LengthDelimited(kSessionIdField, kSession) +
          LengthDelimited(kUserContextField, LengthDelimited(kUserIdField, kUserId)) +
          LengthDelimited(kPlanField, LengthDelimited(kPlanRootField, plan.relation)) +
-         LengthDelimited(kClientTypeField, kClientType) +
+         LengthDelimited(kClientTypeField, kScalaClientType) +
          LengthDelimited(kOperationIdField, OperationIdFor(plan));
 }
 
@@ -225,7 +225,7 @@ TEST_F(SparkConnectPlansTest, EveryPlanDecodesAsARootOfItsRelationType) {
     EXPECT_EQ(info.status, DecodeStatus::kOk) << DecodeStatusName(info.status);
     EXPECT_EQ(info.session_id, kSession);
     EXPECT_EQ(info.user_id, kUserId);
-    EXPECT_EQ(info.client_type, kClientType);
+    EXPECT_EQ(info.client_type, kScalaClientType);
     EXPECT_EQ(info.operation_id, OperationIdFor(plan));
     EXPECT_EQ(info.plan_kind, PlanKind::kRoot) << PlanKindName(info.plan_kind);
     EXPECT_EQ(PlanKindName(info.plan_kind), "root");
@@ -265,7 +265,7 @@ TEST_F(SparkConnectPlansTest, EnvelopeIsWhatProtobufReads) {
     ASSERT_TRUE(request.ParseFromString(ExecutePlanBody(plan)));
     EXPECT_EQ(request.session_id(), kSession);
     EXPECT_EQ(request.user_context().user_id(), kUserId);
-    EXPECT_EQ(request.client_type(), kClientType);
+    EXPECT_EQ(request.client_type(), kScalaClientType);
     EXPECT_EQ(request.operation_id(), OperationIdFor(plan));
     EXPECT_EQ(request.plan().op_type_case(), pb::Plan::kRoot);
     EXPECT_EQ(request.plan().root().ByteSizeLong(), plan.relation.size());

@@ -27,6 +27,11 @@ inline std::string Varint(std::uint64_t value) {
   return out;
 }
 
+// A length-delimited field (wire type 2): its key, the payload's length, the payload.
+inline std::string LengthDelimitedField(std::uint32_t number, std::string_view payload) {
+  return Varint((std::uint64_t{number} << 3) | 2U) + Varint(payload.size()) + std::string(payload);
+}
+
 inline ByteSlice AsSlice(std::string_view bytes) {
   return ByteSlice(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
 }

@@ -16,10 +16,6 @@ std::string Tag(std::uint32_t number, WireType type) {
   return Varint((std::uint64_t{number} << 3) | static_cast<std::uint32_t>(type));
 }
 
-std::string Len(std::uint32_t number, std::string_view payload) {
-  return Tag(number, WireType::kLengthDelimited) + Varint(payload.size()) + std::string(payload);
-}
-
 // Reads `bytes`, cut into slices of one byte each (the worst case for straddling fields).
 std::vector<ByteSlice> ByteBySlice(std::string_view bytes) {
   std::vector<ByteSlice> slices;
@@ -76,8 +72,8 @@ TEST(SparkConnectWireReader, IntegerConversionsFollowProtobuf) {
 
 TEST(SparkConnectWireReader, CopiesStringsAcrossSlicesAndCapsTheCopy) {
   const std::string text(100, 'x');
-  const std::string bytes =
-      Len(1, "hello") + Len(2, text) + Len(3, "") + Tag(4, WireType::kVarint) + Varint(9);
+  const std::string bytes = LengthDelimitedField(1, "hello") + LengthDelimitedField(2, text) +
+                            LengthDelimitedField(3, "") + Tag(4, WireType::kVarint) + Varint(9);
   const std::vector<ByteSlice> slices = ByteBySlice(bytes);
   DecodeStatus status = DecodeStatus::kOk;
   WireReader reader(slices, &status);
@@ -102,7 +98,7 @@ TEST(SparkConnectWireReader, CopiesStringsAcrossSlicesAndCapsTheCopy) {
 
 TEST(SparkConnectWireReader, SkipsLargeFieldsByLengthAndStepsOverEmptySlices) {
   const std::string big(1 << 20, '\x7f');
-  const std::string bytes = Len(2, big) + Tag(1, WireType::kVarint) + Varint(42);
+  const std::string bytes = LengthDelimitedField(2, big) + Tag(1, WireType::kVarint) + Varint(42);
   // Slices: empty, the tag and part of the payload, empty, the rest.
   const std::array<ByteSlice, 4> slices = {AsSlice(""), AsSlice(std::string_view(bytes).substr(0, 1000)),
                                            AsSlice(""), AsSlice(std::string_view(bytes).substr(1000))};
@@ -122,7 +118,7 @@ TEST(SparkConnectWireReader, SkipsLargeFieldsByLengthAndStepsOverEmptySlices) {
 
 TEST(SparkConnectWireReader, SubMessageReaderIsBoundedByTheFieldLength) {
   const std::string inner = Tag(1, WireType::kVarint) + Varint(7);
-  const std::string bytes = Len(3, inner) + Tag(1, WireType::kVarint) + Varint(8);
+  const std::string bytes = LengthDelimitedField(3, inner) + Tag(1, WireType::kVarint) + Varint(8);
   const std::vector<ByteSlice> slices = ByteBySlice(bytes);
   DecodeStatus status = DecodeStatus::kOk;
   WireReader reader(slices, &status);
@@ -144,10 +140,10 @@ TEST(SparkConnectWireReader, SubMessageReaderIsBoundedByTheFieldLength) {
 
 TEST(SparkConnectWireReader, SkipsEveryWireTypeIncludingNestedGroups) {
   const std::string group_body = Tag(1, WireType::kVarint) + Varint(5) + Tag(2, WireType::kStartGroup) +
-                                 Len(3, "abc") + Tag(2, WireType::kEndGroup);
+                                 LengthDelimitedField(3, "abc") + Tag(2, WireType::kEndGroup);
   const std::string bytes = Tag(1, WireType::kVarint) + Varint(300) + Tag(2, WireType::kFixed64) +
                             std::string(8, '\1') + Tag(3, WireType::kFixed32) + std::string(4, '\2') +
-                            Len(4, "payload") + Tag(5, WireType::kStartGroup) + group_body +
+                            LengthDelimitedField(4, "payload") + Tag(5, WireType::kStartGroup) + group_body +
                             Tag(5, WireType::kEndGroup) + Tag(6, WireType::kVarint) + Varint(1);
   const std::vector<ByteSlice> slices = ByteBySlice(bytes);
   DecodeStatus status = DecodeStatus::kOk;
@@ -205,7 +201,7 @@ TEST(SparkConnectWireReader, FlagsMalformedInput) {
 }
 
 TEST(SparkConnectWireReader, WrongWireTypeIsSkippedAndTheRestStaysReadable) {
-  const std::string bytes = Tag(1, WireType::kVarint) + Varint(5) + Len(2, "ok");
+  const std::string bytes = Tag(1, WireType::kVarint) + Varint(5) + LengthDelimitedField(2, "ok");
   const ByteSlice slice = AsSlice(bytes);
   DecodeStatus status = DecodeStatus::kOk;
   WireReader reader(MessageSlices(&slice, 1), &status);
@@ -281,7 +277,7 @@ TEST(SparkConnectWireReader, BoundsGroupNesting) {
 TEST(SparkConnectWireReader, BoundsSubMessageNesting) {
   std::string bytes = Tag(1, WireType::kVarint) + Varint(1);
   for (int i = 0; i < WireReader::kMaxNestingDepth + 1; ++i) {
-    bytes = Len(1, bytes);
+    bytes = LengthDelimitedField(1, bytes);
   }
   const ByteSlice slice = AsSlice(bytes);
   DecodeStatus status = DecodeStatus::kOk;

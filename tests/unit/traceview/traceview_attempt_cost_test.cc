@@ -20,7 +20,7 @@ using traceview_test::kOriginMs;
 using traceview_test::MakeSpan;
 using tracing::Span;
 
-constexpr std::int64_t kGiB = 1024LL * 1024 * 1024;
+constexpr std::int64_t kBytesPerGiB = 1024LL * 1024 * 1024;
 
 using traceview_test::MsAfterOrigin;
 
@@ -35,11 +35,11 @@ void AddChange(Span& span, bool added, double at, std::int64_t active, std::int6
 
 // Executors of 4 GiB heap + 1 GiB overhead, a driver of 1 core and 1 + 1 GiB.
 void AddResources(Span& span) {
-  span.attributes.push_back({std::string(tracing::kExecutorMemoryBytes), 4 * kGiB});
-  span.attributes.push_back({std::string(tracing::kExecutorMemoryOverheadBytes), 1 * kGiB});
+  span.attributes.push_back({std::string(tracing::kExecutorMemoryBytes), 4 * kBytesPerGiB});
+  span.attributes.push_back({std::string(tracing::kExecutorMemoryOverheadBytes), 1 * kBytesPerGiB});
   span.attributes.push_back({std::string(tracing::kDriverCores), std::int64_t{1}});
-  span.attributes.push_back({std::string(tracing::kDriverMemoryBytes), 1 * kGiB});
-  span.attributes.push_back({std::string(tracing::kDriverMemoryOverheadBytes), 1 * kGiB});
+  span.attributes.push_back({std::string(tracing::kDriverMemoryBytes), 1 * kBytesPerGiB});
+  span.attributes.push_back({std::string(tracing::kDriverMemoryOverheadBytes), 1 * kBytesPerGiB});
 }
 
 Span Lifecycle(std::uint32_t id, std::uint32_t parent, double start, double end, std::string operation_id,

@@ -128,12 +128,38 @@ TEST(AirflowTaskReport, AnEndMoreThanADayAfterTheProxysClockIsRefused) {
   EXPECT_EQ(refused.error().message, "end_time_unix_nano: is more than a day after this proxy's clock");
 }
 
-TEST(AirflowTaskReport, TheTaskSpanTakesTheTraceparentsIds) {
-  auto report = ParseAirflowTaskReport(kValid);
+// A mapped instance's span is its own, under the traceparent's: Airflow 2.10 gives every mapped
+// instance of a task one span id.
+TEST(AirflowTaskReport, AMappedInstancesTaskSpanIsItsOwnUnderTheTraceparentsSpan) {
+  auto report = ParseAirflowTaskReport(kValid);  // map_index 3
   ASSERT_TRUE(report.ok());
   const TaskSpanContext context = TaskSpanContextOf(*report);
   EXPECT_EQ(ToHex(context.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(context.span_id, DeriveTaskSpanId(report->identity));
+  EXPECT_EQ(ToHex(context.parent_span_id), "00f067aa0ba902b7");
+  EXPECT_TRUE(context.own_span_id);
+  report->identity.map_index = 4;
+  const TaskSpanContext sibling = TaskSpanContextOf(*report);
+  EXPECT_NE(sibling.span_id, context.span_id);
+  EXPECT_EQ(sibling.parent_span_id, context.parent_span_id);
+  EXPECT_EQ(ToHex(MakeAirflowTaskSpan(*report, sibling).parent_span_id), "00f067aa0ba902b7");
+  // The derived ids sent as the traceparent (the plugin without Airflow's span): taken as they are.
+  report->traceparent->trace_id = DeriveTraceId(report->identity);
+  report->traceparent->parent_span_id = DeriveTaskSpanId(report->identity);
+  const TaskSpanContext derived = TaskSpanContextOf(*report);
+  EXPECT_EQ(derived.span_id, DeriveTaskSpanId(report->identity));
+  EXPECT_FALSE(IsValid(derived.parent_span_id));
+  EXPECT_TRUE(derived.own_span_id);
+}
+
+TEST(AirflowTaskReport, TheTaskSpanTakesTheTraceparentsIds) {
+  auto report = ParseAirflowTaskReport(kValid);
+  ASSERT_TRUE(report.ok());
+  report->identity.map_index = -1;
+  const TaskSpanContext context = TaskSpanContextOf(*report);
+  EXPECT_EQ(ToHex(context.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
   EXPECT_EQ(ToHex(context.span_id), "00f067aa0ba902b7");
+  EXPECT_FALSE(context.own_span_id);
   EXPECT_EQ(context.parent_sampled, true);
   const Span span = MakeAirflowTaskSpan(*report, context);
   EXPECT_EQ(span.name, "airflow.task");
@@ -147,7 +173,7 @@ TEST(AirflowTaskReport, TheTaskSpanTakesTheTraceparentsIds) {
   EXPECT_EQ(*AttributeValueOf<std::string>(span.attributes, "airflow.task.hostname"), "worker-7");
   EXPECT_EQ(*AttributeValueOf<std::string>(span.attributes, "airflow.dag_id"), "daily_sales");
   EXPECT_EQ(*AttributeValueOf<std::int64_t>(span.attributes, "airflow.try_number"), 2);
-  EXPECT_EQ(*AttributeValueOf<std::int64_t>(span.attributes, "airflow.map_index"), 3);
+  EXPECT_EQ(*AttributeValueOf<std::int64_t>(span.attributes, "airflow.map_index"), -1);
   EXPECT_EQ(*AttributeValueOf<std::string>(span.attributes, "sparktrace.trace_origin"), "client");
 }
 

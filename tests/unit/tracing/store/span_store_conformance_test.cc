@@ -215,12 +215,17 @@ TEST_P(SpanStoreConformance, ATaskReportsSpanReplacesOnlyItsOwnAttemptsTaskSpan)
   Span other_attempt = task;
   other_attempt.attributes = attempt(2);
   other_attempt.end_time_unix_nano += kMs;
+  // Airflow 2.10 gives the mapped instances of a task one task span id: another map index's report
+  // names this span, with this start and a later end, and still is another attempt.
+  Span other_map_index = task;
+  other_map_index.attributes.push_back({"airflow.map_index", std::int64_t{4}});
+  other_map_index.end_time_unix_nano += kMs;
   Span moved_start = task;
   moved_start.start_time_unix_nano -= kMs;
   Span earlier_end = task;
   earlier_end.end_time_unix_nano -= kMs;
   earlier_end.status_code = StatusCode::kError;
-  for (const Span& refused : {over_recorded, other_attempt, moved_start, earlier_end}) {
+  for (const Span& refused : {over_recorded, other_attempt, other_map_index, moved_start, earlier_end}) {
     ASSERT_TRUE(store->Write(std::vector<Span>{refused}).ok());
   }
   auto spans = store->GetTrace(TraceIdOf(1));

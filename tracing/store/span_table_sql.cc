@@ -1,0 +1,42 @@
+#include "tracing/store/span_table_sql.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include "tracing/span_vocabulary.h"
+
+namespace sparktrace::tracing::store {
+
+std::string AttributeTextSql(SpanSqlDialect dialect, std::string_view key, std::string_view table) {
+  const std::string column = table.empty() ? std::string("attributes") : fmt::format("{}.attributes", table);
+  if (dialect == SpanSqlDialect::kSqlite) return fmt::format("({} ->> '$.\"{}\"')", column, key);
+  return fmt::format("({}::json ->> '{}')", column, key);
+}
+
+std::string MapIndexSql(SpanSqlDialect dialect, std::string_view table) {
+  const std::string text = AttributeTextSql(dialect, tracing::kAirflowMapIndexKey, table);
+  if (dialect == SpanSqlDialect::kSqlite) return fmt::format("coalesce(CAST({} AS INTEGER), -1)", text);
+  return fmt::format("coalesce({}, '-1')", text);
+}
+
+std::string SpanReplacesStoredSql(SpanSqlDialect dialect) {
+  return fmt::format(R"sql(
+ON CONFLICT (trace_id, span_id) DO UPDATE SET
+  parent_span_id = excluded.parent_span_id, name = excluded.name, kind = excluded.kind,
+  start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
+  status_code = excluded.status_code, status_message = excluded.status_message,
+  trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
+  operation_id = excluded.operation_id, session_id = excluded.session_id, dag_id = excluded.dag_id,
+  task_id = excluded.task_id, run_id = excluded.run_id, try_number = excluded.try_number
+WHERE excluded.name <> '{0}'
+   OR (spans.name = '{0}' AND spans.dag_id IS NOT DISTINCT FROM excluded.dag_id
+       AND spans.task_id IS NOT DISTINCT FROM excluded.task_id
+       AND spans.run_id IS NOT DISTINCT FROM excluded.run_id
+       AND spans.try_number IS NOT DISTINCT FROM excluded.try_number
+       AND {1} = {2}
+       AND spans.start_unix_nano = excluded.start_unix_nano AND spans.end_unix_nano <= excluded.end_unix_nano)
+)sql",
+                     tracing::kAirflowTaskSpanName, MapIndexSql(dialect, "spans"),
+                     MapIndexSql(dialect, "excluded"));
+}
+
+}  // namespace sparktrace::tracing::store
