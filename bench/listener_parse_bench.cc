@@ -10,6 +10,10 @@
 //                        what the proxy's feed does with a log: parse in place, apply every event
 //                        to one ApplicationModel per file, then compute the application's phases and,
 //                        for each Spark Connect operation, its jobs and phases.
+//   sparktrace_in_place_sql, sparktrace_parse_correlate_sql
+//                        the same with the SQL operator metrics read (plans, task accumulables,
+//                        EventParserOptions::sql_metrics), as `sparktrace diagnose` reads them; the
+//                        four above use the feed's options, without them.
 // Prints one JSON object on stdout: medians over the runs of MB/s (1 MB = 10^6 bytes) and lines/s,
 // by wall clock and by this thread's CPU time (the latter is steadier on a shared machine).
 // Single thread, one core. The target, >= 300 MB/s on one core, is for parse + correlate.
@@ -263,26 +267,34 @@ int main(int argc, char** argv) {
   std::vector<Contender> contenders = {{"sparktrace_in_place", {}, {}, {}},
                                        {"sparktrace_copy", {}, {}, {}},
                                        {"nlohmann_baseline", {}, {}, {}},
-                                       {"sparktrace_parse_correlate", {}, {}, {}}};
-  EventParser parser;
+                                       {"sparktrace_parse_correlate", {}, {}, {}},
+                                       {"sparktrace_in_place_sql", {}, {}, {}},
+                                       {"sparktrace_parse_correlate_sql", {}, {}, {}}};
+  // The feed's parser (no SQL operator metrics: it does not use them yet) and diagnose's (with them).
+  sparktrace::listener::events::EventParserOptions feed_options;
+  feed_options.sql_metrics = false;
+  EventParser parser(feed_options);
+  EventParser sql_parser;
   std::size_t checksum = 0;
 
   auto run_contender = [&](std::size_t index) {
     Outcomes outcomes;
     for (int pass = 0; pass < options.passes; ++pass) {
       outcomes = {};
-      if (index == 3) {
+      if (index == 3 || index == 5) {
+        EventParser& correlating = index == 3 ? parser : sql_parser;
         std::size_t first = 0;
         for (std::size_t end : corpus.file_line_ends) {
-          checksum +=
-              CorrelateLog(parser, std::span(corpus.lines).subspan(first, end - first), buffer_end, outcomes);
+          checksum += CorrelateLog(correlating, std::span(corpus.lines).subspan(first, end - first), buffer_end,
+                                   outcomes);
           first = end;
         }
         continue;
       }
       for (std::string_view line : corpus.lines) {
-        if (index == 0) {
-          Count(parser.Parse(line, static_cast<std::size_t>(buffer_end - line.data())), outcomes);
+        if (index == 0 || index == 4) {
+          EventParser& in_place = index == 0 ? parser : sql_parser;
+          Count(in_place.Parse(line, static_cast<std::size_t>(buffer_end - line.data())), outcomes);
         } else if (index == 1) {
           Count(parser.Parse(line), outcomes);
         } else {

@@ -29,8 +29,31 @@
 //     "what_if": WhatIf|null,                  // simulated wall time on other clusters (null: no
 //                                              // stage, or no executor in the log)
 //     "jobs": [Job...],                         // by job id
-//     "operations": [Operation...]              // Spark Connect operations, by operation id
+//     "operations": [Operation...],             // Spark Connect operations, by operation id
+//     "sql_executions": [SqlExecution...],      // by execution id; [] for a log without SQL events
+//     "sql_limits": {"max_plan_nodes": int, "max_executions": int, "max_task_values": int,
+//                    "executions_dropped": int, "task_updates_out_of_range": int,
+//                    "driver_updates_dropped": int}
 //   }
+//   SqlExecution = {"execution_id": int, "root_execution_id": int|null, "description": string,
+//          "operation_id": string|null, "job_ids": [int...], "start_ms": int|null, "end_ms": int|null,
+//          "error_message": string|null, "plan_version": "initial"|"adaptive"|"none",
+//          "plan_updates": int,                 // AQE plan updates seen
+//          "truncated": bool, "dropped_nodes": int,   // operators past --sql-max-plan-nodes
+//          "limits_hit": [string...],           // "max_plan_nodes", "max_task_values"
+//          "plan": Node|null}                   // the final plan: last AQE update, else the start's
+//   Node = {"id": int,                           // pre-order index in the plan
+//           "name": string, "detail": string,    // nodeName; simpleString cut to 200 bytes
+//           "codegen_stage": int|null,           // the WholeStageCodegen stage it runs in
+//           "stage_ids": [int...],               // stages whose tasks reported its metrics
+//           "metrics": [Metric...], "children": [Node...]}
+//   Metric = {"name": string, "accumulator_id": int,
+//             "type": "sum"|"size"|"timing"|"nsTiming"|"average"|string,
+//             "unit": "count"|"bytes"|"ms"|"ns"|"average"|"",
+//             "total": number, "min": number|null, "median": number|null, "max": number|null,
+//             "values": int,                   // values aggregated (tasks, zero-filled ones, driver)
+//             "approximate": bool}             // median from thinned values (--sql-max-task-values)
+//   (aggregation exactly as Spark's SQL UI, units and bounds: docs/diagnose-sql.md)
 //   Window = {"start_ms": int, "end_ms": int, "duration_ms": int}
 //   Phases = {"resource_wait_ms": int, "compute_ms": int, "io_write_ms": int, "idle_ms": int}
 //            (they sum to the window's duration; definitions in listener/correlate/phases.h)
@@ -96,6 +119,7 @@
 #include "cli/diagnose/cost.h"
 #include "cli/diagnose/regression.h"
 #include "cli/diagnose/report.h"
+#include "common/flag_values.h"
 #include "common/flags.h"
 #include "common/logging.h"
 #include "diagnose/diagnose.h"
@@ -115,7 +139,8 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: sparktrace diagnose [--json] [--rules FILE] [--regressions] [--cost-core-hour P]\n"
-    "                           [--cost-gib-hour P] EVENTLOG_OR_DIR...\n"
+    "                           [--cost-gib-hour P] [--sql-max-plan-nodes N] [--sql-max-executions N]\n"
+    "                           [--sql-max-task-values N] EVENTLOG_OR_DIR...\n"
     "\n"
     "Reads Spark event logs offline (plain, zstd, lz4, snappy, .inprogress, rolling eventlog_v2_\n"
     "directories; a directory is scanned for every application log in it) and prints, per\n"
@@ -124,7 +149,8 @@ constexpr const char* kUsage =
     "evidence, impact, fix, recipe), what it cost (core- and GiB-seconds allocated, the share idle;\n"
     "money with prices from the flags or the rules file's cost section), what-if estimates (the\n"
     "attempt's own tasks simulated with executors ready at the start, N executors, the write at the\n"
-    "compute pace) and the job/stage timeline.\n"
+    "compute pace), the job/stage timeline and each SQL execution's final plan with its operators'\n"
+    "metrics aggregated as Spark's SQL UI does (the top operators by time in text).\n"
     "With --regressions, logs of one application name are runs of one job, and a run much slower\n"
     "than the earlier ones has a regression finding. Corrupt lines are counted, not\n"
     "fatal. Exit 0 with or without findings; 1 when an input cannot be read (the others are still\n"
@@ -136,8 +162,11 @@ constexpr const char* kUsage =
     "compute_ms,io_write_ms,idle_ms}, executors{added,removed}, cost, jobs[{job_id,status,duration_ms,\n"
     "stages[...]}], operations[{operation_id,session_id,user_id,window,phases,job_ids,cost,what_if,\n"
     "findings}], what_if{anchoring,estimates[{name,sentence,estimated_ms,measured_ms,saving_ms,answers}],\n"
-    "replay}, findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related,suppressed}]\n"
-    "(full schema: cli/diagnose_command.cc; rules and thresholds: docs/diagnose-rules.md).\n"
+    "replay}, findings[{id,severity,scope,title,evidence,impact_seconds,fix,recipe,related,suppressed}],\n"
+    "sql_executions[{execution_id,description,operation_id,job_ids,start_ms,end_ms,plan{name,metrics[{name,\n"
+    "accumulator_id,type,total,min,median,max}],children}}]\n"
+    "(full schema: cli/diagnose_command.cc; rules and thresholds: docs/diagnose-rules.md; SQL metrics:\n"
+    "docs/diagnose-sql.md).\n"
     "\n";
 
 // Its own flags, then the price flags (cli/cost_flags.h).
@@ -151,6 +180,13 @@ const std::vector<FlagSpec>& Specs() {
          "take logs of one application name as runs of one job: a run 25% and 60s slower than the "
          "median of the earlier successful ones gets a regression finding"},
     };
+    all.push_back({"sql-max-plan-nodes", "N", "20000",
+                   "operators kept per SQL plan (pre-order); a plan past it is marked truncated"});
+    all.push_back({"sql-max-executions", "N", "1000",
+                   "SQL executions kept per application (the oldest ended one makes room)"});
+    all.push_back({"sql-max-task-values", "N", "100000",
+                   "per-task values kept per stage and metric for the median; past it the median is "
+                   "approximate (totals, min and max stay exact)"});
     all.insert(all.end(), CostFlagSpecs().begin(), CostFlagSpecs().end());
     all.push_back({"help", "", "", "show this help"});
     return all;
@@ -158,9 +194,17 @@ const std::vector<FlagSpec>& Specs() {
   return specs;
 }
 
+// The SQL model's bounds (--sql-max-*): the parser's plan bound and the model's.
+struct SqlBounds {
+  listener::events::EventParserOptions parser;
+  listener::correlate::SqlLimits model;
+};
+
 // Collects every log's lines into its own ApplicationModel (one model per application log).
 class DiagnoseSink final : public listener::eventlog::EventLogSink {
  public:
+  explicit DiagnoseSink(const SqlBounds& bounds) : bounds_(bounds), parser_(bounds.parser) {}
+
   listener::eventlog::LineVerdict OnLine(const listener::eventlog::LogIdentity& log, std::string_view line,
                                          const listener::eventlog::LinePosition& position) override {
     ++lines_delivered_;
@@ -187,6 +231,8 @@ class DiagnoseSink final : public listener::eventlog::EventLogSink {
     diagnose::DiagnosedLog& diagnosed = LogFor(log);
     diagnosed = diagnose::DiagnosedLog{};
     diagnosed.path = log.id;
+    diagnosed.model.SetSqlLimits(bounds_.model);
+    diagnosed.sql_max_plan_nodes = bounds_.parser.max_plan_nodes;
   }
 
   void OnLogCompleted(const listener::eventlog::LogIdentity&) override {}
@@ -209,10 +255,15 @@ class DiagnoseSink final : public listener::eventlog::EventLogSink {
  private:
   diagnose::DiagnosedLog& LogFor(const listener::eventlog::LogIdentity& log) {
     auto [entry, inserted] = logs_.try_emplace(log.id);
-    if (inserted) entry->second.path = log.id;
+    if (inserted) {
+      entry->second.path = log.id;
+      entry->second.model.SetSqlLimits(bounds_.model);
+      entry->second.sql_max_plan_nodes = bounds_.parser.max_plan_nodes;
+    }
     return entry->second;
   }
 
+  SqlBounds bounds_;
   listener::events::EventParser parser_;
   std::map<std::string, diagnose::DiagnosedLog> logs_;  // by LogIdentity::id
   std::uint64_t lines_delivered_ = 0;
@@ -274,7 +325,7 @@ void Collect(DiagnoseSink& sink, const std::vector<listener::eventlog::LogStatus
   }
 }
 
-void ReadDirectory(const std::string& path, InputResult& result) {
+void ReadDirectory(const std::string& path, const SqlBounds& bounds, InputResult& result) {
   listener::eventlog::ScannerOptions options;
   options.directories = {path};
   auto scanner = listener::eventlog::EventLogScanner::Create(std::move(options));
@@ -282,7 +333,7 @@ void ReadDirectory(const std::string& path, InputResult& result) {
     result.errors.push_back({path, scanner.error().message});
     return;
   }
-  DiagnoseSink sink;
+  DiagnoseSink sink(bounds);
   ReadToEnd(**scanner, sink);
   const listener::eventlog::FeedCounters counters = (*scanner)->counters();
   if (counters.directory_errors > 0) {
@@ -294,7 +345,7 @@ void ReadDirectory(const std::string& path, InputResult& result) {
   Collect(sink, statuses, "", result);
 }
 
-void ReadFile(const std::string& path, InputResult& result) {
+void ReadFile(const std::string& path, const SqlBounds& bounds, InputResult& result) {
   // Checked here because the follower only counts read errors, and "Permission denied" is the
   // message the user needs.
   if (::access(path.c_str(), R_OK) != 0) {
@@ -314,21 +365,21 @@ void ReadFile(const std::string& path, InputResult& result) {
   identity.layout = listener::eventlog::LogLayout::kSingleFile;
   listener::eventlog::SingleFileFollower follower(identity, identity.id, name->codec,
                                                   listener::eventlog::FollowOptions{});
-  DiagnoseSink sink;
+  DiagnoseSink sink(bounds);
   ReadToEnd(follower, sink);
   Collect(sink, {follower.status()}, path, result);
 }
 
-InputResult ReadInput(const std::string& path) {
+InputResult ReadInput(const std::string& path, const SqlBounds& bounds) {
   InputResult result;
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     result.errors.push_back({path, std::strerror(errno)});
   } else if (S_ISDIR(info.st_mode)) {
     // The scanner takes an eventlog_v2_ directory as one rolling log, any other as a log directory.
-    ReadDirectory(path, result);
+    ReadDirectory(path, bounds, result);
   } else if (S_ISREG(info.st_mode)) {
-    ReadFile(path, result);
+    ReadFile(path, bounds, result);
   } else {
     result.errors.push_back({path, "not a file or directory"});
   }
@@ -377,11 +428,26 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
     return 2;
   }
   const traceview::CostPrices prices = WithRulesFilePrices(*flag_prices, rules.prices);
+  SqlBounds bounds;
+  {
+    auto max_plan_nodes = IntegerFlag(*flags, "sql-max-plan-nodes", 1, 10'000'000);
+    auto max_executions = IntegerFlag(*flags, "sql-max-executions", 1, 10'000'000);
+    auto max_task_values = IntegerFlag(*flags, "sql-max-task-values", 1, 1'000'000'000);
+    for (const auto* value : {&max_plan_nodes, &max_executions, &max_task_values}) {
+      if (!value->ok()) {
+        err << "sparktrace diagnose: " << value->error().message << "\n";
+        return 2;
+      }
+    }
+    bounds.parser.max_plan_nodes = static_cast<std::size_t>(*max_plan_nodes);
+    bounds.model.max_executions = static_cast<std::size_t>(*max_executions);
+    bounds.model.max_task_values = static_cast<std::size_t>(*max_task_values);
+  }
 
   std::vector<diagnose::DiagnosedLog> logs;
   std::vector<diagnose::DiagnoseError> errors;
   for (const std::string& path : flags->positional()) {
-    InputResult result = ReadInput(path);
+    InputResult result = ReadInput(path, bounds);
     for (diagnose::DiagnosedLog& log : result.logs) {
       const bool application_over = diagnose::ApplicationStatus(log) != "in_progress";
       log.findings = diagnosis::DiagnoseApplication(log.model, thresholds);

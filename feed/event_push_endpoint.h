@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feed/feed_parser_options.h"
 #include "listener/events/event_parser.h"
 #include "listener/events/spark_event.h"
 
@@ -85,7 +86,7 @@ class EventPushEndpoint {
   const std::function<void()> on_queued_;
 
   mutable std::mutex mu_;
-  listener::events::EventParser parser_;  // guarded by mu_
+  listener::events::EventParser parser_{FeedParserOptions()};  // guarded by mu_
   std::vector<PushedBatch> queue_;
   std::size_t queued_bytes_ = 0;
   bool closed_ = false;

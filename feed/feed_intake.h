@@ -17,6 +17,7 @@
 #include "feed/event_push_endpoint.h"
 #include "feed/feed_applications.h"
 #include "feed/feed_metrics.h"
+#include "feed/feed_parser_options.h"
 #include "listener/eventlog/event_log_scanner.h"
 #include "listener/eventlog/event_log_sink.h"
 #include "listener/events/event_parser.h"
@@ -55,7 +56,7 @@ class FeedIntake final : private listener::eventlog::EventLogSink {
   FeedApplications& applications_;
   EventLogFeedCounters& totals_;
   const LogRestarted log_restarted_;
-  listener::events::EventParser parser_;
+  listener::events::EventParser parser_{FeedParserOptions()};
 };
 
 }  // namespace sparktrace::feed

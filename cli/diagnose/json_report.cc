@@ -223,6 +223,7 @@ void WriteApplication(JsonWriter& json, const DiagnosedLog& log) {
   json.EndArray().Key("operations").BeginArray();
   for (const auto& [id, operation] : model.operations()) WriteOperation(json, log, operation);
   json.EndArray();
+  WriteSqlExecutionsJson(json, log);
   WriteFindings(json, log.findings);
   json.EndObject();
 }

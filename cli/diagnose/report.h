@@ -4,12 +4,14 @@
 // docs/diagnose-rules.md for the findings).
 // Pure functions of already-read logs: no file access here.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/json_writer.h"
 #include "diagnose/finding.h"
 #include "diagnose/what_if_report.h"
 #include "listener/correlate/application_model.h"
@@ -32,6 +34,8 @@ struct DiagnosedLog {
   // Valid events of types the model does not use (or does not know), by their "Event" value.
   std::map<std::string, std::int64_t> ignored_event_types;
   listener::correlate::ApplicationModel model;
+  // The parser's bound on a plan's operators (--sql-max-plan-nodes) the log was read with.
+  std::size_t sql_max_plan_nodes = 0;
   // What the diagnosis rules found (diagnose/diagnose.h), most impactful first: for the
   // application, and per Connect operation id.
   std::vector<sparktrace::diagnose::Finding> findings;
@@ -59,6 +63,10 @@ struct DiagnoseError {
 std::string_view ApplicationStatus(const DiagnosedLog& log);
 
 std::string RenderDiagnoseText(const std::vector<DiagnosedLog>& logs);
+// The application's "sql_executions" and "sql_limits" (sql_report.cc), as keys of the object open.
+void WriteSqlExecutionsJson(JsonWriter& json, const DiagnosedLog& log);
+// Its SQL executions with their top operators, indented by `indent`; nothing without any.
+void RenderSqlExecutionsText(const DiagnosedLog& log, const std::string& indent, std::string& out);
 std::string RenderDiagnoseJson(const std::vector<DiagnosedLog>& logs,
                                const std::vector<DiagnoseError>& errors);
 

@@ -283,6 +283,7 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
   std::vector<const JobRecord*> jobs;
   for (const auto& [id, job] : model.jobs()) jobs.push_back(&job);
   RenderJobsText(model, jobs, origin_ms, status, "  ", out);
+  RenderSqlExecutionsText(log, "  ", out);
 
   for (const auto& [id, operation] : model.operations()) {
     out += "  connect operation " + operation.operation_id + " (" + std::string(OperationStatus(operation)) +

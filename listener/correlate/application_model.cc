@@ -109,6 +109,7 @@ void ApplicationModel::On(const events::JobStart& event) {
   if (job.connect_operation_id) tagged_jobs_by_operation_[*job.connect_operation_id].insert(job.job_id);
   if (job.sql_execution_id) jobs_by_execution_[*job.sql_execution_id].insert(job.job_id);
   if (job.sql_root_execution_id) jobs_by_execution_[*job.sql_root_execution_id].insert(job.job_id);
+  sql_.OnJobStart(event);
   SeeTime(event.submission_time_ms);
 }
 
@@ -159,6 +160,7 @@ void ApplicationModel::MergeStageInfo(const events::StageInfo& info, bool comple
 
 void ApplicationModel::On(const events::StageSubmitted& event) {
   MergeStageInfo(event.stage, /*completed=*/false);
+  sql_.OnStageSubmitted(event.stage.stage_id, event.stage.attempt_id);
 }
 
 void ApplicationModel::On(const events::StageCompleted& event) {
@@ -167,6 +169,7 @@ void ApplicationModel::On(const events::StageCompleted& event) {
 
 void ApplicationModel::On(const events::TaskEnd& event) {
   StageRecord(event.stage_id, event.stage_attempt_id).tasks.Add(event);
+  sql_.OnTaskEnd(event);
   if (event.launch_time_ms > 0 && event.finish_time_ms >= event.launch_time_ms &&
       !event.executor_id.empty()) {
     ExecutorUsage& usage = executor_usage_[event.executor_id];
@@ -188,6 +191,7 @@ void ApplicationModel::On(const events::SqlExecutionStart& event) {
   if (event.root_execution_id && *event.root_execution_id != event.execution_id) {
     executions_by_root_[*event.root_execution_id].insert(event.execution_id);
   }
+  sql_.OnExecutionStart(event);
   SeeTime(event.time_ms);
 }
 
@@ -196,6 +200,7 @@ void ApplicationModel::On(const events::SqlExecutionEnd& event) {
   execution.execution_id = event.execution_id;
   execution.end_ms = event.time_ms;
   execution.error_message = event.error_message;
+  sql_.OnExecutionEnd(event);
   SeeTime(event.time_ms);
 }
 
@@ -312,6 +317,32 @@ std::vector<std::int32_t> ApplicationModel::JobsOfOperation(std::string_view ope
     if (owner && *owner == operation_id) job_ids.push_back(job_id);
   }
   return job_ids;
+}
+
+std::vector<std::int32_t> ApplicationModel::JobsOfSqlExecution(std::int64_t execution_id) const {
+  std::vector<std::int32_t> job_ids;
+  auto candidates = jobs_by_execution_.find(execution_id);
+  if (candidates == jobs_by_execution_.end()) return job_ids;
+  for (std::int32_t job_id : candidates->second) {
+    if (jobs_.at(job_id).sql_execution_id == execution_id) job_ids.push_back(job_id);
+  }
+  return job_ids;
+}
+
+std::optional<std::string> ApplicationModel::OperationOfSqlExecution(std::int64_t execution_id) const {
+  if (auto execution = sql_executions_.find(execution_id); execution != sql_executions_.end()) {
+    if (execution->second.connect_operation_id) return execution->second.connect_operation_id;
+    const std::optional<std::int64_t> root = execution->second.root_execution_id;
+    if (root && *root != execution_id) {
+      auto root_execution = sql_executions_.find(*root);
+      if (root_execution != sql_executions_.end() && root_execution->second.connect_operation_id)
+        return root_execution->second.connect_operation_id;
+    }
+  }
+  for (std::int32_t job_id : JobsOfSqlExecution(execution_id)) {
+    if (std::optional<std::string> operation = OperationOfJob(jobs_.at(job_id))) return operation;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::int32_t> ApplicationModel::JobOfStageAttempt(const StageAttemptRecord& stage) const {
@@ -435,6 +466,7 @@ ApplicationModel::ForgetStats ApplicationModel::ForgetFinishedBefore(events::Epo
       }
     }
     sql_executions_.erase(execution);
+    sql_.Forget(execution_id);
     ++stats.sql_executions;
   }
   return stats;

@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "listener/correlate/sql_execution_model.h"
 #include "listener/correlate/task_statistics.h"
 #include "listener/events/connect_job_tag.h"
 #include "listener/events/spark_event.h"
@@ -147,6 +148,11 @@ class ApplicationModel {
   // Feeds one event, in log order. Never fails: what cannot be placed is counted (ignored_events).
   void Apply(const events::SparkEvent& event);
 
+  // The bounds of the SQL execution model (sql()); call before the first event.
+  void SetSqlLimits(const SqlLimits& limits) { sql_ = SqlExecutionModel(limits); }
+  // SQL executions with their final plan and operator metrics (sql_execution_model.h).
+  const SqlExecutionModel& sql() const { return sql_; }
+
   const ApplicationRecord& application() const { return application_; }
   const std::vector<ExecutorRecord>& executors() const { return executors_; }
   const std::map<std::int32_t, JobRecord>& jobs() const { return jobs_; }
@@ -171,6 +177,11 @@ class ApplicationModel {
   std::optional<std::string> OperationOfJob(const JobRecord& job) const;
   // Ids of the jobs of an operation, ascending.
   std::vector<std::int32_t> JobsOfOperation(std::string_view operation_id) const;
+  // Ids of the jobs whose spark.sql.execution.id is `execution_id`, ascending.
+  std::vector<std::int32_t> JobsOfSqlExecution(std::int64_t execution_id) const;
+  // The Connect operation a SQL execution ran for: its own jobTags (3.5+), else its root
+  // execution's, else the operation of its first job that has one. nullopt for none.
+  std::optional<std::string> OperationOfSqlExecution(std::int64_t execution_id) const;
   // The job a stage attempt ran for: of the jobs listing the stage, the latest submitted at or
   // before the attempt (a retried or re-used stage runs for the job that needed it then); else
   // the lowest-numbered job listing it. nullopt when no job lists it.
@@ -208,6 +219,9 @@ class ApplicationModel {
   void On(const events::TaskEnd& event);
   void On(const events::SqlExecutionStart& event);
   void On(const events::SqlExecutionEnd& event);
+  void On(const events::SqlAdaptiveExecutionUpdate& event) { sql_.OnAdaptiveExecutionUpdate(event); }
+  void On(const events::SqlAdaptiveMetricUpdates& event) { sql_.OnAdaptiveMetricUpdates(event); }
+  void On(const events::DriverAccumUpdates& event) { sql_.OnDriverAccumUpdates(event); }
   void On(const events::ConnectSessionEvent& event);
   void On(const events::ConnectOperationEvent& event);
   void On(const events::EnvironmentUpdate& event);
@@ -231,6 +245,7 @@ class ApplicationModel {
   std::int64_t ignored_events_ = 0;
   std::map<std::string, std::string, std::less<>> properties_;
   std::map<std::string, ExecutorUsage, std::less<>> executor_usage_;
+  SqlExecutionModel sql_;
 
   // Join indexes (see "Cost" above). Candidates only: JobsOfOperation re-checks each candidate
   // with OperationOfJob, so an index entry never overrides the join's precedence.

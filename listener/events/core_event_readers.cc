@@ -231,6 +231,32 @@ error_code ReadExecutorRemoved(FieldRange fields, ReadFailure& failure, Executor
   return simdjson::SUCCESS;
 }
 
+namespace {
+
+// "Stage Infos": of each, only the stage id and its task count (the rest, RDD infos included, is
+// what StageSubmitted says again).
+error_code ReadJobStageTasks(ondemand::value& value, ReadFailure& failure, std::vector<JobStageTasks>& out) {
+  return VisitArray(value, [&](ondemand::value& element) -> error_code {
+    JobStageTasks stage;
+    bool has_stage_id = false;
+    if (error_code error =
+            VisitObject(element, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+              if (key == "Stage ID") {
+                has_stage_id = true;
+                return ReadInt32(field, stage.stage_id);
+              }
+              if (key == "Number of Tasks") return ReadInt32(field, stage.num_tasks);
+              return simdjson::SUCCESS;
+            })) {
+      return error;
+    }
+    if (has_stage_id) out.push_back(stage);
+    return simdjson::SUCCESS;
+  });
+}
+
+}  // namespace
+
 error_code ReadJobStart(FieldRange fields, ReadFailure& failure, JobStart& out) {
   bool has_job_id = false;
   if (error_code visit_error =
@@ -242,7 +268,8 @@ error_code ReadJobStart(FieldRange fields, ReadFailure& failure, JobStart& out) 
             if (key == "Submission Time") return ReadOptionalInt64(value, out.submission_time_ms);
             if (key == "Stage IDs") return ReadIntArray(value, out.stage_ids);
             if (key == "Properties") return ReadJobProperties(value, failure, out.properties);
-            return simdjson::SUCCESS;  // "Stage Infos" duplicates what StageSubmitted says
+            if (key == "Stage Infos") return ReadJobStageTasks(value, failure, out.stage_tasks);
+            return simdjson::SUCCESS;
           })) {
     return visit_error;
   }

@@ -23,6 +23,11 @@ using json::error_code;
 using json::FieldRange;
 using json::ReadFailure;
 
+// simdjson's default nesting limit (1024) would reject a plan about 500 operators deep; a
+// "sparkPlanInfo" level is two JSON levels (the node and its "children" array). Deeper operators
+// than kMaxPlanDepth are skipped, not decoded.
+constexpr std::size_t kMaxJsonDepth = 2 * kMaxPlanDepth + 64;
+
 // Names from the line end up in error messages; a hostile line must not make them huge.
 constexpr std::size_t kMaxNameInMessage = 128;
 
@@ -104,14 +109,17 @@ ConnectSessionEvent SessionIn(ConnectSessionPhase phase) {
 
 struct EventParser::State {
   explicit State(EventParserOptions parser_options)
-      : options(parser_options), parser(parser_options.max_line_bytes) {}
+      : options(parser_options), parser(parser_options.max_line_bytes) {
+    // Sets the nesting limit; buffers grow to the longest line later. Should this fail (memory),
+    // the default limit stays and deep plans fail as malformed lines.
+    if (parser.allocate(0, kMaxJsonDepth) != simdjson::SUCCESS) return;
+  }
 
   Result<SparkEvent> ParseInPlace(std::string_view line, std::size_t readable_bytes);
-  Result<SparkEvent> Dispatch(ondemand::document& document, FieldRange fields, std::string_view event_type,
-                              std::string_view line, std::size_t readable_bytes);
-  Result<SparkEvent> FinishTaskEnd(TaskEnd task_end, std::string_view accumulables_json,
-                                   std::string_view line, std::size_t readable_bytes);
+  Result<SparkEvent> Dispatch(ondemand::document& document, FieldRange fields, std::string_view event_type);
   std::string_view CopyToPaddedBuffer(std::string_view line);
+  // 0 when plans are not wanted (json::ReadSqlExecutionStart skips them then).
+  std::size_t PlanNodesToRead() const { return options.sql_metrics ? options.max_plan_nodes : 0; }
 
   EventParserOptions options;
   ondemand::parser parser;
@@ -156,7 +164,7 @@ Result<SparkEvent> EventParser::State::ParseInPlace(std::string_view line, std::
       return InvalidArgument("\"Event\" is not a string");
     }
     ++fields.next;
-    return Dispatch(document, fields, event_type, line, readable_bytes);
+    return Dispatch(document, fields, event_type);
   }
 
   // Hand-written or re-serialised lines (e.g. sorted keys): find "Event", then start over. The
@@ -173,24 +181,18 @@ Result<SparkEvent> EventParser::State::ParseInPlace(std::string_view line, std::
   document.rewind();
   if (error_code error = document.get_object().get(object)) return Malformed(event_type, error);
   if (error_code error = json::FieldsOf(object, fields)) return Malformed(event_type, error);
-  return Dispatch(document, fields, event_type, line, readable_bytes);
+  return Dispatch(document, fields, event_type);
 }
 
 Result<SparkEvent> EventParser::State::Dispatch(ondemand::document& document, FieldRange fields,
-                                                std::string_view event_type, std::string_view line,
-                                                std::size_t readable_bytes) {
+                                                std::string_view event_type) {
   if (event_type.empty()) return InvalidArgument("empty \"Event\"");
   switch (EventTypeFromName(event_type)) {
-    case EventType::kTaskEnd: {
-      TaskEnd task_end;
-      std::string_view accumulables_json;
-      ReadFailure failure;
-      if (error_code error = json::ReadTaskEnd(fields, failure, task_end, accumulables_json)) {
-        return FieldError(event_type, failure, error);
-      }
-      if (error_code error = CheckDocumentEnd(document)) return Malformed(event_type, error);
-      return FinishTaskEnd(std::move(task_end), accumulables_json, line, readable_bytes);
-    }
+    case EventType::kTaskEnd:
+      return ReadEvent(document, fields, event_type, TaskEnd{},
+                       [this](FieldRange range, ReadFailure& failure, TaskEnd& out) {
+                         return json::ReadTaskEnd(range, failure, options.sql_metrics, out);
+                       });
     case EventType::kTaskStart:
       return ReadEvent(document, fields, event_type, TaskStart{}, json::ReadTaskStart);
     case EventType::kStageSubmitted:
@@ -220,9 +222,26 @@ Result<SparkEvent> EventParser::State::Dispatch(ondemand::document& document, Fi
     case EventType::kEnvironmentUpdate:
       return ReadEvent(document, fields, event_type, EnvironmentUpdate{}, json::ReadEnvironmentUpdate);
     case EventType::kSqlExecutionStart:
-      return ReadEvent(document, fields, event_type, SqlExecutionStart{}, json::ReadSqlExecutionStart);
+      return ReadEvent(document, fields, event_type, SqlExecutionStart{},
+                       [this](FieldRange range, ReadFailure& failure, SqlExecutionStart& out) {
+                         return json::ReadSqlExecutionStart(range, failure, PlanNodesToRead(), out);
+                       });
     case EventType::kSqlExecutionEnd:
       return ReadEvent(document, fields, event_type, SqlExecutionEnd{}, json::ReadSqlExecutionEnd);
+    case EventType::kSqlAdaptiveExecutionUpdate:
+      if (!options.sql_metrics) break;
+      return ReadEvent(document, fields, event_type, SqlAdaptiveExecutionUpdate{},
+                       [this](FieldRange range, ReadFailure& failure, SqlAdaptiveExecutionUpdate& out) {
+                         return json::ReadSqlAdaptiveExecutionUpdate(range, failure, options.max_plan_nodes,
+                                                                     out);
+                       });
+    case EventType::kSqlAdaptiveMetricUpdates:
+      if (!options.sql_metrics) break;
+      return ReadEvent(document, fields, event_type, SqlAdaptiveMetricUpdates{},
+                       json::ReadSqlAdaptiveMetricUpdates);
+    case EventType::kDriverAccumUpdates:
+      if (!options.sql_metrics) break;
+      return ReadEvent(document, fields, event_type, DriverAccumUpdates{}, json::ReadDriverAccumUpdates);
     case EventType::kConnectSessionStarted:
       return ReadEvent(document, fields, event_type, SessionIn(ConnectSessionPhase::kStarted),
                        json::ReadConnectSessionEvent);
@@ -254,26 +273,6 @@ Result<SparkEvent> EventParser::State::Dispatch(ondemand::document& document, Fi
       break;
   }
   return IgnoreEvent(document, fields, event_type);
-}
-
-Result<SparkEvent> EventParser::State::FinishTaskEnd(TaskEnd task_end, std::string_view accumulables_json,
-                                                     std::string_view line, std::size_t readable_bytes) {
-  // Before Spark 3.0 a task's peak execution memory is only in its accumulables. The line's own
-  // document is finished, so the parser can be reused for that array; it lies inside the line, so
-  // the line's padding covers it too. A broken array leaves the peak unknown, not the task lost.
-  if (task_end.has_metrics && !task_end.metrics.peak_execution_memory_bytes && accumulables_json.size() > 2) {
-    const std::size_t readable_from_array =
-        readable_bytes - static_cast<std::size_t>(accumulables_json.data() - line.data());
-    ondemand::document accumulables;
-    if (parser.iterate(accumulables_json.data(), accumulables_json.size(), readable_from_array)
-            .get(accumulables) == simdjson::SUCCESS) {
-      std::optional<std::int64_t> peak;
-      if (json::ReadPeakExecutionMemoryAccumulable(accumulables, peak) == simdjson::SUCCESS) {
-        task_end.metrics.peak_execution_memory_bytes = peak;
-      }
-    }
-  }
-  return SparkEvent(std::move(task_end));
 }
 
 EventParser::EventParser(EventParserOptions options) : state_(std::make_unique<State>(options)) {}

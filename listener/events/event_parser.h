@@ -35,6 +35,16 @@ struct EventParserOptions {
   // Longer lines are rejected unparsed; this bounds the parser's memory. The longest line in the
   // real test logs is 1 MiB (an AQE plan update of a Databricks query).
   std::size_t max_line_bytes = std::size_t{256} << 20;
+  // Operators kept of one physical plan ("sparkPlanInfo" of SQLExecutionStart and of each AQE
+  // update), in pre-order; the rest are counted in SqlPlan::dropped_nodes. Bounds a plan's memory;
+  // a 10,000-operator plan is kept whole. `sparktrace diagnose --sql-max-plan-nodes`.
+  std::size_t max_plan_nodes = 20000;
+  // Whether to read what only the SQL operator metrics need: "sparkPlanInfo" trees, the AQE and
+  // driver metric events, and each task's non-internal accumulables. They cost 15 % of the parser's
+  // throughput on the benchmark corpus (a Photon task end carries over a hundred SQL metrics), so a
+  // reader that does not use them (the live feed, until its spans carry operators) turns them off:
+  // plans stay nullopt, those events are ignored, tasks keep no AccumulableUpdate.
+  bool sql_metrics = true;
 };
 
 class EventParser {

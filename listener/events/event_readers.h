@@ -5,7 +5,11 @@
 // is missing. Required are only the fields an event means nothing without (ids, the event time,
 // a job's result); everything else Spark versions may omit.
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "listener/events/json_field_reader.h"
 #include "listener/events/spark_event.h"
@@ -28,20 +32,26 @@ error_code ReadEnvironmentUpdate(FieldRange fields, ReadFailure& failure, Enviro
 
 // task_event_readers.cc
 error_code ReadTaskStart(FieldRange fields, ReadFailure& failure, TaskStart& out);
-// `accumulables_json` receives the raw text of "Task Info"."Accumulables" (a view into the line),
-// for ReadPeakExecutionMemoryAccumulable once the line is done: logs before Spark 3.0 carry the
-// task's peak execution memory only there.
-error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, TaskEnd& out,
-                       std::string_view& accumulables_json);
-// Sets `out` from the "internal.metrics.peakExecutionMemory" accumulable of an "Accumulables"
-// array document; leaves it alone when there is none.
-error_code ReadPeakExecutionMemoryAccumulable(ondemand::document& accumulables,
-                                              std::optional<std::int64_t>& out);
+// Reads the task's non-internal accumulables (AccumulableUpdate), and for logs before Spark 3.0,
+// which carry the task's peak execution memory only there, "internal.metrics.peakExecutionMemory".
+// Without `sql_metrics` the non-internal accumulables are skipped (EventParserOptions::sql_metrics).
+error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, bool sql_metrics, TaskEnd& out);
 
-// sql_connect_event_readers.cc
-error_code ReadSqlExecutionStart(FieldRange fields, ReadFailure& failure, SqlExecutionStart& out);
+// sql_connect_event_readers.cc. `max_plan_nodes` bounds the operators kept of a plan (SqlPlan); 0
+// leaves "sparkPlanInfo" unread (the plan stays nullopt).
+error_code ReadSqlExecutionStart(FieldRange fields, ReadFailure& failure, std::size_t max_plan_nodes,
+                                 SqlExecutionStart& out);
 error_code ReadSqlExecutionEnd(FieldRange fields, ReadFailure& failure, SqlExecutionEnd& out);
 error_code ReadConnectSessionEvent(FieldRange fields, ReadFailure& failure, ConnectSessionEvent& out);
 error_code ReadConnectOperationEvent(FieldRange fields, ReadFailure& failure, ConnectOperationEvent& out);
+
+// sql_plan_readers.cc: "sparkPlanInfo" trees and the AQE and driver metric events.
+error_code ReadSparkPlanInfo(ondemand::value& value, ReadFailure& failure, std::size_t max_plan_nodes,
+                             SqlPlan& out);
+error_code ReadSqlAdaptiveExecutionUpdate(FieldRange fields, ReadFailure& failure, std::size_t max_plan_nodes,
+                                          SqlAdaptiveExecutionUpdate& out);
+error_code ReadSqlAdaptiveMetricUpdates(FieldRange fields, ReadFailure& failure,
+                                        SqlAdaptiveMetricUpdates& out);
+error_code ReadDriverAccumUpdates(FieldRange fields, ReadFailure& failure, DriverAccumUpdates& out);
 
 }  // namespace sparktrace::listener::events::json

@@ -30,9 +30,12 @@ constexpr std::array<NamedType, 12> kCoreEvents = {{
     {"SparkListenerEnvironmentUpdate", EventType::kEnvironmentUpdate},
 }};
 
-constexpr std::array<NamedType, 2> kSqlEvents = {{
+constexpr std::array<NamedType, 5> kSqlEvents = {{
     {"SparkListenerSQLExecutionStart", EventType::kSqlExecutionStart},
     {"SparkListenerSQLExecutionEnd", EventType::kSqlExecutionEnd},
+    {"SparkListenerDriverAccumUpdates", EventType::kDriverAccumUpdates},
+    {"SparkListenerSQLAdaptiveExecutionUpdate", EventType::kSqlAdaptiveExecutionUpdate},
+    {"SparkListenerSQLAdaptiveSQLMetricUpdates", EventType::kSqlAdaptiveMetricUpdates},
 }};
 
 constexpr std::array<NamedType, 9> kConnectEvents = {{

@@ -36,6 +36,12 @@ std::string_view SparkEventName(const SparkEvent& event) {
           return "SqlExecutionStart";
         } else if constexpr (std::is_same_v<Alternative, SqlExecutionEnd>) {
           return "SqlExecutionEnd";
+        } else if constexpr (std::is_same_v<Alternative, SqlAdaptiveExecutionUpdate>) {
+          return "SqlAdaptiveExecutionUpdate";
+        } else if constexpr (std::is_same_v<Alternative, SqlAdaptiveMetricUpdates>) {
+          return "SqlAdaptiveMetricUpdates";
+        } else if constexpr (std::is_same_v<Alternative, DriverAccumUpdates>) {
+          return "DriverAccumUpdates";
         } else if constexpr (std::is_same_v<Alternative, ConnectSessionEvent>) {
           return "ConnectSession";
         } else if constexpr (std::is_same_v<Alternative, ConnectOperationEvent>) {

@@ -7,13 +7,15 @@
 // are std::optional when "absent" and "zero" mean different things (CPU time before 2.1, peak
 // memory before 3.0), and plain zero otherwise (a task without shuffle read read 0 bytes).
 //
-// What is deliberately never copied: SQL text, plans, statement text, job descriptions, call sites
-// other than a stage's name, configuration values other than the allow-list of kept_properties.h
-// (never anything that may be a secret) and stack traces (they can carry credentials or personal
-// data). Of the job properties only spark.job.tags, spark.sql.execution.id,
-// spark.sql.execution.root.id and spark.jobGroup.id are kept. Free-text messages (failure reasons, error
-// messages) are kept up to kMaxMessageBytes; identifiers are kept whole, because a shortened id would join
-// wrongly.
+// What is deliberately never copied: statement text, physical plan descriptions, job descriptions,
+// call sites other than a stage's name, configuration values other than the allow-list of
+// kept_properties.h (never anything that may be a secret) and stack traces (they can carry
+// credentials or personal data). Of a SQL execution, its description (often the SQL text, cut to
+// kMaxSqlDescriptionBytes) and its plan's operators (name, Spark's simpleString cut to
+// kMaxPlanDetailBytes, metric names and accumulator ids) are kept: the operator view needs them. Of the job
+// properties only spark.job.tags, spark.sql.execution.id, spark.sql.execution.root.id and spark.jobGroup.id
+// are kept. Free-text messages (failure reasons, error messages) are kept up to kMaxMessageBytes; identifiers
+// are kept whole, because a shortened id would join wrongly.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +33,13 @@ using EpochMillis = std::int64_t;
 // A stage's name ("count at <console>:15", "save at Job.scala:42") is cut to this many bytes, and
 // before any '{' (Spark Connect names stages "Spark Connect - root { <plan> }"; the plan is not kept).
 inline constexpr std::size_t kMaxStageNameBytes = 256;
+
+// A SQL execution's "description" is cut to this many bytes (at a UTF-8 character boundary).
+inline constexpr std::size_t kMaxSqlDescriptionBytes = 1024;
+
+// A plan operator's "simpleString" (Spark's one-line description, e.g. "Filter (isnotnull(x#1) AND
+// (x#1 > 5))") is cut to this many bytes.
+inline constexpr std::size_t kMaxPlanDetailBytes = 200;
 
 // Failure reasons and error messages are cut to this many bytes (at a UTF-8 character boundary):
 // the head says what failed; the rest is usually a stack trace.
@@ -89,10 +98,18 @@ struct JobProperties {
 };
 
 // SparkListenerJobStart.
+// One entry of a JobStart's "Stage Infos": the stage's task count when its job was submitted. Spark's
+// SQL UI sizes its per-task metric arrays with it (SQLAppStatusListener.onJobStart).
+struct JobStageTasks {
+  std::int32_t stage_id = 0;
+  std::int32_t num_tasks = 0;
+};
+
 struct JobStart {
   std::int32_t job_id = 0;
   std::optional<EpochMillis> submission_time_ms;  // absent in Spark 1.2-era logs
   std::vector<std::int32_t> stage_ids;
+  std::vector<JobStageTasks> stage_tasks;  // from "Stage Infos"; empty in logs without it
   JobProperties properties;
 };
 
@@ -187,6 +204,14 @@ struct TaskMetrics {
   std::int64_t output_records_written = 0;
 };
 
+// One non-internal entry of a task's "Task Info"."Accumulables": a SQL metric (or a user
+// accumulator) and what this task attempt added to it ("Update"). Entries named "internal.*" (the
+// task metrics, also in "Task Metrics") and entries whose update is not an integer are not kept.
+struct AccumulableUpdate {
+  std::int64_t accumulator_id = 0;
+  std::int64_t update = 0;
+};
+
 // SparkListenerTaskEnd: one task attempt. Aggregation (per stage, per job) is the caller's job.
 struct TaskEnd {
   std::int32_t stage_id = 0;
@@ -212,17 +237,73 @@ struct TaskEnd {
   // the task ran, as polled by the executor. nullopt when absent; Spark writes 0 when nothing was
   // polled during the task (short tasks with the default heartbeat polling).
   std::optional<std::int64_t> executor_peak_jvm_heap_bytes;
+  // The task's SQL metric updates, in log order (see AccumulableUpdate).
+  std::vector<AccumulableUpdate> accumulable_updates;
 };
+
+// One metric of a plan operator (SparkPlanInfo "metrics", SQLMetricInfo): its display name, the
+// accumulator its task and driver updates are reported under, and Spark's metric type ("sum",
+// "size", "timing", "nsTiming", "average", or "v2Custom_<class>" for data source metrics).
+struct SqlPlanMetric {
+  std::string name;
+  std::int64_t accumulator_id = 0;
+  std::string type;
+};
+
+// One operator of a physical plan (SparkPlanInfo): "nodeName", "simpleString" cut to
+// kMaxPlanDetailBytes, its metrics and its children (indexes into SqlPlan::nodes).
+struct SqlPlanNode {
+  std::string name;
+  std::string detail;
+  std::vector<SqlPlanMetric> metrics;
+  std::vector<std::uint32_t> children;
+};
+
+// A physical plan as its "sparkPlanInfo" tree, flattened in pre-order: nodes[0] is the root and a
+// node's index is its stable id. Bounded (EventParserOptions::max_plan_nodes and kMaxPlanDepth):
+// operators past the bound are not kept, and dropped_nodes says so.
+struct SqlPlan {
+  std::vector<SqlPlanNode> nodes;
+  // Operators of the log's plan that were not kept (past the node or depth bound); a lower bound
+  // when a whole subtree was skipped past the depth bound (its size is not counted, 1 per subtree).
+  std::int64_t dropped_nodes = 0;
+};
+
+// Plans deeper than this many operators keep only their upper kMaxPlanDepth levels.
+inline constexpr std::size_t kMaxPlanDepth = 1500;
 
 // org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart.
 struct SqlExecutionStart {
   std::int64_t execution_id = 0;
   std::optional<std::int64_t> root_execution_id;  // 3.4+
   EpochMillis time_ms = 0;
+  std::string description;      // cut to kMaxSqlDescriptionBytes
+  std::optional<SqlPlan> plan;  // "sparkPlanInfo"; nullopt when absent
   // "jobTags" (3.5+): the job tags active when the execution started, so a Spark Connect
   // operation's tag links the execution before any of its jobs starts. nullopt before 3.5.
   std::optional<std::vector<std::string>> job_tags;
   std::optional<std::string> job_group_id;  // "jobGroupId" (4.0+)
+};
+
+// org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveExecutionUpdate: AQE replanned the
+// execution; `plan` is its current physical plan (the last one of an execution is its final plan).
+struct SqlAdaptiveExecutionUpdate {
+  std::int64_t execution_id = 0;
+  SqlPlan plan;
+};
+
+// org.apache.spark.sql.execution.ui.SparkListenerSQLAdaptiveSQLMetricUpdates: metrics AQE added to
+// the execution outside a plan update ("sqlPlanMetrics").
+struct SqlAdaptiveMetricUpdates {
+  std::int64_t execution_id = 0;
+  std::vector<SqlPlanMetric> metrics;
+};
+
+// org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates: metric values set on the driver
+// (broadcast build time, files read by a scan, subquery time, ...), "accumUpdates" [[id, value]...].
+struct DriverAccumUpdates {
+  std::int64_t execution_id = 0;
+  std::vector<AccumulableUpdate> updates;
 };
 
 // org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd.
@@ -284,7 +365,8 @@ struct EnvironmentUpdate {
 using SparkEvent =
     std::variant<IgnoredEvent, LogStart, ApplicationStart, ApplicationEnd, ExecutorAdded, ExecutorRemoved,
                  JobStart, JobEnd, StageSubmitted, StageCompleted, TaskStart, TaskEnd, SqlExecutionStart,
-                 SqlExecutionEnd, ConnectSessionEvent, ConnectOperationEvent, EnvironmentUpdate>;
+                 SqlExecutionEnd, SqlAdaptiveExecutionUpdate, SqlAdaptiveMetricUpdates, DriverAccumUpdates,
+                 ConnectSessionEvent, ConnectOperationEvent, EnvironmentUpdate>;
 
 // A short stable name for the parsed alternative ("TaskEnd", "ConnectOperation", ...); for an
 // IgnoredEvent, its "Event" value. For counters and logs.

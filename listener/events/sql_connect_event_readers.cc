@@ -1,6 +1,8 @@
 // Readers of the SQL execution and Spark Connect events: Jackson-serialised classes, so camelCase
-// keys and null for an absent Option. SQL text, plans, statement text, modified configurations
-// and user-supplied tags are never decoded.
+// keys and null for an absent Option. Of a SQL execution, its description (cut) and its plan's
+// operators (sql_plan_readers.cc) are read; physical plan descriptions, details (call sites),
+// statement text, modified configurations and user-supplied tags are never decoded.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,7 +30,8 @@ error_code ReadStringArray(ondemand::value& value, std::optional<std::vector<std
 
 }  // namespace
 
-error_code ReadSqlExecutionStart(FieldRange fields, ReadFailure& failure, SqlExecutionStart& out) {
+error_code ReadSqlExecutionStart(FieldRange fields, ReadFailure& failure, std::size_t max_plan_nodes,
+                                 SqlExecutionStart& out) {
   bool has_execution_id = false;
   bool has_time = false;
   if (error_code visit_error =
@@ -44,7 +47,23 @@ error_code ReadSqlExecutionStart(FieldRange fields, ReadFailure& failure, SqlExe
             if (key == "rootExecutionId") return ReadOptionalInt64(value, out.root_execution_id);
             if (key == "jobTags") return ReadStringArray(value, out.job_tags);
             if (key == "jobGroupId") return ReadOptionalString(value, out.job_group_id);
-            return simdjson::SUCCESS;  // description, details, physicalPlanDescription, sparkPlanInfo, ...
+            if (key == "description") {
+              bool is_null = false;
+              if (error_code error = ConsumeNull(value, is_null)) return error;
+              if (is_null) return simdjson::SUCCESS;
+              std::string_view text;
+              if (error_code error = value.get_string().get(text)) return error;
+              out.description.assign(CutUtf8(text, kMaxSqlDescriptionBytes));
+              return simdjson::SUCCESS;
+            }
+            if (key == "sparkPlanInfo") {
+              if (max_plan_nodes == 0) return simdjson::SUCCESS;  // not wanted: skipped undecoded
+              bool is_null = false;
+              if (error_code error = ConsumeNull(value, is_null)) return error;
+              if (is_null) return simdjson::SUCCESS;
+              return ReadSparkPlanInfo(value, failure, max_plan_nodes, out.plan.emplace());
+            }
+            return simdjson::SUCCESS;  // details, physicalPlanDescription, modifiedConfigs, ...
           })) {
     return visit_error;
   }

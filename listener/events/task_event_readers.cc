@@ -1,20 +1,26 @@
 // Readers of SparkListenerTaskStart / SparkListenerTaskEnd: the bulk of every event log, so these
-// read exactly the fields the stage statistics and the per-application metrics need (of the
-// executor metric gauges only the heap peak) and skip the rest (accumulables, updated blocks,
-// stack traces) undecoded.
+// read exactly the fields the stage statistics, the per-application metrics and the SQL operator
+// metrics need (of the executor metric gauges only the heap peak; of the accumulables the
+// non-internal ones, the SQL metrics, and the peak execution memory) and skip the rest (updated
+// blocks, stack traces) undecoded.
 #include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "listener/events/event_readers.h"
 
 namespace sparktrace::listener::events::json {
 namespace {
 
-constexpr std::string_view kPeakExecutionMemoryAccumulable = "internal.metrics.peakExecutionMemory";
+// Accumulable names as their raw JSON tokens (quotes included), compared without unescaping: Spark
+// writes these names plain.
+constexpr std::string_view kInternalPrefixToken = "\"internal.";
+constexpr std::string_view kPeakExecutionMemoryToken = "\"internal.metrics.peakExecutionMemory\"";
 
 // "Task Info", shared by TaskStart and TaskEnd.
 struct TaskInfoFields {
@@ -29,8 +35,78 @@ struct TaskInfoFields {
   bool killed = false;
   bool has_task_id = false;
   bool has_launch_time = false;
-  std::string_view accumulables_json;
+  bool keep_sql_updates = true;  // EventParserOptions::sql_metrics
+  // "internal.metrics.peakExecutionMemory"'s update: logs before Spark 3.0 carry the task's peak
+  // execution memory only there.
+  std::optional<std::int64_t> peak_execution_memory_update;
+  std::vector<AccumulableUpdate> accumulable_updates;
 };
+
+// An accumulable's "Update" from its raw token: a JSON integer (internal metrics) or a string of one
+// (SQL metrics: Spark writes external accumulators' values with toString). Read without decoding
+// the string (such digits need no unescaping); anything else is no integer update.
+std::optional<std::int64_t> AccumulableUpdateFromToken(std::string_view token) {
+  while (!token.empty() &&
+         (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r')) {
+    token.remove_suffix(1);
+  }
+  if (token.size() >= 2 && token.front() == '"' && token.back() == '"')
+    token = token.substr(1, token.size() - 2);
+  std::int64_t number = 0;
+  const auto [end, parse_error] = std::from_chars(token.data(), token.data() + token.size(), number);
+  if (parse_error != std::errc() || end != token.data() + token.size() || token.empty()) return std::nullopt;
+  return number;
+}
+
+// "Accumulables": [{"ID", "Name", "Update", "Value", "Internal", "Count Failed Values", "Metadata"}].
+// Most entries of a plain log are internal task metrics (repeated in "Task Metrics"): each is left
+// as soon as its name says so, the rest of the object skipped undecoded. SQL metrics say
+// "Internal": true too, so the name decides. Of the others only "ID" and "Update" are read, and the
+// object is left once both are (Spark writes them first). Entries without an integer "Update" are
+// not kept. This is the bulk of a SQL log's bytes (a Photon task carries over a hundred metrics), so
+// the values are read from their raw tokens.
+error_code ReadAccumulables(ondemand::value& value, TaskInfoFields& out) {
+  ondemand::array array;
+  if (error_code error = value.get_array().get(array)) return error;
+  for (auto element_result : array) {
+    // An entry of another shape (not an object, a non-integer "ID") is not kept, and the task is
+    // read all the same; the line's structure is still checked as a whole.
+    ondemand::object object;
+    if (element_result.get_object().get(object) != simdjson::SUCCESS) continue;
+    std::int64_t id = 0;
+    bool has_id = false;
+    bool has_name = false;
+    bool is_peak = false;
+    std::optional<std::int64_t> update;
+    for (auto field_result : object) {
+      ondemand::field field;
+      if (error_code error = std::move(field_result).get(field)) return error;
+      const ondemand::raw_json_string key = field.key();
+      if (key == "ID") {
+        has_id = field.value().get_int64().get(id) == simdjson::SUCCESS;
+      } else if (key == "Name") {
+        const std::string_view token = field.value().raw_json_token();
+        has_name = true;
+        if (token.starts_with(kInternalPrefixToken)) {
+          is_peak = token.starts_with(kPeakExecutionMemoryToken);
+          if (!is_peak) break;  // the array iterator skips the rest of this object
+        } else if (!out.keep_sql_updates) {
+          break;
+        }
+      } else if (key == "Update") {
+        update = AccumulableUpdateFromToken(field.value().raw_json_token());
+      }
+      if (has_name && update && (has_id || is_peak)) break;  // "Value", "Internal", ... are not needed
+    }
+    if (!update) continue;
+    if (is_peak) {
+      out.peak_execution_memory_update = update;
+    } else if (has_id) {
+      out.accumulable_updates.push_back(AccumulableUpdate{id, *update});
+    }
+  }
+  return simdjson::SUCCESS;
+}
 
 error_code ReadTaskInfo(ondemand::value& value, ReadFailure& failure, TaskInfoFields& out) {
   if (error_code visit_error =
@@ -50,12 +126,7 @@ error_code ReadTaskInfo(ondemand::value& value, ReadFailure& failure, TaskInfoFi
             if (key == "Speculative") return ReadBool(field, out.speculative);
             if (key == "Failed") return ReadBool(field, out.failed);
             if (key == "Killed") return ReadBool(field, out.killed);
-            if (key == "Accumulables") {
-              // Keep only where the array is; decoding it is needed for logs before Spark 3.0 alone.
-              ondemand::array accumulables;
-              if (error_code error = field.get_array().get(accumulables)) return error;
-              return accumulables.raw_json().get(out.accumulables_json);
-            }
+            if (key == "Accumulables") return ReadAccumulables(field, out);
             return simdjson::SUCCESS;
           })) {
     return visit_error;
@@ -191,23 +262,6 @@ error_code ReadTaskEndReason(ondemand::value& value, ReadFailure& failure, TaskE
   return simdjson::SUCCESS;
 }
 
-// An accumulable's "Update": a number for internal metrics, a numeric string for SQL metrics.
-error_code ReadAccumulableUpdate(ondemand::value& value, std::optional<std::int64_t>& out) {
-  ondemand::json_type type;
-  if (error_code error = value.type().get(type)) return error;
-  if (type == ondemand::json_type::number) {
-    std::int64_t number = 0;
-    if (value.get_int64().get(number) == simdjson::SUCCESS) out = number;
-  } else if (type == ondemand::json_type::string) {
-    std::string_view text;
-    if (error_code error = value.get_string().get(text)) return error;
-    std::int64_t number = 0;
-    const auto [end, parse_error] = std::from_chars(text.data(), text.data() + text.size(), number);
-    if (parse_error == std::errc() && end == text.data() + text.size()) out = number;
-  }
-  return simdjson::SUCCESS;
-}
-
 }  // namespace
 
 error_code ReadTaskStart(FieldRange fields, ReadFailure& failure, TaskStart& out) {
@@ -240,12 +294,12 @@ error_code ReadTaskStart(FieldRange fields, ReadFailure& failure, TaskStart& out
   return simdjson::SUCCESS;
 }
 
-error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, TaskEnd& out,
-                       std::string_view& accumulables_json) {
+error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, bool sql_metrics, TaskEnd& out) {
   bool has_stage_id = false;
   bool has_reason = false;
   bool has_task_info = false;
   TaskInfoFields info;
+  info.keep_sql_updates = sql_metrics;
   if (error_code visit_error =
           VisitFields(fields, failure, [&](std::string_view key, ondemand::value& value) -> error_code {
             if (key == "Stage ID") {
@@ -290,38 +344,9 @@ error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, TaskEnd& out,
   out.speculative = info.speculative;
   out.failed = info.failed;
   out.killed = info.killed;
-  accumulables_json = info.accumulables_json;
-  return simdjson::SUCCESS;
-}
-
-error_code ReadPeakExecutionMemoryAccumulable(ondemand::document& accumulables,
-                                              std::optional<std::int64_t>& out) {
-  ondemand::array array;
-  if (error_code error = accumulables.get_array().get(array)) return error;
-  ReadFailure ignored_failure;  // the caller reports this array as a whole
-  for (auto element_result : array) {
-    ondemand::value element;
-    if (error_code error = element_result.get(element)) return error;
-    bool is_peak = false;
-    std::optional<std::int64_t> update;
-    if (error_code visit_error = VisitObject(element, ignored_failure,
-                                             [&](std::string_view key, ondemand::value& field) -> error_code {
-                                               if (key == "Name") {
-                                                 std::string_view name;
-                                                 if (error_code error = field.get_string().get(name))
-                                                   return error;
-                                                 is_peak = name == kPeakExecutionMemoryAccumulable;
-                                               } else if (key == "Update") {
-                                                 return ReadAccumulableUpdate(field, update);
-                                               }
-                                               return simdjson::SUCCESS;
-                                             })) {
-      return visit_error;
-    }
-    if (is_peak && update) {
-      out = update;
-      return simdjson::SUCCESS;
-    }
+  out.accumulable_updates = std::move(info.accumulable_updates);
+  if (out.has_metrics && !out.metrics.peak_execution_memory_bytes && info.peak_execution_memory_update) {
+    out.metrics.peak_execution_memory_bytes = info.peak_execution_memory_update;
   }
   return simdjson::SUCCESS;
 }
