@@ -70,6 +70,9 @@
 //   Operation = {"operation_id": string, "session_id": string, "user_id": string,
 //                "status": "running"|"finished"|"failed"|"canceled"|"closed",
 //                "window": Window|null, "phases": Phases|null, "job_ids": [int...],
+//                "server_phases": {"analysis_ms", "planning_ms", "execution_ms", "results_ms": int|null}|null,
+//                                                // the Connect server's own split, from its operation
+//                                                // events (listener/correlate/connect_server_phases.h)
 //                "error_message": string|null,
 //                "cost": Cost|null,              // as an attempt of this operation alone
 //                "what_if": WhatIf|null,         // the operation's own jobs in its window

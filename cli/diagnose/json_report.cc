@@ -11,6 +11,7 @@
 #include "cli/diagnose/report_facts.h"
 #include "common/json_writer.h"
 #include "diagnose/finding.h"
+#include "listener/correlate/connect_server_phases.h"
 #include "listener/correlate/phases.h"
 #include "traceview/cost_json.h"
 
@@ -174,12 +175,38 @@ void WriteJob(JsonWriter& json, const ApplicationModel& model, const JobRecord& 
   json.EndArray().EndObject();
 }
 
+void OptionalMs(JsonWriter& json, std::string_view key, std::optional<std::int64_t> ms) {
+  json.Key(key);
+  if (ms) {
+    json.Int(*ms);
+  } else {
+    json.Null();
+  }
+}
+
+// The Connect server's own split of the operation (connect_server_phases.h); null without any of its
+// events.
+void WriteServerPhases(JsonWriter& json, const listener::correlate::ConnectServerPhases& phases) {
+  json.Key("server_phases");
+  if (!phases.any()) {
+    json.Null();
+    return;
+  }
+  json.BeginObject();
+  OptionalMs(json, "analysis_ms", phases.analysis_ms);
+  OptionalMs(json, "planning_ms", phases.planning_ms);
+  OptionalMs(json, "execution_ms", phases.execution_ms);
+  OptionalMs(json, "results_ms", phases.results_ms);
+  json.EndObject();
+}
+
 void WriteOperation(JsonWriter& json, const DiagnosedLog& log, const ConnectOperationRecord& operation) {
   const ApplicationModel& model = log.model;
   json.BeginObject();
   json.Key("operation_id").String(operation.operation_id).Key("session_id").String(operation.session_id);
   json.Key("user_id").String(operation.user_id).Key("status").String(OperationStatus(operation));
   WriteWindow(json, listener::correlate::OperationPhases(model, operation));
+  WriteServerPhases(json, listener::correlate::ServerPhasesOf(operation));
   json.Key("job_ids").BeginArray();
   for (std::int32_t job_id : model.JobsOfOperation(operation.operation_id)) json.Int(job_id);
   json.EndArray();

@@ -14,12 +14,28 @@
 #include "cli/diagnose/report_facts.h"
 #include "common/units.h"
 #include "diagnose/finding.h"
+#include "listener/correlate/connect_server_phases.h"
 #include "listener/correlate/phases.h"
 
 namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
 
 namespace sparktrace::cli::diagnose {
 namespace {
+
+// "analysis 20 ms, planning 30 ms, execution 1210 ms, results 100 ms": the phases the log has.
+std::string ServerPhasesLine(const listener::correlate::ConnectServerPhases& phases) {
+  std::string line;
+  const auto add = [&line](std::string_view name, std::optional<std::int64_t> ms) {
+    if (!ms) return;
+    if (!line.empty()) line += ", ";
+    line += std::string(name) + " " + std::to_string(*ms) + " ms";
+  };
+  add("analysis", phases.analysis_ms);
+  add("planning", phases.planning_ms);
+  add("execution", phases.execution_ms);
+  add("results", phases.results_ms);
+  return line;
+}
 
 using listener::correlate::ApplicationModel;
 using listener::correlate::JobRecord;
@@ -292,6 +308,8 @@ void RenderApplicationText(const DiagnosedLog& log, std::string& out) {
            (operation.user_id.empty() ? "-" : operation.user_id) + "\n";
     if (!operation.error_message.empty())
       out += "    error    " + operation.error_message.substr(0, 160) + "\n";
+    if (const std::string server = ServerPhasesLine(listener::correlate::ServerPhasesOf(operation)); !server.empty())
+      out += "    server   " + server + "\n";
     const std::optional<PhaseBreakdown> operation_phases =
         listener::correlate::OperationPhases(model, operation);
     RenderPhasesText(operation_phases, "    ", out);

@@ -238,6 +238,10 @@ class DiagnoseTest(unittest.TestCase):
             {"Event": pkg + "SparkListenerConnectOperationStarted", "jobTag": tag, "operationId": op,
              "eventTime": t0 + 9240, "sessionId": session, "userId": "data_eng", "userName": "x",
              "statementText": "", "sparkSessionTags": [], "extraTags": {}},
+            {"Event": pkg + "SparkListenerConnectOperationAnalyzed", "jobTag": tag, "operationId": op,
+             "eventTime": t0 + 9260, "extraTags": {}},
+            {"Event": pkg + "SparkListenerConnectOperationReadyForExecution", "jobTag": tag, "operationId": op,
+             "eventTime": t0 + 9290},
             {"Event": "SparkListenerJobStart", "Job ID": 7, "Submission Time": t0 + 9300, "Stage Infos": [stage()],
              "Stage IDs": [11], "Properties": {"spark.job.tags": tag}},
             {"Event": "SparkListenerStageSubmitted", "Stage Info": stage(t0 + 9310), "Properties": {}},
@@ -268,9 +272,13 @@ class DiagnoseTest(unittest.TestCase):
         self.assertEqual(operation["phases"], {"resource_wait_ms": 0, "compute_ms": 1000, "io_write_ms": 0,
                                                "idle_ms": 260})
         self.assertEqual(operation["job_ids"], [7])
+        # The server's own split: Started → Analyzed → ReadyForExecution → Finished → Closed.
+        self.assertEqual(operation["server_phases"], {"analysis_ms": 20, "planning_ms": 30, "execution_ms": 1210,
+                                                      "results_ms": 100})
         self.assertEqual(operation["findings"], [])  # a healthy one-second operation
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn(f"connect operation {op} (finished)", text.stdout)
+        self.assertIn("server   analysis 20 ms, planning 30 ms, execution 1210 ms, results 100 ms", text.stdout)
         self.assertRegex(text.stdout, r"compute\s+1000 ms\s+79\.4%")
 
     def test_usage_errors(self):
