@@ -1,6 +1,8 @@
 // `sparktrace diagnose`'s SQL executions (report.h): each execution's final plan with its operators'
 // metrics in the JSON document (schema atop cli/diagnose_command.cc, rules in docs/diagnose-sql.md),
 // and a few lines per execution with its top operators by time in the text report.
+#include <spdlog/fmt/fmt.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -221,8 +223,8 @@ void RenderSqlExecutionsText(const DiagnosedLog& log, const std::string& indent,
     for (const auto& facts :
          listener::correlate::TopOperatorsByTime(execution.plan, summaries, kTextOperators)) {
       const std::string& name = execution.plan.nodes[facts.node].name;
-      std::string row = indent + "    #" + std::to_string(facts.node) + " " + name + "  task time " +
-                        Seconds(facts.time_ms);
+      std::string row =
+          fmt::format("{}    #{} {}  task time {}", indent, facts.node, name, Seconds(facts.time_ms));
       if (facts.output_rows) row += "  rows " + std::to_string(*facts.output_rows);
       if (facts.spill_bytes && *facts.spill_bytes > 0)
         row += "  spill " + FormatByteSize(static_cast<std::uint64_t>(*facts.spill_bytes));
