@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/url_codec.h"
+#include "common/utf8.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -112,38 +113,11 @@ Result<void> ReadPaging(const Query& query, tracing::store::TaskAttemptFilter& f
 
 bool IsUtf8Text(std::string_view text, std::size_t& characters) {
   characters = 0;
-  for (std::size_t at = 0; at < text.size(); ++characters) {
-    const auto lead = static_cast<unsigned char>(text[at]);
-    if (lead == 0) return false;
-    std::size_t length = 0;
-    char32_t code = 0;
-    if (lead < 0x80) {
-      ++at;
-      continue;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-      code = lead & 0x1F;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      code = lead & 0x0F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      code = lead & 0x07;
-    } else {
-      return false;  // a continuation byte, 0xC0/0xC1 (always overlong) or past U+10FFFF
-    }
-    if (text.size() - at < length) return false;
-    for (std::size_t i = 1; i < length; ++i) {
-      const auto next = static_cast<unsigned char>(text[at + i]);
-      if ((next & 0xC0) != 0x80) return false;
-      code = (code << 6) | (next & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8 (RFC 3629).
-    if ((length == 3 && code < 0x800) || (length == 4 && (code < 0x10000 || code > 0x10FFFF)) ||
-        (code >= 0xD800 && code <= 0xDFFF)) {
-      return false;
-    }
-    at += length;
+  while (!text.empty()) {
+    const std::size_t length = Utf8SequenceLength(text);
+    if (length == 0 || text.front() == '\0') return false;
+    text.remove_prefix(length);
+    ++characters;
   }
   return true;
 }

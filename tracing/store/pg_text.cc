@@ -1,39 +1,11 @@
 #include "tracing/store/pg_text.h"
 
+#include "common/utf8.h"
+
 namespace sparktrace::tracing::store {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// The length of the valid UTF-8 sequence at the start of `text` (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF), or 0 when it is not one.
-std::size_t ValidSequenceLength(std::string_view text) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return lead == 0 ? 0 : 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (text.size() < length) return 0;
-  if (byte(1) < low || byte(1) > high) return 0;
-  for (std::size_t i = 2; i < length; ++i) {
-    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
-  }
-  return length;
-}
 
 }  // namespace
 
@@ -41,7 +13,8 @@ std::string ValidUtf8(std::string_view text) {
   std::string clean;
   clean.reserve(text.size());
   while (!text.empty()) {
-    const std::size_t length = ValidSequenceLength(text);
+    // NUL is ASCII, but PostgreSQL's text cannot hold it: replaced like an invalid byte.
+    const std::size_t length = text.front() == '\0' ? 0 : Utf8SequenceLength(text);
     if (length == 0) {
       clean += kReplacement;
       text.remove_prefix(1);
