@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/diagnose/json_fields.h"
 #include "cli/diagnose/report.h"
 #include "cli/diagnose/report_facts.h"
 #include "common/json_writer.h"
@@ -26,22 +27,6 @@ using listener::correlate::JobRecord;
 using listener::correlate::Phase;
 using listener::correlate::PhaseBreakdown;
 using listener::correlate::StageAttemptRecord;
-
-JsonWriter& OptionalInt(JsonWriter& json, std::optional<std::int64_t> value) {
-  return value ? json.Int(*value) : json.Null();
-}
-
-JsonWriter& OptionalString(JsonWriter& json, const std::optional<std::string>& value) {
-  return value ? json.String(*value) : json.Null();
-}
-
-JsonWriter& NonEmptyOrNull(JsonWriter& json, const std::string& value) {
-  return value.empty() ? json.Null() : json.String(value);
-}
-
-void WriteOptionalInt32(JsonWriter& json, std::string_view key, std::optional<std::int32_t> value) {
-  OptionalInt(json.Key(key), value ? std::optional<std::int64_t>(*value) : std::nullopt);
-}
 
 // A figure as the text report writes it (integers whole, 4 significant digits), or null.
 void WriteFigure(JsonWriter& json, std::optional<double> value) {
@@ -101,9 +86,9 @@ void WriteFinding(JsonWriter& json, const diagnosis::Finding& finding) {
   json.Key("scope").BeginObject().Key("kind").String(diagnosis::ScopeKindName(finding.scope.kind));
   json.Key("app_id").String(finding.scope.app_id);
   OptionalString(json.Key("operation_id"), finding.scope.operation_id);
-  WriteOptionalInt32(json, "job_id", finding.scope.job_id);
-  WriteOptionalInt32(json, "stage_id", finding.scope.stage_id);
-  WriteOptionalInt32(json, "stage_attempt", finding.scope.stage_attempt);
+  OptionalInt(json.Key("job_id"), finding.scope.job_id);
+  OptionalInt(json.Key("stage_id"), finding.scope.stage_id);
+  OptionalInt(json.Key("stage_attempt"), finding.scope.stage_attempt);
   NonEmptyOrNull(json.Key("stage_name"), finding.scope.stage_name).EndObject();
   json.Key("title").String(finding.title);
   json.Key("evidence").BeginArray();
@@ -175,15 +160,6 @@ void WriteJob(JsonWriter& json, const ApplicationModel& model, const JobRecord& 
   json.EndArray().EndObject();
 }
 
-void OptionalMs(JsonWriter& json, std::string_view key, std::optional<std::int64_t> ms) {
-  json.Key(key);
-  if (ms) {
-    json.Int(*ms);
-  } else {
-    json.Null();
-  }
-}
-
 // The Connect server's own split of the operation (connect_server_phases.h); null without any of its
 // events.
 void WriteServerPhases(JsonWriter& json, const listener::correlate::ConnectServerPhases& phases) {
@@ -193,10 +169,10 @@ void WriteServerPhases(JsonWriter& json, const listener::correlate::ConnectServe
     return;
   }
   json.BeginObject();
-  OptionalMs(json, "analysis_ms", phases.analysis_ms);
-  OptionalMs(json, "planning_ms", phases.planning_ms);
-  OptionalMs(json, "execution_ms", phases.execution_ms);
-  OptionalMs(json, "results_ms", phases.results_ms);
+  OptionalInt(json.Key("analysis_ms"), phases.analysis_ms);
+  OptionalInt(json.Key("planning_ms"), phases.planning_ms);
+  OptionalInt(json.Key("execution_ms"), phases.execution_ms);
+  OptionalInt(json.Key("results_ms"), phases.results_ms);
   json.EndObject();
 }
 

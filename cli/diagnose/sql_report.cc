@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/diagnose/json_fields.h"
 #include "cli/diagnose/report.h"
 #include "cli/diagnose/report_facts.h"
 #include "common/units.h"
@@ -50,12 +51,7 @@ void WriteNode(JsonWriter& json, const SqlPlan& plan, std::uint32_t index,
                const std::vector<std::optional<std::int32_t>>& codegen, const Summaries& summaries) {
   const listener::events::SqlPlanNode& node = plan.nodes[index];
   json.BeginObject().Key("id").Int(index).Key("name").String(node.name).Key("detail").String(node.detail);
-  json.Key("codegen_stage");
-  if (codegen[index]) {
-    json.Int(*codegen[index]);
-  } else {
-    json.Null();
-  }
+  OptionalInt(json.Key("codegen_stage"), codegen[index]);
   std::set<std::int32_t> stage_ids;
   for (const listener::events::SqlPlanMetric& metric : node.metrics) {
     if (auto found = summaries.find(metric.accumulator_id); found != summaries.end())
@@ -103,41 +99,17 @@ void WriteExecution(JsonWriter& json, const DiagnosedLog& log, const SqlExecutio
       record != model.sql_executions().end() ? &record->second : nullptr;
   const Summaries summaries = model.sql().MetricSummaries(execution.execution_id);
   json.BeginObject().Key("execution_id").Int(execution.execution_id);
-  json.Key("root_execution_id");
-  if (times != nullptr && times->root_execution_id) {
-    json.Int(*times->root_execution_id);
-  } else {
-    json.Null();
-  }
+  OptionalInt(json.Key("root_execution_id"), times != nullptr ? times->root_execution_id : std::nullopt);
   json.Key("description").String(execution.description);
-  const std::optional<std::string> operation = model.OperationOfSqlExecution(execution.execution_id);
-  json.Key("operation_id");
-  if (operation) {
-    json.String(*operation);
-  } else {
-    json.Null();
-  }
+  OptionalString(json.Key("operation_id"), model.OperationOfSqlExecution(execution.execution_id));
   json.Key("job_ids").BeginArray();
   for (std::int32_t job_id : model.JobsOfSqlExecution(execution.execution_id)) json.Int(job_id);
   json.EndArray();
-  json.Key("start_ms");
-  if (times != nullptr && times->start_ms) {
-    json.Int(*times->start_ms);
-  } else {
-    json.Null();
-  }
-  json.Key("end_ms");
-  if (times != nullptr && times->end_ms) {
-    json.Int(*times->end_ms);
-  } else {
-    json.Null();
-  }
-  json.Key("error_message");
-  if (times != nullptr && times->error_message && !times->error_message->empty()) {
-    json.String(*times->error_message);
-  } else {
-    json.Null();
-  }
+  OptionalInt(json.Key("start_ms"), times != nullptr ? times->start_ms : std::nullopt);
+  OptionalInt(json.Key("end_ms"), times != nullptr ? times->end_ms : std::nullopt);
+  // An empty message is a success (Spark 3.5 writes "" then).
+  NonEmptyOrNull(json.Key("error_message"),
+                 times != nullptr && times->error_message ? *times->error_message : std::string());
   json.Key("plan_version").String(listener::correlate::SqlPlanVersionName(execution.plan_version));
   json.Key("plan_updates").Int(execution.plan_updates);
   json.Key("truncated").Bool(execution.plan.dropped_nodes > 0);
