@@ -49,14 +49,14 @@ ReportCounters RegisterCounters(prometheus::Registry& registry) {
                         &remembered};
 }
 
+admin::HttpResponse JsonAnswer(int status, std::string body) {
+  return admin::HttpResponse{status, "application/json", std::move(body) + "\n", {}};
+}
+
 admin::HttpResponse ErrorAnswer(int status, const Error& problem) {
   JsonWriter error;
   error.BeginObject().Key("error").String(problem.message).EndObject();
-  return admin::HttpResponse{status, "application/json", error.Take() + "\n", {}};
-}
-
-admin::HttpResponse JsonAnswer(int status, std::string body) {
-  return admin::HttpResponse{status, "application/json", std::move(body) + "\n", {}};
+  return JsonAnswer(status, error.Take());
 }
 
 }  // namespace

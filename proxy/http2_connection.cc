@@ -255,11 +255,7 @@ void Http2Connection::Drain() {
 
 void Http2Connection::GoAwayAndClose(std::string_view why) {
   if (closed_) return;
-  draining_ = true;
-  if (role_ == Role::kServer) {
-    nghttp2_submit_goaway(session(), NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(session()),
-                          NGHTTP2_NO_ERROR, nullptr, 0);
-  }
+  Drain();  // the GOAWAY (once: a connection already draining has it queued or sent)
   // Not Flush: it may stop at the high watermark or leave the rest for a later event, and the
   // connection closes before either comes. What the socket does not take now is dropped.
   if (nghttp2_session_send(session()) == 0) io_->Write();
