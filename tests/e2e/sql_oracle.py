@@ -103,35 +103,32 @@ EV_DRIVER = SQL_PREFIX + "SparkListenerDriverAccumUpdates"
 # Reading event logs
 
 
+def _lz4_length(src, i, length):
+    """A token's 4-bit length and, when it is 15, the bytes that extend it (each added, until one
+    below 255); (length, index past them)."""
+    if length == 15:
+        while True:
+            b = src[i]
+            i += 1
+            length += b
+            if b != 255:
+                break
+    return length, i
+
+
 def _lz4_block(src, size):
     """One raw LZ4 block (the LZ4 block format) of `size` decoded bytes."""
     dst = bytearray()
     i, n = 0, len(src)
     while i < n:
         token = src[i]
-        i += 1
-        length = token >> 4
-        if length == 15:
-            while True:
-                b = src[i]
-                i += 1
-                length += b
-                if b != 255:
-                    break
+        length, i = _lz4_length(src, i + 1, token >> 4)
         dst += src[i:i + length]
         i += length
         if i >= n:
             break
         offset = src[i] | (src[i + 1] << 8)
-        i += 2
-        length = token & 15
-        if length == 15:
-            while True:
-                b = src[i]
-                i += 1
-                length += b
-                if b != 255:
-                    break
+        length, i = _lz4_length(src, i + 2, token & 15)
         length += 4
         start = len(dst) - offset
         if offset >= length:

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/url_codec.h"
+#include "tests/unit/traceview/traceview_api_request.h"
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/attempt_spans.h"
 #include "traceview/trace_view_api.h"
@@ -59,13 +60,7 @@ class TraceViewApiTest : public ::testing::Test {
   }
 
   admin::HttpResponse Get(TraceViewApi& api, const std::string& path, const std::string& query = "") {
-    admin::HttpRequest request;
-    request.path = path;
-    request.query = query;
-    request.header = [](const std::string&) { return std::nullopt; };
-    auto response = api.Handle(request);
-    EXPECT_TRUE(response.has_value()) << path;
-    return response.value_or(admin::HttpResponse{599, "", "", {}});
+    return traceview_test::GetFrom(api, path, query);
   }
 
   static nlohmann::json Body(const admin::HttpResponse& response) {

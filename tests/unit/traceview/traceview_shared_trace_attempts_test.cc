@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/url_codec.h"
+#include "tests/unit/traceview/traceview_api_request.h"
 #include "tests/unit/tracing/store/shared_dag_run_spans.h"
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
@@ -47,13 +48,7 @@ class TraceViewSharedTraceAttempts : public testing::TestWithParam<StoreBackend>
   void TearDown() override { backend_.Destroy(); }
 
   admin::HttpResponse Get(TraceViewApi& api, const std::string& path, const std::string& query) {
-    admin::HttpRequest request;
-    request.path = path;
-    request.query = query;
-    request.header = [](const std::string&) { return std::nullopt; };
-    auto response = api.Handle(request);
-    EXPECT_TRUE(response.has_value()) << path;
-    return response.value_or(admin::HttpResponse{599, "", "", {}});
+    return traceview_test::GetFrom(api, path, query);
   }
 
   static std::set<std::string> SpanHexes(const std::vector<std::uint32_t>& numbers) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/unit/traceview/traceview_api_request.h"
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/query_values.h"
 #include "traceview/trace_view_api.h"
@@ -188,11 +189,7 @@ class TraceViewStoreErrorsTest : public ::testing::Test {
   }
 
   admin::HttpResponse Get(const std::string& path, const std::string& query = "") {
-    admin::HttpRequest request;
-    request.path = path;
-    request.query = query;
-    request.header = [](const std::string&) { return std::nullopt; };
-    return api_->Handle(request).value_or(admin::HttpResponse{599, "", "", {}});
+    return traceview_test::GetFrom(*api_, path, query);
   }
 
   double Metric(const std::string& name) {
@@ -297,15 +294,10 @@ TEST(TraceViewSqliteOverflowTest, AnOverflowingSinceIsRefusedNotWrapped) {
     ASSERT_TRUE((*writer)->Write(traceview_test::Operation(1, 10, 0, 0, "etl", "load", "run-1", 1)).ok());
   }
   TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path)});
-  admin::HttpRequest request;
-  request.path = "/api/v1/tasks";
-  request.header = [](const std::string&) { return std::nullopt; };
-  request.query = "since=1";
-  EXPECT_EQ(nlohmann::json::parse(api.Handle(request)->body)["total"], 1);
-  request.query = "since=9300000000000";
-  const auto response = api.Handle(request);
-  EXPECT_EQ(response->status, 400) << response->body;
-  EXPECT_EQ(nlohmann::json::parse(response->body)["error"],
+  EXPECT_EQ(nlohmann::json::parse(traceview_test::GetFrom(api, "/api/v1/tasks", "since=1").body)["total"], 1);
+  const auto response = traceview_test::GetFrom(api, "/api/v1/tasks", "since=9300000000000");
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_EQ(nlohmann::json::parse(response.body)["error"],
             "since must be epoch milliseconds from 0 to 9223372036854");
   fs::remove_all(dir);
 }
