@@ -124,12 +124,41 @@ void SqlExecutionModel::OnStageSubmitted(std::int32_t stage_id, std::int32_t att
   record.attempt = attempt_id;
   record.completed.assign(record.completed.size(), false);
   record.pending.clear();
+  record.update_order.clear();
   record.values.clear();
 }
 
 void SqlExecutionModel::Finalize(StageRecord& stage, std::int64_t accumulator_id, std::int64_t value,
                                  SqlMetricType type) {
-  stage.values.try_emplace(accumulator_id, type).first->second.Add(value, limits_.max_task_values);
+  auto [values, created] = stage.values.try_emplace(accumulator_id, type);
+  if (created) {
+    values->second.Reserve(std::min(static_cast<std::size_t>(stage.num_tasks), limits_.max_task_values));
+  }
+  values->second.Add(value, limits_.max_task_values);
+}
+
+void SqlExecutionModel::FinalizeTask(StageRecord& stage, const std::unordered_map<std::int64_t, SqlMetricType>& types,
+                                     const std::vector<events::AccumulableUpdate>& updates) {
+  // An ended execution's types are gone: its metrics are frozen, a late task changes nothing.
+  if (types.empty()) return;
+  std::size_t position = 0;  // among the updates that are metrics of the execution
+  for (const events::AccumulableUpdate& update : updates) {
+    auto& order = stage.update_order;
+    if (position < order.size() && order[position].first == update.accumulator_id) {
+      order[position++].second->Add(update.update, limits_.max_task_values);
+      continue;
+    }
+    auto type = types.find(update.accumulator_id);
+    if (type == types.end()) continue;  // a user accumulator, or a metric of another execution
+    Finalize(stage, update.accumulator_id, update.update, type->second);
+    SqlMetricValues* values = &stage.values.find(update.accumulator_id)->second;
+    if (position < order.size()) {
+      order[position] = {update.accumulator_id, values};
+    } else {
+      order.emplace_back(update.accumulator_id, values);
+    }
+    ++position;
+  }
 }
 
 void SqlExecutionModel::OnTaskEnd(const events::TaskEnd& event) {
@@ -150,10 +179,7 @@ void SqlExecutionModel::OnTaskEnd(const events::TaskEnd& event) {
   if (stage.completed[index]) return;  // a later attempt of a finished index (speculation)
   auto pending = stage.pending.find(event.index);
   if (succeeded && pending == stage.pending.end()) {
-    for (const events::AccumulableUpdate& update : event.accumulable_updates) {
-      if (auto type = types.find(update.accumulator_id); type != types.end())
-        Finalize(stage, update.accumulator_id, update.update, type->second);
-    }
+    FinalizeTask(stage, types, event.accumulable_updates);
     stage.completed[index] = true;
     return;
   }

@@ -32,6 +32,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "listener/correlate/sql_metric_aggregation.h"
@@ -104,6 +105,10 @@ class SqlExecutionModel {
     // Values of task indexes not yet completed, by index (failed attempts, in practice).
     std::unordered_map<std::int32_t, std::vector<events::AccumulableUpdate>> pending;
     std::unordered_map<std::int64_t, SqlMetricValues> values;  // final values, by accumulator id
+    // The metrics of the last successful task in its order, pointing into `values` (whose nodes
+    // stay put): the tasks of a stage report the same accumulators in the same order, so each
+    // update finds its values without the two hash lookups (metric type, stage values).
+    std::vector<std::pair<std::int64_t, SqlMetricValues*>> update_order;
   };
 
   SqlExecutionDetail* GetOrCreate(std::int64_t execution_id);
@@ -111,6 +116,9 @@ class SqlExecutionModel {
   void AddMetrics(SqlExecutionDetail& execution, const std::vector<events::SqlPlanMetric>& metrics);
   void SetPlan(SqlExecutionDetail& execution, events::SqlPlan plan, SqlPlanVersion version);
   void Finalize(StageRecord& stage, std::int64_t value_id, std::int64_t value, SqlMetricType type);
+  // A successful task's updates, none held from an earlier attempt of its index.
+  void FinalizeTask(StageRecord& stage, const std::unordered_map<std::int64_t, SqlMetricType>& types,
+                    const std::vector<events::AccumulableUpdate>& updates);
   std::map<std::int64_t, SqlMetricSummary> Aggregate(const SqlExecutionDetail& execution) const;
   void DropStaleStages(std::int64_t ended_execution_id);
 

@@ -49,6 +49,9 @@ class SqlMetricValues {
   explicit SqlMetricValues(SqlMetricType type) : type_(type) {}
 
   void Add(std::int64_t value, std::size_t max_kept);
+  // Room for `count` kept values up front (a stage's task count, at most max_kept), so that a
+  // metric of a big stage does not grow its buffer a value at a time.
+  void Reserve(std::size_t count);
 
   SqlMetricType type() const { return type_; }
   std::int64_t reported() const { return reported_; }    // task indexes with a value

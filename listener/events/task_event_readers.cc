@@ -21,6 +21,7 @@ namespace {
 // writes these names plain.
 constexpr std::string_view kInternalPrefixToken = "\"internal.";
 constexpr std::string_view kPeakExecutionMemoryToken = "\"internal.metrics.peakExecutionMemory\"";
+constexpr std::size_t kAccumulableUpdatesReserved = 32;
 
 // "Task Info", shared by TaskStart and TaskEnd.
 struct TaskInfoFields {
@@ -102,6 +103,8 @@ error_code ReadAccumulables(ondemand::value& value, TaskInfoFields& out) {
     if (is_peak) {
       out.peak_execution_memory_update = update;
     } else if (has_id) {
+      // A SQL task carries tens of metrics: one allocation up front, not one per doubling.
+      if (out.accumulable_updates.empty()) out.accumulable_updates.reserve(kAccumulableUpdatesReserved);
       out.accumulable_updates.push_back(AccumulableUpdate{id, *update});
     }
   }

@@ -4,9 +4,11 @@
 // freeze at the execution's end, and the bounds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,36 @@ TEST(SqlMetricAggregation, ThinnedValuesKeepTotalsMinAndMaxExact) {
   EXPECT_EQ(summary.values, 10000);
   ASSERT_TRUE(summary.median);
   EXPECT_NEAR(static_cast<double>(*summary.median), 5001.0, 400.0);
+}
+
+// The median is a weighted selection, not a sort: against the sorted expansion of the same values
+// (duplicates, zero slots standing for many indexes, several stages), Spark's sorted(n / 2).
+TEST(SqlMetricAggregation, MedianEqualsTheSortedExpansionsUpperMiddle) {
+  std::mt19937 random(31);  // fixed seed: the same cases every run
+  for (int trial = 0; trial < 300; ++trial) {
+    SqlMetricAggregator aggregator(SqlMetricType::kTiming);
+    std::vector<std::int64_t> expanded;
+    const int stages = 1 + static_cast<int>(random() % 3);
+    for (int stage = 0; stage < stages; ++stage) {
+      SqlMetricValues values(SqlMetricType::kTiming);
+      const int tasks = 1 + static_cast<int>(random() % 40);
+      for (int task = 0; task < tasks; ++task) {
+        const auto value = static_cast<std::int64_t>(random() % 12);  // few distinct: many ties
+        values.Add(value, 1000);
+        expanded.push_back(value);
+      }
+      aggregator.AddStage(stage, values);
+      const auto zeros = static_cast<std::int64_t>(random() % 30);
+      aggregator.AddZeros(zeros);
+      expanded.insert(expanded.end(), static_cast<std::size_t>(zeros), 0);
+    }
+    std::sort(expanded.begin(), expanded.end());
+    const SqlMetricSummary summary = aggregator.Finish();
+    ASSERT_TRUE(summary.median) << "trial " << trial;
+    EXPECT_EQ(*summary.median, expanded[expanded.size() / 2]) << "trial " << trial;
+    EXPECT_EQ(summary.min, expanded.front()) << "trial " << trial;
+    EXPECT_EQ(summary.max, expanded.back()) << "trial " << trial;
+  }
 }
 
 // Event builders for the model.
