@@ -202,7 +202,7 @@ std::size_t CorrelateLog(EventParser& parser, std::span<const std::string_view> 
   for (std::string_view line : lines) {
     auto event = parser.Parse(line, static_cast<std::size_t>(buffer_end - line.data()));
     Count(event, outcomes);
-    if (event.ok()) model.Apply(*event);
+    if (event.ok()) model.Apply(std::move(*event));
   }
   std::size_t figure = model.jobs().size() + model.stages().size();
   if (const auto phases = sparktrace::listener::correlate::ApplicationPhases(model))

@@ -224,7 +224,7 @@ class DiagnoseSink final : public listener::eventlog::EventLogSink {
     if (const auto* ignored = std::get_if<listener::events::IgnoredEvent>(&*event)) {
       ++diagnosed.ignored_event_types[ignored->type];
     }
-    diagnosed.model.Apply(*event);
+    diagnosed.model.Apply(std::move(*event));  // it keeps the plans: moved, not copied
     return listener::eventlog::LineVerdict::kAccepted;
   }
 

@@ -29,6 +29,11 @@ void ApplicationModel::Apply(const events::SparkEvent& event) {
   std::visit([this](const auto& alternative) { On(alternative); }, event);
 }
 
+void ApplicationModel::Apply(events::SparkEvent&& event) {
+  std::visit([this](auto&& alternative) { On(std::forward<decltype(alternative)>(alternative)); },
+             std::move(event));
+}
+
 void ApplicationModel::SeeTime(std::optional<events::EpochMillis> time_ms) {
   if (!time_ms || *time_ms <= 0) return;
   application_.last_event_ms =
@@ -179,7 +184,7 @@ void ApplicationModel::On(const events::TaskEnd& event) {
   SeeTime(event.finish_time_ms);
 }
 
-void ApplicationModel::On(const events::SqlExecutionStart& event) {
+void ApplicationModel::On(events::SqlExecutionStart event) {
   SqlExecutionRecord& execution = sql_executions_[event.execution_id];
   execution.execution_id = event.execution_id;
   execution.root_execution_id = event.root_execution_id;
@@ -191,8 +196,9 @@ void ApplicationModel::On(const events::SqlExecutionStart& event) {
   if (event.root_execution_id && *event.root_execution_id != event.execution_id) {
     executions_by_root_[*event.root_execution_id].insert(event.execution_id);
   }
-  sql_.OnExecutionStart(event);
-  SeeTime(event.time_ms);
+  const std::optional<events::EpochMillis> time_ms = event.time_ms;
+  sql_.OnExecutionStart(std::move(event));
+  SeeTime(time_ms);
 }
 
 void ApplicationModel::On(const events::SqlExecutionEnd& event) {

@@ -147,6 +147,8 @@ class ApplicationModel {
  public:
   // Feeds one event, in log order. Never fails: what cannot be placed is counted (ignored_events).
   void Apply(const events::SparkEvent& event);
+  // The same, taking what it keeps (a SQL execution's plan) instead of copying it.
+  void Apply(events::SparkEvent&& event);
 
   // The bounds of the SQL execution model (sql()); call before the first event.
   void SetSqlLimits(const SqlLimits& limits) { sql_ = SqlExecutionModel(limits); }
@@ -217,9 +219,10 @@ class ApplicationModel {
   void On(const events::StageCompleted& event);
   void On(const events::TaskStart&) { ++ignored_events_; }
   void On(const events::TaskEnd& event);
-  void On(const events::SqlExecutionStart& event);
+  // By value: an event applied as an rvalue gives its plan away (Apply(SparkEvent&&)).
+  void On(events::SqlExecutionStart event);
   void On(const events::SqlExecutionEnd& event);
-  void On(const events::SqlAdaptiveExecutionUpdate& event) { sql_.OnAdaptiveExecutionUpdate(event); }
+  void On(events::SqlAdaptiveExecutionUpdate event) { sql_.OnAdaptiveExecutionUpdate(std::move(event)); }
   void On(const events::SqlAdaptiveMetricUpdates& event) { sql_.OnAdaptiveMetricUpdates(event); }
   void On(const events::DriverAccumUpdates& event) { sql_.OnDriverAccumUpdates(event); }
   void On(const events::ConnectSessionEvent& event);

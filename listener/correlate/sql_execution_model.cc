@@ -63,24 +63,24 @@ void SqlExecutionModel::SetPlan(SqlExecutionDetail& execution, events::SqlPlan p
   execution.plan_version = version;
 }
 
-void SqlExecutionModel::OnExecutionStart(const events::SqlExecutionStart& event) {
+void SqlExecutionModel::OnExecutionStart(events::SqlExecutionStart event) {
   // Only a start counts an execution that cannot be kept: other events name it again and again.
   SqlExecutionDetail* execution = GetOrCreate(event.execution_id);
   if (execution == nullptr) return;
   execution->started = true;
-  execution->description = event.description;
+  execution->description = std::move(event.description);
   if (!event.plan) return;
   if (execution->plan_version == SqlPlanVersion::kAdaptive) {
     for (const events::SqlPlanNode& node : event.plan->nodes) AddMetrics(*execution, node.metrics);
   } else {
-    SetPlan(*execution, *event.plan, SqlPlanVersion::kInitial);
+    SetPlan(*execution, std::move(*event.plan), SqlPlanVersion::kInitial);
   }
 }
 
-void SqlExecutionModel::OnAdaptiveExecutionUpdate(const events::SqlAdaptiveExecutionUpdate& event) {
+void SqlExecutionModel::OnAdaptiveExecutionUpdate(events::SqlAdaptiveExecutionUpdate event) {
   SqlExecutionDetail* execution = GetOrCreate(event.execution_id);
   if (execution == nullptr) return;
-  SetPlan(*execution, event.plan, SqlPlanVersion::kAdaptive);
+  SetPlan(*execution, std::move(event.plan), SqlPlanVersion::kAdaptive);
   ++execution->plan_updates;
 }
 

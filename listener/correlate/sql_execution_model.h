@@ -76,9 +76,10 @@ class SqlExecutionModel {
  public:
   explicit SqlExecutionModel(SqlLimits limits = {}) : limits_(limits) {}
 
-  void OnExecutionStart(const events::SqlExecutionStart& event);
+  // By value: a caller that moves the event in gives its plan away (the plans are the big part).
+  void OnExecutionStart(events::SqlExecutionStart event);
   void OnExecutionEnd(const events::SqlExecutionEnd& event);
-  void OnAdaptiveExecutionUpdate(const events::SqlAdaptiveExecutionUpdate& event);
+  void OnAdaptiveExecutionUpdate(events::SqlAdaptiveExecutionUpdate event);
   void OnAdaptiveMetricUpdates(const events::SqlAdaptiveMetricUpdates& event);
   void OnDriverAccumUpdates(const events::DriverAccumUpdates& event);
   void OnJobStart(const events::JobStart& event);
