@@ -91,7 +91,7 @@ std::span<const FlagSpec> TracingFlagSpecs() {
       {"event-push-max-bytes", "BYTES", "16MiB",
        "largest body POST /api/v1/events takes on the admin port (SparkListener JSON lines); 0 turns "
        "the endpoint off"},
-      {"sql-plan-max-bytes", "BYTES", "1MiB",
+      {"sql-plan-max-bytes", "BYTES", "2MiB",
        "largest plan a spark.sql.execution span carries for the trace view (spark.sql.plan); past it "
        "the operators' metric lists are dropped, then operators; 0 leaves the plan off"},
       {"max-reported-attempts", "N", "50000",

@@ -31,9 +31,9 @@ namespace sparktrace::listener::correlate {
 struct SqlSpanLimits {
   static constexpr std::size_t kMaxJobIds = 64;
   static constexpr std::size_t kMaxDescriptionBytes = 512;
-  // The spark.sql.plan attribute (--sql-plan-max-bytes): 1 MiB holds a 2,000-operator plan with
-  // five metrics per operator (about 500 bytes each).
-  std::size_t max_plan_bytes = std::size_t{1} << 20;
+  // The spark.sql.plan attribute (--sql-plan-max-bytes): 2 MiB holds a 2,000-operator plan with
+  // five metrics per operator (about 1.1 MiB, some 570 bytes an operator).
+  std::size_t max_plan_bytes = std::size_t{2} << 20;
 };
 
 struct SqlExecutionSpan {

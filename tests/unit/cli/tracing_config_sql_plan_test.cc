@@ -15,10 +15,10 @@ Result<TracingConfig> ConfigureSqlPlanWith(std::vector<std::string> args) {
   return TracingConfigFromFlags(*flags);
 }
 
-TEST(TracingConfigSqlPlan, DefaultsTo1MiBAndTakesZero) {
+TEST(TracingConfigSqlPlan, DefaultsTo2MiBAndTakesZero) {
   auto defaults = ConfigureSqlPlanWith({});
   ASSERT_TRUE(defaults.ok());
-  EXPECT_EQ(defaults->sql_plan_max_bytes, std::uint64_t{1} << 20);
+  EXPECT_EQ(defaults->sql_plan_max_bytes, std::uint64_t{2} << 20);
   auto off = ConfigureSqlPlanWith({"--sql-plan-max-bytes", "0"});
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(off->sql_plan_max_bytes, 0u);

@@ -73,8 +73,9 @@ TEST_F(TraceViewSqlPlanTest, AttemptListsSummariesAndServesEachPlanOnDemand) {
   EXPECT_TRUE(body["sql_executions"][1]["plan_href"].is_null());
   for (const auto& span : body["spans"]) {
     EXPECT_FALSE(span["attributes"].contains(std::string(tracing::kSparkSqlPlanKey))) << span["name"];
-    if (span["name"] == std::string(tracing::kSparkSqlExecutionSpanName) && span["id"] == execution["span_id"])
+    if (span["name"] == std::string(tracing::kSparkSqlExecutionSpanName) && span["id"] == execution["span_id"]) {
       EXPECT_EQ(span["label"], "SQL 3");
+    }
   }
 
   const std::string href = execution["plan_href"];
