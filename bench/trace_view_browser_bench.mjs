@@ -5,7 +5,8 @@
 // (fetch of the same API answer + JSON.parse, in the same browser, same origin, same fetch options).
 //
 //   node bench/trace_view_browser_bench.mjs [--build-dir build] [--traces 100000] [--runs 5]
-//                                           [--out bench/results/trace_view_browser.json]
+//                                           [--out bench/results/trace_view_browser.json] [--plan-only]
+//                                           [--plan-screenshot out.png]
 //
 // 1. `sparktrace-traceview-bench --keep` builds a temporary store (--traces small Airflow attempts +
 //    one attempt of 200 jobs x 100 stages, 20,000+ spans) and times the API in-process (its JSON is
@@ -26,7 +27,11 @@
 // 3. Checks that the page really rendered the attempt (span count in the Gantt header = the API's,
 //    rows drawn, a search for a deep stage's label finds and selects exactly it, no page errors)
 //    and the task list (50 rows, the total), else exits 1.
-// 4. Writes medians, ratios page/baseline and the issue's targets to --out and prints it; stops the
+// 4. The SQL operator tree over a synthetic 2,000-operator plan (bench/sql_plan_browser_bench.mjs):
+//    page ready, opening the plan, unfold all, fold to the hottest path, --runs rounds after a
+//    warm-up, medians under "sql_plan_2000". With --plan-only only this part runs (no store is
+//    built) and its figures replace that key of the existing --out file, the rest kept.
+// 5. Writes medians, ratios page/baseline and the issue's targets to --out and prints it; stops the
 //    ui and the browser, deletes the store. Exit 0 when it ran (whatever the verdicts), 1 when a check
 //    failed or something would not start, 130 when interrupted.
 
@@ -36,6 +41,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PLAN_NODES, measurePlanRun, routeSyntheticPlan, verifyPlanSearch } from './sql_plan_browser_bench.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -74,6 +80,8 @@ function parseArgs(argv) {
     else if (arg === '--traces') options.traces = positiveInt(arg, value());
     else if (arg === '--runs') options.runs = positiveInt(arg, value());
     else if (arg === '--out') options.out = value();
+    else if (arg === '--plan-only') options.planOnly = true;
+    else if (arg === '--plan-screenshot') options.planScreenshot = value();
     else if (arg === '-h' || arg === '--help') usage(null);
     else usage(`unknown argument ${arg}`);
   }
@@ -87,7 +95,7 @@ function positiveInt(flag, text) {
 }
 
 function usage(error) {
-  const text = 'usage: node bench/trace_view_browser_bench.mjs [--build-dir DIR] [--traces N] [--runs N] [--out FILE]\n';
+  const text = 'usage: node bench/trace_view_browser_bench.mjs [--build-dir DIR] [--traces N] [--runs N] [--out FILE] [--plan-only] [--plan-screenshot PNG]\n';
   if (error) {
     process.stderr.write(`trace_view_browser_bench: ${error}\n${text}`);
     process.exit(2);
@@ -260,8 +268,12 @@ async function buildStore(bin, store, traces) {
 }
 
 // `sparktrace ui --store STORE --listen 127.0.0.1:0`: {base, child}.
-async function startUi(bin, store) {
-  const child = spawn(bin, ['ui', '--store', store, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+// `proxy`: `sparktrace proxy` (which creates the store) instead, its admin port serving the page.
+async function startUi(bin, store, { proxy = false } = {}) {
+  const args = proxy
+    ? ['proxy', '--upstream', '127.0.0.1:9', '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--store', store, '--drain-timeout', '1s', '--log-level', 'warn']
+    : ['ui', '--store', store, '--listen', '127.0.0.1:0'];
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   cleanups.push(() => stopChild(child));
   let stdout = '';
   let stderr = '';
@@ -281,12 +293,12 @@ async function startUi(bin, store) {
       reject(new Error(`sparktrace ui exited (${code ?? signal}) before printing a line:\n${stderr}`));
     });
   });
-  const match = UI_RE.exec(line);
-  if (!match) throw new Error(`unexpected first line of sparktrace ui: ${JSON.stringify(line)}\n${stderr}`);
+  const match = proxy ? /admin=(127\.0\.0\.1:\d+)$/.exec(line) : UI_RE.exec(line);
+  if (!match) throw new Error(`unexpected first line of sparktrace ${args[0]}: ${JSON.stringify(line)}\n${stderr}`);
   // Keep draining its output so that it never blocks on a full pipe.
   child.stdout.removeAllListeners('data');
   child.stdout.resume();
-  return { base: match[1], child, stderr: () => stderr };
+  return { base: proxy ? `http://${match[1]}` : match[1], child, stderr: () => stderr };
 }
 
 async function fetchJson(url) {
@@ -752,6 +764,69 @@ async function round(browser, base, expected, index, verifySearch) {
   return r;
 }
 
+// The operator tree of a 2,000-operator plan: one warm-up run, then `runs`, each in a fresh context.
+async function measurePlanTree(browser, base, runs, screenshot) {
+  const loadStart = os.loadavg().map(round3);
+  const all = [];
+  let searchFound = false;
+  for (let i = -1; i < runs; i += 1) {
+    const { context, page, errors } = await newContext(browser);
+    await routeSyntheticPlan(context);
+    const run = await measurePlanRun(page, base);
+    check(errors.length === 0, `no page errors on the plan page (${errors.join('; ')})`);
+    check(run.rows_unfolded === PLAN_NODES, `unfold all draws ${PLAN_NODES} rows (${run.rows_unfolded})`);
+    check(run.rows_folded < 300 && run.rows_after_fold === run.rows_folded, `the plan opens folded (${run.rows_folded} rows) and folds back (${run.rows_after_fold})`);
+    if (i === runs - 1) {
+      searchFound = await verifyPlanSearch(page);
+      // The tree as it opens (folded to the hottest path), then the search's find selected.
+      if (screenshot) await page.locator('#sql-executions').screenshot({ path: screenshot });
+    }
+    await context.close();
+    if (i >= 0) all.push(run);
+    log(`plan run ${i < 0 ? 'warm-up' : i + 1}: ready ${run.page_ready_ms.toFixed(0)} ms, open ${run.open_ms.toFixed(0)} ms, unfold all ${run.unfold_all_ms.toFixed(0)} ms, fold ${run.fold_ms.toFixed(0)} ms`);
+  }
+  check(searchFound, 'the search finds the last branch\'s scan and unfolds to it');
+  const med = (key) => round3(median(all.map((r) => r[key])));
+  return {
+    plan_nodes: PLAN_NODES, runs,
+    // 1, 5, 15-minute load averages at the start and the end: on the 2 shared cores, what else ran.
+    load_average: { start: loadStart, end: os.loadavg().map(round3) },
+    notes: ['synthetic plan: a Union of 100 twenty-operator branches (aggregates, exchanges, a sort-merge join of two scans), 5 metrics per node, served by Playwright routes to the real page assets',
+      'page_ready_ms: navigation start -> body[data-ready]; open_ms: click on the execution -> plan fetched, parsed and drawn folded, next frame',
+      'unfold_all_ms / fold_ms: click -> rows drawn and the next frame (2,000 rows / folded to the hottest path)'],
+    median_ms: { page_ready: med('page_ready_ms'), open: med('open_ms'), unfold_all: med('unfold_all_ms'), fold: med('fold_ms') },
+    rows_folded: all[0]?.rows_folded ?? null,
+    rounds: all.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' ? round3(v) : v]))),
+  };
+}
+
+async function launchChromium() {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: UI_START_TIMEOUT_MS,
+    env: { ...process.env, LANG: 'en_US.UTF-8', TZ: 'UTC' },
+    // Signals are handled below (Playwright's own SIGINT handler would exit before the cleanup).
+    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+  });
+  cleanups.push(() => browser.close());
+  return browser;
+}
+
+// --plan-only: the operator tree's figures into the existing --out file, under sql_plan_2000.
+async function planOnly(options, sparktrace, out) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparktrace-tv-plan-'));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // A proxy's admin port serves the page over a store it creates (empty: the page's API answers are routed).
+  const ui = await startUi(sparktrace, path.join(dir, 'empty.db'), { proxy: true });
+  serverPid = ui.child.pid;
+  const browser = await launchChromium();
+  const figures = fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : { benchmark: 'trace_view_browser', schema: 1 };
+  figures.sql_plan_2000 = { generated_at: new Date().toISOString(), chromium: browser.version(), ...await measurePlanTree(browser, ui.base, options.runs, options.planScreenshot) };
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, `${JSON.stringify(figures, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(figures.sql_plan_2000, null, 2)}\n`);
+  log(`wrote sql_plan_2000 into ${path.relative(process.cwd(), out) || out}`);
+}
+
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   const startedAt = Date.now();
@@ -759,10 +834,14 @@ async function main() {
   const buildDir = resolveFromCwdOrRoot(options.buildDir);
   const sparktrace = path.join(buildDir, 'sparktrace');
   const apiBench = path.join(buildDir, 'sparktrace-traceview-bench');
-  for (const bin of [sparktrace, apiBench, CHROMIUM]) {
+  for (const bin of options.planOnly ? [sparktrace, CHROMIUM] : [sparktrace, apiBench, CHROMIUM]) {
     if (!fs.existsSync(bin)) throw new Error(`${bin} is missing (make build, scripts/deps.sh)`);
   }
   const out = path.isAbsolute(options.out) ? options.out : path.resolve(process.cwd(), options.out);
+  if (options.planOnly) {
+    await planOnly(options, sparktrace, out);
+    return;
+  }
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sparktrace-tv-browser-'));
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -790,13 +869,7 @@ async function main() {
   check(expected.attempts === apiFigures.store.attempts_listed, `the task list counts ${apiFigures.store.attempts_listed} attempts (${expected.attempts})`);
   check(stages.filter((s) => s.label === deep.label).length === 1, `the label ${JSON.stringify(deep.label)} is unique`);
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: UI_START_TIMEOUT_MS,
-    env: { ...process.env, LANG: 'en_US.UTF-8', TZ: 'UTC' },
-    // Signals are handled below (Playwright's own SIGINT handler would exit before the cleanup).
-    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
-  });
-  cleanups.push(() => browser.close());
+  const browser = await launchChromium();
   const browserVersion = browser.version();
   log(`chromium ${browserVersion}; 1 warm-up round, then ${options.runs}`);
 
@@ -808,6 +881,7 @@ async function main() {
   }
 
   const figures = summarise(options, apiFigures, expected, warmup, rounds, browserVersion, startedAt, loadStart);
+  figures.sql_plan_2000 = await measurePlanTree(browser, ui.base, options.runs, options.planScreenshot);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, `${JSON.stringify(figures, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);

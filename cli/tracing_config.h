@@ -49,6 +49,8 @@ struct TracingConfig {
   std::string spark_ui_url;  // the driver's REST API, when the event logs are not shared
   // POST /api/v1/events on the admin port: the largest body taken; 0 turns the endpoint off.
   std::uint64_t event_push_max_bytes = std::uint64_t{16} << 20;
+  // The spark.sql.execution span's plan attribute (spark.sql.plan): its largest size.
+  std::uint64_t sql_plan_max_bytes = std::uint64_t{2} << 20;
   // Task attempts whose reports POST /api/v1/airflow/task-attempts remembers (tracing/airflow_report_ledger.h).
   std::size_t max_reported_attempts = tracing::kDefaultMaxReportedAttempts;
   // Thresholds of the diagnosis rules whose findings go on the driver's spans (--rules).

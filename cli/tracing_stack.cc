@@ -133,6 +133,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
     feed_options.sample_ratio = config.sample_ratio;
     feed_options.rules = config.rules;
     feed_options.suppressions = config.suppressions;
+    feed_options.sql_spans.max_plan_bytes = static_cast<std::size_t>(config.sql_plan_max_bytes);
     if (config.event_push_max_bytes > 0) {
       feed::EventPushOptions push;
       push.max_body_bytes = static_cast<std::size_t>(config.event_push_max_bytes);

@@ -61,7 +61,7 @@ EventLogFeed::EventLogFeed(EventLogFeedOptions options, FindOperationSpan find_o
   findings_ = std::make_unique<FeedFindings>(options_.rules, options_.suppressions, totals_);
   emitter_ = std::make_unique<TraceEmitter>(std::move(find_operation_span), spans, sampler,
                                             options_.application_trace_interval, *applications_, *findings_,
-                                            totals_);
+                                            totals_, options_.sql_spans);
   retention_ =
       std::make_unique<FeedRetention>(options_.operation_retention, options_.completed_application_retention,
                                       *applications_, *emitter_, totals_);

@@ -53,6 +53,7 @@
 #include "feed/event_push_endpoint.h"
 #include "feed/feed_metrics.h"
 #include "feed/operation_span_target.h"
+#include "listener/correlate/sql_execution_span.h"
 #include "tracing/sampler.h"
 #include "tracing/span_sink.h"
 
@@ -86,6 +87,8 @@ struct EventLogFeedOptions {
   // Time after an application's end was seen before its model is dropped.
   std::chrono::milliseconds completed_application_retention{10 * 60'000};
   std::size_t max_metric_applications = 50;  // `app` label values of the spark_* gauges
+  // The spark.sql.execution spans' plan attribute bound (--sql-plan-max-bytes).
+  listener::correlate::SqlSpanLimits sql_spans{};
   // The diagnosis rules' thresholds (--rules); nullopt turns diagnosis off.
   std::optional<diagnose::RuleThresholds> rules = diagnose::RuleThresholds{};
   // The rules file's suppressions: a finding one matches is attached muted, with its reason, and

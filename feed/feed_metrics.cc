@@ -143,6 +143,10 @@ std::vector<MetricFamily> FeedMetrics::Collect() const {
   submitted.metric.push_back(Counter({{"version", "final"}}, totals_.spans_submitted));
   submitted.metric.push_back(Counter({{"version", "live"}}, totals_.live_spans_submitted));
   families.push_back(std::move(submitted));
+  families.push_back(CounterOf("sparktrace_listener_sql_plans_reduced_total",
+                               "Spans of SQL executions whose plan attribute lost its metric lists or "
+                               "operators to --sql-plan-max-bytes (each build)",
+                               totals_.sql_plans_reduced));
   MetricFamily forgotten = Family(
       "sparktrace_listener_forgotten_total",
       "Finished operations, jobs and applications dropped from memory (retention)", MetricType::Counter);

@@ -46,6 +46,9 @@ struct EventLogFeedCounters {
   std::uint64_t applications_traced = 0;   // application traces submitted at least once
   std::uint64_t spans_submitted = 0;       // final: each span once, when it has ended (OTLP gets these)
   std::uint64_t live_spans_submitted = 0;  // open spans and updates of ended ones, for the store only
+  // spark.sql.execution spans built whose plan attribute lost metrics or nodes (--sql-plan-max-bytes);
+  // every build counts, a running execution's rebuilds too.
+  std::uint64_t sql_plans_reduced = 0;
   std::uint64_t rest_events = 0;
   std::uint64_t rest_errors = 0;
   std::uint64_t operations_forgotten = 0;  // dropped from memory once final (retention)

@@ -80,11 +80,12 @@ void SetRootPhaseTotals(tracing::Span& root, const PhaseTotals& totals) {
 TraceEmitter::TraceEmitter(FindOperationSpan find_operation_span, tracing::SpanSink& spans,
                            tracing::Sampler sampler, std::chrono::milliseconds application_trace_interval,
                            FeedApplications& applications, FeedFindings& findings,
-                           EventLogFeedCounters& totals)
+                           EventLogFeedCounters& totals, listener::correlate::SqlSpanLimits sql_limits)
     : find_operation_span_(std::move(find_operation_span)),
       spans_(spans),
       sampler_(sampler),
       application_trace_interval_(application_trace_interval),
+      sql_limits_(sql_limits),
       applications_(applications),
       findings_(findings),
       totals_(totals) {}
@@ -111,6 +112,7 @@ void TraceEmitter::EmitChangedOperations() {
 }
 
 void TraceEmitter::SubmitBuilt(BuiltSpans built, std::set<tracing::SpanId>& final_submitted) {
+  totals_.sql_plans_reduced += static_cast<std::uint64_t>(built.sql_plans_reduced);
   std::set<tracing::SpanId> still_built;
   for (tracing::Span& span : built.spans) {
     still_built.insert(span.span_id);
@@ -133,7 +135,7 @@ void TraceEmitter::EmitOperation(const std::string& log_id, FeedApplication& app
   const ApplicationModel& model = application.model;
   const std::vector<std::int32_t> jobs = model.JobsOfOperation(operation_id);
   const ConnectOperationRecord* record = model.FindOperation(operation_id);
-  OperationState state = StateOf(model, record, jobs);
+  OperationState state = StateOf(model, record, jobs, operation_id);
   state.application_over = Over(application);
   const bool all_ended = state.all_jobs_ended;
   // Finished and emitted in that state already: nothing new to say.
@@ -152,6 +154,7 @@ void TraceEmitter::EmitOperation(const std::string& log_id, FeedApplication& app
   if (!target->sampled) return;
   SpanBuildOptions build_options;
   build_options.application_over = state.application_over;
+  build_options.sql = sql_limits_;
   BuiltSpans built = BuildOperationSpans(model, operation_id,
                                          OperationSpanRef{target->trace_id, target->span_id}, build_options);
   // Diagnosed once the operation's jobs are done: a running stage's figures would flicker.
@@ -166,8 +169,13 @@ void TraceEmitter::EmitOperation(const std::string& log_id, FeedApplication& app
 
 TraceEmitter::OperationState TraceEmitter::StateOf(const ApplicationModel& model,
                                                    const ConnectOperationRecord* record,
-                                                   const std::vector<std::int32_t>& jobs) {
+                                                   const std::vector<std::int32_t>& jobs,
+                                                   std::string_view operation_id) {
   OperationState state;
+  for (std::int64_t execution_id : listener::correlate::SqlExecutionsOfOperation(model, operation_id)) {
+    ++state.sql_executions;
+    if (model.sql_executions().at(execution_id).end_ms) ++state.sql_executions_ended;
+  }
   state.jobs = jobs.size();
   state.all_jobs_ended = true;
   state.lifecycle_events = record == nullptr ? 0 : LifecycleEventCount(*record);
@@ -215,6 +223,7 @@ void TraceEmitter::EmitApplicationTrace(FeedApplication& application) {
   if (!HasJobOfNoOperation(model) && (connect_server || !over)) return;
   SpanBuildOptions build_options;
   build_options.application_over = over;
+  build_options.sql = sql_limits_;
   // After forgetting, the model's phases cover only what it still holds: the intervals already
   // emitted stay in the store, later ones are not (the totals on the root stay right).
   if (connect_server || application.phases.folded()) build_options.max_phase_spans = 0;

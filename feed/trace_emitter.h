@@ -2,7 +2,7 @@
 // Trace emission: builds spans from the applications' models (listener/correlate/span_builder.h)
 // and submits them to the proxy's span sink (docs/tracing.md, "Driver events"):
 //
-//   * each Spark Connect operation's jobs, stages and phases, under the span the proxy recorded
+//   * each Spark Connect operation's SQL executions, jobs, stages and phases, under the span the proxy recorded
 //     for it (FindOperationSpan) and sampled as that span was; an operation the proxy does not know
 //     yet is looked up again on the next few polls;
 //   * each application's own trace, rooted at a spark.application span and sampled as a root
@@ -22,6 +22,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "feed/feed_applications.h"
@@ -38,10 +39,12 @@ namespace sparktrace::feed {
 
 class TraceEmitter {
  public:
-  // `spans`, `applications`, `findings` and `totals` (the feed's counters) outlive it.
+  // `spans`, `applications`, `findings` and `totals` (the feed's counters) outlive it. `sql_limits`
+  // bound the spark.sql.execution spans (their plan attribute).
   TraceEmitter(FindOperationSpan find_operation_span, tracing::SpanSink& spans, tracing::Sampler sampler,
                std::chrono::milliseconds application_trace_interval, FeedApplications& applications,
-               FeedFindings& findings, EventLogFeedCounters& totals);
+               FeedFindings& findings, EventLogFeedCounters& totals,
+               listener::correlate::SqlSpanLimits sql_limits = {});
   TraceEmitter(const TraceEmitter&) = delete;
   TraceEmitter& operator=(const TraceEmitter&) = delete;
 
@@ -70,12 +73,15 @@ class TraceEmitter {
     int lifecycle_events = 0;  // the operation's Connect events, Started ... Closed
     std::size_t stage_attempts = 0;
     std::int64_t tasks_ended = 0;
+    // Its SQL executions seen, and ended: SQLExecutionEnd follows the last JobEnd.
+    std::size_t sql_executions = 0;
+    std::size_t sql_executions_ended = 0;
     bool application_over = false;
     bool operator==(const OperationState&) const = default;
   };
   static OperationState StateOf(const listener::correlate::ApplicationModel& model,
                                 const listener::correlate::ConnectOperationRecord* record,
-                                const std::vector<std::int32_t>& jobs);
+                                const std::vector<std::int32_t>& jobs, std::string_view operation_id);
   struct OperationProgress {
     std::string log_id;
     std::string operation_id;
@@ -96,6 +102,7 @@ class TraceEmitter {
   tracing::SpanSink& spans_;
   const tracing::Sampler sampler_;
   const std::chrono::milliseconds application_trace_interval_;
+  const listener::correlate::SqlSpanLimits sql_limits_;
   FeedApplications& applications_;
   FeedFindings& findings_;
   EventLogFeedCounters& totals_;

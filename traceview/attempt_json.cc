@@ -14,6 +14,7 @@
 #include "traceview/executor_series.h"
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
+#include "traceview/sql_executions_json.h"
 #include "traceview/view_time.h"
 #include "traceview/what_if_of_spans.h"
 #include "tracing/attribute_json.h"
@@ -239,6 +240,8 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
                               ? "stage parent ids and job/operation order"
                               : "job and operation order (stages carry no parent ids)");
   out.EndObject();
+  out.Key("sql_executions");
+  WriteSqlExecutions(out, spans, hex_ids, parent);
   out.Key("spans").BeginArray();
   std::string trace_hex;
   tracing::TraceId trace_of_hex{};
@@ -265,7 +268,8 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
     out.Key("status").String(StatusName(span.status_code));
     out.Key("status_message").String(span.status_message);
     out.Key("attributes");
-    WriteAttributes(out, span.attributes);
+    // A SQL plan (up to --sql-plan-max-bytes per execution) is served on its own (sql_executions_json.h).
+    WriteAttributes(out, span.attributes, tracing::kSparkSqlPlanKey);
     out.Key("events").BeginArray();
     for (const tracing::SpanEvent& event : span.events) {
       out.BeginObject();

@@ -163,11 +163,20 @@ Result<AttemptAddress> ParseAttemptApiPath(std::string_view path, std::string_vi
   return address;
 }
 
+std::string SqlPlanApiHref(std::string_view trace_id, std::string_view span_id) {
+  return std::string(kTraceApiPrefix) + EncodeValue(trace_id) + "/" + std::string(kSqlPlanSegment) +
+         "?span=" + EncodeValue(span_id);
+}
+
 Result<TraceAddress> ParseTraceApiPath(std::string_view path) {
   if (!path.starts_with(kTraceApiPrefix)) return Error{ErrorCode::kNotFound, "not a trace address"};
   std::vector<std::string> segments = SplitPath(path.substr(kTraceApiPrefix.size()));
   TraceAddress address;
   address.download = TakeDownload(segments);
+  if (address.download == Download::kNone && segments.size() == 2 && segments.back() == kSqlPlanSegment) {
+    address.sql_plan = true;
+    segments.pop_back();
+  }
   if (segments.size() != 1) return InvalidArgument("expected /api/v1/traces/<trace id>");
   address.trace_id = std::move(segments[0]);
   return address;

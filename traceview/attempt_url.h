@@ -76,12 +76,20 @@ struct AttemptAddress {
 // malformed address, kNotFound for a path that is neither.
 Result<AttemptAddress> ParseAttemptApiPath(std::string_view path, std::string_view query);
 
+// The last segment of a trace's SQL plan address: /api/v1/traces/<trace id>/sql-plan?span=<span id>
+// (one spark.sql.execution span's plan, served on demand rather than in the attempt's JSON).
+inline constexpr std::string_view kSqlPlanSegment = "sql-plan";
+
 struct TraceAddress {
   std::string trace_id;  // as written (decoded); the caller checks that it is a trace id
   Download download = Download::kNone;
+  bool sql_plan = false;  // .../sql-plan: the span named by the query's `span`
 };
 
-// /api/v1/traces/<trace id>[/<download>]; kInvalidArgument otherwise.
+// "/api/v1/traces/<trace id>/sql-plan?span=<span id>".
+std::string SqlPlanApiHref(std::string_view trace_id, std::string_view span_id);
+
+// /api/v1/traces/<trace id>[/<download>|/sql-plan]; kInvalidArgument otherwise.
 Result<TraceAddress> ParseTraceApiPath(std::string_view path);
 
 }  // namespace sparktrace::traceview

@@ -20,9 +20,11 @@ void WriteAttributeValue(JsonWriter& out, const tracing::AttributeValue& value) 
   std::visit(Visitor{out}, value);
 }
 
-void WriteAttributes(JsonWriter& out, const std::vector<tracing::Attribute>& attributes) {
+void WriteAttributes(JsonWriter& out, const std::vector<tracing::Attribute>& attributes,
+                     std::string_view omitted_key) {
   out.BeginObject();
   for (const tracing::Attribute& attribute : attributes) {
+    if (!omitted_key.empty() && attribute.key == omitted_key) continue;
     out.Key(attribute.key);
     WriteAttributeValue(out, attribute.value);
   }

@@ -3,6 +3,7 @@
 // number with a fraction or exponent, boolean, array of strings), for the trace view's answers.
 // Pure functions; thread-safe for distinct writers.
 
+#include <string_view>
 #include <vector>
 
 #include "common/json_writer.h"
@@ -12,6 +13,8 @@ namespace sparktrace::traceview {
 
 void WriteAttributeValue(JsonWriter& out, const tracing::AttributeValue& value);
 // The attributes as one JSON object, keys in the span's order.
-void WriteAttributes(JsonWriter& out, const std::vector<tracing::Attribute>& attributes);
+// `omitted_key` (when not empty) is left out: a value too large for the answer, served apart.
+void WriteAttributes(JsonWriter& out, const std::vector<tracing::Attribute>& attributes,
+                     std::string_view omitted_key = {});
 
 }  // namespace sparktrace::traceview

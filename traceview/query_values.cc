@@ -51,6 +51,13 @@ std::optional<TaskAttemptOrder> OrderNamed(std::string_view name) {
 
 using Query = std::map<std::string, std::string, std::less<>>;
 
+std::optional<std::uint8_t> ParseHexByte(std::string_view two) {
+  std::uint8_t byte = 0;
+  const auto [end, error] = std::from_chars(two.data(), two.data() + two.size(), byte, 16);
+  if (error != std::errc() || end != two.data() + two.size()) return std::nullopt;
+  return byte;
+}
+
 // A parameter's value; nullopt when it is absent or empty (an empty form field).
 std::optional<std::string_view> ValueOf(const Query& query, std::string_view name) {
   const auto found = query.find(name);
@@ -153,6 +160,20 @@ Result<std::int64_t> ParseTryNumber(std::string_view name, std::string_view text
     return InvalidArgument(
         fmt::format("{} must be an integer from 0 to {}", name, tracing::kMaxAirflowInteger));
   return *value;
+}
+
+Result<tracing::SpanId> ParseSqlPlanQuery(std::string_view raw) {
+  const Query query = ParseQuery(raw);
+  const auto value = ValueOf(query, "span");
+  if (!value) return InvalidArgument("span is required: the span id of a spark.sql.execution span");
+  tracing::SpanId span_id{};
+  if (value->size() != 2 * span_id.size()) return InvalidArgument("span must be a span id of 16 hex digits");
+  for (std::size_t i = 0; i < span_id.size(); ++i) {
+    const auto byte = ParseHexByte(value->substr(2 * i, 2));
+    if (!byte) return InvalidArgument("span must be a span id of 16 hex digits");
+    span_id[i] = *byte;
+  }
+  return span_id;
 }
 
 Result<std::int64_t> ParseMapIndex(std::string_view name, std::string_view text) {

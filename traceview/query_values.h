@@ -14,6 +14,7 @@
 
 #include "common/result.h"
 #include "tracing/airflow_identity.h"
+#include "tracing/span.h"
 #include "tracing/store/task_attempts.h"
 
 namespace sparktrace::traceview {
@@ -44,6 +45,10 @@ Result<void> CheckAddressId(std::string_view name, std::string_view value);
 Result<std::int64_t> ParseTryNumber(std::string_view name, std::string_view text);
 // map: -1 (not mapped) or a decimal integer from 0 to 2^31 - 1.
 Result<std::int64_t> ParseMapIndex(std::string_view name, std::string_view text);
+
+// The span a /api/v1/traces/<trace id>/sql-plan request names: its raw query's `span`, 16 hex
+// digits (a span id as the attempt JSON writes it). kInvalidArgument naming `span` otherwise.
+Result<tracing::SpanId> ParseSqlPlanQuery(std::string_view query);
 
 // Whether `text` is well-formed UTF-8 without NUL; `characters` receives its code point count.
 bool IsUtf8Text(std::string_view text, std::size_t& characters);

@@ -132,6 +132,10 @@ std::string SpanLabel(const tracing::Span& span) {
     case Lane::kApplication:
       return ApplicationLabel(span);
     case Lane::kOther:
+      if (span.name == tracing::kSparkSqlExecutionSpanName) {
+        const std::optional<std::int64_t> id = IntAttribute(span, tracing::kSparkSqlExecutionIdKey);
+        return id ? "SQL " + std::to_string(*id) : "SQL";
+      }
       break;
   }
   return span.name;

@@ -44,7 +44,8 @@ Lane LaneOf(const tracing::Span& span);
 // Short human label: "ExecutePlan"; "query 0924ae17", "write 0924ae17", "command sql_command
 // 0924ae17" (first 8 characters of the operation id); "lifecycle 0924ae17"; "job 12"; "stage 4
 // (attempt 1)", with ": <name>" when the span has spark.stage.name; "resource wait", "compute",
-// "I/O write", "idle"; "airflow task"; the application's name (else its id); else the span name.
+// "I/O write", "idle"; "airflow task"; the application's name (else its id); "SQL 7" (a
+// spark.sql.execution span, in the other lane); else the span name.
 std::string SpanLabel(const tracing::Span& span);
 
 // The driver phase of a phase span ("resource_wait", "compute", "io_write", "idle"; the name's

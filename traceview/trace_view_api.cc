@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/json_writer.h"
 #include "common/url_codec.h"
 #include "traceview/attempt_json.h"
 #include "traceview/attempt_reader.h"
@@ -18,8 +19,10 @@
 #include "traceview/history.h"
 #include "traceview/otlp_json.h"
 #include "traceview/query_values.h"
+#include "traceview/span_lanes.h"
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/open_span_store.h"
 
 namespace sparktrace::traceview {
@@ -244,7 +247,11 @@ std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
     response = address.ok() ? ShowAttempt(*address) : AddressError(address.error());
   } else if (path.starts_with(kTraceApiPrefix)) {
     auto address = ParseTraceApiPath(path);
-    response = address.ok() ? ShowTrace(*address) : AddressError(address.error());
+    if (!address.ok()) {
+      response = AddressError(address.error());
+    } else {
+      response = address->sql_plan ? ShowSqlPlan(*address, request.query) : ShowTrace(*address);
+    }
   } else {
     return std::nullopt;
   }
@@ -313,6 +320,39 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   for (const auto* attempt : tries) context.tries.push_back(LinkOf(*attempt));
   context.history = std::move(read->history);
   return AttemptResponse(spans, breakdown, context);
+}
+
+HttpResponse TraceViewApi::ShowSqlPlan(const TraceAddress& address, std::string_view query) {
+  const auto trace_id = tracing::ParseTraceId(address.trace_id);
+  if (!trace_id) return JsonError(400, "a trace id is 32 hex digits");
+  const auto span_id = ParseSqlPlanQuery(query);
+  if (!span_id.ok()) return JsonError(400, span_id.error().message);
+  auto store = store_.Get();
+  if (!store.ok()) return StoreFailure(store.error(), kNoStoreMessage);
+  auto spans = (*store)->GetTrace(*trace_id);
+  if (!spans.ok()) return StoreFailure(spans.error(), "no such trace");
+  const auto span = std::find_if(spans->begin(), spans->end(), [&](const tracing::Span& candidate) {
+    return candidate.span_id == *span_id && candidate.name == tracing::kSparkSqlExecutionSpanName;
+  });
+  if (span == spans->end()) return JsonError(404, "no such SQL execution span in this trace");
+  const auto* plan = tracing::AttributeValueOf<std::string>(span->attributes, tracing::kSparkSqlPlanKey);
+  // The store holds what a producer wrote: only well-formed JSON goes into the answer as it is.
+  if (plan == nullptr || !nlohmann::json::accept(*plan)) {
+    return JsonError(404, "this SQL execution has no plan (none kept, or --sql-plan-max-bytes 0)");
+  }
+  JsonWriter out;
+  out.BeginObject().Key("schema").String("sparktrace.sql_plan/1");
+  out.Key("trace_id").String(tracing::ToHex(*trace_id)).Key("span_id").String(tracing::ToHex(*span_id));
+  out.Key("execution_id");
+  if (const auto id = IntAttribute(*span, tracing::kSparkSqlExecutionIdKey)) {
+    out.Int(*id);
+  } else {
+    out.Null();
+  }
+  out.Key("plan").Raw(*plan).EndObject();
+  std::string body = out.Take();
+  body.push_back('\n');
+  return HttpResponse{200, "application/json; charset=utf-8", std::move(body), {}};
 }
 
 HttpResponse TraceViewApi::ShowTrace(const TraceAddress& address) {

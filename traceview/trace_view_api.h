@@ -60,6 +60,8 @@ class TraceViewApi {
   admin::HttpResponse ListTasks(const admin::HttpRequest& request);
   admin::HttpResponse ShowAttempt(const AttemptAddress& address);
   admin::HttpResponse ShowTrace(const TraceAddress& address);
+  // One spark.sql.execution span's plan (address.sql_plan), the span named by `query`.
+  admin::HttpResponse ShowSqlPlan(const TraceAddress& address, std::string_view query);
   // An attempt's page context with what every page shares (the links to Spark's own UIs).
   AttemptContext NewContext() const;
 

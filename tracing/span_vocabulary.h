@@ -109,6 +109,32 @@ inline constexpr std::string_view kSparkJobStatusKey = "spark.job.status";
 inline constexpr std::string_view kSparkJobStageIdsKey = "spark.job.stage_ids";
 inline constexpr std::string_view kSparkSqlExecutionIdKey = "spark.sql.execution_id";
 
+// --- spark.sql.execution: one SQL execution (listener/correlate/sql_execution_span.h), under its
+// Connect operation's span, else its application's root; also carries kSparkSqlExecutionIdKey.
+inline constexpr std::string_view kSparkSqlExecutionSpanName = "spark.sql.execution";
+inline constexpr std::string_view kSparkSqlDescriptionKey = "spark.sql.description";  // cut
+inline constexpr std::string_view kSparkSqlJobIdsKey = "spark.sql.job_ids";  // string list, bounded
+inline constexpr std::string_view kSparkSqlJobCountKey = "spark.sql.job_count";
+inline constexpr std::string_view kSparkSqlPlanVersionKey = "spark.sql.plan_version";  // initial|adaptive|none
+inline constexpr std::string_view kSparkSqlOperatorCountKey = "spark.sql.operator_count";
+// Σ of its distinct operators' time (ms, double): what a node's share is of.
+inline constexpr std::string_view kSparkSqlTotalOperatorTimeMsKey = "spark.sql.operator_time_ms";
+// The plan is not whole: the parser dropped operators, or kSparkSqlPlanKey lost metrics or nodes.
+inline constexpr std::string_view kSparkSqlPlanTruncatedKey = "spark.sql.plan_truncated";
+// The whole plan as compact JSON (listener/correlate/sql_plan_json.h), bounded by
+// --sql-plan-max-bytes; for the store and the trace view only: the OTLP encoder leaves it out.
+inline constexpr std::string_view kSparkSqlPlanKey = "spark.sql.plan";
+// The top operators by time, at most kSparkSqlTopOperators, one span event each, hottest first.
+inline constexpr std::string_view kSparkSqlOperatorEvent = "spark.sql.operator";
+inline constexpr std::size_t kSparkSqlTopOperators = 5;
+inline constexpr std::string_view kSparkSqlOperatorRankKey = "spark.sql.operator.rank";  // 1 = hottest
+inline constexpr std::string_view kSparkSqlOperatorNodeIdKey = "spark.sql.operator.node_id";
+inline constexpr std::string_view kSparkSqlOperatorNameKey = "spark.sql.operator.name";
+inline constexpr std::string_view kSparkSqlOperatorTimeMsKey = "spark.sql.operator.time_ms";  // double
+inline constexpr std::string_view kSparkSqlOperatorRowsKey = "spark.sql.operator.output_rows";
+inline constexpr std::string_view kSparkSqlOperatorSpillBytesKey = "spark.sql.operator.spill_bytes";
+inline constexpr std::string_view kSparkSqlOperatorPeakMemoryKey = "spark.sql.operator.peak_memory_bytes";
+
 // --- spark.stage: one stage attempt (span_builder.cc).
 inline constexpr std::string_view kSparkStageSpanName = "spark.stage";
 inline constexpr std::string_view kSparkStageIdKey = "spark.stage.id";

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,75 +16,19 @@
 #include "cli/diagnose/report_facts.h"
 #include "common/units.h"
 #include "listener/correlate/sql_plan.h"
+#include "listener/correlate/sql_plan_json.h"
 
 namespace sparktrace::cli::diagnose {
 namespace {
 
 using listener::correlate::SqlExecutionDetail;
 using listener::correlate::SqlMetricSummary;
-using listener::events::SqlPlan;
 using Summaries = std::map<std::int64_t, SqlMetricSummary>;
 
 // Text lists at most this many executions (the JSON has them all), each with its top operators.
 constexpr std::size_t kTextExecutions = 50;
 constexpr std::size_t kTextOperators = 5;
 constexpr std::size_t kTextDescriptionBytes = 80;
-
-void WriteValue(JsonWriter& json, std::int64_t value, std::int64_t divisor) {
-  if (divisor == 1) {
-    json.Int(value);
-  } else {
-    json.Double(static_cast<double>(value) / static_cast<double>(divisor));
-  }
-}
-
-void WriteOptionalValue(JsonWriter& json, const std::optional<std::int64_t>& value, std::int64_t divisor) {
-  if (value) {
-    WriteValue(json, *value, divisor);
-  } else {
-    json.Null();
-  }
-}
-
-void WriteNode(JsonWriter& json, const SqlPlan& plan, std::uint32_t index,
-               const std::vector<std::optional<std::int32_t>>& codegen, const Summaries& summaries) {
-  const listener::events::SqlPlanNode& node = plan.nodes[index];
-  json.BeginObject().Key("id").Int(index).Key("name").String(node.name).Key("detail").String(node.detail);
-  OptionalInt(json.Key("codegen_stage"), codegen[index]);
-  std::set<std::int32_t> stage_ids;
-  for (const listener::events::SqlPlanMetric& metric : node.metrics) {
-    if (auto found = summaries.find(metric.accumulator_id); found != summaries.end())
-      stage_ids.insert(found->second.stage_ids.begin(), found->second.stage_ids.end());
-  }
-  json.Key("stage_ids").BeginArray();
-  for (std::int32_t stage_id : stage_ids) json.Int(stage_id);
-  json.EndArray().Key("metrics").BeginArray();
-  for (const listener::events::SqlPlanMetric& metric : node.metrics) {
-    const auto type = listener::correlate::SqlMetricTypeFromName(metric.type);
-    json.BeginObject().Key("name").String(metric.name).Key("accumulator_id").Int(metric.accumulator_id);
-    json.Key("type").String(metric.type).Key("unit").String(listener::correlate::SqlMetricUnit(type));
-    const auto found = summaries.find(metric.accumulator_id);
-    if (found == summaries.end()) {
-      // No task or driver update reached it (Spark's UI shows nothing for it).
-      json.Key("total").Int(0).Key("min").Null().Key("median").Null().Key("max").Null();
-      json.Key("values").Int(0).Key("approximate").Bool(false);
-    } else {
-      const SqlMetricSummary& summary = found->second;
-      json.Key("total");
-      WriteValue(json, summary.total, summary.divisor);
-      WriteOptionalValue(json.Key("min"), summary.min, summary.divisor);
-      WriteOptionalValue(json.Key("median"), summary.median, summary.divisor);
-      WriteOptionalValue(json.Key("max"), summary.max, summary.divisor);
-      json.Key("values").Int(summary.values).Key("approximate").Bool(summary.approximate);
-    }
-    json.EndObject();
-  }
-  json.EndArray().Key("children").BeginArray();
-  for (std::uint32_t child : node.children) {
-    if (child < plan.nodes.size()) WriteNode(json, plan, child, codegen, summaries);
-  }
-  json.EndArray().EndObject();
-}
 
 bool AnyApproximate(const Summaries& summaries) {
   return std::any_of(summaries.begin(), summaries.end(),
@@ -121,7 +64,8 @@ void WriteExecution(JsonWriter& json, const DiagnosedLog& log, const SqlExecutio
   if (execution.plan.nodes.empty()) {
     json.Null();
   } else {
-    WriteNode(json, execution.plan, 0, listener::correlate::CodegenStageIds(execution.plan), summaries);
+    listener::correlate::WriteSqlPlanNode(json, execution.plan, 0,
+                                          listener::correlate::CodegenStageIds(execution.plan), summaries);
   }
   json.EndObject();
 }

@@ -211,6 +211,19 @@ void AddResourceFacts(const BuildContext& context, Span& span) {
   AddInt(span, tracing::kDriverMemoryOverheadBytes, settings->driver_memory_overhead_bytes);
 }
 
+void AddSqlExecutionSpans(const BuildContext& context, std::optional<std::string_view> operation_id,
+                          const SpanId& parent, const SpanBuildOptions& options, BuiltSpans& built) {
+  const SqlSpanPlace place{context.trace, parent, context.application_key, context.now_ms};
+  for (std::int64_t execution_id : SqlExecutionsOfOperation(context.model, operation_id)) {
+    std::optional<SqlExecutionSpan> execution =
+        BuildSqlExecutionSpan(context.model, execution_id, place, options.sql);
+    if (!execution) continue;
+    if (execution->plan_reduced) ++built.sql_plans_reduced;
+    if (!execution->ended) MarkUnended(context, execution->span, built);
+    built.spans.push_back(std::move(execution->span));
+  }
+}
+
 // Returns whether the operation has not ended by its lifecycle: no Closed yet, or a job of it still
 // running (its findings, attached to this span, wait for them); once the application is over,
 // only an operation without a terminal event. Without lifecycle events (an operation known from
@@ -307,6 +320,7 @@ BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view o
   const bool jobs_unended = AnyJobUnended(model, job_ids);
   const bool unended =
       AddLifecycleSpan(context, *operation, jobs_unended, operation_span.parent, built) || jobs_unended;
+  AddSqlExecutionSpans(context, operation_id, operation_span.parent, options, built);
   for (std::int32_t job_id : job_ids)
     AddJobSpans(context, model.jobs().at(job_id), operation_span.parent, built);
   if (std::optional<PhaseBreakdown> phases = OperationPhases(model, *operation, options.write_command)) {
@@ -350,6 +364,7 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
   if (!app.end_ms) MarkUnended(context, root, built);
   built.spans.push_back(std::move(root));
 
+  AddSqlExecutionSpans(context, std::nullopt, root_id, options, built);
   for (const auto& [job_id, job] : model.jobs()) {
     if (model.OperationOfJob(job)) continue;  // in its operation's trace
     AddJobSpans(context, job, root_id, built);

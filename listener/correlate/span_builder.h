@@ -8,6 +8,8 @@
 //   ├── spark.connect.operation.lifecycle   Started → Closed (or the terminal event), with span
 //   │                                        events started/analyzed/ready/finished/failed/
 //   │                                        canceled/closed at the driver's times
+//   ├── spark.sql.execution                  one per SQL execution of the operation, its plan and
+//   │                                        top operators on it (sql_execution_span.h)
 //   ├── spark.job                            one per job of the operation (tag or SQL execution)
 //   │   └── spark.stage                      one per stage attempt run for that job
 //   └── spark.phase.<name>                   one per contiguous phase interval of the operation
@@ -15,6 +17,7 @@
 // For an application (BuildApplicationSpans), a trace of its own (ApplicationTraceId):
 //
 //   spark.application                        root; phase totals as spark.phase.<name>.ms
+//   ├── spark.sql.execution                  SQL executions of no Connect operation
 //   ├── spark.job → spark.stage              jobs of no Connect operation (those are in their
 //   │                                        operation's trace), and stage attempts no job lists
 //   └── spark.phase.<name>                   one per contiguous phase interval of the application
@@ -45,6 +48,7 @@
 #include <vector>
 
 #include "listener/correlate/application_model.h"
+#include "listener/correlate/sql_execution_span.h"
 #include "tracing/span.h"
 #include "tracing/span_vocabulary.h"
 
@@ -65,6 +69,8 @@ struct SpanBuildOptions {
   // The application is over although the model has no ApplicationEnd (its log completed without
   // one, or was abandoned for a rewritten one): end whatever is still open.
   bool application_over = false;
+  // The spark.sql.execution spans' bounds (the plan attribute's size).
+  SqlSpanLimits sql{};
 };
 
 // The attribute on a span that was still open when its application ended or its log was abandoned.
@@ -74,6 +80,8 @@ struct BuiltSpans {
   std::vector<tracing::Span> spans;
   std::vector<tracing::SpanId> open;  // ids of the spans above that have not ended yet
   std::int64_t dropped_phase_intervals = 0;
+  // spark.sql.execution spans whose plan attribute lost metrics or nodes to SqlSpanLimits.
+  std::int64_t sql_plans_reduced = 0;
 
   bool IsOpen(const tracing::SpanId& id) const;
 };

@@ -92,4 +92,10 @@ std::vector<SqlOperatorFacts> TopOperatorsByTime(const events::SqlPlan& plan,
   return operators;
 }
 
+double TotalOperatorTimeMs(const events::SqlPlan& plan, const std::map<std::int64_t, SqlMetricSummary>& metrics) {
+  double total = 0;
+  for (const SqlOperatorFacts& facts : TopOperatorsByTime(plan, metrics, plan.nodes.size())) total += facts.time_ms;
+  return total;
+}
+
 }  // namespace sparktrace::listener::correlate

@@ -51,4 +51,8 @@ std::vector<SqlOperatorFacts> TopOperatorsByTime(const events::SqlPlan& plan,
                                                  const std::map<std::int64_t, SqlMetricSummary>& metrics,
                                                  std::size_t count);
 
+// The sum of the time of every operator TopOperatorsByTime would list (repeats counted once): what
+// an operator's share of its execution's operator time is of.
+double TotalOperatorTimeMs(const events::SqlPlan& plan, const std::map<std::int64_t, SqlMetricSummary>& metrics);
+
 }  // namespace sparktrace::listener::correlate

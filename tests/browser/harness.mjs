@@ -4,8 +4,9 @@
 //   then `sparktrace ui --store` over that file.
 // - startDemo({ postgres: true }): the same with the trace in a real PostgreSQL 15 (Debian's, started
 //   by tests/support/postgres_server.py on a unix socket, stopped by Harness.close()).
-// - startRealLogProxy(): `sparktrace proxy` following a copy of a real Spark event log (a Kubernetes
-//   NYC-taxi job: 6 jobs, 4 executors, 69 s of resource wait); its trace view is on the admin port.
+// - startRealLogProxy(log): `sparktrace proxy` following a copy of a real Spark event log (by default a
+//   Kubernetes NYC-taxi job: 6 jobs, 4 executors, 69 s of resource wait); its trace view is on the
+//   admin port.
 // - startSimProxy(attempts): `sparktrace proxy` in front of `sparktrace sim`, and one Spark Connect
 //   ExecutePlan per Airflow attempt given, with its x-airflow-* identity (node:http2, protobuf by hand).
 // - launchBrowser() / openPage(): Debian's chromium (/usr/bin/chromium) driven by playwright-core,
@@ -33,6 +34,8 @@ export const CHROMIUM = process.env.SPARKTRACE_CHROMIUM || '/usr/bin/chromium';
 export const DATA_DIR = process.env.SPARKTRACE_DATA_DIR || path.resolve(ROOT, '..', 'shared', 'data');
 export const REAL_LOG = path.join(DATA_DIR, 'spark-events-thirdparty', 'kubeflow-mcp-shs',
   'eventlog_v2_spark-110be3a8424d4a2789cb88134418217b');
+// Apache Spark's own test log with a broadcast hash join, its metrics and driver-side updates.
+export const JOIN_LOG = path.join(DATA_DIR, 'spark-events', 'app-20200706201101-0003');
 export const ARTIFACTS = process.env.SPARKTRACE_ARTIFACTS || path.join(os.tmpdir(), 'sparktrace-browser-artifacts');
 
 // Playwright's bound on every wait and action; the servers get more (sanitizer builds are slow).
@@ -231,10 +234,19 @@ export class Harness {
 
   // The proxy following a copy of the real event log; its admin port serves the trace view.
   // Answers {base, href, traceId, row} once /api/v1/tasks lists the application's trace.
-  async startRealLogProxy() {
+  // `log`: a rolling eventlog_v2_* directory (followed as it is) or a single log file (followed in a
+  // directory of its own).
+  async startRealLogProxy(log = REAL_LOG) {
     const dir = this.tempDir('sparktrace-browser-real-');
-    const logDir = path.join(dir, path.basename(REAL_LOG));
-    fs.cpSync(REAL_LOG, logDir, { recursive: true });
+    let logDir;
+    if (fs.statSync(log).isDirectory()) {
+      logDir = path.join(dir, path.basename(log));
+      fs.cpSync(log, logDir, { recursive: true });
+    } else {
+      logDir = path.join(dir, 'event-logs');
+      fs.mkdirSync(logDir);
+      fs.copyFileSync(log, path.join(logDir, path.basename(log)));
+    }
     for (const name of fs.readdirSync(logDir)) fs.chmodSync(path.join(logDir, name), 0o644);
     const proxy = this.spawn([
       'proxy', '--upstream', '127.0.0.1:9', '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0',

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "tracing/otlp/proto_writer.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::otlp {
 namespace {
@@ -81,6 +82,10 @@ void WriteAnyValue(ProtoWriter& out, const AttributeValue& value) {
 
 void WriteAttributes(ProtoWriter& out, std::uint32_t field, const std::vector<Attribute>& attributes) {
   for (const Attribute& attribute : attributes) {
+    // A whole SQL plan (up to --sql-plan-max-bytes) is for the store and the trace view: collectors
+    // cap attribute values far below it (docs/tracing.md, "SQL executions"); the top operators,
+    // span events, still go.
+    if (attribute.key == kSparkSqlPlanKey) continue;
     out.Message(field, [&attribute](ProtoWriter& key_value) {
       if (!attribute.key.empty()) key_value.Bytes(kKeyValueKey, attribute.key);
       key_value.Message(kKeyValueValue,

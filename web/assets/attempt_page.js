@@ -14,6 +14,7 @@ import { renderWhatIf } from './what_if_view.js';
 import { renderHistory } from './history_chart.js';
 import { Gantt } from './gantt.js';
 import { DetailPanel } from './detail_panel.js';
+import { SqlExecutionsView } from './plan_view.js';
 import { formatDuration, formatPercent } from './format.js';
 import { attemptApiUrl, attemptPageUrl, tasksPageUrl } from './url_state.js';
 
@@ -81,8 +82,13 @@ class AttemptView {
         h('div', { class: 'card-head' }, h('h2', { id: 'timeline-title' }, 'Timeline'), h('span', { class: 'muted' }, 'every span of the attempt, in tree order')),
         this.gantt.element),
       this.detail.element);
+    // Below the timeline, whose stage spans its operators highlight.
+    this.sql = new SqlExecutionsView({
+      onStages: (ids) => this.gantt.highlight(ids),
+    });
+    this.sql.update(attempt);
     this.renderSummary();
-    context.main.append(this.summary, this.timeline);
+    context.main.append(this.summary, this.timeline, this.sql.element);
     this.layout();
     const selected = this.gantt.state.selected;
     if (selected >= 0) this.detail.show(this.gantt.state.spans[selected], attempt);
@@ -136,6 +142,7 @@ class AttemptView {
     const scrollY = window.scrollY;
     this.renderSummary();
     this.gantt.update(attempt);
+    this.sql.update(attempt);
     this.layout();
     const selected = this.gantt.state.selected;
     this.detail.show(selected >= 0 ? this.gantt.state.spans[selected] : null, attempt);

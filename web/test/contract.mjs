@@ -32,6 +32,7 @@ export function checkAttempt(a) {
   checkAirflowTask(a, fail);
   checkCost(a, fail);
   checkWhatIf(a, fail);
+  checkSqlExecutions(a, fail);
 
   const b = a.breakdown;
   if (!b || !Array.isArray(b.phases)) {
@@ -224,4 +225,20 @@ function checkWhatIf(a, fail) {
     if (e.executors !== null && !Number.isInteger(e.executors)) fail(`what_if ${e.name}.executors`);
     if (!Array.isArray(e.answers) || !e.answers.every((id) => typeof id === 'string')) fail(`what_if ${e.name}.answers`);
   }
+}
+
+// sql_executions: one summary per spark.sql.execution span, the plan never inlined (served by plan_href).
+// Fixtures made before it existed have none.
+function checkSqlExecutions(a, fail) {
+  if (a.sql_executions === undefined) return;
+  if (!Array.isArray(a.sql_executions)) { fail('sql_executions'); return; }
+  const sqlSpans = new Set(a.spans.filter((s) => s.name === 'spark.sql.execution').map((s) => s.id));
+  if (sqlSpans.size !== a.sql_executions.length) fail('sql_executions: one per spark.sql.execution span');
+  for (const e of a.sql_executions) {
+    if (!sqlSpans.has(e.span_id)) fail(`sql_executions: span ${e.span_id}`);
+    if (e.plan_href !== null && !(typeof e.plan_href === 'string' && e.plan_href.startsWith('/api/v1/traces/'))) fail('sql_executions.plan_href');
+    if (!Array.isArray(e.top_operators) || e.top_operators.length > 5) fail('sql_executions.top_operators');
+    for (const o of e.top_operators ?? []) if (typeof o.name !== 'string' || !isNum(o.time_ms)) fail('sql_executions.top_operators[]');
+  }
+  for (const s of a.spans) if (s.attributes && 'spark.sql.plan' in s.attributes) fail(`span ${s.id} inlines its plan`);
 }

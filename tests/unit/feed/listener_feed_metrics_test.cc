@@ -84,6 +84,7 @@ TEST(ListenerFeedMetrics, CountersFromTheFeedAndThePushEndpoint) {
   totals.spans_submitted = 42;
   totals.live_spans_submitted = 6;
   totals.operations_forgotten = 5;
+  totals.sql_plans_reduced = 4;
   metrics.Publish(totals, EventLogFeedHeld{2, 9}, {});
   const auto families = metrics.Collect();
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_lines_total", {{"source", "event_log"}}), 10.0);
@@ -97,6 +98,7 @@ TEST(ListenerFeedMetrics, CountersFromTheFeedAndThePushEndpoint) {
                    42.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_spans_submitted_total", {{"version", "live"}}), 6.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_forgotten_total", {{"what", "operations"}}), 5.0);
+  EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_sql_plans_reduced_total"), 4.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_applications"), 2.0);
   EXPECT_DOUBLE_EQ(Value(families, "sparktrace_listener_operations"), 9.0);
   for (const auto& family : families) {

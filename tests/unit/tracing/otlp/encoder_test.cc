@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tracing/span_vocabulary.h"
+
 namespace sparktrace::tracing::otlp {
 namespace {
 
@@ -299,6 +301,23 @@ TEST(OtlpEncoder, LongValuesGetMultiByteLengths) {
   span.name = std::string(300, 'x');  // length 300 = varint ac 02
   const auto scope_spans = ScopeSpansOf(OtlpEncoder({}, "").Encode(std::span<const Span>(&span, 1)));
   EXPECT_EQ(One(Decode(One(scope_spans, 2, 2).bytes), 5, 2).bytes, span.name);
+}
+
+TEST(OtlpEncoder, LeavesTheWholeSqlPlanOutButKeepsTheRestOfTheSpan) {
+  Span span;
+  span.trace_id[15] = 1;
+  span.span_id[7] = 3;
+  span.name = std::string(kSparkSqlExecutionSpanName);
+  span.attributes.push_back({std::string(kSparkSqlPlanKey), std::string(R"({"root":"plan-sentinel"})")});
+  span.attributes.push_back({std::string(kSparkSqlDescriptionKey), std::string("description-sentinel")});
+  span.events.push_back({std::string(kSparkSqlOperatorEvent), 5, {{std::string(kSparkSqlOperatorNameKey),
+                                                                   std::string("operator-sentinel")}}});
+  const auto scope_spans = ScopeSpansOf(OtlpEncoder({}, "").Encode(std::span<const Span>(&span, 1)));
+  const auto fields = Decode(One(scope_spans, 2, 2).bytes);
+  const auto attributes = All(fields, 9);  // Span.attributes
+  ASSERT_EQ(attributes.size(), 1u);
+  EXPECT_NE(attributes[0].bytes.find("description-sentinel"), std::string::npos);
+  EXPECT_NE(One(fields, 11, 2).bytes.find("operator-sentinel"), std::string::npos);  // Span.events
 }
 
 }  // namespace
