@@ -1,6 +1,7 @@
 #include "sim/eventlog/scenario.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 
 #include "sim/eventlog/random_source.h"
@@ -25,6 +26,14 @@ std::string_view ProblemName(Problem problem) {
       return "shuffle-bottleneck";
     case Problem::kIdleExecutors:
       return "idle-executors";
+    case Problem::kExplodingJoin:
+      return "exploding-join";
+    case Problem::kNestedLoopJoin:
+      return "nested-loop-join";
+    case Problem::kScanDiscardsMost:
+      return "scan-discards-most";
+    case Problem::kBroadcastNearLimit:
+      return "broadcast-near-limit";
   }
   return "clean";
 }
@@ -119,6 +128,14 @@ ScenarioKnobs KnobsFor(const Scenario& scenario) {
   const double idle = scenario.StrengthOf(Problem::kIdleExecutors);
   knobs.extra_gap_between_operations_ms = std::llround(idle * 120'000);
   knobs.extra_gap_between_jobs_ms = std::llround(idle * 30'000);
+
+  knobs.join_rows_per_input_row += 49.0 * scenario.StrengthOf(Problem::kExplodingJoin);
+  const double nested = scenario.StrengthOf(Problem::kNestedLoopJoin);
+  if (nested > 0) knobs.nested_loop_build_rows = std::max<std::int64_t>(1, std::llround(50'000 * nested * nested));
+  knobs.filter_kept_share *= std::exp(-12.0 * scenario.StrengthOf(Problem::kScanDiscardsMost));
+  const double broadcast = scenario.StrengthOf(Problem::kBroadcastNearLimit);
+  knobs.broadcast_extra_bytes = std::llround(broadcast * 3.2 * 1024 * 1024 * 1024);
+  knobs.broadcast_extra_ms = std::llround(broadcast * 60'000);
   return knobs;
 }
 
