@@ -94,6 +94,13 @@ double OperatorWallSeconds(const DiagnosisScope& scope, const ScopedSqlExecution
   return std::min(wall_ms, task_ms * wall_ms / run_ms) / 1000.0;
 }
 
+std::string_view SparkOperatorName(std::string_view node_name) {
+  for (std::string_view prefix : {std::string_view("Photon"), std::string_view("Gpu")}) {
+    if (node_name.starts_with(prefix)) return node_name.substr(prefix.size());
+  }
+  return node_name;
+}
+
 FindingScope OperatorScope(const DiagnosisScope& scope, const ScopedSqlExecution& execution,
                            std::uint32_t node) {
   FindingScope result = scope.base;

@@ -60,6 +60,10 @@ double CodegenClusterMs(const ScopedSqlExecution& execution, std::uint32_t node)
 double OperatorWallSeconds(const DiagnosisScope& scope, const ScopedSqlExecution& execution,
                            std::uint32_t node, double task_ms);
 
+// A node name without the engine prefix of Databricks Photon ("PhotonBroadcastHashJoin") or the
+// RAPIDS accelerator ("GpuSortMergeJoin"): the Spark operator it stands for.
+std::string_view SparkOperatorName(std::string_view node_name);
+
 // A finding scope naming the execution and the operator.
 FindingScope OperatorScope(const DiagnosisScope& scope, const ScopedSqlExecution& execution,
                            std::uint32_t node);

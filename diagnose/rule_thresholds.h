@@ -221,8 +221,9 @@ struct OperatorSpillThresholds {
   // Assumed local-disk speed per task for writing and re-reading spill (the impact estimate, as
   // oom-and-spill's spill_disk_mib_per_second).
   double spill_disk_mib_per_second = 100;
-  double min_impact_seconds = 5;
-  double min_impact_share = 0.02;
+  // The gate of oom-and-spill: the operator's spill is its stage's.
+  double min_impact_seconds = 1;
+  double min_impact_share = 0.01;
 };
 
 struct RuleThresholds {

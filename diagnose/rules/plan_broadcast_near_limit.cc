@@ -42,7 +42,7 @@ void BroadcastNearLimitRule(const DiagnosisScope& scope, std::vector<Finding>& f
   const std::optional<std::int64_t> threshold = ThresholdInForce(scope);
   for (const ScopedSqlExecution& execution : SqlExecutionsOf(scope)) {
     for (std::uint32_t node = 0; node < execution.size(); ++node) {
-      if (!execution.Node(node).name.starts_with("BroadcastExchange") || execution.repeat[node]) continue;
+      if (!SparkOperatorName(execution.Node(node).name).starts_with("BroadcastExchange") || execution.repeat[node]) continue;
       const std::optional<std::int64_t> data = MetricTotal(execution, node, "data size");
       if (!data) continue;
       const double bytes = static_cast<double>(*data);

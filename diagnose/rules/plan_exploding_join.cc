@@ -1,7 +1,8 @@
 // exploding-join: a join whose output rows are many times both its inputs' rows (a join key that is
 // far from unique on both sides, a missing join condition, a many-to-many relationship).
 //
-// Per join operator (SortMergeJoin, ShuffledHashJoin, BroadcastHashJoin) of the scope's SQL
+// Per join operator (SortMergeJoin, ShuffledHashJoin, BroadcastHashJoin, and their Photon and GPU
+// versions) of the scope's SQL
 // executions: fires when its "number of output rows" ≥ min_output_ratio × the larger input's rows
 // (RowsOutOf each child) and ≥ min_output_rows, and the impact passes the gate.
 // Impact: the wall time of the join's codegen cluster (its "duration"; else the stages that ran
@@ -28,7 +29,7 @@ void ExplodingJoinRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   for (const ScopedSqlExecution& execution : SqlExecutionsOf(scope)) {
     for (std::uint32_t node = 0; node < execution.size(); ++node) {
       const listener::events::SqlPlanNode& join = execution.Node(node);
-      if (!IsKeyedJoin(join.name) || execution.repeat[node] || join.children.size() != 2) continue;
+      if (!IsKeyedJoin(SparkOperatorName(join.name)) || execution.repeat[node] || join.children.size() != 2) continue;
       const std::optional<std::int64_t> output = MetricTotal(execution, node, "number of output rows");
       const std::optional<std::int64_t> left = RowsOutOf(execution, join.children[0]);
       const std::optional<std::int64_t> right = RowsOutOf(execution, join.children[1]);

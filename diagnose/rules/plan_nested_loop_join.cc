@@ -2,7 +2,7 @@
 // one side compared with every row of the other, which Spark plans when a join has no equality
 // condition (a range or inequality join, an OR of conditions, a cross join).
 //
-// Per such operator of the scope's SQL executions: fires when its smaller input has at least
+// Per such operator (and its Photon and GPU versions) of the scope's SQL executions: fires when its smaller input has at least
 // min_smaller_side_rows rows (RowsOutOf each child; a one-row side, a scalar subquery's, is fine)
 // and left × right rows ≥ min_pairs, and the impact passes the gate.
 // Impact: the operator's wall time, from its codegen cluster's "duration" (a BroadcastNestedLoopJoin
@@ -21,8 +21,9 @@ void NestedLoopJoinRule(const DiagnosisScope& scope, std::vector<Finding>& findi
   for (const ScopedSqlExecution& execution : SqlExecutionsOf(scope)) {
     for (std::uint32_t node = 0; node < execution.size(); ++node) {
       const listener::events::SqlPlanNode& join = execution.Node(node);
+      const std::string_view kind = SparkOperatorName(join.name);
       const bool nested_loop =
-          join.name.starts_with("BroadcastNestedLoopJoin") || join.name.starts_with("CartesianProduct");
+          kind.starts_with("BroadcastNestedLoopJoin") || kind.starts_with("CartesianProduct");
       if (!nested_loop || execution.repeat[node] || join.children.size() != 2) continue;
       const std::optional<std::int64_t> left = RowsOutOf(execution, join.children[0]);
       const std::optional<std::int64_t> right = RowsOutOf(execution, join.children[1]);

@@ -29,7 +29,7 @@ std::optional<std::uint32_t> ScanBelow(const ScopedSqlExecution& execution, std:
     const listener::events::SqlPlanNode& current = execution.Node(node);
     if (current.children.size() != 1) return std::nullopt;
     node = current.children.front();
-    const std::string_view name = execution.Node(node).name;
+    const std::string_view name = SparkOperatorName(execution.Node(node).name);
     if (IsScan(name)) return node;
     if (name != "ColumnarToRow" && name != "InputAdapter" && !name.starts_with("WholeStageCodegen"))
       return std::nullopt;
@@ -44,7 +44,7 @@ void ScanDiscardsMostRule(const DiagnosisScope& scope, std::vector<Finding>& fin
   if (!t.enabled) return;
   for (const ScopedSqlExecution& execution : SqlExecutionsOf(scope)) {
     for (std::uint32_t node = 0; node < execution.size(); ++node) {
-      if (execution.Node(node).name != "Filter" || execution.repeat[node]) continue;
+      if (SparkOperatorName(execution.Node(node).name) != "Filter" || execution.repeat[node]) continue;
       const std::optional<std::uint32_t> scan = ScanBelow(execution, node);
       if (!scan) continue;
       const std::optional<std::int64_t> kept = MetricTotal(execution, node, "number of output rows");
