@@ -61,7 +61,7 @@ void ScanDiscardsMostRule(const DiagnosisScope& scope, std::vector<Finding>& fin
       Finding finding = NewFinding(kScanDiscardsMost, OperatorScope(scope, execution, *scan), impact,
                                    SeverityForImpact(scope, impact));
       finding.title = OperatorLabel(execution, *scan) + ": the Filter above it (node " + std::to_string(node) +
-                      ") kept " + Percent(kept_share) + " of its " + Rows(static_cast<double>(*scanned)) +
+                      ") kept " + Rows(static_cast<double>(*kept)) + " of its " + Rows(static_cast<double>(*scanned)) +
                       " rows" + (files_bytes ? " (" + Bytes(static_cast<double>(*files_bytes)) + " read)" : "");
       finding.evidence = {
           Crossed("kept_share", kept_share, "share", t.max_kept_share, Comparison::kAtMost),

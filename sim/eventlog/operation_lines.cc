@@ -379,9 +379,12 @@ std::vector<std::string> OperationEventLines(const OperationPlan& plan, const Pl
       json.BeginObject().Field("Event", "SparkListenerJobStart").Field("Job ID", job.global_job_id);
       json.Field("Submission Time", time.Time(job.submitted_ms)).Key("Stage Infos").BeginArray();
       for (int stage : job.stages) {
-        // A stage an earlier job ran shows its finished attempt (Spark lists it as skipped).
-        const bool earlier = Stage(plan, stage).submitted_ms < job.submitted_ms;
-        WriteStageInfo(json, plan, stage, earlier, earlier, "", time);
+        // A stage an earlier job ran is listed in "Stage IDs" only. Spark gives such a skipped
+        // stage a new id in the later job (its StageInfo never submitted); the simulator keeps
+        // the earlier id, and a StageInfo under that id would make Spark's SQL listener (and
+        // ours) start the finished stage's SQL metrics over.
+        if (Stage(plan, stage).submitted_ms < job.submitted_ms) continue;
+        WriteStageInfo(json, plan, stage, false, false, "", time);
       }
       json.EndArray().Key("Stage IDs").BeginArray();
       for (int stage : job.stages) json.Int(Stage(plan, stage).global_stage_id);

@@ -129,10 +129,13 @@ ScenarioKnobs KnobsFor(const Scenario& scenario) {
   knobs.extra_gap_between_operations_ms = std::llround(idle * 120'000);
   knobs.extra_gap_between_jobs_ms = std::llround(idle * 30'000);
 
-  knobs.join_rows_per_input_row += 49.0 * scenario.StrengthOf(Problem::kExplodingJoin);
+  const double exploding = scenario.StrengthOf(Problem::kExplodingJoin);
+  knobs.join_rows_per_input_row += 49.0 * exploding;
   const double nested = scenario.StrengthOf(Problem::kNestedLoopJoin);
   if (nested > 0) knobs.nested_loop_build_rows = std::max<std::int64_t>(1, std::llround(50'000 * nested * nested));
-  knobs.filter_kept_share *= std::exp(-12.0 * scenario.StrengthOf(Problem::kScanDiscardsMost));
+  const double discarding = scenario.StrengthOf(Problem::kScanDiscardsMost);
+  knobs.filter_kept_share *= std::exp(-12.0 * discarding);
+  knobs.map_compute_factor = (1.0 + 4.9 * exploding) * (1.0 + 6.0 * nested) * (1.0 + 3.0 * discarding);
   const double broadcast = scenario.StrengthOf(Problem::kBroadcastNearLimit);
   knobs.broadcast_extra_bytes = std::llround(broadcast * 3.2 * 1024 * 1024 * 1024);
   knobs.broadcast_extra_ms = std::llround(broadcast * 60'000);

@@ -131,6 +131,12 @@ struct ScenarioKnobs {
   // Share of the scanned rows the Filter above the scan keeps: 0.6 clean; scan-discards-most:
   // 0.6 × e^(−12 × strength) (0.5 % at 0.4: a predicate not pushed, no partition pruning).
   double filter_kept_share = 0.6;
+  // What the plan problems cost the map stage (scan, filter, join, partial aggregation): its
+  // tasks' compute time × this. Clean 1; exploding-join × (1 + 4.9 × strength) (the join and the
+  // aggregation handle that many more rows), nested-loop-join × (1 + 6 × strength) (every row
+  // compared with every band), scan-discards-most × (1 + 3 × strength) (every row group decoded,
+  // none skipped).
+  double map_compute_factor = 1.0;
   // broadcast-near-limit: the broadcast table grows by strength × 3.2 GiB and its collect, build and
   // broadcast take strength × 60 s more, before the map stage starts (executors wait idle); the
   // application then sets spark.sql.autoBroadcastJoinThreshold=4g (the user raised it).
