@@ -23,7 +23,8 @@ constexpr const char* kUsage =
     "flags give the same bytes. Prints the written path (file, or eventlog_v2_ directory) on stdout.\n"
     "\n"
     "Scenarios (comma-separated, or clean): slow-executor-allocation, slow-writes, skew, spill,\n"
-    "gc-pressure, failing-tasks, shuffle-bottleneck, idle-executors. What strength does to each is\n"
+    "gc-pressure, failing-tasks, shuffle-bottleneck, idle-executors, and the SQL plan's\n"
+    "exploding-join, nested-loop-join, scan-discards-most, broadcast-near-limit. What strength does to each is\n"
     "described in sim/eventlog/scenario.h (ScenarioKnobs). --executors and --executor-cores size the\n"
     "cluster: the same flags at two sizes give the same workload (task counts, data sizes).\n"
     "\n";
