@@ -167,8 +167,9 @@ struct SlowSparkJobsThresholds {
 
 struct ExplodingJoinThresholds {
   bool enabled = true;
-  // A join's output rows at least this many times its larger input's rows...
-  double min_output_ratio = 10.0;
+  // A join's output rows at least this many times its larger input's rows (a one-to-many join
+  // outputs at most its larger input's rows; more means a key repeats on both sides)...
+  double min_output_ratio = 5.0;
   // ...and at least this many rows (a 10x join of a thousand rows costs nothing).
   std::int64_t min_output_rows = 10'000'000;
   double min_impact_seconds = 10;

@@ -55,8 +55,8 @@ TEST(DiagnosePlanRules, ExplodingJoinFiresAndNamesTheOperator) {
 }
 
 TEST(DiagnosePlanRules, ExplodingJoinNearMissAndCleanDoNotFire) {
-  EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(JoinLog(20'000'000, 5'000'000, 180'000'000)), kExplodingJoin),
-            nullptr);  // 9x: below 10x
+  EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(JoinLog(20'000'000, 5'000'000, 90'000'000)), kExplodingJoin),
+            nullptr);  // 4.5x: below 5x
   EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(JoinLog(200'000, 50'000, 5'000'000)), kExplodingJoin),
             nullptr);  // 25x of few rows: below the 10M-row floor
   EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(JoinLog(20'000'000, 5'000'000, 20'000'000)), kExplodingJoin),
