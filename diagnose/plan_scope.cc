@@ -10,7 +10,6 @@
 
 namespace sparktrace::diagnose {
 
-using listener::correlate::SqlExecutionDetail;
 using listener::events::SqlPlanMetric;
 using listener::events::SqlPlanNode;
 
