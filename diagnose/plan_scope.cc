@@ -18,8 +18,8 @@ std::vector<ScopedSqlExecution> SqlExecutionsOf(const DiagnosisScope& scope) {
   const listener::correlate::SqlExecutionModel& sql = scope.model->sql();
   for (const auto& [id, detail] : sql.executions()) {
     if (detail.plan.nodes.empty()) continue;
-    if (scope.is_operation() &&
-        scope.model->OperationOfSqlExecution(id) != std::optional<std::string>(scope.operation->operation_id)) {
+    if (scope.is_operation() && scope.model->OperationOfSqlExecution(id) !=
+                                    std::optional<std::string>(scope.operation->operation_id)) {
       continue;
     }
     ScopedSqlExecution execution;
@@ -111,8 +111,8 @@ FindingScope OperatorScope(const DiagnosisScope& scope, const ScopedSqlExecution
 }
 
 std::string OperatorLabel(const ScopedSqlExecution& execution, std::uint32_t node) {
-  return "SQL execution " + std::to_string(execution.detail->execution_id) + ", " + execution.Node(node).name +
-         " (node " + std::to_string(node) + ")";
+  return "SQL execution " + std::to_string(execution.detail->execution_id) + ", " +
+         execution.Node(node).name + " (node " + std::to_string(node) + ")";
 }
 
 std::string Rows(double rows) {

@@ -42,7 +42,9 @@ void BroadcastNearLimitRule(const DiagnosisScope& scope, std::vector<Finding>& f
   const std::optional<std::int64_t> threshold = ThresholdInForce(scope);
   for (const ScopedSqlExecution& execution : SqlExecutionsOf(scope)) {
     for (std::uint32_t node = 0; node < execution.size(); ++node) {
-      if (!SparkOperatorName(execution.Node(node).name).starts_with("BroadcastExchange") || execution.repeat[node]) continue;
+      if (!SparkOperatorName(execution.Node(node).name).starts_with("BroadcastExchange") ||
+          execution.repeat[node])
+        continue;
       const std::optional<std::int64_t> data = MetricTotal(execution, node, "data size");
       if (!data) continue;
       const double bytes = static_cast<double>(*data);
@@ -59,9 +61,9 @@ void BroadcastNearLimitRule(const DiagnosisScope& scope, std::vector<Finding>& f
       if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
       Finding finding = NewFinding(kBroadcastNearLimit, OperatorScope(scope, execution, node), impact,
                                    SeverityForImpact(scope, impact));
-      finding.title = OperatorLabel(execution, node) + ": broadcast " + Bytes(bytes) + " in " +
-                      Seconds(impact) +
-                      (threshold ? " (threshold " + Bytes(static_cast<double>(*threshold)) + ")" : std::string());
+      finding.title =
+          OperatorLabel(execution, node) + ": broadcast " + Bytes(bytes) + " in " + Seconds(impact) +
+          (threshold ? " (threshold " + Bytes(static_cast<double>(*threshold)) + ")" : std::string());
       finding.evidence = {
           Figure("data_size_bytes", bytes, "bytes"),
           Crossed("broadcast_time_ms", time_ms, "ms", t.min_broadcast_seconds * 1000, Comparison::kAtLeast),
@@ -75,10 +77,12 @@ void BroadcastNearLimitRule(const DiagnosisScope& scope, std::vector<Finding>& f
                                         t.near_threshold_share, Comparison::kAtLeast));
       }
       finding.fix = {
-          "let Spark sort-merge join a table this size: lower spark.sql.autoBroadcastJoinThreshold (the default "
+          "let Spark sort-merge join a table this size: lower spark.sql.autoBroadcastJoinThreshold (the "
+          "default "
           "is 10m) and remove broadcast() hints on it",
           "broadcast less: select only the columns the join needs and filter the table before the join",
-          "if it must be broadcast, give the driver room (spark.driver.memory, spark.driver.maxResultSize) and "
+          "if it must be broadcast, give the driver room (spark.driver.memory, spark.driver.maxResultSize) "
+          "and "
           "more time (spark.sql.broadcastTimeout, default 300 s)",
       };
       findings.push_back(std::move(finding));

@@ -29,7 +29,8 @@ void ExplodingJoinRule(const DiagnosisScope& scope, std::vector<Finding>& findin
   for (const ScopedSqlExecution& execution : SqlExecutionsOf(scope)) {
     for (std::uint32_t node = 0; node < execution.size(); ++node) {
       const listener::events::SqlPlanNode& join = execution.Node(node);
-      if (!IsKeyedJoin(SparkOperatorName(join.name)) || execution.repeat[node] || join.children.size() != 2) continue;
+      if (!IsKeyedJoin(SparkOperatorName(join.name)) || execution.repeat[node] || join.children.size() != 2)
+        continue;
       const std::optional<std::int64_t> output = MetricTotal(execution, node, "number of output rows");
       const std::optional<std::int64_t> left = RowsOutOf(execution, join.children[0]);
       const std::optional<std::int64_t> right = RowsOutOf(execution, join.children[1]);
@@ -38,8 +39,8 @@ void ExplodingJoinRule(const DiagnosisScope& scope, std::vector<Finding>& findin
       const double ratio = static_cast<double>(*output) / larger;
       if (ratio < t.min_output_ratio) continue;
       const double cluster_ms = CodegenClusterMs(execution, node);
-      const double impact =
-          OperatorWallSeconds(scope, execution, node, cluster_ms) * (1.0 - larger / static_cast<double>(*output));
+      const double impact = OperatorWallSeconds(scope, execution, node, cluster_ms) *
+                            (1.0 - larger / static_cast<double>(*output));
       if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
       Finding finding = NewFinding(kExplodingJoin, OperatorScope(scope, execution, node), impact,
                                    SeverityForImpact(scope, impact));
@@ -48,8 +49,8 @@ void ExplodingJoinRule(const DiagnosisScope& scope, std::vector<Finding>& findin
                       Rows(static_cast<double>(*right)) + " in (" + Ratio(ratio) + " the larger input)";
       finding.evidence = {
           Crossed("output_to_input_ratio", ratio, "ratio", t.min_output_ratio, Comparison::kAtLeast),
-          Crossed("output_rows", static_cast<double>(*output), "count", static_cast<double>(t.min_output_rows),
-                  Comparison::kAtLeast),
+          Crossed("output_rows", static_cast<double>(*output), "count",
+                  static_cast<double>(t.min_output_rows), Comparison::kAtLeast),
           Figure("left_input_rows", static_cast<double>(*left), "count"),
           Figure("right_input_rows", static_cast<double>(*right), "count"),
           Figure("codegen_cluster_task_ms", cluster_ms, "ms"),

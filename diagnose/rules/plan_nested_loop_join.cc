@@ -2,12 +2,12 @@
 // one side compared with every row of the other, which Spark plans when a join has no equality
 // condition (a range or inequality join, an OR of conditions, a cross join).
 //
-// Per such operator (and its Photon and GPU versions) of the scope's SQL executions: fires when its smaller input has at least
-// min_smaller_side_rows rows (RowsOutOf each child; a one-row side, a scalar subquery's, is fine)
-// and left × right rows ≥ min_pairs, and the impact passes the gate.
-// Impact: the operator's wall time, from its codegen cluster's "duration" (a BroadcastNestedLoopJoin
-// runs in generated code), else the whole wall time of the stages that ran it (CartesianProduct
-// has no codegen and no timing metric: the stage is the loop).
+// Per such operator (and its Photon and GPU versions) of the scope's SQL executions: fires when its smaller
+// input has at least min_smaller_side_rows rows (RowsOutOf each child; a one-row side, a scalar subquery's,
+// is fine) and left × right rows ≥ min_pairs, and the impact passes the gate. Impact: the operator's wall
+// time, from its codegen cluster's "duration" (a BroadcastNestedLoopJoin runs in generated code), else the
+// whole wall time of the stages that ran it (CartesianProduct has no codegen and no timing metric: the stage
+// is the loop).
 #include <algorithm>
 
 #include "diagnose/plan_scope.h"
@@ -48,10 +48,13 @@ void NestedLoopJoinRule(const DiagnosisScope& scope, std::vector<Finding>& findi
           Setting("join", join.detail),
       };
       finding.fix = {
-          "give the join an equality condition Spark can hash or sort on (a.key = b.key); a join on ranges can "
-          "join on a bucket of the range first (floor(ts / 3600) on both sides) and keep the range as a filter",
+          "give the join an equality condition Spark can hash or sort on (a.key = b.key); a join on ranges "
+          "can "
+          "join on a bucket of the range first (floor(ts / 3600) on both sides) and keep the range as a "
+          "filter",
           "split an OR of join conditions into one equi-join per condition and union the results",
-          "if a cross join is intended, shrink both sides first (filter, aggregate) and broadcast the smaller "
+          "if a cross join is intended, shrink both sides first (filter, aggregate) and broadcast the "
+          "smaller "
           "one",
           "spark.sql.crossJoin.enabled=false (the default before 3.0) makes an accidental cartesian product "
           "an error",

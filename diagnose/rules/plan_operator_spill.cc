@@ -26,7 +26,8 @@ void OperatorSpillRule(const DiagnosisScope& scope, std::vector<Finding>& findin
       if (!spill || *spill < t.min_spill_bytes) continue;
       const double spill_bytes = static_cast<double>(*spill);
       double io_task_ms = 2.0 * spill_bytes / (t.spill_disk_mib_per_second * kMiB) * 1000.0;
-      const double own_ms = listener::correlate::OperatorFacts(execution.detail->plan, node, execution.metrics).time_ms;
+      const double own_ms =
+          listener::correlate::OperatorFacts(execution.detail->plan, node, execution.metrics).time_ms;
       const double operator_ms = own_ms > 0 ? own_ms : CodegenClusterMs(execution, node);
       if (operator_ms > 0) io_task_ms = std::min(io_task_ms, operator_ms);
       const double impact = OperatorWallSeconds(scope, execution, node, io_task_ms);

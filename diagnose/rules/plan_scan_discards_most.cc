@@ -54,19 +54,21 @@ void ScanDiscardsMostRule(const DiagnosisScope& scope, std::vector<Finding>& fin
       if (files_bytes && *files_bytes < t.min_files_bytes) continue;
       const double kept_share = static_cast<double>(*kept) / static_cast<double>(*scanned);
       if (kept_share > t.max_kept_share) continue;
-      const double scan_ms = static_cast<double>(MetricTotal(execution, *scan, "scan time").value_or(0)) / 1e6;
+      const double scan_ms =
+          static_cast<double>(MetricTotal(execution, *scan, "scan time").value_or(0)) / 1e6;
       const double task_ms = std::max(scan_ms, CodegenClusterMs(execution, node));
       const double impact = OperatorWallSeconds(scope, execution, *scan, task_ms) * (1.0 - kept_share);
       if (!PassesImpactGate(scope, impact, t.min_impact_seconds, t.min_impact_share)) continue;
       Finding finding = NewFinding(kScanDiscardsMost, OperatorScope(scope, execution, *scan), impact,
                                    SeverityForImpact(scope, impact));
-      finding.title = OperatorLabel(execution, *scan) + ": the Filter above it (node " + std::to_string(node) +
-                      ") kept " + Rows(static_cast<double>(*kept)) + " of its " + Rows(static_cast<double>(*scanned)) +
-                      " rows" + (files_bytes ? " (" + Bytes(static_cast<double>(*files_bytes)) + " read)" : "");
+      finding.title = OperatorLabel(execution, *scan) + ": the Filter above it (node " +
+                      std::to_string(node) + ") kept " + Rows(static_cast<double>(*kept)) + " of its " +
+                      Rows(static_cast<double>(*scanned)) + " rows" +
+                      (files_bytes ? " (" + Bytes(static_cast<double>(*files_bytes)) + " read)" : "");
       finding.evidence = {
           Crossed("kept_share", kept_share, "share", t.max_kept_share, Comparison::kAtMost),
-          Crossed("scan_output_rows", static_cast<double>(*scanned), "count", static_cast<double>(t.min_scan_rows),
-                  Comparison::kAtLeast),
+          Crossed("scan_output_rows", static_cast<double>(*scanned), "count",
+                  static_cast<double>(t.min_scan_rows), Comparison::kAtLeast),
           Figure("filter_output_rows", static_cast<double>(*kept), "count"),
       };
       if (files_bytes) {

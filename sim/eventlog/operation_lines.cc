@@ -269,8 +269,8 @@ void WritePlanInfo(JsonLine& json, const OperationPlan& plan) {
 }
 
 // The plan as Spark's explain tree (physicalPlanDescription's first part).
-void AppendExplainTree(const SqlPlanDraft& draft, int index, const std::string& prefix, bool last,
-                       bool root, std::string& text) {
+void AppendExplainTree(const SqlPlanDraft& draft, int index, const std::string& prefix, bool last, bool root,
+                       std::string& text) {
   const SqlNodeDraft& node = draft.nodes.at(static_cast<std::size_t>(index));
   text += root ? node.name : prefix + (last ? "+- " : ":- ") + node.name;
   text += '\n';

@@ -174,12 +174,12 @@ enum class PlannedEventKind : std::uint8_t {
   kOperationReady,
   kSqlExecutionStart,
   kSqlDriverUpdates,  // the plan's driver-side metric values (scan files, broadcast times)
-  kJobStart,        // ref: job
-  kStageSubmitted,  // ref: stage
-  kTaskStart,       // ref: task
-  kTaskEnd,         // ref: task
-  kStageCompleted,  // ref: stage
-  kJobEnd,          // ref: job
+  kJobStart,          // ref: job
+  kStageSubmitted,    // ref: stage
+  kTaskStart,         // ref: task
+  kTaskEnd,           // ref: task
+  kStageCompleted,    // ref: stage
+  kJobEnd,            // ref: job
   kSqlExecutionEnd,
   kOperationFinished,
   kOperationFailed,

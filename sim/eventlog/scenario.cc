@@ -1,7 +1,7 @@
 #include "sim/eventlog/scenario.h"
 
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "sim/eventlog/random_source.h"
@@ -132,7 +132,8 @@ ScenarioKnobs KnobsFor(const Scenario& scenario) {
   const double exploding = scenario.StrengthOf(Problem::kExplodingJoin);
   knobs.join_rows_per_input_row += 49.0 * exploding;
   const double nested = scenario.StrengthOf(Problem::kNestedLoopJoin);
-  if (nested > 0) knobs.nested_loop_build_rows = std::max<std::int64_t>(1, std::llround(50'000 * nested * nested));
+  if (nested > 0)
+    knobs.nested_loop_build_rows = std::max<std::int64_t>(1, std::llround(50'000 * nested * nested));
   const double discarding = scenario.StrengthOf(Problem::kScanDiscardsMost);
   knobs.filter_kept_share *= std::exp(-12.0 * discarding);
   knobs.map_compute_factor = (1.0 + 4.9 * exploding) * (1.0 + 6.0 * nested) * (1.0 + 3.0 * discarding);

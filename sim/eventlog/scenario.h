@@ -38,11 +38,18 @@ enum class Problem : std::uint8_t {
   kBroadcastNearLimit  // "broadcast-near-limit"
 };
 
-inline constexpr std::array<Problem, 12> kAllProblems = {
-    Problem::kSlowExecutorAllocation, Problem::kSlowWrites,        Problem::kSkew,
-    Problem::kSpill,                  Problem::kGcPressure,        Problem::kFailingTasks,
-    Problem::kShuffleBottleneck,      Problem::kIdleExecutors,     Problem::kExplodingJoin,
-    Problem::kNestedLoopJoin,         Problem::kScanDiscardsMost,  Problem::kBroadcastNearLimit};
+inline constexpr std::array<Problem, 12> kAllProblems = {Problem::kSlowExecutorAllocation,
+                                                         Problem::kSlowWrites,
+                                                         Problem::kSkew,
+                                                         Problem::kSpill,
+                                                         Problem::kGcPressure,
+                                                         Problem::kFailingTasks,
+                                                         Problem::kShuffleBottleneck,
+                                                         Problem::kIdleExecutors,
+                                                         Problem::kExplodingJoin,
+                                                         Problem::kNestedLoopJoin,
+                                                         Problem::kScanDiscardsMost,
+                                                         Problem::kBroadcastNearLimit};
 
 std::string_view ProblemName(Problem problem);
 

@@ -13,8 +13,8 @@ namespace {
 
 constexpr std::int64_t kAccumulatorBase = 1'000'000;
 constexpr std::int64_t kAccumulatorsPerExecution = 1000;
-constexpr std::int64_t kDimensionRows = 50'000;     // customers: the clean broadcast side
-constexpr std::int64_t kBroadcastRowBytes = 48;     // a hashed relation's bytes per row
+constexpr std::int64_t kDimensionRows = 50'000;      // customers: the clean broadcast side
+constexpr std::int64_t kBroadcastRowBytes = 48;      // a hashed relation's bytes per row
 constexpr std::int64_t kParquetRowsPerBatch = 4096;  // ColumnarToRow's batches
 
 std::int64_t Round(double value) { return std::llround(value); }
@@ -66,7 +66,9 @@ struct PlanMetrics {
   int final_rows, final_build, final_peak, final_spill, result_duration;
 };
 
-std::string StatementTable(const OperationPlan& plan) { return "sales.orders_" + std::to_string(plan.ordinal % 7); }
+std::string StatementTable(const OperationPlan& plan) {
+  return "sales.orders_" + std::to_string(plan.ordinal % 7);
+}
 
 }  // namespace
 
@@ -84,44 +86,46 @@ void DraftSqlPlan(OperationPlan& plan, const ScenarioKnobs& knobs) {
   int top = b.Node("AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=true");
   int write_command = -1;
   if (plan.spec.write) {
-    write_command = b.Under(
-        top, b.Node("Execute InsertIntoHadoopFsRelationCommand",
-                    "Execute InsertIntoHadoopFsRelationCommand s3a://warehouse/daily/out_" +
-                        std::to_string(plan.ordinal) + ", false, Parquet, Overwrite",
-                    {{"number of written files", "sum"},
-                     {"written output", "size"},
-                     {"number of output rows", "sum"},
-                     {"number of dynamic part", "sum"}}));
+    write_command =
+        b.Under(top, b.Node("Execute InsertIntoHadoopFsRelationCommand",
+                            "Execute InsertIntoHadoopFsRelationCommand s3a://warehouse/daily/out_" +
+                                std::to_string(plan.ordinal) + ", false, Parquet, Overwrite",
+                            {{"number of written files", "sum"},
+                             {"written output", "size"},
+                             {"number of output rows", "sum"},
+                             {"number of dynamic part", "sum"}}));
     top = b.Under(write_command, b.Node("WriteFiles", "WriteFiles"));
   }
-  const int result_codegen = b.Under(top, b.Node("WholeStageCodegen (3)", "WholeStageCodegen (3)",
-                                                 {{"duration", "timing"}}));
+  const int result_codegen =
+      b.Under(top, b.Node("WholeStageCodegen (3)", "WholeStageCodegen (3)", {{"duration", "timing"}}));
   const std::initializer_list<MetricSpec> aggregate_metrics = {{"number of output rows", "sum"},
                                                                {"time in aggregation build", "timing"},
                                                                {"peak memory", "size"},
                                                                {"spill size", "size"}};
-  const int final_aggregate = b.Under(
-      result_codegen, b.Node("HashAggregate", "HashAggregate(keys=[customer_id#12L], functions=[sum(amount#14)])",
-                             aggregate_metrics));
+  const int final_aggregate =
+      b.Under(result_codegen,
+              b.Node("HashAggregate", "HashAggregate(keys=[customer_id#12L], functions=[sum(amount#14)])",
+                     aggregate_metrics));
   int node = b.Under(final_aggregate, b.Node("InputAdapter", "InputAdapter"));
-  const int shuffle_read = b.Under(node, b.Node("AQEShuffleRead", "AQEShuffleRead coalesced",
-                                                {{"number of partitions", "sum"}}));
+  const int shuffle_read =
+      b.Under(node, b.Node("AQEShuffleRead", "AQEShuffleRead coalesced", {{"number of partitions", "sum"}}));
   node = b.Under(shuffle_read, b.Node("ShuffleQueryStage", "ShuffleQueryStage 0"));
   const int exchange = b.Under(
-      node, b.Node("Exchange", "Exchange hashpartitioning(customer_id#12L, 200), ENSURE_REQUIREMENTS, [plan_id=41]",
-                   {{"shuffle records written", "sum"},
-                    {"shuffle write time", "nsTiming"},
-                    {"records read", "sum"},
-                    {"local bytes read", "size"},
-                    {"fetch wait time", "timing"},
-                    {"remote bytes read", "size"},
-                    {"data size", "size"}}));
+      node,
+      b.Node("Exchange", "Exchange hashpartitioning(customer_id#12L, 200), ENSURE_REQUIREMENTS, [plan_id=41]",
+             {{"shuffle records written", "sum"},
+              {"shuffle write time", "nsTiming"},
+              {"records read", "sum"},
+              {"local bytes read", "size"},
+              {"fetch wait time", "timing"},
+              {"remote bytes read", "size"},
+              {"data size", "size"}}));
   const int map_codegen =
       b.Under(exchange, b.Node("WholeStageCodegen (2)", "WholeStageCodegen (2)", {{"duration", "timing"}}));
-  const int partial_aggregate = b.Under(
-      map_codegen,
-      b.Node("HashAggregate", "HashAggregate(keys=[customer_id#12L], functions=[partial_sum(amount#14)])",
-             aggregate_metrics));
+  const int partial_aggregate =
+      b.Under(map_codegen, b.Node("HashAggregate",
+                                  "HashAggregate(keys=[customer_id#12L], functions=[partial_sum(amount#14)])",
+                                  aggregate_metrics));
   node = b.Under(partial_aggregate, b.Node("Project", "Project [customer_id#12L, amount#14]"));
   const int join =
       nested_loop
@@ -132,62 +136,78 @@ void DraftSqlPlan(OperationPlan& plan, const ScenarioKnobs& knobs) {
           : b.Under(node, b.Node("BroadcastHashJoin",
                                  "BroadcastHashJoin [customer_id#12L], [id#30L], Inner, BuildRight, false",
                                  {{"number of output rows", "sum"}}));
-  const int filter = b.Under(join, b.Node("Filter",
-                                          "Filter (isnotnull(order_date#15) AND (order_date#15 >= 2026-11-01))",
-                                          {{"number of output rows", "sum"}}));
-  const int to_rows = b.Under(filter, b.Node("ColumnarToRow", "ColumnarToRow",
-                                             {{"number of output rows", "sum"}, {"number of input batches", "sum"}}));
+  const int filter =
+      b.Under(join, b.Node("Filter", "Filter (isnotnull(order_date#15) AND (order_date#15 >= 2026-11-01))",
+                           {{"number of output rows", "sum"}}));
+  const int to_rows =
+      b.Under(filter, b.Node("ColumnarToRow", "ColumnarToRow",
+                             {{"number of output rows", "sum"}, {"number of input batches", "sum"}}));
   const std::initializer_list<MetricSpec> scan_metrics = {{"number of output rows", "sum"},
                                                           {"number of files read", "sum"},
                                                           {"metadata time", "timing"},
                                                           {"size of files read", "size"},
                                                           {"scan time", "nsTiming"}};
   const int scan = b.Under(
-      to_rows, b.Node("Scan parquet " + orders,
-                      "FileScan parquet " + orders +
-                          "[customer_id#12L,amount#14,order_date#15] Batched: true, DataFilters: "
-                          "[isnotnull(order_date#15), (order_date#15 >= 2026-11-01)], Format: Parquet, Location: "
-                          "InMemoryFileIndex(1 paths)[s3a://warehouse/sales/orders], PartitionFilters: [], "
-                          "PushedFilters: [IsNotNull(order_date), GreaterThanOrEqual(order_date,2026-11-01)], "
-                          "ReadSchema: struct<customer_id:bigint,amount:double,order_date:date>",
-                      scan_metrics));
+      to_rows,
+      b.Node("Scan parquet " + orders,
+             "FileScan parquet " + orders +
+                 "[customer_id#12L,amount#14,order_date#15] Batched: true, DataFilters: "
+                 "[isnotnull(order_date#15), (order_date#15 >= 2026-11-01)], Format: Parquet, Location: "
+                 "InMemoryFileIndex(1 paths)[s3a://warehouse/sales/orders], PartitionFilters: [], "
+                 "PushedFilters: [IsNotNull(order_date), GreaterThanOrEqual(order_date,2026-11-01)], "
+                 "ReadSchema: struct<customer_id:bigint,amount:double,order_date:date>",
+             scan_metrics));
   node = b.Under(join, b.Node("InputAdapter", "InputAdapter"));
   node = b.Under(node, b.Node("BroadcastQueryStage", "BroadcastQueryStage 1"));
   const int broadcast = b.Under(
-      node, b.Node("BroadcastExchange",
-                   nested_loop ? "BroadcastExchange IdentityBroadcastMode, [plan_id=57]"
-                               : "BroadcastExchange HashedRelationBroadcastMode(List(input[0, bigint, false]),false), "
-                                 "[plan_id=57]",
-                   {{"data size", "size"},
-                    {"number of output rows", "sum"},
-                    {"time to collect", "timing"},
-                    {"time to build", "timing"},
-                    {"time to broadcast", "timing"}}));
-  node = b.Under(broadcast, b.Node("WholeStageCodegen (1)", "WholeStageCodegen (1)", {{"duration", "timing"}}));
+      node,
+      b.Node("BroadcastExchange",
+             nested_loop
+                 ? "BroadcastExchange IdentityBroadcastMode, [plan_id=57]"
+                 : "BroadcastExchange HashedRelationBroadcastMode(List(input[0, bigint, false]),false), "
+                   "[plan_id=57]",
+             {{"data size", "size"},
+              {"number of output rows", "sum"},
+              {"time to collect", "timing"},
+              {"time to build", "timing"},
+              {"time to broadcast", "timing"}}));
+  node =
+      b.Under(broadcast, b.Node("WholeStageCodegen (1)", "WholeStageCodegen (1)", {{"duration", "timing"}}));
   node = b.Under(node, b.Node("Filter", nested_loop ? "Filter isnotnull(low#31)" : "Filter isnotnull(id#30L)",
                               {{"number of output rows", "sum"}}));
   node = b.Under(node, b.Node("ColumnarToRow", "ColumnarToRow",
                               {{"number of output rows", "sum"}, {"number of input batches", "sum"}}));
-  const int dimension_scan =
-      b.Under(node, b.Node(nested_loop ? "Scan parquet dim.amount_bands" : "Scan parquet dim.customers",
-                           nested_loop ? "FileScan parquet dim.amount_bands[low#31,high#32,band#33] Batched: true, "
-                                         "Format: Parquet, PartitionFilters: [], PushedFilters: [IsNotNull(low)]"
-                                       : "FileScan parquet dim.customers[id#30L,segment#31] Batched: true, "
-                                         "Format: Parquet, PartitionFilters: [], PushedFilters: [IsNotNull(id)]",
-                           scan_metrics));
+  const int dimension_scan = b.Under(
+      node, b.Node(nested_loop ? "Scan parquet dim.amount_bands" : "Scan parquet dim.customers",
+                   nested_loop ? "FileScan parquet dim.amount_bands[low#31,high#32,band#33] Batched: true, "
+                                 "Format: Parquet, PartitionFilters: [], PushedFilters: [IsNotNull(low)]"
+                               : "FileScan parquet dim.customers[id#30L,segment#31] Batched: true, "
+                                 "Format: Parquet, PartitionFilters: [], PushedFilters: [IsNotNull(id)]",
+                   scan_metrics));
 
   const PlanMetrics m{
-      b.Metric(scan, "number of output rows"),        b.Metric(scan, "scan time"),
-      b.Metric(to_rows, "number of output rows"),     b.Metric(to_rows, "number of input batches"),
-      b.Metric(filter, "number of output rows"),      b.Metric(join, "number of output rows"),
-      b.Metric(partial_aggregate, "number of output rows"), b.Metric(partial_aggregate, "time in aggregation build"),
-      b.Metric(partial_aggregate, "peak memory"),     b.Metric(partial_aggregate, "spill size"),
-      b.Metric(map_codegen, "duration"),              b.Metric(exchange, "shuffle records written"),
-      b.Metric(exchange, "shuffle write time"),       b.Metric(exchange, "data size"),
-      b.Metric(exchange, "records read"),             b.Metric(exchange, "local bytes read"),
-      b.Metric(exchange, "remote bytes read"),        b.Metric(exchange, "fetch wait time"),
-      b.Metric(final_aggregate, "number of output rows"), b.Metric(final_aggregate, "time in aggregation build"),
-      b.Metric(final_aggregate, "peak memory"),       b.Metric(final_aggregate, "spill size"),
+      b.Metric(scan, "number of output rows"),
+      b.Metric(scan, "scan time"),
+      b.Metric(to_rows, "number of output rows"),
+      b.Metric(to_rows, "number of input batches"),
+      b.Metric(filter, "number of output rows"),
+      b.Metric(join, "number of output rows"),
+      b.Metric(partial_aggregate, "number of output rows"),
+      b.Metric(partial_aggregate, "time in aggregation build"),
+      b.Metric(partial_aggregate, "peak memory"),
+      b.Metric(partial_aggregate, "spill size"),
+      b.Metric(map_codegen, "duration"),
+      b.Metric(exchange, "shuffle records written"),
+      b.Metric(exchange, "shuffle write time"),
+      b.Metric(exchange, "data size"),
+      b.Metric(exchange, "records read"),
+      b.Metric(exchange, "local bytes read"),
+      b.Metric(exchange, "remote bytes read"),
+      b.Metric(exchange, "fetch wait time"),
+      b.Metric(final_aggregate, "number of output rows"),
+      b.Metric(final_aggregate, "time in aggregation build"),
+      b.Metric(final_aggregate, "peak memory"),
+      b.Metric(final_aggregate, "spill size"),
       b.Metric(result_codegen, "duration"),
   };
 
@@ -263,8 +283,7 @@ void DraftSqlPlan(OperationPlan& plan, const ScenarioKnobs& knobs) {
       {b.Metric(broadcast, "time to collect"), 120 + Round(0.6 * static_cast<double>(extra_ms))},
       {b.Metric(broadcast, "time to build"), 30 + Round(0.15 * static_cast<double>(extra_ms))},
       {b.Metric(broadcast, "time to broadcast"), 60 + Round(0.25 * static_cast<double>(extra_ms))},
-      {b.Metric(shuffle_read, "number of partitions"),
-       plan.stages.size() > 1 ? plan.stages[1].num_tasks : 0},
+      {b.Metric(shuffle_read, "number of partitions"), plan.stages.size() > 1 ? plan.stages[1].num_tasks : 0},
   };
   if (write_command >= 0) {
     std::int64_t files = 0, bytes = 0, rows = 0;

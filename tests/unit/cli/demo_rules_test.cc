@@ -30,10 +30,12 @@ TEST(DemoRules, TimeFloorsAreScaledAndTheRestIsTheDefault) {
                    defaults.idle_executors.min_idle_slot_seconds * 0.02);
   EXPECT_DOUBLE_EQ(rules.slow_spark_jobs.min_impact_seconds,
                    defaults.slow_spark_jobs.min_impact_seconds * 0.02);
-  EXPECT_DOUBLE_EQ(rules.exploding_join.min_impact_seconds, defaults.exploding_join.min_impact_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.exploding_join.min_impact_seconds,
+                   defaults.exploding_join.min_impact_seconds * 0.02);
   EXPECT_DOUBLE_EQ(rules.broadcast_near_limit.min_broadcast_seconds,
                    defaults.broadcast_near_limit.min_broadcast_seconds * 0.02);
-  EXPECT_DOUBLE_EQ(rules.operator_spill.min_impact_seconds, defaults.operator_spill.min_impact_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.operator_spill.min_impact_seconds,
+                   defaults.operator_spill.min_impact_seconds * 0.02);
   // Rates are bytes over time, and the bytes are not scaled: divided by the factor.
   EXPECT_DOUBLE_EQ(rules.s3_write_slow.min_task_throughput_mib_per_second,
                    defaults.s3_write_slow.min_task_throughput_mib_per_second / 0.02);

@@ -32,9 +32,12 @@ PlanNode ScanNode(const std::string& table, std::int64_t rows_id) {
 PlanLog JoinLog(std::int64_t left_rows, std::int64_t right_rows, std::int64_t output_rows) {
   PlanLog log;
   PlanNode exchange{"Exchange", {}, {ScanNode("a", 13)}};
-  PlanNode join{"SortMergeJoin", {{"number of output rows", 11}}, {PlanNode{"InputAdapter", {}, {exchange}}, ScanNode("b", 15)}};
+  PlanNode join{"SortMergeJoin",
+                {{"number of output rows", 11}},
+                {PlanNode{"InputAdapter", {}, {exchange}}, ScanNode("b", 15)}};
   log.plan = PlanNode{"WholeStageCodegen (1)", {{"duration", 10, "timing"}}, {join}};
-  log.per_task = {{10, 50'000}, {11, output_rows / kTasks}, {13, left_rows / kTasks}, {15, right_rows / kTasks}};
+  log.per_task = {
+      {10, 50'000}, {11, output_rows / kTasks}, {13, left_rows / kTasks}, {15, right_rows / kTasks}};
   return log;
 }
 
@@ -68,7 +71,9 @@ TEST(DiagnosePlanRules, ExplodingJoinNearMissAndCleanDoNotFire) {
 PlanLog NestedLoopLog(std::int64_t build_rows, const std::string& join_name = "BroadcastNestedLoopJoin") {
   PlanLog log;
   PlanNode broadcast{"BroadcastExchange", {{"number of output rows", 23}}, {ScanNode("b", 24)}};
-  PlanNode join{join_name, {{"number of output rows", 21}}, {ScanNode("a", 22), PlanNode{"InputAdapter", {}, {broadcast}}}};
+  PlanNode join{join_name,
+                {{"number of output rows", 21}},
+                {ScanNode("a", 22), PlanNode{"InputAdapter", {}, {broadcast}}}};
   log.plan = PlanNode{"WholeStageCodegen (1)", {{"duration", 10, "timing"}}, {join}};
   log.per_task = {{10, 50'000}, {21, 2'000'000}, {22, 2'000'000}};
   log.driver = {{23, build_rows}};
@@ -90,16 +95,18 @@ TEST(DiagnosePlanRules, NestedLoopJoinOverAOneRowSideDoesNotFire) {
   EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(NestedLoopLog(1)), kNestedLoopJoin), nullptr);
   EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(NestedLoopLog(900)), kNestedLoopJoin), nullptr);
   // The same sizes as the positive, joined on a key: not a nested loop.
-  EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(NestedLoopLog(5000, "BroadcastHashJoin")), kNestedLoopJoin), nullptr);
+  EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(NestedLoopLog(5000, "BroadcastHashJoin")), kNestedLoopJoin),
+            nullptr);
 }
 
 // WholeStageCodegen (1) [duration 10] → Filter [rows 31] → ColumnarToRow → Scan [rows 32, size of
 // files read 33 (driver), scan time 34 (ns)].
 PlanLog ScanLog(std::int64_t scan_rows, std::int64_t kept_rows, std::int64_t files_bytes) {
   PlanLog log;
-  PlanNode scan{"Scan parquet sales.orders",
-                {{"number of output rows", 32}, {"size of files read", 33, "size"}, {"scan time", 34, "nsTiming"}},
-                {}};
+  PlanNode scan{
+      "Scan parquet sales.orders",
+      {{"number of output rows", 32}, {"size of files read", 33, "size"}, {"scan time", 34, "nsTiming"}},
+      {}};
   PlanNode filter{"Filter", {{"number of output rows", 31}}, {PlanNode{"ColumnarToRow", {}, {scan}}}};
   log.plan = PlanNode{"WholeStageCodegen (1)", {{"duration", 10, "timing"}}, {filter}};
   log.per_task = {{10, 50'000}, {31, kept_rows / kTasks}, {32, scan_rows / kTasks}, {34, 40'000'000'000}};
@@ -159,8 +166,9 @@ TEST(DiagnosePlanRules, BroadcastNearTheConfiguredThresholdFiresWhenSlow) {
 
 TEST(DiagnosePlanRules, BroadcastNearMissesDoNotFire) {
   // 9 MiB under the default 10 MiB threshold, shipped in 2 s: what broadcast joins are for.
-  EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(BroadcastLog(9 * (std::int64_t{1} << 20), 0)), kBroadcastNearLimit),
-            nullptr);
+  EXPECT_EQ(
+      FindPlanFinding(DiagnosePlanLog(BroadcastLog(9 * (std::int64_t{1} << 20), 0)), kBroadcastNearLimit),
+      nullptr);
   // Large but quick.
   EXPECT_EQ(FindPlanFinding(DiagnosePlanLog(BroadcastLog(3 * kGiB / 2, 5000)), kBroadcastNearLimit), nullptr);
   // Slow but small against a raised threshold.

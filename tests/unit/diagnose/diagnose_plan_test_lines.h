@@ -39,7 +39,8 @@ inline std::string PlanJson(const PlanNode& node) {
   std::string metrics;
   for (const PlanMetric& metric : node.metrics) {
     metrics += (metrics.empty() ? "" : ",") + std::string(R"({"name":)") + Quoted(metric.name) +
-               R"(,"accumulatorId":)" + Str(metric.accumulator_id) + R"(,"metricType":)" + Quoted(metric.type) + "}";
+               R"(,"accumulatorId":)" + Str(metric.accumulator_id) + R"(,"metricType":)" +
+               Quoted(metric.type) + "}";
   }
   return R"({"nodeName":)" + Quoted(node.name) + R"(,"simpleString":)" + Quoted(node.name + " [detail]") +
          R"(,"children":[)" + children + R"(],"metadata":{},"metrics":[)" + metrics + "]}";
@@ -73,7 +74,8 @@ inline std::vector<std::string> PlanLogLines(const PlanLog& log) {
           PlanJson(log.plan) + R"(,"time":)" + Str(start) + R"(,"modifiedConfigs":{},"jobTags":[]})",
       R"({"Event":"SparkListenerJobStart","Job ID":0,"Submission Time":)" + Str(start) +
           R"(,"Stage Infos":[{"Stage ID":0,"Stage Attempt ID":0,"Stage Name":"q","Number of Tasks":)" +
-          Str(log.tasks) + R"(,"RDD Info":[],"Parent IDs":[],"Details":"","Accumulables":[]}],"Stage IDs":[0],)"
+          Str(log.tasks) +
+          R"(,"RDD Info":[],"Parent IDs":[],"Details":"","Accumulables":[]}],"Stage IDs":[0],)"
           R"("Properties":{"spark.sql.execution.id":"4"}})",
       listener::correlate::test_lines::StageSubmitted(0, start, log.tasks),
   };
@@ -86,27 +88,30 @@ inline std::vector<std::string> PlanLogLines(const PlanLog& log) {
                       R"(,"Name":"m","Update":")" + Str(value) + R"(","Value":")" + Str(running[id]) +
                       R"(","Internal":true,"Count Failed Values":true,"Metadata":"sql"})";
     }
-    lines.push_back(R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,"Task Type":"ResultTask",)"
-                    R"("Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":)" +
-                    Str(task) + R"(,"Index":)" + Str(task) + R"(,"Attempt":0,"Launch Time":)" + Str(start) +
-                    R"(,"Executor ID":"1","Host":"h","Locality":"ANY","Speculative":false,"Getting Result Time":0,)"
-                    R"("Finish Time":)" +
-                    Str(end) + R"(,"Failed":false,"Killed":false,"Accumulables":[)" + accumulables +
-                    R"(]},"Task Metrics":{"Executor Deserialize Time":1,"Executor Run Time":)" + Str(log.task_ms) +
-                    R"(,"Executor CPU Time":1000,"Result Size":10,"JVM GC Time":2,"Result Serialization Time":0,)"
-                    R"("Memory Bytes Spilled":0,"Disk Bytes Spilled":0,"Peak Execution Memory":0,)"
-                    R"("Shuffle Read Metrics":{"Remote Bytes Read":0,"Local Bytes Read":0,"Fetch Wait Time":0,)"
-                    R"("Total Records Read":0},"Shuffle Write Metrics":{"Shuffle Bytes Written":0,)"
-                    R"("Shuffle Write Time":0,"Shuffle Records Written":0},"Input Metrics":{"Bytes Read":0,)"
-                    R"("Records Read":0},"Output Metrics":{"Bytes Written":0,"Records Written":0}}})");
+    lines.push_back(
+        R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Stage Attempt ID":0,"Task Type":"ResultTask",)"
+        R"("Task End Reason":{"Reason":"Success"},"Task Info":{"Task ID":)" +
+        Str(task) + R"(,"Index":)" + Str(task) + R"(,"Attempt":0,"Launch Time":)" + Str(start) +
+        R"(,"Executor ID":"1","Host":"h","Locality":"ANY","Speculative":false,"Getting Result Time":0,)"
+        R"("Finish Time":)" +
+        Str(end) + R"(,"Failed":false,"Killed":false,"Accumulables":[)" + accumulables +
+        R"(]},"Task Metrics":{"Executor Deserialize Time":1,"Executor Run Time":)" + Str(log.task_ms) +
+        R"(,"Executor CPU Time":1000,"Result Size":10,"JVM GC Time":2,"Result Serialization Time":0,)"
+        R"("Memory Bytes Spilled":0,"Disk Bytes Spilled":0,"Peak Execution Memory":0,)"
+        R"("Shuffle Read Metrics":{"Remote Bytes Read":0,"Local Bytes Read":0,"Fetch Wait Time":0,)"
+        R"("Total Records Read":0},"Shuffle Write Metrics":{"Shuffle Bytes Written":0,)"
+        R"("Shuffle Write Time":0,"Shuffle Records Written":0},"Input Metrics":{"Bytes Read":0,)"
+        R"("Records Read":0},"Output Metrics":{"Bytes Written":0,"Records Written":0}}})");
   }
   lines.push_back(listener::correlate::test_lines::StageCompleted(0, start, end + 100, log.tasks));
   lines.push_back(listener::correlate::test_lines::JobEnd(0, end + 200));
   std::string updates;
   for (const auto& [id, value] : log.driver)
     updates += (updates.empty() ? "" : ",") + std::string("[") + Str(id) + "," + Str(value) + "]";
-  lines.push_back(R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates","executionId":4,)"
-                  R"("accumUpdates":[)" + updates + "]}");
+  lines.push_back(
+      R"({"Event":"org.apache.spark.sql.execution.ui.SparkListenerDriverAccumUpdates","executionId":4,)"
+      R"("accumUpdates":[)" +
+      updates + "]}");
   lines.push_back(listener::correlate::test_lines::SqlExecutionEnd(4, end + 300));
   lines.push_back(listener::correlate::test_lines::AppEnd(end + 1000));
   return lines;

@@ -78,9 +78,11 @@ TEST(SimEventLogSqlPlan, PlanProblemsShowInTheirOperatorsAndFireTheirRules) {
     const char* problem;
     std::string_view rule;
   };
-  for (const Case& c : {Case{"exploding-join", diagnose::kExplodingJoin}, Case{"nested-loop-join", diagnose::kNestedLoopJoin},
-                        Case{"scan-discards-most", diagnose::kScanDiscardsMost},
-                        Case{"broadcast-near-limit", diagnose::kBroadcastNearLimit}, Case{"spill", diagnose::kOperatorSpill}}) {
+  for (const Case& c :
+       {Case{"exploding-join", diagnose::kExplodingJoin}, Case{"nested-loop-join", diagnose::kNestedLoopJoin},
+        Case{"scan-discards-most", diagnose::kScanDiscardsMost},
+        Case{"broadcast-near-limit", diagnose::kBroadcastNearLimit},
+        Case{"spill", diagnose::kOperatorSpill}}) {
     SCOPED_TRACE(c.problem);
     for (double strength : {0.0, 0.7}) {
       const testing::ParsedLog parsed = GenerateAndParse(LogOptions(c.problem, strength, 5, 3));
