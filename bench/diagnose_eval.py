@@ -115,9 +115,19 @@ def simulated_cases(labels, seeds):
     for entry in labels["scenarios"]:
         for strength in labels["strengths"]:
             expected, allowed = set(entry["expected"]), set(entry.get("allowed", []))
-            (expected if strength >= labels["summary_from_strength"] else allowed).add(summary)
+            # "summary": "expected" (default: from summary_from_strength up, allowed below), "allowed", "none".
+            summary_label = entry.get("summary", "expected")
+            if summary_label == "allowed" or (summary_label == "expected"
+                                              and strength < labels["summary_from_strength"]):
+                allowed.add(summary)
+            elif summary_label == "expected":
+                expected.add(summary)
             for seed in range(1, seeds + 1):
                 cases.append((entry["scenario"], entry["scenario"], strength, seed, expected, allowed))
+    # Near misses: nothing may fire on them (negatives for every id).
+    for entry in labels.get("near_misses", []):
+        for seed in range(1, seeds + 1):
+            cases.append(("near-miss:" + entry["scenario"], entry["scenario"], entry["strength"], seed, set(), set()))
     return cases
 
 
@@ -357,7 +367,8 @@ def simulator_main(args, binary, started, independent):
         try:
             for name, scenario, strength, seed, expected, allowed in simulated_cases(labels, args.seeds):
                 path = generate(binary, corpus, scenario, strength, seed)
-                outcomes.append({"log": f"sim:{name}@{strength}#{seed}", "kind": "clean" if not expected else "sim",
+                kind = "near-miss" if name.startswith("near-miss:") else ("clean" if not expected else "sim")
+                outcomes.append({"log": f"sim:{name}@{strength}#{seed}", "kind": kind,
                                  "expected": expected, "allowed": allowed,
                                  "found": findings_in(diagnose(binary, path, args.rules))})
             for name, path, expected, allowed, kind in real_cases(args.data_dir, corpus):
@@ -398,19 +409,22 @@ def simulator_main(args, binary, started, independent):
         entry.pop("meets_target")
     clean = [o for o in outcomes if o["kind"] == "clean"]
     noisy_clean = [{"log": o["log"], "found": sorted(o["found"])} for o in clean if o["found"]]
+    near = [o for o in outcomes if o["kind"] == "near-miss"]
+    noisy_near = [{"log": o["log"], "found": sorted(o["found"])} for o in near if o["found"]]
     real_count = sum(1 for o in outcomes if o["kind"] == "real")
     twin_count = sum(1 for o in outcomes if o["kind"] == "real-twin")
-    simulator_met = all(entry["meets_target"] for entry in table.values()) and not noisy_clean
+    simulator_met = all(entry["meets_target"] for entry in table.values()) and not noisy_clean and not noisy_near
     all_met = simulator_met and what_if["meets_target"] and (independent is None or independent["all_targets_met"])
     report = {
         "benchmark": "diagnose_eval",
         "targets": {"precision": PRECISION_TARGET, "recall": RECALL_TARGET, "findings_on_clean_twins": 0},
-        "corpus": {"simulated_logs": len(outcomes) - real_count - twin_count - len(clean),
-                   "clean_twins": len(clean), "real_logs": real_count, "real_log_twins": twin_count,
+        "corpus": {"simulated_logs": len(outcomes) - real_count - twin_count - len(clean) - len(near),
+                   "clean_twins": len(clean), "near_misses": len(near), "real_logs": real_count, "real_log_twins": twin_count,
                    "strengths": labels["strengths"], "seeds": args.seeds},
         "per_rule": table,
         "per_rule_real": real_table,
         "clean_twins_with_findings": noisy_clean,
+        "near_misses_with_findings": noisy_near,
         "weak_problem_detection_rate": sensitivity,
         "what_if": {"simulator_pairs_error_by_anchoring": what_if["simulator_pairs"]["error_by_anchoring"],
                     "real_logs_replay_error": what_if["real_logs"]["replay_error"],
@@ -420,7 +434,8 @@ def simulator_main(args, binary, started, independent):
         "seconds": round(time.monotonic() - started, 1),
     }
     report["corpora"] = {"simulator": {key: report[key] for key in (
-        "corpus", "per_rule", "per_rule_real", "clean_twins_with_findings", "weak_problem_detection_rate")}}
+        "corpus", "per_rule", "per_rule_real", "clean_twins_with_findings", "near_misses_with_findings",
+        "weak_problem_detection_rate")}}
     report["corpora"]["simulator"]["all_targets_met"] = simulator_met
     if independent is not None:
         report["corpora"]["independent"] = independent
@@ -434,6 +449,9 @@ def simulator_main(args, binary, started, independent):
     print_table(real_table, targets=False)
     print(f"clean twins: {len(clean)}, with findings: {len(noisy_clean)}")
     for entry in noisy_clean:
+        print(f"    {entry['log']}: {', '.join(entry['found'])}")
+    print(f"near misses: {len(near)}, with findings: {len(noisy_near)}")
+    for entry in noisy_near:
         print(f"    {entry['log']}: {', '.join(entry['found'])}")
     print("detection of weaker problems (share of seeds with every expected id; not a target):")
     for scenario, rates in sensitivity.items():

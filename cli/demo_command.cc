@@ -56,7 +56,7 @@ const std::array<FlagSpec, 7> kSpecs = {{
      "the trace store the proxy writes: a SQLite file (created if missing) or a postgresql:// URL"},
     {"event-log-dir", "DIR", "sparktrace-demo-events",
      "where the simulator writes its Spark event logs (a new run-<time> directory each run)"},
-    {"scenario", "NAMES", "slow-executor-allocation,slow-writes",
+    {"scenario", "NAMES", "slow-executor-allocation,slow-writes,exploding-join",
      "the problems the simulated Spark application has (sparktrace sim --help lists them), or clean"},
     {"once", "", "", "exit after printing the trace instead of serving until Ctrl-C"},
     {"log-level", "LEVEL", "warn",

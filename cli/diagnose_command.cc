@@ -88,9 +88,12 @@
 //            (diagnose/what_if/what_if_json.h; scenarios and anchoring: docs/diagnose-rules.md)
 //   Application also has "findings": [Finding...], most impactful first:
 //   Finding = {"id": string, "key": string, "severity": "info"|"warning"|"critical",
-//              "scope": {"kind": "application"|"operation"|"job"|"stage", "app_id": string,
+//              "scope": {"kind": "application"|"operation"|"job"|"stage"|"sql-operator", "app_id": string,
 //                        "operation_id": string|null, "job_id": int|null, "stage_id": int|null,
-//                        "stage_attempt": int|null, "stage_name": string|null},
+//                        "stage_attempt": int|null, "stage_name": string|null,
+//                        and for "sql-operator" only: "sql_execution_id": int,
+//                        "plan_node_id": int (the node's "id" in sql_executions[].plan),
+//                        "plan_node_name": string},
 //              "title": string,
 //              "evidence": [{"name": string, "value": number|string|null, "unit": string,
 //                            "threshold": number|null, "comparison": ">="|"<="|null}...],

@@ -23,9 +23,11 @@ constexpr const char* kUsage =
     "flags give the same bytes. Prints the written path (file, or eventlog_v2_ directory) on stdout.\n"
     "\n"
     "Scenarios (comma-separated, or clean): slow-executor-allocation, slow-writes, skew, spill,\n"
-    "gc-pressure, failing-tasks, shuffle-bottleneck, idle-executors. What strength does to each is\n"
-    "described in sim/eventlog/scenario.h (ScenarioKnobs). --executors and --executor-cores size the\n"
-    "cluster: the same flags at two sizes give the same workload (task counts, data sizes).\n"
+    "gc-pressure, failing-tasks, shuffle-bottleneck, idle-executors, and the SQL plan's\n"
+    "exploding-join, nested-loop-join, scan-discards-most, broadcast-near-limit. What strength does\n"
+    "to each is described in sim/eventlog/scenario.h (ScenarioKnobs). --executors and\n"
+    "--executor-cores size the cluster: the same flags at two sizes give the same workload (task\n"
+    "counts, data sizes).\n"
     "\n";
 
 std::span<const FlagSpec> GenerateLogFlagSpecs() {

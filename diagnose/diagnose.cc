@@ -9,11 +9,14 @@
 namespace sparktrace::diagnose {
 namespace {
 
-// The order rules run in; the summary last, as it reads the others' findings.
-constexpr std::array<RuleFunction, 10> kRules = {
-    rules::ResourceWaitLongRule,  rules::S3WriteSlowRule,    rules::DataSkewRule,   rules::OomAndSpillRule,
-    rules::ShuffleBottleneckRule, rules::LowParallelismRule, rules::GcPressureRule, rules::IdleExecutorsRule,
-    rules::TaskFailuresRule,      rules::SlowSparkJobsRule,
+// The order rules run in; the summary after the stage rules, as it reads their findings; the plan
+// rules after it, outside the summary (rules/rules.h).
+constexpr std::array<RuleFunction, 15> kRules = {
+    rules::ResourceWaitLongRule, rules::S3WriteSlowRule,        rules::DataSkewRule,
+    rules::OomAndSpillRule,      rules::ShuffleBottleneckRule,  rules::LowParallelismRule,
+    rules::GcPressureRule,       rules::IdleExecutorsRule,      rules::TaskFailuresRule,
+    rules::SlowSparkJobsRule,    rules::ExplodingJoinRule,      rules::NestedLoopJoinRule,
+    rules::ScanDiscardsMostRule, rules::BroadcastNearLimitRule, rules::OperatorSpillRule,
 };
 
 std::vector<Finding> Run(const DiagnosisScope& scope) {

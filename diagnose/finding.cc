@@ -12,6 +12,11 @@ std::string_view RecipeFor(std::string_view id) {
   if (id == kGcPressure) return "docs/recipes/troubleshoot/gc-pressure.md";
   if (id == kIdleExecutors) return "docs/recipes/troubleshoot/slow-spark-jobs.md#idle-executors";
   if (id == kTaskFailures) return "docs/recipes/troubleshoot/slow-spark-jobs.md#task-failures";
+  if (id == kExplodingJoin) return "docs/recipes/troubleshoot/plan-joins.md#exploding-join";
+  if (id == kNestedLoopJoin) return "docs/recipes/troubleshoot/plan-joins.md#nested-loop-join";
+  if (id == kBroadcastNearLimit) return "docs/recipes/troubleshoot/plan-joins.md#broadcast-near-limit";
+  if (id == kScanDiscardsMost) return "docs/recipes/troubleshoot/scan-discards-most.md";
+  if (id == kOperatorSpill) return "docs/recipes/troubleshoot/oom-and-spill.md#operator-spill";
   return "docs/recipes/troubleshoot/slow-spark-jobs.md";
 }
 
@@ -37,6 +42,8 @@ std::string_view ScopeKindName(ScopeKind kind) {
       return "job";
     case ScopeKind::kStage:
       return "stage";
+    case ScopeKind::kSqlOperator:
+      return "sql-operator";
   }
   return "application";
 }
@@ -65,6 +72,10 @@ std::string Finding::Key() const {
     case ScopeKind::kStage:
       return key + "stage:" + std::to_string(scope.stage_id.value_or(-1)) + "." +
              std::to_string(scope.stage_attempt.value_or(0));
+    case ScopeKind::kSqlOperator:
+      return key + (scope.operation_id ? "operation:" + *scope.operation_id + "/" : std::string()) +
+             "sql:" + std::to_string(scope.sql_execution_id.value_or(-1)) +
+             "/node:" + std::to_string(scope.plan_node_id.value_or(0));
   }
   return key;
 }

@@ -14,7 +14,7 @@
 
 namespace sparktrace::diagnose {
 
-// The rule ids: stable, part of the JSON schema and of metric labels (bounded: these ten).
+// The rule ids: stable, part of the JSON schema and of metric labels (bounded: these fifteen).
 inline constexpr std::string_view kResourceWaitLong = "resource-wait-long";
 inline constexpr std::string_view kS3WriteSlow = "s3-write-slow";
 inline constexpr std::string_view kDataSkew = "data-skew";
@@ -25,6 +25,12 @@ inline constexpr std::string_view kGcPressure = "gc-pressure";
 inline constexpr std::string_view kIdleExecutors = "idle-executors";
 inline constexpr std::string_view kTaskFailures = "task-failures";
 inline constexpr std::string_view kSlowSparkJobs = "slow-spark-jobs";
+// The plan rules: about one operator of a SQL execution's final physical plan (rules/plan_*.cc).
+inline constexpr std::string_view kExplodingJoin = "exploding-join";
+inline constexpr std::string_view kNestedLoopJoin = "nested-loop-join";
+inline constexpr std::string_view kScanDiscardsMost = "scan-discards-most";
+inline constexpr std::string_view kBroadcastNearLimit = "broadcast-near-limit";
+inline constexpr std::string_view kOperatorSpill = "operator-spill";
 
 // The recipe (troubleshooting doc) of a rule id, relative to the repository root.
 std::string_view RecipeFor(std::string_view id);
@@ -32,8 +38,10 @@ std::string_view RecipeFor(std::string_view id);
 enum class Severity : std::uint8_t { kInfo = 0, kWarning = 1, kCritical = 2 };
 std::string_view SeverityName(Severity severity);  // "info", "warning", "critical"
 
-enum class ScopeKind : std::uint8_t { kApplication, kOperation, kJob, kStage };
-std::string_view ScopeKindName(ScopeKind kind);  // "application", "operation", "job", "stage"
+// kSqlOperator: one operator (plan node) of one SQL execution, within the application or operation.
+enum class ScopeKind : std::uint8_t { kApplication, kOperation, kJob, kStage, kSqlOperator };
+// "application", "operation", "job", "stage", "sql-operator"
+std::string_view ScopeKindName(ScopeKind kind);
 
 struct FindingScope {
   ScopeKind kind = ScopeKind::kApplication;
@@ -43,6 +51,11 @@ struct FindingScope {
   std::optional<std::int32_t> stage_id;
   std::optional<std::int32_t> stage_attempt;
   std::string stage_name;  // "save at Job.scala:42"; empty when unknown or not a stage
+  // For kSqlOperator: the SQL execution, and the operator's node id (its index in the plan as
+  // diagnose --json's sql_executions lists it, pre-order from 0) and node name.
+  std::optional<std::int64_t> sql_execution_id;
+  std::optional<std::uint32_t> plan_node_id;
+  std::string plan_node_name;
 };
 
 // How a figure compared with its threshold for the finding to fire.
@@ -83,7 +96,8 @@ struct Finding {
   std::optional<FindingSuppression> suppressed;
 
   // Unique within one diagnosis: "data-skew@stage:3.0", "gc-pressure@application",
-  // "task-failures@operation:<id>", "data-skew@job:5".
+  // "task-failures@operation:<id>", "data-skew@job:5", "operator-spill@sql:3/node:12", the last
+  // prefixed with "operation:<id>/" for an operation's findings.
   std::string Key() const;
 };
 

@@ -100,6 +100,39 @@ std::vector<Binding> BindingsOf(RuleThresholds& t) {
       {kSlowSparkJobs, "min_impact_seconds", &t.slow_spark_jobs.min_impact_seconds},
       {kSlowSparkJobs, "min_impact_share", &t.slow_spark_jobs.min_impact_share},
       {kSlowSparkJobs, "top_stages", &t.slow_spark_jobs.top_stages},
+
+      {kExplodingJoin, "enabled", &t.exploding_join.enabled},
+      {kExplodingJoin, "min_output_ratio", &t.exploding_join.min_output_ratio},
+      {kExplodingJoin, "min_output_rows", &t.exploding_join.min_output_rows},
+      {kExplodingJoin, "min_impact_seconds", &t.exploding_join.min_impact_seconds},
+      {kExplodingJoin, "min_impact_share", &t.exploding_join.min_impact_share},
+
+      {kNestedLoopJoin, "enabled", &t.nested_loop_join.enabled},
+      {kNestedLoopJoin, "min_smaller_side_rows", &t.nested_loop_join.min_smaller_side_rows},
+      {kNestedLoopJoin, "min_pairs", &t.nested_loop_join.min_pairs},
+      {kNestedLoopJoin, "min_impact_seconds", &t.nested_loop_join.min_impact_seconds},
+      {kNestedLoopJoin, "min_impact_share", &t.nested_loop_join.min_impact_share},
+
+      {kScanDiscardsMost, "enabled", &t.scan_discards_most.enabled},
+      {kScanDiscardsMost, "max_kept_share", &t.scan_discards_most.max_kept_share},
+      {kScanDiscardsMost, "min_scan_rows", &t.scan_discards_most.min_scan_rows},
+      {kScanDiscardsMost, "min_files_bytes", &t.scan_discards_most.min_files_bytes},
+      {kScanDiscardsMost, "min_impact_seconds", &t.scan_discards_most.min_impact_seconds},
+      {kScanDiscardsMost, "min_impact_share", &t.scan_discards_most.min_impact_share},
+
+      {kBroadcastNearLimit, "enabled", &t.broadcast_near_limit.enabled},
+      {kBroadcastNearLimit, "near_threshold_share", &t.broadcast_near_limit.near_threshold_share},
+      {kBroadcastNearLimit, "min_data_bytes", &t.broadcast_near_limit.min_data_bytes},
+      {kBroadcastNearLimit, "min_broadcast_seconds", &t.broadcast_near_limit.min_broadcast_seconds},
+      {kBroadcastNearLimit, "hard_limit_share", &t.broadcast_near_limit.hard_limit_share},
+      {kBroadcastNearLimit, "min_impact_seconds", &t.broadcast_near_limit.min_impact_seconds},
+      {kBroadcastNearLimit, "min_impact_share", &t.broadcast_near_limit.min_impact_share},
+
+      {kOperatorSpill, "enabled", &t.operator_spill.enabled},
+      {kOperatorSpill, "min_spill_bytes", &t.operator_spill.min_spill_bytes},
+      {kOperatorSpill, "spill_disk_mib_per_second", &t.operator_spill.spill_disk_mib_per_second},
+      {kOperatorSpill, "min_impact_seconds", &t.operator_spill.min_impact_seconds},
+      {kOperatorSpill, "min_impact_share", &t.operator_spill.min_impact_share},
   };
 }
 

@@ -161,6 +161,72 @@ struct SlowSparkJobsThresholds {
   std::int64_t top_stages = 3;  // longest stages listed in its evidence
 };
 
+// ---- Plan rules: one operator of a SQL execution's final plan, with its metrics as Spark's SQL UI
+// totals them (listener/correlate/sql_plan.h). Their impact is the operator's share of the wall time
+// of the stages that ran it (diagnose/plan_scope.h).
+
+struct ExplodingJoinThresholds {
+  bool enabled = true;
+  // A join's output rows at least this many times its larger input's rows (a one-to-many join
+  // outputs at most its larger input's rows; more means a key repeats on both sides)...
+  double min_output_ratio = 5.0;
+  // ...and at least this many rows (a 10x join of a thousand rows costs nothing).
+  std::int64_t min_output_rows = 10'000'000;
+  double min_impact_seconds = 10;
+  double min_impact_share = 0.05;
+};
+
+struct NestedLoopJoinThresholds {
+  bool enabled = true;
+  // CartesianProduct / BroadcastNestedLoopJoin whose smaller input has at least this many rows (a
+  // nested loop over a one-row side, a scalar subquery's, is how Spark should run it)...
+  std::int64_t min_smaller_side_rows = 1000;
+  // ...and whose inputs' rows multiplied (the pairs it compares) reach this.
+  double min_pairs = 1e9;
+  double min_impact_seconds = 10;
+  double min_impact_share = 0.05;
+};
+
+struct ScanDiscardsMostThresholds {
+  bool enabled = true;
+  // A Filter right above a file scan (through ColumnarToRow, InputAdapter, codegen) that keeps at
+  // most this share of the scan's rows...
+  double max_kept_share = 0.02;
+  // ...of a scan that produced at least this many rows and read at least this many bytes.
+  std::int64_t min_scan_rows = 10'000'000;
+  std::int64_t min_files_bytes = 1024 * kMiB;
+  double min_impact_seconds = 10;
+  double min_impact_share = 0.05;
+};
+
+struct BroadcastNearLimitThresholds {
+  bool enabled = true;
+  // A BroadcastExchange's "data size" at least this share of the threshold in force
+  // (spark.sql.autoBroadcastJoinThreshold, default 10 MiB; Spark's adaptive one when larger)...
+  double near_threshold_share = 0.8;
+  // ...or at least this many bytes, whatever the threshold...
+  std::int64_t min_data_bytes = 1024 * kMiB;
+  // ...whose collect + build + broadcast time reached this (a broadcast near its limit that still
+  // ships in a second is fine);
+  double min_broadcast_seconds = 10;
+  // or, whatever its time, at least this share of Spark's 8 GiB hard limit on a broadcast table.
+  double hard_limit_share = 0.5;
+  double min_impact_seconds = 10;
+  double min_impact_share = 0.05;
+};
+
+struct OperatorSpillThresholds {
+  bool enabled = true;
+  // Sort, aggregate and join operators whose "spill size" (memory bytes spilled) reached this.
+  std::int64_t min_spill_bytes = 512 * kMiB;
+  // Assumed local-disk speed per task for writing and re-reading spill (the impact estimate, as
+  // oom-and-spill's spill_disk_mib_per_second).
+  double spill_disk_mib_per_second = 100;
+  // The gate of oom-and-spill: the operator's spill is its stage's.
+  double min_impact_seconds = 1;
+  double min_impact_share = 0.01;
+};
+
 struct RuleThresholds {
   GeneralThresholds general;
   ResourceWaitThresholds resource_wait_long;
@@ -173,6 +239,11 @@ struct RuleThresholds {
   IdleExecutorsThresholds idle_executors;
   TaskFailuresThresholds task_failures;
   SlowSparkJobsThresholds slow_spark_jobs;
+  ExplodingJoinThresholds exploding_join;
+  NestedLoopJoinThresholds nested_loop_join;
+  ScanDiscardsMostThresholds scan_discards_most;
+  BroadcastNearLimitThresholds broadcast_near_limit;
+  OperatorSpillThresholds operator_spill;
 };
 
 // Thresholds from a rules file, over the defaults (its suppressions: rules_file.h). JSON when the file's

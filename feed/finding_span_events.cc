@@ -15,6 +15,10 @@ std::string ScopeText(const diagnose::FindingScope& scope) {
   std::string text(diagnose::ScopeKindName(scope.kind));
   if (scope.job_id) text += fmt::format(" job {}", *scope.job_id);
   if (scope.stage_id) text += fmt::format(" stage {}.{}", *scope.stage_id, scope.stage_attempt.value_or(0));
+  if (scope.sql_execution_id) {
+    text += fmt::format(" sql {} node {} {}", *scope.sql_execution_id, scope.plan_node_id.value_or(0),
+                        scope.plan_node_name);
+  }
   return text;
 }
 

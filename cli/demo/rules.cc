@@ -42,6 +42,17 @@ std::string ScaledDemoRulesYaml(double time_scale) {
                       scaled(defaults.idle_executors.min_impact_seconds));
   yaml += fmt::format("slow-spark-jobs: {{min_impact_seconds: {:g}}}\n",
                       scaled(defaults.slow_spark_jobs.min_impact_seconds));
+  yaml += fmt::format("exploding-join: {{min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.exploding_join.min_impact_seconds));
+  yaml += fmt::format("nested-loop-join: {{min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.nested_loop_join.min_impact_seconds));
+  yaml += fmt::format("scan-discards-most: {{min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.scan_discards_most.min_impact_seconds));
+  yaml += fmt::format("broadcast-near-limit: {{min_broadcast_seconds: {:g}, min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.broadcast_near_limit.min_broadcast_seconds),
+                      scaled(defaults.broadcast_near_limit.min_impact_seconds));
+  yaml += fmt::format("operator-spill: {{min_impact_seconds: {:g}}}\n",
+                      scaled(defaults.operator_spill.min_impact_seconds));
   return yaml;
 }
 

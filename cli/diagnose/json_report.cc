@@ -89,7 +89,14 @@ void WriteFinding(JsonWriter& json, const diagnosis::Finding& finding) {
   OptionalInt(json.Key("job_id"), finding.scope.job_id);
   OptionalInt(json.Key("stage_id"), finding.scope.stage_id);
   OptionalInt(json.Key("stage_attempt"), finding.scope.stage_attempt);
-  NonEmptyOrNull(json.Key("stage_name"), finding.scope.stage_name).EndObject();
+  NonEmptyOrNull(json.Key("stage_name"), finding.scope.stage_name);
+  // Only for plan findings, so that the other scopes keep their shape.
+  if (finding.scope.kind == diagnosis::ScopeKind::kSqlOperator) {
+    OptionalInt(json.Key("sql_execution_id"), finding.scope.sql_execution_id);
+    OptionalInt(json.Key("plan_node_id"), finding.scope.plan_node_id);
+    json.Key("plan_node_name").String(finding.scope.plan_node_name);
+  }
+  json.EndObject();
   json.Key("title").String(finding.title);
   json.Key("evidence").BeginArray();
   for (const diagnosis::Evidence& item : finding.evidence) WriteEvidence(json, item);

@@ -166,6 +166,9 @@ std::string ScopeText(const diagnosis::FindingScope& scope) {
       return "stage " + std::to_string(scope.stage_id.value_or(-1)) + "." +
              std::to_string(scope.stage_attempt.value_or(0)) +
              (scope.job_id ? " (job " + std::to_string(*scope.job_id) + ")" : "");
+    case diagnosis::ScopeKind::kSqlOperator:
+      return "SQL execution " + std::to_string(scope.sql_execution_id.value_or(-1)) + ", node " +
+             std::to_string(scope.plan_node_id.value_or(0)) + " " + scope.plan_node_name;
   }
   return "application";
 }

@@ -55,6 +55,8 @@ Properties SparkProperties(const ApplicationIdentity& app, const Scenario& scena
        "com.amazonaws.auth.WebIdentityTokenCredentialsProvider"},
       {"spark.hadoop.fs.s3a.fast.upload", "true"},
   };
+  if (scenario.StrengthOf(Problem::kBroadcastNearLimit) > 0)
+    properties.emplace_back("spark.sql.autoBroadcastJoinThreshold", "4g");
   if (scenario.StrengthOf(Problem::kSlowWrites) > 0) {
     // The classic FileOutputCommitter on S3A: every task and the job commit rename objects,
     // which S3 implements as copies.

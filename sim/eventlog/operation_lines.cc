@@ -7,6 +7,7 @@
 #include "sim/eventlog/application_lines.h"
 #include "sim/eventlog/json_line.h"
 #include "sim/eventlog/operation_planner.h"
+#include "sim/eventlog/sql_plan_drafter.h"
 
 namespace sparktrace::sim::eventlog {
 namespace {
@@ -91,8 +92,23 @@ void WriteStageInfo(JsonLine& json, const OperationPlan& plan, int stage_index, 
   json.EndObject();
 }
 
-void WriteTaskInfo(JsonLine& json, const TaskPlan& task, const ExecutorPool& pool, bool ended,
-                   const TimeMapping& time) {
+// Task Info "Accumulables": the task's SQL metric updates, as Spark writes them (strings).
+void WriteSqlAccumulables(JsonLine& json, const OperationPlan& plan, const TaskPlan& task,
+                          const TimeMapping& time) {
+  for (const SqlMetricUpdate& update : task.sql_updates) {
+    const SqlMetricDraft& metric = plan.sql_plan.metrics.at(static_cast<std::size_t>(update.metric));
+    const bool timing = metric.type == "timing" || metric.type == "nsTiming";
+    const std::int64_t value = timing ? time.Duration(update.update) : update.update;
+    const std::int64_t total = timing ? time.Duration(update.value) : update.value;
+    json.BeginObject().Field("ID", SqlAccumulatorId(plan.sql_execution_id, update.metric));
+    json.Field("Name", metric.name).Field("Update", std::to_string(value));
+    json.Field("Value", std::to_string(total)).Field("Internal", true);
+    json.Field("Count Failed Values", true).Field("Metadata", "sql").EndObject();
+  }
+}
+
+void WriteTaskInfo(JsonLine& json, const OperationPlan& plan, const TaskPlan& task, const ExecutorPool& pool,
+                   bool ended, const TimeMapping& time) {
   const ExecutorRecord& executor = pool.at(task.executor);
   json.Key("Task Info").BeginObject();
   json.Field("Task ID", task.global_task_id).Field("Index", task.index).Field("Attempt", task.attempt);
@@ -103,7 +119,9 @@ void WriteTaskInfo(JsonLine& json, const TaskPlan& task, const ExecutorPool& poo
   json.Field("Failed", ended && (task.outcome == TaskOutcome::kExceptionFailure ||
                                  task.outcome == TaskOutcome::kExecutorLost));
   json.Field("Killed", ended && task.outcome == TaskOutcome::kKilled);
-  json.Key("Accumulables").BeginArray().EndArray().EndObject();
+  json.Key("Accumulables").BeginArray();
+  if (ended) WriteSqlAccumulables(json, plan, task, time);
+  json.EndArray().EndObject();
 }
 
 void WriteEndReason(JsonLine& json, const OperationPlan& plan, const TaskPlan& task,
@@ -222,46 +240,48 @@ void WriteTaskMetrics(JsonLine& json, const TaskMetricsPlan& m, bool spark4, con
   json.EndObject();
 }
 
+// "sparkPlanInfo": the draft's tree, each node with its metrics and their accumulator ids.
+void WritePlanNode(JsonLine& json, const OperationPlan& plan, int index, int depth) {
+  const SqlPlanDraft& draft = plan.sql_plan;
+  const SqlNodeDraft& node = draft.nodes.at(static_cast<std::size_t>(index));
+  json.BeginObject().Field("nodeName", node.name).Field("simpleString", node.simple);
+  json.Key("children").BeginArray();
+  for (int child : node.children) WritePlanNode(json, plan, child, depth + 1);
+  json.EndArray().Key("metadata").BeginObject().EndObject().Key("metrics").BeginArray();
+  for (int metric : node.metrics) {
+    const SqlMetricDraft& draft_metric = draft.metrics.at(static_cast<std::size_t>(metric));
+    json.BeginObject().Field("name", draft_metric.name);
+    json.Field("accumulatorId", SqlAccumulatorId(plan.sql_execution_id, metric));
+    json.Field("metricType", draft_metric.type).EndObject();
+  }
+  json.EndArray().EndObject();
+}
+
 void WritePlanInfo(JsonLine& json, const OperationPlan& plan) {
-  const auto node = [&json](const char* name, const std::string& simple) {
-    json.BeginObject().Field("nodeName", name).Field("simpleString", simple);
-  };
-  const auto close = [&json] {
-    json.Key("metadata").BeginObject().EndObject().Key("metrics").BeginArray().EndArray().EndObject();
-  };
   json.Key("sparkPlanInfo");
-  node("AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=false");
-  json.Key("children").BeginArray();
-  if (plan.spec.write) {
-    node("Execute InsertIntoHadoopFsRelationCommand",
-         "Execute InsertIntoHadoopFsRelationCommand s3a://warehouse/daily");
-    json.Key("children").BeginArray();
+  if (plan.sql_plan.nodes.empty()) {
+    json.BeginObject().Field("nodeName", "AdaptiveSparkPlan").Field("simpleString", "AdaptiveSparkPlan");
+    json.Key("children").BeginArray().EndArray().Key("metadata").BeginObject().EndObject();
+    json.Key("metrics").BeginArray().EndArray().EndObject();
+    return;
   }
-  node("HashAggregate", "HashAggregate(keys=[customer_id#12L], functions=[sum(amount#14)])");
-  json.Key("children").BeginArray();
-  node("Exchange", "Exchange hashpartitioning(customer_id#12L, 200), ENSURE_REQUIREMENTS, [plan_id=41]");
-  json.Key("children").BeginArray();
-  node("Scan parquet", "FileScan parquet sales.orders[customer_id#12L,amount#14]");
-  json.Key("children").BeginArray().EndArray();
-  close();
-  json.EndArray();
-  close();
-  json.EndArray();
-  close();
-  if (plan.spec.write) {
-    json.EndArray();
-    close();
-  }
-  json.EndArray();
-  close();
+  WritePlanNode(json, plan, 0, 0);
+}
+
+// The plan as Spark's explain tree (physicalPlanDescription's first part).
+void AppendExplainTree(const SqlPlanDraft& draft, int index, const std::string& prefix, bool last, bool root,
+                       std::string& text) {
+  const SqlNodeDraft& node = draft.nodes.at(static_cast<std::size_t>(index));
+  text += root ? node.name : prefix + (last ? "+- " : ":- ") + node.name;
+  text += '\n';
+  const std::string child_prefix = root ? "" : prefix + (last ? "   " : ":  ");
+  for (std::size_t i = 0; i < node.children.size(); ++i)
+    AppendExplainTree(draft, node.children[i], child_prefix, i + 1 == node.children.size(), false, text);
 }
 
 std::string PhysicalPlan(const OperationPlan& plan) {
-  std::string text = "== Physical Plan ==\nAdaptiveSparkPlan (5)\n";
-  text += plan.spec.write
-              ? "+- Execute InsertIntoHadoopFsRelationCommand (4)\n   +- HashAggregate (3)\n"
-                "      +- Exchange (2)\n         +- Scan parquet sales.orders (1)\n"
-              : "+- HashAggregate (3)\n   +- Exchange (2)\n      +- Scan parquet sales.orders (1)\n";
+  std::string text = "== Physical Plan ==\n";
+  if (!plan.sql_plan.nodes.empty()) AppendExplainTree(plan.sql_plan, 0, "", true, true, text);
   return text;
 }
 
@@ -333,6 +353,16 @@ std::vector<std::string> OperationEventLines(const OperationPlan& plan, const Pl
       json.EndArray();
       if (spark4) json.Key("jobGroupId").Null();
       break;
+    case PlannedEventKind::kSqlDriverUpdates:
+      if (plan.sql_plan.driver_updates.empty()) return {};
+      json.BeginObject().Field("Event", std::string(kSqlPackage) + "SparkListenerDriverAccumUpdates");
+      json.Field("executionId", plan.sql_execution_id).Key("accumUpdates").BeginArray();
+      for (const auto& [metric, value] : plan.sql_plan.driver_updates) {
+        if (metric < 0) continue;
+        json.BeginArray().Int(SqlAccumulatorId(plan.sql_execution_id, metric)).Int(value).EndArray();
+      }
+      json.EndArray();
+      break;
     case PlannedEventKind::kSqlExecutionEnd: {
       json.BeginObject().Field("Event", std::string(kSqlPackage) + "SparkListenerSQLExecutionEnd");
       json.Field("executionId", plan.sql_execution_id).Field("time", event_ms).Key("errorMessage");
@@ -349,9 +379,12 @@ std::vector<std::string> OperationEventLines(const OperationPlan& plan, const Pl
       json.BeginObject().Field("Event", "SparkListenerJobStart").Field("Job ID", job.global_job_id);
       json.Field("Submission Time", time.Time(job.submitted_ms)).Key("Stage Infos").BeginArray();
       for (int stage : job.stages) {
-        // A stage an earlier job ran shows its finished attempt (Spark lists it as skipped).
-        const bool earlier = Stage(plan, stage).submitted_ms < job.submitted_ms;
-        WriteStageInfo(json, plan, stage, earlier, earlier, "", time);
+        // A stage an earlier job ran is listed in "Stage IDs" only. Spark gives such a skipped
+        // stage a new id in the later job (its StageInfo never submitted); the simulator keeps
+        // the earlier id, and a StageInfo under that id would make Spark's SQL listener (and
+        // ours) start the finished stage's SQL metrics over.
+        if (Stage(plan, stage).submitted_ms < job.submitted_ms) continue;
+        WriteStageInfo(json, plan, stage, false, false, "", time);
       }
       json.EndArray().Key("Stage IDs").BeginArray();
       for (int stage : job.stages) json.Int(Stage(plan, stage).global_stage_id);
@@ -392,7 +425,7 @@ std::vector<std::string> OperationEventLines(const OperationPlan& plan, const Pl
       const TaskPlan& task = Task(plan, event.ref);
       json.BeginObject().Field("Event", "SparkListenerTaskStart");
       json.Field("Stage ID", Stage(plan, task.stage).global_stage_id).Field("Stage Attempt ID", 0);
-      WriteTaskInfo(json, task, pool, false, time);
+      WriteTaskInfo(json, plan, task, pool, false, time);
       break;
     }
     case PlannedEventKind::kTaskEnd: {
@@ -402,7 +435,7 @@ std::vector<std::string> OperationEventLines(const OperationPlan& plan, const Pl
       json.Field("Stage ID", stage.global_stage_id).Field("Stage Attempt ID", 0);
       json.Field("Task Type", stage.result_stage ? "ResultTask" : "ShuffleMapTask");
       WriteEndReason(json, plan, task, pool);
-      WriteTaskInfo(json, task, pool, true, time);
+      WriteTaskInfo(json, plan, task, pool, true, time);
       WriteExecutorMetrics(json, task.metrics, time);
       if (task.has_metrics) WriteTaskMetrics(json, task.metrics, spark4, time);
       break;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sparktrace::sim::eventlog {
@@ -96,6 +97,14 @@ enum class TaskOutcome : std::uint8_t {
   kKilled,            // its stage was aborted
 };
 
+// One SQL metric update of a task (its "Accumulables" entry): the metric's index in
+// SqlPlanDraft::metrics, the task's value and the running total Spark writes as "Value".
+struct SqlMetricUpdate {
+  int metric = 0;
+  std::int64_t update = 0;
+  std::int64_t value = 0;
+};
+
 struct TaskPlan {
   int stage = 0;  // index in OperationPlan::stages
   int index = 0;
@@ -109,7 +118,8 @@ struct TaskPlan {
   std::string loss_reason;
   bool has_metrics = true;
   TaskMetricsPlan metrics;
-  std::int64_t global_task_id = -1;  // assigned at its TaskStart
+  std::vector<SqlMetricUpdate> sql_updates;  // set by DraftSqlPlan for successful attempts
+  std::int64_t global_task_id = -1;          // assigned at its TaskStart
 };
 
 struct StagePlan {
@@ -135,18 +145,41 @@ struct JobPlan {
   int global_job_id = -1;  // assigned at its JobStart
 };
 
+// The SQL execution's physical plan as Spark 3.5/4.x writes its sparkPlanInfo (sql_plan_drafter.h).
+// Metrics are numbered in `metrics`; their accumulator ids are assigned when the SQL execution id is
+// (SqlAccumulatorId).
+struct SqlMetricDraft {
+  std::string name;  // "number of output rows"
+  std::string type;  // "sum", "size", "timing", "nsTiming", "average"
+};
+
+struct SqlNodeDraft {
+  std::string name;    // "nodeName"
+  std::string simple;  // "simpleString"
+  std::vector<int> metrics;
+  std::vector<int> children;  // indexes in SqlPlanDraft::nodes
+};
+
+struct SqlPlanDraft {
+  std::vector<SqlNodeDraft> nodes;  // nodes[0] is the root
+  std::vector<SqlMetricDraft> metrics;
+  // Values set on the driver (SparkListenerDriverAccumUpdates): (metric, value).
+  std::vector<std::pair<int, std::int64_t>> driver_updates;
+};
+
 enum class PlannedEventKind : std::uint8_t {
   kSessionStarted,
   kOperationStarted,
   kOperationAnalyzed,
   kOperationReady,
   kSqlExecutionStart,
-  kJobStart,        // ref: job
-  kStageSubmitted,  // ref: stage
-  kTaskStart,       // ref: task
-  kTaskEnd,         // ref: task
-  kStageCompleted,  // ref: stage
-  kJobEnd,          // ref: job
+  kSqlDriverUpdates,  // the plan's driver-side metric values (scan files, broadcast times)
+  kJobStart,          // ref: job
+  kStageSubmitted,    // ref: stage
+  kTaskStart,         // ref: task
+  kTaskEnd,           // ref: task
+  kStageCompleted,    // ref: stage
+  kJobEnd,            // ref: job
   kSqlExecutionEnd,
   kOperationFinished,
   kOperationFailed,
@@ -174,6 +207,7 @@ struct OperationPlan {
   std::vector<PlannedEvent> events;  // in time order (ties: in logical order)
   bool failed = false;
   std::int64_t produced_rows = 0;
+  SqlPlanDraft sql_plan;
   std::int64_t sql_execution_id = -1;  // assigned at its SQL execution start
 };
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/eventlog/random_source.h"
+#include "sim/eventlog/sql_plan_drafter.h"
 #include "sim/eventlog/stage_draft.h"
 #include "sim/eventlog/stage_scheduler.h"
 
@@ -96,6 +97,8 @@ OperationPlan PlanOperation(const OperationSpec& spec, const PlanInputs& inputs,
   t += random.UniformInt(2, 10);
   Push(plan, t, PlannedEventKind::kSqlExecutionStart);
   t += random.UniformInt(5, 20);
+  // broadcast-near-limit: the map stage's join waits for its broadcast table (0 when clean).
+  t += knobs.broadcast_extra_ms;
 
   // Job 0: the shuffle-map stage (scan + partial aggregation + shuffle write).
   plan.stages.push_back(StagePlan{});
@@ -193,6 +196,8 @@ OperationPlan PlanOperation(const OperationSpec& spec, const PlanInputs& inputs,
   const double commit_jitter = random.LogNormalFactor(0.2);
   if (spec.write && !plan.failed) t += Round(static_cast<double>(knobs.commit_ms) * commit_jitter);
   t += random.UniformInt(5, 30);
+  DraftSqlPlan(plan, knobs);
+  Push(plan, t, PlannedEventKind::kSqlDriverUpdates);
   Push(plan, t, PlannedEventKind::kSqlExecutionEnd);
   t += random.UniformInt(1, 5);
   std::int64_t rows = 0;

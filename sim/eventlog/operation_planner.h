@@ -2,7 +2,8 @@
 // PlanOperation: one Spark Connect operation as the simulated Spark would run it, in virtual time:
 // Connect operation events, one SQL execution, two jobs as adaptive query execution runs them (a
 // shuffle-map stage, then a job that reuses it and runs the result stage, which writes output for
-// a write command), and every task attempt with metrics, shaped by the scenario (see scenario.h).
+// a write command), and every task attempt with metrics, shaped by the scenario (see scenario.h),
+// and the SQL execution's plan with its metric values (sql_plan_drafter.h).
 //
 // Deterministic: the same inputs (and pool state) give the same plan. The jitter comes from
 // `scenario.seed` and the operation's ordinal, drawn the same way whatever the strength, so that

@@ -1,5 +1,6 @@
 #include "sim/eventlog/scenario.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -25,6 +26,14 @@ std::string_view ProblemName(Problem problem) {
       return "shuffle-bottleneck";
     case Problem::kIdleExecutors:
       return "idle-executors";
+    case Problem::kExplodingJoin:
+      return "exploding-join";
+    case Problem::kNestedLoopJoin:
+      return "nested-loop-join";
+    case Problem::kScanDiscardsMost:
+      return "scan-discards-most";
+    case Problem::kBroadcastNearLimit:
+      return "broadcast-near-limit";
   }
   return "clean";
 }
@@ -119,6 +128,18 @@ ScenarioKnobs KnobsFor(const Scenario& scenario) {
   const double idle = scenario.StrengthOf(Problem::kIdleExecutors);
   knobs.extra_gap_between_operations_ms = std::llround(idle * 120'000);
   knobs.extra_gap_between_jobs_ms = std::llround(idle * 30'000);
+
+  const double exploding = scenario.StrengthOf(Problem::kExplodingJoin);
+  knobs.join_rows_per_input_row += 49.0 * exploding;
+  const double nested = scenario.StrengthOf(Problem::kNestedLoopJoin);
+  if (nested > 0)
+    knobs.nested_loop_build_rows = std::max<std::int64_t>(1, std::llround(50'000 * nested * nested));
+  const double discarding = scenario.StrengthOf(Problem::kScanDiscardsMost);
+  knobs.filter_kept_share *= std::exp(-12.0 * discarding);
+  knobs.map_compute_factor = (1.0 + 4.9 * exploding) * (1.0 + 6.0 * nested) * (1.0 + 3.0 * discarding);
+  const double broadcast = scenario.StrengthOf(Problem::kBroadcastNearLimit);
+  knobs.broadcast_extra_bytes = std::llround(broadcast * 3.2 * 1024 * 1024 * 1024);
+  knobs.broadcast_extra_ms = std::llround(broadcast * 60'000);
   return knobs;
 }
 

@@ -30,16 +30,26 @@ enum class Problem : std::uint8_t {
   kFailingTasks,            // "failing-tasks"
   kShuffleBottleneck,       // "shuffle-bottleneck"
   kIdleExecutors,           // "idle-executors"
+  // Plan problems: what the SQL plan's operators did (sql_plan_drafter.h); task metrics stay the
+  // clean ones except where noted on the knobs.
+  kExplodingJoin,      // "exploding-join"
+  kNestedLoopJoin,     // "nested-loop-join"
+  kScanDiscardsMost,   // "scan-discards-most"
+  kBroadcastNearLimit  // "broadcast-near-limit"
 };
 
-inline constexpr std::array<Problem, 8> kAllProblems = {Problem::kSlowExecutorAllocation,
-                                                        Problem::kSlowWrites,
-                                                        Problem::kSkew,
-                                                        Problem::kSpill,
-                                                        Problem::kGcPressure,
-                                                        Problem::kFailingTasks,
-                                                        Problem::kShuffleBottleneck,
-                                                        Problem::kIdleExecutors};
+inline constexpr std::array<Problem, 12> kAllProblems = {Problem::kSlowExecutorAllocation,
+                                                         Problem::kSlowWrites,
+                                                         Problem::kSkew,
+                                                         Problem::kSpill,
+                                                         Problem::kGcPressure,
+                                                         Problem::kFailingTasks,
+                                                         Problem::kShuffleBottleneck,
+                                                         Problem::kIdleExecutors,
+                                                         Problem::kExplodingJoin,
+                                                         Problem::kNestedLoopJoin,
+                                                         Problem::kScanDiscardsMost,
+                                                         Problem::kBroadcastNearLimit};
 
 std::string_view ProblemName(Problem problem);
 
@@ -115,6 +125,30 @@ struct ScenarioKnobs {
   // Driver-side gap between the jobs of an operation: clean 30–150 ms, idle-executors adds
   // strength × 30 s.
   std::int64_t extra_gap_between_jobs_ms = 0;
+
+  // ---- The SQL plan (sql_plan_drafter.h): orders scanned, filtered, joined to a broadcast
+  // dimension table, aggregated. The spill problem above also makes the final aggregation's
+  // "spill size" (the result stage's memory bytes spilled), so it is the operator-spill problem.
+  // Rows the join outputs per row it keeps of the orders: 1 clean (one customer per order);
+  // exploding-join: 1 + 49 × strength (a key repeated on both sides).
+  double join_rows_per_input_row = 1.0;
+  // nested-loop-join: the join is a BroadcastNestedLoopJoin (a range condition) over a build side
+  // of max(1, 50000 × strength²) rows; 0 (clean): a BroadcastHashJoin.
+  std::int64_t nested_loop_build_rows = 0;
+  // Share of the scanned rows the Filter above the scan keeps: 0.6 clean; scan-discards-most:
+  // 0.6 × e^(−12 × strength) (0.5 % at 0.4: a predicate not pushed, no partition pruning).
+  double filter_kept_share = 0.6;
+  // What the plan problems cost the map stage (scan, filter, join, partial aggregation): its
+  // tasks' compute time × this. Clean 1; exploding-join × (1 + 4.9 × strength) (the join and the
+  // aggregation handle that many more rows), nested-loop-join × (1 + 6 × strength) (every row
+  // compared with every band), scan-discards-most × (1 + 3 × strength) (every row group decoded,
+  // none skipped).
+  double map_compute_factor = 1.0;
+  // broadcast-near-limit: the broadcast table grows by strength × 3.2 GiB and its collect, build and
+  // broadcast take strength × 60 s more, before the map stage starts (executors wait idle); the
+  // application then sets spark.sql.autoBroadcastJoinThreshold=4g (the user raised it).
+  std::int64_t broadcast_extra_bytes = 0;
+  std::int64_t broadcast_extra_ms = 0;
 };
 
 ScenarioKnobs KnobsFor(const Scenario& scenario);

@@ -129,8 +129,9 @@ StageDraft DraftMapStage(RandomSource& random, const ScenarioKnobs& knobs, const
     metrics.shuffle_records_written = Round(shuffle_bytes / 41.0);
     metrics.shuffle_write_ns = Round(shuffle_bytes / kShuffleWriteBytesPerNs * random.LogNormalFactor(0.2));
     ApplySpill(random, effects, input, metrics);
-    const double compute =
-        (input / kScanBytesPerMs) * random.LogNormalFactor(0.18) * effects.spill_slowdown + 40;
+    const double compute = (input / kScanBytesPerMs) * random.LogNormalFactor(0.18) * effects.spill_slowdown *
+                               knobs.map_compute_factor +
+                           40;
     success.duration_ms =
         FinishTiming(random, effects, compute, static_cast<double>(metrics.shuffle_write_ns) / 1e6, metrics);
     attempts.push_back(std::move(success));

@@ -278,6 +278,11 @@ class DemoOnceTest(unittest.TestCase):
         self.assertEqual(printed, set(operations))
         query = re.search(r"^  query +([0-9a-f-]{36})", self.out, re.M).group(1)
         self.assertIn("resource-wait-long", [f["id"] for f in operations[query]["findings"]])
+        # The scenario's join explodes (the simulator's SQL plans): a plan finding naming the operator.
+        exploding = [f for f in operations[query]["findings"] if f["id"] == "exploding-join"]
+        self.assertTrue(exploding, [f["id"] for f in operations[query]["findings"]])
+        self.assertEqual(exploding[0]["scope"]["kind"], "sql-operator")
+        self.assertEqual(exploding[0]["scope"]["plan_node_name"], "BroadcastHashJoin")
 
 
 @harness.proxy_only

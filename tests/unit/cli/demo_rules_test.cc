@@ -30,6 +30,12 @@ TEST(DemoRules, TimeFloorsAreScaledAndTheRestIsTheDefault) {
                    defaults.idle_executors.min_idle_slot_seconds * 0.02);
   EXPECT_DOUBLE_EQ(rules.slow_spark_jobs.min_impact_seconds,
                    defaults.slow_spark_jobs.min_impact_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.exploding_join.min_impact_seconds,
+                   defaults.exploding_join.min_impact_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.broadcast_near_limit.min_broadcast_seconds,
+                   defaults.broadcast_near_limit.min_broadcast_seconds * 0.02);
+  EXPECT_DOUBLE_EQ(rules.operator_spill.min_impact_seconds,
+                   defaults.operator_spill.min_impact_seconds * 0.02);
   // Rates are bytes over time, and the bytes are not scaled: divided by the factor.
   EXPECT_DOUBLE_EQ(rules.s3_write_slow.min_task_throughput_mib_per_second,
                    defaults.s3_write_slow.min_task_throughput_mib_per_second / 0.02);
@@ -39,6 +45,7 @@ TEST(DemoRules, TimeFloorsAreScaledAndTheRestIsTheDefault) {
   EXPECT_DOUBLE_EQ(rules.resource_wait_long.min_wait_share, defaults.resource_wait_long.min_wait_share);
   EXPECT_DOUBLE_EQ(rules.data_skew.min_duration_ratio, defaults.data_skew.min_duration_ratio);
   EXPECT_DOUBLE_EQ(rules.gc_pressure.min_gc_share, defaults.gc_pressure.min_gc_share);
+  EXPECT_DOUBLE_EQ(rules.exploding_join.min_output_ratio, defaults.exploding_join.min_output_ratio);
 }
 
 TEST(DemoRules, ScaleOneIsTheDefaults) {

@@ -195,6 +195,33 @@ TEST_F(DiagnoseRealLogs, NycTaxiOutputStageOnTwoOfFourCoresIsLowParallelism) {
   EXPECT_EQ(FindingOf(Findings("spark-events/application_1553914137147_0018"), "low-parallelism"), nullptr);
 }
 
+TEST_F(DiagnoseRealLogs, PlanRulesFindTheExplodingJoinAndLeaveTheNearMisses) {
+  // TPC-DS q72 joins catalog_sales to inventory on item_sk alone: 28.6M and 981.9M rows in, 5.24G out.
+  const nlohmann::json* exploding =
+      FindingOf(Findings("spark-events-problems/nds_q72_dataproc_2_2.zstd"), "exploding-join");
+  ASSERT_NE(exploding, nullptr);
+  EXPECT_EQ(exploding->at("scope").at("kind"), "sql-operator");
+  EXPECT_EQ(exploding->at("scope").at("sql_execution_id"), 24);
+  EXPECT_EQ(exploding->at("scope").at("plan_node_name"), "SortMergeJoin");
+  EXPECT_EQ(EvidenceValue(*exploding, "output_rows"), 5241443564.0);
+  // Near misses (bench/eval/real_logs.json): Sorts spilling 144 and 384 MiB, Photon nested loops over
+  // one-row sides, a 19 MB broadcast in 5.7 s, a 60x join that makes 6M rows.
+  EXPECT_EQ(FindingOf(Findings("spark-events-problems/aqeshuffle_eventlog.zstd"), "operator-spill"), nullptr);
+  EXPECT_EQ(FindingOf(Findings("spark-events-problems/nds_q88_photon_db_13_3.zstd"), "nested-loop-join"),
+            nullptr);
+  EXPECT_EQ(FindingOf(Findings("spark-events-problems/dataproc.zstd"), "broadcast-near-limit"), nullptr);
+  EXPECT_EQ(FindingOf(Findings("spark-events/app-20200706201101-0003"), "exploding-join"), nullptr);
+  // Every plan finding names its execution and operator.
+  for (const auto& [log, findings] : *logs_) {
+    for (const nlohmann::json& finding : findings) {
+      if (finding.at("scope").at("kind") != "sql-operator") continue;
+      EXPECT_TRUE(finding.at("scope").at("sql_execution_id").is_number_integer()) << log;
+      EXPECT_TRUE(finding.at("scope").at("plan_node_id").is_number_integer()) << log;
+      EXPECT_FALSE(finding.at("scope").at("plan_node_name").get<std::string>().empty()) << log;
+    }
+  }
+}
+
 TEST_F(DiagnoseRealLogs, SmallHealthyLogsHaveNoFinding) {
   for (const char* log :
        {"spark-events/local-1422981759269", "spark-events/local-1425081759269",

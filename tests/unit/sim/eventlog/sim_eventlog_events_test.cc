@@ -42,7 +42,8 @@ TEST(SimEventLogEvents, EveryLineParsesInEveryScenario) {
                               type == "JobEnd" || type == "StageSubmitted" || type == "StageCompleted" ||
                               type == "TaskStart" || type == "TaskEnd" || type == "SqlExecutionStart" ||
                               type == "SqlExecutionEnd" || type == "ConnectSession" ||
-                              type == "ConnectOperation" || type == "EnvironmentUpdate";
+                              type == "ConnectOperation" || type == "EnvironmentUpdate" ||
+                              type == "DriverAccumUpdates";
         EXPECT_TRUE(modelled || kUnmodelled.contains(type)) << "unexpected ignored event " << type;
       }
       EXPECT_EQ(parsed.events.at("LogStart"), 1);
@@ -51,6 +52,7 @@ TEST(SimEventLogEvents, EveryLineParsesInEveryScenario) {
       EXPECT_EQ(parsed.events.at("TaskStart"), parsed.events.at("TaskEnd"));
       EXPECT_EQ(parsed.events.at("SqlExecutionStart"), 6);
       EXPECT_EQ(parsed.events.at("SqlExecutionEnd"), 6);
+      EXPECT_EQ(parsed.events.at("DriverAccumUpdates"), 6);  // the plans' driver-side metrics
       EXPECT_EQ(parsed.events.at("JobStart"), 12);
       EXPECT_EQ(parsed.events.at("ConnectSession"), 1);
       // Started, Analyzed, ReadyForExecution, Finished or Failed, Closed.
