@@ -258,52 +258,6 @@ TEST_F(TraceViewApiTest, ARunningAttemptIsInProgressWithItsOpenSpansMarked) {
   EXPECT_EQ(done["in_progress"], false);
 }
 
-// The proxy's live snapshot of a Spark 4 operation while it runs, then its final span (same ids).
-Span ProgressOperationSpan(bool running, std::int64_t tasks_done) {
-  Span span = NewSpan(7, 70, 0, "spark_connect.operation", 0, running ? 400 : 1000);
-  AddIdentity(span, "etl", "live", "run-1", 1);
-  if (running) {
-    span.attributes.push_back({"spark.connect.operation.state", std::string("running")});
-  } else {
-    span.attributes.push_back({"spark.connect.operation.outcome", std::string("completed")});
-  }
-  span.attributes.push_back({"spark.connect.progress.stages_done", std::int64_t{running ? 0 : 2}});
-  span.attributes.push_back({"spark.connect.progress.stages_total", std::int64_t{2}});
-  span.attributes.push_back({"spark.connect.progress.tasks_done", tasks_done});
-  span.attributes.push_back({"spark.connect.progress.tasks_total", std::int64_t{10}});
-  span.attributes.push_back({"spark.connect.progress.input_bytes_read", tasks_done * 1024});
-  span.attributes.push_back({"spark.connect.progress.inflight_tasks", std::int64_t{running ? 4 : 0}});
-  span.attributes.push_back({"spark.connect.progress.updates", std::int64_t{running ? 1 : 4}});
-  return span;
-}
-
-TEST_F(TraceViewApiTest, ARunningOperationSnapshotIsOpenWithItsProgressUntilTheFinalSpanReplacesIt) {
-  Write({ProgressOperationSpan(true, 3)});
-  TraceViewApi api(TraceViewOptions{tracing::store::SqliteAt(path_)});
-  const auto running = Body(Get(api, "/api/v1/tasks/etl/live/run-1/1"));
-  EXPECT_EQ(running["in_progress"], true);
-  EXPECT_EQ(running["state"], "running");
-  ASSERT_EQ(running["spans"].size(), 1u);
-  const auto& open = running["spans"][0];
-  EXPECT_EQ(open["open"], true);
-  EXPECT_EQ(open["progress"], (nlohmann::json{{"stages_done", 0}, {"stages_total", 2}, {"tasks_done", 3},
-                                               {"tasks_total", 10}, {"input_bytes_read", 3072},
-                                               {"inflight_tasks", 4}, {"updates", 1}}));
-
-  Write({ProgressOperationSpan(false, 10)});
-  const auto ended = Body(Get(api, "/api/v1/tasks/etl/live/run-1/1"));
-  EXPECT_EQ(ended["in_progress"], false);
-  EXPECT_NE(ended["state"], "running");
-  ASSERT_EQ(ended["spans"].size(), 1u) << "the final span replaced the snapshot";
-  EXPECT_EQ(ended["spans"][0]["open"], false);
-  EXPECT_EQ(ended["spans"][0]["progress"]["tasks_done"], 10);
-  EXPECT_EQ(ended["spans"][0]["progress"]["updates"], 4);
-  // Spans without progress say so.
-  WriteSharedTrace();
-  const auto other = Body(Get(api, "/api/v1/tasks/etl/load/run-1/1"));
-  for (const auto& span : other["spans"]) EXPECT_TRUE(span["progress"].is_null()) << span["name"];
-}
-
 TEST_F(TraceViewApiTest, ComparesWithTheMedianOfEarlierSuccessfulRuns) {
   // Three earlier runs of the task (traces 3..5) with 600 ms of resource wait each, then the current
   // one with the shared trace's 1200 ms.
