@@ -1,6 +1,6 @@
 // A Spark 4 operation's live progress in the trace view's attempt JSON (docs/trace-view-api.md,
-// "Live progress of a running operation"), over a real SQLite store: the proxy's live snapshot of
-// the running operation, then its final span written over it with the same ids.
+// "Live progress of a running operation") and the task list, over a real SQLite store: the proxy's
+// live snapshot of the running operation, then its final span written over it with the same ids.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -65,6 +65,15 @@ class TraceViewProgressTest : public ::testing::Test {
     return nlohmann::json::parse(GetFrom(api, "/api/v1/tasks/etl/" + task + "/run-1/1").body);
   }
 
+  // The attempt's state in the task list (the store's task index).
+  std::string ListedState(TraceViewApi& api, const std::string& task) {
+    const auto listed = nlohmann::json::parse(GetFrom(api, "/api/v1/tasks").body);
+    for (const auto& row : listed["tasks"]) {
+      if (row["task_id"] == task) return row["state"];
+    }
+    return "(not listed)";
+  }
+
   fs::path dir_;
   std::string path_;
   std::unique_ptr<tracing::store::SqliteSpanStore> writer_;
@@ -86,6 +95,7 @@ TEST_F(TraceViewProgressTest, ARunningSnapshotIsOpenWithItsProgressUntilTheFinal
                                               {"input_bytes_read", 3072},
                                               {"inflight_tasks", 4},
                                               {"updates", 1}}));
+  EXPECT_EQ(ListedState(api, "live"), "running");
 
   Write({ProgressOperationSpan(false, 10)});
   const auto ended = Attempt(api, "live");
@@ -95,6 +105,7 @@ TEST_F(TraceViewProgressTest, ARunningSnapshotIsOpenWithItsProgressUntilTheFinal
   EXPECT_EQ(ended["spans"][0]["open"], false);
   EXPECT_EQ(ended["spans"][0]["progress"]["tasks_done"], 10);
   EXPECT_EQ(ended["spans"][0]["progress"]["updates"], 4);
+  EXPECT_EQ(ListedState(api, "live"), "success");
 }
 
 TEST_F(TraceViewProgressTest, SpansWithoutProgressSaySo) {
