@@ -54,7 +54,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 21> kSpecs = {{
+  static const std::array<FlagSpec, 24> kSpecs = {{
       {"store", "PATH|URL", "sparktrace.db",
        "the trace store: a SQLite file, or postgresql://USER@HOST:PORT/DB?sslmode=… shared by every proxy "
        "(password from PGPASSWORD or PGPASSFILE); 'none' turns it off; read it with `sparktrace traces`"},
@@ -78,6 +78,14 @@ std::span<const FlagSpec> TracingFlagSpecs() {
        "longest a finished span waits before it is written or exported"},
       {"operation-linger", "DURATION", "30s",
        "how long an operation waits for a reattach or release before it ends"},
+      {"progress-event-interval", "DURATION", "1s",
+       "Spark 4 execution_progress: at most one spark.connect.progress event per operation this often "
+       "(the first and the last always kept)"},
+      {"progress-max-events", "N", "32",
+       "at most this many spark.connect.progress events per operation span (2..1000; the rest are counted)"},
+      {"progress-snapshot-interval", "DURATION", "2s",
+       "while Spark 4 reports progress, a running operation's span is written to the store (never to OTLP) "
+       "at most this often, for the trace view"},
       {"no-tracing", "", "",
        "record nothing and forward traceparent untouched (same as --store none without --otlp-endpoint)"},
       {"event-log-dir", "DIR", "",
@@ -148,6 +156,18 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   auto linger = DurationFlag(flags, "operation-linger");
   if (!linger.ok()) return linger.error();
   config.operation_linger = *linger;
+  auto event_interval = DurationFlag(flags, "progress-event-interval");
+  if (!event_interval.ok()) return event_interval.error();
+  config.progress.event_interval = *event_interval;
+  auto max_events = IntegerFlag(flags, "progress-max-events", 2, 1000);
+  if (!max_events.ok()) return max_events.error();
+  config.progress.max_events = static_cast<std::size_t>(*max_events);
+  auto snapshot_interval = DurationFlag(flags, "progress-snapshot-interval");
+  if (!snapshot_interval.ok()) return snapshot_interval.error();
+  // Each snapshot is a store write: no faster than the store's own batching allows for.
+  if (*snapshot_interval < std::chrono::milliseconds(100))
+    return InvalidArgument("--progress-snapshot-interval: at least 100ms");
+  config.progress.snapshot_interval = *snapshot_interval;
 
   for (const std::string& dir : flags.GetAll("event-log-dir")) {
     if (dir.empty()) return InvalidArgument("--event-log-dir: empty path");

@@ -16,6 +16,7 @@
 #include "diagnose/rules_file.h"
 #include "diagnose/suppression.h"
 #include "tracing/airflow_report_ledger.h"
+#include "tracing/connect/operation_progress.h"
 #include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
@@ -44,6 +45,8 @@ struct TracingConfig {
   double sample_ratio = 1.0;
   std::chrono::milliseconds span_batch_delay{1000};
   std::chrono::milliseconds operation_linger{30'000};
+  // Spark 4's execution_progress: events kept per operation and live snapshots for the store.
+  tracing::connect::ProgressOptions progress;
   std::vector<std::string> event_log_dirs;  // the driver's spark.eventLog.dir, shared with the proxy
   std::chrono::milliseconds event_log_poll{1000};
   std::string spark_ui_url;  // the driver's REST API, when the event logs are not shared

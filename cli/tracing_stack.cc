@@ -118,6 +118,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
   stack->metrics_ = std::make_unique<tracing::connect::TracingMetrics>(registry);
   tracing::connect::OperationRegistryOptions operations;
   operations.linger = config.operation_linger;
+  operations.progress = config.progress;
   // Sweep often enough that a short linger (tests, the demo) is honoured closely.
   operations.sweep_interval =
       std::clamp(config.operation_linger / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));

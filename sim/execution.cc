@@ -34,12 +34,46 @@ std::string EncodeRpcStatus(int code, const std::string& message) {
   return out;
 }
 
+// What a Spark 4 server reports at step `step` of `steps`: a scan stage of `tasks` tasks, then a
+// reduce stage of a quarter as many, the work done evenly over the steps; the reduce stage is
+// listed once it has started, as Spark lists a stage once it is submitted. Every stage so far is
+// in each response, as Spark's ConnectProgressExecutionListener sends them.
+void SetProgress(std::int64_t step, std::int64_t steps, std::int64_t tasks,
+                 spark::connect::ExecutePlanResponse::ExecutionProgress& progress) {
+  constexpr std::int64_t kBytesPerScanTask = std::int64_t{8} << 20;
+  const std::int64_t scan_tasks = std::max<std::int64_t>(tasks, 1);
+  const std::int64_t reduce_tasks = std::max<std::int64_t>(scan_tasks / 4, 1);
+  const std::int64_t done = (scan_tasks + reduce_tasks) * step / steps;
+  const std::int64_t scan_done = std::min(done, scan_tasks);
+  auto* scan = progress.add_stages();
+  scan->set_stage_id(0);
+  scan->set_num_tasks(scan_tasks);
+  scan->set_num_completed_tasks(scan_done);
+  scan->set_input_bytes_read(scan_done * kBytesPerScanTask);
+  scan->set_done(scan_done == scan_tasks);
+  // Tasks not done in the stage that runs now.
+  std::int64_t remaining = scan_tasks - scan_done;
+  if (scan_done == scan_tasks) {
+    remaining = reduce_tasks - (done - scan_tasks);
+    auto* reduce = progress.add_stages();
+    reduce->set_stage_id(1);
+    reduce->set_num_tasks(reduce_tasks);
+    reduce->set_num_completed_tasks(done - scan_tasks);
+    reduce->set_done(done - scan_tasks == reduce_tasks);
+  }
+  // Tasks in flight: as many as a small cluster's slots, while any remain.
+  constexpr std::int64_t kSlots = 4;
+  progress.set_num_inflight_tasks(std::min(remaining, kSlots));
+}
+
 }  // namespace
 
 Execution::Execution(ExecutionIds ids, bool reattachable, ExecutionShape shape)
     : ids_(std::move(ids)), reattachable_(reattachable), shape_(shape), next_produce_at_(Clock::now()) {}
 
-std::int64_t Execution::total_responses() const { return shape_.batches + (reattachable_ ? 1 : 0); }
+std::int64_t Execution::total_responses() const {
+  return shape_.progress_steps + shape_.batches + (reattachable_ ? 1 : 0);
+}
 
 std::uint64_t Execution::Attach() {
   std::lock_guard lock(mu_);
@@ -140,13 +174,17 @@ void Execution::ProduceLocked(Clock::time_point now) {
   response.set_server_side_session_id(ids_.server_side_session_id);
   response.set_operation_id(ids_.operation_id);
   response.set_response_id(NewUuid());
-  if (index < shape_.batches) {
+  if (index < shape_.progress_steps) {
+    SetProgress(index + 1, shape_.progress_steps, shape_.progress_tasks,
+                *response.mutable_execution_progress());
+  } else if (index < shape_.progress_steps + shape_.batches) {
+    const std::int64_t batch_index = index - shape_.progress_steps;
     auto* batch = response.mutable_arrow_batch();
     // Not Arrow IPC: a recognisable filler of the requested size. Rows: one per 16 bytes.
     const auto rows = static_cast<std::int64_t>(std::max<std::uint64_t>(1, shape_.batch_bytes / 16));
     batch->set_row_count(rows);
     batch->set_start_offset(rows_produced_);
-    batch->set_data(std::string(shape_.batch_bytes, static_cast<char>('a' + index % 26)));
+    batch->set_data(std::string(shape_.batch_bytes, static_cast<char>('a' + batch_index % 26)));
     rows_produced_ += rows;
   } else {
     response.mutable_result_complete();

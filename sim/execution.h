@@ -30,6 +30,10 @@ struct ExecutionShape {
   std::chrono::milliseconds batch_interval{0};
   std::optional<grpc::StatusCode> fail_code;  // fail instead of producing response #fail_after
   std::int64_t fail_after = 0;
+  // Spark 4's execution_progress: this many progress responses before the batches, a pace apart,
+  // over a scan stage of `progress_tasks` tasks and a reduce stage of a quarter as many (0: none).
+  std::int64_t progress_steps = 0;
+  std::int64_t progress_tasks = 0;
 };
 
 struct ExecutionIds {
@@ -54,7 +58,7 @@ class Execution {
 
   const ExecutionIds& ids() const { return ids_; }
   bool reattachable() const { return reattachable_; }
-  // Responses in all: the batches, plus result_complete when reattachable.
+  // Responses in all: the progress ones, the batches, plus result_complete when reattachable.
   std::int64_t total_responses() const;
 
   // Makes the caller the one attached stream; a previously attached stream's next Next()

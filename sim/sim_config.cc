@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/flag_values.h"
 #include "common/units.h"
 
 namespace sparktrace::sim {
@@ -33,6 +34,14 @@ std::span<const FlagSpec> SimFlagSpecs() {
        "size of each batch's data bytes, not real Arrow IPC (metadata x-sim-batch-bytes overrides)"},
       {"batch-interval", "DURATION", "0ms",
        "pause between batches (metadata x-sim-batch-interval-ms overrides)"},
+      {"progress", "MODE", "auto",
+       "Spark 4 execution_progress responses before the batches: auto (clients whose client_type says "
+       "spark/4 or later, as a Spark 4 server's clients get them), always or never"},
+      {"progress-steps", "N", "4",
+       "progress responses per ExecutePlan, a --batch-interval apart (metadata x-sim-progress-steps "
+       "overrides, 0 turning them off)"},
+      {"progress-tasks", "N", "8",
+       "tasks of the scan stage the progress reports (the reduce stage has a quarter)"},
       {"stream-cut-after", "DURATION", "2m",
        "end a reattachable stream without result_complete after this long (0: never)"},
       {"stream-cut-bytes", "BYTES", "1GiB",
@@ -88,6 +97,23 @@ Result<SimConfig> SimConfigFromFlags(const ParsedFlags& flags) {
   if (config.max_message_bytes > 0x7fffffff) {
     return InvalidArgument("--max-message-bytes: at most 2GiB-1 (a gRPC limit)");
   }
+
+  const std::string& progress = flags.Get("progress");
+  if (progress == "auto") {
+    config.progress = SimConfig::Progress::kAuto;
+  } else if (progress == "always") {
+    config.progress = SimConfig::Progress::kAlways;
+  } else if (progress == "never") {
+    config.progress = SimConfig::Progress::kNever;
+  } else {
+    return InvalidArgument("--progress: expected auto, always or never, got '" + progress + "'");
+  }
+  auto steps = IntegerFlag(flags, "progress-steps", 1, 10'000);
+  if (!steps.ok()) return steps.error();
+  config.progress_steps = *steps;
+  auto tasks = IntegerFlag(flags, "progress-tasks", 1, 1'000'000);
+  if (!tasks.ok()) return tasks.error();
+  config.progress_tasks = *tasks;
 
   config.event_log_dir = flags.Get("event-log-dir");
   auto scenario =

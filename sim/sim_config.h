@@ -23,6 +23,13 @@ struct SimConfig {
   std::int64_t batches = 3;
   std::uint64_t batch_bytes = 1024;
   std::chrono::milliseconds batch_interval{0};
+  // Spark 4's execution_progress responses before the batches (sim/execution.h): for clients
+  // whose client_type names spark/4 or later (kAuto), always, or never. Metadata
+  // x-sim-progress-steps overrides both the mode and the count.
+  enum class Progress : std::uint8_t { kAuto, kAlways, kNever };
+  Progress progress = Progress::kAuto;
+  std::int64_t progress_steps = 4;
+  std::int64_t progress_tasks = 8;
   // Spark's senderMaxStreamDuration / senderMaxStreamSize: a reattachable stream ends without
   // result_complete after this long or this many response bytes. 0 disables the cut.
   std::chrono::milliseconds stream_cut_after{std::chrono::minutes(2)};

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "sim/ids.h"
@@ -38,8 +39,22 @@ grpc::Status IntegerHeader(const grpc::ServerContext& context, const std::string
   return grpc::Status::OK;
 }
 
+// Whether a Spark Connect user agent ("_SPARK_CONNECT_PYTHON spark/4.0.0 os/linux …") names
+// Spark 4 or later. Under --progress auto the sim plays a server of the client's own version: a
+// Spark 4 client gets a Spark 4 server's execution_progress; a 3.x client (or one that does not
+// say) a 3.x server's none, as the newer field would mean nothing to it.
+bool NamesSpark4OrLater(std::string_view client_type) {
+  constexpr std::string_view kSpark = "spark/";
+  const auto at = client_type.find(kSpark);
+  if (at == std::string_view::npos) return false;
+  const std::string_view version = client_type.substr(at + kSpark.size());
+  int major = 0;
+  const auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), major);
+  return ec == std::errc() && end != version.data() && major >= 4;
+}
+
 grpc::Status ShapeForCall(const SimConfig& config, const grpc::ServerContext& context,
-                          ExecutionShape& shape) {
+                          std::string_view client_type, ExecutionShape& shape) {
   shape.batches = config.batches;
   shape.batch_bytes = config.batch_bytes;
   shape.batch_interval = config.batch_interval;
@@ -53,6 +68,14 @@ grpc::Status ShapeForCall(const SimConfig& config, const grpc::ServerContext& co
                       IntegerHeader(context, "x-sim-fail", 1, 16, fail_code),
                       IntegerHeader(context, "x-sim-fail-after", 0, 1'000'000'000, shape.fail_after)}) {
     if (!status.ok()) return status;
+  }
+  const bool progress = config.progress == SimConfig::Progress::kAlways ||
+                        (config.progress == SimConfig::Progress::kAuto && NamesSpark4OrLater(client_type));
+  shape.progress_steps = progress ? config.progress_steps : 0;
+  shape.progress_tasks = config.progress_tasks;
+  if (auto status = IntegerHeader(context, "x-sim-progress-steps", 0, 10'000, shape.progress_steps);
+      !status.ok()) {
+    return status;
   }
   shape.batch_bytes = static_cast<std::uint64_t>(bytes);
   shape.batch_interval = std::chrono::milliseconds(interval_ms);
@@ -121,7 +144,8 @@ grpc::Status SimService::ExecutePlan(grpc::ServerContext* context,
     return status;
   }
   ExecutionShape shape;
-  if (auto status = ShapeForCall(config_, *context, shape); !status.ok()) return status;
+  if (auto status = ShapeForCall(config_, *context, request->client_type(), shape); !status.ok())
+    return status;
   bool reattachable = false;
   for (const auto& option : request->request_options()) {
     if (option.has_reattach_options() && option.reattach_options().reattachable()) reattachable = true;
@@ -132,8 +156,9 @@ grpc::Status SimService::ExecutePlan(grpc::ServerContext* context,
   ids.tags.assign(request->tags().begin(), request->tags().end());
   auto execution = std::make_shared<Execution>(std::move(ids), reattachable, shape);
   if (auto status = registry_.Add(key, execution); !status.ok()) return status;
-  spdlog::debug("execute operation={} session={} reattachable={} batches={}", execution->ids().operation_id,
-                key.session_id, reattachable, shape.batches);
+  spdlog::debug("execute operation={} session={} reattachable={} batches={} progress_steps={}",
+                execution->ids().operation_id, key.session_id, reattachable, shape.batches,
+                shape.progress_steps);
   if (!event_log_) return Stream(context, writer, key, execution, 0);
 
   // The event log: the operation's Spark jobs run (in simulated, scaled time) before its results

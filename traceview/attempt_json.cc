@@ -14,6 +14,7 @@
 #include "traceview/executor_series.h"
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
+#include "traceview/span_progress.h"
 #include "traceview/sql_executions_json.h"
 #include "traceview/view_time.h"
 #include "traceview/what_if_of_spans.h"
@@ -28,7 +29,8 @@ using tracing::Span;
 using tracing::ToHex;
 
 // Spans still running: a job or application the driver has not ended (the span builder ends them at
-// the latest event time until it hears more), and what runs inside such a job.
+// the latest event time until it hears more), what runs inside such a job, and a Spark Connect
+// operation the proxy has only sent a live snapshot of (Spark 4's progress) so far.
 std::vector<bool> OpenSpans(std::span<const Span> spans,
                             const std::vector<std::optional<std::size_t>>& parent) {
   std::vector<bool> open(spans.size(), false);
@@ -38,7 +40,7 @@ std::vector<bool> OpenSpans(std::span<const Span> spans,
     const auto* app_status =
         tracing::AttributeValueOf<std::string>(spans[i].attributes, tracing::kSparkAppStatusKey);
     open[i] = (job_status != nullptr && *job_status == "running") ||
-              (app_status != nullptr && *app_status == "running");
+              (app_status != nullptr && *app_status == "running") || IsRunningOperationSnapshot(spans[i]);
   }
   for (std::size_t i = 0; i < spans.size(); ++i) {
     if (open[i] || !parent[i] || !open[*parent[i]] || LaneOf(spans[i]) != Lane::kStage) continue;
@@ -154,6 +156,22 @@ std::string SparkPage(std::string base, const Span& span) {
   return base + "/jobs/";
 }
 
+// "progress": Spark 4's latest execution_progress figures of an operation span, else null.
+void WriteProgress(JsonWriter& out, const std::optional<SpanProgress>& progress) {
+  out.Key("progress");
+  if (!progress) {
+    out.Null();
+    return;
+  }
+  out.BeginObject();
+  out.Key("stages_done").Int(progress->stages_done).Key("stages_total").Int(progress->stages_total);
+  out.Key("tasks_done").Int(progress->tasks_done).Key("tasks_total").Int(progress->tasks_total);
+  out.Key("input_bytes_read").Int(progress->input_bytes_read);
+  out.Key("inflight_tasks").Int(progress->inflight_tasks);
+  out.Key("updates").Int(progress->updates);
+  out.EndObject();
+}
+
 }  // namespace
 
 std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
@@ -265,6 +283,7 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
     out.Key("start_ms").Double(SpanStartMs(span));
     out.Key("end_ms").Double(SpanEndMs(span));
     out.Key("open").Bool(open[index]);
+    WriteProgress(out, ProgressOf(span));
     out.Key("status").String(StatusName(span.status_code));
     out.Key("status_message").String(span.status_message);
     out.Key("attributes");

@@ -79,6 +79,25 @@ inline constexpr std::string_view kSparkConnectTimeToFirstBatchMsKey = "spark.co
 inline constexpr std::string_view kSparkConnectResponseRowsKey = "spark.connect.response.rows";
 inline constexpr std::string_view kSparkConnectResponseBytesKey = "spark.connect.response.bytes";
 inline constexpr std::string_view kSparkConnectOperationOutcomeKey = "spark.connect.operation.outcome";
+// Spark 4's execution_progress (tracing/connect/operation_progress.h): the latest progress, as
+// attributes of the operation span and of each `spark.connect.progress` event on it (int64 each).
+inline constexpr std::string_view kSparkConnectProgressEventName = "spark.connect.progress";
+inline constexpr std::string_view kSparkConnectProgressStagesDoneKey = "spark.connect.progress.stages_done";
+inline constexpr std::string_view kSparkConnectProgressStagesTotalKey = "spark.connect.progress.stages_total";
+inline constexpr std::string_view kSparkConnectProgressTasksDoneKey = "spark.connect.progress.tasks_done";
+inline constexpr std::string_view kSparkConnectProgressTasksTotalKey = "spark.connect.progress.tasks_total";
+inline constexpr std::string_view kSparkConnectProgressInputBytesKey =
+    "spark.connect.progress.input_bytes_read";
+inline constexpr std::string_view kSparkConnectProgressInflightTasksKey =
+    "spark.connect.progress.inflight_tasks";
+// On the span only: execution_progress responses seen, and stages the decoder left out of them.
+inline constexpr std::string_view kSparkConnectProgressUpdatesKey = "spark.connect.progress.updates";
+inline constexpr std::string_view kSparkConnectProgressStagesDroppedKey =
+    "spark.connect.progress.stages_dropped";
+// On a live snapshot of a still running operation span only ("running"); its final version, which
+// replaces the snapshot in the store, carries kSparkConnectOperationOutcomeKey instead.
+inline constexpr std::string_view kSparkConnectOperationStateKey = "spark.connect.operation.state";
+inline constexpr std::string_view kSparkConnectOperationRunning = "running";
 // sparktrace's own bookkeeping on the proxy's spans.
 inline constexpr std::string_view kTraceOriginKey = "sparktrace.trace_origin";  // "client", "airflow", ...
 inline constexpr std::string_view kInterruptSpanIdKey = "sparktrace.interrupt_span_id";

@@ -175,8 +175,11 @@ Result<DemoOperation> RunQuery(TaskSession& session, const DemoWorkloadOptions& 
   DemoOperation operation{"query", sim::NewUuid(), "completed"};
   ExecutePlanRequest request = NewExecuteRequest(session, operation.operation_id, options, true);
   request.mutable_plan()->mutable_root()->mutable_sql()->set_query(kQuerySql);
-  // Three 40KiB batches against the 64KiB cut: the first stream ends after two of them.
-  auto context = session.NewContext({{"x-sim-batches", "3"}, {"x-sim-batch-bytes", "40960"}});
+  // Three 40KiB batches against the 64KiB cut: the first stream ends after two of them. Before
+  // them, the progress a Spark 4 server streams while the query runs (the demo's client does not
+  // name a Spark version, so it asks the sim for it): the operation span's progress events.
+  auto context = session.NewContext(
+      {{"x-sim-batches", "3"}, {"x-sim-batch-bytes", "40960"}, {"x-sim-progress-steps", "4"}});
   StreamProgress progress;
   auto status = Drain(*session.stub().ExecutePlan(context.get(), request), session, progress);
   if (!status.ok()) return CallFailed("ExecutePlan (query)", status);

@@ -8,7 +8,11 @@ docs/tracing.md:
   the sim directly, as to another replica or before a proxy restart) is traced as an operation
   marked `spark.connect.operation.first_seen = reattach`;
 - a method the decoder does not know (SparkConnectService/ListSqlExecutions, which the sim does not
-  implement either) is forwarded unchanged, its span named by its path, and counted.
+  implement either) is forwarded unchanged, its span named by its path, and counted;
+- Spark 4's execution_progress (the sim streams it to clients whose client_type says spark/4): while
+  the operation runs, its page's JSON shows it open, the attempt running, with tasks done; once it
+  ends, its span carries `spark.connect.progress` events and the final figures, the OTLP collector
+  got it once (never the live snapshots), and a Spark 3.5 client's operation has no progress at all.
 
 The set-up is test_tracing.py's: the proxy in front of `sparktrace sim` (or the recording upstream
 peer, where the bytes that reached the upstream matter), spans read back from the SQLite store with
@@ -17,6 +21,8 @@ port is a loopback port 0.
 """
 
 import hashlib
+import json
+import threading
 import unittest
 import uuid
 
@@ -25,8 +31,8 @@ import grpc
 import harness
 import test_tracing
 from harness import new_id
-from test_tracing import (CALL_TIMEOUT, EXECUTE, OPERATION, REATTACH, RELEASE, SERVICE, TracingCase,
-                          batch_totals, client_context)
+from test_tracing import (CALL_TIMEOUT, EXECUTE, OPERATION, REATTACH, RELEASE, SERVICE, SPAN_WAIT, GrpcCollector,
+                          TracingCase, batch_totals, client_context, decode_otlp)
 
 OPERATION_ID_HEADER = "spark-connect-operation-id"
 IGNORED = "sparktrace_operation_id_header_ignored_total"
@@ -275,6 +281,126 @@ class UnknownMethodTest(NewerClientsCase):
         metrics = self.metrics(proxy)
         self.assertEqual(metrics.value(UNKNOWN_METHODS, service="spark_connect"), 1)
         self.assertEqual(metrics.value(IGNORED, reason="malformed"), 0, "the header is read on operation calls only")
+
+
+
+# --- Spark 4's live progress ----------------------------------------------------------------------
+SPARK4_CLIENT = "_SPARK_CONNECT_PYTHON spark/4.0.0 os/linux python/3.11"
+SPARK35_CLIENT = "_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11"
+PROGRESS = "spark.connect.progress"
+# The sim's default --progress-steps 4 and --progress-tasks 8 (a reduce stage of 2): 10 tasks, each
+# progress response and batch 400 ms apart, so the operation runs about 3 s.
+SLOW = [("x-sim-batch-interval-ms", "400"), ("x-sim-batches", "4")]
+TASKS_TOTAL = 10
+
+
+@harness.proxy_only
+class LiveProgressTest(NewerClientsCase):
+    def spark_request(self, client_type):
+        request = self.execute_request(str(uuid.uuid4()))
+        request.client_type = client_type
+        return request
+
+    def attempt_json(self, proxy, trace_id):
+        status, _, body = proxy.admin(f"/api/v1/traces/{trace_id}")
+        return json.loads(body) if status == 200 else None
+
+    def test_a_running_operation_shows_its_progress_then_ends_with_progress_events(self):
+        collector = GrpcCollector()
+        self.addCleanup(collector.stop)
+        proxy = self.start_proxy("--otlp-endpoint", collector.address, "--progress-snapshot-interval", "200ms",
+                                 "--progress-event-interval", "100ms")
+        stub = self.stub(proxy)
+        trace_id, _, traceparent = client_context()
+        request = self.spark_request(SPARK4_CLIENT)
+        call = stub.ExecutePlan(request, metadata=[("traceparent", traceparent)] + SLOW, timeout=CALL_TIMEOUT)
+        responses, stream_over = [], threading.Event()
+
+        def read_stream():
+            try:
+                responses.extend(call)
+            finally:
+                stream_over.set()
+
+        reader = threading.Thread(target=read_stream, daemon=True)
+        reader.start()
+        self.addCleanup(reader.join, CALL_TIMEOUT)
+
+        def running_with_progress():
+            attempt = self.attempt_json(proxy, trace_id)
+            operations = [s for s in (attempt or {}).get("spans", []) if s["name"] == OPERATION]
+            if len(operations) != 1 or not operations[0]["open"]:
+                return None
+            progress = operations[0]["progress"]
+            return (attempt, operations[0]) if progress and progress["tasks_done"] > 0 else None
+
+        attempt, running = harness.wait_until(running_with_progress, SPAN_WAIT, interval=0.05,
+                                              message="the running operation with tasks done on its page")
+        self.assertFalse(stream_over.is_set(), "the page showed the progress only after the operation ended")
+        self.assertEqual(attempt["state"], "running")
+        self.assertTrue(attempt["in_progress"])
+        # The scan stage's 8 tasks; with the reduce stage's 2 once it has started (as Spark lists a
+        # stage once it is submitted).
+        self.assertIn(running["progress"]["tasks_total"], (8, TASKS_TOTAL))
+        self.assertLess(running["progress"]["tasks_done"], TASKS_TOTAL)
+        self.assertEqual(running["attributes"].get("spark.connect.operation.state"), "running")
+        self.assertNotIn("spark.connect.operation.outcome", running["attributes"])
+
+        self.assertTrue(stream_over.wait(CALL_TIMEOUT), "the stream did not end")
+        kinds = [r.WhichOneof("response_type") for r in responses]
+        self.assertEqual(kinds, ["execution_progress"] * 4 + ["arrow_batch"] * 4)
+
+        # Ended: the final span replaced the snapshot, with events and the final figures.
+        def ended():
+            attempt = self.attempt_json(proxy, trace_id)
+            operations = [s for s in (attempt or {}).get("spans", []) if s["name"] == OPERATION]
+            return (attempt, operations[0]) if len(operations) == 1 and not operations[0]["open"] else None
+
+        attempt, final = harness.wait_until(ended, SPAN_WAIT, interval=0.05, message="the ended operation")
+        self.assertNotEqual(attempt["state"], "running")
+        self.assertEqual(final["id"], running["id"])
+        self.assertEqual(final["progress"]["tasks_done"], TASKS_TOTAL)
+        self.assertEqual(final["progress"]["stages_done"], 2)
+        self.assertEqual(final["progress"]["updates"], 4)
+        events = [e for e in final["events"] if e["name"] == PROGRESS]
+        # Four updates 400 ms apart, an event interval of 100 ms, at most 32: every one is kept.
+        self.assertEqual(len(events), 4, final["events"])
+        done = [e["attributes"]["spark.connect.progress.tasks_done"] for e in events]
+        self.assertEqual(done, sorted(done))
+        self.assertEqual(done[-1], TASKS_TOTAL)
+        self.assertEqual(events[-1]["attributes"]["spark.connect.progress.stages_done"], 2)
+
+        stored = self.store.wait(trace_id, op=1, execute=1).one(OPERATION)
+        self.assertEqual(stored["attributes"].get("spark.connect.operation.outcome"), "completed")
+        self.assertEqual(stored["attributes"].get("spark.connect.progress.tasks_done"), TASKS_TOTAL)
+        self.assertNotIn("spark.connect.operation.state", stored["attributes"])
+        self.assertEqual([e["name"] for e in stored["events"]].count(PROGRESS), 4)
+
+        metrics = self.metrics(proxy)
+        self.assertEqual(metrics.value("sparktrace_operation_progress_updates_total"), 4)
+        self.assertGreaterEqual(metrics.value("sparktrace_operation_progress_snapshots_total"), 1)
+        self.assertEqual(metrics.value("sparktrace_operation_progress_events_thinned_total"), 0)
+
+        # The collector gets the operation once, final: a snapshot would be a duplicate there.
+        self.stop_proxy(proxy)
+        operation_id = bytes.fromhex(final["id"])
+        sent = [span for span, _ in decode_otlp(collector.bodies()) if span.span_id == operation_id]
+        self.assertEqual(len(sent), 1)
+        self.assertEqual([e.name for e in sent[0].events].count(PROGRESS), 4)
+
+    def test_an_older_clients_operation_has_no_progress(self):
+        proxy = self.start_proxy()
+        trace_id, _, traceparent = client_context()
+        request = self.spark_request(SPARK35_CLIENT)
+        responses = list(self.stub(proxy).ExecutePlan(request, metadata=[("traceparent", traceparent)],
+                                                      timeout=CALL_TIMEOUT))
+        self.assertNotIn("execution_progress", [r.WhichOneof("response_type") for r in responses])
+        operation = self.store.wait(trace_id, op=1, execute=1).one(OPERATION)
+        self.assertFalse([k for k in operation["attributes"] if k.startswith(PROGRESS)], operation["attributes"])
+        self.assertNotIn(PROGRESS, [e["name"] for e in operation["events"]])
+        attempt = self.attempt_json(proxy, trace_id)
+        self.assertIsNone(next(s for s in attempt["spans"] if s["name"] == OPERATION)["progress"])
+        self.assertEqual(self.metrics(proxy).value("sparktrace_operation_progress_updates_total"), 0)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include "spark_connect/request_decoder.h"
 #include "spark_connect/response_decoder.h"
 #include "tracing/connect/call_operation_id.h"
+#include "tracing/connect/operation_span.h"
 #include "tracing/connect/rpc_attributes.h"
 #include "tracing/connect/rpc_method_name.h"
 #include "tracing/span_vocabulary.h"
@@ -278,6 +279,20 @@ void CallTracer::OnStreamResponse(const sc::ResponseInfo& response) {
   }
   if (first_batch) services_.operations.RecordFirstBatch(operation_, std::chrono::steady_clock::now());
   if (complete) services_.operations.RecordResultComplete(operation_, std::chrono::steady_clock::now());
+  if (response.kind == sc::ResponseKind::kExecutionProgress) OnProgress(response);
+}
+
+// Spark sends progress every spark.connect.progress.reportInterval (2 s by default) while the
+// operation runs: the registry's lock once per response, and a snapshot copy at most every
+// --progress-snapshot-interval, handed to the store's queue (never waiting on it). This call is
+// open on the operation, which therefore cannot end before the snapshot is queued.
+void CallTracer::OnProgress(const sc::ResponseInfo& response) {
+  services_.metrics.ProgressUpdate();
+  const SteadyTime now = std::chrono::steady_clock::now();
+  std::optional<Operation> snapshot = services_.operations.RecordProgress(operation_, response, now);
+  if (!snapshot || !snapshot->sampled) return;
+  services_.metrics.ProgressSnapshot();
+  services_.spans.SubmitLive(BuildRunningOperationSpan(*snapshot, services_.clock, now));
 }
 
 void CallTracer::OnUnaryResponse(const sc::ResponseInfo& response) {

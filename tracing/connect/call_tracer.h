@@ -69,6 +69,8 @@ class CallTracer final : public proxy::CallTap {
   void StartOperation(const spark_connect::RequestInfo& request);
   void Reattach(const spark_connect::RequestInfo& request, SteadyTime at);
   void OnStreamResponse(const spark_connect::ResponseInfo& response);
+  // An execution_progress response of the operation's stream: kept, and maybe shown live.
+  void OnProgress(const spark_connect::ResponseInfo& response);
   void OnUnaryResponse(const spark_connect::ResponseInfo& response);
   Span BuildSpan(const proxy::CallEnd& end) const;
   void AddMethodAttributes(std::vector<Attribute>& attributes) const;

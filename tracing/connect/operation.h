@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tracing/connect/operation_progress.h"
 #include "tracing/span.h"
 
 namespace sparktrace::tracing::connect {
@@ -79,6 +80,7 @@ struct Operation {
   std::uint32_t reattaches = 0;
   std::vector<OperationEvent> events;  // at most kMaxEvents; later ones are counted only
   std::uint32_t dropped_events = 0;
+  OperationProgress progress;  // Spark 4's execution_progress; none from older servers
 
   // An Interrupt naming this operation reached the proxy: a failure of its stream from now on is
   // the interrupt's doing, whichever of the two answers Spark sends first.

@@ -161,6 +161,17 @@ void OperationRegistry::RecordFirstBatch(const std::shared_ptr<Operation>& opera
   operation->AddEvent("first_batch", at);
 }
 
+std::optional<Operation> OperationRegistry::RecordProgress(const std::shared_ptr<Operation>& operation,
+                                                           const spark_connect::ResponseInfo& response,
+                                                           SteadyTime at) {
+  std::lock_guard lock(mu_);
+  if (operation->ended) return std::nullopt;
+  operation->progress.Update(response, at, options_.progress);
+  // Once its ending is decided the operation is no longer shown running, only its final span.
+  if (operation->ending || !operation->progress.TakeSnapshotTurn(at, options_.progress)) return std::nullopt;
+  return *operation;
+}
+
 void OperationRegistry::RecordResultComplete(const std::shared_ptr<Operation>& operation, SteadyTime at) {
   std::lock_guard lock(mu_);
   if (operation->result_complete_at) return;

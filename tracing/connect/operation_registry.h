@@ -38,6 +38,7 @@ struct OperationRegistryOptions {
   std::chrono::milliseconds sweep_interval{1000};
   // Ended operations whose span stays addressable (EndedSpanOf), the oldest forgotten first.
   std::size_t max_remembered_ended = 10'000;
+  ProgressOptions progress;
 };
 
 // How a call of an operation ended, as far as the operation cares.
@@ -125,6 +126,15 @@ class OperationRegistry {
                            const std::string& server_side_session_id);
   void RecordFirstBatch(const std::shared_ptr<Operation>& operation, SteadyTime at);
   void RecordResultComplete(const std::shared_ptr<Operation>& operation, SteadyTime at);
+
+  // An execution_progress response of the operation's result stream. Returns a copy of the
+  // operation, progress included, when a live snapshot of its span is due (the first update, then
+  // at most every options.progress.snapshot_interval); nullopt otherwise, or once it has ended.
+  // Only a call counted open on the operation may call this (the stream the response came on):
+  // the operation then cannot end, and its final span be submitted, before the caller has
+  // submitted the snapshot, so the final version always reaches the store last.
+  std::optional<Operation> RecordProgress(const std::shared_ptr<Operation>& operation,
+                                          const spark_connect::ResponseInfo& response, SteadyTime at);
 
   void CallEnded(const std::shared_ptr<Operation>& operation, const OperationCallEnd& end);
 

@@ -5,19 +5,12 @@
 #include <vector>
 
 #include "tracing/airflow_identity.h"
+#include "tracing/connect/operation_span.h"
 #include "tracing/connect/rpc_attributes.h"
 #include "tracing/span_vocabulary.h"
 #include "tracing/trace_context.h"
 
 namespace sparktrace::tracing::connect {
-namespace {
-
-double Millis(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-}  // namespace
-
 SparkConnectTracer::SparkConnectTracer(SpanSink& spans, IdGenerator& ids, Sampler sampler,
                                        TracingMetrics& metrics, OperationRegistryOptions operations)
     : spans_(spans),
@@ -64,54 +57,8 @@ void SparkConnectTracer::OnOperationEnded(const Operation& operation) {
   std::optional<std::chrono::steady_clock::duration> time_to_first_batch;
   if (operation.first_batch_at) time_to_first_batch = *operation.first_batch_at - operation.started_at;
   metrics_.OperationEnded(operation.ending->outcome, end - operation.started_at, time_to_first_batch);
-  if (operation.sampled) spans_.Submit(BuildOperationSpan(operation));
-}
-
-Span SparkConnectTracer::BuildOperationSpan(const Operation& operation) const {
-  Span span;
-  span.trace_id = operation.trace_id;
-  span.span_id = operation.span_id;
-  span.parent_span_id = operation.parent_span_id;
-  span.trace_state = operation.trace_state;
-  span.name = std::string(kSparkConnectOperationSpanName);
-  span.kind = SpanKind::kInternal;
-  span.start_time_unix_nano = clock_.UnixNanos(operation.started_at);
-  span.end_time_unix_nano = clock_.UnixNanos(operation.end_time());
-
-  auto& attributes = span.attributes;
-  if (!operation.operation_id.empty())
-    attributes.push_back({std::string(kSparkConnectOperationIdKey), operation.operation_id});
-  attributes.insert(attributes.end(), operation.attributes.begin(), operation.attributes.end());
-  if (!operation.server_side_session_id.empty()) {
-    attributes.push_back(
-        {std::string(tracing::kSparkConnectServerSideSessionIdKey), operation.server_side_session_id});
-  }
-  const OperationEnding& ending = *operation.ending;
-  attributes.push_back(
-      {std::string(kSparkConnectOperationOutcomeKey), std::string(OperationOutcomeName(ending.outcome))});
-  attributes.push_back({std::string(tracing::kSparkConnectResultRowsKey), operation.rows});
-  attributes.push_back({std::string(tracing::kSparkConnectResultArrowBytesKey),
-                        static_cast<std::int64_t>(operation.arrow_bytes)});
-  attributes.push_back(
-      {std::string(tracing::kSparkConnectResultBatchesKey), static_cast<std::int64_t>(operation.batches)});
-  attributes.push_back(
-      {std::string(tracing::kSparkConnectReattachCountKey), static_cast<std::int64_t>(operation.reattaches)});
-  if (operation.first_batch_at) {
-    attributes.push_back({std::string(tracing::kSparkConnectTimeToFirstBatchMsKey),
-                          Millis(*operation.first_batch_at - operation.started_at)});
-  }
-  if (operation.dropped_events > 0) {
-    attributes.push_back(
-        {std::string(tracing::kDroppedEventsKey), static_cast<std::int64_t>(operation.dropped_events)});
-  }
-  for (const OperationEvent& event : operation.events) {
-    span.events.push_back({event.name, clock_.UnixNanos(event.at), event.attributes});
-  }
-  if (ending.outcome == OperationOutcome::kFailed) {
-    span.status_code = StatusCode::kError;
-    span.status_message = ending.status_message;
-  }
-  return span;
+  if (operation.progress.any()) metrics_.ProgressEventsThinned(operation.progress.thinned());
+  if (operation.sampled) spans_.Submit(BuildOperationSpan(operation, clock_));
 }
 
 }  // namespace sparktrace::tracing::connect

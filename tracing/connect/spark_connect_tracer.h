@@ -44,7 +44,6 @@ class SparkConnectTracer final : public proxy::CallObserver, private OperationSi
 
  private:
   void OnOperationEnded(const Operation& operation) override;
-  Span BuildOperationSpan(const Operation& operation) const;
 
   SpanSink& spans_;
   IdGenerator& ids_;

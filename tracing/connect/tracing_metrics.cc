@@ -84,7 +84,18 @@ TracingMetrics::TracingMetrics(prometheus::Registry& registry)
                                .Name("sparktrace_operation_time_to_first_batch_seconds")
                                .Help("Spark Connect operations: ExecutePlan arrival to the first Arrow batch")
                                .Register(registry)
-                               .Add({}, OperationBuckets())) {
+                               .Add({}, OperationBuckets())),
+      progress_updates_(
+          Counter(registry, "sparktrace_operation_progress_updates_total",
+                  "execution_progress responses (Spark 4.0+) read from operations' result streams")
+              .Add({})),
+      progress_snapshots_(Counter(registry, "sparktrace_operation_progress_snapshots_total",
+                                  "Live snapshots of running operations' spans sent to the store")
+                              .Add({})),
+      progress_thinned_(Counter(registry, "sparktrace_operation_progress_events_thinned_total",
+                                "execution_progress updates not kept as span events (interval and count "
+                                "bounds), counted when their operation ends")
+                            .Add({})) {
   // Every series of the bounded label sets exists from the start, at 0.
   auto& unknown_methods =
       Counter(registry, "sparktrace_unknown_methods_total",

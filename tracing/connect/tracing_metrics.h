@@ -66,6 +66,14 @@ class TracingMetrics {
   void OperationEnded(OperationOutcome outcome, std::chrono::steady_clock::duration duration,
                       std::optional<std::chrono::steady_clock::duration> time_to_first_batch);
 
+  // Spark 4's execution_progress (docs/tracing.md, "Live progress"): a response read, a live
+  // snapshot of a running operation's span sent to the store, and, when an operation ends, its
+  // updates that did not become `spark.connect.progress` events (--progress-event-interval,
+  // --progress-max-events).
+  void ProgressUpdate() { progress_updates_.Increment(); }
+  void ProgressSnapshot() { progress_snapshots_.Increment(); }
+  void ProgressEventsThinned(std::uint64_t count) { progress_thinned_.Increment(static_cast<double>(count)); }
+
  private:
   static prometheus::Counter& Labelled(prometheus::Family<prometheus::Counter>& family,
                                        std::string_view label, std::string_view value) {
@@ -85,6 +93,9 @@ class TracingMetrics {
   prometheus::Gauge& operations_active_;
   prometheus::Histogram& operation_duration_;
   prometheus::Histogram& time_to_first_batch_;
+  prometheus::Counter& progress_updates_;
+  prometheus::Counter& progress_snapshots_;
+  prometheus::Counter& progress_thinned_;
 };
 
 // The span pipelines' counters, read at scrape time: sparktrace_spans_exported_total{sink},

@@ -125,6 +125,10 @@ IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row) {
     index.phase_duration_ms = IntegerOf(span.attributes, tracing::kSparkPhaseDurationMsKey);
   if (span.name == tracing::kSparkJobSpanName)
     index.open = TextOf(span.attributes, tracing::kSparkJobStatusKey) == "running";
+  // The proxy's live snapshot of a Spark 4 operation still running (docs/tracing.md, "Live progress").
+  if (span.name == tracing::kSparkConnectOperationSpanName)
+    index.open = TextOf(span.attributes, tracing::kSparkConnectOperationStateKey) ==
+                 tracing::kSparkConnectOperationRunning;
   if (span.name == tracing::kSparkApplicationSpanName) {
     index.open = TextOf(span.attributes, tracing::kSparkAppStatusKey) == "running";
     index.app_name = TextOf(span.attributes, tracing::kSparkAppNameKey);

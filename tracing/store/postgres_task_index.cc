@@ -31,7 +31,7 @@ SELECT trace_id, span_id, parent_span_id, name, start_unix_nano, end_unix_nano, 
        dag_id, task_id, run_id, try_number,
        CASE WHEN dag_id IS NOT NULL THEN {} END,
        CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
-       CASE WHEN name = 'spark.job' THEN {} END,
+       CASE WHEN name = 'spark.job' THEN {} WHEN name = 'spark_connect.operation' THEN {} END,
        CASE WHEN name = 'spark.application' THEN {} END,
        CASE WHEN name = 'spark.application' THEN {} END,
        CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
@@ -40,8 +40,10 @@ SELECT trace_id, span_id, parent_span_id, name, start_unix_nano, end_unix_nano, 
 FROM spans WHERE trace_id = ANY($1::text[]) ORDER BY trace_id
 )sql",
                      attribute(tracing::kAirflowMapIndexKey), attribute(tracing::kSparkPhaseDurationMsKey),
-                     attribute(tracing::kSparkJobStatusKey), attribute(tracing::kSparkAppStatusKey),
-                     attribute(tracing::kSparkAppNameKey), attribute(tracing::kSparkAppIdKey));
+                     attribute(tracing::kSparkJobStatusKey),
+                     attribute(tracing::kSparkConnectOperationStateKey),
+                     attribute(tracing::kSparkAppStatusKey), attribute(tracing::kSparkAppNameKey),
+                     attribute(tracing::kSparkAppIdKey));
 }
 
 std::optional<std::int64_t> NumberOf(std::string_view text) {

@@ -93,7 +93,7 @@ SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_cod
        dag_id, task_id, run_id, try_number,
        CASE WHEN dag_id IS NOT NULL THEN CAST({} AS INTEGER) END,
        CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
-       CASE WHEN name = 'spark.job' THEN {} END,
+       CASE WHEN name = 'spark.job' THEN {} WHEN name = 'spark_connect.operation' THEN {} END,
        CASE WHEN name = 'spark.application' THEN {} END,
        CASE WHEN name = 'spark.application' THEN {} END,
        CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
@@ -102,8 +102,10 @@ SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_cod
 FROM spans WHERE trace_id = ?1
 )sql",
                      attribute(tracing::kAirflowMapIndexKey), attribute(tracing::kSparkPhaseDurationMsKey),
-                     attribute(tracing::kSparkJobStatusKey), attribute(tracing::kSparkAppStatusKey),
-                     attribute(tracing::kSparkAppNameKey), attribute(tracing::kSparkAppIdKey));
+                     attribute(tracing::kSparkJobStatusKey),
+                     attribute(tracing::kSparkConnectOperationStateKey),
+                     attribute(tracing::kSparkAppStatusKey), attribute(tracing::kSparkAppNameKey),
+                     attribute(tracing::kSparkAppIdKey));
 }
 
 // `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.

@@ -1,11 +1,13 @@
-// The detail panel (#detail) of the selected span: name, lane, times and duration, status, its
-// findings, stage task statistics, attributes grouped (attribute_groups.js), events and links.
+// The detail panel (#detail) of the selected span: name, lane, times and duration, a Spark 4
+// operation's progress, status, its findings, stage task statistics, attributes grouped
+// (attribute_groups.js), events and links.
 
 import { h, clear, link, append } from './dom.js';
 import { groupAttributes, taskDurationQuantiles } from './attribute_groups.js';
 import { severityBadge } from './badges.js';
 import { formatClockUtc, formatDuration, formatOffset, formatTimeUtc } from './format.js';
 import { LANES, laneOf } from './lanes.js';
+import { progressSummary } from './progress.js';
 import { safeHref } from './url_state.js';
 
 const OPEN_GROUPS = new Set(['Tasks', 'Executor time', 'Shuffle', 'Spill and memory', 'Input and output', 'Phase', 'Job']);
@@ -13,6 +15,15 @@ const OPEN_GROUPS = new Set(['Tasks', 'Executor time', 'Shuffle', 'Spill and mem
 function kv(pairs) {
   return h('dl', { class: 'kv' }, pairs.filter(Boolean).map(([term, value, field]) =>
     [h('dt', null, term), h('dd', { dataset: { field } }, value)]));
+}
+
+// Spark 4's execution_progress of an operation: the latest figures (so far, while it runs).
+function progressRow(span) {
+  const progress = progressSummary(span.progress);
+  if (!progress) return null;
+  return [span.open ? 'Progress' : 'Final progress', h('span', { class: 'detail-progress' },
+    h('progress', { max: '1', value: String(progress.fraction), 'aria-label': `${progress.percent} of tasks done` }),
+    ` ${progress.percent} \u00b7 ${progress.text}`), 'progress'];
 }
 
 function quantileChart(quantiles) {
@@ -87,6 +98,7 @@ export class DetailPanel {
         ['Duration', span.open ? `${formatDuration(duration)} so far (still running)` : formatDuration(duration)],
         ['Start', `${formatOffset(start)} \u00b7 ${formatClockUtc(span.start_ms, true)} UTC`],
         ['End', span.open ? `open (last seen ${formatClockUtc(span.end_ms)} UTC)` : `${formatOffset(span.end_ms - attempt.start_ms)} \u00b7 ${formatClockUtc(span.end_ms, true)} UTC`],
+        progressRow(span),
         ['Status', h('span', { class: span.status === 'error' ? 'state-failed' : null }, statusText)],
         ['Critical path', span.critical ? 'yes' : 'no'],
         ['Span id', h('code', null, span.id), 'id'],

@@ -65,6 +65,11 @@ export function checkAttempt(a) {
     if (typeof s.open !== 'boolean' || typeof s.critical !== 'boolean' || typeof s.has_children !== 'boolean') fail(`span ${s.id} flags`);
     if (!Array.isArray(s.events) || !Array.isArray(s.finding_ids) || typeof s.attributes !== 'object') fail(`span ${s.id} lists`);
     if (!('spark_ui' in (s.links ?? {}))) fail(`span ${s.id} links`);
+    if (s.progress !== undefined && s.progress !== null) {
+      for (const k of ['stages_done', 'stages_total', 'tasks_done', 'tasks_total', 'input_bytes_read', 'inflight_tasks', 'updates']) {
+        if (!Number.isInteger(s.progress[k]) || s.progress[k] < 0) fail(`span ${s.id} progress.${k}`);
+      }
+    }
     if (s.parent_id && ids.has(s.parent_id)) {
       const p = ids.get(s.parent_id);
       if (p >= i) fail(`span ${s.id} before its parent`);

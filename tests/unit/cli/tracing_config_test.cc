@@ -40,7 +40,19 @@ TEST(TracingConfig, DefaultsMatchTheDocumentedOnes) {
   EXPECT_EQ(config->sample_ratio, 1.0);
   EXPECT_EQ(config->span_batch_delay, std::chrono::seconds(1));
   EXPECT_EQ(config->operation_linger, std::chrono::seconds(30));
+  EXPECT_EQ(config->progress.event_interval, std::chrono::seconds(1));
+  EXPECT_EQ(config->progress.max_events, 32u);
+  EXPECT_EQ(config->progress.snapshot_interval, std::chrono::seconds(2));
   EXPECT_TRUE(config->enabled());
+}
+
+TEST(TracingConfig, ProgressFlagsAreParsed) {
+  auto config = Configure({"--progress-event-interval", "250ms", "--progress-max-events", "2",
+                           "--progress-snapshot-interval", "100ms"});
+  ASSERT_TRUE(config.ok()) << MessageOf(config);
+  EXPECT_EQ(config->progress.event_interval, std::chrono::milliseconds(250));
+  EXPECT_EQ(config->progress.max_events, 2u);
+  EXPECT_EQ(config->progress.snapshot_interval, std::chrono::milliseconds(100));
 }
 
 TEST(TracingConfig, EveryBadValueNamesItsFlag) {
@@ -69,6 +81,10 @@ TEST(TracingConfig, EveryBadValueNamesItsFlag) {
       {"--span-batch-delay", {"--span-batch-delay", "0"}},
       {"--span-batch-delay", {"--span-batch-delay", "5"}},
       {"--operation-linger", {"--operation-linger", "soon"}},
+      {"--progress-event-interval", {"--progress-event-interval", "often"}},
+      {"--progress-max-events", {"--progress-max-events", "1"}},
+      {"--progress-max-events", {"--progress-max-events", "1001"}},
+      {"--progress-snapshot-interval", {"--progress-snapshot-interval", "50ms"}},
   };
   for (const auto& [flag, args] : cases) {
     auto config = Configure(args);

@@ -65,16 +65,31 @@ class RecordingSpanSink final : public SpanSink {
     std::lock_guard lock(mu_);
     spans_.push_back(std::move(span));
   }
-  // The proxy's own spans are submitted once, when their call or operation ended: never live.
-  void SubmitLive(Span span) override { ADD_FAILURE() << "live span " << span.name; }
+  // The proxy's own spans are submitted once, when their call or operation ended; the only live
+  // ones are snapshots of running operations with Spark 4 progress, which a test must expect.
+  void SubmitLive(Span span) override {
+    std::lock_guard lock(mu_);
+    if (!live_expected_) ADD_FAILURE() << "live span " << span.name;
+    live_.push_back(std::move(span));
+  }
+  void ExpectLive() {
+    std::lock_guard lock(mu_);
+    live_expected_ = true;
+  }
   std::vector<Span> spans() const {
     std::lock_guard lock(mu_);
     return spans_;
+  }
+  std::vector<Span> live_spans() const {
+    std::lock_guard lock(mu_);
+    return live_;
   }
 
  private:
   mutable std::mutex mu_;
   std::vector<Span> spans_;
+  std::vector<Span> live_;
+  bool live_expected_ = false;
 };
 
 // Ids that count up, so a test can tell which was handed out and none is ever reused. Trace ids
@@ -109,6 +124,10 @@ struct TracerHarness {
   static OperationRegistryOptions Options() {
     OperationRegistryOptions options;
     options.sweep_interval = std::chrono::hours(24);  // no background sweep during a test
+    // Progress within a test comes microseconds apart: only the first update and the last are
+    // kept as events, and only the first is snapshotted, however slow the machine.
+    options.progress.event_interval = std::chrono::hours(1);
+    options.progress.snapshot_interval = std::chrono::hours(1);
     return options;
   }
 
@@ -313,6 +332,21 @@ inline pb::ExecutePlanResponse ResultComplete(const std::string& response_id,
                                               const std::string& operation_id = kOperation) {
   pb::ExecutePlanResponse response = ResponseOf(operation_id, response_id);
   response.mutable_result_complete();
+  return response;
+}
+
+// Spark 4's execution_progress: one stage of `tasks` tasks, `done` of them completed.
+inline pb::ExecutePlanResponse Progress(std::int64_t done, std::int64_t tasks, const std::string& response_id,
+                                        const std::string& operation_id = kOperation) {
+  pb::ExecutePlanResponse response = ResponseOf(operation_id, response_id);
+  auto* progress = response.mutable_execution_progress();
+  auto* stage = progress->add_stages();
+  stage->set_stage_id(3);
+  stage->set_num_tasks(tasks);
+  stage->set_num_completed_tasks(done);
+  stage->set_input_bytes_read(done * 1000);
+  stage->set_done(done == tasks);
+  progress->set_num_inflight_tasks(tasks - done);
   return response;
 }
 

@@ -150,6 +150,30 @@ TEST_P(SpanStoreConformance, ATraceWithoutIdentityWrittenInTwoWritesKeepsWhatIts
   EXPECT_EQ(*by_app, std::vector<std::string>{ToHex(TraceIdOf(5))});
 }
 
+// The proxy's live snapshot of a running Spark 4 operation keeps its attempt running until the
+// operation's final span, written over it with the same ids, ends it (docs/tracing.md, "Live progress").
+TEST_P(SpanStoreConformance, ARunningOperationSnapshotKeepsItsAttemptRunningUntilTheFinalSpan) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  Span operation = MakeSpan(6, 1, 0, std::string(kSparkConnectOperationSpanName), kBase, kBase + 200 * kMs);
+  operation.attributes = {
+      {std::string(kSparkConnectOperationStateKey), std::string(kSparkConnectOperationRunning)}};
+  ASSERT_TRUE(store->Write(std::vector<Span>{operation}).ok());
+  auto running = store->ListTaskAttempts({});
+  ASSERT_TRUE(running.ok()) << running.error().ToString();
+  ASSERT_EQ(running->total, 1);
+  EXPECT_EQ(running->rows[0].state, "running");
+
+  operation.end_time_unix_nano = kBase + 900 * kMs;
+  operation.attributes = {{std::string(kSparkConnectOperationOutcomeKey), std::string("completed")}};
+  ASSERT_TRUE(store->Write(std::vector<Span>{operation}).ok());
+  auto ended = store->ListTaskAttempts({});
+  ASSERT_TRUE(ended.ok()) << ended.error().ToString();
+  ASSERT_EQ(ended->total, 1);
+  EXPECT_EQ(ended->rows[0].state, "success");
+  EXPECT_EQ(ended->rows[0].span_count, 1);
+}
+
 // A later write that changes nothing of an attempt leaves its row as it is: written again (a spool
 // replay), each attempt of the shared trace keeps its identity and figures.
 TEST_P(SpanStoreConformance, ASharedDagRunTraceWrittenAgainKeepsEachAttempt) {
