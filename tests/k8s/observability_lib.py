@@ -501,9 +501,11 @@ def render_finding_runbook(template, finding_id):
 def recipe_table():
     """finding id → recipe path, from docs/recipes/README.md's table."""
     table = {}
-    rows = re.findall(r"^\| `([a-z0-9-]+)` \| \[[^\]]*\]\(([^)]+)\)", RECIPES_INDEX.read_text(), re.M)
-    for finding_id, link in rows:
-        table[finding_id] = "docs/recipes/" + link
+    # A row may name several ids: "| `a`, `b` | [recipe](link) |".
+    rows = re.findall(r"^\| ((?:`[a-z0-9-]+`(?:, )?)+) \| \[[^\]]*\]\(([^)]+)\)", RECIPES_INDEX.read_text(), re.M)
+    for ids, link in rows:
+        for finding_id in re.findall(r"`([a-z0-9-]+)`", ids):
+            table[finding_id] = "docs/recipes/" + link
     return table
 
 
