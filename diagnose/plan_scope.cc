@@ -71,6 +71,19 @@ double CodegenClusterMs(const ScopedSqlExecution& execution, std::uint32_t node)
   return static_cast<double>(MetricTotal(execution, codegen->second, "duration").value_or(0));
 }
 
+namespace {
+
+// The part of a stage's wall time its tasks ran in: from its first task's launch (not its
+// submission: the wait for executors before it is resource wait, not the operator's) to its end.
+std::int64_t StageRunningMs(const listener::correlate::StageAttemptRecord& stage) {
+  const std::int64_t whole = StageDurationMs(stage).value_or(0);
+  const auto& first_launch = stage.tasks.first_launch_ms;
+  if (!first_launch || !stage.completion_ms || *stage.completion_ms < *first_launch) return whole;
+  return std::min(whole, *stage.completion_ms - *first_launch);
+}
+
+}  // namespace
+
 double OperatorWallSeconds(const DiagnosisScope& scope, const ScopedSqlExecution& execution,
                            std::uint32_t node, double task_ms) {
   std::set<std::int32_t> stage_ids;
@@ -85,7 +98,7 @@ double OperatorWallSeconds(const DiagnosisScope& scope, const ScopedSqlExecution
   double run_ms = 0;
   for (const listener::correlate::StageAttemptRecord* stage : scope.stages) {
     if (!stage_ids.contains(stage->key.stage_id)) continue;
-    wall_ms += static_cast<double>(StageDurationMs(*stage).value_or(0));
+    wall_ms += static_cast<double>(StageRunningMs(*stage));
     run_ms += static_cast<double>(stage->tasks.executor_run_time_ms);
   }
   if (task_ms <= 0) return wall_ms / 1000.0;

@@ -7,8 +7,10 @@
 // Operator time (the impact of a plan finding). Spark has no per-operator duration; an operator's
 // task time is its own timing metrics (sql_plan.h OperatorFacts), else its WholeStageCodegen
 // cluster's "duration". Task time becomes wall time through the stages that reported the operator's
-// metrics: task time × Σ stage wall / Σ stage executor run time, at most Σ stage wall. Metrics only
-// the driver sets (a broadcast's build and broadcast times) are wall time already.
+// metrics: task time × Σ stage wall / Σ stage executor run time, at most Σ stage wall, where a
+// stage's wall time starts at its first task's launch (the wait for executors before it is the
+// resource-wait finding's, not the operator's). Metrics only the driver sets (a broadcast's build
+// and broadcast times) are wall time already.
 //
 // Pure functions over a model that must outlive the result; thread-safe for concurrent readers.
 
