@@ -6,16 +6,15 @@
 #include "traceview/attempt_settler.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <latch>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/unit/traceview/sqlite_store_fixture.h"
 #include "tests/unit/traceview/traceview_span_builders.h"
 #include "traceview/settler_metrics.h"
 #include "tracing/span_vocabulary.h"
@@ -24,7 +23,6 @@
 namespace sparktrace::traceview {
 namespace {
 
-namespace fs = std::filesystem;
 using std::chrono::seconds;
 using std::chrono::system_clock;
 using traceview_test::At;
@@ -99,32 +97,9 @@ std::optional<double> Sample(const SettlerMetrics& metrics, const std::string& n
 
 const std::map<std::string, std::string> kLoad = {{"dag", "etl"}, {"task", "load"}};
 
-class AttemptSettlerTest : public ::testing::Test {
+class AttemptSettlerTest : public traceview_test::SqliteStoreFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sparktrace-settler-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "traces.db").string();
-    writer_ = Open();
-    ASSERT_NE(writer_, nullptr);
-  }
-  void TearDown() override {
-    writer_.reset();
-    fs::remove_all(dir_);
-  }
-
-  std::unique_ptr<tracing::store::SqliteSpanStore> Open() {
-    auto store = tracing::store::SqliteSpanStore::Open(path_);
-    EXPECT_TRUE(store.ok()) << store.error().message;
-    return store.ok() ? std::move(store).value() : nullptr;
-  }
-
-  void Write(const std::vector<Span>& spans) {
-    auto written = writer_->Write(spans);
-    ASSERT_TRUE(written.ok()) << written.error().message;
-  }
+  AttemptSettlerTest() : SqliteStoreFixture("sparktrace-settler-") {}
 
   static SettlerOptions Options() {
     SettlerOptions options;
@@ -137,9 +112,6 @@ class AttemptSettlerTest : public ::testing::Test {
   // A moment after every write so far, past the quiet period of zero.
   static system_clock::time_point Now() { return system_clock::now() + seconds(1); }
 
-  fs::path dir_;
-  std::string path_;
-  std::unique_ptr<tracing::store::SqliteSpanStore> writer_;
 };
 
 TEST_F(AttemptSettlerTest, SettlesAnEndedAttemptWithThePagesFiguresAndCountsItByTask) {

@@ -2,14 +2,13 @@
 // real SQLite store in a temporary directory, with spans shaped as the proxy and the listener store them.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/url_codec.h"
+#include "tests/unit/traceview/sqlite_store_fixture.h"
 #include "tests/unit/traceview/traceview_api_request.h"
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/attempt_spans.h"
@@ -19,31 +18,12 @@
 namespace sparktrace::traceview {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace sparktrace::traceview_test;
 using tracing::Span;
 
-class TraceViewApiTest : public ::testing::Test {
+class TraceViewApiTest : public traceview_test::SqliteStoreFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sparktrace-traceview-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "traces.db").string();
-    auto store = tracing::store::SqliteSpanStore::Open(path_);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-    writer_ = std::move(store).value();
-  }
-  void TearDown() override {
-    writer_.reset();
-    fs::remove_all(dir_);
-  }
-
-  void Write(const std::vector<Span>& spans) {
-    auto written = writer_->Write(spans);
-    ASSERT_TRUE(written.ok()) << written.error().message;
-  }
+  TraceViewApiTest() : SqliteStoreFixture("sparktrace-traceview-") {}
 
   // An Airflow 2.10-shaped trace: two tasks of one DAG run share trace 1; task "load" has two operations
   // (one with findings), task "report" one.
@@ -67,9 +47,6 @@ class TraceViewApiTest : public ::testing::Test {
     return nlohmann::json::parse(response.body);
   }
 
-  fs::path dir_;
-  std::string path_;
-  std::unique_ptr<tracing::store::SqliteSpanStore> writer_;
 };
 
 TEST_F(TraceViewApiTest, IndexesEachAttemptOfASharedTraceSeparately) {

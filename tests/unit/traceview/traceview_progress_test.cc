@@ -3,11 +3,10 @@
 // live snapshot of the running operation, then its final span written over it with the same ids.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/traceview/sqlite_store_fixture.h"
 #include "tests/unit/traceview/traceview_api_request.h"
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/trace_view_api.h"
@@ -16,7 +15,6 @@
 namespace sparktrace::traceview {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace sparktrace::traceview_test;  // NOLINT(google-build-using-namespace): the shared test spans
 using tracing::Span;
 
@@ -39,27 +37,9 @@ Span ProgressOperationSpan(bool running, std::int64_t tasks_done) {
   return span;
 }
 
-class TraceViewProgressTest : public ::testing::Test {
+class TraceViewProgressTest : public traceview_test::SqliteStoreFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sparktrace-traceview-progress-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "traces.db").string();
-    auto store = tracing::store::SqliteSpanStore::Open(path_);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-    writer_ = std::move(store).value();
-  }
-  void TearDown() override {
-    writer_.reset();
-    fs::remove_all(dir_);
-  }
-
-  void Write(const std::vector<Span>& spans) {
-    auto written = writer_->Write(spans);
-    ASSERT_TRUE(written.ok()) << written.error().message;
-  }
+  TraceViewProgressTest() : SqliteStoreFixture("sparktrace-traceview-progress-") {}
 
   nlohmann::json Attempt(TraceViewApi& api, const std::string& task) {
     return nlohmann::json::parse(GetFrom(api, "/api/v1/tasks/etl/" + task + "/run-1/1").body);
@@ -74,9 +54,6 @@ class TraceViewProgressTest : public ::testing::Test {
     return "(not listed)";
   }
 
-  fs::path dir_;
-  std::string path_;
-  std::unique_ptr<tracing::store::SqliteSpanStore> writer_;
 };
 
 TEST_F(TraceViewProgressTest, ARunningSnapshotIsOpenWithItsProgressUntilTheFinalSpanReplacesIt) {

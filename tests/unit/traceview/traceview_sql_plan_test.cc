@@ -2,11 +2,10 @@
 // plans) and GET /api/v1/traces/<trace id>/sql-plan?span=<span id>, over a real SQLite store.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/traceview/sqlite_store_fixture.h"
 #include "tests/unit/traceview/traceview_api_request.h"
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/query_values.h"
@@ -17,19 +16,14 @@
 namespace sparktrace::traceview {
 namespace {
 
-namespace fs = std::filesystem;
 using traceview_test::NewSpan;
 
-class TraceViewSqlPlanTest : public ::testing::Test {
+class TraceViewSqlPlanTest : public traceview_test::SqliteStoreFixture {
  protected:
+  TraceViewSqlPlanTest() : SqliteStoreFixture("sparktrace-sqlplan-") {}
+
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sparktrace-sqlplan-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "traces.db").string();
-    auto store = tracing::store::SqliteSpanStore::Open(path_);
-    ASSERT_TRUE(store.ok()) << store.error().message;
+    SqliteStoreFixture::SetUp();
     std::vector<tracing::Span> spans = traceview_test::Operation(1, 10, 0, 0, "etl", "load", "run-1", 1);
     tracing::Span sql = NewSpan(1, 40, 10, std::string(tracing::kSparkSqlExecutionSpanName), 8, 950);
     sql.attributes.push_back({std::string(tracing::kSparkSqlExecutionIdKey), std::int64_t{3}});
@@ -47,13 +41,10 @@ class TraceViewSqlPlanTest : public ::testing::Test {
     tracing::Span broken = NewSpan(1, 42, 10, std::string(tracing::kSparkSqlExecutionSpanName), 9, 20);
     broken.attributes.push_back({std::string(tracing::kSparkSqlPlanKey), std::string("{\"root\":")});
     spans.push_back(broken);
-    ASSERT_TRUE((*store)->Write(spans).ok());
+    Write(spans);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   static constexpr std::string_view kPlan = R"({"nodes":1,"root":{"id":0,"name":"SortMergeJoin"}})";
-  fs::path dir_;
-  std::string path_;
 };
 
 TEST_F(TraceViewSqlPlanTest, AttemptListsSummariesAndServesEachPlanOnDemand) {
