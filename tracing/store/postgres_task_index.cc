@@ -9,7 +9,6 @@
 #include <map>
 #include <set>
 
-#include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/attempt_row_sql.h"
 #include "tracing/store/pg_text.h"
@@ -19,31 +18,12 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-// The columns PartsOfTrace needs, as in the SQLite store; JSON values come back as text and are
-// parsed here (a cast in SQL would fail the whole batch on one odd value). The keys come from the
-// vocabulary, as in the SQLite store.
+// The columns PartsOfTrace needs (span_table_sql.h), after the trace id: a batch reads many traces.
+// JSON values come back as text and are parsed here (a cast in SQL would fail the whole batch on one
+// odd value).
 std::string SpansForIndexSql() {
-  const auto attribute = [](std::string_view key) {
-    return AttributeTextSql(SpanSqlDialect::kPostgres, key);
-  };
-  return fmt::format(R"sql(
-SELECT trace_id, span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
-       dag_id, task_id, run_id, try_number,
-       CASE WHEN dag_id IS NOT NULL THEN {} END,
-       CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
-       CASE WHEN name = 'spark.job' THEN {} WHEN name = 'spark_connect.operation' THEN {} END,
-       CASE WHEN name = 'spark.application' THEN {} END,
-       CASE WHEN name = 'spark.application' THEN {} END,
-       CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
-            THEN {} END,
-       CASE WHEN strpos(events, 'sparktrace.finding') > 0 THEN events END
-FROM spans WHERE trace_id = ANY($1::text[]) ORDER BY trace_id
-)sql",
-                     attribute(tracing::kAirflowMapIndexKey), attribute(tracing::kSparkPhaseDurationMsKey),
-                     attribute(tracing::kSparkJobStatusKey),
-                     attribute(tracing::kSparkConnectOperationStateKey),
-                     attribute(tracing::kSparkAppStatusKey), attribute(tracing::kSparkAppNameKey),
-                     attribute(tracing::kSparkAppIdKey));
+  return fmt::format("SELECT trace_id, {}\nFROM spans WHERE trace_id = ANY($1::text[]) ORDER BY trace_id",
+                     IndexSpanColumnsSql(SpanSqlDialect::kPostgres));
 }
 
 std::optional<std::int64_t> NumberOf(std::string_view text) {

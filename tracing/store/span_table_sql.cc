@@ -12,6 +12,27 @@ std::string AttributeTextSql(SpanSqlDialect dialect, std::string_view key, std::
   return fmt::format("({}::json ->> '{}')", column, key);
 }
 
+std::string IndexSpanColumnsSql(SpanSqlDialect dialect) {
+  const auto attribute = [dialect](std::string_view key) { return AttributeTextSql(dialect, key); };
+  const bool sqlite = dialect == SpanSqlDialect::kSqlite;
+  const std::string map_index = attribute(tracing::kAirflowMapIndexKey);
+  return fmt::format(R"sql(span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
+       dag_id, task_id, run_id, try_number,
+       CASE WHEN dag_id IS NOT NULL THEN {} END,
+       CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
+       CASE WHEN name = 'spark.job' THEN {} WHEN name = 'spark_connect.operation' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
+       CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
+            THEN {} END,
+       CASE WHEN {}(events, 'sparktrace.finding') > 0 THEN events END)sql",
+                     sqlite ? fmt::format("CAST({} AS INTEGER)", map_index) : map_index,
+                     attribute(tracing::kSparkPhaseDurationMsKey), attribute(tracing::kSparkJobStatusKey),
+                     attribute(tracing::kSparkConnectOperationStateKey), attribute(tracing::kSparkAppStatusKey),
+                     attribute(tracing::kSparkAppNameKey), attribute(tracing::kSparkAppIdKey),
+                     sqlite ? "instr" : "strpos");
+}
+
 std::string MapIndexSql(SpanSqlDialect dialect, std::string_view table) {
   const std::string text = AttributeTextSql(dialect, tracing::kAirflowMapIndexKey, table);
   if (dialect == SpanSqlDialect::kSqlite) return fmt::format("coalesce(CAST({} AS INTEGER), -1)", text);

@@ -31,6 +31,13 @@ std::string AttributeTextSql(SpanSqlDialect dialect, std::string_view key, std::
 // PostgreSQL: for comparing two rows of one backend.
 std::string MapIndexSql(SpanSqlDialect dialect, std::string_view table);
 
+// The columns of a span the task index adds up (sqlite_task_index.cc, postgres_task_index.cc read
+// them into IndexSpan, in this order): its tree, times, status and identity, then the few attributes
+// the index needs, each read only on the spans that can carry it (every ->> parses the attributes
+// text again, and a trace is re-read on every write that touches it), and the events of spans with
+// a finding. The map index is an integer in SQLite, its text in PostgreSQL.
+std::string IndexSpanColumnsSql(SpanSqlDialect dialect);
+
 // The conflict clause of the span upsert (the new row arrives as `excluded`): a span written again
 // replaces the stored one, every column but its key.
 //

@@ -11,7 +11,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tracing/span_vocabulary.h"
 #include "tracing/store/attempt_parts.h"
 #include "tracing/store/attempt_row_sql.h"
 #include "tracing/store/span_table_sql.h"
@@ -82,30 +81,10 @@ CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 
 namespace {
 
-// One span as the index needs it: the tree, times, status and the few attributes it adds up. Read
-// with json ->>, each only on the spans that can carry it: every ->> parses the attributes text
-// again, and a trace is re-read on every write that touches it (20,000 stage spans need none). The
-// keys come from the vocabulary (span_table_sql.h quotes them as SQLite's JSON paths need).
+// One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
+// carry it; 20,000 stage spans need none), for one trace.
 std::string SpansForIndexSql() {
-  const auto attribute = [](std::string_view key) { return AttributeTextSql(SpanSqlDialect::kSqlite, key); };
-  return fmt::format(R"sql(
-SELECT span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
-       dag_id, task_id, run_id, try_number,
-       CASE WHEN dag_id IS NOT NULL THEN CAST({} AS INTEGER) END,
-       CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
-       CASE WHEN name = 'spark.job' THEN {} WHEN name = 'spark_connect.operation' THEN {} END,
-       CASE WHEN name = 'spark.application' THEN {} END,
-       CASE WHEN name = 'spark.application' THEN {} END,
-       CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
-            THEN {} END,
-       CASE WHEN instr(events, 'sparktrace.finding') > 0 THEN events END
-FROM spans WHERE trace_id = ?1
-)sql",
-                     attribute(tracing::kAirflowMapIndexKey), attribute(tracing::kSparkPhaseDurationMsKey),
-                     attribute(tracing::kSparkJobStatusKey),
-                     attribute(tracing::kSparkConnectOperationStateKey),
-                     attribute(tracing::kSparkAppStatusKey), attribute(tracing::kSparkAppNameKey),
-                     attribute(tracing::kSparkAppIdKey));
+  return fmt::format("SELECT {}\nFROM spans WHERE trace_id = ?1", IndexSpanColumnsSql(SpanSqlDialect::kSqlite));
 }
 
 // `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.
