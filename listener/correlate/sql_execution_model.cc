@@ -128,13 +128,14 @@ void SqlExecutionModel::OnStageSubmitted(std::int32_t stage_id, std::int32_t att
   record.values.clear();
 }
 
-void SqlExecutionModel::Finalize(StageRecord& stage, std::int64_t accumulator_id, std::int64_t value,
-                                 SqlMetricType type) {
+SqlMetricValues& SqlExecutionModel::Finalize(StageRecord& stage, std::int64_t accumulator_id, std::int64_t value,
+                                             SqlMetricType type) {
   auto [values, created] = stage.values.try_emplace(accumulator_id, type);
   if (created) {
     values->second.Reserve(std::min(static_cast<std::size_t>(stage.num_tasks), limits_.max_task_values));
   }
   values->second.Add(value, limits_.max_task_values);
+  return values->second;
 }
 
 void SqlExecutionModel::FinalizeTask(StageRecord& stage, const std::unordered_map<std::int64_t, SqlMetricType>& types,
@@ -150,8 +151,7 @@ void SqlExecutionModel::FinalizeTask(StageRecord& stage, const std::unordered_ma
     }
     auto type = types.find(update.accumulator_id);
     if (type == types.end()) continue;  // a user accumulator, or a metric of another execution
-    Finalize(stage, update.accumulator_id, update.update, type->second);
-    SqlMetricValues* values = &stage.values.find(update.accumulator_id)->second;
+    SqlMetricValues* values = &Finalize(stage, update.accumulator_id, update.update, type->second);
     if (position < order.size()) {
       order[position] = {update.accumulator_id, values};
     } else {

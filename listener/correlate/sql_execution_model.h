@@ -116,7 +116,8 @@ class SqlExecutionModel {
   SqlExecutionDetail* Running(std::int64_t execution_id);
   void AddMetrics(SqlExecutionDetail& execution, const std::vector<events::SqlPlanMetric>& metrics);
   void SetPlan(SqlExecutionDetail& execution, events::SqlPlan plan, SqlPlanVersion version);
-  void Finalize(StageRecord& stage, std::int64_t value_id, std::int64_t value, SqlMetricType type);
+  // Adds a final value of the metric to the stage; returns the metric's values in it.
+  SqlMetricValues& Finalize(StageRecord& stage, std::int64_t value_id, std::int64_t value, SqlMetricType type);
   // A successful task's updates, none held from an earlier attempt of its index.
   void FinalizeTask(StageRecord& stage, const std::unordered_map<std::int64_t, SqlMetricType>& types,
                     const std::vector<events::AccumulableUpdate>& updates);
