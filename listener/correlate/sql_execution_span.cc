@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/utf8.h"
 #include "listener/correlate/span_builder.h"
 #include "listener/correlate/span_ids.h"
 #include "listener/correlate/sql_plan.h"
@@ -14,15 +15,6 @@ namespace {
 
 using tracing::Attribute;
 using tracing::Span;
-
-// `text` cut to at most `max_bytes`, before a character's lead byte (the description is already
-// UTF-8 the parser checked; only the cut must not split a character).
-std::string CutText(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut));
-}
 
 void Add(Span& span, std::string_view key, tracing::AttributeValue value) {
   span.attributes.push_back(Attribute{std::string(key), std::move(value)});
@@ -95,7 +87,7 @@ std::optional<SqlExecutionSpan> BuildSqlExecutionSpan(const ApplicationModel& mo
     Add(span, tracing::kSparkSqlPlanVersionKey, std::string(SqlPlanVersionName(SqlPlanVersion::kNone)));
     return built;
   }
-  Add(span, tracing::kSparkSqlDescriptionKey, CutText(detail->description, SqlSpanLimits::kMaxDescriptionBytes));
+  Add(span, tracing::kSparkSqlDescriptionKey, std::string(Utf8Prefix(detail->description, SqlSpanLimits::kMaxDescriptionBytes)));
   Add(span, tracing::kSparkSqlPlanVersionKey, std::string(SqlPlanVersionName(detail->plan_version)));
   Add(span, tracing::kSparkSqlOperatorCountKey, static_cast<std::int64_t>(detail->plan.nodes.size()));
   const SqlMetricSummaries summaries = model.sql().MetricSummaries(execution_id);

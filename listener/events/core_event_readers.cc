@@ -102,7 +102,7 @@ error_code ReadStageInfo(ondemand::value& value, ReadFailure& failure, StageInfo
               // plan can carry table names and literals, so only the part before it is kept.
               name = name.substr(0, name.find('{'));
               while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-              out.name.assign(CutUtf8(name, kMaxStageNameBytes));
+              out.name.assign(Utf8Prefix(name, kMaxStageNameBytes));
               return simdjson::SUCCESS;
             }
             if (key == "Submission Time") return ReadOptionalInt64(field, out.submission_time_ms);

@@ -17,7 +17,7 @@ error_code ReadProperties(ondemand::value& value, ReadFailure& failure, Environm
     std::string_view text;
     if (error_code error = property.get_string().get(text)) return error;
     out.properties.push_back(
-        ConfigProperty{std::string(key), std::string(CutUtf8(text, kMaxPropertyValueBytes))});
+        ConfigProperty{std::string(key), std::string(Utf8Prefix(text, kMaxPropertyValueBytes))});
     return simdjson::SUCCESS;
   });
 }

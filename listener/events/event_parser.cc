@@ -33,7 +33,7 @@ constexpr std::size_t kMaxNameInMessage = 128;
 
 std::string Quoted(std::string_view text) {
   std::string quoted = "\"";
-  quoted += json::CutUtf8(text, kMaxNameInMessage);
+  quoted += Utf8Prefix(text, kMaxNameInMessage);
   quoted += '"';
   return quoted;
 }
@@ -41,7 +41,7 @@ std::string Quoted(std::string_view text) {
 Error Malformed(std::string_view event_type, error_code code) {
   std::string message;
   if (!event_type.empty()) {
-    message += json::CutUtf8(event_type, kMaxNameInMessage);
+    message += Utf8Prefix(event_type, kMaxNameInMessage);
     message += ": ";
   }
   message += "malformed JSON: ";
@@ -51,7 +51,7 @@ Error Malformed(std::string_view event_type, error_code code) {
 
 Error FieldError(std::string_view event_type, const ReadFailure& failure, error_code code) {
   if (failure.field.empty()) return Malformed(event_type, code);
-  std::string message(json::CutUtf8(event_type, kMaxNameInMessage));
+  std::string message(Utf8Prefix(event_type, kMaxNameInMessage));
   if (code == simdjson::NO_SUCH_FIELD) {
     message += ": missing required field ";
     message += Quoted(failure.field);

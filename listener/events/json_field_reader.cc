@@ -6,14 +6,6 @@
 
 namespace sparktrace::listener::events::json {
 
-std::string_view CutUtf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  std::size_t cut = max_bytes;
-  // Back up over continuation bytes (10xxxxxx) so the cut falls before a character's lead byte.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut);
-}
-
 error_code ConsumeNull(ondemand::value& value, bool& is_null) {
   ondemand::json_type type;
   if (error_code error = value.type().get(type)) return error;
@@ -48,7 +40,7 @@ error_code ReadString(ondemand::value& value, std::string& out) {
 error_code ReadMessage(ondemand::value& value, std::string& out) {
   std::string_view text;
   if (error_code error = value.get_string().get(text)) return error;
-  out.assign(CutUtf8(text, kMaxMessageBytes));
+  out.assign(Utf8Prefix(text, kMaxMessageBytes));
   return simdjson::SUCCESS;
 }
 

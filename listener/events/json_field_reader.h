@@ -18,6 +18,8 @@
 #include <string_view>
 #include <utility>
 
+#include "common/utf8.h"
+
 namespace sparktrace::listener::events::json {
 
 namespace ondemand = simdjson::ondemand;
@@ -104,8 +106,5 @@ error_code ReadMessage(ondemand::value& value, std::string& out);
 error_code ReadOptionalInt64(ondemand::value& value, std::optional<std::int64_t>& out);
 error_code ReadOptionalString(ondemand::value& value, std::optional<std::string>& out);
 error_code ReadOptionalMessage(ondemand::value& value, std::optional<std::string>& out);
-
-// `text` cut to at most `max_bytes`, never inside a UTF-8 sequence.
-std::string_view CutUtf8(std::string_view text, std::size_t max_bytes);
 
 }  // namespace sparktrace::listener::events::json

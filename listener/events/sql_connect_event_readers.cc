@@ -53,7 +53,7 @@ error_code ReadSqlExecutionStart(FieldRange fields, ReadFailure& failure, std::s
               if (is_null) return simdjson::SUCCESS;
               std::string_view text;
               if (error_code error = value.get_string().get(text)) return error;
-              out.description.assign(CutUtf8(text, kMaxSqlDescriptionBytes));
+              out.description.assign(Utf8Prefix(text, kMaxSqlDescriptionBytes));
               return simdjson::SUCCESS;
             }
             if (key == "sparkPlanInfo") {

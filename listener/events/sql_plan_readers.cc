@@ -61,13 +61,13 @@ error_code ReadPlanDetail(ondemand::value& value, std::string& out) {
   if (token.size() > kMaxPlanDetailBytes + 2 && token.front() == '"') {
     const std::string_view head = token.substr(1, kMaxPlanDetailBytes + 1);
     if (head.find('\\') == std::string_view::npos && head.find('"') == std::string_view::npos) {
-      out.assign(CutUtf8(head, kMaxPlanDetailBytes));
+      out.assign(Utf8Prefix(head, kMaxPlanDetailBytes));
       return simdjson::SUCCESS;  // the value itself is skipped by the object's iterator
     }
   }
   std::string_view text;
   if (error_code error = value.get_string().get(text)) return error;
-  out.assign(CutUtf8(text, kMaxPlanDetailBytes));
+  out.assign(Utf8Prefix(text, kMaxPlanDetailBytes));
   return simdjson::SUCCESS;
 }
 

@@ -243,7 +243,7 @@ error_code ReadTaskEndReason(ondemand::value& value, ReadFailure& failure, TaskE
       detail.assign(class_name);
       if (!description.empty()) {
         if (!detail.empty()) detail += ": ";
-        detail += CutUtf8(description, kMaxMessageBytes);
+        detail += Utf8Prefix(description, kMaxMessageBytes);
       }
       break;
     case TaskEndReason::kTaskKilled:
@@ -261,7 +261,7 @@ error_code ReadTaskEndReason(ondemand::value& value, ReadFailure& failure, TaskE
     default:
       break;
   }
-  out.reason_detail.assign(CutUtf8(detail, kMaxMessageBytes));
+  out.reason_detail.assign(Utf8Prefix(detail, kMaxMessageBytes));
   return simdjson::SUCCESS;
 }
 

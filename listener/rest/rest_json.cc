@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/utf8.h"
 #include "listener/rest/rest_date.h"
 
 namespace sparktrace::listener::rest {
@@ -14,14 +15,6 @@ namespace {
 
 namespace dom = simdjson::dom;
 using simdjson::error_code;
-
-// Free text cut to `max_bytes` without splitting a UTF-8 character.
-std::string CutUtf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  std::size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  return std::string(text.substr(0, end));
-}
 
 // A failed read: which field, and why. Turned into an Error by the caller, who knows the endpoint.
 struct FieldError {
@@ -269,7 +262,7 @@ bool ReadStage(ObjectReader& stage, RestStage& out) {
       stage.Counter("outputRecords", sum.output_records_written);
   if (!ok) return false;
   out.status = StageStatusFromName(status);
-  if (failure) out.failure_reason = CutUtf8(*failure, events::kMaxMessageBytes);
+  if (failure) out.failure_reason = std::string(Utf8Prefix(*failure, events::kMaxMessageBytes));
   sum.executor_cpu_time_ns = cpu_time;
   sum.peak_execution_memory_bytes = peak_memory;
   return true;
@@ -290,7 +283,7 @@ bool ReadExecutor(ObjectReader& executor, RestExecutor& out) {
   } else {
     out.host = host_port.substr(0, host_port.rfind(':'));
   }
-  out.remove_reason = CutUtf8(out.remove_reason, events::kMaxMessageBytes);
+  out.remove_reason = std::string(Utf8Prefix(out.remove_reason, events::kMaxMessageBytes));
   return true;
 }
 

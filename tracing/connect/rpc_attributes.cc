@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "common/utf8.h"
+
 namespace sparktrace::tracing::connect {
 namespace {
 
@@ -56,11 +58,7 @@ bool IsServerError(int grpc_status_code) {
 }
 
 std::string TruncateUtf8(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  std::size_t cut = max_bytes;
-  // Step back over continuation bytes (10xxxxxx) so no character is split.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut));
+  return std::string(Utf8Prefix(text, max_bytes));
 }
 
 }  // namespace sparktrace::tracing::connect
