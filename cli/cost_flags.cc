@@ -32,8 +32,8 @@ Result<std::optional<double>> PriceOf(const ParsedFlags& flags, std::string_view
 
 std::span<const FlagSpec> CostFlagSpecs() { return kCostFlags; }
 
-Result<traceview::CostPrices> CostPricesFromFlags(const ParsedFlags& flags) {
-  traceview::CostPrices prices;
+Result<sparktrace::diagnose::cost::CostPrices> CostPricesFromFlags(const ParsedFlags& flags) {
+  sparktrace::diagnose::cost::CostPrices prices;
   auto core_hour = PriceOf(flags, "cost-core-hour");
   if (!core_hour.ok()) return core_hour.error();
   auto gib_hour = PriceOf(flags, "cost-gib-hour");
@@ -43,7 +43,7 @@ Result<traceview::CostPrices> CostPricesFromFlags(const ParsedFlags& flags) {
   return prices;
 }
 
-traceview::CostPrices WithRulesFilePrices(traceview::CostPrices from_flags,
+sparktrace::diagnose::cost::CostPrices WithRulesFilePrices(sparktrace::diagnose::cost::CostPrices from_flags,
                                           const diagnose::RulesPrices& from_file) {
   if (!from_flags.core_hour) from_flags.core_hour = from_file.core_hour;
   if (!from_flags.gib_hour) from_flags.gib_hour = from_file.gib_hour;

@@ -11,17 +11,17 @@
 #include "common/flags.h"
 #include "common/result.h"
 #include "diagnose/rules_file.h"
-#include "traceview/attempt_cost.h"
+#include "diagnose/cost/cost_model.h"
 
 namespace sparktrace::cli {
 
 std::span<const FlagSpec> CostFlagSpecs();
 
 // The prices, or an error naming the flag whose value is not a finite non-negative number.
-Result<traceview::CostPrices> CostPricesFromFlags(const ParsedFlags& flags);
+Result<sparktrace::diagnose::cost::CostPrices> CostPricesFromFlags(const ParsedFlags& flags);
 
 // Each price the flags leave unset, from the rules file.
-traceview::CostPrices WithRulesFilePrices(traceview::CostPrices from_flags,
+sparktrace::diagnose::cost::CostPrices WithRulesFilePrices(sparktrace::diagnose::cost::CostPrices from_flags,
                                           const diagnose::RulesPrices& from_file);
 
 }  // namespace sparktrace::cli

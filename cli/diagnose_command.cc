@@ -433,7 +433,7 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
     err << "sparktrace diagnose: " << flag_prices.error().message << "\n";
     return 2;
   }
-  const traceview::CostPrices prices = WithRulesFilePrices(*flag_prices, rules.prices);
+  const sparktrace::diagnose::cost::CostPrices prices = WithRulesFilePrices(*flag_prices, rules.prices);
   SqlBounds bounds;
   {
     auto max_plan_nodes = IntegerFlag(*flags, "sql-max-plan-nodes", 1, 10'000'000);
@@ -455,17 +455,16 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
   for (const std::string& path : flags->positional()) {
     InputResult result = ReadInput(path, bounds);
     for (diagnose::DiagnosedLog& log : result.logs) {
-      const bool application_over = diagnose::ApplicationStatus(log) != "in_progress";
       log.findings = diagnosis::DiagnoseApplication(log.model, thresholds);
       log.prices = prices;
-      log.cost = diagnose::ApplicationCost(log.model, prices, application_over);
+      log.cost = diagnose::ApplicationCost(log.model, prices);
       log.what_if = diagnosis::ApplicationWhatIf(log.model);
       for (const auto& [operation_id, operation] : log.model.operations()) {
         std::vector<diagnosis::Finding> findings =
             diagnosis::DiagnoseOperation(log.model, operation, thresholds);
         diagnosis::ApplySuppressions(findings, rules.suppressions, std::nullopt, today);
         log.operation_findings[operation_id] = std::move(findings);
-        if (auto cost = diagnose::OperationCost(log.model, operation_id, prices, application_over))
+        if (auto cost = diagnose::OperationCost(log.model, operation_id, prices))
           log.operation_costs.emplace(operation_id, *cost);
         log.operation_what_if[operation_id] = diagnosis::OperationWhatIf(log.model, operation);
       }

@@ -114,7 +114,7 @@ int RunProxyCommand(std::span<const std::string> args) {
     std::cerr << "sparktrace proxy: " << flag_prices.error().message << "\n";
     return 2;
   }
-  const traceview::CostPrices prices = WithRulesFilePrices(*flag_prices, tracing_config->prices);
+  const sparktrace::diagnose::cost::CostPrices prices = WithRulesFilePrices(*flag_prices, tracing_config->prices);
   auto settle = traceview::SettleConfigFromFlags(*flags, prices);
   if (!settle.ok()) {
     std::cerr << "sparktrace proxy: " << settle.error().message << "\n";

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "traceview/attempt_cost.h"
+#include "traceview/cost_of_spans.h"
 #include "traceview/breakdown.h"
 #include "traceview/history.h"
 #include "tracing/span.h"
@@ -46,7 +46,7 @@ struct AttemptContext {
   std::string spark_ui_url;
   std::string history_server_url;
   // Prices that turn the attempt's cost into money (--cost-core-hour, --cost-gib-hour); unset: none.
-  CostPrices prices;
+  diagnose::cost::CostPrices prices;
 };
 
 // Compact JSON text (the spans are written directly, without a JSON tree). `breakdown` is

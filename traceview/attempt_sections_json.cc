@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "traceview/cost_json.h"
+#include "diagnose/cost/cost_json.h"
 #include "traceview/view_time.h"
 
 namespace sparktrace::traceview {
@@ -107,9 +107,11 @@ ordered_json BreakdownJson(const Breakdown& breakdown) {
   return {{"wall_ms", wall}, {"phases", std::move(phases)}, {"intervals", std::move(intervals)}};
 }
 
-ordered_json CostJson(std::span<const Span> spans, const Breakdown& breakdown, const CostPrices& prices) {
-  return CostToJson(ComputeCost(CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), prices),
-                    prices);
+ordered_json CostJson(std::span<const Span> spans, const Breakdown& breakdown,
+                      const diagnose::cost::CostPrices& prices) {
+  return diagnose::cost::CostToJson(
+      diagnose::cost::ComputeCost(CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), prices),
+      prices);
 }
 
 }  // namespace sparktrace::traceview

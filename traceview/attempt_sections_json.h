@@ -10,9 +10,9 @@
 #include <span>
 
 #include "traceview/airflow_task_view.h"
-#include "traceview/attempt_cost.h"
 #include "traceview/attempt_json.h"
 #include "traceview/breakdown.h"
+#include "traceview/cost_of_spans.h"
 #include "traceview/history.h"
 #include "tracing/span.h"
 
@@ -24,8 +24,8 @@ nlohmann::ordered_json HistoryJson(const History& history);
 // Null when the attempt has no Airflow task span.
 nlohmann::ordered_json AirflowTaskJson(const std::optional<AirflowTaskView>& task);
 nlohmann::ordered_json BreakdownJson(const Breakdown& breakdown);
-// The attempt's cost (attempt_cost.h); null when the spans cannot tell the executors' cores.
+// The attempt's cost (diagnose/cost/cost_model.h); null when the spans cannot tell the executors' cores.
 nlohmann::ordered_json CostJson(std::span<const tracing::Span> spans, const Breakdown& breakdown,
-                                const CostPrices& prices);
+                                const diagnose::cost::CostPrices& prices);
 
 }  // namespace sparktrace::traceview

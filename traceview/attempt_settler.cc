@@ -62,8 +62,8 @@ Result<SettledFigures> AttemptSettler::Compute(tracing::store::SpanStore& store,
     spans = std::move(read).value();
     breakdown = ComputeBreakdown(spans);
   }
-  const AttemptCost cost =
-      ComputeCost(CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), options_.prices);
+  const diagnose::cost::AttemptCost cost = diagnose::cost::ComputeCost(
+      CostInputsOfSpans(spans, breakdown.start_ms, breakdown.end_ms), options_.prices);
   SettledFigures figures;
   if (cost.known) {
     figures.core_seconds = cost.core_seconds;

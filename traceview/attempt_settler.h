@@ -1,6 +1,6 @@
 #pragma once
 // Settling: once a task attempt has ended and no span of it has been indexed for a quiet period, its
-// final figures — the cost its page shows (attempt_cost.h) and whether it is a regression of its task
+// final figures — the cost its page shows (diagnose/cost/cost_model.h) and whether it is a regression of its task
 // (regression.h, over the page's history) — are computed once and written into its task-index row
 // (tracing/store/task_attempts.h, SettledFigures), where the task list can show and sort by them, and
 // added to the per-task counters (settler_metrics.h). The store lists what is due and records the
@@ -19,7 +19,7 @@
 #include <memory>
 
 #include "common/result.h"
-#include "traceview/attempt_cost.h"
+#include "traceview/cost_of_spans.h"
 #include "traceview/attempt_reader.h"
 #include "traceview/settler_metrics.h"
 #include "tracing/store/span_store.h"
@@ -34,7 +34,7 @@ struct SettlerOptions {
   std::chrono::milliseconds quiet = std::chrono::minutes(2);
   // At most this many attempts a pass; the rest wait for the next (the backlog gauge shows them).
   std::size_t max_per_pass = 100;
-  CostPrices prices;
+  diagnose::cost::CostPrices prices;
 };
 
 struct SettlePass {

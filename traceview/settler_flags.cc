@@ -26,7 +26,8 @@ std::vector<FlagSpec> SettleFlagSpecs(bool ui) {
   };
 }
 
-Result<SettleConfig> SettleConfigFromFlags(const ParsedFlags& flags, const CostPrices& prices) {
+Result<SettleConfig> SettleConfigFromFlags(const ParsedFlags& flags,
+                                           const diagnose::cost::CostPrices& prices) {
   SettleConfig config;
   auto interval =
       DurationFlag(flags, "settle-interval", std::chrono::milliseconds(0), std::chrono::hours(24));

@@ -25,6 +25,7 @@ struct SettleConfig {
 std::vector<FlagSpec> SettleFlagSpecs(bool ui);
 
 // The settings, or an error naming the flag whose value is malformed or out of range.
-Result<SettleConfig> SettleConfigFromFlags(const ParsedFlags& flags, const CostPrices& prices);
+Result<SettleConfig> SettleConfigFromFlags(const ParsedFlags& flags,
+                                           const diagnose::cost::CostPrices& prices);
 
 }  // namespace sparktrace::traceview

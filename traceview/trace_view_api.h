@@ -31,10 +31,10 @@ namespace sparktrace::traceview {
 
 struct TraceViewOptions {
   tracing::store::StoreLocation store;
-  std::string spark_ui_url{};        // the live driver's UI (--spark-ui), for links from jobs and stages
-  std::string history_server_url{};  // a Spark History Server (--history-server), likewise
-  CostPrices prices{};               // --cost-core-hour, --cost-gib-hour: the attempts' cost in money
-  StoreOpener open_store{};          // empty: `store` opened read-only (a test passes a fake here)
+  std::string spark_ui_url{};           // the live driver's UI (--spark-ui), for links from jobs and stages
+  std::string history_server_url{};     // a Spark History Server (--history-server), likewise
+  diagnose::cost::CostPrices prices{};  // --cost-core-hour, --cost-gib-hour: the attempts' cost in money
+  StoreOpener open_store{};             // empty: `store` opened read-only (a test passes a fake here)
 };
 
 class TraceViewApi {

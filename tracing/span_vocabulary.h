@@ -201,7 +201,7 @@ inline constexpr std::string_view kSparkPhaseWindowMsKey = "spark.phase.window_m
 
 // --- Executors: what a Spark application had allocated, on spark.connect.operation.lifecycle and
 // spark.application spans (span_builder.cc), read by the trace view's cost model
-// (traceview/attempt_cost.h). The count facts (the executor lane's) are older than the cost model
+// (diagnose/cost/cost_model.h). The count facts (the executor lane's) are older than the cost model
 // and keep their keys.
 inline constexpr std::string_view kExecutorsActiveAtStart = "spark.executors.active_at_start";  // int
 inline constexpr std::string_view kExecutorCoresAtStart = "spark.executors.cores_at_start";     // int

@@ -14,7 +14,7 @@
 #include "diagnose/finding.h"
 #include "listener/correlate/connect_server_phases.h"
 #include "listener/correlate/phases.h"
-#include "traceview/cost_json.h"
+#include "diagnose/cost/cost_json.h"
 
 namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
 
@@ -51,11 +51,11 @@ void WriteWindow(JsonWriter& json, const std::optional<PhaseBreakdown>& phases) 
   json.EndObject();
 }
 
-// The attempt page's cost object (traceview/cost_json.h), or null when the log cannot tell it.
-void WriteCost(JsonWriter& json, const traceview::AttemptCost* cost, const traceview::CostPrices& prices) {
+// The attempt page's cost object (diagnose/cost/cost_json.h), or null when the log cannot tell it.
+void WriteCost(JsonWriter& json, const sparktrace::diagnose::cost::AttemptCost* cost, const sparktrace::diagnose::cost::CostPrices& prices) {
   json.Key("cost");
   if (cost != nullptr) {
-    json.Raw(traceview::CostToJson(*cost, prices).dump());
+    json.Raw(sparktrace::diagnose::cost::CostToJson(*cost, prices).dump());
   } else {
     json.Null();
   }

@@ -16,7 +16,7 @@
 #include "diagnose/what_if_report.h"
 #include "listener/correlate/application_model.h"
 #include "listener/eventlog/feed_counters.h"
-#include "traceview/attempt_cost.h"
+#include "diagnose/cost/cost_model.h"
 
 namespace sparktrace::cli::diagnose {
 
@@ -41,9 +41,9 @@ struct DiagnosedLog {
   std::vector<sparktrace::diagnose::Finding> findings;
   std::map<std::string, std::vector<sparktrace::diagnose::Finding>> operation_findings;
   // What the application and each operation cost (cli/diagnose/cost.h), priced with `prices`.
-  std::optional<traceview::AttemptCost> cost;
-  std::map<std::string, traceview::AttemptCost> operation_costs;
-  traceview::CostPrices prices;
+  std::optional<sparktrace::diagnose::cost::AttemptCost> cost;
+  std::map<std::string, sparktrace::diagnose::cost::AttemptCost> operation_costs;
+  sparktrace::diagnose::cost::CostPrices prices;
   // What-if estimates (diagnose/what_if_report.h): the application's, and per operation id.
   sparktrace::diagnose::WhatIfReport what_if;
   std::map<std::string, sparktrace::diagnose::WhatIfReport> operation_what_if;

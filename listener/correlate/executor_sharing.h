@@ -2,7 +2,7 @@
 // ExecutorSharing: how much of the application's task time during one Connect operation belonged
 // to others — the other operations running on the same (shared) Spark Connect server, and jobs of
 // no operation — so that the cost model can split the executors by each one's share of the task
-// time (traceview/attempt_cost.h).
+// time (diagnose/cost/cost_model.h).
 //
 // Each stage attempt's executor run time is prorated to the part of the stage inside the window
 // (tasks are assumed spread evenly over the stage); a stage still running counts what its ended

@@ -224,6 +224,10 @@ void AddSqlExecutionSpans(const BuildContext& context, std::optional<std::string
   }
 }
 
+bool OperationEnded(const ConnectOperationRecord& operation) {
+  return operation.closed_ms || operation.finished_ms || operation.failed_ms || operation.canceled_ms;
+}
+
 // Returns whether the operation has not ended by its lifecycle: no Closed yet, or a job of it still
 // running (its findings, attached to this span, wait for them); once the application is over,
 // only an operation without a terminal event. Without lifecycle events (an operation known from
@@ -235,19 +239,11 @@ bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
       {"ready", operation.ready_ms},     {"finished", operation.finished_ms},
       {"failed", operation.failed_ms},   {"canceled", operation.canceled_ms},
       {"closed", operation.closed_ms}};
-  std::optional<events::EpochMillis> start;
-  std::optional<events::EpochMillis> end;
-  for (const auto& [name, time] : lifecycle) {
-    if (!time) continue;
-    start = start ? std::min(*start, *time) : *time;
-    end = end ? std::max(*end, *time) : *time;
-  }
-  if (!start) return false;  // only known from job tags: no lifecycle to show
-  const bool ended =
-      operation.closed_ms || operation.finished_ms || operation.failed_ms || operation.canceled_ms;
-  Span span =
-      NewSpan(context, tracing::kSparkConnectLifecycleSpanName, parent, "operation/" + operation.operation_id,
-              *start, ended ? *end : std::max(*end, context.now_ms));
+  const std::optional<TimeWindow> window = LifecycleWindow(operation, context.now_ms);
+  if (!window) return false;  // only known from job tags: no lifecycle to show
+  const bool ended = OperationEnded(operation);
+  Span span = NewSpan(context, tracing::kSparkConnectLifecycleSpanName, parent,
+                      "operation/" + operation.operation_id, window->start_ms, window->end_ms);
   AddString(span, tracing::kSparkConnectOperationIdKey, operation.operation_id);
   AddString(span, tracing::kSparkConnectSessionIdKey, operation.session_id);
   AddString(span, tracing::kSparkConnectUserIdKey, operation.user_id);
@@ -292,16 +288,32 @@ bool AnyJobUnended(const ApplicationModel& model, const std::vector<std::int32_t
   return false;
 }
 
-events::EpochMillis NowOf(const ApplicationModel& model) {
+}  // namespace
+
+bool BuiltSpans::IsOpen(const tracing::SpanId& id) const {
+  return std::find(open.begin(), open.end(), id) != open.end();
+}
+
+events::EpochMillis SpanNowMs(const ApplicationModel& model) {
   const ApplicationRecord& app = model.application();
   if (app.end_ms) return *app.end_ms;
   return app.last_event_ms.value_or(app.start_ms.value_or(0));
 }
 
-}  // namespace
-
-bool BuiltSpans::IsOpen(const tracing::SpanId& id) const {
-  return std::find(open.begin(), open.end(), id) != open.end();
+std::optional<TimeWindow> LifecycleWindow(const ConnectOperationRecord& operation,
+                                          events::EpochMillis now_ms) {
+  std::optional<events::EpochMillis> start;
+  std::optional<events::EpochMillis> end;
+  for (const std::optional<events::EpochMillis>& time :
+       {operation.started_ms, operation.analyzed_ms, operation.ready_ms, operation.finished_ms,
+        operation.failed_ms, operation.canceled_ms, operation.closed_ms}) {
+    if (!time) continue;
+    start = start ? std::min(*start, *time) : *time;
+    end = end ? std::max(*end, *time) : *time;
+  }
+  if (!start) return std::nullopt;
+  // The span's end is never before its start (NewSpan).
+  return TimeWindow{*start, std::max(*start, OperationEnded(operation) ? *end : std::max(*end, now_ms))};
 }
 
 std::uint64_t MillisToUnixNanos(events::EpochMillis time_ms) {
@@ -315,7 +327,7 @@ BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view o
   if (operation == nullptr) return built;
   const ApplicationRecord& app = model.application();
   const BuildContext context{model, ApplicationKey(app.app_id, app.attempt_id), operation_span.trace,
-                             NowOf(model), app.end_ms.has_value() || options.application_over};
+                             SpanNowMs(model), app.end_ms.has_value() || options.application_over};
   const std::vector<std::int32_t> job_ids = model.JobsOfOperation(operation_id);
   const bool jobs_unended = AnyJobUnended(model, job_ids);
   const bool unended =
@@ -335,7 +347,7 @@ BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildO
   const ApplicationRecord& app = model.application();
   if (!app.start_ms) return built;
   const std::string application_key = ApplicationKey(app.app_id, app.attempt_id);
-  const BuildContext context{model, application_key, ApplicationTraceId(application_key), NowOf(model),
+  const BuildContext context{model, application_key, ApplicationTraceId(application_key), SpanNowMs(model),
                              app.end_ms.has_value() || options.application_over};
   const SpanId no_parent{};
   Span root = NewSpan(context, tracing::kSparkApplicationSpanName, no_parent, "application", *app.start_ms,

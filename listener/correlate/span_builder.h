@@ -44,10 +44,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "listener/correlate/application_model.h"
+#include "listener/correlate/phases.h"
 #include "listener/correlate/sql_execution_span.h"
 #include "tracing/span.h"
 #include "tracing/span_vocabulary.h"
@@ -92,6 +94,15 @@ BuiltSpans BuildOperationSpans(const ApplicationModel& model, std::string_view o
 
 // The application's own trace. Empty before its ApplicationStart.
 BuiltSpans BuildApplicationSpans(const ApplicationModel& model, const SpanBuildOptions& options = {});
+
+// Where the spans of what has not ended end: the application's end, else its last event.
+events::EpochMillis SpanNowMs(const ApplicationModel& model);
+
+// The window of an operation's lifecycle span: its first lifecycle event to its last, or to `now_ms`
+// while it has not ended (no terminal event). nullopt without lifecycle events (an operation known
+// from job tags only has no lifecycle span).
+std::optional<TimeWindow> LifecycleWindow(const ConnectOperationRecord& operation,
+                                          events::EpochMillis now_ms);
 
 // Epoch milliseconds → OTLP nanoseconds (negative times, which Spark never writes, become 0).
 std::uint64_t MillisToUnixNanos(events::EpochMillis time_ms);

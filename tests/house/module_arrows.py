@@ -29,6 +29,7 @@ MODULES = {
     "admin": (("sparktrace_admin",), 1),
     "sim/eventlog": (("sparktrace_sim_eventlog",), 1),
     "diagnose/what_if": (("sparktrace_what_if",), 1),
+    "diagnose/cost": (("sparktrace_cost",), 1),
     "sim": (("sparktrace_sim",), 2),
     "tracing": (("sparktrace_tracing",), 2),
     "tracing/otlp": (("sparktrace_tracing_otlp",), 3),

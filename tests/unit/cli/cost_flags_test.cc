@@ -14,7 +14,7 @@
 namespace sparktrace::cli {
 namespace {
 
-Result<traceview::CostPrices> PricesOf(std::vector<std::string> args) {
+Result<diagnose::cost::CostPrices> PricesOf(std::vector<std::string> args) {
   auto flags = ParseFlags(CostFlagSpecs(), args, [](const std::string&) { return std::nullopt; });
   if (!flags.ok()) return flags.error();
   return CostPricesFromFlags(*flags);

@@ -1,6 +1,7 @@
-// The cost model (traceview/attempt_cost.h) over hand-built spans: a dedicated application whose
-// executors come and go within the window, a shared Spark Connect server split by task time, prices,
-// and the spans that cannot be costed. Times in ms after kOriginMs.
+// The cost model (diagnose/cost/cost_model.h) over inputs read from hand-built spans
+// (traceview/cost_of_spans.h): a dedicated application whose executors come and go within the
+// window, a shared Spark Connect server split by task time, prices, and the spans that cannot be
+// costed. Times in ms after kOriginMs.
 
 #include <gtest/gtest.h>
 
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "tests/unit/traceview/traceview_span_builders.h"
-#include "traceview/attempt_cost.h"
+#include "traceview/cost_of_spans.h"
 #include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
@@ -19,6 +20,10 @@ using traceview_test::At;
 using traceview_test::kOriginMs;
 using traceview_test::MakeSpan;
 using tracing::Span;
+using diagnose::cost::AttemptCost;
+using diagnose::cost::ComputeCost;
+using diagnose::cost::CostBasis;
+using diagnose::cost::CostPrices;
 
 constexpr std::int64_t kBytesPerGiB = 1024LL * 1024 * 1024;
 

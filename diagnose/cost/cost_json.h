@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "traceview/attempt_cost.h"
+#include "diagnose/cost/cost_model.h"
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::cost {
 
 // null when the cost is not known (the executors' cores are not).
 nlohmann::ordered_json CostToJson(const AttemptCost& cost, const CostPrices& prices);
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::cost

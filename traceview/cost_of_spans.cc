@@ -1,9 +1,12 @@
-#include "traceview/attempt_cost.h"
+#include "traceview/cost_of_spans.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "traceview/executor_series.h"
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "traceview/view_time.h"
@@ -12,10 +15,9 @@
 namespace sparktrace::traceview {
 namespace {
 
+using diagnose::cost::CostInputs;
+using diagnose::cost::CostWindow;
 using tracing::Span;
-
-constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMsPerHour = 3'600'000.0;
 
 std::optional<std::int64_t> IntFact(const Span& span, std::string_view key) {
   const auto* value = tracing::AttributeValueOf<std::int64_t>(span.attributes, key);
@@ -95,51 +97,6 @@ std::vector<CostWindow> SharedWindows(std::span<const Span> spans, double start_
 
 }  // namespace
 
-AttemptCost ComputeCost(const CostInputs& inputs, const CostPrices& prices) {
-  AttemptCost cost;
-  const std::vector<ExecutorPoint>& points = inputs.executors.points;
-  if (!inputs.executors.known || !inputs.executors.cores_known || points.empty()) return cost;
-  cost.known = true;
-  cost.shared = inputs.shared;
-  cost.other_operations = inputs.other_operations;
-  double core_ms = 0;      // executors' cores × time × share
-  double executor_ms = 0;  // executors × time × share
-  double charged_ms = 0;   // time × share (the driver's)
-  double window_ms = 0;
-  for (const CostWindow& window : inputs.windows) {
-    const double length = std::max(0.0, window.end_ms - window.start_ms);
-    window_ms += length;
-    charged_ms += length * window.share;
-    // The count at points[i] holds until points[i + 1]; the last point closes the series.
-    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
-      const double overlap = Overlap(points[i].t_ms, points[i + 1].t_ms, window.start_ms, window.end_ms);
-      core_ms += overlap * static_cast<double>(points[i].cores) * window.share;
-      executor_ms += overlap * points[i].count * window.share;
-    }
-  }
-  cost.share = window_ms > 0 ? charged_ms / window_ms : 1.0;
-  cost.executor_core_seconds = core_ms / 1000;
-  cost.driver_core_seconds = static_cast<double>(inputs.driver_cores) * charged_ms / 1000;
-  cost.core_seconds = cost.executor_core_seconds + cost.driver_core_seconds;
-  if (inputs.executor_memory_bytes) {
-    cost.gib_seconds = (executor_ms * static_cast<double>(*inputs.executor_memory_bytes) +
-                        charged_ms * static_cast<double>(inputs.driver_memory_bytes)) /
-                       1000 / kBytesPerGiB;
-  }
-  cost.used_core_seconds = inputs.used_core_ms / 1000;
-  if (cost.executor_core_seconds > 0) {
-    cost.idle_fraction = std::clamp(1 - cost.used_core_seconds / cost.executor_core_seconds, 0.0, 1.0);
-  }
-  if (prices.any() && (!prices.gib_hour || cost.gib_seconds)) {
-    Money money;
-    money.cores = cost.core_seconds * 1000 / kMsPerHour * prices.core_hour.value_or(0);
-    money.memory = cost.gib_seconds.value_or(0) * 1000 / kMsPerHour * prices.gib_hour.value_or(0);
-    money.total = money.cores + money.memory;
-    cost.money = money;
-  }
-  return cost;
-}
-
 CostInputs CostInputsOfSpans(std::span<const Span> spans, double start_ms, double end_ms) {
   CostInputs inputs;
   end_ms = std::max(start_ms, end_ms);
@@ -162,18 +119,6 @@ CostInputs CostInputsOfSpans(std::span<const Span> spans, double start_ms, doubl
   inputs.shared = !inputs.windows.empty();
   if (!inputs.shared) inputs.windows = {CostWindow{start_ms, end_ms, 1.0}};
   return inputs;
-}
-
-std::string CostBasis(const AttemptCost& cost) {
-  if (!cost.shared) return "the application's executors over the attempt's window";
-  char share[32];
-  std::snprintf(share, sizeof share, "%.0f%%", cost.share * 100);
-  const std::int64_t others = cost.other_operations;
-  const std::string with = others == 0   ? "jobs of no operation"
-                           : others == 1 ? "1 other operation"
-                                         : std::to_string(others) + " other operations";
-  return "shared with " + with + ": split by task time (" + share +
-         " of the executors' time while its operations ran)";
 }
 
 }  // namespace sparktrace::traceview

@@ -1,9 +1,9 @@
-#include "traceview/cost_json.h"
+#include "diagnose/cost/cost_json.h"
 
 #include <optional>
 #include <utility>
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::cost {
 namespace {
 
 using nlohmann::ordered_json;
@@ -37,4 +37,4 @@ ordered_json CostToJson(const AttemptCost& cost, const CostPrices& prices) {
           {"money", std::move(money)}};
 }
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::cost

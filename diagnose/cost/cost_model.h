@@ -12,21 +12,20 @@
 // (other operations' tasks ran while one of the attempt's ran) the attempt is charged, for each of
 // its operations, that operation's window times its tasks' share of the task time in it.
 //
-// The facts come from the spans (executor_series.h, tracing/span_vocabulary.h); ComputeCost
-// takes them as plain inputs so that `sparktrace diagnose` can cost an application from its model.
+// ComputeCost takes plain inputs; two adapters fill them: from an attempt's spans for the page
+// (traceview/cost_of_spans.h) and from the listener's model for `sparktrace diagnose`
+// (diagnose/cost_of_model.h), so that both give the same figures for the same events.
 //
 // Pure functions; thread-safe.
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
-#include "traceview/executor_series.h"
-#include "tracing/span.h"
+#include "diagnose/cost/executor_series.h"
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::cost {
 
 // Prices per hour (the flags --cost-core-hour and --cost-gib-hour); unset: no money.
 struct CostPrices {
@@ -76,11 +75,8 @@ struct AttemptCost {
 
 AttemptCost ComputeCost(const CostInputs& inputs, const CostPrices& prices);
 
-// The inputs read from an attempt's spans, over its window [start_ms, end_ms].
-CostInputs CostInputsOfSpans(std::span<const tracing::Span> spans, double start_ms, double end_ms);
-
 // How the attempt was charged, in words: "the application's executors over the attempt's window" or
 // "shared with 3 other operations: split by task time (41% of the executors' time)".
 std::string CostBasis(const AttemptCost& cost);
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::cost
