@@ -9,6 +9,7 @@
 //   admin port.
 // - startSimProxy(attempts): `sparktrace proxy` in front of `sparktrace sim`, and one Spark Connect
 //   ExecutePlan per Airflow attempt given, with its x-airflow-* identity (node:http2, protobuf by hand).
+//   startSimAndProxy() and executePlan() are its two halves, for a test that shapes the call itself.
 // - launchBrowser() / openPage(): Debian's chromium (/usr/bin/chromium) driven by playwright-core,
 //   never a downloaded browser; every page records its requests, console errors, page errors and CSP
 //   violations.
@@ -149,6 +150,28 @@ async function fetchJson(url) {
   return JSON.parse(text);
 }
 
+// Asks `base + pathAndQuery` every 100 ms until `pick(json)` answers something other than null or
+// undefined, and answers that; an error answer counts as "not yet" (the store is created with the
+// first spans). Rejects after `timeoutMs`, or once `server` (the Child serving `base`) has exited.
+export async function waitForApi(base, pathAndQuery, pick, { what, server, timeoutMs = TRACE_APPEAR_TIMEOUT_MS }) {
+  const deadline = Date.now() + timeoutMs;
+  let last = null;
+  for (;;) {
+    try {
+      last = await fetchJson(base + pathAndQuery);
+      const picked = pick(last);
+      if (picked !== null && picked !== undefined) return picked;
+    } catch (error) {
+      last = error.message;
+    }
+    if (server.exited) throw new Error(`${server.describe()} exited (${server.exitCode}):\n${tail(server.stderr)}`);
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: not in ${pathAndQuery} within ${timeoutMs} ms: ${JSON.stringify(last).slice(0, 2000)}\n${tail(server.stderr)}`);
+    }
+    await new Promise((resolve) => { setTimeout(resolve, 100); });  // polling an API, not synchronising
+  }
+}
+
 // Collects what has to be stopped or removed, and does it in reverse order in close().
 export class Harness {
   constructor() {
@@ -273,40 +296,36 @@ export class Harness {
     }
   }
 
-  // `sparktrace proxy --store` in front of `sparktrace sim`; each of `attempts` ({dag_id, task_id,
-  // run_id, try_number, map_index}) makes one ExecutePlan call through it with its identity. Answers
-  // {base, rows} once /api/v1/tasks lists an Airflow row for every attempt.
-  async startSimProxy(attempts) {
+  // `sparktrace proxy --store` in front of `sparktrace sim`, each with `simArgs` / `proxyArgs` added:
+  // {grpc: the proxy's Spark Connect address, base: its admin (trace view) URL, proxy: its process}.
+  async startSimAndProxy({ simArgs = [], proxyArgs = [] } = {}) {
     const dir = this.tempDir('sparktrace-browser-sim-');
-    const sim = this.spawn(['sim', '--listen', '127.0.0.1:0'], { cwd: dir });
+    const sim = this.spawn(['sim', '--listen', '127.0.0.1:0', ...simArgs], { cwd: dir });
     const simLine = await sim.firstLine();
     const simMatch = SIM_RE.exec(simLine);
     if (!simMatch) throw new Error(`unexpected first line of ${sim.describe()}: ${JSON.stringify(simLine)}\n${tail(sim.stderr)}`);
     const proxy = this.spawn([
       'proxy', '--upstream', simMatch[1], '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0',
       '--store', path.join(dir, 'traces.db'), '--span-batch-delay', '50ms', '--drain-timeout', '2s', '--log-level', 'warn',
+      ...proxyArgs,
     ], { cwd: dir });
     const line = await proxy.firstLine();
     const match = LISTENING_RE.exec(line);
     if (!match) throw new Error(`unexpected first line of ${proxy.describe()}: ${JSON.stringify(line)}\n${tail(proxy.stderr)}`);
-    for (const identity of attempts) await executePlan(match[1], identity);
-    const base = `http://${match[2]}`;
-    const deadline = Date.now() + TRACE_APPEAR_TIMEOUT_MS;
-    let last = null;
-    for (;;) {
-      try {
-        last = await fetchJson(`${base}/api/v1/tasks?limit=200`);
-      } catch (error) {
-        last = error.message;  // the store is created with the first spans
-      }
-      const rows = (last?.tasks ?? []).filter((t) => t.kind === 'airflow');
-      if (rows.length === attempts.length) return { base, rows };
-      if (proxy.exited) throw new Error(`the proxy exited (${proxy.exitCode}):\n${tail(proxy.stderr)}`);
-      if (Date.now() > deadline) {
-        throw new Error(`${attempts.length} attempts not in /api/v1/tasks within ${TRACE_APPEAR_TIMEOUT_MS} ms: ${JSON.stringify(last)}\n${tail(proxy.stderr)}`);
-      }
-      await new Promise((resolve) => { setTimeout(resolve, 100); });  // polling an API, not synchronising
-    }
+    return { grpc: match[1], base: `http://${match[2]}`, proxy };
+  }
+
+  // `sparktrace proxy --store` in front of `sparktrace sim`; each of `attempts` ({dag_id, task_id,
+  // run_id, try_number, map_index}) makes one ExecutePlan call through it with its identity. Answers
+  // {base, rows} once /api/v1/tasks lists an Airflow row for every attempt.
+  async startSimProxy(attempts) {
+    const { grpc, base, proxy } = await this.startSimAndProxy();
+    for (const identity of attempts) await executePlan(grpc, identity);
+    const rows = await waitForApi(base, '/api/v1/tasks?limit=200', (tasks) => {
+      const airflow = tasks.tasks.filter((t) => t.kind === 'airflow');
+      return airflow.length === attempts.length ? airflow : null;
+    }, { what: `${attempts.length} attempts`, server: proxy });
+    return { base, rows };
   }
 
   async launchBrowser() {
@@ -337,10 +356,10 @@ const stringField = (num, text) => bytesField(num, Buffer.from(text, 'utf8'));
 
 // ExecutePlanRequest{session_id=1, user_context=2{user_id=1}, plan=3{root=1{sql=10{query=1}}},
 // client_type=4, operation_id=6}: not reattachable, so the operation ends with its stream.
-function executePlanRequest() {
+function executePlanRequest(clientType) {
   const plan = bytesField(1, bytesField(10, stringField(1, 'SELECT 1')));
   return Buffer.concat([stringField(1, randomUUID()), bytesField(2, stringField(1, 'browser-test')), bytesField(3, plan),
-    stringField(4, 'sparktrace-browser-test'), stringField(6, randomUUID())]);
+    stringField(4, clientType), stringField(6, randomUUID())]);
 }
 
 // The x-airflow-* metadata of an identity (docs/tracing.md); an empty run id is not sent.
@@ -351,16 +370,18 @@ function airflowHeaders({ dag_id, task_id, run_id, try_number, map_index }) {
   return headers;
 }
 
-// Runs one ExecutePlan through `grpcAddress` to its end; rejects unless grpc-status is 0.
-async function executePlan(grpcAddress, identity) {
+// Runs one ExecutePlan through `grpcAddress` to its end; rejects unless grpc-status is 0. `clientType`
+// is the request's client_type (the sim streams Spark 4's execution_progress to a "spark/4…" one);
+// `metadata` is added to the call's headers (the sim's x-sim-* shape of the operation).
+export async function executePlan(grpcAddress, identity, { clientType = 'sparktrace-browser-test', metadata = {} } = {}) {
   const session = http2.connect(`http://${grpcAddress}`);
   session.on('error', () => {});  // reported through the stream below
   try {
     const stream = session.request({
       ':method': 'POST', ':path': '/spark.connect.SparkConnectService/ExecutePlan',
-      'content-type': 'application/grpc', te: 'trailers', ...airflowHeaders(identity),
+      'content-type': 'application/grpc', te: 'trailers', ...airflowHeaders(identity), ...metadata,
     });
-    const message = executePlanRequest();
+    const message = executePlanRequest(clientType);
     const frame = Buffer.alloc(5);
     frame.writeUInt32BE(message.length, 1);
     stream.end(Buffer.concat([frame, message]));

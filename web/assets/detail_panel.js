@@ -46,7 +46,9 @@ function attributeTables(attributes) {
 }
 
 function eventList(span, startEpoch) {
-  const events = (span.events ?? []).filter((e) => e.name !== 'sparktrace.finding');
+  // In time order: a span's events come in groups (an operation's milestones, then its progress
+  // samples), not as one time line. The sort is stable: events at the same time keep their order.
+  const events = (span.events ?? []).filter((e) => e.name !== 'sparktrace.finding').sort((a, b) => a.time_ms - b.time_ms);
   if (!events.length) return null;
   return [h('h3', null, `Events (${events.length})`), h('ul', { class: 'events-list' }, events.map((event) => {
     const attrs = Object.entries(event.attributes ?? {});
