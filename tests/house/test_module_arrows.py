@@ -166,6 +166,22 @@ class EachRuleFailsTest(unittest.TestCase):
                                  "tracing/span_kind.h": '#pragma once\n#include "tracing/span.h"\n'})
         self.assertEqual(problems, ["files that include each other in a circle: tracing/span.h, tracing/span_kind.h"])
 
+    def test_a_relayed_call_that_reaches_nghttp2_is_refused(self):
+        sources = {"proxy/http2_stream.h": "#pragma once\n#include <cstdint>\n",
+                   "proxy/relayed_call.h": '#pragma once\n#include "proxy/http2_stream.h"\n',
+                   "proxy/relayed_call.cc": '#include "proxy/relayed_call.h"\n'}
+        cmake = GOOD_CMAKE + ["target_link_libraries(sparktrace_proxy PRIVATE sparktrace_common PkgConfig::NGHTTP2)"]
+        self.assertEqual(with_changes(sources, cmake), [])
+        # Through the connection's header, two steps away.
+        sources["proxy/http2_connection.h"] = "#pragma once\n#include <nghttp2/nghttp2.h>\n"
+        sources["proxy/http2_connection.cc"] = '#include "proxy/http2_connection.h"\n'
+        sources["proxy/http2_stream.h"] = '#pragma once\n#include "proxy/http2_connection.h"\n'
+        problems = with_changes(sources, cmake)
+        self.assertIn("proxy/relayed_call.h reaches <nghttp2/nghttp2.h> (through proxy/http2_connection.h); "
+                      "keep it to the codec", problems)
+        self.assertIn("proxy/http2_stream.h reaches <nghttp2/nghttp2.h> (through proxy/http2_connection.h); "
+                      "keep it to the codec", problems)
+
     def test_the_keywordless_signature_counts_as_public(self):
         links = module_arrows.parse_links(["target_link_libraries(sparktrace_x sparktrace_common)  # why"])
         self.assertEqual(links["sparktrace_x"].public, {"sparktrace_common"})
