@@ -83,7 +83,7 @@ Lane LaneOf(const tracing::Span& span) {
   if (name.starts_with(tracing::kSparkPhasePrefix)) return Lane::kPhase;
   if (name.starts_with(tracing::kSparkConnectRpcSpanPrefix)) return Lane::kRpc;
   // Calls to other gRPC services through the proxy are named by their path, without a fixed prefix.
-  if (span.kind == tracing::SpanKind::kServer && !StringAttribute(span, "rpc.method").empty()) {
+  if (span.kind == tracing::SpanKind::kServer && !StringAttribute(span, tracing::kRpcMethodKey).empty()) {
     return Lane::kRpc;
   }
   return Lane::kOther;
@@ -111,7 +111,7 @@ std::string SpanLabel(const tracing::Span& span) {
     case Lane::kTask:
       return "airflow task";
     case Lane::kRpc: {
-      if (const std::string_view method = StringAttribute(span, "rpc.method"); !method.empty()) {
+      if (const std::string_view method = StringAttribute(span, tracing::kRpcMethodKey); !method.empty()) {
         return std::string(method);
       }
       const std::size_t slash = span.name.rfind('/');

@@ -98,6 +98,20 @@ inline constexpr std::string_view kSparkConnectProgressStagesDroppedKey =
 // replaces the snapshot in the store, carries kSparkConnectOperationOutcomeKey instead.
 inline constexpr std::string_view kSparkConnectOperationStateKey = "spark.connect.operation.state";
 inline constexpr std::string_view kSparkConnectOperationRunning = "running";
+// The RPC span's keys: OpenTelemetry's RPC conventions (rpc.system "grpc", rpc.service, rpc.method,
+// rpc.grpc.status_code), plus what the proxy counted of the call's messages (int64 each) and the time to
+// its first response (ms, double; absent when nothing came back). kRpcGrpcStatusCodeKey is also on an
+// operation span's "error" events.
+inline constexpr std::string_view kRpcSystemKey = "rpc.system";
+inline constexpr std::string_view kRpcSystemGrpc = "grpc";
+inline constexpr std::string_view kRpcServiceKey = "rpc.service";
+inline constexpr std::string_view kRpcMethodKey = "rpc.method";
+inline constexpr std::string_view kRpcGrpcStatusCodeKey = "rpc.grpc.status_code";
+inline constexpr std::string_view kRpcRequestMessagesKey = "rpc.request.messages";
+inline constexpr std::string_view kRpcRequestBytesKey = "rpc.request.bytes";
+inline constexpr std::string_view kRpcResponseMessagesKey = "rpc.response.messages";
+inline constexpr std::string_view kRpcResponseBytesKey = "rpc.response.bytes";
+inline constexpr std::string_view kRpcTimeToFirstResponseMsKey = "rpc.time_to_first_response_ms";
 // sparktrace's own bookkeeping on the proxy's spans.
 inline constexpr std::string_view kTraceOriginKey = "sparktrace.trace_origin";  // "client", "airflow", ...
 inline constexpr std::string_view kInterruptSpanIdKey = "sparktrace.interrupt_span_id";

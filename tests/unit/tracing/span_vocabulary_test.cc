@@ -1,7 +1,8 @@
 // The span vocabulary lives in one header (tracing/span_vocabulary.h). This test walks the C++
 // sources (*.cc, *.h outside tests/, build*/ and the header itself) and fails, naming file:line,
 // for any quoted string literal in code (comments are skipped) that starts with "spark.",
-// "airflow.", "finding." or "spark_connect." (the proxy's operation span): such a literal is a span name,
+// "airflow.", "finding.", "spark_connect." (the proxy's operation span) or "rpc." (the RPC span's
+// OpenTelemetry keys): such a literal is a span name,
 // attribute key or event key spelled by hand, which a producer and a reader can then spell differently.
 //
 // The one exception is Spark's own vocabulary: its configuration keys ("spark.executor.memory",
@@ -9,7 +10,7 @@
 // ("spark.job.tags", "spark.sql.execution.id"). Those are Spark's names, not ours, and live where
 // Spark's configuration is read, written or recommended: the files and directories in
 // kSparkOwnNames below. A span key added to one of those places is not caught; everywhere else
-// any spark./airflow./finding. literal is.
+// any spark./airflow./finding./rpc. literal is.
 
 #include "tracing/span_vocabulary.h"
 
@@ -96,7 +97,7 @@ std::string CodeOf(const std::string& line, bool& in_block) {
 
 // "file:line: literal" for each vocabulary literal spelled outside the header.
 std::vector<std::string> StrayLiterals(const fs::path& root) {
-  static const std::regex kLiteral(R"re("((spark|airflow|finding|spark_connect)\.[^"\\]*)")re");
+  static const std::regex kLiteral(R"re("((spark|airflow|finding|spark_connect|rpc)\.[^"\\]*)")re");
   std::vector<std::string> stray;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path relative = it->path().lexically_relative(root);
@@ -145,6 +146,8 @@ TEST(SpanVocabularyTest, TheHeaderHoldsTheKeysTheSpansCarry) {
   EXPECT_EQ(kSparkConnectLifecycleSpanName, "spark.connect.operation.lifecycle");
   EXPECT_EQ(kAirflowTaskSpanName, "airflow.task");
   EXPECT_EQ(kFindingEventName, "sparktrace.finding");
+  EXPECT_EQ(kRpcMethodKey, "rpc.method");
+  EXPECT_EQ(kRpcGrpcStatusCodeKey, "rpc.grpc.status_code");
 }
 
 }  // namespace
