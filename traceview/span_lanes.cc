@@ -49,8 +49,9 @@ std::string StageLabel(const tracing::Span& span) {
 }
 
 std::string PhaseLabel(std::string_view phase) {
-  if (phase == "resource_wait") return "resource wait";
-  if (phase == "io_write") return "I/O write";
+  const std::optional<tracing::SparkPhase> known = tracing::SparkPhaseNamed(phase);
+  if (known == tracing::SparkPhase::kResourceWait) return "resource wait";
+  if (known == tracing::SparkPhase::kIoWrite) return "I/O write";
   return std::string(phase);  // "compute", "idle", or one a later version adds
 }
 

@@ -11,7 +11,10 @@
 // The `sparktrace.finding` event's attributes are encoded and decoded by tracing/finding_event.h.
 // Changing a spelling here changes what stored traces and dashboards hold: treat it as a schema.
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace sparktrace::tracing {
@@ -206,6 +209,27 @@ inline constexpr std::size_t kStageDurationProfilePoints = 21;
 // --- spark.phase.<name>: where an operation's or application's wall time went ("resource_wait",
 // "compute", "io_write", "idle"; listener/correlate/phases.h). The span name is the prefix and the
 // phase's name; the application root also carries "spark.phase.<name>.ms" totals.
+//
+// The driver's phases, the one enum of them: the phase model (listener/correlate/phases.h) computes
+// them, the feed writes their spans and metrics, `diagnose` prints them, the trace view reads them
+// back. The values index per-phase arrays (the model's totals, the task index's columns) in this order.
+enum class SparkPhase : std::uint8_t { kResourceWait = 0, kCompute = 1, kIoWrite = 2, kIdle = 3 };
+inline constexpr std::size_t kSparkPhaseCount = 4;
+inline constexpr std::array<SparkPhase, kSparkPhaseCount> kSparkPhases = {
+    SparkPhase::kResourceWait, SparkPhase::kCompute, SparkPhase::kIoWrite, SparkPhase::kIdle};
+inline constexpr std::array<std::string_view, kSparkPhaseCount> kSparkPhaseNames = {
+    "resource_wait", "compute", "io_write", "idle"};
+constexpr std::string_view SparkPhaseName(SparkPhase phase) {
+  const auto index = static_cast<std::size_t>(phase);
+  return index < kSparkPhaseCount ? kSparkPhaseNames[index] : kSparkPhaseNames.back();
+}
+// The phase a name ("io_write", a phase span's name without kSparkPhasePrefix) names, if any.
+constexpr std::optional<SparkPhase> SparkPhaseNamed(std::string_view name) {
+  for (const SparkPhase phase : kSparkPhases) {
+    if (SparkPhaseName(phase) == name) return phase;
+  }
+  return std::nullopt;
+}
 inline constexpr std::string_view kSparkPhasePrefix = "spark.phase.";
 inline constexpr std::string_view kSparkPhaseMsSuffix = ".ms";
 inline constexpr std::string_view kSparkPhaseNameKey = "spark.phase.name";
