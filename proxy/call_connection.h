@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sparktrace::proxy {
@@ -25,6 +26,11 @@ struct Header {
   std::string name;
   std::string value;
 };
+
+// The size RFC 9113 gives a header field in a header list: its name and value, plus 32 bytes.
+inline std::size_t HeaderFieldSize(std::string_view name, std::string_view value) {
+  return name.size() + value.size() + 32;
+}
 
 // The error code streams are closed with when their connection is gone. Not an RFC 9113 code
 // (those are small numbers): nobody reset the stream, it has no connection left.

@@ -22,7 +22,14 @@ struct OptionDeleter {
   void operator()(nghttp2_option* option) const { nghttp2_option_del(option); }
 };
 
+// The stream interface speaks RFC 9113 and its own "nothing yet", without nghttp2's names.
+static_assert(kHttp2NoError == NGHTTP2_NO_ERROR);
+static_assert(kHttp2Cancel == NGHTTP2_CANCEL);
+static_assert(kNothingToSendYet == NGHTTP2_ERR_DEFERRED);
+
 }  // namespace
+
+const char* Http2ErrorName(std::uint32_t error_code) { return nghttp2_http2_strerror(error_code); }
 
 std::size_t HeaderListSize(const std::vector<Header>& headers) {
   std::size_t size = 0;

@@ -2,7 +2,8 @@
 // One HTTP/2 connection of the relay, either side: a client's connection to the proxy
 // (Role::kServer) or the proxy's connection to the upstream (Role::kClient). It owns the
 // transport (ConnectionIo: plain socket or TLS) and the nghttp2 session, moves bytes between them, and
-// hands every stream event to the stream's Http2Stream: the relay logic lives there, not here.
+// hands every stream event to the stream's Http2Stream (http2_stream.h): the relay logic lives there,
+// not here.
 //
 // Flow control is the application's (nghttp2's automatic WINDOW_UPDATE is off): a stream's
 // receive window reopens only when the Http2Stream reports, through Consume, that the other side
@@ -30,6 +31,7 @@
 
 #include "proxy/call_connection.h"
 #include "proxy/connection_io.h"
+#include "proxy/http2_stream.h"
 #include "proxy/libevent_handles.h"
 #include "proxy/relay_context.h"
 
@@ -38,35 +40,8 @@ namespace sparktrace::proxy {
 // nghttp2's view of `headers`; valid while `headers` is. nghttp2 copies them on submit.
 std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers);
 
-// The size RFC 9113 gives a header field in a header list: its name and value, plus 32 bytes.
-inline std::size_t HeaderFieldSize(std::string_view name, std::string_view value) {
-  return name.size() + value.size() + 32;
-}
-// The size of a whole header list: the sum of its fields'.
+// The size of a whole header list: the sum of its fields' (HeaderFieldSize).
 std::size_t HeaderListSize(const std::vector<Header>& headers);
-
-// One side of a relayed call, as seen by the connection carrying it.
-class Http2Stream {
- public:
-  virtual ~Http2Stream() = default;
-  virtual void OnHeader(std::string_view name, std::string_view value) = 0;
-  // A complete HEADERS block (request headers, response headers or trailers).
-  virtual void OnHeadersComplete(bool end_stream) = 0;
-  virtual void OnData(std::span<const std::uint8_t> bytes) = 0;
-  // END_STREAM on a DATA frame.
-  virtual void OnEndOfData() = 0;
-  // The stream is closed (reset by either side, finished, or the connection is gone); the
-  // connection forgets the stream after this. `error_code` is the RFC 9113 code, 0 when clean.
-  virtual void OnStreamClosed(std::uint32_t error_code) = 0;
-  // The data provider: how many queued bytes to send now (at most `max_bytes`); sets
-  // `*end_of_data` when nothing is left and the sending side has ended. Returns
-  // NGHTTP2_ERR_DEFERRED when nothing is queued yet.
-  virtual ssize_t ReadyToSend(std::size_t max_bytes, bool* end_of_data, bool* no_end_stream) = 0;
-  // Writes the next `bytes` queued bytes into `out` (the frame header is already there).
-  virtual void SendData(evbuffer* out, std::size_t bytes) = 0;
-  // Client role: the request was submitted as stream `stream_id`.
-  virtual void OnOpened(std::int32_t /*stream_id*/) {}
-};
 
 class Http2Connection;
 

@@ -194,7 +194,7 @@ void RelayedCall::OnRequestEnd() {
 }
 
 void RelayedCall::OnDownstreamClosed(std::uint32_t error_code) {
-  // nghttp2 has forgotten the stream (or the connection is gone). Request bytes not yet sent
+  // The client's stream is over (closed, reset, or its connection gone). Request bytes not yet sent
   // upstream go nowhere now (the connection's window reopened when they arrived, and the stream's
   // is gone with it); bytes promised to a frame still go out. The window goes back to the budget.
   requests_.Clear();
@@ -278,11 +278,11 @@ void RelayedCall::OnUpstreamClosed(std::uint32_t error_code) {
       EndWithStatus(StatusCode::kResourceExhausted, HeaderListTooLargeForUpstream());
     } else if (error_code == kConnectionLost) {
       EndWithStatus(StatusCode::kUnavailable, "upstream connection failed or was lost");
-    } else if (error_code == NGHTTP2_NO_ERROR) {
+    } else if (error_code == kHttp2NoError) {
       EndWithStatus(StatusCode::kInternal, "upstream closed the stream without a status");
     } else {
       EndWithStatus(StatusForResetCode(error_code),
-                    std::string("upstream reset the stream: ") + nghttp2_http2_strerror(error_code));
+                    std::string("upstream reset the stream: ") + Http2ErrorName(error_code));
     }
   }
   FinishIfDone();
@@ -321,7 +321,7 @@ void RelayedCall::EndWithStatus(StatusCode code, std::string message) {
 void RelayedCall::ResetUpstream() {
   request_state_ = RequestState::kClosed;
   if (upstream_ == nullptr) return;
-  if (upstream_id_ > 0) upstream_->ResetStream(upstream_id_, NGHTTP2_CANCEL);
+  if (upstream_id_ > 0) upstream_->ResetStream(upstream_id_, kHttp2Cancel);
   upstream_->DetachStream(upstream_id_, upstream_side_);
   upstream_ = nullptr;
   response_window_.Close();
@@ -331,7 +331,7 @@ void RelayedCall::ResetUpstream() {
 
 void RelayedCall::Cancel() {
   if (downstream_ != nullptr) {
-    downstream_->ResetStream(downstream_id_, NGHTTP2_CANCEL);
+    downstream_->ResetStream(downstream_id_, kHttp2Cancel);
     downstream_->DetachStream(downstream_id_, downstream_side_);
     downstream_ = nullptr;
     request_window_.Close();
@@ -425,13 +425,13 @@ ssize_t RelayedCall::Side::ReadyToSend(std::size_t max_bytes, bool* end_of_data,
     return static_cast<ssize_t>(ready);
   }
   if (upstream_) {
-    if (call_.request_state_ != RequestState::kHalfClosed) return NGHTTP2_ERR_DEFERRED;
+    if (call_.request_state_ != RequestState::kHalfClosed) return kNothingToSendYet;
     *end_of_data = true;
     return 0;
   }
-  if (!call_.HasTrailers() || call_.downstream_ == nullptr) return NGHTTP2_ERR_DEFERRED;
+  if (!call_.HasTrailers() || call_.downstream_ == nullptr) return kNothingToSendYet;
   // The status goes out as trailers: DATA ends without END_STREAM, the trailers carry it.
-  if (!call_.downstream_->SubmitTrailers(call_.downstream_id_, call_.trailers_)) return NGHTTP2_ERR_DEFERRED;
+  if (!call_.downstream_->SubmitTrailers(call_.downstream_id_, call_.trailers_)) return kNothingToSendYet;
   call_.response_state_ = ResponseState::kTrailersSent;
   *end_of_data = true;
   *no_end_stream = true;

@@ -28,7 +28,7 @@
 
 #include "proxy/call_connection.h"
 #include "proxy/call_observer.h"
-#include "proxy/http2_connection.h"
+#include "proxy/http2_stream.h"
 #include "proxy/libevent_handles.h"
 #include "proxy/message_tapper.h"
 #include "proxy/receive_blocks.h"

@@ -41,11 +41,17 @@ void AddCover(std::vector<Edge>& edges, std::uint64_t start, std::uint64_t end, 
 std::optional<ViewPhase> CoverOf(const tracing::Span& span) {
   switch (LaneOf(span)) {
     case Lane::kPhase: {
-      const std::string_view phase = PhaseNameOf(span);
-      if (phase == "resource_wait") return ViewPhase::kResourceWait;
-      if (phase == "io_write") return ViewPhase::kIoWrite;
-      if (phase == "compute") return ViewPhase::kCompute;
-      return std::nullopt;  // idle: the operation around it already makes it idle
+      switch (tracing::SparkPhaseNamed(PhaseNameOf(span)).value_or(tracing::SparkPhase::kIdle)) {
+        case tracing::SparkPhase::kResourceWait:
+          return ViewPhase::kResourceWait;
+        case tracing::SparkPhase::kIoWrite:
+          return ViewPhase::kIoWrite;
+        case tracing::SparkPhase::kCompute:
+          return ViewPhase::kCompute;
+        case tracing::SparkPhase::kIdle:
+          break;
+      }
+      return std::nullopt;  // idle (or unknown): the operation around it already makes it idle
     }
     case Lane::kRpc:
     case Lane::kOperation:
@@ -130,8 +136,14 @@ void Total(Breakdown& breakdown) {
 }  // namespace
 
 std::string_view ViewPhaseName(ViewPhase phase) {
+  // Outside Spark, the driver's phases by their names, and the results' way back.
   static constexpr std::array<std::string_view, kViewPhaseCount> kNames = {
-      "client", "resource_wait", "compute", "io_write", "idle", "result_transfer"};
+      "client",
+      tracing::SparkPhaseName(tracing::SparkPhase::kResourceWait),
+      tracing::SparkPhaseName(tracing::SparkPhase::kCompute),
+      tracing::SparkPhaseName(tracing::SparkPhase::kIoWrite),
+      tracing::SparkPhaseName(tracing::SparkPhase::kIdle),
+      "result_transfer"};
   return kNames[static_cast<std::size_t>(phase) % kViewPhaseCount];
 }
 

@@ -26,8 +26,8 @@ using Json = nlohmann::ordered_json;
 constexpr int kPid = 1;
 
 // Attributes worth carrying into the viewer's details pane; the rest stay in the OTLP download.
-constexpr std::array<std::string_view, 10> kArgKeys = {"rpc.method",
-                                                       "rpc.grpc.status_code",
+constexpr std::array<std::string_view, 10> kArgKeys = {tracing::kRpcMethodKey,
+                                                       tracing::kRpcGrpcStatusCodeKey,
                                                        tracing::kSparkConnectOperationIdKey,
                                                        tracing::kSparkConnectResultRowsKey,
                                                        tracing::kSparkJobIdKey,

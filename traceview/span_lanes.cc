@@ -49,8 +49,9 @@ std::string StageLabel(const tracing::Span& span) {
 }
 
 std::string PhaseLabel(std::string_view phase) {
-  if (phase == "resource_wait") return "resource wait";
-  if (phase == "io_write") return "I/O write";
+  const std::optional<tracing::SparkPhase> known = tracing::SparkPhaseNamed(phase);
+  if (known == tracing::SparkPhase::kResourceWait) return "resource wait";
+  if (known == tracing::SparkPhase::kIoWrite) return "I/O write";
   return std::string(phase);  // "compute", "idle", or one a later version adds
 }
 
@@ -83,7 +84,7 @@ Lane LaneOf(const tracing::Span& span) {
   if (name.starts_with(tracing::kSparkPhasePrefix)) return Lane::kPhase;
   if (name.starts_with(tracing::kSparkConnectRpcSpanPrefix)) return Lane::kRpc;
   // Calls to other gRPC services through the proxy are named by their path, without a fixed prefix.
-  if (span.kind == tracing::SpanKind::kServer && !StringAttribute(span, "rpc.method").empty()) {
+  if (span.kind == tracing::SpanKind::kServer && !StringAttribute(span, tracing::kRpcMethodKey).empty()) {
     return Lane::kRpc;
   }
   return Lane::kOther;
@@ -111,7 +112,7 @@ std::string SpanLabel(const tracing::Span& span) {
     case Lane::kTask:
       return "airflow task";
     case Lane::kRpc: {
-      if (const std::string_view method = StringAttribute(span, "rpc.method"); !method.empty()) {
+      if (const std::string_view method = StringAttribute(span, tracing::kRpcMethodKey); !method.empty()) {
         return std::string(method);
       }
       const std::size_t slash = span.name.rfind('/');

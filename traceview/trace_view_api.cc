@@ -94,16 +94,29 @@ double WallMs(const tracing::store::TaskAttemptRow& row) {
   return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - StartMs(row);
 }
 
+// The task index keeps the driver's phases in the vocabulary's order.
+constexpr bool SameIndex(tracing::store::IndexedPhase indexed, tracing::SparkPhase phase) {
+  return static_cast<int>(indexed) == static_cast<int>(phase);
+}
+static_assert(SameIndex(tracing::store::IndexedPhase::kResourceWait, tracing::SparkPhase::kResourceWait) &&
+              SameIndex(tracing::store::IndexedPhase::kCompute, tracing::SparkPhase::kCompute) &&
+              SameIndex(tracing::store::IndexedPhase::kIoWrite, tracing::SparkPhase::kIoWrite) &&
+              SameIndex(tracing::store::IndexedPhase::kIdle, tracing::SparkPhase::kIdle) &&
+              tracing::store::kIndexedPhaseCount == tracing::kSparkPhaseCount);
+
 ordered_json PhasesOfRow(const tracing::store::TaskAttemptRow& row) {
   const double wall = WallMs(row);
   double driver = 0;
   for (const std::int64_t ms : row.phase_ms) driver += static_cast<double>(ms);
-  return {{"client", std::max(0.0, wall - driver)},
-          {"resource_wait", row.phase_ms[0]},
-          {"compute", row.phase_ms[1]},
-          {"io_write", row.phase_ms[2]},
-          {"idle", row.phase_ms[3]},
-          {"result_transfer", 0}};
+  const auto driver_ms = [&row](tracing::SparkPhase phase) {
+    return row.phase_ms[static_cast<std::size_t>(phase)];
+  };
+  return {{ViewPhaseName(ViewPhase::kClient), std::max(0.0, wall - driver)},
+          {ViewPhaseName(ViewPhase::kResourceWait), driver_ms(tracing::SparkPhase::kResourceWait)},
+          {ViewPhaseName(ViewPhase::kCompute), driver_ms(tracing::SparkPhase::kCompute)},
+          {ViewPhaseName(ViewPhase::kIoWrite), driver_ms(tracing::SparkPhase::kIoWrite)},
+          {ViewPhaseName(ViewPhase::kIdle), driver_ms(tracing::SparkPhase::kIdle)},
+          {ViewPhaseName(ViewPhase::kResultTransfer), 0}};
 }
 
 std::string RowHref(const tracing::store::TaskAttemptRow& row) {

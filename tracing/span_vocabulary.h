@@ -11,7 +11,10 @@
 // The `sparktrace.finding` event's attributes are encoded and decoded by tracing/finding_event.h.
 // Changing a spelling here changes what stored traces and dashboards hold: treat it as a schema.
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace sparktrace::tracing {
@@ -98,6 +101,20 @@ inline constexpr std::string_view kSparkConnectProgressStagesDroppedKey =
 // replaces the snapshot in the store, carries kSparkConnectOperationOutcomeKey instead.
 inline constexpr std::string_view kSparkConnectOperationStateKey = "spark.connect.operation.state";
 inline constexpr std::string_view kSparkConnectOperationRunning = "running";
+// The RPC span's keys: OpenTelemetry's RPC conventions (rpc.system "grpc", rpc.service, rpc.method,
+// rpc.grpc.status_code), plus what the proxy counted of the call's messages (int64 each) and the time to
+// its first response (ms, double; absent when nothing came back). kRpcGrpcStatusCodeKey is also on an
+// operation span's "error" events.
+inline constexpr std::string_view kRpcSystemKey = "rpc.system";
+inline constexpr std::string_view kRpcSystemGrpc = "grpc";
+inline constexpr std::string_view kRpcServiceKey = "rpc.service";
+inline constexpr std::string_view kRpcMethodKey = "rpc.method";
+inline constexpr std::string_view kRpcGrpcStatusCodeKey = "rpc.grpc.status_code";
+inline constexpr std::string_view kRpcRequestMessagesKey = "rpc.request.messages";
+inline constexpr std::string_view kRpcRequestBytesKey = "rpc.request.bytes";
+inline constexpr std::string_view kRpcResponseMessagesKey = "rpc.response.messages";
+inline constexpr std::string_view kRpcResponseBytesKey = "rpc.response.bytes";
+inline constexpr std::string_view kRpcTimeToFirstResponseMsKey = "rpc.time_to_first_response_ms";
 // sparktrace's own bookkeeping on the proxy's spans.
 inline constexpr std::string_view kTraceOriginKey = "sparktrace.trace_origin";  // "client", "airflow", ...
 inline constexpr std::string_view kInterruptSpanIdKey = "sparktrace.interrupt_span_id";
@@ -192,6 +209,27 @@ inline constexpr std::size_t kStageDurationProfilePoints = 21;
 // --- spark.phase.<name>: where an operation's or application's wall time went ("resource_wait",
 // "compute", "io_write", "idle"; listener/correlate/phases.h). The span name is the prefix and the
 // phase's name; the application root also carries "spark.phase.<name>.ms" totals.
+//
+// The driver's phases, the one enum of them: the phase model (listener/correlate/phases.h) computes
+// them, the feed writes their spans and metrics, `diagnose` prints them, the trace view reads them
+// back. The values index per-phase arrays (the model's totals, the task index's columns) in this order.
+enum class SparkPhase : std::uint8_t { kResourceWait = 0, kCompute = 1, kIoWrite = 2, kIdle = 3 };
+inline constexpr std::size_t kSparkPhaseCount = 4;
+inline constexpr std::array<SparkPhase, kSparkPhaseCount> kSparkPhases = {
+    SparkPhase::kResourceWait, SparkPhase::kCompute, SparkPhase::kIoWrite, SparkPhase::kIdle};
+inline constexpr std::array<std::string_view, kSparkPhaseCount> kSparkPhaseNames = {
+    "resource_wait", "compute", "io_write", "idle"};
+constexpr std::string_view SparkPhaseName(SparkPhase phase) {
+  const auto index = static_cast<std::size_t>(phase);
+  return index < kSparkPhaseCount ? kSparkPhaseNames[index] : kSparkPhaseNames.back();
+}
+// The phase a name ("io_write", a phase span's name without kSparkPhasePrefix) names, if any.
+constexpr std::optional<SparkPhase> SparkPhaseNamed(std::string_view name) {
+  for (const SparkPhase phase : kSparkPhases) {
+    if (SparkPhaseName(phase) == name) return phase;
+  }
+  return std::nullopt;
+}
 inline constexpr std::string_view kSparkPhasePrefix = "spark.phase.";
 inline constexpr std::string_view kSparkPhaseMsSuffix = ".ms";
 inline constexpr std::string_view kSparkPhaseNameKey = "spark.phase.name";

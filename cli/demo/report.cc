@@ -28,7 +28,7 @@ std::int64_t IntAttribute(const tracing::Span& span, std::string_view key) {
 // driver's events arrived.
 std::string PhaseSummary(std::span<const tracing::Span> spans, const tracing::Span& operation) {
   std::string summary;
-  for (const std::string_view phase : {"resource_wait", "compute", "io_write", "idle"}) {
+  for (const std::string_view phase : tracing::kSparkPhaseNames) {
     const tracing::Span* found =
         FindChildSpan(spans, operation, std::string(tracing::kSparkPhasePrefix) + std::string(phase));
     if (found == nullptr) continue;

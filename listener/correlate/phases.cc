@@ -35,20 +35,6 @@ void Append(PhaseBreakdown& breakdown, Phase phase, events::EpochMillis start_ms
 
 }  // namespace
 
-std::string_view PhaseName(Phase phase) {
-  switch (phase) {
-    case Phase::kResourceWait:
-      return "resource_wait";
-    case Phase::kCompute:
-      return "compute";
-    case Phase::kIoWrite:
-      return "io_write";
-    case Phase::kIdle:
-      return "idle";
-  }
-  return "idle";
-}
-
 std::optional<TimeWindow> ApplicationWindow(const ApplicationModel& model) {
   const ApplicationRecord& app = model.application();
   if (!app.start_ms) return std::nullopt;

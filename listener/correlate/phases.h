@@ -41,13 +41,15 @@
 #include <vector>
 
 #include "listener/correlate/application_model.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::listener::correlate {
 
-enum class Phase : std::uint8_t { kResourceWait = 0, kCompute = 1, kIoWrite = 2, kIdle = 3 };
-inline constexpr std::size_t kPhaseCount = 4;
+// The vocabulary's one phase enum (tracing/span_vocabulary.h), under the model's name.
+using Phase = tracing::SparkPhase;
+inline constexpr std::size_t kPhaseCount = tracing::kSparkPhaseCount;
 // "resource_wait", "compute", "io_write", "idle" (span names add the prefix "spark.phase.").
-std::string_view PhaseName(Phase phase);
+constexpr std::string_view PhaseName(Phase phase) { return tracing::SparkPhaseName(phase); }
 
 struct TimeWindow {
   events::EpochMillis start_ms = 0;

@@ -2,22 +2,35 @@
 
 The rules (../shared/ARCHITECTURE.md, README "How it works"):
 - each module is its own CMake library;
+- every C++ file is in a module folder (MODULES below), or in a folder that is not a module
+  (NOT_MODULES: tests, benchmarks, fuzzers, generated code);
 - arrows point one way: a module includes only modules of a lower floor (MODULES below); `proxy/`
-  includes nothing but `common/`;
+  includes nothing but `common/`; no circles between modules, nor between files;
+- a project header is included by its quoted path, never with angle brackets (which would hide it
+  from these rules as a system header);
+- a module's CMake targets link only modules of a lower floor (the same direction as its includes),
+  even where nothing includes them;
 - a module links what it includes, directly (no leaning on a dependency's dependencies);
 - a dependency is PUBLIC exactly when a header of the module that other modules see includes it, else
   PRIVATE, so that a user of a module carries nothing of what the module uses inside (e.g. whoever
   includes tracing/span.h carries no gRPC, libevent or SQLite);
-- no C++ or trace-view JavaScript file is over MAX_LINES lines.
+- a few headers stay free of a library even through what they include (KEPT_FREE: the codec owns
+  nghttp2, so a relayed call compiles without it);
+- no C++ or trace-view JavaScript file is over MAX_LINES lines;
+- the page's ES modules (web/assets) import one way too, by the layers web_imports.py states.
 
-Run as a script it prints every breach and exits 1 when there is one; test_module_arrows.py runs
-it on the tree and on small broken trees, so that each rule is seen to fail.
+Run as a script it prints every breach, then the include graphs' figures (arrows back up, circles),
+and exits 1 when there is a breach; test_module_arrows.py runs it on the tree and on small broken
+trees, so that each rule is seen to fail.
 """
 
 import os
 import re
 import sys
 from dataclasses import dataclass, field
+
+import web_imports
+from circles import circles
 
 # Folder -> (CMake targets of that module, floor). A module may include only modules on lower floors.
 # The floors follow the data flow: the relay and the wire decoders at the bottom, the span model,
@@ -76,6 +89,15 @@ ALIASES = {
 # spdlog (fmt included) and threads come with common/, PUBLIC, for every module: the house's logging
 # and the standard library's threads are not a dependency a module chooses.
 PLATFORM = {"spdlog::spdlog", "Threads::Threads"}
+# Header -> the third-party header prefixes it must not reach, directly or through the headers it
+# includes. The codec owns nghttp2 (proxy/http2_connection): a relayed call speaks in stream verbs and
+# RFC 9113 codes, and builds, and is tested, without the library.
+KEPT_FREE = {
+    "proxy/relayed_call.h": ("nghttp2/",),
+    "proxy/http2_stream.h": ("nghttp2/",),
+    "proxy/call_connection.h": ("nghttp2/",),
+}
+
 # Generated code included by quoted path -> its target (the simulator's Spark Connect stubs).
 GENERATED = {"spark/": "sparktrace_sim_protos"}
 
@@ -105,6 +127,36 @@ def module_of(path):
 
 def target_of(name):
     return ALIASES.get(name, name)
+
+
+# CMake target -> the module (a MODULES key) it builds.
+MODULE_OF_TARGET = {target: folder for folder, (targets, _floor) in MODULES.items() for target in targets}
+
+
+def arrow_breach(where, module, other, verb, what):
+    """Why an arrow from module to other goes against the floors, or None; where verb ("includes",
+    "links") what, e.g. "tracing/span.cc includes feed/trace_emitter.h"."""
+    if other == module:
+        return None
+    if module in ONLY_COMMON and other != "common":
+        return f"{where}: {module}/ {verb} {what}; it may {verb[:-1]} only common/"
+    if MODULES[other][1] >= MODULES[module][1]:
+        return (f"{where}: {verb} {what}, which is not below {module}/ "
+                f"(floor {MODULES[other][1]} vs {MODULES[module][1]})")
+    return None
+
+
+def link_breaches(links):
+    """Every link of a module's targets to a module that is not below it: a link points the way an
+    include does, whether or not anything includes the linked module yet."""
+    found = set()
+    for module, (targets, _floor) in MODULES.items():
+        for target in targets:
+            for linked in sorted(links[target].all() if target in links else ()):
+                if linked in MODULE_OF_TARGET and (
+                        why := arrow_breach(target, module, MODULE_OF_TARGET[linked], "links", linked)):
+                    found.add(why)
+    return found
 
 
 def parse_links(cmake_texts):
@@ -162,6 +214,51 @@ def third_party_of(header, sources):
             if bracket == "<" and (target := third_party_target(included))]
 
 
+def include_graphs(sources):
+    """({module: modules it includes}, {file: files of ours it includes}) of the C++ sources."""
+    modules, files = {}, {}
+    for path, text in sources.items():
+        included = {header for _bracket, header in INCLUDE.findall(text) if header in sources}
+        files[path] = included
+        if (module := module_of(path)) is not None:
+            modules.setdefault(module, set()).update(
+                other for header in included if (other := module_of(header)) not in (None, module))
+    return modules, files
+
+
+def circle_breaches(sources):
+    modules, files = include_graphs(sources)
+    return ({"modules that include each other in a circle: " + ", ".join(circle) for circle in circles(modules)}
+            | {"files that include each other in a circle: " + ", ".join(circle) for circle in circles(files)})
+
+
+def kept_free_breaches(sources):
+    """Each KEPT_FREE header that reaches a library it must not, naming the header of ours that
+    includes it."""
+    found = set()
+    for kept, prefixes in KEPT_FREE.items():
+        seen, todo = set(), [kept]
+        while todo:
+            header = todo.pop()
+            if header in seen or header not in sources:
+                continue
+            seen.add(header)
+            for _bracket, included in INCLUDE.findall(sources[header]):
+                if included.startswith(prefixes):
+                    found.add(f"{kept} reaches <{included}> (through {header}); keep it to the codec")
+                todo.append(included)
+    return found
+
+
+def summary(sources):
+    """(modules, arrows between them, arrows back up, circles between modules, circles between files)."""
+    modules, files = include_graphs(sources)
+    back_up = sum(1 for module, others in modules.items() for other in others
+                  if arrow_breach(module, module, other, "includes", other))
+    return (len(modules), sum(len(others) for others in modules.values()), back_up,
+            len(circles(modules)), len(circles(files)))
+
+
 def breaches(sources, cmake_texts):
     """Every breach of the module rules, as one line each, sorted.
 
@@ -169,7 +266,7 @@ def breaches(sources, cmake_texts):
     """
     links = parse_links(cmake_texts)
     visible = public_headers(sources)
-    found = set()
+    found = link_breaches(links) | circle_breaches(sources) | kept_free_breaches(sources)
     # module -> {dependency target: True when a header other modules see includes it}
     used = {}
 
@@ -178,12 +275,18 @@ def breaches(sources, cmake_texts):
         uses[dependency] = uses.get(dependency, False) or from_public_header
 
     for path, text in sources.items():
+        # Tests, benchmarks and fuzzers too: <…> would take a header of ours for a system one.
+        found |= {f"{path}: includes the project header <{header}> with angle brackets; quote it"
+                  for bracket, header in INCLUDE.findall(text)
+                  if bracket == "<" and (header in sources or module_of(header) is not None)}
         module = module_of(path)
         if module is None:
+            if not path.startswith(NOT_MODULES):
+                found.add(f"{path}: outside every module folder; put it in the module whose job it does")
             continue
         public = path in visible
         for bracket, header in INCLUDE.findall(text):
-            if bracket == "<":
+            if bracket == "<" and module_of(header) is None:
                 if not header_only(path, sources) and (dependency := third_party_target(header)):
                     use(module, dependency, public)
                 continue
@@ -194,11 +297,8 @@ def breaches(sources, cmake_texts):
             other = module_of(header)
             if other is None or other == module:
                 continue
-            if module in ONLY_COMMON and other != "common":
-                found.add(f"{path}: {module}/ includes {header}; it may include only common/")
-            elif MODULES[other][1] >= MODULES[module][1]:
-                found.add(f"{path}: includes {header}, which is not below {module}/ "
-                          f"(floor {MODULES[other][1]} vs {MODULES[module][1]})")
+            if why := arrow_breach(path, module, other, "includes", header):
+                found.add(why)
             use(module, MODULES[other][0][0], public)
     for module, uses in sorted(used.items()):
         targets = MODULES[module][0]
@@ -268,12 +368,31 @@ def read_tree(root):
     return sources, cmake_texts
 
 
+def read_scripts(root):
+    """{repository path: text} of the page's ES modules (web/assets)."""
+    scripts = {}
+    for rel, path in tree_files(root):
+        rel = rel.replace(os.sep, "/")
+        if web_imports.is_script(rel):
+            with open(path, encoding="utf-8") as f:
+                scripts[rel] = f.read()
+    return scripts
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(__file__), "..", ".."))
-    problems = breaches(*read_tree(root)) + overlong(line_counts(root))
+    sources, cmake_texts = read_tree(root)
+    scripts = read_scripts(root)
+    problems = breaches(sources, cmake_texts) + overlong(line_counts(root)) + web_imports.breaches(scripts)
     for line in problems:
         print(line)
+    modules, arrows, back_up, module_circles, file_circles = summary(sources)
+    print(f"C++ include graph: {modules} modules, {arrows} arrows between them, {back_up} back up, "
+          f"{module_circles} circles between modules, {file_circles} between files", file=sys.stderr)
+    scripts_count, imports, against, script_circles = web_imports.summary(scripts)
+    print(f"web/assets import graph: {scripts_count} modules, {imports} imports, {against} against the layers, "
+          f"{script_circles} circles", file=sys.stderr)
     print(f"{len(problems)} breach(es) of the module rules", file=sys.stderr)
     return 1 if problems else 0
 

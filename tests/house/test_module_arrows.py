@@ -4,6 +4,7 @@ import os
 import unittest
 
 import module_arrows
+import web_imports
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -39,6 +40,12 @@ class TheTreeTest(unittest.TestCase):
 
     def test_no_source_file_is_over_500_lines(self):
         problems = module_arrows.overlong(module_arrows.line_counts(ROOT))
+        self.assertEqual(problems, [], "\n" + "\n".join(problems))
+
+    def test_the_page_modules_import_by_their_layers(self):
+        scripts = module_arrows.read_scripts(ROOT)
+        self.assertIn("web/assets/app.js", scripts)
+        problems = web_imports.breaches(scripts)
         self.assertEqual(problems, [], "\n" + "\n".join(problems))
 
     def test_every_module_folder_exists_with_a_cmake_target(self):
@@ -119,6 +126,62 @@ class EachRuleFailsTest(unittest.TestCase):
                           "tests/unit/proxy/relay_test.cc: 900 lines (at most 500)",
                           "tracing/store/span_spool.cc: 501 lines (at most 500)"])
 
+    def test_a_project_header_in_angle_brackets_is_refused(self):
+        # <…> would pass for a system header and skip the floors: both are named.
+        problems = with_changes({"tracing/span.cc": '#include "tracing/span.h"\n#include <feed/trace_emitter.h>\n'})
+        self.assertIn("tracing/span.cc: includes the project header <feed/trace_emitter.h> with angle brackets; "
+                      "quote it", problems)
+        self.assertTrue(any("tracing/span.cc: includes feed/trace_emitter.h, which is not below tracing/" in p
+                            for p in problems), problems)
+        # Even down a floor, within the rules otherwise.
+        problems = with_changes({"feed/trace_emitter.cc": '#include "feed/trace_emitter.h"\n#include <common/result.h>\n'})
+        self.assertEqual(problems, ["feed/trace_emitter.cc: includes the project header <common/result.h> with "
+                                    "angle brackets; quote it"])
+        # And in a test, which is no module.
+        problems = with_changes({"tests/unit/feed/emitter_test.cc": "#include <feed/trace_emitter.h>\n"})
+        self.assertEqual(problems, ["tests/unit/feed/emitter_test.cc: includes the project header "
+                                    "<feed/trace_emitter.h> with angle brackets; quote it"])
+
+    def test_a_file_outside_every_module_folder_is_refused(self):
+        problems = with_changes({"helpers/strings.cc": '#include "common/result.h"\n', "main.cc": "int main() {}\n"})
+        self.assertEqual(problems, [
+            "helpers/strings.cc: outside every module folder; put it in the module whose job it does",
+            "main.cc: outside every module folder; put it in the module whose job it does"])
+        # Tests, benchmarks and fuzzers are not modules and include anything (by quoted path).
+        self.assertEqual(with_changes({"tests/unit/feed/emitter_test.cc": '#include "feed/trace_emitter.h"\n',
+                                       "bench/span_bench.cc": '#include "tracing/span.h"\n'}), [])
+
+    def test_a_link_up_a_floor_is_refused_even_where_nothing_includes_it(self):
+        problems = with_changes(cmake=GOOD_CMAKE + ["target_link_libraries(sparktrace_tracing PRIVATE sparktrace_feed)"])
+        self.assertEqual(problems, ["sparktrace_tracing: links sparktrace_feed, which is not below tracing/ "
+                                    "(floor 6 vs 2)"])
+        problems = with_changes(cmake=GOOD_CMAKE + [
+            "target_link_libraries(sparktrace_proxy PRIVATE sparktrace_common sparktrace_spark_connect)"])
+        self.assertEqual(problems, ["sparktrace_proxy: proxy/ links sparktrace_spark_connect; it may link only common/"])
+        # Within one module (the executable on its library) is no arrow.
+        self.assertEqual(with_changes(), [])
+
+    def test_files_that_include_each_other_are_refused(self):
+        problems = with_changes({"tracing/span.h": '#pragma once\n#include "common/result.h"\n#include "tracing/span_kind.h"\n',
+                                 "tracing/span_kind.h": '#pragma once\n#include "tracing/span.h"\n'})
+        self.assertEqual(problems, ["files that include each other in a circle: tracing/span.h, tracing/span_kind.h"])
+
+    def test_a_relayed_call_that_reaches_nghttp2_is_refused(self):
+        sources = {"proxy/http2_stream.h": "#pragma once\n#include <cstdint>\n",
+                   "proxy/relayed_call.h": '#pragma once\n#include "proxy/http2_stream.h"\n',
+                   "proxy/relayed_call.cc": '#include "proxy/relayed_call.h"\n'}
+        cmake = GOOD_CMAKE + ["target_link_libraries(sparktrace_proxy PRIVATE sparktrace_common PkgConfig::NGHTTP2)"]
+        self.assertEqual(with_changes(sources, cmake), [])
+        # Through the connection's header, two steps away.
+        sources["proxy/http2_connection.h"] = "#pragma once\n#include <nghttp2/nghttp2.h>\n"
+        sources["proxy/http2_connection.cc"] = '#include "proxy/http2_connection.h"\n'
+        sources["proxy/http2_stream.h"] = '#pragma once\n#include "proxy/http2_connection.h"\n'
+        problems = with_changes(sources, cmake)
+        self.assertIn("proxy/relayed_call.h reaches <nghttp2/nghttp2.h> (through proxy/http2_connection.h); "
+                      "keep it to the codec", problems)
+        self.assertIn("proxy/http2_stream.h reaches <nghttp2/nghttp2.h> (through proxy/http2_connection.h); "
+                      "keep it to the codec", problems)
+
     def test_the_keywordless_signature_counts_as_public(self):
         links = module_arrows.parse_links(["target_link_libraries(sparktrace_x sparktrace_common)  # why"])
         self.assertEqual(links["sparktrace_x"].public, {"sparktrace_common"})
@@ -126,3 +189,61 @@ class EachRuleFailsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# A minimal page that keeps every layer: app on a page, the page on a view, the view on a tool and a pure
+# module, the tool on a pure module.
+GOOD_SCRIPTS = {
+    "web/assets/app.js": "import { renderTasksPage } from './tasks_page.js';\n",
+    "web/assets/tasks_page.js": "import {\n  renderMiniBar,\n} from './breakdown_bar.js';\n",
+    "web/assets/breakdown_bar.js": "import { h } from './dom.js';\nimport { formatDuration } from './format.js';\n",
+    "web/assets/badges.js": "export { h as element } from './dom.js';\n",
+    "web/assets/dom.js": "import { safeHref } from './url_state.js';\n",
+    "web/assets/url_state.js": "// import { h } from './dom.js' would be a breach, but not in a comment\n",
+    "web/assets/format.js": "export function formatDuration(ms) { return `${ms} ms`; }\n",
+}
+
+
+def web_with_changes(scripts):
+    tree = dict(GOOD_SCRIPTS)
+    tree.update(scripts)
+    return web_imports.breaches(tree)
+
+
+class EachPageRuleFailsTest(unittest.TestCase):
+    def test_the_minimal_page_is_clean_and_every_import_is_seen(self):
+        self.assertEqual(web_with_changes({}), [])
+        self.assertEqual(web_imports.summary(GOOD_SCRIPTS), (7, 6, 0, 0))
+
+    def test_a_pure_module_importing_a_tool_is_refused(self):
+        problems = web_with_changes({"web/assets/format.js": "import { h } from './dom.js';\n"})
+        self.assertEqual(problems, ["web/assets/format.js: imports web/assets/dom.js, of the tools layer, above "
+                                    "the pure layer"])
+
+    def test_a_view_importing_a_page_is_refused(self):
+        problems = web_with_changes({"web/assets/badges.js": "import { renderTasksPage } from './tasks_page.js';\n"})
+        self.assertEqual(problems, ["web/assets/badges.js: imports web/assets/tasks_page.js, of the pages layer, "
+                                    "above the views layer"])
+
+    def test_a_page_importing_another_page_or_the_router_is_refused(self):
+        problems = web_with_changes({"web/assets/recipe_page.js": "import './tasks_page.js';\nimport('./app.js');\n"})
+        self.assertEqual(problems, [
+            "web/assets/recipe_page.js: imports web/assets/app.js, of the app layer, above the pages layer",
+            "web/assets/recipe_page.js: imports web/assets/tasks_page.js; a pages module imports none of its own layer"])
+
+    def test_modules_importing_each_other_are_refused(self):
+        problems = web_with_changes({"web/assets/dom.js": "import { safeHref } from './url_state.js';\n"
+                                                          "import { element } from './badges.js';\n"})
+        self.assertIn("web/assets/dom.js: imports web/assets/badges.js, of the views layer, above the tools layer",
+                      problems)
+        self.assertIn("web/assets: modules that import each other in a circle: web/assets/badges.js, web/assets/dom.js",
+                      problems)
+
+    def test_a_package_or_a_file_outside_the_assets_is_refused(self):
+        problems = web_with_changes({"web/assets/format.js": "import dayjs from 'dayjs';\n"
+                                                             "import { x } from '../dev/cdp.mjs';\n"
+                                                             "import { y } from './missing.js';\n"})
+        self.assertEqual(problems, [
+            "web/assets/format.js: imports '../dev/cdp.mjs', outside web/assets",
+            "web/assets/format.js: imports './missing.js', which is not there",
+            "web/assets/format.js: imports 'dayjs', not a file under web/assets (no packages: no build step)"])

@@ -355,10 +355,10 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
   span.end_time_unix_nano = services_.clock.UnixNanos(started_at_ + end.duration);
 
   auto& attributes = span.attributes;
-  attributes.push_back({"rpc.system", std::string("grpc")});
-  AddString(attributes, "rpc.service", rpc_method.service);
-  AddString(attributes, "rpc.method", rpc_method.method);
-  AddInt(attributes, "rpc.grpc.status_code", static_cast<int>(end.code));
+  attributes.push_back({std::string(tracing::kRpcSystemKey), std::string(tracing::kRpcSystemGrpc)});
+  AddString(attributes, tracing::kRpcServiceKey, rpc_method.service);
+  AddString(attributes, tracing::kRpcMethodKey, rpc_method.method);
+  AddInt(attributes, tracing::kRpcGrpcStatusCodeKey, static_cast<int>(end.code));
   if (auto server = ParseAuthority(authority_)) {
     AddString(attributes, "server.address", server->address);
     if (server->port) AddInt(attributes, "server.port", *server->port);
@@ -367,12 +367,13 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
     AddString(attributes, "network.peer.address", peer->address);
     if (peer->port) AddInt(attributes, "network.peer.port", *peer->port);
   }
-  AddInt(attributes, "rpc.request.messages", static_cast<std::int64_t>(end.requests.messages));
-  AddInt(attributes, "rpc.request.bytes", static_cast<std::int64_t>(end.requests.bytes));
-  AddInt(attributes, "rpc.response.messages", static_cast<std::int64_t>(end.responses.messages));
-  AddInt(attributes, "rpc.response.bytes", static_cast<std::int64_t>(end.responses.bytes));
+  AddInt(attributes, tracing::kRpcRequestMessagesKey, static_cast<std::int64_t>(end.requests.messages));
+  AddInt(attributes, tracing::kRpcRequestBytesKey, static_cast<std::int64_t>(end.requests.bytes));
+  AddInt(attributes, tracing::kRpcResponseMessagesKey, static_cast<std::int64_t>(end.responses.messages));
+  AddInt(attributes, tracing::kRpcResponseBytesKey, static_cast<std::int64_t>(end.responses.bytes));
   if (end.time_to_first_response) {
-    attributes.push_back({"rpc.time_to_first_response_ms", Millis(*end.time_to_first_response)});
+    attributes.push_back(
+        {std::string(tracing::kRpcTimeToFirstResponseMsKey), Millis(*end.time_to_first_response)});
   }
   attributes.push_back({std::string(tracing::kTraceOriginKey), std::string(TraceOriginName(trace_.origin))});
   AddMethodAttributes(attributes);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tracing/span_vocabulary.h"
+
 namespace sparktrace::tracing::connect {
 namespace {
 
@@ -206,9 +208,9 @@ void OperationRegistry::CallEnded(const std::shared_ptr<Operation>& operation, c
         }
         // Reattachable and complete: Spark keeps the results until ReleaseExecute.
       } else {
-        op.AddEvent(
-            "error", end.at,
-            {{"rpc.grpc.status_code", std::int64_t{end.status_code}}, {"message", end.status_message}});
+        op.AddEvent("error", end.at,
+                    {{std::string(kRpcGrpcStatusCodeKey), std::int64_t{end.status_code}},
+                     {"message", end.status_message}});
         if (op.interrupt_requested) {
           Decide(op, {end.at, OperationOutcome::kInterrupted, 0, {}});
         } else if (!can_come_back || !IsReattachableFailure(end.status_code, end.status_message)) {

@@ -1,7 +1,8 @@
 // The span vocabulary lives in one header (tracing/span_vocabulary.h). This test walks the C++
 // sources (*.cc, *.h outside tests/, build*/ and the header itself) and fails, naming file:line,
 // for any quoted string literal in code (comments are skipped) that starts with "spark.",
-// "airflow.", "finding." or "spark_connect." (the proxy's operation span): such a literal is a span name,
+// "airflow.", "finding.", "spark_connect." (the proxy's operation span) or "rpc." (the RPC span's
+// OpenTelemetry keys): such a literal is a span name,
 // attribute key or event key spelled by hand, which a producer and a reader can then spell differently.
 //
 // The one exception is Spark's own vocabulary: its configuration keys ("spark.executor.memory",
@@ -9,7 +10,10 @@
 // ("spark.job.tags", "spark.sql.execution.id"). Those are Spark's names, not ours, and live where
 // Spark's configuration is read, written or recommended: the files and directories in
 // kSparkOwnNames below. A span key added to one of those places is not caught; everywhere else
-// any spark./airflow./finding. literal is.
+// any spark./airflow./finding./rpc. literal is.
+//
+// The driver's phase names ("resource_wait", "io_write": the two no other word of the code shares)
+// are the vocabulary's too (tracing::SparkPhase), checked everywhere outside kPhaseNamesPending.
 
 #include "tracing/span_vocabulary.h"
 
@@ -41,13 +45,20 @@ constexpr std::array<std::string_view, 8> kSparkOwnNames = {
     "tracing/span_vocabulary.h",                // the vocabulary itself
 };
 
+// Files that still spell a phase name, each with the change that takes it away.
+constexpr std::array<std::string_view, 2> kPhaseNamesPending = {
+    "tracing/store/attempt_parts.cc",  // the task index's IndexedPhase: to be SparkPhase (store rooms)
+    "tracing/span_vocabulary.h",       // the vocabulary itself
+};
+
 fs::path RepositoryRoot() {
   // This file is <root>/tests/unit/tracing/span_vocabulary_test.cc.
   return (fs::path(__FILE__).parent_path() / ".." / ".." / "..").lexically_normal();
 }
 
-bool Exempt(std::string_view relative) {
-  return std::any_of(kSparkOwnNames.begin(), kSparkOwnNames.end(), [relative](std::string_view name) {
+template <std::size_t N>
+bool Exempt(std::string_view relative, const std::array<std::string_view, N>& exempt) {
+  return std::any_of(exempt.begin(), exempt.end(), [relative](std::string_view name) {
     return name.ends_with('/') ? relative.starts_with(name) : relative == name;
   });
 }
@@ -94,9 +105,10 @@ std::string CodeOf(const std::string& line, bool& in_block) {
   return code;
 }
 
-// "file:line: literal" for each vocabulary literal spelled outside the header.
-std::vector<std::string> StrayLiterals(const fs::path& root) {
-  static const std::regex kLiteral(R"re("((spark|airflow|finding|spark_connect)\.[^"\\]*)")re");
+// "file:line: literal" for each literal matching `literal` spelled outside the `exempt` files.
+template <std::size_t N>
+std::vector<std::string> StrayLiterals(const fs::path& root, const std::regex& literal,
+                                       const std::array<std::string_view, N>& exempt) {
   std::vector<std::string> stray;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path relative = it->path().lexically_relative(root);
@@ -106,13 +118,13 @@ std::vector<std::string> StrayLiterals(const fs::path& root) {
     }
     const std::string extension = it->path().extension().string();
     if (extension != ".cc" && extension != ".h") continue;
-    if (Skipped(relative) || Exempt(relative.generic_string())) continue;
+    if (Skipped(relative) || Exempt(relative.generic_string(), exempt)) continue;
     std::ifstream in(it->path());
     std::string line;
     bool in_block = false;
     for (int number = 1; std::getline(in, line); ++number) {
       const std::string code = CodeOf(line, in_block);
-      for (auto match = std::sregex_iterator(code.begin(), code.end(), kLiteral);
+      for (auto match = std::sregex_iterator(code.begin(), code.end(), literal);
            match != std::sregex_iterator(); ++match) {
         stray.push_back(relative.generic_string() + ":" + std::to_string(number) + ": " + (*match)[0].str());
       }
@@ -125,10 +137,34 @@ std::vector<std::string> StrayLiterals(const fs::path& root) {
 TEST(SpanVocabularyTest, NoSpanKeyIsSpelledOutsideTheVocabularyHeader) {
   const fs::path root = RepositoryRoot();
   ASSERT_TRUE(fs::exists(root / "tracing" / "span_vocabulary.h")) << root;
+  static const std::regex kKey(R"re("((spark|airflow|finding|spark_connect|rpc)\.[^"\\]*)")re");
   std::string listing;
-  for (const std::string& entry : StrayLiterals(root)) listing += "\n  " + entry;
+  for (const std::string& entry : StrayLiterals(root, kKey, kSparkOwnNames)) listing += "\n  " + entry;
   EXPECT_TRUE(listing.empty())
       << "quoted span vocabulary outside tracing/span_vocabulary.h (use its constants):" << listing;
+}
+
+TEST(SpanVocabularyTest, NoPhaseNameIsSpelledOutsideTheVocabularyHeader) {
+  const fs::path root = RepositoryRoot();
+  static const std::regex kPhaseName(R"re("(resource_wait|io_write)")re");
+  std::string listing;
+  for (const std::string& entry : StrayLiterals(root, kPhaseName, kPhaseNamesPending)) {
+    listing += "\n  " + entry;
+  }
+  EXPECT_TRUE(listing.empty()) << "a phase name spelled outside tracing/span_vocabulary.h (use SparkPhase):"
+                               << listing;
+}
+
+TEST(SpanVocabularyTest, EachPhaseHasOneNameAndIsFoundByIt) {
+  EXPECT_EQ(kSparkPhaseNames,
+            (std::array<std::string_view, kSparkPhaseCount>{"resource_wait", "compute", "io_write", "idle"}));
+  for (std::size_t index = 0; index < kSparkPhaseCount; ++index) {
+    const SparkPhase phase = kSparkPhases[index];
+    EXPECT_EQ(static_cast<std::size_t>(phase), index);
+    EXPECT_EQ(SparkPhaseNamed(SparkPhaseName(phase)), phase) << SparkPhaseName(phase);
+  }
+  EXPECT_EQ(SparkPhaseNamed("client"), std::nullopt);  // the trace view's, not the driver's
+  EXPECT_EQ(SparkPhaseNamed(""), std::nullopt);
 }
 
 TEST(SpanVocabularyTest, CommentsAreNotCode) {
@@ -145,6 +181,8 @@ TEST(SpanVocabularyTest, TheHeaderHoldsTheKeysTheSpansCarry) {
   EXPECT_EQ(kSparkConnectLifecycleSpanName, "spark.connect.operation.lifecycle");
   EXPECT_EQ(kAirflowTaskSpanName, "airflow.task");
   EXPECT_EQ(kFindingEventName, "sparktrace.finding");
+  EXPECT_EQ(kRpcMethodKey, "rpc.method");
+  EXPECT_EQ(kRpcGrpcStatusCodeKey, "rpc.grpc.status_code");
 }
 
 }  // namespace
