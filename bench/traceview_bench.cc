@@ -120,13 +120,14 @@ Span ConfigCall(std::uint64_t trace, std::uint64_t n, std::uint64_t start) {
   call.kind = tracing::SpanKind::kServer;
   Identify(call, "calls_dag", "calls_task", "scheduled__calls");
   call.attributes.push_back({"rpc.system", std::string("grpc")});
-  call.attributes.push_back({"rpc.service", std::string("spark.connect.SparkConnectService")});
+  call.attributes.push_back({"rpc.service", std::string(tracing::kSparkConnectServiceName)});
   call.attributes.push_back({"rpc.method", std::string("Config")});
   call.attributes.push_back({"rpc.grpc.status_code", std::int64_t{0}});
   call.attributes.push_back({std::string(tracing::kSparkConnectSessionIdKey),
                              std::string("0f6d3c1e-7a0b-4d52-9a43-") + std::to_string(100000000000 + n % 7)});
-  call.attributes.push_back({"spark.connect.user_agent", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11.9")});
-  call.attributes.push_back({"spark.connect.config.operation", std::string("get_option")});
+  // What a client's own attributes add to a call's size (not sparktrace's vocabulary).
+  call.attributes.push_back({"client.user_agent", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11.9")});
+  call.attributes.push_back({"client.config_operation", std::string("get_option")});
   call.attributes.push_back({"net.peer.name", std::string("airflow-worker-3.airflow.svc.cluster.local")});
   return call;
 }
