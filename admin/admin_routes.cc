@@ -221,11 +221,25 @@ HttpResponse AdminRoutes::Ui(const HttpRequest& request) const {
   std::optional<HttpResponse> answer = ui_.handler(request);
   HttpResponse response = answer ? std::move(*answer) : TextResponse(404, "not found\n");
   AddUiSecurityHeaders(response);
+  // A handler that knows its answer's revision sets the ETag itself (the trace view's attempts, from the
+  // task index) and answers a matching If-None-Match with a 304 before building anything.
+  const bool tagged = HasHeader(response, "ETag");
+  if (response.status == 304 && tagged) {
+    if (!HasHeader(response, "Cache-Control")) response.headers.emplace_back("Cache-Control", "no-cache");
+    return response;
+  }
   if (response.status != 200) return response;
   // Revalidate every time (the store changes under the same URL), but cheaply: a matching ETag is a
   // 304 without a body.
-  const std::string etag = EntityTag(response.body);
-  response.headers.emplace_back("ETag", etag);
+  std::string etag;
+  if (tagged) {
+    etag = std::find_if(response.headers.begin(), response.headers.end(), [](const auto& header) {
+             return header.first == "ETag";
+           })->second;
+  } else {
+    etag = EntityTag(response.body);
+    response.headers.emplace_back("ETag", etag);
+  }
   if (!HasHeader(response, "Cache-Control")) response.headers.emplace_back("Cache-Control", "no-cache");
   if (const auto if_none_match = request.header("If-None-Match");
       if_none_match && MatchesIfNoneMatch(*if_none_match, etag)) {
@@ -233,6 +247,8 @@ HttpResponse AdminRoutes::Ui(const HttpRequest& request) const {
     response.body.clear();
     return response;
   }
+  // A handler may hand over its answer compressed already (the trace view keeps built answers gzipped).
+  if (HasHeader(response, "Content-Encoding")) return response;
   response.headers.emplace_back("Vary", "Accept-Encoding");
   if (const auto accept = request.header("Accept-Encoding");
       accept && AcceptsGzip(*accept) && WorthCompressing(response.content_type, response.body.size())) {

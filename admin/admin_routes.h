@@ -48,7 +48,8 @@ class AdminRoutes {
   HttpResponse Post(const RequestHead& head, std::string body) const;
 
   // kRunUi's answer: the trace view's handler (slow for a large attempt), then its security headers,
-  // and for a 200 an ETag (304 when it matches If-None-Match) and gzip when accepted.
+  // and for a 200 an ETag (304 when it matches If-None-Match) and gzip when accepted. A handler that
+  // sets its own ETag (from a revision, not the bytes) keeps it, and may answer a match 304 itself.
   HttpResponse Ui(const HttpRequest& request) const;
 
   // The request as a handler sees it; owns copies of the head's headers (valid on any thread, for as

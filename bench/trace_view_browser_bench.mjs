@@ -31,6 +31,9 @@
 //    page ready, opening the plan, unfold all, fold to the hottest path, --runs rounds after a
 //    warm-up, medians under "sql_plan_2000". With --plan-only only this part runs (no store is
 //    built) and its figures replace that key of the existing --out file, the rest kept.
+// 4b. The attempt of --calls one-call traces (a client without traceparent): its page to ready, --runs
+//    loads after a warm-up ("calls_attempt"), and /healthz timed while 6 viewers revalidate the large
+//    attempt back to back ("healthz_with_pollers").
 // 5. Writes medians, ratios page/baseline and the issue's targets to --out and prints it; stops the
 //    ui and the browser, deletes the store. Exit 0 when it ran (whatever the verdicts), 1 when a check
 //    failed or something would not start, 130 when interrupted.
@@ -480,6 +483,97 @@ async function measureAttemptPage(browser, base, pagePath, apiPath, expected, { 
   }
 }
 
+// The attempt of a call per trace (sparktrace-traceview-bench --calls: 48,000 one-span traces): its page
+// to ready in a fresh context, --runs times after one warm-up, and what its answer carries.
+async function measureCallsAttempt(browser, base, pagePath, runs) {
+  const apiPath = apiPathOf(pagePath);
+  const answer = await fetchJson(base + apiPath);
+  const bound = answer.span_bound ?? null;
+  check(Array.isArray(answer.spans) && answer.spans.length > 0, `the calls attempt answers spans (${answer.spans?.length})`);
+  const loads = [];
+  for (let i = -1; i < runs; i += 1) {
+    const { context, page, errors, settledMs } = await newContext(browser);
+    try {
+      const load = await loadToReady(page, base + pagePath);
+      const api = resourceOf(load.resources, apiPath);
+      const rendered = await page.evaluate(() => ({
+        bars: document.querySelectorAll('#gantt .bar[data-span-id]').length,
+        groups: document.querySelectorAll('.span-groups tbody tr').length,
+        error: document.querySelector('#main .error-view, #main [role=alert]')?.textContent ?? null,
+      }));
+      check(rendered.bars >= 20 && rendered.error === null, `calls attempt page: rows drawn, no error (${rendered.bars} bars, ${rendered.error ?? ''})`);
+      check(errors.length === 0, `calls attempt page: no page or console errors ${JSON.stringify(errors.slice(0, 5))}`);
+      const figures = {
+        navigation_to_ready_ms: load.readyAt,
+        navigation_to_frame_after_ready_ms: load.frameAfterReadyAt,
+        api_ttfb_ms: api ? api.responseStart - (api.requestStart || api.startTime) : null,
+        api_response_end_ms: api?.responseEnd ?? null,
+        api_transfer_bytes: api?.transferSize ?? null,
+        api_decoded_bytes: api?.decodedBodySize ?? null,
+        span_group_rows: rendered.groups,
+        ...load.cpu,
+        settle_wait_ms: settledMs,
+      };
+      if (i >= 0) loads.push(figures);
+      log(`calls attempt ${i < 0 ? 'warm-up' : `load ${i + 1}`}: ready ${figures.navigation_to_ready_ms} ms, ttfb ${figures.api_ttfb_ms} ms`);
+    } finally {
+      await context.close();
+    }
+  }
+  const names = Object.keys(loads[0]).filter((name) => typeof loads[0][name] === 'number');
+  return {
+    page: pagePath,
+    span_bound: bound,
+    span_groups: (answer.span_groups ?? []).map((g) => ({ lane: g.lane, label: g.label, count: g.count })),
+    spans_listed: answer.spans.length,
+    trace_ids: answer.trace_ids.length,
+    medians_ms: Object.fromEntries(names.map((name) => [name, round3(median(loads.map((l) => l[name])))])),
+    loads,
+  };
+}
+
+// /healthz while 6 viewers poll the large attempt as the page does while an attempt runs (a
+// conditional GET every 2 s; here back to back, the worst case), each GET of /healthz timed.
+async function measureHealthzWithPollers(base, apiPath, viewers = 6, probes = 40) {
+  const first = await fetch(base + apiPath, { headers: { 'Accept-Encoding': 'gzip' } });
+  const etag = first.headers.get('ETag');
+  await first.arrayBuffer();
+  let stop = false;
+  const counts = { polls: 0, not_modified: 0 };
+  const pollers = Array.from({ length: viewers }, async () => {
+    while (!stop) {
+      const response = await fetch(base + apiPath, { headers: { 'If-None-Match': etag, 'Accept-Encoding': 'gzip' } });
+      await response.arrayBuffer();
+      counts.polls += 1;
+      if (response.status === 304) counts.not_modified += 1;
+    }
+  });
+  const times = [];
+  const c0 = cpuSnapshot();
+  const t0 = performance.now();
+  for (let i = 0; i < probes; i += 1) {
+    await new Promise((resolve) => { setTimeout(resolve, 25); });
+    const started = performance.now();
+    const response = await fetch(`${base}/healthz`);
+    await response.text();
+    times.push(performance.now() - started);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuBetween(c0, cpuSnapshot());
+  stop = true;
+  await Promise.all(pollers);
+  times.sort((a, b) => a - b);
+  return {
+    viewers, probes, etag,
+    polls_per_s: round3(counts.polls / seconds),
+    not_modified_fraction: round3(counts.not_modified / Math.max(1, counts.polls)),
+    healthz_median_ms: round3(median(times)),
+    healthz_p95_ms: round3(times[Math.floor(times.length * 0.95)]),
+    healthz_max_ms: round3(times.at(-1)),
+    server_cpu_ms: cpu.server_cpu_ms ?? null,
+  };
+}
+
 // Once per run: a search for the label of a stage deep in the tree (collapsed at first) finds exactly
 // one span, selects it (opening its ancestors) and shows it in #detail.
 async function verifyDeepSearch(page, expected) {
@@ -881,6 +975,31 @@ async function main() {
   }
 
   const figures = summarise(options, apiFigures, expected, warmup, rounds, browserVersion, startedAt, loadStart);
+  if (apiFigures.calls_attempt_page) {
+    figures.calls_attempt = await measureCallsAttempt(browser, ui.base, apiFigures.calls_attempt_page, options.runs);
+    figures.targets.push({
+      name: 'calls_attempt_page_ready',
+      description: `the attempt of ${apiFigures.calls} one-call traces, navigation start -> body[data-ready] drawn (fresh context each load)`,
+      value_ms: figures.calls_attempt.medians_ms.navigation_to_frame_after_ready_ms,
+      threshold_ms: 2000,
+    });
+    const inProcess = apiFigures.calls_attempt;
+    figures.targets.push({
+      name: 'calls_attempt_api',
+      description: 'GET of the one-call-per-trace attempt, in-process, built (no answer cache): wall ms on this machine now',
+      value_ms: round3(inProcess.api_ms), cpu_ms: round3(inProcess.cpu_ms?.api ?? null), threshold_ms: 1000,
+    });
+  }
+  figures.healthz_with_pollers = await measureHealthzWithPollers(ui.base, apiPath);
+  figures.targets.push({
+    name: 'healthz_with_6_pollers',
+    description: '/healthz median while 6 viewers revalidate the large attempt back to back',
+    value_ms: figures.healthz_with_pollers.healthz_median_ms, p95_ms: figures.healthz_with_pollers.healthz_p95_ms,
+    threshold_ms: 100,
+  });
+  for (const t of figures.targets) {
+    if (t.verdict === undefined) t.verdict = t.value_ms === null ? 'FAIL' : t.value_ms < t.threshold_ms ? 'PASS' : 'FAIL';
+  }
   figures.sql_plan_2000 = await measurePlanTree(browser, ui.base, options.runs, options.planScreenshot);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, `${JSON.stringify(figures, null, 2)}\n`);

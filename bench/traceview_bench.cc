@@ -13,12 +13,23 @@
 //   traces_list        baseline: SqliteSpanStore::ListTraces(50), the listing `traces list` uses
 //   attempt_api        GET /api/v1/attempt?<the large attempt> (read, compute, JSON)
 //   get_trace          baseline: SqliteSpanStore::GetTrace of the same trace (reading its spans only)
-// and once: the seconds the writes took. Prints one JSON object on stdout.
+//   attempt_revalidate the large attempt again with If-None-Match: its ETag (a 304 where the server
+//                      answers it from the index; else the whole answer, then its bytes hashed, as the
+//                      admin server does for a handler that sets no ETag)
+//   attempt_http_cpu   attempt_api + the admin server's ETag hash (when the handler set none) + gzip: the
+//                      server's CPU for one page load's answer, built (a view without answer cache)
+//   warm_http_cpu      the same for a load after another viewer's (a view with its default answer
+//                      cache, where the build has one)
+//   (each as wall time `*_ms` and as the process's CPU time under `cpu_ms`)
+// and the same three for --calls one-span traces of one attempt (`calls_*`: a client that sends no
+// traceparent, a Config call per trace), and once: the seconds the writes took. Prints one JSON object.
 //
-// Usage: sparktrace-traceview-bench [--store PATH] [--traces N] [--jobs N] [--stages N] [--runs N] [--keep]
+// Usage: sparktrace-traceview-bench [--store PATH] [--traces N] [--jobs N] [--stages N] [--calls N]
+//                                   [--runs N] [--keep]
 //   Without --keep the store (default: a temporary file) is deleted at the end; with it, its path and
 //   the large attempt's page path are in the JSON, for the browser benchmark.
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +62,7 @@ struct Options {
   std::size_t traces = 100'000;
   int jobs = 200;
   int stages = 100;
+  std::size_t calls = 48'000;
   int runs = 7;
   bool keep = false;
 };
@@ -99,6 +111,25 @@ std::vector<Span> SmallAttempt(std::uint64_t n) {
                       start + 30'000);
   Identify(rpc, dag, task, run);
   return {std::move(operation), std::move(rpc)};
+}
+
+// One call of an attempt whose client sends no traceparent: a trace of its own, one RPC span with the
+// identity and what the proxy records of a call.
+Span ConfigCall(std::uint64_t trace, std::uint64_t n, std::uint64_t start) {
+  Span call = MakeSpan(trace, 1, 0, std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config", start, start + 2);
+  call.kind = tracing::SpanKind::kServer;
+  Identify(call, "calls_dag", "calls_task", "scheduled__calls");
+  call.attributes.push_back({"rpc.system", std::string("grpc")});
+  call.attributes.push_back({"rpc.service", std::string(tracing::kSparkConnectServiceName)});
+  call.attributes.push_back({"rpc.method", std::string("Config")});
+  call.attributes.push_back({"rpc.grpc.status_code", std::int64_t{0}});
+  call.attributes.push_back({std::string(tracing::kSparkConnectSessionIdKey),
+                             std::string("0f6d3c1e-7a0b-4d52-9a43-") + std::to_string(100000000000 + n % 7)});
+  // What a client's own attributes add to a call's size (not sparktrace's vocabulary).
+  call.attributes.push_back({"client.user_agent", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11.9")});
+  call.attributes.push_back({"client.config_operation", std::string("get_option")});
+  call.attributes.push_back({"net.peer.name", std::string("airflow-worker-3.airflow.svc.cluster.local")});
+  return call;
 }
 
 // The large attempt: operations of jobs of chained stages, as the listener builds them.
@@ -186,6 +217,14 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
 
 double Seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
 
+// The process's CPU time in ms: on a busy machine wall times wander with the neighbours' load, the CPU
+// a request costs does not (the bench is one thread).
+double CpuMs() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
 double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -204,6 +243,8 @@ bool ParseOptions(int argc, char** argv, Options& options) {
       options.jobs = std::stoi(value());
     } else if (arg == "--stages") {
       options.stages = std::stoi(value());
+    } else if (arg == "--calls") {
+      options.calls = std::stoul(value());
     } else if (arg == "--runs") {
       options.runs = std::stoi(value());
     } else if (arg == "--keep") {
@@ -216,13 +257,95 @@ bool ParseOptions(int argc, char** argv, Options& options) {
   return true;
 }
 
-sparktrace::admin::HttpRequest Request(const std::string& path, const std::string& query = "") {
+sparktrace::admin::HttpRequest Request(const std::string& path, const std::string& query = "",
+                                       const std::string& if_none_match = "", bool gzip = false) {
   sparktrace::admin::HttpRequest request;
   request.path = path;
   request.query = query;
-  request.header = [](const std::string&) { return std::nullopt; };
+  request.header = [if_none_match, gzip](const std::string& name) -> std::optional<std::string> {
+    if (name == "If-None-Match" && !if_none_match.empty()) return if_none_match;
+    if (name == "Accept-Encoding" && gzip) return std::string("gzip, deflate, br");
+    return std::nullopt;
+  };
   return request;
 }
+
+const std::string* HeaderOf(const sparktrace::admin::HttpResponse& response, std::string_view name) {
+  for (const auto& [header, value] : response.headers) {
+    if (header == name) return &value;
+  }
+  return nullptr;
+}
+
+// What the admin server adds to a handler's 200 (admin_routes.cc): the ETag of the bytes when the
+// handler set none, and gzip when the handler did not compress. The answer's bytes as sent.
+std::string AsServed(const sparktrace::admin::HttpResponse& response) {
+  if (HeaderOf(response, "ETag") == nullptr) (void)sparktrace::admin::EntityTag(response.body);
+  if (HeaderOf(response, "Content-Encoding") != nullptr) return response.body;
+  return sparktrace::admin::Gzip(response.body).value_or("");
+}
+
+// Turns the answer cache off where the build has one (the baseline has none), so that a request
+// measures building the answer.
+template <typename ViewOptions>
+void WithoutAnswerCache(ViewOptions& options) {
+  if constexpr (requires { options.cache_bytes; }) options.cache_bytes = 0;
+}
+
+// One attempt's answer timed as the server makes it (see the top of the file), over `runs` rounds.
+struct AttemptTimes {
+  std::vector<double> api_ms, revalidate_ms, http_cpu_ms, warm_http_cpu_ms;
+  std::vector<double> api_cpu_ms, revalidate_cpu_ms, http_cpu_cpu_ms, warm_http_cpu_cpu_ms;
+  std::size_t json_bytes = 0, gzip_bytes = 0, spans = 0;
+  std::int64_t span_groups = -1;  // -1: the answer has no span_groups (a server without the bound)
+  int revalidate_status = 0;
+
+  // `cold`: a view without an answer cache; `warm`: one with its default cache, asked once before.
+  bool Measure(sparktrace::traceview::TraceViewApi& cold, sparktrace::traceview::TraceViewApi& warm,
+               const std::string& query) {
+    auto start = Clock::now();
+    double cpu = CpuMs();
+    const auto answered = cold.Handle(Request("/api/v1/attempt", query));
+    const double api = Seconds(Clock::now() - start) * 1e3;
+    const double api_cpu = CpuMs() - cpu;
+    if (!answered || answered->status != 200) {
+      std::cerr << "attempt " << query << " was not answered: " << (answered ? answered->body : "nullopt") << "\n";
+      return false;
+    }
+    start = Clock::now();
+    cpu = CpuMs();
+    const std::string gzip = AsServed(*answered);
+    http_cpu_ms.push_back(api + Seconds(Clock::now() - start) * 1e3);
+    http_cpu_cpu_ms.push_back(api_cpu + CpuMs() - cpu);
+    api_ms.push_back(api);
+    api_cpu_ms.push_back(api_cpu);
+    json_bytes = answered->body.size();
+    gzip_bytes = gzip.size();
+    const auto json = nlohmann::json::parse(answered->body);
+    spans = json["spans"].size();
+    if (json.contains("span_groups")) span_groups = static_cast<std::int64_t>(json["span_groups"].size());
+    const std::string* etag = HeaderOf(*answered, "ETag");
+    const std::string tag = etag != nullptr ? *etag : sparktrace::admin::EntityTag(answered->body);
+
+    start = Clock::now();
+    cpu = CpuMs();
+    const auto again = cold.Handle(Request("/api/v1/attempt", query, tag));
+    // Without a 304 from the handler, the admin server hashes the body to find that the tags match.
+    if (again && again->status == 200) (void)sparktrace::admin::EntityTag(again->body);
+    revalidate_ms.push_back(Seconds(Clock::now() - start) * 1e3);
+    revalidate_cpu_ms.push_back(CpuMs() - cpu);
+    revalidate_status = again ? again->status : 0;
+
+    (void)warm.Handle(Request("/api/v1/attempt", query, "", true));  // someone loaded it before
+    start = Clock::now();
+    cpu = CpuMs();
+    const auto loaded = warm.Handle(Request("/api/v1/attempt", query, "", true));
+    if (loaded) (void)AsServed(*loaded);
+    warm_http_cpu_ms.push_back(Seconds(Clock::now() - start) * 1e3);
+    warm_http_cpu_cpu_ms.push_back(CpuMs() - cpu);
+    return true;
+  }
+};
 
 }  // namespace
 
@@ -267,10 +390,25 @@ int main(int argc, char** argv) {
   const auto large_start = Clock::now();
   write(large);
   const double large_write_s = Seconds(Clock::now() - large_start);
+  std::vector<Span> calls;
+  const std::uint64_t calls_start = options.traces * 60'000 + 10'000'000;
+  for (std::size_t n = 0; n < options.calls; ++n) {
+    calls.push_back(ConfigCall(options.traces + 100 + n, n, calls_start + n * 5));
+  }
+  const auto calls_write_start = Clock::now();
+  write(calls);
+  const double calls_write_s = Seconds(Clock::now() - calls_write_start);
 
   sparktrace::traceview::TraceViewApi api(
       sparktrace::traceview::TraceViewOptions{sparktrace::tracing::store::SqliteAt(options.store)});
+  sparktrace::traceview::TraceViewOptions cold_options{sparktrace::tracing::store::SqliteAt(options.store)};
+  WithoutAnswerCache(cold_options);
+  sparktrace::traceview::TraceViewApi cold(cold_options);
+  sparktrace::traceview::TraceViewApi warm(
+      sparktrace::traceview::TraceViewOptions{sparktrace::tracing::store::SqliteAt(options.store)});
   const std::string attempt_query = "dag=big_dag&task=big_task&run=scheduled__big&try=1";
+  const std::string calls_query = "dag=calls_dag&task=calls_task&run=scheduled__calls&try=1";
+  AttemptTimes large_times, calls_times;
   std::vector<double> list_page, list_dag, traces_list, attempt, get_trace;
   std::size_t attempt_bytes = 0;
   std::size_t attempt_gzip_bytes = 0;
@@ -291,7 +429,7 @@ int main(int argc, char** argv) {
     traces_list.push_back(Seconds(Clock::now() - start) * 1e3);
 
     start = Clock::now();
-    const auto answered = api.Handle(Request("/api/v1/attempt", attempt_query));
+    const auto answered = cold.Handle(Request("/api/v1/attempt", attempt_query));
     attempt.push_back(Seconds(Clock::now() - start) * 1e3);
     if (!answered || answered->status != 200) {
       std::cerr << "the large attempt was not answered: " << (answered ? answered->body : "nullopt") << "\n";
@@ -304,7 +442,26 @@ int main(int argc, char** argv) {
     start = Clock::now();
     (void)store->GetTrace(TraceOf(options.traces + 10));
     get_trace.push_back(Seconds(Clock::now() - start) * 1e3);
+
+    if (!large_times.Measure(cold, warm, attempt_query)) return 1;
+    if (options.calls > 0 && !calls_times.Measure(cold, warm, calls_query)) return 1;
   }
+  const auto times_json = [](const AttemptTimes& times) {
+    return nlohmann::ordered_json{{"api_ms", Median(times.api_ms)},
+                                  {"revalidate_ms", Median(times.revalidate_ms)},
+                                  {"revalidate_status", times.revalidate_status},
+                                  {"http_cpu_ms", Median(times.http_cpu_ms)},
+                                  {"warm_http_cpu_ms", Median(times.warm_http_cpu_ms)},
+                                  {"cpu_ms",
+                                   {{"api", Median(times.api_cpu_ms)},
+                                    {"revalidate", Median(times.revalidate_cpu_ms)},
+                                    {"http_cpu", Median(times.http_cpu_cpu_ms)},
+                                    {"warm_http_cpu", Median(times.warm_http_cpu_cpu_ms)}}},
+                                  {"spans_listed", times.spans},
+                                  {"span_groups", times.span_groups},
+                                  {"json_bytes", times.json_bytes},
+                                  {"gzip_bytes", times.gzip_bytes}};
+  };
   const nlohmann::ordered_json figures = {
       {"benchmark", "traceview_api"},
       {"store",
@@ -320,10 +477,16 @@ int main(int argc, char** argv) {
         {"get_trace_baseline", Median(get_trace)}}},
       {"attempt_answer",
        {{"spans", spans_answered}, {"json_bytes", attempt_bytes}, {"gzip_bytes", attempt_gzip_bytes}}},
+      {"large_attempt", times_json(large_times)},
+      {"calls_attempt", options.calls > 0 ? times_json(calls_times) : nlohmann::ordered_json(nullptr)},
+      {"calls", options.calls},
       {"write_seconds",
-       {{"small_attempts", small_write_s}, {"large_attempt_512_span_batches", large_write_s}}},
+       {{"small_attempts", small_write_s},
+        {"large_attempt_512_span_batches", large_write_s},
+        {"calls_512_span_batches", calls_write_s}}},
       {"kept_store", options.keep ? options.store : ""},
       {"large_attempt_page", "/attempt?" + attempt_query},
+      {"calls_attempt_page", "/attempt?" + calls_query},
   };
   std::cout << figures.dump(2) << "\n";
   store.reset();

@@ -63,7 +63,9 @@ std::span<const FlagSpec> AllFlagSpecs() {
                           static_cast<std::ptrdiff_t>(TracingFlagSpecs().size());
     const auto cost_at = specs.insert(admin_at, CostFlagSpecs().begin(), CostFlagSpecs().end()) +
                          static_cast<std::ptrdiff_t>(CostFlagSpecs().size());
-    const std::vector<FlagSpec> settle = traceview::SettleFlagSpecs(/*ui=*/false);
+    std::vector<FlagSpec> settle = traceview::SettleFlagSpecs(/*ui=*/false);
+    const std::vector<FlagSpec> view = traceview::ViewFlagSpecs();
+    settle.insert(settle.end(), view.begin(), view.end());
     const auto settle_at =
         specs.insert(cost_at, settle.begin(), settle.end()) + static_cast<std::ptrdiff_t>(settle.size());
     specs.insert(settle_at, admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
@@ -120,6 +122,11 @@ int RunProxyCommand(std::span<const std::string> args) {
     std::cerr << "sparktrace proxy: " << settle.error().message << "\n";
     return 2;
   }
+  auto view_flags = traceview::ViewConfigFromFlags(*flags);
+  if (!view_flags.ok()) {
+    std::cerr << "sparktrace proxy: " << view_flags.error().message << "\n";
+    return 2;
+  }
 
   const sigset_t shutdown_signals = BlockShutdownSignals();
   signal(SIGPIPE, SIG_IGN);  // a client closing the admin socket mid-reply must not kill us
@@ -162,11 +169,13 @@ int RunProxyCommand(std::span<const std::string> args) {
   admin::AdminUi ui;
   if (tracing_config->store) {
     trace_view = std::make_unique<traceview::TraceViewApi>(traceview::TraceViewOptions{
-        *tracing_config->store, tracing_config->spark_ui_url, config->history_server_url, prices});
+        *tracing_config->store, tracing_config->spark_ui_url, config->history_server_url, prices, {},
+        view_flags->max_spans, view_flags->cache_bytes});
     ui.handler = [view = trace_view.get()](const admin::HttpRequest& request) {
       return view->Handle(request);
     };
     tracing_metrics.push_back(trace_view->metrics());  // its store connection (traceview/view_store.h)
+    tracing_metrics.push_back(trace_view->cache_metrics());  // its built answers (traceview/answer_cache.h)
   }
   ui.serves = [](const std::string& path) { return traceview::TraceViewApi::Serves(path); };
   ui.token = config->admin_token;

@@ -56,6 +56,8 @@ std::span<const FlagSpec> AllFlagSpecs() {
     specs.insert(specs.end(), CostFlagSpecs().begin(), CostFlagSpecs().end());
     const std::vector<FlagSpec> settle = traceview::SettleFlagSpecs(/*ui=*/true);
     specs.insert(specs.end(), settle.begin(), settle.end());
+    const std::vector<FlagSpec> view = traceview::ViewFlagSpecs();
+    specs.insert(specs.end(), view.begin(), view.end());
     specs.insert(specs.end(), admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
     specs.push_back(kSpecs.back());
     return specs;
@@ -94,6 +96,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   if (!prices.ok()) return Fail(err, 2, prices.error().message);
   auto settle = traceview::SettleConfigFromFlags(*flags, *prices);
   if (!settle.ok()) return Fail(err, 2, settle.error().message);
+  auto view_flags = traceview::ViewConfigFromFlags(*flags);
+  if (!view_flags.ok()) return Fail(err, 2, view_flags.error().message);
   auto location = tracing::store::ParseStoreLocation(flags->Get("store"));
   if (!location.ok()) return Fail(err, 2, FlagError("store", location.error()).message);
   // Refuse a file that is not a readable store now, rather than answer 503 on every page. A
@@ -116,7 +120,8 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   signal(SIGPIPE, SIG_IGN);
 
   traceview::TraceViewApi view(
-      traceview::TraceViewOptions{*location, "", flags->Get("history-server"), *prices});
+      traceview::TraceViewOptions{*location, "", flags->Get("history-server"), *prices, {},
+                                  view_flags->max_spans, view_flags->cache_bytes});
   std::unique_ptr<StoreProbe> probe;
   if (location->backend == tracing::store::StoreBackend::kPostgres) {
     probe = std::make_unique<StoreProbe>(*location, std::chrono::seconds(5));
@@ -127,7 +132,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   ui.token = flags->Get("admin-token");
   // As the proxy: --admin-max-connections, not the soft descriptor limit, is what bounds connections.
   proxy::RaiseDescriptorLimit();
-  std::vector<std::shared_ptr<const prometheus::Collectable>> collectables{view.metrics()};
+  std::vector<std::shared_ptr<const prometheus::Collectable>> collectables{view.metrics(), view.cache_metrics()};
   std::unique_ptr<traceview::SettlerThread> settler;
   if (settle->options.interval.count() > 0) {
     auto settler_metrics =

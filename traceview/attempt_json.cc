@@ -12,6 +12,7 @@
 #include "traceview/breakdown.h"
 #include "traceview/critical_path.h"
 #include "traceview/executor_series.h"
+#include "traceview/span_bound.h"
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
 #include "traceview/span_progress.h"
@@ -172,6 +173,33 @@ void WriteProgress(JsonWriter& out, const std::optional<SpanProgress>& progress)
   out.EndObject();
 }
 
+// How many spans the attempt has and how many are listed (span_bound.h), and the summary of the rest.
+void WriteSpanBound(JsonWriter& out, std::size_t total, const BoundedSpans& listed, std::size_t max_spans,
+                    const Breakdown& breakdown) {
+  const auto count = [](std::size_t n) { return static_cast<std::int64_t>(n); };
+  out.Key("span_bound").BeginObject();
+  out.Key("max_spans").Int(count(max_spans)).Key("total").Int(count(total));
+  out.Key("listed").Int(count(listed.order.size())).Key("summarised").Int(count(total - listed.order.size()));
+  out.EndObject();
+  const double bucket_ms =
+      std::max(breakdown.end_ms - breakdown.start_ms, 0.0) / static_cast<double>(kSpanGroupBuckets);
+  out.Key("span_groups").BeginArray();
+  for (const SpanGroup& group : listed.groups) {
+    out.BeginObject();
+    out.Key("lane").String(LaneName(group.lane)).Key("name").String(group.name).Key("label").String(group.label);
+    out.Key("count").Int(group.count).Key("error_count").Int(group.error_count);
+    out.Key("start_ms").Double(group.start_ms).Key("end_ms").Double(group.end_ms);
+    out.Key("busy_ms").Double(group.busy_ms);
+    out.Key("buckets").BeginObject();
+    out.Key("start_ms").Double(breakdown.start_ms).Key("bucket_ms").Double(bucket_ms);
+    out.Key("starts").BeginArray();
+    for (const std::int64_t starts : group.buckets) out.Int(starts);
+    out.EndArray().EndObject();
+    out.EndObject();
+  }
+  out.EndArray();
+}
+
 }  // namespace
 
 std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
@@ -260,10 +288,17 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
   out.EndObject();
   out.Key("sql_executions");
   WriteSqlExecutions(out, spans, hex_ids, parent);
+  // Every figure above is of all the spans; the list is bounded (span_bound.h).
+  std::vector<bool> pinned(spans.size(), false);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    pinned[i] = on_path[i] || open[i] || !span_findings[i].ids.empty();
+  }
+  const BoundedSpans listed = BoundSpans(spans, parent, tree.order, tree.depth, tree.has_children, pinned,
+                                         context.max_spans, breakdown.start_ms, breakdown.end_ms);
   out.Key("spans").BeginArray();
   std::string trace_hex;
   tracing::TraceId trace_of_hex{};
-  for (std::size_t index : tree.order) {
+  for (std::size_t index : listed.order) {
     const Span& span = spans[index];
     if (trace_hex.empty() || span.trace_id != trace_of_hex) {  // an attempt is nearly always one trace
       trace_hex = ToHex(span.trace_id);
@@ -326,6 +361,7 @@ std::string AttemptJson(std::span<const Span> spans, const Breakdown& breakdown,
     out.EndObject();
   }
   out.EndArray();
+  WriteSpanBound(out, spans.size(), listed, context.max_spans, breakdown);
   out.EndObject();
   return out.Take();
 }

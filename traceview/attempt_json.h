@@ -47,6 +47,8 @@ struct AttemptContext {
   std::string history_server_url;
   // Prices that turn the attempt's cost into money (--cost-core-hour, --cost-gib-hour); unset: none.
   diagnose::cost::CostPrices prices;
+  // At most this many spans are listed, the rest summarised (--view-max-spans, span_bound.h); 0: all.
+  std::size_t max_spans = 0;
 };
 
 // Compact JSON text (the spans are written directly, without a JSON tree). `breakdown` is

@@ -29,24 +29,41 @@ double WallMs(const TaskAttemptRow& row) {
 
 Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& store,
                                                     const TaskAttemptRow& row) {
-  std::vector<tracing::Span> spans;
+  std::vector<tracing::TraceId> trace_ids;
+  trace_ids.reserve(row.trace_ids.size());
   for (const std::string& trace_hex : row.trace_ids) {
-    const auto trace_id = tracing::ParseTraceId(trace_hex);
-    if (!trace_id) continue;
-    auto trace = store.GetTrace(*trace_id);
-    if (!trace.ok()) {
-      if (trace.error().code == ErrorCode::kNotFound) continue;
-      return trace.error();
-    }
-    auto members = row.airflow ? SpansOfAttempt(std::move(trace).value(), row.key) : std::move(trace).value();
-    spans.insert(spans.end(), std::make_move_iterator(members.begin()),
-                 std::make_move_iterator(members.end()));
+    if (const auto trace_id = tracing::ParseTraceId(trace_hex)) trace_ids.push_back(*trace_id);
+  }
+  // One read for all the attempt's traces: an attempt of a call per trace has tens of thousands.
+  auto read = store.GetTraces(trace_ids);
+  if (!read.ok()) return read.error();
+  if (!row.airflow) return std::move(read).value();
+  // The spans come grouped by trace; an Airflow attempt's are its members in each (a trace may hold
+  // other attempts too: Airflow 2.10 gives a whole DAG run one trace).
+  std::vector<tracing::Span> all = std::move(read).value();
+  std::vector<tracing::Span> spans;
+  for (auto begin = all.begin(); begin != all.end();) {
+    const auto end = std::find_if(begin, all.end(), [&begin](const tracing::Span& span) {
+      return span.trace_id != begin->trace_id;
+    });
+    auto members = SpansOfAttempt(std::vector<tracing::Span>(std::make_move_iterator(begin),
+                                                             std::make_move_iterator(end)),
+                                  row.key);
+    spans.insert(spans.end(), std::make_move_iterator(members.begin()), std::make_move_iterator(members.end()));
+    begin = end;
   }
   return spans;
 }
 
 Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store,
                                         const tracing::store::TaskAttemptKey& key) {
+  auto rows = ReadRows(store, key);
+  if (!rows.ok()) return rows.error();
+  return Read(store, std::move(rows).value());
+}
+
+Result<AttemptRows> AttemptReader::ReadRows(tracing::store::SpanStore& store,
+                                            const tracing::store::TaskAttemptKey& key) {
   // Every attempt of this task (newest first): this one, the tries of its run, its neighbours and
   // the history all come from this one page of the index.
   tracing::store::TaskAttemptFilter filter;
@@ -57,7 +74,7 @@ Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store,
   filter.limit = kTaskAttempts;
   auto attempts = store.ListTaskAttempts(filter);
   if (!attempts.ok()) return attempts.error();
-  ReadAttempt read;
+  AttemptRows read;
   read.attempts = std::move(attempts->rows);
   const auto current = std::find_if(read.attempts.begin(), read.attempts.end(),
                                     [&key](const TaskAttemptRow& row) { return row.key == key; });
@@ -76,6 +93,13 @@ Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store,
     }
     read.current = read.attempts.size() - 1;
   }
+  return read;
+}
+
+Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store, AttemptRows rows) {
+  ReadAttempt read;
+  read.attempts = std::move(rows.attempts);
+  read.current = rows.current;
   auto spans = ReadAttemptSpans(store, read.row());
   if (!spans.ok()) return spans.error();
   if (spans->empty()) return Error{ErrorCode::kNotFound, "no such task attempt"};

@@ -25,6 +25,14 @@ namespace sparktrace::traceview {
 // How many runs the history panel (and so the regression's baseline) is over.
 inline constexpr std::size_t kHistoryRuns = 30;
 
+// The index rows an attempt's answer is made of (one query): every attempt of the task (newest first,
+// at most 200, and the attempt itself always). What the answer's revision tag is computed from.
+struct AttemptRows {
+  std::vector<tracing::store::TaskAttemptRow> attempts;
+  std::size_t current = 0;  // the attempt's row in `attempts`
+  const tracing::store::TaskAttemptRow& row() const { return attempts[current]; }
+};
+
 struct ReadAttempt {
   // Every attempt of the task (newest first, at most 200, and the attempt itself always).
   std::vector<tracing::store::TaskAttemptRow> attempts;
@@ -44,6 +52,9 @@ class AttemptReader {
  public:
   // kNotFound when the store has no such attempt, or no span of it.
   Result<ReadAttempt> Read(tracing::store::SpanStore& store, const tracing::store::TaskAttemptKey& key);
+  // The same in two steps: the index rows (kNotFound: no such attempt), then the spans and history.
+  static Result<AttemptRows> ReadRows(tracing::store::SpanStore& store, const tracing::store::TaskAttemptKey& key);
+  Result<ReadAttempt> Read(tracing::store::SpanStore& store, AttemptRows rows);
 
  private:
   // The six-phase breakdown of an attempt of the history, cached by what identifies its content.

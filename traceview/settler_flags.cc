@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/flag_values.h"
+#include "traceview/span_bound.h"
 
 namespace sparktrace::traceview {
 
@@ -44,6 +45,22 @@ Result<SettleConfig> SettleConfigFromFlags(const ParsedFlags& flags,
   config.options.prices = prices;
   config.max_task_series = static_cast<std::size_t>(*series);
   return config;
+}
+
+std::vector<FlagSpec> ViewFlagSpecs() {
+  return {{"view-max-spans", "N", std::to_string(kDefaultViewMaxSpans),
+           "an attempt's page lists at most N spans and summarises the rest per lane and name (0: all)"},
+          {"view-cache-bytes", "BYTES", "64MiB",
+           "keep the attempt answers built last, up to BYTES, for the next load of an unchanged attempt "
+           "(0: none)"}};
+}
+
+Result<ViewConfig> ViewConfigFromFlags(const ParsedFlags& flags) {
+  auto max_spans = IntegerFlag(flags, "view-max-spans", 0, 10'000'000);
+  if (!max_spans.ok()) return max_spans.error();
+  auto cache_bytes = ByteSizeFlag(flags, "view-cache-bytes", 0, std::uint64_t{16} << 30);
+  if (!cache_bytes.ok()) return cache_bytes.error();
+  return ViewConfig{static_cast<std::size_t>(*max_spans), static_cast<std::size_t>(*cache_bytes)};
 }
 
 }  // namespace sparktrace::traceview

@@ -4,6 +4,9 @@
 // --settle-interval (0: off), --settle-quiet, --settle-max-per-pass and --task-metric-series. The
 // proxy settles by default; `ui` only when given an interval, and only on a store it may write.
 //
+// Also the trace view's own bounds, --view-max-spans (span_bound.h) and --view-cache-bytes
+// (answer_cache.h), which both commands serve.
+//
 // Pure functions; thread-safe.
 
 #include <cstddef>
@@ -27,5 +30,14 @@ std::vector<FlagSpec> SettleFlagSpecs(bool ui);
 // The settings, or an error naming the flag whose value is malformed or out of range.
 Result<SettleConfig> SettleConfigFromFlags(const ParsedFlags& flags,
                                            const diagnose::cost::CostPrices& prices);
+
+// --view-max-spans: the spans an attempt's answer lists at most, the rest summarised (0: all);
+// --view-cache-bytes: the built answers kept for the next load of an unchanged attempt (0: none).
+struct ViewConfig {
+  std::size_t max_spans = 0;
+  std::size_t cache_bytes = 0;
+};
+std::vector<FlagSpec> ViewFlagSpecs();
+Result<ViewConfig> ViewConfigFromFlags(const ParsedFlags& flags);
 
 }  // namespace sparktrace::traceview

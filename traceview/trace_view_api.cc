@@ -3,13 +3,16 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "admin/http_caching.h"
 #include "common/json_writer.h"
 #include "common/url_codec.h"
 #include "traceview/attempt_json.h"
 #include "traceview/attempt_reader.h"
+#include "traceview/attempt_revision.h"
 #include "traceview/attempt_spans.h"
 #include "traceview/attempt_url.h"
 #include "traceview/breakdown.h"
@@ -200,6 +203,21 @@ std::optional<HttpResponse> DownloadResponse(Download download, std::span<const 
   return std::nullopt;
 }
 
+// An attempt's answer as kept in the cache, gzip-compressed (once, then kept) when the client takes it.
+HttpResponse CachedAttemptResponse(AnswerCache& cache, const std::string& etag, const std::string& body,
+                                   const HttpRequest& request) {
+  const auto accept = request.header ? request.header("Accept-Encoding") : std::nullopt;
+  if (accept && admin::AcceptsGzip(*accept)) {
+    if (std::optional<std::string> gzipped = cache.Gzipped(etag)) {
+      return HttpResponse{200,
+                          "application/json; charset=utf-8",
+                          std::move(*gzipped),
+                          {{"ETag", etag}, {"Content-Encoding", "gzip"}, {"Vary", "Accept-Encoding"}}};
+    }
+  }
+  return HttpResponse{200, "application/json; charset=utf-8", body, {{"ETag", etag}}};
+}
+
 HttpResponse AttemptResponse(std::span<const tracing::Span> spans, const Breakdown& breakdown,
                              const AttemptContext& context) {
   std::string body = AttemptJson(spans, breakdown, context);
@@ -217,7 +235,14 @@ const EmbeddedFile* FindEmbeddedFile(std::string_view name) {
 }
 
 TraceViewApi::TraceViewApi(TraceViewOptions options)
-    : options_(std::move(options)), store_(ReaderOf(options_)) {}
+    : options_(std::move(options)),
+      store_(ReaderOf(options_)),
+      cache_(options_.cache_bytes),
+      revision_salt_(fmt::format(
+          "{}|{}:{}|{}:{}|{}|{}|{}", std::chrono::system_clock::now().time_since_epoch().count(),
+          options_.spark_ui_url.size(), options_.spark_ui_url, options_.history_server_url.size(),
+          options_.history_server_url, options_.prices.core_hour.value_or(-1),
+          options_.prices.gib_hour.value_or(-1), options_.max_spans)) {}
 TraceViewApi::~TraceViewApi() = default;
 
 HttpResponse TraceViewApi::StoreFailure(const Error& error, std::string_view not_found) {
@@ -257,7 +282,7 @@ std::optional<HttpResponse> TraceViewApi::Handle(const HttpRequest& request) {
     response = ListTasks(request);
   } else if (IsAttemptApiPath(path)) {
     auto address = ParseAttemptApiPath(path, request.query);
-    response = address.ok() ? ShowAttempt(*address) : AddressError(address.error());
+    response = address.ok() ? ShowAttempt(*address, request) : AddressError(address.error());
   } else if (path.starts_with(kTraceApiPrefix)) {
     auto address = ParseTraceApiPath(path);
     if (!address.ok()) {
@@ -293,11 +318,25 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
                     {"tasks", std::move(tasks)}});
 }
 
-HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
+HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address, const HttpRequest& request) {
   const tracing::store::TaskAttemptKey& key = address.key;
   auto store = store_.Get();
   if (!store.ok()) return StoreFailure(store.error(), kNoStoreMessage);
-  auto read = reader_.Read(**store, key);
+  auto rows = AttemptReader::ReadRows(**store, key);
+  if (!rows.ok()) return StoreFailure(rows.error(), "no such task attempt");
+  // The answer is a function of these rows: a page that has it already gets a 304 now, before its
+  // spans are read (tens of thousands for a large attempt).
+  const std::string etag = AttemptRevisionTag(
+      rows->attempts, rows->current, fmt::format("{}|{}", revision_salt_, static_cast<int>(address.download)));
+  if (const auto if_none_match = request.header ? request.header("If-None-Match") : std::nullopt;
+      if_none_match && admin::MatchesIfNoneMatch(*if_none_match, etag)) {
+    store_.metrics()->AddNotModified();
+    return HttpResponse{304, "application/json; charset=utf-8", "", {{"ETag", etag}}};
+  }
+  if (address.download == Download::kNone) {
+    if (const std::string* body = cache_.Find(etag)) return CachedAttemptResponse(cache_, etag, *body, request);
+  }
+  auto read = reader_.Read(**store, std::move(rows).value());
   if (!read.ok()) return StoreFailure(read.error(), "no such task attempt");
   const tracing::store::TaskAttemptRow& row = read->row();
   const std::vector<tracing::Span>& spans = read->spans;
@@ -305,6 +344,7 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
   if (auto file = DownloadResponse(
           address.download, spans, breakdown,
           fmt::format("{}.{} {} try {}", key.dag_id, key.task_id, key.run_id, key.try_number))) {
+    file->headers.emplace_back("ETag", etag);
     return *file;
   }
 
@@ -332,7 +372,16 @@ HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address) {
             [](const auto* a, const auto* b) { return a->key.try_number < b->key.try_number; });
   for (const auto* attempt : tries) context.tries.push_back(LinkOf(*attempt));
   context.history = std::move(read->history);
-  return AttemptResponse(spans, breakdown, context);
+  context.max_spans = options_.max_spans;
+  HttpResponse response = AttemptResponse(spans, breakdown, context);
+  if (options_.max_spans != 0 && spans.size() > options_.max_spans) {
+    store_.metrics()->AddBoundedAnswer(spans.size() - options_.max_spans);
+  }
+  if (cache_.Keeps(response.body.size())) {
+    return CachedAttemptResponse(cache_, etag, cache_.Put(etag, std::move(response.body)), request);
+  }
+  response.headers.emplace_back("ETag", etag);  // too large to keep: the admin server compresses it
+  return response;
 }
 
 HttpResponse TraceViewApi::ShowSqlPlan(const TraceAddress& address, std::string_view query) {
@@ -395,6 +444,10 @@ HttpResponse TraceViewApi::ShowTrace(const TraceAddress& address) {
       context.name = row.name;
       context.state = row.state;
     }
+  }
+  context.max_spans = options_.max_spans;
+  if (options_.max_spans != 0 && spans->size() > options_.max_spans) {
+    store_.metrics()->AddBoundedAnswer(spans->size() - options_.max_spans);
   }
   return AttemptResponse(*spans, breakdown, context);
 }

@@ -20,9 +20,11 @@
 #include <string>
 
 #include "admin/admin_server.h"
+#include "traceview/answer_cache.h"
 #include "traceview/attempt_json.h"
 #include "traceview/attempt_reader.h"
 #include "traceview/attempt_url.h"
+#include "traceview/span_bound.h"
 #include "traceview/view_store.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
@@ -35,6 +37,8 @@ struct TraceViewOptions {
   std::string history_server_url{};     // a Spark History Server (--history-server), likewise
   diagnose::cost::CostPrices prices{};  // --cost-core-hour, --cost-gib-hour: the attempts' cost in money
   StoreOpener open_store{};             // empty: `store` opened read-only (a test passes a fake here)
+  std::size_t max_spans = kDefaultViewMaxSpans;      // --view-max-spans: spans an answer lists (0: all)
+  std::size_t cache_bytes = kDefaultViewCacheBytes;  // --view-cache-bytes: built answers kept (0: none)
 };
 
 class TraceViewApi {
@@ -53,12 +57,16 @@ class TraceViewApi {
 
   // The store connection's metrics (view_store.h), for /metrics.
   std::shared_ptr<const prometheus::Collectable> metrics() const { return store_.metrics(); }
+  // The answer cache's (answer_cache.h), likewise.
+  std::shared_ptr<const prometheus::Collectable> cache_metrics() const { return cache_.metrics(); }
 
  private:
   // 404 with `not_found` for absent data; otherwise a generic 503, the reason logged.
   admin::HttpResponse StoreFailure(const Error& error, std::string_view not_found);
   admin::HttpResponse ListTasks(const admin::HttpRequest& request);
-  admin::HttpResponse ShowAttempt(const AttemptAddress& address);
+  // Answers 304 from the index rows' revision (attempt_revision.h) when If-None-Match names it,
+  // before any span is read.
+  admin::HttpResponse ShowAttempt(const AttemptAddress& address, const admin::HttpRequest& request);
   admin::HttpResponse ShowTrace(const TraceAddress& address);
   // One spark.sql.execution span's plan (address.sql_plan), the span named by `query`.
   admin::HttpResponse ShowSqlPlan(const TraceAddress& address, std::string_view query);
@@ -68,6 +76,9 @@ class TraceViewApi {
   TraceViewOptions options_;
   ViewStore store_;
   AttemptReader reader_;  // caches the history's breakdowns across pages
+  AnswerCache cache_;     // the attempt answers built last, by revision tag
+  // Part of every revision tag: tags of an earlier process (another binary, other settings) never match.
+  std::string revision_salt_;
 };
 
 }  // namespace sparktrace::traceview

@@ -25,7 +25,20 @@ std::vector<prometheus::MetricFamily> ViewStoreMetrics::Collect() const {
   auto errors = Family("sparktrace_trace_view_store_errors_total",
                        "Trace view requests the store failed (answered 503)", MetricType::Counter);
   errors.metric.push_back(Counter({}, errors_.load(std::memory_order_relaxed)));
-  return {std::move(connects), std::move(open), std::move(errors)};
+  const auto counter = [](std::string name, std::string help, const std::atomic<std::uint64_t>& value) {
+    auto family = Family(std::move(name), std::move(help), MetricType::Counter);
+    family.metric.push_back(Counter({}, value.load(std::memory_order_relaxed)));
+    return family;
+  };
+  return {std::move(connects),
+          std::move(open),
+          std::move(errors),
+          counter("sparktrace_trace_view_not_modified_total",
+                  "Attempt answers the index's revision answered 304 without reading spans", not_modified_),
+          counter("sparktrace_trace_view_bounded_answers_total",
+                  "Attempt and trace answers with more spans than --view-max-spans", bounded_answers_),
+          counter("sparktrace_trace_view_spans_over_bound_total",
+                  "Spans over --view-max-spans in those answers (summarised in span_groups)", spans_over_bound_)};
 }
 
 bool StoreFailureLog::Note(std::string_view reason, Clock::time_point now) {

@@ -19,6 +19,9 @@
 //   sparktrace_trace_view_store_connects_total  connections the trace view opened or tried to open
 //   sparktrace_trace_view_store_connections     connections open now: 0 or kViewStoreConnections
 //   sparktrace_trace_view_store_errors_total    requests the store failed (answered 503)
+//   sparktrace_trace_view_not_modified_total     attempt answers a 304 from the index's revision spared
+//   sparktrace_trace_view_bounded_answers_total  answers with more spans than --view-max-spans
+//   sparktrace_trace_view_spans_over_bound_total the spans over the bound in those (summarised)
 //
 // Threads: ViewStore and StoreFailureLog on the trace view's thread only; ViewStoreMetrics is
 // updated there and collected on the admin thread (atomics).
@@ -54,6 +57,11 @@ class ViewStoreMetrics final : public prometheus::Collectable {
   void AddConnect() { connects_.fetch_add(1, std::memory_order_relaxed); }
   void SetOpen(bool open) { open_.store(open ? kViewStoreConnections : 0, std::memory_order_relaxed); }
   void AddError() { errors_.fetch_add(1, std::memory_order_relaxed); }
+  void AddNotModified() { not_modified_.fetch_add(1, std::memory_order_relaxed); }
+  void AddBoundedAnswer(std::uint64_t spans_over) {
+    bounded_answers_.fetch_add(1, std::memory_order_relaxed);
+    spans_over_bound_.fetch_add(spans_over, std::memory_order_relaxed);
+  }
   std::uint64_t connects() const { return connects_.load(std::memory_order_relaxed); }
 
   std::vector<prometheus::MetricFamily> Collect() const override;
@@ -61,6 +69,9 @@ class ViewStoreMetrics final : public prometheus::Collectable {
  private:
   std::atomic<std::uint64_t> connects_{0};
   std::atomic<std::uint64_t> errors_{0};
+  std::atomic<std::uint64_t> not_modified_{0};
+  std::atomic<std::uint64_t> bounded_answers_{0};
+  std::atomic<std::uint64_t> spans_over_bound_{0};
   std::atomic<int> open_{0};
 };
 

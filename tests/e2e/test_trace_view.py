@@ -13,6 +13,7 @@ Airflow id: Unicode ids are covered over a store written directly, in
 tests/unit/traceview/traceview_api_test.cc, and in web/test/url_state.test.mjs.)
 """
 
+import gzip
 import json
 import os
 import re
@@ -106,9 +107,9 @@ class TraceViewOverADemoStore(unittest.TestCase):
         self.assertEqual(demo[0]["href"], attempt_href(demo[0]))
 
         # The address the demo printed and the list's link name the same attempt.
-        status, headers, body = get(base + api_path_of(self.page_path))
-        self.assertEqual(status, 200, body)
-        attempt = json.loads(body)
+        status, headers, attempt_body = get(base + api_path_of(self.page_path))
+        self.assertEqual(status, 200, attempt_body)
+        attempt = json.loads(attempt_body)
         self.assertEqual(json.loads(get(base + api_path_of(demo[0]["href"]))[2])["identity"], attempt["identity"])
         # The demo ends once its proxy settled the attempt: the list carries the page's cost.
         self.assertIsNotNone(demo[0]["cost"], demo[0])
@@ -143,9 +144,21 @@ class TraceViewOverADemoStore(unittest.TestCase):
         lanes = {s["lane"] for s in attempt["spans"]}
         self.assertTrue({"task", "rpc", "operation", "job", "stage", "phase"} <= lanes, lanes)
 
-        # A conditional request with the answer's ETag costs a 304.
+        # A conditional request with the answer's ETag costs a 304, answered from the task index's
+        # revision (a tag that is not a hash of the bytes), and counted.
+        self.assertTrue(headers["ETag"].startswith('"r'), headers["ETag"])
         status, _, _ = get(base + api_path_of(self.page_path), {"If-None-Match": headers["ETag"]})
         self.assertEqual(status, 304)
+        metrics = get(base + "/metrics")[2].decode()
+        self.assertRegex(metrics, r"(?m)^sparktrace_trace_view_not_modified_total 1(\.0)?$")
+        # The next load is the answer built before, compressed once.
+        status, zipped_headers, zipped = get(base + api_path_of(self.page_path), {"Accept-Encoding": "gzip"})
+        self.assertEqual(status, 200)
+        self.assertEqual(zipped_headers.get("Content-Encoding"), "gzip")
+        self.assertEqual(gzip.decompress(zipped), attempt_body)
+        self.assertEqual(zipped_headers["ETag"], headers["ETag"])
+        self.assertRegex(get(base + "/metrics")[2].decode(),
+                         r"(?m)^sparktrace_trace_view_answer_cache_hits_total [1-9]")
 
     def test_page_and_every_asset_it_names_are_served_under_a_strict_policy(self):
         base = self.start_ui()

@@ -84,6 +84,31 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
   }
 }
 
+// The spans of a query that selected kSpanReadColumns, in its order.
+Result<std::vector<Span>> SpansOfResult(const PgResult& result) {
+  std::vector<Span> spans;
+  spans.reserve(static_cast<std::size_t>(result.rows()));
+  for (int row = 0; row < result.rows(); ++row) {
+    StoredSpanColumns columns;
+    columns.trace_id = result.Text(row, 0);
+    columns.span_id = result.Text(row, 1);
+    if (!result.IsNull(row, 2)) columns.parent_span_id = result.Text(row, 2);
+    columns.name = result.Text(row, 3);
+    columns.kind = result.Int64(row, 4);
+    columns.start_unix_nano = result.Int64(row, 5);
+    columns.end_unix_nano = result.Int64(row, 6);
+    columns.status_code = result.Int64(row, 7);
+    columns.status_message = result.Text(row, 8);
+    columns.trace_state = result.Text(row, 9);
+    columns.attributes_json = result.Text(row, 10);
+    columns.events_json = result.Text(row, 11);
+    auto span = FromStoredColumns(columns);
+    if (!span.ok()) return span.error();
+    spans.push_back(std::move(span).value());
+  }
+  return spans;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PostgresSpanStore>> PostgresSpanStore::Open(const StoreLocation& location,
@@ -217,29 +242,31 @@ Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
                               kSpanReadColumns),
                   {trace_hex});
     if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
-    std::vector<Span> spans;
-    spans.reserve(static_cast<std::size_t>(result->rows()));
-    for (int row = 0; row < result->rows(); ++row) {
-      StoredSpanColumns columns;
-      columns.trace_id = result->Text(row, 0);
-      columns.span_id = result->Text(row, 1);
-      if (!result->IsNull(row, 2)) columns.parent_span_id = result->Text(row, 2);
-      columns.name = result->Text(row, 3);
-      columns.kind = result->Int64(row, 4);
-      columns.start_unix_nano = result->Int64(row, 5);
-      columns.end_unix_nano = result->Int64(row, 6);
-      columns.status_code = result->Int64(row, 7);
-      columns.status_message = result->Text(row, 8);
-      columns.trace_state = result->Text(row, 9);
-      columns.attributes_json = result->Text(row, 10);
-      columns.events_json = result->Text(row, 11);
-      auto span = FromStoredColumns(columns);
-      if (!span.ok()) return span.error();
-      spans.push_back(std::move(span).value());
-    }
-    if (spans.empty())
+    auto spans = SpansOfResult(*result);
+    if (!spans.ok()) return spans.error();
+    if (spans->empty())
       return Error{ErrorCode::kNotFound, fmt::format("no trace {} in {}", trace_hex, display_)};
     return spans;
+  });
+}
+
+Result<std::vector<Span>> PostgresSpanStore::GetTraces(std::span<const TraceId> trace_ids) {
+  return NoThrow("get traces", [&]() -> Result<std::vector<Span>> {
+    if (trace_ids.empty()) return std::vector<Span>{};
+    // One statement for any number of traces: the ids travel as one array literal (hex only, nothing
+    // to quote), and each is looked up through the (trace_id, span_id) key.
+    std::string ids = "{";
+    for (const TraceId& trace_id : trace_ids) {
+      if (ids.size() > 1) ids += ',';
+      ids += ToHex(trace_id);
+    }
+    ids += '}';
+    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = ANY($1::text[]) "
+                                        "ORDER BY trace_id, start_unix_nano, span_id",
+                                        kSpanReadColumns),
+                            {ids});
+    if (!result.ok()) return Named(result.error(), fmt::format("read {} traces", trace_ids.size()));
+    return SpansOfResult(*result);
   });
 }
 

@@ -36,6 +36,7 @@ class PostgresSpanStore final : public SpanStore {
   Result<WriteStats> Write(std::span<const Span> spans) override;
   Result<std::vector<TraceSummary>> ListTraces(const TraceFilter& filter) override;
   Result<std::vector<Span>> GetTrace(const TraceId& trace_id) override;
+  Result<std::vector<Span>> GetTraces(std::span<const TraceId> trace_ids) override;
   Result<TraceId> FindTraceByOperation(std::string_view operation_id) override;
   Result<TaskAttemptPage> ListTaskAttempts(const TaskAttemptFilter& filter) override;
   Result<std::vector<std::string>> TracesMatching(std::string_view text) override;

@@ -246,6 +246,39 @@ Result<std::vector<Span>> SqliteSpanStore::GetTrace(const TraceId& trace_id) {
   });
 }
 
+Result<std::vector<Span>> SqliteSpanStore::GetTraces(std::span<const TraceId> trace_ids) {
+  return NoThrow("get traces", [&]() -> Result<std::vector<Span>> {
+    if (trace_ids.empty()) return std::vector<Span>{};
+    // One statement for any number of traces: the ids travel as one JSON array (hex only, nothing
+    // to escape), and each is looked up through the (trace_id, span_id) key.
+    std::string ids = "[";
+    for (const TraceId& trace_id : trace_ids) {
+      if (ids.size() > 1) ids += ',';
+      ids += '"' + ToHex(trace_id) + '"';
+    }
+    ids += ']';
+    auto stmt = db_->Prepare(fmt::format(
+        "SELECT {} FROM spans WHERE trace_id IN (SELECT value FROM json_each(?1)) "
+        "ORDER BY trace_id, start_unix_nano, span_id",
+        kSpanReadColumns));
+    if (!stmt.ok()) return stmt.error();
+    stmt->BindText(1, ids);
+    std::vector<Span> spans;
+    while (true) {
+      auto row = stmt->Step();
+      if (!row.ok()) {
+        return Error{row.error().code,
+                     fmt::format("read {} traces from {}: {}", trace_ids.size(), path_, row.error().message)};
+      }
+      if (!*row) break;
+      auto span = SpanFromRow(*stmt);
+      if (!span.ok()) return span.error();
+      spans.push_back(std::move(span).value());
+    }
+    return spans;
+  });
+}
+
 Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation_id) {
   return NoThrow("find trace by operation", [&]() -> Result<TraceId> {
     SqliteStatement& stmt = *find_by_operation_;

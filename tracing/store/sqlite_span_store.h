@@ -59,6 +59,7 @@ class SqliteSpanStore final : public SpanStore {
   Result<std::vector<TraceSummary>> ListTraces(const TraceFilter& filter) override;
   // All spans of a trace ordered by start time (then span id); kNotFound when it has none.
   Result<std::vector<Span>> GetTrace(const TraceId& trace_id) override;
+  Result<std::vector<Span>> GetTraces(std::span<const TraceId> trace_ids) override;
   // The trace holding a span with this spark.connect.operation_id (the newest one if several do);
   // kNotFound when none does.
   Result<TraceId> FindTraceByOperation(std::string_view operation_id) override;

@@ -15,6 +15,7 @@ import { renderHistory } from './history_chart.js';
 import { Gantt } from './gantt.js';
 import { DetailPanel } from './detail_panel.js';
 import { SqlExecutionsView } from './plan_view.js';
+import { renderSpanGroups } from './span_groups.js';
 import { formatDuration, formatPercent } from './format.js';
 import { attemptApiUrl, attemptPageUrl, tasksPageUrl } from './url_state.js';
 
@@ -82,13 +83,16 @@ class AttemptView {
         h('div', { class: 'card-head' }, h('h2', { id: 'timeline-title' }, 'Timeline'), h('span', { class: 'muted' }, 'every span of the attempt, in tree order')),
         this.gantt.element),
       this.detail.element);
+    // Past the answer's bound (--view-max-spans), what the timeline does not list, per lane and name.
+    this.groups = h('div');
+    this.renderGroups();
     // Below the timeline, whose stage spans its operators highlight.
     this.sql = new SqlExecutionsView({
       onStages: (ids) => this.gantt.highlight(ids),
     });
     this.sql.update(attempt);
     this.renderSummary();
-    context.main.append(this.summary, this.timeline, this.sql.element);
+    context.main.append(this.summary, this.timeline, this.groups, this.sql.element);
     this.layout();
     const selected = this.gantt.state.selected;
     if (selected >= 0) this.detail.show(this.gantt.state.spans[selected], attempt);
@@ -129,6 +133,12 @@ class AttemptView {
         history.element));
   }
 
+  renderGroups() {
+    clear(this.groups);
+    const card = renderSpanGroups(this.attempt);
+    if (card) this.groups.append(card);
+  }
+
   selectFinding(finding, fromDetail = true) {
     this.gantt.highlight(finding.span_ids ?? []);
     if (fromDetail) {
@@ -141,6 +151,7 @@ class AttemptView {
     this.attempt = attempt;
     const scrollY = window.scrollY;
     this.renderSummary();
+    this.renderGroups();
     this.gantt.update(attempt);
     this.sql.update(attempt);
     this.layout();

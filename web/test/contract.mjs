@@ -33,6 +33,7 @@ export function checkAttempt(a) {
   checkCost(a, fail);
   checkWhatIf(a, fail);
   checkSqlExecutions(a, fail);
+  checkSpanBound(a, fail);
 
   const b = a.breakdown;
   if (!b || !Array.isArray(b.phases)) {
@@ -246,4 +247,22 @@ function checkSqlExecutions(a, fail) {
     for (const o of e.top_operators ?? []) if (typeof o.name !== 'string' || !isNum(o.time_ms)) fail('sql_executions.top_operators[]');
   }
   for (const s of a.spans) if (s.attributes && 'spark.sql.plan' in s.attributes) fail(`span ${s.id} inlines its plan`);
+}
+
+// The list's bound (docs/trace-view-api.md, "Large attempts"): what is not listed is in span_groups.
+function checkSpanBound(a, fail) {
+  const bound = a.span_bound;
+  if (bound === undefined) return;  // an answer of an earlier server
+  for (const k of ['max_spans', 'total', 'listed', 'summarised']) if (!Number.isInteger(bound?.[k])) fail(`span_bound.${k}`);
+  if (bound.listed !== (a.spans ?? []).length) fail('span_bound.listed != spans.length');
+  if (bound.total !== bound.listed + bound.summarised) fail('span_bound.total != listed + summarised');
+  if (!Array.isArray(a.span_groups)) { fail('span_groups'); return; }
+  let summarised = 0;
+  for (const g of a.span_groups) {
+    if (!LANES.includes(g.lane) || typeof g.name !== 'string' || !Number.isInteger(g.count)) fail('span_groups[]');
+    const starts = g.buckets?.starts ?? [];
+    if (starts.reduce((x, y) => x + y, 0) !== g.count) fail('span_groups[].buckets.starts do not add up to count');
+    summarised += g.count;
+  }
+  if (summarised !== bound.summarised) fail('span_groups counts != span_bound.summarised');
 }

@@ -98,6 +98,14 @@ class AdminServerUi : public ::testing::Test {
     ui.serves = [](const std::string& path) { return path != "/missing"; };
     ui.handler = [](const HttpRequest& request) -> std::optional<HttpResponse> {
       if (request.path == "/missing") return std::nullopt;
+      // A handler that knows its revision: its own tag, and a 304 it answers itself.
+      if (request.path == "/tagged") {
+        if (request.header("If-None-Match") == std::optional<std::string>("\"r1\"")) {
+          return HttpResponse{304, "application/json; charset=utf-8", "", {{"ETag", "\"r1\""}}};
+        }
+        return HttpResponse{200, "application/json; charset=utf-8", "{\"pad\":\"" + std::string(4000, 'y') + "\"}",
+                            {{"ETag", "\"r1\""}}};
+      }
       // Large and repetitive, so that gzip has something to do.
       return HttpResponse{200,
                           "application/json; charset=utf-8",
@@ -169,6 +177,19 @@ TEST_F(AdminServerUi, AnswersAMatchingETagWith304AndCompressesWhenAsked) {
   EXPECT_EQ(static_cast<unsigned char>(gzipped.body[1]), 0x8b);
   const auto refused = Send(server_->address(), "GET", "/api/v1/tasks", "", "Accept-Encoding: gzip;q=0\r\n");
   EXPECT_EQ(HeaderValue(refused.head, "Content-Encoding"), "");
+}
+
+TEST_F(AdminServerUi, KeepsAHandlersOwnETagAndItsNotModified) {
+  StartWith("");
+  const auto first = Send(server_->address(), "GET", "/tagged", "", "Accept-Encoding: gzip\r\n");
+  EXPECT_EQ(first.status, 200);
+  EXPECT_EQ(HeaderValue(first.head, "ETag"), "\"r1\"");  // not a hash of the bytes
+  EXPECT_EQ(HeaderValue(first.head, "Content-Encoding"), "gzip");
+  const auto again = Send(server_->address(), "GET", "/tagged", "", "If-None-Match: \"r1\"\r\n");
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(HeaderValue(again.head, "ETag"), "\"r1\"");
+  EXPECT_EQ(HeaderValue(again.head, "Cache-Control"), "no-cache");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The trace stores' conformance suite, finding: lists by filter, summaries, lookups, Airflow attempts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
@@ -152,6 +153,53 @@ TEST_P(SpanStoreConformance, UnknownTraceIsNotFound) {
 
 // An Airflow attempt whose calls went through two proxies (a retry on another replica) lands in two
 // traces written by two writers; it is one attempt, with both traces, on both backends.
+// An attempt of a call per trace is read in one query (traceview/attempt_reader.h): every span of
+// the traces asked for, grouped by trace and ordered as GetTrace orders them; unknown traces are absent.
+TEST_P(SpanStoreConformance, ReadsManyTracesInOneCall) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  std::vector<Span> written;
+  for (std::uint32_t trace = 1; trace <= 300; ++trace) {
+    // Written in reverse start order within each trace: the read orders them.
+    written.push_back(MakeSpan(trace, 2, 1, "child", kBase + (trace * 10 + 5) * kMs, kBase + (trace * 10 + 6) * kMs));
+    written.push_back(MakeSpan(trace, 1, 0, "Config", kBase + trace * 10 * kMs, kBase + (trace * 10 + 9) * kMs));
+  }
+  written.back().attributes = {{"airflow.dag_id", std::string("calls")}, {"n", std::int64_t{300}}};
+  ASSERT_TRUE(store->Write(written).ok());
+
+  std::vector<TraceId> asked;
+  for (std::uint32_t trace = 300; trace >= 101; --trace) asked.push_back(TraceIdOf(trace));
+  asked.push_back(TraceIdOf(9999));  // never written
+  auto read = store->GetTraces(asked);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 400u);
+  for (std::size_t i = 0; i < read->size(); i += 2) {
+    const Span& first = (*read)[i];
+    const Span& second = (*read)[i + 1];
+    EXPECT_EQ(first.trace_id, second.trace_id);
+    EXPECT_EQ(first.name, "Config");
+    EXPECT_EQ(second.name, "child");
+    if (i > 0) {
+      EXPECT_LT(ToHex((*read)[i - 1].trace_id), ToHex(first.trace_id));  // grouped by trace
+    }
+  }
+  // Every field comes back as GetTrace gives it.
+  auto one = store->GetTrace(TraceIdOf(300));
+  ASSERT_TRUE(one.ok());
+  const auto of_300 = std::find_if(read->begin(), read->end(),
+                                   [](const Span& span) { return span.trace_id == TraceIdOf(300); });
+  ASSERT_NE(of_300, read->end());
+  ExpectSpanEq(*of_300, (*one)[0]);
+  ExpectSpanEq(*(of_300 + 1), (*one)[1]);
+
+  auto none = store->GetTraces(std::vector<TraceId>{TraceIdOf(9998)});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  auto empty = store->GetTraces({});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+}
+
 TEST_P(SpanStoreConformance, AnAttemptWrittenByTwoWritersIsOneAttempt) {
   auto first = OpenStore();
   auto second = OpenStore();
