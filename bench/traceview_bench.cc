@@ -119,10 +119,10 @@ Span ConfigCall(std::uint64_t trace, std::uint64_t n, std::uint64_t start) {
   Span call = MakeSpan(trace, 1, 0, std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config", start, start + 2);
   call.kind = tracing::SpanKind::kServer;
   Identify(call, "calls_dag", "calls_task", "scheduled__calls");
-  call.attributes.push_back({"rpc.system", std::string("grpc")});
-  call.attributes.push_back({"rpc.service", std::string(tracing::kSparkConnectServiceName)});
-  call.attributes.push_back({"rpc.method", std::string("Config")});
-  call.attributes.push_back({"rpc.grpc.status_code", std::int64_t{0}});
+  call.attributes.push_back({std::string(tracing::kRpcSystemKey), std::string(tracing::kRpcSystemGrpc)});
+  call.attributes.push_back({std::string(tracing::kRpcServiceKey), std::string(tracing::kSparkConnectServiceName)});
+  call.attributes.push_back({std::string(tracing::kRpcMethodKey), std::string("Config")});
+  call.attributes.push_back({std::string(tracing::kRpcGrpcStatusCodeKey), std::int64_t{0}});
   call.attributes.push_back({std::string(tracing::kSparkConnectSessionIdKey),
                              std::string("0f6d3c1e-7a0b-4d52-9a43-") + std::to_string(100000000000 + n % 7)});
   // What a client's own attributes add to a call's size (not sparktrace's vocabulary).
