@@ -116,17 +116,20 @@ std::vector<Span> SmallAttempt(std::uint64_t n) {
 // One call of an attempt whose client sends no traceparent: a trace of its own, one RPC span with the
 // identity and what the proxy records of a call.
 Span ConfigCall(std::uint64_t trace, std::uint64_t n, std::uint64_t start) {
-  Span call = MakeSpan(trace, 1, 0, std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config", start, start + 2);
+  Span call =
+      MakeSpan(trace, 1, 0, std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config", start, start + 2);
   call.kind = tracing::SpanKind::kServer;
   Identify(call, "calls_dag", "calls_task", "scheduled__calls");
   call.attributes.push_back({std::string(tracing::kRpcSystemKey), std::string(tracing::kRpcSystemGrpc)});
-  call.attributes.push_back({std::string(tracing::kRpcServiceKey), std::string(tracing::kSparkConnectServiceName)});
+  call.attributes.push_back(
+      {std::string(tracing::kRpcServiceKey), std::string(tracing::kSparkConnectServiceName)});
   call.attributes.push_back({std::string(tracing::kRpcMethodKey), std::string("Config")});
   call.attributes.push_back({std::string(tracing::kRpcGrpcStatusCodeKey), std::int64_t{0}});
   call.attributes.push_back({std::string(tracing::kSparkConnectSessionIdKey),
                              std::string("0f6d3c1e-7a0b-4d52-9a43-") + std::to_string(100000000000 + n % 7)});
   // What a client's own attributes add to a call's size (not sparktrace's vocabulary).
-  call.attributes.push_back({"client.user_agent", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11.9")});
+  call.attributes.push_back(
+      {"client.user_agent", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11.9")});
   call.attributes.push_back({"client.config_operation", std::string("get_option")});
   call.attributes.push_back({"net.peer.name", std::string("airflow-worker-3.airflow.svc.cluster.local")});
   return call;
@@ -309,7 +312,8 @@ struct AttemptTimes {
     const double api = Seconds(Clock::now() - start) * 1e3;
     const double api_cpu = CpuMs() - cpu;
     if (!answered || answered->status != 200) {
-      std::cerr << "attempt " << query << " was not answered: " << (answered ? answered->body : "nullopt") << "\n";
+      std::cerr << "attempt " << query << " was not answered: " << (answered ? answered->body : "nullopt")
+                << "\n";
       return false;
     }
     start = Clock::now();
