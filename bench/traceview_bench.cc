@@ -93,6 +93,10 @@ Span MakeSpan(std::uint64_t trace, std::uint64_t id, std::uint64_t parent, std::
   return span;
 }
 
+void Add(Span& span, std::string_view key, tracing::AttributeValue value) {
+  span.attributes.push_back({std::string(key), std::move(value)});
+}
+
 void Identify(Span& span, const std::string& dag, const std::string& task, const std::string& run) {
   span.attributes.push_back({std::string(tracing::kAirflowDagIdKey), dag});
   span.attributes.push_back({std::string(tracing::kAirflowTaskIdKey), task});
@@ -120,18 +124,16 @@ Span ConfigCall(std::uint64_t trace, std::uint64_t n, std::uint64_t start) {
       MakeSpan(trace, 1, 0, std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config", start, start + 2);
   call.kind = tracing::SpanKind::kServer;
   Identify(call, "calls_dag", "calls_task", "scheduled__calls");
-  call.attributes.push_back({std::string(tracing::kRpcSystemKey), std::string(tracing::kRpcSystemGrpc)});
-  call.attributes.push_back(
-      {std::string(tracing::kRpcServiceKey), std::string(tracing::kSparkConnectServiceName)});
-  call.attributes.push_back({std::string(tracing::kRpcMethodKey), std::string("Config")});
-  call.attributes.push_back({std::string(tracing::kRpcGrpcStatusCodeKey), std::int64_t{0}});
-  call.attributes.push_back({std::string(tracing::kSparkConnectSessionIdKey),
-                             std::string("0f6d3c1e-7a0b-4d52-9a43-") + std::to_string(100000000000 + n % 7)});
+  Add(call, tracing::kRpcSystemKey, std::string(tracing::kRpcSystemGrpc));
+  Add(call, tracing::kRpcServiceKey, std::string(tracing::kSparkConnectServiceName));
+  Add(call, tracing::kRpcMethodKey, std::string("Config"));
+  Add(call, tracing::kRpcGrpcStatusCodeKey, std::int64_t{0});
+  Add(call, tracing::kSparkConnectSessionIdKey,
+      "0f6d3c1e-7a0b-4d52-9a43-" + std::to_string(100000000000 + n % 7));
   // What a client's own attributes add to a call's size (not sparktrace's vocabulary).
-  call.attributes.push_back(
-      {"client.user_agent", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11.9")});
-  call.attributes.push_back({"client.config_operation", std::string("get_option")});
-  call.attributes.push_back({"net.peer.name", std::string("airflow-worker-3.airflow.svc.cluster.local")});
+  Add(call, "client.user_agent", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1 os/linux python/3.11.9"));
+  Add(call, "client.config_operation", std::string("get_option"));
+  Add(call, "net.peer.name", std::string("airflow-worker-3.airflow.svc.cluster.local"));
   return call;
 }
 
@@ -150,8 +152,7 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
         op_start + static_cast<std::uint64_t>(jobs_per_operation) * stages * 100 + 2'000;
     Span operation = MakeSpan(trace, op_id, 0, tracing::kSparkConnectOperationSpanName, op_start, op_end);
     Identify(operation, "big_dag", "big_task", "scheduled__big");
-    operation.attributes.push_back(
-        {std::string(tracing::kSparkConnectOperationIdKey), "big-op-" + std::to_string(op)});
+    Add(operation, tracing::kSparkConnectOperationIdKey, "big-op-" + std::to_string(op));
     operation.attributes.push_back({std::string(tracing::kSparkConnectPlanKindKey), std::string("root")});
     operation.attributes.push_back({std::string(tracing::kSparkConnectResultRowsKey), std::int64_t{1000}});
     spans.push_back(std::move(operation));
@@ -161,8 +162,7 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
     spans.push_back(std::move(rpc));
     Span lifecycle =
         MakeSpan(trace, next_id++, op_id, tracing::kSparkConnectLifecycleSpanName, op_start + 1, op_end - 1);
-    lifecycle.attributes.push_back(
-        {std::string(tracing::kExecutorsActiveAtStart), std::int64_t{op == 0 ? 0 : 8}});
+    Add(lifecycle, tracing::kExecutorsActiveAtStart, std::int64_t{op == 0 ? 0 : 8});
     if (op == 0) {
       for (int executor = 0; executor < 8; ++executor) {
         lifecycle.events.push_back(
@@ -187,8 +187,7 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
       const std::uint64_t job_start = job_clock;
       Span job_span = MakeSpan(trace, job_id, op_id, tracing::kSparkJobSpanName, job_start,
                                job_start + static_cast<std::uint64_t>(stages) * 100);
-      job_span.attributes.push_back(
-          {std::string(tracing::kSparkJobIdKey), std::int64_t{op * jobs_per_operation + job}});
+      Add(job_span, tracing::kSparkJobIdKey, std::int64_t{op * jobs_per_operation + job});
       job_span.attributes.push_back({std::string(tracing::kSparkJobStatusKey), std::string("succeeded")});
       spans.push_back(std::move(job_span));
       for (int stage = 0; stage < stages; ++stage) {
@@ -198,8 +197,7 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
         stage_span.attributes.push_back({std::string(tracing::kSparkStageIdKey), std::int64_t{stage_id}});
         stage_span.attributes.push_back({std::string(tracing::kSparkStageAttemptKey), std::int64_t{0}});
         stage_span.attributes.push_back({std::string(tracing::kSparkStageTasksKey), std::int64_t{64}});
-        stage_span.attributes.push_back(
-            {std::string(tracing::kSparkStageTaskDurationP95Key), std::int64_t{90}});
+        Add(stage_span, tracing::kSparkStageTaskDurationP95Key, std::int64_t{90});
         std::vector<std::string> parents;
         if (stage > 0) parents.push_back(std::to_string(stage_id - 1));
         stage_span.attributes.push_back({std::string(tracing::kSparkStageParentIdsKey), std::move(parents)});
@@ -210,8 +208,7 @@ std::vector<Span> LargeAttempt(std::uint64_t trace, int jobs, int stages, std::u
     }
     Span compute = MakeSpan(trace, next_id++, op_id, std::string(tracing::kSparkPhasePrefix) + "compute",
                             op_start + 1'000, job_clock);
-    compute.attributes.push_back({std::string(tracing::kSparkPhaseDurationMsKey),
-                                  static_cast<std::int64_t>(job_clock - op_start - 1'000)});
+    Add(compute, tracing::kSparkPhaseDurationMsKey, static_cast<std::int64_t>(job_clock - op_start - 1'000));
     spans.push_back(std::move(compute));
     clock = op_end + 500;
   }
