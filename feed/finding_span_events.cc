@@ -1,36 +1,14 @@
 #include "feed/finding_span_events.h"
 
-#include <fmt/format.h>
-
 #include <optional>
 #include <string>
 
+#include "diagnose/finding_words.h"
 #include "tracing/finding_event.h"
 #include "tracing/span_vocabulary.h"
 
 namespace sparktrace::feed {
 namespace {
-
-std::string ScopeText(const diagnose::FindingScope& scope) {
-  std::string text(diagnose::ScopeKindName(scope.kind));
-  if (scope.job_id) text += fmt::format(" job {}", *scope.job_id);
-  if (scope.stage_id) text += fmt::format(" stage {}.{}", *scope.stage_id, scope.stage_attempt.value_or(0));
-  if (scope.sql_execution_id) {
-    text += fmt::format(" sql {} node {} {}", *scope.sql_execution_id, scope.plan_node_id.value_or(0),
-                        scope.plan_node_name);
-  }
-  return text;
-}
-
-std::string EvidenceText(const diagnose::Evidence& evidence) {
-  std::string text =
-      evidence.name + "=" + (evidence.text ? *evidence.text : fmt::format("{:g}", evidence.value));
-  if (!evidence.unit.empty() && !evidence.text) text += " " + evidence.unit;
-  if (evidence.threshold) {
-    text += fmt::format(" ({} {:g})", diagnose::ComparisonSymbol(evidence.comparison), *evidence.threshold);
-  }
-  return text;
-}
 
 std::int64_t IntAttribute(const tracing::Span& span, std::string_view key, std::int64_t otherwise) {
   const auto* number = tracing::AttributeValueOf<std::int64_t>(span.attributes, key);
@@ -52,7 +30,7 @@ void AddIds(tracing::Span& span, const std::vector<const diagnose::Finding*>& fi
 
 tracing::SpanEvent FindingSpanEvent(const diagnose::Finding& finding, std::uint64_t time_unix_nano) {
   std::vector<std::string> evidence;
-  for (const diagnose::Evidence& item : finding.evidence) evidence.push_back(EvidenceText(item));
+  for (const diagnose::Evidence& item : finding.evidence) evidence.push_back(diagnose::EvidenceWords(item));
   std::vector<std::string> related;
   for (const diagnose::RelatedFinding& link : finding.related)
     related.push_back(link.relation + " " + link.key);
@@ -63,7 +41,7 @@ tracing::SpanEvent FindingSpanEvent(const diagnose::Finding& finding, std::uint6
   const tracing::FindingEvent event{.id = finding.id,
                                     .key = finding.Key(),
                                     .severity = std::string(diagnose::SeverityName(finding.severity)),
-                                    .scope = ScopeText(finding.scope),
+                                    .scope = diagnose::ScopeWords(finding.scope),
                                     .title = finding.title,
                                     .impact_seconds = finding.impact_seconds,
                                     .recipe = finding.recipe,

@@ -1,8 +1,8 @@
 #include "cli/diagnose/report_facts.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
+
+#include "diagnose/finding_words.h"
 
 namespace sparktrace::cli::diagnose {
 
@@ -69,14 +69,6 @@ std::int64_t DroppedLines(const DiagnosedLog& log) {
          static_cast<std::int64_t>(log.counters.truncated_lines);
 }
 
-std::string FormatNumber(double value) {
-  char text[48];
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15) {
-    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
-  } else {
-    std::snprintf(text, sizeof text, "%.4g", value);
-  }
-  return text;
-}
+std::string FormatNumber(double value) { return sparktrace::diagnose::NumberWords(value); }
 
 }  // namespace sparktrace::cli::diagnose

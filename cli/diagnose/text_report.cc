@@ -14,6 +14,7 @@
 #include "cli/diagnose/report_facts.h"
 #include "common/units.h"
 #include "diagnose/finding.h"
+#include "diagnose/finding_words.h"
 #include "listener/correlate/connect_server_phases.h"
 #include "listener/correlate/phases.h"
 
@@ -139,40 +140,6 @@ void RenderPhasesText(const std::optional<PhaseBreakdown>& phases, const std::st
   table.Render(out);
 }
 
-std::string FormatEvidence(const diagnosis::Evidence& evidence) {
-  std::string text = evidence.name + "=";
-  if (evidence.text) return text + *evidence.text;
-  text += FormatNumber(evidence.value);
-  if (!evidence.unit.empty() && evidence.unit != "share" && evidence.unit != "ratio" &&
-      evidence.unit != "count" && evidence.unit != "id") {
-    text += " " + evidence.unit;
-  }
-  if (evidence.threshold) {
-    text += " (" + std::string(diagnosis::ComparisonSymbol(evidence.comparison)) + " " +
-            FormatNumber(*evidence.threshold) + ")";
-  }
-  return text;
-}
-
-std::string ScopeText(const diagnosis::FindingScope& scope) {
-  switch (scope.kind) {
-    case diagnosis::ScopeKind::kApplication:
-      return "application";
-    case diagnosis::ScopeKind::kOperation:
-      return "operation";
-    case diagnosis::ScopeKind::kJob:
-      return "job " + std::to_string(scope.job_id.value_or(-1));
-    case diagnosis::ScopeKind::kStage:
-      return "stage " + std::to_string(scope.stage_id.value_or(-1)) + "." +
-             std::to_string(scope.stage_attempt.value_or(0)) +
-             (scope.job_id ? " (job " + std::to_string(*scope.job_id) + ")" : "");
-    case diagnosis::ScopeKind::kSqlOperator:
-      return "SQL execution " + std::to_string(scope.sql_execution_id.value_or(-1)) + ", node " +
-             std::to_string(scope.plan_node_id.value_or(0)) + " " + scope.plan_node_name;
-  }
-  return "application";
-}
-
 // `what_if`: estimates printed under the findings they answer, then all of them.
 void RenderFindingsText(const std::vector<diagnosis::Finding>& findings,
                         const diagnosis::WhatIfReport& what_if, const std::string& indent, std::string& out) {
@@ -189,11 +156,11 @@ void RenderFindingsText(const std::vector<diagnosis::Finding>& findings,
     std::snprintf(impact, sizeof impact, "%.1fs", finding.impact_seconds);
     out += indent + "  " + std::to_string(i + 1) + ". [" +
            std::string(diagnosis::SeverityName(finding.severity)) + "] " + finding.id + "  " +
-           ScopeText(finding.scope) + "  impact ~" + impact + "\n";
+           diagnosis::ScopeWords(finding.scope) + "  impact ~" + impact + "\n";
     out += body + finding.title + "\n";
     std::string evidence;
     for (const diagnosis::Evidence& item : finding.evidence)
-      evidence += (evidence.empty() ? "" : ", ") + FormatEvidence(item);
+      evidence += (evidence.empty() ? "" : ", ") + diagnosis::EvidenceWords(item);
     if (!evidence.empty()) out.append(body).append("evidence ").append(evidence).append("\n");
     for (std::size_t f = 0; f < finding.fix.size(); ++f)
       out += body + (f == 0 ? "fix      - " : "         - ") + finding.fix[f] + "\n";
