@@ -79,6 +79,11 @@ void AddResultAndEvents(Span& span, const Operation& operation, const WallClock&
     span.events.push_back({event.name, clock.UnixNanos(event.at), event.attributes});
   }
   AddProgress(span, operation.progress, clock);
+  // In time order, as a reader of any span expects: the milestones (first response, first batch)
+  // and the progress samples interleave. Stable: events of one instant keep their recorded order.
+  std::stable_sort(span.events.begin(), span.events.end(), [](const SpanEvent& a, const SpanEvent& b) {
+    return a.time_unix_nano < b.time_unix_nano;
+  });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // span, a live snapshot of the running operation for the store, and nothing for older servers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -72,6 +73,10 @@ TEST_F(CallTracerTest, Spark4ProgressBecomesEventsAndFinalAttributesOfTheOperati
   EXPECT_EQ(EventIntOfProgressTest(*events[1], kSparkConnectProgressTasksDoneKey), 10);
   EXPECT_EQ(EventIntOfProgressTest(*events[1], kSparkConnectProgressStagesDoneKey), 1);
   EXPECT_LE(events[0]->time_unix_nano, events[1]->time_unix_nano);
+  // All of the span's events, milestones and progress samples together, in time order.
+  EXPECT_TRUE(std::is_sorted(
+      operation.events.begin(), operation.events.end(),
+      [](const SpanEvent& a, const SpanEvent& b) { return a.time_unix_nano < b.time_unix_nano; }));
 
   EXPECT_EQ(Metric("sparktrace_operation_progress_updates_total"), 3);
   EXPECT_EQ(Metric("sparktrace_operation_progress_snapshots_total"), 1);
