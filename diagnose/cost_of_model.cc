@@ -80,15 +80,12 @@ double UsedCoreMs(const std::vector<const StageAttemptRecord*>& stages) {
   return used;
 }
 
-// A stage's run time inside [start_ms, end_ms], its tasks taken as spread evenly over the stage.
+// A stage attempt's run time inside [start_ms, end_ms] (its span ends at `now_ms` while it runs).
 double RunTimeWithin(const StageAttemptRecord& stage, listener::events::EpochMillis now_ms, double start_ms,
                      double end_ms) {
-  const double run_ms = static_cast<double>(NonNegative(stage.tasks.executor_run_time_ms));
-  const double stage_start = Ms(*stage.StartMs());
-  const double stage_end = std::max(stage_start, Ms(stage.completion_ms.value_or(now_ms)));
-  if (stage_end == stage_start) return stage_start >= start_ms && stage_start <= end_ms ? run_ms : 0;
-  const double overlap = std::max(0.0, std::min(stage_end, end_ms) - std::max(stage_start, start_ms));
-  return run_ms * overlap / (stage_end - stage_start);
+  return cost::RunTimeWithin(static_cast<double>(NonNegative(stage.tasks.executor_run_time_ms)),
+                             Ms(*stage.StartMs()), Ms(stage.completion_ms.value_or(now_ms)), start_ms,
+                             end_ms);
 }
 
 }  // namespace
@@ -158,9 +155,9 @@ std::optional<CostInputs> OperationCostInputs(const ApplicationModel& model, std
       double own_ms = 0;
       for (const StageAttemptRecord* stage : stages)
         own_ms += RunTimeWithin(*stage, now_ms, window_start, window_end);
-      const double all_ms = own_ms + static_cast<double>(NonNegative(sharing.others_run_time_ms));
       const double share =
-          all_ms > 0 ? own_ms / all_ms : 1.0 / static_cast<double>(1 + NonNegative(sharing.other_operations));
+          cost::SharedWindowShare(own_ms, static_cast<double>(NonNegative(sharing.others_run_time_ms)),
+                                  NonNegative(sharing.other_operations));
       inputs.windows = {CostWindow{window_start, window_end, share}};
       inputs.shared = true;
       inputs.other_operations = NonNegative(sharing.other_operations);

@@ -36,18 +36,10 @@ std::optional<std::int64_t> MemoryFact(std::span<const Span> spans, std::string_
   return std::nullopt;
 }
 
-double Overlap(double start_a, double end_a, double start_b, double end_b) {
-  return std::max(0.0, std::min(end_a, end_b) - std::max(start_a, start_b));
-}
-
-// A stage's run time inside [start_ms, end_ms], its tasks taken as spread evenly over the stage
-// (the listener prorates the other operations' stages the same way).
+// A stage span's run time inside [start_ms, end_ms].
 double RunTimeWithin(const Span& stage, double start_ms, double end_ms) {
   const double run_ms = static_cast<double>(IntFact(stage, tracing::kStageExecutorRunTimeMs).value_or(0));
-  const double stage_start = SpanStartMs(stage);
-  const double stage_end = std::max(stage_start, SpanEndMs(stage));
-  if (stage_end == stage_start) return stage_start >= start_ms && stage_start <= end_ms ? run_ms : 0;
-  return run_ms * Overlap(stage_start, stage_end, start_ms, end_ms) / (stage_end - stage_start);
+  return diagnose::cost::RunTimeWithin(run_ms, SpanStartMs(stage), SpanEndMs(stage), start_ms, end_ms);
 }
 
 // The Connect operation each stage ran for: its job's spark.connect.operation_id ("" when none).
@@ -86,10 +78,8 @@ std::vector<CostWindow> SharedWindows(std::span<const Span> spans, double start_
     }
     shared = shared || *others_ms > 0 || others > 0;
     other_operations = std::max(other_operations, others);
-    const double all_ms = own_ms + static_cast<double>(*others_ms);
-    // Nobody's tasks ran: the operations present share the executors alike.
-    const double share = all_ms > 0 ? own_ms / all_ms : 1.0 / static_cast<double>(1 + others);
-    windows.push_back({window_start, window_end, share});
+    windows.push_back({window_start, window_end,
+                       diagnose::cost::SharedWindowShare(own_ms, static_cast<double>(*others_ms), others)});
   }
   if (!shared) windows.clear();
   return windows;

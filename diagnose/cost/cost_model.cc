@@ -60,6 +60,19 @@ AttemptCost ComputeCost(const CostInputs& inputs, const CostPrices& prices) {
   return cost;
 }
 
+double RunTimeWithin(double run_ms, double stage_start_ms, double stage_end_ms, double start_ms,
+                     double end_ms) {
+  stage_end_ms = std::max(stage_start_ms, stage_end_ms);
+  if (stage_end_ms == stage_start_ms)
+    return stage_start_ms >= start_ms && stage_start_ms <= end_ms ? run_ms : 0;
+  return run_ms * Overlap(stage_start_ms, stage_end_ms, start_ms, end_ms) / (stage_end_ms - stage_start_ms);
+}
+
+double SharedWindowShare(double own_run_ms, double others_run_ms, std::int64_t other_operations) {
+  const double all_ms = own_run_ms + others_run_ms;
+  return all_ms > 0 ? own_run_ms / all_ms : 1.0 / static_cast<double>(1 + other_operations);
+}
+
 std::string CostBasis(const AttemptCost& cost) {
   if (!cost.shared) return "the application's executors over the attempt's window";
   char share[32];

@@ -75,6 +75,16 @@ struct AttemptCost {
 
 AttemptCost ComputeCost(const CostInputs& inputs, const CostPrices& prices);
 
+// For the adapters, which read the same facts from spans and from the model:
+// a stage's run time inside [start_ms, end_ms], its tasks taken as spread evenly over the stage
+// [stage_start_ms, stage_end_ms] (an end before the start is the start; a stage of no length counts
+// whole when it lies in the window);
+double RunTimeWithin(double run_ms, double stage_start_ms, double stage_end_ms, double start_ms,
+                     double end_ms);
+// and an operation's part of a shared server's executors over a window: its tasks' share of all the
+// task time in it, or, when nobody's tasks ran, an equal part with the other operations present.
+double SharedWindowShare(double own_run_ms, double others_run_ms, std::int64_t other_operations);
+
 // How the attempt was charged, in words: "the application's executors over the attempt's window" or
 // "shared with 3 other operations: split by task time (41% of the executors' time)".
 std::string CostBasis(const AttemptCost& cost);
