@@ -11,10 +11,11 @@
 #include "cli/diagnose/report.h"
 #include "cli/diagnose/report_facts.h"
 #include "common/json_writer.h"
+#include "diagnose/cost/cost_json.h"
 #include "diagnose/finding.h"
+#include "diagnose/finding_words.h"
 #include "listener/correlate/connect_server_phases.h"
 #include "listener/correlate/phases.h"
-#include "diagnose/cost/cost_json.h"
 
 namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
 
@@ -31,7 +32,7 @@ using listener::correlate::StageAttemptRecord;
 // A figure as the text report writes it (integers whole, 4 significant digits), or null.
 void WriteFigure(JsonWriter& json, std::optional<double> value) {
   if (value && std::isfinite(*value)) {
-    json.Raw(FormatNumber(*value));
+    json.Raw(diagnosis::NumberWords(*value));
   } else {
     json.Null();
   }
@@ -52,7 +53,8 @@ void WriteWindow(JsonWriter& json, const std::optional<PhaseBreakdown>& phases) 
 }
 
 // The attempt page's cost object (diagnose/cost/cost_json.h), or null when the log cannot tell it.
-void WriteCost(JsonWriter& json, const sparktrace::diagnose::cost::AttemptCost* cost, const sparktrace::diagnose::cost::CostPrices& prices) {
+void WriteCost(JsonWriter& json, const sparktrace::diagnose::cost::AttemptCost* cost,
+               const sparktrace::diagnose::cost::CostPrices& prices) {
   json.Key("cost");
   if (cost != nullptr) {
     json.Raw(sparktrace::diagnose::cost::CostToJson(*cost, prices).dump());

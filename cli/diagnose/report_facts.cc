@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "diagnose/finding_words.h"
-
 namespace sparktrace::cli::diagnose {
 
 using listener::correlate::ApplicationModel;
@@ -68,7 +66,5 @@ std::int64_t DroppedLines(const DiagnosedLog& log) {
   return std::max<std::int64_t>(blank, 0) + static_cast<std::int64_t>(log.counters.oversized_lines) +
          static_cast<std::int64_t>(log.counters.truncated_lines);
 }
-
-std::string FormatNumber(double value) { return sparktrace::diagnose::NumberWords(value); }
 
 }  // namespace sparktrace::cli::diagnose

@@ -33,7 +33,5 @@ std::int64_t IgnoredEvents(const DiagnosedLog& log);
 // Blank, oversized and cut-off lines: skipped by the feed before any parsing. The feed's
 // corrupt_lines also counts the lines this command reported as malformed, which are shown apart.
 std::int64_t DroppedLines(const DiagnosedLog& log);
-// A figure as text: integers whole, fractions with 4 significant digits (diagnose/finding_words.h).
-std::string FormatNumber(double value);
 
 }  // namespace sparktrace::cli::diagnose
