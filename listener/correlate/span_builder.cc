@@ -1,6 +1,7 @@
 #include "listener/correlate/span_builder.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -224,6 +225,20 @@ void AddSqlExecutionSpans(const BuildContext& context, std::optional<std::string
   }
 }
 
+// An operation's lifecycle events, each with its time when the log has it: the lifecycle span's
+// events, and the times its window spans.
+using LifecycleTimes = std::array<std::pair<std::string_view, std::optional<events::EpochMillis>>, 7>;
+
+LifecycleTimes LifecycleTimesOf(const ConnectOperationRecord& operation) {
+  return {{{"started", operation.started_ms},
+           {"analyzed", operation.analyzed_ms},
+           {"ready", operation.ready_ms},
+           {"finished", operation.finished_ms},
+           {"failed", operation.failed_ms},
+           {"canceled", operation.canceled_ms},
+           {"closed", operation.closed_ms}}};
+}
+
 bool OperationEnded(const ConnectOperationRecord& operation) {
   return operation.closed_ms || operation.finished_ms || operation.failed_ms || operation.canceled_ms;
 }
@@ -234,11 +249,6 @@ bool OperationEnded(const ConnectOperationRecord& operation) {
 // job tags only) there is no span and the answer is false.
 bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord& operation, bool jobs_unended,
                       const SpanId& parent, BuiltSpans& built) {
-  std::vector<std::pair<std::string_view, std::optional<events::EpochMillis>>> lifecycle = {
-      {"started", operation.started_ms}, {"analyzed", operation.analyzed_ms},
-      {"ready", operation.ready_ms},     {"finished", operation.finished_ms},
-      {"failed", operation.failed_ms},   {"canceled", operation.canceled_ms},
-      {"closed", operation.closed_ms}};
   const std::optional<TimeWindow> window = LifecycleWindow(operation, context.now_ms);
   if (!window) return false;  // only known from job tags: no lifecycle to show
   const bool ended = OperationEnded(operation);
@@ -251,7 +261,7 @@ bool AddLifecycleSpan(const BuildContext& context, const ConnectOperationRecord&
   AddString(span, tracing::kSparkAppIdKey, context.model.application().app_id);
   if (operation.produced_row_count)
     AddInt(span, tracing::kSparkConnectProducedRowCountKey, *operation.produced_row_count);
-  for (const auto& [name, time] : lifecycle) {
+  for (const auto& [name, time] : LifecycleTimesOf(operation)) {
     if (time) span.events.push_back(SpanEvent{std::string(name), MillisToUnixNanos(*time), {}});
   }
   if (operation.failed_ms) {
@@ -304,9 +314,7 @@ std::optional<TimeWindow> LifecycleWindow(const ConnectOperationRecord& operatio
                                           events::EpochMillis now_ms) {
   std::optional<events::EpochMillis> start;
   std::optional<events::EpochMillis> end;
-  for (const std::optional<events::EpochMillis>& time :
-       {operation.started_ms, operation.analyzed_ms, operation.ready_ms, operation.finished_ms,
-        operation.failed_ms, operation.canceled_ms, operation.closed_ms}) {
+  for (const auto& [name, time] : LifecycleTimesOf(operation)) {
     if (!time) continue;
     start = start ? std::min(*start, *time) : *time;
     end = end ? std::max(*end, *time) : *time;
