@@ -11,8 +11,9 @@ std::vector<prometheus::MetricFamily> AnswerCacheMetrics::Collect() const {
   using metric_builders::Counter;
   using metric_builders::Family;
   using metric_builders::Gauge;
-  auto hits = Family("sparktrace_trace_view_answer_cache_hits_total",
-                     "Attempt answers served from the trace view's answer cache", prometheus::MetricType::Counter);
+  auto hits =
+      Family("sparktrace_trace_view_answer_cache_hits_total",
+             "Attempt answers served from the trace view's answer cache", prometheus::MetricType::Counter);
   hits.metric.push_back(Counter({}, hits_.load(std::memory_order_relaxed)));
   auto misses = Family("sparktrace_trace_view_answer_cache_misses_total",
                        "Attempt answers the trace view built (not in its answer cache)",
@@ -45,7 +46,7 @@ std::optional<std::string> AnswerCache::Gzipped(const std::string& etag) {
     if (!entry.gzip) return std::nullopt;
     bytes_ += entry.gzip->size();
     std::optional<std::string> copy = entry.gzip;
-    Shrink();  // may drop this very entry: the copy is the answer
+    Shrink(0);  // may drop this very entry: the copy is the answer
     return copy;
   }
   return entry.gzip;
@@ -60,20 +61,16 @@ const std::string& AnswerCache::Put(const std::string& etag, std::string body) {
   entries_.push_front(Entry{etag, std::move(body), std::nullopt});
   by_etag_[etag] = entries_.begin();
   bytes_ += entries_.front().bytes();
-  // Older answers go first: the new one fits the bound by itself (Keeps).
-  while (bytes_ > max_bytes_ && entries_.size() > 1) {
-    bytes_ -= entries_.back().bytes();
-    by_etag_.erase(entries_.back().etag);
-    entries_.pop_back();
-  }
-  metrics_->SetBytes(bytes_);
+  Shrink(1);  // older answers go first: the new one fits the bound by itself (Keeps)
   return entries_.front().body;
 }
 
-void AnswerCache::Touch(std::list<Entry>::iterator entry) { entries_.splice(entries_.begin(), entries_, entry); }
+void AnswerCache::Touch(std::list<Entry>::iterator entry) {
+  entries_.splice(entries_.begin(), entries_, entry);
+}
 
-void AnswerCache::Shrink() {
-  while (bytes_ > max_bytes_ && !entries_.empty()) {
+void AnswerCache::Shrink(std::size_t keep) {
+  while (bytes_ > max_bytes_ && entries_.size() > keep) {
     bytes_ -= entries_.back().bytes();
     by_etag_.erase(entries_.back().etag);
     entries_.pop_back();

@@ -69,7 +69,8 @@ class AnswerCache {
     std::size_t bytes() const { return body.size() + (gzip ? gzip->size() : 0); }
   };
   void Touch(std::list<Entry>::iterator entry);
-  void Shrink();
+  // Drops the least recently used answers until the bound holds, keeping at least the `keep` newest.
+  void Shrink(std::size_t keep);
 
   const std::size_t max_bytes_;
   std::list<Entry> entries_;  // most recently used first
