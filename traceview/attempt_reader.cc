@@ -106,14 +106,14 @@ Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store, Attemp
   read.spans = std::move(spans).value();
   read.breakdown = ComputeBreakdown(read.spans);
 
-  std::vector<RunSummary> runs;
+  std::vector<diagnose::regression::RunSummary> runs;
   std::size_t listed = 0;
   for (std::size_t i = 0; i < read.attempts.size(); ++i) {
     const TaskAttemptRow& other = read.attempts[i];
     const bool is_current = i == read.current;
     if (!is_current && listed >= kHistoryRuns) continue;
     ++listed;
-    RunSummary summary;
+    diagnose::regression::RunSummary summary;
     summary.run_id = other.key.run_id;
     summary.try_number = other.key.try_number;
     summary.state = other.state;
@@ -125,7 +125,7 @@ Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store, Attemp
     summary.current = is_current;
     runs.push_back(std::move(summary));
   }
-  read.history = ComputeHistory(std::move(runs), kHistoryRuns);
+  read.history = diagnose::regression::ComputeHistory(std::move(runs), kHistoryRuns);
   return read;
 }
 
