@@ -7,7 +7,7 @@
 
 #include "diagnose/regression/history.h"
 #include "diagnose/regression/regression.h"
-#include "listener/correlate/phases.h"
+#include "diagnose/regression_of_model.h"
 #include "tracing/span_vocabulary.h"
 
 namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
@@ -23,44 +23,16 @@ using diagnosis::regression::Regression;
 using diagnosis::regression::RegressionThresholds;
 using diagnosis::regression::RegressionTitle;
 using diagnosis::regression::RunSummary;
-using tracing::ViewPhase;
 
 constexpr std::string_view kRegressionRecipe = "troubleshoot/regression.md";
 
-ViewPhase ViewPhaseOf(listener::correlate::Phase phase) {
-  switch (phase) {
-    case listener::correlate::Phase::kResourceWait:
-      return ViewPhase::kResourceWait;
-    case listener::correlate::Phase::kCompute:
-      return ViewPhase::kCompute;
-    case listener::correlate::Phase::kIoWrite:
-      return ViewPhase::kIoWrite;
-    case listener::correlate::Phase::kIdle:
-      return ViewPhase::kIdle;
-  }
-  return ViewPhase::kIdle;
-}
-
-// A log as one run of its application: success once ended with no failed job, failed with one,
-// running while its log is still being written (a truncated log is neither: it is left out).
+// A log as one run of its application (diagnose/regression_of_model.h), named by its path; a
+// truncated log is neither ended nor running: it is left out.
 std::optional<RunSummary> RunOf(const DiagnosedLog& log) {
-  const std::optional<listener::correlate::PhaseBreakdown> phases =
-      listener::correlate::ApplicationPhases(log.model);
   const std::string_view status = ApplicationStatus(log);
-  if (!phases || status == "truncated") return std::nullopt;
-  RunSummary run;
-  run.run_id = log.path;
-  const bool failed = std::any_of(log.model.jobs().begin(), log.model.jobs().end(), [](const auto& entry) {
-    return entry.second.status == listener::correlate::JobStatus::kFailed;
-  });
-  run.state = status == "in_progress" ? "running" : failed ? "failed" : "success";
-  run.start_ms = static_cast<double>(phases->window.start_ms);
-  run.wall_ms = static_cast<double>(phases->window.end_ms - phases->window.start_ms);
-  for (std::size_t phase = 0; phase < listener::correlate::kPhaseCount; ++phase) {
-    const auto spark_phase = static_cast<listener::correlate::Phase>(phase);
-    run.phases[static_cast<std::size_t>(ViewPhaseOf(spark_phase))] =
-        static_cast<double>(phases->TotalMs(spark_phase));
-  }
+  if (status == "truncated") return std::nullopt;
+  std::optional<RunSummary> run = diagnosis::RunOfApplication(log.model, status == "in_progress");
+  if (run) run->run_id = log.path;
   return run;
 }
 
