@@ -19,9 +19,9 @@
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/phases.h"
 #include "listener/correlate/span_builder.h"
-#include "tests/unit/diagnose/diagnose_test_lines.h"
 #include "tests/unit/diagnose/model_and_spans_test_support.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
+#include "tests/unit/listener/correlate/shared_server_test_log.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 #include "traceview/cost_of_spans.h"
 
@@ -116,48 +116,10 @@ TEST(CostOfModel, RealLogsCostAsTheirSpans) {
 // executor comes and goes while both run, a third operation never gets an executor's task, and a
 // fourth still runs when the log ends.
 TEST(CostOfModel, ASharedConnectServerCostsAsItsSpans) {
-  const std::string tag_a = lines::OperationTag("alice", lines::kSessionA, lines::kOperationA);
-  const std::string tag_b = lines::OperationTag("alice", lines::kSessionA, lines::kOperationB);
-  const std::string tag_c =
-      lines::OperationTag("bob", lines::kSessionA, "5c1d3e2f-7a8b-4c9d-8e0f-1a2b3c4d5e70");
-  const std::string tag_d =
-      lines::OperationTag("bob", lines::kSessionA, "6d2e4f30-8b9c-4dae-9f10-2b3c4d5e6f81");
+  const std::vector<std::string> log =
+      lines::SharedServerLog({.more_settings = {{"spark.driver.cores", "2"}}, .more_operations = true});
   ApplicationModel model;
-  lines::Feed(
-      model,
-      {
-          lines::AppStart("app-1", 0),
-          test_lines::EnvironmentLine(
-              {{"spark.executor.memory", "4g"}, {"spark.master", "k8s://x"}, {"spark.driver.cores", "2"}}),
-          lines::ExecutorAdded("1", 0),
-          lines::ConnectOperation("Started", tag_a, lines::kOperationA, 1000, lines::kSessionA, "alice"),
-          lines::ExecutorAdded("2", 3000),
-          lines::JobStart(0, 2000, {0}, {tag_a}),
-          lines::StageSubmitted(0, 2000, 2),
-          lines::TaskEnd(0, 1, 2000, 4000),
-          lines::TaskEnd(0, 2, 2000, 4000),
-          lines::StageCompleted(0, 2000, 4000, 2),
-          lines::JobEnd(0, 4000),
-          lines::ConnectOperation("Started", tag_b, lines::kOperationB, 5000, lines::kSessionA, "alice"),
-          lines::ConnectOperation("Started", tag_c, "5c1d3e2f-7a8b-4c9d-8e0f-1a2b3c4d5e70", 5500,
-                                  lines::kSessionA, "bob"),
-          lines::JobStart(1, 6000, {1}, {tag_b}),
-          lines::StageSubmitted(1, 6000, 1),
-          lines::ExecutorRemoved("2", 7000),
-          lines::ConnectOperation("Finished", tag_c, "5c1d3e2f-7a8b-4c9d-8e0f-1a2b3c4d5e70", 7500),
-          lines::ConnectOperation("Finished", tag_a, lines::kOperationA, 8000),
-          lines::ConnectOperation("Closed", tag_a, lines::kOperationA, 9000),
-          lines::TaskEnd(1, 3, 6000, 12000),
-          lines::StageCompleted(1, 6000, 12000, 1),
-          lines::JobEnd(1, 12000),
-          lines::ConnectOperation("Finished", tag_b, lines::kOperationB, 12500),
-          lines::ConnectOperation("Closed", tag_b, lines::kOperationB, 13000),
-          lines::ConnectOperation("Started", tag_d, "6d2e4f30-8b9c-4dae-9f10-2b3c4d5e6f81", 13500,
-                                  lines::kSessionA, "bob"),
-          lines::JobStart(2, 14000, {2}, {tag_d}),
-          lines::StageSubmitted(2, 14000, 2),
-          lines::TaskEnd(2, 4, 14000, 15000),
-      });
+  lines::Feed(model, log);
   ASSERT_EQ(model.operations().size(), 4u);
   ExpectModelCostsAsThePage(model, "shared server");
   // B's stage ran while A was open: A is charged its share only (the comparison above covers the
