@@ -46,6 +46,7 @@ MODULES = {
     "sim": (("sparktrace_sim",), 2),
     "tracing": (("sparktrace_tracing",), 2),
     "tracing/otlp": (("sparktrace_tracing_otlp",), 3),
+    "diagnose/regression": (("sparktrace_regression",), 3),
     "tracing/store": (("sparktrace_tracing_store",), 3),
     "tracing/connect": (("sparktrace_connect_tracing",), 3),
     "listener/events": (("sparktrace_listener_events",), 3),
