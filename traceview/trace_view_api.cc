@@ -26,7 +26,7 @@
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/open_span_store.h"
+#include "tracing/store/open/open_span_store.h"
 
 namespace sparktrace::traceview {
 namespace {

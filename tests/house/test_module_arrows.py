@@ -118,13 +118,13 @@ class EachRuleFailsTest(unittest.TestCase):
         self.assertEqual(with_changes(sources, cmake), [])
 
     def test_a_long_file_is_named_and_only_checked_files_count(self):
-        counts = {"tracing/store/span_spool.cc": 501, "tests/unit/proxy/relay_test.cc": 900,
+        counts = {"tracing/store/spool/span_spool.cc": 501, "tests/unit/proxy/relay_test.cc": 900,
                   "web/assets/gantt.js": 500, "bench/proxy_bench.py": 1400, "bench/store_bench.cc": 900,
                   "common/result.h": 20}
         self.assertEqual(module_arrows.overlong(counts),
                          ["bench/store_bench.cc: 900 lines (at most 500)",
                           "tests/unit/proxy/relay_test.cc: 900 lines (at most 500)",
-                          "tracing/store/span_spool.cc: 501 lines (at most 500)"])
+                          "tracing/store/spool/span_spool.cc: 501 lines (at most 500)"])
 
     def test_a_project_header_in_angle_brackets_is_refused(self):
         # <…> would pass for a system header and skip the floors: both are named.

@@ -1,8 +1,8 @@
 #pragma once
 // SpanStore: the one interface through which the proxy (its store exporter), the event-log feeds,
 // `sparktrace traces` and the trace view read and write traces. Two backends implement it:
-// - SQLite (tracing/store/sqlite_span_store.h): one file, the embedded default;
-// - PostgreSQL (tracing/store/postgres_span_store.h): one database shared by every proxy, driver
+// - SQLite (tracing/store/sqlite/sqlite_span_store.h): one file, the embedded default;
+// - PostgreSQL (tracing/store/postgres/postgres_span_store.h): one database shared by every proxy, driver
 //   sidecar and `sparktrace ui` of a deployment.
 // Both pass the same conformance suite (tests/unit/tracing/store/span_store_conformance_test.cc).
 //

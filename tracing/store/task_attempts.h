@@ -8,7 +8,7 @@
 // usually is one trace; with Airflow 2.10's per-DAG-run trace ids several attempts share a trace,
 // and an attempt can span traces (a client that changes traceparent between calls, a retry through
 // another proxy): the index keeps one part per (attempt, trace) and the attempt's row adds its parts
-// up (tracing/store/attempt_parts.h computes the parts; each backend stores and adds them).
+// up (tracing/store/task_index/attempt_parts.h computes the parts; each backend stores and adds them).
 
 #include <array>
 #include <cstdint>

@@ -47,8 +47,9 @@ constexpr std::array<std::string_view, 8> kSparkOwnNames = {
 
 // Files that still spell a phase name, each with the change that takes it away.
 constexpr std::array<std::string_view, 2> kPhaseNamesPending = {
-    "tracing/store/attempt_parts.cc",  // the task index's IndexedPhase: to be SparkPhase (store rooms)
-    "tracing/span_vocabulary.h",       // the vocabulary itself
+    "tracing/store/task_index/attempt_parts.cc",  // the task index's IndexedPhase: to be SparkPhase (store
+                                                  // rooms)
+    "tracing/span_vocabulary.h",                  // the vocabulary itself
 };
 
 fs::path RepositoryRoot() {

@@ -1,0 +1,466 @@
+#include "tracing/store/sqlite/sqlite_task_index.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/attempt_row_sql.h"
+
+namespace sparktrace::tracing::store {
+
+// Parts are per (attempt, trace); `trace_key` is "" for an Airflow attempt (whose row adds up all its
+// traces) and the trace id for a trace without identity (one row per trace). Integer times are unix
+// nanoseconds, as in spans.
+const std::string_view kTaskIndexSchema = R"sql(
+CREATE TABLE attempt_parts (
+  airflow         INTEGER NOT NULL,  -- 1: an Airflow task attempt, 0: a trace without identity
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  trace_id        TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  app_id          TEXT,
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  top_impact      REAL    NOT NULL,
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)
+) WITHOUT ROWID;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id);
+CREATE INDEX attempt_parts_by_app ON attempt_parts (app_id) WHERE app_id IS NOT NULL;
+
+CREATE TABLE task_attempts (
+  airflow         INTEGER NOT NULL,
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  trace_ids       TEXT    NOT NULL,  -- comma-separated
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  state           TEXT    NOT NULL,  -- running | failed | success
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
+) WITHOUT ROWID;
+CREATE INDEX task_attempts_by_start ON task_attempts (start_unix_nano);
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano);
+CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
+)sql";
+
+namespace {
+
+// One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
+// carry it; 20,000 stage spans need none), for one trace.
+std::string SpansForIndexSql() {
+  return fmt::format("SELECT {}\nFROM spans WHERE trace_id = ?1",
+                     IndexSpanColumnsSql(SpanSqlDialect::kSqlite));
+}
+
+// `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.
+Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
+  stmt->Reset();
+  stmt->BindText(1, trace_id);
+  std::vector<IndexSpan> spans;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    IndexSpan span;
+    span.span_id = stmt->ColumnText(0);
+    if (!stmt->ColumnIsNull(1)) span.parent_id = stmt->ColumnText(1);
+    span.name = stmt->ColumnText(2);
+    span.start = static_cast<std::uint64_t>(stmt->ColumnInt64(3));
+    span.end = static_cast<std::uint64_t>(stmt->ColumnInt64(4));
+    span.error = stmt->ColumnInt64(5) == 2;
+    if (!stmt->ColumnIsNull(6) && !stmt->ColumnIsNull(7)) {
+      TaskAttemptKey key;
+      key.dag_id = stmt->ColumnText(6);
+      key.task_id = stmt->ColumnText(7);
+      if (!stmt->ColumnIsNull(8)) key.run_id = stmt->ColumnText(8);
+      if (!stmt->ColumnIsNull(9)) key.try_number = stmt->ColumnInt64(9);
+      if (!stmt->ColumnIsNull(10)) key.map_index = stmt->ColumnInt64(10);
+      span.identity = std::move(key);
+    }
+    if (!stmt->ColumnIsNull(11)) span.phase_duration_ms = stmt->ColumnInt64(11);
+    span.open = (!stmt->ColumnIsNull(12) && stmt->ColumnText(12) == "running") ||
+                (!stmt->ColumnIsNull(13) && stmt->ColumnText(13) == "running");
+    if (!stmt->ColumnIsNull(14)) span.app_name = stmt->ColumnText(14);
+    if (!stmt->ColumnIsNull(15)) span.app_id = stmt->ColumnText(15);
+    if (!stmt->ColumnIsNull(16)) span.finding_events = stmt->ColumnText(16);
+    spans.push_back(std::move(span));
+  }
+  return spans;
+}
+
+void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
+  stmt.BindInt64(first, key.airflow ? 1 : 0);
+  stmt.BindText(first + 1, key.attempt.dag_id);
+  stmt.BindText(first + 2, key.attempt.task_id);
+  stmt.BindText(first + 3, key.attempt.run_id);
+  stmt.BindInt64(first + 4, key.attempt.try_number);
+  stmt.BindInt64(first + 5, key.attempt.map_index);
+  stmt.BindText(first + 6, key.trace_key);
+}
+
+constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
+constexpr std::string_view kInsertPartSql =
+    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
+    "trace_id, name, "
+    "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+    "compute_ms, "
+    "io_write_ms, idle_ms, finding_count, top_finding, top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+    "?9, ?10, "
+    "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+constexpr std::string_view kKeyMatch =
+    "airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND map_index = ?6 "
+    "AND "
+    "trace_key = ?7";
+
+Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto stmt = db.Prepare(fmt::format("SELECT {} FROM attempt_parts WHERE trace_id = ?1", kKeyColumns));
+  if (!stmt.ok()) return stmt.error();
+  std::set<PartKey> keys;
+  for (const std::string& trace_id : trace_ids) {
+    stmt->Reset();
+    stmt->BindText(1, trace_id);
+    while (true) {
+      auto row = stmt->Step();
+      if (!row.ok()) return row.error();
+      if (!*row) break;
+      keys.insert(PartKey{stmt->ColumnInt64(0) != 0,
+                          TaskAttemptKey{stmt->ColumnText(1), stmt->ColumnText(2), stmt->ColumnText(3),
+                                         stmt->ColumnInt64(4), stmt->ColumnInt64(5)},
+                          stmt->ColumnText(6)});
+    }
+  }
+  return keys;
+}
+
+Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto stmt = db.Prepare("DELETE FROM attempt_parts WHERE trace_id = ?1");
+  if (!stmt.ok()) return stmt.error();
+  for (const std::string& trace_id : trace_ids) {
+    stmt->Reset();
+    stmt->BindText(1, trace_id);
+    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+// `stmt` is kInsertPartSql, prepared once for all the traces of a refresh.
+Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
+                         const std::map<PartKey, Part>& parts) {
+  for (const auto& [key, part] : parts) {
+    stmt->Reset();
+    BindKey(*stmt, 1, key);
+    stmt->BindText(8, trace_id);
+    stmt->BindText(9, part.name);
+    if (part.app_id.empty()) {
+      stmt->BindNull(10);
+    } else {
+      stmt->BindText(10, part.app_id);
+    }
+    stmt->BindInt64(11, static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
+    stmt->BindInt64(12, static_cast<std::int64_t>(part.end));
+    stmt->BindInt64(13, part.spans);
+    stmt->BindInt64(14, part.Errors());
+    stmt->BindInt64(15, part.open);
+    for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+      stmt->BindInt64(16 + static_cast<int>(phase), part.phase_ms[phase]);
+    }
+    stmt->BindInt64(20, part.findings);
+    if (part.top_finding.empty()) {
+      stmt->BindNull(21);
+    } else {
+      stmt->BindText(21, part.top_finding);
+    }
+    stmt->BindDouble(22, part.top_impact);
+    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+// An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
+// the settled figures stay on the row (AttemptRowUpsertSql says how it is updated).
+constexpr std::string_view kAggregateSelectSql = R"sql(
+INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
+                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), group_concat(trace_id, ','), min(start_unix_nano),
+       max(end_unix_nano), sum(span_count), sum(error_count), sum(open_count), sum(resource_wait_ms),
+       sum(compute_ms), sum(io_write_ms), sum(idle_ms), sum(finding_count),
+       (SELECT top_finding FROM attempt_parts p WHERE p.airflow = ?1 AND p.dag_id = ?2 AND p.task_id = ?3
+          AND p.run_id = ?4 AND p.try_number = ?5 AND p.map_index = ?6 AND p.trace_key = ?7
+          AND p.top_finding IS NOT NULL ORDER BY p.top_impact DESC LIMIT 1),
+       CASE WHEN sum(open_count) > 0 THEN 'running' WHEN sum(error_count) > 0 THEN 'failed' ELSE 'success' END,
+       ?8
+FROM attempt_parts WHERE airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
+  AND map_index = ?6 AND trace_key = ?7
+HAVING count(*) > 0
+)sql";
+
+// The wall clock of this writer, as the row's indexed_at (unix nanoseconds).
+std::int64_t NowUnixNano() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
+  if (keys.empty()) return {};
+  static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
+  auto upsert = db.Prepare(aggregate_sql);
+  if (!upsert.ok()) return upsert.error();
+  auto remove = db.Prepare(
+      fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
+                  kKeyMatch, kKeyMatch));
+  if (!remove.ok()) return remove.error();
+  const std::int64_t now = NowUnixNano();
+  for (const PartKey& key : keys) {
+    upsert->Reset();
+    BindKey(*upsert, 1, key);
+    upsert->BindInt64(8, now);
+    if (auto ran = upsert->Run(); !ran.ok()) return ran.error();
+    remove->Reset();
+    BindKey(*remove, 1, key);
+    if (auto ran = remove->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+constexpr std::string_view kRowColumns =
+    "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
+    "end_unix_nano, "
+    "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
+    "top_finding, state, indexed_at, settled_version, settled_at, core_seconds, gib_seconds, money, "
+    "idle_fraction, regression";
+
+std::optional<double> OptionalDouble(const SqliteStatement& stmt, int column) {
+  if (stmt.ColumnIsNull(column)) return std::nullopt;
+  return stmt.ColumnDouble(column);
+}
+
+TaskAttemptRow RowFrom(const SqliteStatement& stmt) {
+  TaskAttemptRow row;
+  row.airflow = stmt.ColumnInt64(0) != 0;
+  row.key = TaskAttemptKey{stmt.ColumnText(1), stmt.ColumnText(2), stmt.ColumnText(3), stmt.ColumnInt64(4),
+                           stmt.ColumnInt64(5)};
+  row.name = stmt.ColumnText(6);
+  row.trace_ids = SplitCommas(stmt.ColumnText(7));
+  row.start_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(8));
+  row.end_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(9));
+  row.span_count = stmt.ColumnInt64(10);
+  row.error_count = stmt.ColumnInt64(11);
+  row.open_count = stmt.ColumnInt64(12);
+  for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+    row.phase_ms[phase] = stmt.ColumnInt64(13 + static_cast<int>(phase));
+  }
+  row.finding_count = stmt.ColumnInt64(17);
+  if (!stmt.ColumnIsNull(18)) row.top_finding_json = stmt.ColumnText(18);
+  row.state = stmt.ColumnText(19);
+  row.indexed_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(20));
+  if (!stmt.ColumnIsNull(22)) {
+    SettledFigures figures;
+    figures.settled_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(22));
+    figures.core_seconds = OptionalDouble(stmt, 23);
+    figures.gib_seconds = OptionalDouble(stmt, 24);
+    figures.money = OptionalDouble(stmt, 25);
+    figures.idle_fraction = OptionalDouble(stmt, 26);
+    figures.regression = stmt.ColumnInt64(27) != 0;
+    row.settled = figures;
+    row.settled_current = !stmt.ColumnIsNull(21) && stmt.ColumnInt64(21) == stmt.ColumnInt64(20);
+  }
+  return row;
+}
+
+}  // namespace
+
+Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto old_keys = KeysOfTraces(db, trace_ids);
+  if (!old_keys.ok()) return old_keys.error();
+  std::set<PartKey> keys = std::move(old_keys).value();
+  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
+  static const std::string spans_for_index_sql = SpansForIndexSql();
+  auto read = db.Prepare(spans_for_index_sql);
+  if (!read.ok()) return read.error();
+  auto insert = db.Prepare(kInsertPartSql);
+  if (!insert.ok()) return insert.error();
+  for (const std::string& trace_id : trace_ids) {
+    auto spans = ReadSpans(&*read, trace_id);
+    if (!spans.ok()) return spans.error();
+    if (spans->empty()) continue;
+    const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, *spans);
+    for (const auto& [key, part] : parts) keys.insert(key);
+    if (auto inserted = InsertParts(&*insert, trace_id, parts); !inserted.ok()) return inserted.error();
+  }
+  return Reaggregate(db, keys);
+}
+
+// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSelectSql would
+// add it up.
+constexpr std::string_view kInsertAttemptSql = R"sql(
+INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
+                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
+)sql";
+
+Result<void> IndexNewTraces(SqliteConnection& db,
+                            const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  auto insert_part = db.Prepare(kInsertPartSql);
+  if (!insert_part.ok()) return insert_part.error();
+  auto insert_attempt = db.Prepare(kInsertAttemptSql);
+  if (!insert_attempt.ok()) return insert_attempt.error();
+  std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
+  const std::int64_t now = NowUnixNano();
+  for (const auto& [trace_id, spans] : traces) {
+    const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, spans);
+    if (auto inserted = InsertParts(&*insert_part, trace_id, parts); !inserted.ok()) return inserted.error();
+    for (const auto& [key, part] : parts) {
+      if (key.airflow) {
+        airflow_keys.insert(key);
+        continue;
+      }
+      SqliteStatement& row = *insert_attempt;
+      row.Reset();
+      BindKey(row, 1, key);
+      row.BindText(8, part.name);
+      row.BindText(9, trace_id);
+      row.BindInt64(10, static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
+      row.BindInt64(11, static_cast<std::int64_t>(part.end));
+      row.BindInt64(12, part.spans);
+      row.BindInt64(13, part.Errors());
+      row.BindInt64(14, part.open);
+      for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+        row.BindInt64(15 + static_cast<int>(phase), part.phase_ms[phase]);
+      }
+      row.BindInt64(19, part.findings);
+      if (part.top_finding.empty()) {
+        row.BindNull(20);
+      } else {
+        row.BindText(20, part.top_finding);
+      }
+      row.BindText(21, AttemptState(part.open, part.Errors()));
+      row.BindInt64(22, now);
+      if (auto ran = row.Run(); !ran.ok()) return ran.error();
+    }
+  }
+  return Reaggregate(db, airflow_keys);
+}
+
+Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto keys = KeysOfTraces(db, trace_ids);
+  if (!keys.ok()) return keys.error();
+  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
+  return Reaggregate(db, *keys);
+}
+
+Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter) {
+  // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values are
+  // bound, never spliced in.
+  std::string where = " WHERE 1";
+  if (filter.airflow_only) where += " AND airflow = 1";
+  if (filter.dag_id) where += " AND dag_id = ?";
+  if (filter.task_id) where += " AND task_id = ?";
+  if (filter.run_id) where += " AND run_id = ?";
+  if (filter.try_number) where += " AND try_number = ?";
+  if (filter.map_index) where += " AND map_index = ?";
+  if (filter.state) where += " AND state = ?";
+  if (filter.since_unix_nano != 0) where += " AND start_unix_nano >= ?";
+  if (filter.until_unix_nano != 0) where += " AND start_unix_nano <= ?";
+  if (filter.trace_ids) {
+    if (filter.trace_ids->empty()) return TaskAttemptPage{};
+    std::string placeholders;
+    for (std::size_t i = 0; i < filter.trace_ids->size(); ++i) placeholders += i == 0 ? "?" : ", ?";
+    where += fmt::format(
+        " AND EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = task_attempts.airflow AND "
+        "p.dag_id = task_attempts.dag_id AND p.task_id = task_attempts.task_id AND p.run_id = "
+        "task_attempts.run_id "
+        "AND p.try_number = task_attempts.try_number AND p.map_index = task_attempts.map_index AND "
+        "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({}))",
+        placeholders);
+  }
+  const auto bind = [&filter](SqliteStatement& stmt) {
+    int index = 1;
+    if (filter.dag_id) stmt.BindText(index++, *filter.dag_id);
+    if (filter.task_id) stmt.BindText(index++, *filter.task_id);
+    if (filter.run_id) stmt.BindText(index++, *filter.run_id);
+    if (filter.try_number) stmt.BindInt64(index++, *filter.try_number);
+    if (filter.map_index) stmt.BindInt64(index++, *filter.map_index);
+    if (filter.state) stmt.BindText(index++, *filter.state);
+    if (filter.since_unix_nano != 0)
+      stmt.BindInt64(index++, static_cast<std::int64_t>(filter.since_unix_nano));
+    if (filter.until_unix_nano != 0)
+      stmt.BindInt64(index++, static_cast<std::int64_t>(filter.until_unix_nano));
+    if (filter.trace_ids) {
+      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+    }
+    return index;
+  };
+
+  TaskAttemptPage page;
+  auto count = db.Prepare("SELECT count(*) FROM task_attempts" + where);
+  if (!count.ok()) return count.error();
+  bind(*count);
+  auto counted = count->Step();
+  if (!counted.ok()) return counted.error();
+  page.total = *counted ? count->ColumnInt64(0) : 0;
+
+  auto select = db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY {} LIMIT ? OFFSET ?",
+                                       kRowColumns, where, TaskAttemptOrderSql(filter.order)));
+  if (!select.ok()) return select.error();
+  const int next = bind(*select);
+  select->BindInt64(next, static_cast<std::int64_t>(filter.limit));
+  select->BindInt64(next + 1, static_cast<std::int64_t>(filter.offset));
+  while (true) {
+    auto row = select->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    page.rows.push_back(RowFrom(*select));
+  }
+  return page;
+}
+
+Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text) {
+  auto stmt = db.Prepare(
+      "SELECT trace_id FROM traces WHERE trace_id = lower(?1) "
+      "UNION SELECT trace_id FROM spans WHERE operation_id = ?1 "
+      "UNION SELECT trace_id FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
+  if (!stmt.ok()) return stmt.error();
+  stmt->BindText(1, text);
+  return stmt->CollectText();
+}
+
+}  // namespace sparktrace::tracing::store
