@@ -261,7 +261,7 @@ TaskAttemptRow RowFrom(const PgResult& result, int row) {
   out.span_count = result.Int64(row, 10);
   out.error_count = result.Int64(row, 11);
   out.open_count = result.Int64(row, 12);
-  for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
     out.phase_ms[phase] = result.Int64(row, 13 + static_cast<int>(phase));
   }
   out.finding_count = result.Int64(row, 17);

@@ -197,7 +197,7 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
     stmt->BindInt64(13, part.spans);
     stmt->BindInt64(14, part.Errors());
     stmt->BindInt64(15, part.open);
-    for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+    for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
       stmt->BindInt64(16 + static_cast<int>(phase), part.phase_ms[phase]);
     }
     stmt->BindInt64(20, part.findings);
@@ -284,7 +284,7 @@ TaskAttemptRow RowFrom(const SqliteStatement& stmt) {
   row.span_count = stmt.ColumnInt64(10);
   row.error_count = stmt.ColumnInt64(11);
   row.open_count = stmt.ColumnInt64(12);
-  for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
     row.phase_ms[phase] = stmt.ColumnInt64(13 + static_cast<int>(phase));
   }
   row.finding_count = stmt.ColumnInt64(17);
@@ -363,7 +363,7 @@ Result<void> IndexNewTraces(SqliteConnection& db,
       row.BindInt64(12, part.spans);
       row.BindInt64(13, part.Errors());
       row.BindInt64(14, part.open);
-      for (std::size_t phase = 0; phase < kIndexedPhaseCount; ++phase) {
+      for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
         row.BindInt64(15 + static_cast<int>(phase), part.phase_ms[phase]);
       }
       row.BindInt64(19, part.findings);

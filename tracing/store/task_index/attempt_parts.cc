@@ -18,14 +18,9 @@ namespace sparktrace::tracing::store {
 namespace {
 
 // The phase spans, named kSparkPhasePrefix and the phase's name (listener/correlate/phases.h).
-std::optional<std::int64_t> PhaseIndex(std::string_view span_name) {
+std::optional<SparkPhase> PhaseOf(std::string_view span_name) {
   if (!span_name.starts_with(kSparkPhasePrefix)) return std::nullopt;
-  const std::string_view phase = span_name.substr(kSparkPhasePrefix.size());
-  if (phase == "resource_wait") return 0;
-  if (phase == "compute") return 1;
-  if (phase == "io_write") return 2;
-  if (phase == "idle") return 3;
-  return std::nullopt;
+  return SparkPhaseNamed(span_name.substr(kSparkPhasePrefix.size()));
 }
 
 void AddFindings(const std::string& events_json, Part& part) {
@@ -69,7 +64,7 @@ void AddSpan(const IndexSpan& span, Part& part) {
   }
   if (span.open) ++part.open;
   if (span.phase_duration_ms) {
-    if (auto phase = PhaseIndex(span.name))
+    if (auto phase = PhaseOf(span.name))
       part.phase_ms[static_cast<std::size_t>(*phase)] += *span.phase_duration_ms;
   }
   if (!span.finding_events.empty()) AddFindings(span.finding_events, part);

@@ -45,7 +45,7 @@ struct Part {
   std::int64_t failed_jobs = 0;
   std::int64_t Errors() const { return operations > 0 ? failed_operations : failed_jobs; }
   std::int64_t open = 0;
-  std::array<std::int64_t, kIndexedPhaseCount> phase_ms{};
+  std::array<std::int64_t, kSparkPhaseCount> phase_ms{};  // by SparkPhase
   std::int64_t findings = 0;
   std::string top_finding;
   bool top_is_summary = false;
