@@ -3,7 +3,6 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -14,6 +13,9 @@
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
+#include "tracing/store/task_index/index_columns.h"
+#include "tracing/store/task_index/task_index.h"
+#include "tracing/store/task_index/task_index_dialect.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -37,6 +39,23 @@ std::optional<std::int64_t> NumberOf(std::string_view text) {
   return static_cast<std::int64_t>(number);
 }
 
+// One row of a query's result, as index_columns.h reads it.
+class ResultColumns {
+ public:
+  ResultColumns(const PgResult& result, int row) : result_(result), row_(row) {}
+  bool IsNull(int column) const { return result_.IsNull(row_, column); }
+  std::int64_t Int64(int column) const { return result_.Int64(row_, column); }
+  double Double(int column) const { return result_.Double(row_, column); }
+  std::string Text(int column) const { return std::string(result_.Text(row_, column)); }
+  std::string_view View(int column) const { return result_.Text(row_, column); }
+  // ->> hands out a JSON number as text: parsed here (a cast in SQL would fail the whole batch).
+  std::optional<std::int64_t> JsonInteger(int column) const { return NumberOf(result_.Text(row_, column)); }
+
+ private:
+  const PgResult& result_;
+  int row_;
+};
+
 Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db,
                                                                 const std::vector<std::string>& trace_ids) {
   static const std::string spans_for_index_sql = SpansForIndexSql();
@@ -44,31 +63,8 @@ Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db
   if (!result.ok()) return result.error();
   std::map<std::string, std::vector<IndexSpan>> by_trace;
   for (int row = 0; row < result->rows(); ++row) {
-    const auto text = [&](int column) { return std::string(result->Text(row, column)); };
-    const auto null = [&](int column) { return result->IsNull(row, column); };
-    IndexSpan span;
-    span.span_id = text(1);
-    if (!null(2)) span.parent_id = text(2);
-    span.name = text(3);
-    span.start = static_cast<std::uint64_t>(result->Int64(row, 4));
-    span.end = static_cast<std::uint64_t>(result->Int64(row, 5));
-    span.error = result->Int64(row, 6) == 2;
-    if (!null(7) && !null(8)) {
-      TaskAttemptKey key;
-      key.dag_id = text(7);
-      key.task_id = text(8);
-      if (!null(9)) key.run_id = text(9);
-      if (!null(10)) key.try_number = result->Int64(row, 10);
-      if (!null(11)) key.map_index = NumberOf(result->Text(row, 11)).value_or(-1);
-      span.identity = std::move(key);
-    }
-    if (!null(12)) span.phase_duration_ms = NumberOf(result->Text(row, 12));
-    span.open = (!null(13) && result->Text(row, 13) == "running") ||
-                (!null(14) && result->Text(row, 14) == "running");
-    if (!null(15)) span.app_name = text(15);
-    if (!null(16)) span.app_id = text(16);
-    if (!null(17)) span.finding_events = text(17);
-    by_trace[text(0)].push_back(std::move(span));
+    // Column 0 is the trace id; the span's columns follow.
+    by_trace[std::string(result->Text(row, 0))].push_back(IndexSpanFrom(ResultColumns(*result, row), 1));
   }
   return by_trace;
 }
@@ -136,25 +132,23 @@ void CopyKey(CopyRows& copy, const PartKey& key) {
   copy.Text(key.trace_key);
 }
 
-// A part's sums, in the column order attempt_parts and task_attempts share: start, end, spans,
-// errors, open, the four phases, findings, top finding.
-void CopySums(CopyRows& copy, const Part& part) {
-  copy.Int(static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
-  copy.Int(static_cast<std::int64_t>(part.end));
-  copy.Int(part.spans);
-  copy.Int(part.Errors());
-  copy.Int(part.open);
-  for (const std::int64_t ms : part.phase_ms) copy.Int(ms);
-  copy.Int(part.findings);
-  if (part.top_finding.empty()) {
-    copy.Null();
+// A part's sums (task_index.h, PartSums), in the column order attempt_parts and task_attempts share.
+void CopySums(CopyRows& copy, const task_index::PartSums& sums) {
+  copy.Int(sums.start_unix_nano);
+  copy.Int(sums.end_unix_nano);
+  copy.Int(sums.span_count);
+  copy.Int(sums.error_count);
+  copy.Int(sums.open_count);
+  for (const std::int64_t ms : sums.phase_ms) copy.Int(ms);
+  copy.Int(sums.finding_count);
+  if (sums.top_finding) {
+    copy.Text(*sums.top_finding);
   } else {
-    copy.Text(part.top_finding);
+    copy.Null();
   }
 }
 
-Result<void> InsertParts(PgConnection& db,
-                         const std::map<std::string, std::map<PartKey, Part>>& parts_by_trace) {
+Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
   std::string rows;
   CopyRows copy(rows);
   for (const auto& [trace_id, parts] : parts_by_trace) {
@@ -167,7 +161,7 @@ Result<void> InsertParts(PgConnection& db,
       } else {
         copy.Text(part.app_id);
       }
-      CopySums(copy, part);
+      CopySums(copy, task_index::SumsOf(part));
       copy.Text(fmt::format("{}", part.top_impact));
       copy.End();
     }
@@ -188,17 +182,10 @@ std::string KeyText(const PartKey& key) {
                      key.trace_key);
 }
 
-// The wall clock of this writer, as the row's indexed_at (unix nanoseconds).
-std::int64_t NowUnixNano() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // An attempt's row is the sum of its parts; no parts left, no row. The attempts' advisory locks
 // come first, in lock-id order (see the header). The upsert keeps the settled figures
 // (AttemptRowUpsertSql says how the row is updated).
-Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys) {
+Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
   if (keys.empty()) return {};
   std::vector<std::string> key_texts;
   key_texts.reserve(keys.size());
@@ -212,7 +199,7 @@ Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys) {
 
   const KeyArrays arrays(keys);
   std::vector<PgParam> upsert_params = arrays.Params();
-  upsert_params.emplace_back(std::to_string(NowUnixNano()));
+  upsert_params.emplace_back(std::to_string(now));
   auto upserted = db.Query(fmt::format(R"sql({}
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
@@ -242,118 +229,69 @@ GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.
   return {};
 }
 
-constexpr std::string_view kRowColumns =
-    "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
-    "end_unix_nano, "
-    "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
-    "top_finding, state, indexed_at, settled_version, settled_at, core_seconds, gib_seconds, money, "
-    "idle_fraction, regression";
+// The task index's SQL on one PostgreSQL connection (task_index_dialect.h): each step one statement
+// over all the traces or keys at once (arrays, unnest, COPY).
+class PostgresTaskIndex final : public TaskIndexDialect {
+ public:
+  explicit PostgresTaskIndex(PgConnection& db) : db_(db) {}
 
-TaskAttemptRow RowFrom(const PgResult& result, int row) {
-  TaskAttemptRow out;
-  const auto text = [&](int column) { return std::string(result.Text(row, column)); };
-  out.airflow = result.Int64(row, 0) != 0;
-  out.key = TaskAttemptKey{text(1), text(2), text(3), result.Int64(row, 4), result.Int64(row, 5)};
-  out.name = text(6);
-  out.trace_ids = SplitCommas(text(7));
-  out.start_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 8));
-  out.end_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 9));
-  out.span_count = result.Int64(row, 10);
-  out.error_count = result.Int64(row, 11);
-  out.open_count = result.Int64(row, 12);
-  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
-    out.phase_ms[phase] = result.Int64(row, 13 + static_cast<int>(phase));
+  Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
+    return store::KeysOfTraces(db_, trace_ids);
   }
-  out.finding_count = result.Int64(row, 17);
-  if (!result.IsNull(row, 18)) out.top_finding_json = text(18);
-  out.state = text(19);
-  out.indexed_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 20));
-  if (!result.IsNull(row, 22)) {
-    const auto number = [&](int column) -> std::optional<double> {
-      if (result.IsNull(row, column)) return std::nullopt;
-      return result.Double(row, column);
-    };
-    SettledFigures figures;
-    figures.settled_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 22));
-    figures.core_seconds = number(23);
-    figures.gib_seconds = number(24);
-    figures.money = number(25);
-    figures.idle_fraction = number(26);
-    figures.regression = result.Int64(row, 27) != 0;
-    out.settled = figures;
-    out.settled_current = !result.IsNull(row, 21) && result.Int64(row, 21) == result.Int64(row, 20);
+  Result<void> DeleteParts(const std::vector<std::string>& trace_ids) override {
+    return store::DeleteParts(db_, trace_ids);
   }
-  return out;
-}
-
-}  // namespace
-
-Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids) {
-  if (trace_ids.empty()) return {};
-  auto old_keys = KeysOfTraces(db, trace_ids);
-  if (!old_keys.ok()) return old_keys.error();
-  std::set<PartKey> keys = std::move(old_keys).value();
-  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
-  auto spans = ReadSpans(db, trace_ids);
-  if (!spans.ok()) return spans.error();
-  std::map<std::string, std::map<PartKey, Part>> parts_by_trace;
-  for (const auto& [trace_id, trace_spans] : *spans) {
-    auto parts = PartsOfTrace(trace_id, trace_spans);
-    for (const auto& [key, part] : parts) keys.insert(key);
-    parts_by_trace.emplace(trace_id, std::move(parts));
+  Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(
+      const std::vector<std::string>& trace_ids) override {
+    return store::ReadSpans(db_, trace_ids);
   }
-  if (auto inserted = InsertParts(db, parts_by_trace); !inserted.ok()) return inserted.error();
-  return Reaggregate(db, keys);
-}
-
-Result<void> IndexNewPostgresTraces(PgConnection& db,
-                                    const std::map<std::string, std::vector<IndexSpan>>& traces) {
-  if (traces.empty()) return {};
-  std::map<std::string, std::map<PartKey, Part>> parts_by_trace;
-  std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
-  std::string attempts;
-  CopyRows copy(attempts);
-  const std::int64_t now = NowUnixNano();
-  for (const auto& [trace_id, spans] : traces) {
-    auto parts = PartsOfTrace(trace_id, spans);
-    for (const auto& [key, part] : parts) {
-      if (key.airflow) {
-        airflow_keys.insert(key);
-        continue;
-      }
-      // A non-Airflow part is its attempt's only part: the row is the part itself.
-      CopyKey(copy, key);
+  Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
+    return store::InsertParts(db_, parts_by_trace);
+  }
+  Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
+    std::string rows;
+    CopyRows copy(rows);
+    for (const WholeAttemptPart& attempt : attempts) {
+      const Part& part = *attempt.part;
+      CopyKey(copy, *attempt.key);
       copy.Text(part.name);
-      copy.Text(trace_id);
-      CopySums(copy, part);
+      copy.Text(*attempt.trace_id);
+      CopySums(copy, task_index::SumsOf(part));
       copy.Text(AttemptState(part.open, part.Errors()));
       copy.Int(now);
       copy.End();
     }
-    parts_by_trace.emplace(trace_id, std::move(parts));
+    if (rows.empty()) return {};
+    return db_.CopyIn(
+        "COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, "
+        "trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+        "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at) FROM STDIN",
+        rows);
   }
-  if (auto inserted = InsertParts(db, parts_by_trace); !inserted.ok()) return inserted.error();
-  if (!attempts.empty()) {
-    if (auto copied =
-            db.CopyIn("COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, "
-                      "map_index, trace_key, name, trace_ids, "
-                      "start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
-                      "resource_wait_ms, compute_ms, "
-                      "io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at) FROM STDIN",
-                      attempts);
-        !copied.ok()) {
-      return copied.error();
-    }
+  Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
+    return Reaggregate(db_, keys, now);
   }
-  return Reaggregate(db, airflow_keys);
+
+ private:
+  PgConnection& db_;
+};
+
+}  // namespace
+
+Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids) {
+  PostgresTaskIndex dialect(db);
+  return task_index::Refresh(dialect, trace_ids);
+}
+
+Result<void> IndexNewPostgresTraces(PgConnection& db,
+                                    const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  PostgresTaskIndex dialect(db);
+  return task_index::AddNewTraces(dialect, traces);
 }
 
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids) {
-  if (trace_ids.empty()) return {};
-  auto keys = KeysOfTraces(db, trace_ids);
-  if (!keys.ok()) return keys.error();
-  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
-  return Reaggregate(db, *keys);
+  PostgresTaskIndex dialect(db);
+  return task_index::Forget(dialect, trace_ids);
 }
 
 Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAttemptFilter& filter) {
@@ -393,10 +331,10 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   const std::string offset = next(std::to_string(filter.offset));
   auto rows =
       db.Query(fmt::format("SELECT {} FROM task_attempts t{} ORDER BY {} LIMIT {}::bigint OFFSET {}::bigint",
-                           kRowColumns, where, TaskAttemptOrderSql(filter.order), limit, offset),
+                           kAttemptRowColumns, where, TaskAttemptOrderSql(filter.order), limit, offset),
                params);
   if (!rows.ok()) return rows.error();
-  for (int row = 0; row < rows->rows(); ++row) page.rows.push_back(RowFrom(*rows, row));
+  for (int row = 0; row < rows->rows(); ++row) page.rows.push_back(AttemptRowFrom(ResultColumns(*rows, row)));
   return page;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The PostgreSQL store's task index (tracing/store/task_attempts.h): the same parts and rows as the
-// SQLite store's, computed by the same code (tracing/store/task_index/attempt_parts.h), stored in
-// attempt_parts and task_attempts (tracing/store/postgres/postgres_schema.cc).
+// SQLite store's, computed and kept by the same code (tracing/store/task_index/task_index.h, over
+// this file's TaskIndexDialect), stored in attempt_parts and task_attempts
+// (tracing/store/postgres/postgres_schema.cc).
 //
 // Writers in several processes: the caller holds the advisory locks of the traces it refreshes;
 // RefreshPostgresTaskIndex takes those of the attempts it re-adds (in lock-id order, after the trace

@@ -3,7 +3,6 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,6 +14,9 @@
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
+#include "tracing/store/task_index/index_columns.h"
+#include "tracing/store/task_index/task_index.h"
+#include "tracing/store/task_index/task_index_dialect.h"
 
 namespace sparktrace::tracing::store {
 
@@ -88,6 +90,22 @@ std::string SpansForIndexSql() {
                      IndexSpanColumnsSql(SpanSqlDialect::kSqlite));
 }
 
+// One result row of a prepared statement, as index_columns.h reads it.
+class StatementColumns {
+ public:
+  explicit StatementColumns(const SqliteStatement& stmt) : stmt_(stmt) {}
+  bool IsNull(int column) const { return stmt_.ColumnIsNull(column); }
+  std::int64_t Int64(int column) const { return stmt_.ColumnInt64(column); }
+  double Double(int column) const { return stmt_.ColumnDouble(column); }
+  std::string Text(int column) const { return stmt_.ColumnText(column); }
+  std::string_view View(int column) const { return stmt_.ColumnView(column); }
+  // json_extract hands out a JSON number as an integer (a fraction truncated, as SQLite converts).
+  std::optional<std::int64_t> JsonInteger(int column) const { return stmt_.ColumnInt64(column); }
+
+ private:
+  const SqliteStatement& stmt_;
+};
+
 // `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.
 Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
   stmt->Reset();
@@ -97,29 +115,7 @@ Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::strin
     auto row = stmt->Step();
     if (!row.ok()) return row.error();
     if (!*row) break;
-    IndexSpan span;
-    span.span_id = stmt->ColumnText(0);
-    if (!stmt->ColumnIsNull(1)) span.parent_id = stmt->ColumnText(1);
-    span.name = stmt->ColumnText(2);
-    span.start = static_cast<std::uint64_t>(stmt->ColumnInt64(3));
-    span.end = static_cast<std::uint64_t>(stmt->ColumnInt64(4));
-    span.error = stmt->ColumnInt64(5) == 2;
-    if (!stmt->ColumnIsNull(6) && !stmt->ColumnIsNull(7)) {
-      TaskAttemptKey key;
-      key.dag_id = stmt->ColumnText(6);
-      key.task_id = stmt->ColumnText(7);
-      if (!stmt->ColumnIsNull(8)) key.run_id = stmt->ColumnText(8);
-      if (!stmt->ColumnIsNull(9)) key.try_number = stmt->ColumnInt64(9);
-      if (!stmt->ColumnIsNull(10)) key.map_index = stmt->ColumnInt64(10);
-      span.identity = std::move(key);
-    }
-    if (!stmt->ColumnIsNull(11)) span.phase_duration_ms = stmt->ColumnInt64(11);
-    span.open = (!stmt->ColumnIsNull(12) && stmt->ColumnText(12) == "running") ||
-                (!stmt->ColumnIsNull(13) && stmt->ColumnText(13) == "running");
-    if (!stmt->ColumnIsNull(14)) span.app_name = stmt->ColumnText(14);
-    if (!stmt->ColumnIsNull(15)) span.app_id = stmt->ColumnText(15);
-    if (!stmt->ColumnIsNull(16)) span.finding_events = stmt->ColumnText(16);
-    spans.push_back(std::move(span));
+    spans.push_back(IndexSpanFrom(StatementColumns(*stmt), 0));
   }
   return spans;
 }
@@ -179,6 +175,25 @@ Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& t
   return {};
 }
 
+// A part's sums (task_index.h, PartSums) from parameter `first` on, in the column order attempt_parts
+// and task_attempts share.
+void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums) {
+  stmt.BindInt64(first, sums.start_unix_nano);
+  stmt.BindInt64(first + 1, sums.end_unix_nano);
+  stmt.BindInt64(first + 2, sums.span_count);
+  stmt.BindInt64(first + 3, sums.error_count);
+  stmt.BindInt64(first + 4, sums.open_count);
+  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
+    stmt.BindInt64(first + 5 + static_cast<int>(phase), sums.phase_ms[phase]);
+  }
+  stmt.BindInt64(first + 9, sums.finding_count);
+  if (sums.top_finding) {
+    stmt.BindText(first + 10, *sums.top_finding);
+  } else {
+    stmt.BindNull(first + 10);
+  }
+}
+
 // `stmt` is kInsertPartSql, prepared once for all the traces of a refresh.
 Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
                          const std::map<PartKey, Part>& parts) {
@@ -192,20 +207,7 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
     } else {
       stmt->BindText(10, part.app_id);
     }
-    stmt->BindInt64(11, static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
-    stmt->BindInt64(12, static_cast<std::int64_t>(part.end));
-    stmt->BindInt64(13, part.spans);
-    stmt->BindInt64(14, part.Errors());
-    stmt->BindInt64(15, part.open);
-    for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
-      stmt->BindInt64(16 + static_cast<int>(phase), part.phase_ms[phase]);
-    }
-    stmt->BindInt64(20, part.findings);
-    if (part.top_finding.empty()) {
-      stmt->BindNull(21);
-    } else {
-      stmt->BindText(21, part.top_finding);
-    }
+    BindSums(*stmt, 11, task_index::SumsOf(part));
     stmt->BindDouble(22, part.top_impact);
     if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
   }
@@ -231,14 +233,7 @@ FROM attempt_parts WHERE airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_i
 HAVING count(*) > 0
 )sql";
 
-// The wall clock of this writer, as the row's indexed_at (unix nanoseconds).
-std::int64_t NowUnixNano() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
+Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
   if (keys.empty()) return {};
   static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
   auto upsert = db.Prepare(aggregate_sql);
@@ -247,7 +242,6 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
       fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
                   kKeyMatch, kKeyMatch));
   if (!remove.ok()) return remove.error();
-  const std::int64_t now = NowUnixNano();
   for (const PartKey& key : keys) {
     upsert->Reset();
     BindKey(*upsert, 1, key);
@@ -260,76 +254,8 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys) {
   return {};
 }
 
-constexpr std::string_view kRowColumns =
-    "airflow, dag_id, task_id, run_id, try_number, map_index, name, trace_ids, start_unix_nano, "
-    "end_unix_nano, "
-    "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, "
-    "top_finding, state, indexed_at, settled_version, settled_at, core_seconds, gib_seconds, money, "
-    "idle_fraction, regression";
-
-std::optional<double> OptionalDouble(const SqliteStatement& stmt, int column) {
-  if (stmt.ColumnIsNull(column)) return std::nullopt;
-  return stmt.ColumnDouble(column);
-}
-
-TaskAttemptRow RowFrom(const SqliteStatement& stmt) {
-  TaskAttemptRow row;
-  row.airflow = stmt.ColumnInt64(0) != 0;
-  row.key = TaskAttemptKey{stmt.ColumnText(1), stmt.ColumnText(2), stmt.ColumnText(3), stmt.ColumnInt64(4),
-                           stmt.ColumnInt64(5)};
-  row.name = stmt.ColumnText(6);
-  row.trace_ids = SplitCommas(stmt.ColumnText(7));
-  row.start_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(8));
-  row.end_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(9));
-  row.span_count = stmt.ColumnInt64(10);
-  row.error_count = stmt.ColumnInt64(11);
-  row.open_count = stmt.ColumnInt64(12);
-  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
-    row.phase_ms[phase] = stmt.ColumnInt64(13 + static_cast<int>(phase));
-  }
-  row.finding_count = stmt.ColumnInt64(17);
-  if (!stmt.ColumnIsNull(18)) row.top_finding_json = stmt.ColumnText(18);
-  row.state = stmt.ColumnText(19);
-  row.indexed_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(20));
-  if (!stmt.ColumnIsNull(22)) {
-    SettledFigures figures;
-    figures.settled_unix_nano = static_cast<std::uint64_t>(stmt.ColumnInt64(22));
-    figures.core_seconds = OptionalDouble(stmt, 23);
-    figures.gib_seconds = OptionalDouble(stmt, 24);
-    figures.money = OptionalDouble(stmt, 25);
-    figures.idle_fraction = OptionalDouble(stmt, 26);
-    figures.regression = stmt.ColumnInt64(27) != 0;
-    row.settled = figures;
-    row.settled_current = !stmt.ColumnIsNull(21) && stmt.ColumnInt64(21) == stmt.ColumnInt64(20);
-  }
-  return row;
-}
-
-}  // namespace
-
-Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto old_keys = KeysOfTraces(db, trace_ids);
-  if (!old_keys.ok()) return old_keys.error();
-  std::set<PartKey> keys = std::move(old_keys).value();
-  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
-  static const std::string spans_for_index_sql = SpansForIndexSql();
-  auto read = db.Prepare(spans_for_index_sql);
-  if (!read.ok()) return read.error();
-  auto insert = db.Prepare(kInsertPartSql);
-  if (!insert.ok()) return insert.error();
-  for (const std::string& trace_id : trace_ids) {
-    auto spans = ReadSpans(&*read, trace_id);
-    if (!spans.ok()) return spans.error();
-    if (spans->empty()) continue;
-    const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, *spans);
-    for (const auto& [key, part] : parts) keys.insert(key);
-    if (auto inserted = InsertParts(&*insert, trace_id, parts); !inserted.ok()) return inserted.error();
-  }
-  return Reaggregate(db, keys);
-}
-
-// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSelectSql would
-// add it up.
+// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSelectSql
+// would add it up.
 constexpr std::string_view kInsertAttemptSql = R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
@@ -337,54 +263,81 @@ INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_ind
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
 )sql";
 
-Result<void> IndexNewTraces(SqliteConnection& db,
-                            const std::map<std::string, std::vector<IndexSpan>>& traces) {
-  auto insert_part = db.Prepare(kInsertPartSql);
-  if (!insert_part.ok()) return insert_part.error();
-  auto insert_attempt = db.Prepare(kInsertAttemptSql);
-  if (!insert_attempt.ok()) return insert_attempt.error();
-  std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
-  const std::int64_t now = NowUnixNano();
-  for (const auto& [trace_id, spans] : traces) {
-    const std::map<PartKey, Part> parts = PartsOfTrace(trace_id, spans);
-    if (auto inserted = InsertParts(&*insert_part, trace_id, parts); !inserted.ok()) return inserted.error();
-    for (const auto& [key, part] : parts) {
-      if (key.airflow) {
-        airflow_keys.insert(key);
-        continue;
-      }
-      SqliteStatement& row = *insert_attempt;
+// The task index's SQL on one SQLite connection (task_index_dialect.h): statements prepared once per
+// call and run once per trace or row.
+class SqliteTaskIndex final : public TaskIndexDialect {
+ public:
+  explicit SqliteTaskIndex(SqliteConnection& db) : db_(db) {}
+
+  Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
+    return store::KeysOfTraces(db_, trace_ids);
+  }
+  Result<void> DeleteParts(const std::vector<std::string>& trace_ids) override {
+    return store::DeleteParts(db_, trace_ids);
+  }
+  Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(
+      const std::vector<std::string>& trace_ids) override {
+    static const std::string spans_for_index_sql = SpansForIndexSql();
+    auto read = db_.Prepare(spans_for_index_sql);
+    if (!read.ok()) return read.error();
+    std::map<std::string, std::vector<IndexSpan>> by_trace;
+    for (const std::string& trace_id : trace_ids) {
+      auto spans = store::ReadSpans(&*read, trace_id);
+      if (!spans.ok()) return spans.error();
+      if (!spans->empty()) by_trace.emplace(trace_id, std::move(spans).value());
+    }
+    return by_trace;
+  }
+  Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
+    auto insert = db_.Prepare(kInsertPartSql);
+    if (!insert.ok()) return insert.error();
+    for (const auto& [trace_id, parts] : parts_by_trace) {
+      if (auto inserted = store::InsertParts(&*insert, trace_id, parts); !inserted.ok())
+        return inserted.error();
+    }
+    return {};
+  }
+  Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
+    auto insert = db_.Prepare(kInsertAttemptSql);
+    if (!insert.ok()) return insert.error();
+    for (const WholeAttemptPart& attempt : attempts) {
+      SqliteStatement& row = *insert;
+      const Part& part = *attempt.part;
       row.Reset();
-      BindKey(row, 1, key);
+      BindKey(row, 1, *attempt.key);
       row.BindText(8, part.name);
-      row.BindText(9, trace_id);
-      row.BindInt64(10, static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start));
-      row.BindInt64(11, static_cast<std::int64_t>(part.end));
-      row.BindInt64(12, part.spans);
-      row.BindInt64(13, part.Errors());
-      row.BindInt64(14, part.open);
-      for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
-        row.BindInt64(15 + static_cast<int>(phase), part.phase_ms[phase]);
-      }
-      row.BindInt64(19, part.findings);
-      if (part.top_finding.empty()) {
-        row.BindNull(20);
-      } else {
-        row.BindText(20, part.top_finding);
-      }
+      row.BindText(9, *attempt.trace_id);
+      BindSums(row, 10, task_index::SumsOf(part));
       row.BindText(21, AttemptState(part.open, part.Errors()));
       row.BindInt64(22, now);
       if (auto ran = row.Run(); !ran.ok()) return ran.error();
     }
+    return {};
   }
-  return Reaggregate(db, airflow_keys);
+  Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
+    return Reaggregate(db_, keys, now);
+  }
+
+ private:
+  SqliteConnection& db_;
+};
+
+}  // namespace
+
+Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  SqliteTaskIndex dialect(db);
+  return task_index::Refresh(dialect, trace_ids);
+}
+
+Result<void> IndexNewTraces(SqliteConnection& db,
+                            const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  SqliteTaskIndex dialect(db);
+  return task_index::AddNewTraces(dialect, traces);
 }
 
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto keys = KeysOfTraces(db, trace_ids);
-  if (!keys.ok()) return keys.error();
-  if (auto deleted = DeleteParts(db, trace_ids); !deleted.ok()) return deleted.error();
-  return Reaggregate(db, *keys);
+  SqliteTaskIndex dialect(db);
+  return task_index::Forget(dialect, trace_ids);
 }
 
 Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter) {
@@ -439,7 +392,7 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   page.total = *counted ? count->ColumnInt64(0) : 0;
 
   auto select = db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY {} LIMIT ? OFFSET ?",
-                                       kRowColumns, where, TaskAttemptOrderSql(filter.order)));
+                                       kAttemptRowColumns, where, TaskAttemptOrderSql(filter.order)));
   if (!select.ok()) return select.error();
   const int next = bind(*select);
   select->BindInt64(next, static_cast<std::int64_t>(filter.limit));
@@ -448,7 +401,7 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
     auto row = select->Step();
     if (!row.ok()) return row.error();
     if (!*row) break;
-    page.rows.push_back(RowFrom(*select));
+    page.rows.push_back(AttemptRowFrom(StatementColumns(*select)));
   }
   return page;
 }

@@ -1,6 +1,8 @@
 #pragma once
 // The SQLite store's task index (tracing/store/task_attempts.h): its tables, kept up to date on every
-// write, so that the trace view lists a page of tasks from an index instead of scanning spans.
+// write, so that the trace view lists a page of tasks from an index instead of scanning spans. What
+// changes on a write is decided once for both backends (tracing/store/task_index/task_index.h); this
+// file gives it SQLite's SQL (a TaskIndexDialect) and lists pages.
 //
 // Threads: these functions run on the connection's thread, inside the caller's transaction for the
 // writes (SqliteSpanStore::Write, retention, migration).
