@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_schema.h"
@@ -303,17 +304,16 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   };
   std::string where = " WHERE true";
   if (filter.airflow_only) where += " AND airflow = 1";
-  if (filter.dag_id) where += " AND dag_id = " + next(*filter.dag_id);
-  if (filter.task_id) where += " AND task_id = " + next(*filter.task_id);
-  if (filter.run_id) where += " AND run_id = " + next(*filter.run_id);
-  if (filter.try_number)
-    where += " AND try_number = " + next(std::to_string(*filter.try_number)) + "::bigint";
-  if (filter.map_index) where += " AND map_index = " + next(std::to_string(*filter.map_index)) + "::bigint";
-  if (filter.state) where += " AND state = " + next(*filter.state);
-  if (filter.since_unix_nano != 0)
-    where += " AND start_unix_nano >= " + next(std::to_string(filter.since_unix_nano)) + "::bigint";
-  if (filter.until_unix_nano != 0)
-    where += " AND start_unix_nano <= " + next(std::to_string(filter.until_unix_nano)) + "::bigint";
+  for (const task_index::AttemptCondition& condition : task_index::AttemptConditions(filter)) {
+    if (const auto* text = std::get_if<std::string>(&condition.value)) {
+      where += fmt::format(" AND {} {}", condition.column_op, next(*text));
+    } else if (const auto* number = std::get_if<std::int64_t>(&condition.value)) {
+      where += fmt::format(" AND {} {}::bigint", condition.column_op, next(std::to_string(*number)));
+    } else {
+      where += fmt::format(" AND {} {}::bigint", condition.column_op,
+                           next(std::to_string(std::get<std::uint64_t>(condition.value))));
+    }
+  }
   if (filter.trace_ids) {
     if (filter.trace_ids->empty()) return TaskAttemptPage{};
     where += fmt::format(

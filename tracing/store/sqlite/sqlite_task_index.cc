@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
@@ -345,14 +346,10 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   // bound, never spliced in.
   std::string where = " WHERE 1";
   if (filter.airflow_only) where += " AND airflow = 1";
-  if (filter.dag_id) where += " AND dag_id = ?";
-  if (filter.task_id) where += " AND task_id = ?";
-  if (filter.run_id) where += " AND run_id = ?";
-  if (filter.try_number) where += " AND try_number = ?";
-  if (filter.map_index) where += " AND map_index = ?";
-  if (filter.state) where += " AND state = ?";
-  if (filter.since_unix_nano != 0) where += " AND start_unix_nano >= ?";
-  if (filter.until_unix_nano != 0) where += " AND start_unix_nano <= ?";
+  const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
+  for (const task_index::AttemptCondition& condition : conditions) {
+    where += fmt::format(" AND {} ?", condition.column_op);
+  }
   if (filter.trace_ids) {
     if (filter.trace_ids->empty()) return TaskAttemptPage{};
     std::string placeholders;
@@ -365,18 +362,18 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
         "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({}))",
         placeholders);
   }
-  const auto bind = [&filter](SqliteStatement& stmt) {
+  const auto bind = [&filter, &conditions](SqliteStatement& stmt) {
     int index = 1;
-    if (filter.dag_id) stmt.BindText(index++, *filter.dag_id);
-    if (filter.task_id) stmt.BindText(index++, *filter.task_id);
-    if (filter.run_id) stmt.BindText(index++, *filter.run_id);
-    if (filter.try_number) stmt.BindInt64(index++, *filter.try_number);
-    if (filter.map_index) stmt.BindInt64(index++, *filter.map_index);
-    if (filter.state) stmt.BindText(index++, *filter.state);
-    if (filter.since_unix_nano != 0)
-      stmt.BindInt64(index++, static_cast<std::int64_t>(filter.since_unix_nano));
-    if (filter.until_unix_nano != 0)
-      stmt.BindInt64(index++, static_cast<std::int64_t>(filter.until_unix_nano));
+    for (const task_index::AttemptCondition& condition : conditions) {
+      const int at = index++;
+      if (const auto* text = std::get_if<std::string>(&condition.value)) {
+        stmt.BindText(at, *text);
+      } else if (const auto* number = std::get_if<std::int64_t>(&condition.value)) {
+        stmt.BindInt64(at, *number);
+      } else {
+        stmt.BindInt64(at, static_cast<std::int64_t>(std::get<std::uint64_t>(condition.value)));
+      }
+    }
     if (filter.trace_ids) {
       for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
     }

@@ -80,4 +80,17 @@ PartSums SumsOf(const Part& part) {
   return sums;
 }
 
+std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter) {
+  std::vector<AttemptCondition> conditions;
+  if (filter.dag_id) conditions.push_back({"dag_id =", *filter.dag_id});
+  if (filter.task_id) conditions.push_back({"task_id =", *filter.task_id});
+  if (filter.run_id) conditions.push_back({"run_id =", *filter.run_id});
+  if (filter.try_number) conditions.push_back({"try_number =", *filter.try_number});
+  if (filter.map_index) conditions.push_back({"map_index =", *filter.map_index});
+  if (filter.state) conditions.push_back({"state =", *filter.state});
+  if (filter.since_unix_nano != 0) conditions.push_back({"start_unix_nano >=", filter.since_unix_nano});
+  if (filter.until_unix_nano != 0) conditions.push_back({"start_unix_nano <=", filter.until_unix_nano});
+  return conditions;
+}
+
 }  // namespace sparktrace::tracing::store::task_index

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "common/result.h"
@@ -43,5 +44,15 @@ struct PartSums {
   std::optional<std::string_view> top_finding;  // nullopt: NULL (no finding)
 };
 PartSums SumsOf(const Part& part);
+
+// One condition of a list page on task_attempts, from a TaskAttemptFilter field in use, in the order
+// the filter lists them: "<column> <operator>" and the value, for which each backend writes its own
+// placeholder (values are bound, never spliced in). Not here: airflow_only (a literal) and trace_ids
+// (a list, which each backend matches its own way).
+struct AttemptCondition {
+  std::string_view column_op;  // "dag_id =", "start_unix_nano >=", …
+  std::variant<std::string, std::int64_t, std::uint64_t> value;
+};
+std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter);
 
 }  // namespace sparktrace::tracing::store::task_index
