@@ -1,5 +1,6 @@
 #include "common/json_writer.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -14,15 +15,15 @@ void JsonWriter::BeforeValue() {
     return;
   }
   if (!has_element_.empty()) {
-    if (has_element_.back()) out_.push_back(',');
-    has_element_.back() = true;
+    if (has_element_.back() != 0) out_.push_back(',');
+    has_element_.back() = 1;
   }
 }
 
 JsonWriter& JsonWriter::BeginObject() {
   BeforeValue();
   out_.push_back('{');
-  has_element_.push_back(false);
+  has_element_.push_back(0);
   return *this;
 }
 
@@ -35,7 +36,7 @@ JsonWriter& JsonWriter::EndObject() {
 JsonWriter& JsonWriter::BeginArray() {
   BeforeValue();
   out_.push_back('[');
-  has_element_.push_back(false);
+  has_element_.push_back(0);
   return *this;
 }
 
@@ -78,7 +79,10 @@ JsonWriter& JsonWriter::Double(double value) {
     const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
     const std::string_view text(digits.data(), static_cast<std::size_t>(end - digits.data()));
     out_.append(text);
-    if (text.find_first_of(".eE") == std::string_view::npos) out_ += ".0";
+    // One pass over the few digits (find_first_of asks memchr once per digit).
+    if (std::none_of(text.begin(), text.end(), [](char c) { return c == '.' || c == 'e' || c == 'E'; })) {
+      out_ += ".0";
+    }
   }
   return *this;
 }

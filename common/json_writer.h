@@ -38,8 +38,9 @@ class JsonWriter {
  private:
   void BeforeValue();
   std::string out_;
-  // Per open container: whether it already holds an element (the next one needs a comma).
-  std::vector<bool> has_element_;
+  // Per open container: whether it already holds an element (the next one needs a comma). Bytes,
+  // not vector<bool>: every value asks, and a bit reference costs more than the memory saved.
+  std::vector<char> has_element_;
   bool after_key_ = false;
 };
 

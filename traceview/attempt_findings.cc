@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "traceview/regression.h"
+#include "diagnose/regression/regression.h"
 #include "tracing/finding_event.h"
 
 namespace sparktrace::traceview {
@@ -69,9 +69,9 @@ std::vector<FindingEntry> CollectFindings(std::span<const Span> spans, std::vect
 }
 
 void AddRegressionFinding(std::span<const Span> spans, const std::vector<std::optional<std::size_t>>& parent,
-                          const History& history, bool finished, std::vector<FindingEntry>& findings,
-                          std::vector<SpanFindings>& by_span) {
-  const auto regression = DetectRegression(history, finished);
+                          const diagnose::regression::History& history, bool finished,
+                          std::vector<FindingEntry>& findings, std::vector<SpanFindings>& by_span) {
+  const auto regression = diagnose::regression::DetectRegression(history, finished);
   std::optional<std::size_t> root;
   for (std::size_t i = 0; i < spans.size(); ++i) {
     if (parent[i]) continue;
@@ -82,14 +82,15 @@ void AddRegressionFinding(std::span<const Span> spans, const std::vector<std::op
   by_span[*root].ids.emplace_back("regression");
   by_span[*root].keys.push_back(key);
   ordered_json evidence = ordered_json::array();
-  for (std::string& line : RegressionEvidence(*regression)) evidence.push_back(std::move(line));
+  for (std::string& line : diagnose::regression::RegressionEvidence(*regression))
+    evidence.push_back(std::move(line));
   const std::string recipe = "troubleshoot/regression.md";
   ordered_json json = {
       {"id", "regression"},
       {"key", key},
       {"severity", regression->critical ? "critical" : "warning"},
       {"scope", "attempt"},
-      {"title", RegressionTitle(*regression)},
+      {"title", diagnose::regression::RegressionTitle(*regression)},
       {"impact_seconds", regression->delta_ms / 1000},
       {"evidence", std::move(evidence)},
       {"fix", ordered_json::array({"open the findings of the phase that grew (below), and compare this "

@@ -1,8 +1,8 @@
 #pragma once
 // The findings of an attempt as the trace view lists them: decoded from the spans' finding events
 // (tracing/finding_event.h), one entry per finding key with every span it is attached to, plus the
-// regression against the task's history (regression.h), ranked by impact. Apart from the rest of the
-// attempt's JSON because ranking and de-duplicating findings is its own set of rules.
+// regression against the task's history (diagnose/regression/regression.h), ranked by impact. Apart from the
+// rest of the attempt's JSON because ranking and de-duplicating findings is its own set of rules.
 //
 // Pure functions; thread-safe.
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "traceview/history.h"
+#include "diagnose/regression/history.h"
 #include "tracing/span.h"
 
 namespace sparktrace::traceview {
@@ -38,12 +38,12 @@ struct SpanFindings {
 std::vector<FindingEntry> CollectFindings(std::span<const tracing::Span> spans,
                                           std::vector<SpanFindings>& by_span);
 
-// The regression finding (traceview/regression.h), if the history shows one, attached to the
+// The regression finding (diagnose/regression/regression.h), if the history shows one, attached to the
 // attempt's first root span and ranked into `findings` by its impact: the time lost against the
 // baseline. `finished`: the attempt has no span still running.
 void AddRegressionFinding(std::span<const tracing::Span> spans,
-                          const std::vector<std::optional<std::size_t>>& parent, const History& history,
-                          bool finished, std::vector<FindingEntry>& findings,
-                          std::vector<SpanFindings>& by_span);
+                          const std::vector<std::optional<std::size_t>>& parent,
+                          const diagnose::regression::History& history, bool finished,
+                          std::vector<FindingEntry>& findings, std::vector<SpanFindings>& by_span);
 
 }  // namespace sparktrace::traceview

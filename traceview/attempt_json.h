@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "traceview/cost_of_spans.h"
+#include "diagnose/regression/history.h"
 #include "traceview/breakdown.h"
-#include "traceview/history.h"
+#include "traceview/cost_of_spans.h"
 #include "tracing/span.h"
 #include "tracing/store/task_attempts.h"
 
@@ -37,7 +37,7 @@ struct AttemptContext {
   std::vector<AttemptLink> tries;  // the attempts of this run, by try number
   std::optional<AttemptLink> previous_run;
   std::optional<AttemptLink> next_run;
-  History history;
+  diagnose::regression::History history;
   // The downloads of these spans (attempt_url.h): AttemptApiHref or TraceApiHref with a Download.
   std::string chrome_trace_href;
   std::string otlp_href;

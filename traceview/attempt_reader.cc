@@ -8,6 +8,7 @@
 
 #include "traceview/attempt_spans.h"
 #include "traceview/attempt_url.h"
+#include "traceview/regression_of_spans.h"
 #include "traceview/view_time.h"
 
 namespace sparktrace::traceview {
@@ -106,26 +107,30 @@ Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanReader& store, Attem
   read.spans = std::move(spans).value();
   read.breakdown = ComputeBreakdown(read.spans);
 
-  std::vector<RunSummary> runs;
+  std::vector<diagnose::regression::RunSummary> runs;
   std::size_t listed = 0;
   for (std::size_t i = 0; i < read.attempts.size(); ++i) {
     const TaskAttemptRow& other = read.attempts[i];
     const bool is_current = i == read.current;
     if (!is_current && listed >= kHistoryRuns) continue;
     ++listed;
-    RunSummary summary;
+    // The current run's own figures are those of its spans as read now, not the index's; an
+    // earlier run's spans are read for their phases only (cached), its wall is the index's.
+    diagnose::regression::RunSummary summary =
+        is_current ? RunOfBreakdown(read.breakdown) : diagnose::regression::RunSummary{};
+    if (!is_current) {
+      summary.wall_ms = WallMs(other);
+      summary.phases = HistoryPhases(store, other);
+    }
     summary.run_id = other.key.run_id;
     summary.try_number = other.key.try_number;
     summary.state = other.state;
-    summary.start_ms = StartMs(other);
-    // The current run's own figures are those of its spans as read now, not the index's.
-    summary.wall_ms = is_current ? read.breakdown.wall_ms() : WallMs(other);
-    summary.phases = is_current ? read.breakdown.ms : HistoryPhases(store, other);
+    summary.start_ms = StartMs(other);  // the index orders the runs
     summary.href = AttemptPageHref(other.key);
     summary.current = is_current;
     runs.push_back(std::move(summary));
   }
-  read.history = ComputeHistory(std::move(runs), kHistoryRuns);
+  read.history = diagnose::regression::ComputeHistory(std::move(runs), kHistoryRuns);
   return read;
 }
 
@@ -141,7 +146,7 @@ std::array<double, kViewPhaseCount> AttemptReader::HistoryPhases(tracing::store:
   // A run that cannot be read now shows as empty rather than failing the page it is history on.
   auto spans = ReadAttemptSpans(store, row);
   const std::array<double, kViewPhaseCount> phases =
-      spans.ok() ? ComputeBreakdown(*spans).ms : std::array<double, kViewPhaseCount>{};
+      spans.ok() ? RunOfSpans(*spans).phases : std::array<double, kViewPhaseCount>{};
   if (phase_cache_.size() >= kPhaseCacheEntries) phase_cache_.clear();  // simple bound; refilled on demand
   phase_cache_.emplace(std::move(cache_key), phases);
   return phases;

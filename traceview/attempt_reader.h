@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/result.h"
+#include "diagnose/regression/history.h"
 #include "traceview/breakdown.h"
-#include "traceview/history.h"
 #include "tracing/span.h"
 #include "tracing/store/span_reader.h"
 
@@ -39,7 +39,7 @@ struct ReadAttempt {
   std::size_t current = 0;  // the attempt's row in `attempts`
   std::vector<tracing::Span> spans;
   Breakdown breakdown;
-  History history;
+  diagnose::regression::History history;
   const tracing::store::TaskAttemptRow& row() const { return attempts[current]; }
 };
 

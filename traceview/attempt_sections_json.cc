@@ -32,9 +32,9 @@ ordered_json LinkJson(const AttemptLink& link) {
           {"href", link.href}};
 }
 
-ordered_json HistoryJson(const History& history) {
+ordered_json HistoryJson(const diagnose::regression::History& history) {
   ordered_json runs = ordered_json::array();
-  for (const RunSummary& run : history.runs) {
+  for (const diagnose::regression::RunSummary& run : history.runs) {
     runs.push_back({{"run_id", run.run_id},
                     {"try_number", run.try_number},
                     {"state", run.state},
@@ -46,8 +46,9 @@ ordered_json HistoryJson(const History& history) {
   }
   ordered_json baseline = nullptr;
   if (history.baseline) {
-    const auto current = std::find_if(history.runs.begin(), history.runs.end(),
-                                      [](const RunSummary& run) { return run.current; });
+    const auto current =
+        std::find_if(history.runs.begin(), history.runs.end(),
+                     [](const diagnose::regression::RunSummary& run) { return run.current; });
     baseline = {{"runs", history.baseline->runs},
                 {"median_wall_ms", history.baseline->median_wall_ms},
                 {"phases", PhaseObject(history.baseline->phases)}};
@@ -58,7 +59,7 @@ ordered_json HistoryJson(const History& history) {
     }
   }
   ordered_json comparison = ordered_json::array();
-  for (const PhaseDelta& delta : history.comparison) {
+  for (const diagnose::regression::PhaseDelta& delta : history.comparison) {
     comparison.push_back({{"phase", ViewPhaseName(delta.phase)},
                           {"label", ViewPhaseLabel(delta.phase)},
                           {"current_ms", delta.current_ms},

@@ -9,18 +9,18 @@
 #include <optional>
 #include <span>
 
+#include "diagnose/regression/history.h"
 #include "traceview/airflow_task_view.h"
 #include "traceview/attempt_json.h"
 #include "traceview/breakdown.h"
 #include "traceview/cost_of_spans.h"
-#include "traceview/history.h"
 #include "tracing/span.h"
 
 namespace sparktrace::traceview {
 
 nlohmann::ordered_json LinkJson(const AttemptLink& link);
 // The runs, the baseline with the current run's wall-time delta, and the phase comparison.
-nlohmann::ordered_json HistoryJson(const History& history);
+nlohmann::ordered_json HistoryJson(const diagnose::regression::History& history);
 // Null when the attempt has no Airflow task span.
 nlohmann::ordered_json AirflowTaskJson(const std::optional<AirflowTaskView>& task);
 nlohmann::ordered_json BreakdownJson(const Breakdown& breakdown);

@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-#include "traceview/regression.h"
+#include "diagnose/regression/regression.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -38,11 +38,11 @@ Result<SettledFigures> AttemptSettler::Compute(tracing::store::SpanStore& store,
                                                std::chrono::system_clock::time_point now) {
   std::vector<tracing::Span> spans;
   Breakdown breakdown;
-  std::optional<Regression> regression;
+  std::optional<diagnose::regression::Regression> regression;
   if (due.ref.airflow) {
     auto read = reader_.Read(store, due.ref.key);
     if (!read.ok()) return read.error();
-    regression = DetectRegression(read->history, read->row().state != "running");
+    regression = diagnose::regression::DetectRegression(read->history, read->row().state != "running");
     spans = std::move(read->spans);
     breakdown = std::move(read->breakdown);
   } else {

@@ -1,9 +1,9 @@
 #pragma once
 // Settling: once a task attempt has ended and no span of it has been indexed for a quiet period, its
-// final figures — the cost its page shows (diagnose/cost/cost_model.h) and whether it is a regression of its task
-// (regression.h, over the page's history) — are computed once and written into its task-index row
-// (tracing/store/task_attempts.h, SettledFigures), where the task list can show and sort by them, and
-// added to the per-task counters (settler_metrics.h). The store lists what is due and records the
+// final figures — the cost its page shows (diagnose/cost/cost_model.h) and whether it is a regression of its
+// task (diagnose/regression/regression.h, over the page's history) — are computed once and written into its
+// task-index row (tracing/store/task_attempts.h, SettledFigures), where the task list can show and sort by
+// them, and added to the per-task counters (settler_metrics.h). The store lists what is due and records the
 // figures with a conditional update (span_store.h), so that of several proxies sharing one store only
 // the one that claims an attempt counts it. A late span makes the row due again: it is settled anew
 // and the counters get what its figures grew by.

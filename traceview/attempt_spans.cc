@@ -33,6 +33,7 @@ std::vector<tracing::Span> SpansOfAttempt(std::vector<tracing::Span> trace,
       trace.size(), [&](std::size_t i) { return parents[i]; },
       [&](std::size_t i) { return identities[i].has_value(); });
   std::vector<tracing::Span> selected;
+  selected.reserve(trace.size());  // mostly the whole trace: moved once, not at every doubling
   for (std::size_t i = 0; i < trace.size(); ++i) {
     if (owners[i] && *identities[*owners[i]] == attempt) selected.push_back(std::move(trace[i]));
   }

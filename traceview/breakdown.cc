@@ -41,17 +41,11 @@ void AddCover(std::vector<Edge>& edges, std::uint64_t start, std::uint64_t end, 
 std::optional<ViewPhase> CoverOf(const tracing::Span& span) {
   switch (LaneOf(span)) {
     case Lane::kPhase: {
-      switch (tracing::SparkPhaseNamed(PhaseNameOf(span)).value_or(tracing::SparkPhase::kIdle)) {
-        case tracing::SparkPhase::kResourceWait:
-          return ViewPhase::kResourceWait;
-        case tracing::SparkPhase::kIoWrite:
-          return ViewPhase::kIoWrite;
-        case tracing::SparkPhase::kCompute:
-          return ViewPhase::kCompute;
-        case tracing::SparkPhase::kIdle:
-          break;
-      }
-      return std::nullopt;  // idle (or unknown): the operation around it already makes it idle
+      const tracing::SparkPhase phase =
+          tracing::SparkPhaseNamed(PhaseNameOf(span)).value_or(tracing::SparkPhase::kIdle);
+      // Idle (or unknown) covers nothing: the operation around it already makes it idle.
+      if (phase == tracing::SparkPhase::kIdle) return std::nullopt;
+      return tracing::ViewPhaseOf(phase);
     }
     case Lane::kRpc:
     case Lane::kOperation:
@@ -134,24 +128,6 @@ void Total(Breakdown& breakdown) {
 }
 
 }  // namespace
-
-std::string_view ViewPhaseName(ViewPhase phase) {
-  // Outside Spark, the driver's phases by their names, and the results' way back.
-  static constexpr std::array<std::string_view, kViewPhaseCount> kNames = {
-      "client",
-      tracing::SparkPhaseName(tracing::SparkPhase::kResourceWait),
-      tracing::SparkPhaseName(tracing::SparkPhase::kCompute),
-      tracing::SparkPhaseName(tracing::SparkPhase::kIoWrite),
-      tracing::SparkPhaseName(tracing::SparkPhase::kIdle),
-      "result_transfer"};
-  return kNames[static_cast<std::size_t>(phase) % kViewPhaseCount];
-}
-
-std::string_view ViewPhaseLabel(ViewPhase phase) {
-  static constexpr std::array<std::string_view, kViewPhaseCount> kLabels = {
-      "outside Spark", "resource wait", "compute", "I/O write", "driver idle", "result transfer"};
-  return kLabels[static_cast<std::size_t>(phase) % kViewPhaseCount];
-}
 
 Breakdown ComputeBreakdown(std::span<const tracing::Span> spans) {
   Breakdown breakdown;

@@ -23,17 +23,16 @@
 #include <vector>
 
 #include "tracing/span.h"
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::traceview {
 
-// In the API's order (docs/trace-view-api.md); Breakdown::ms is indexed by it.
-enum class ViewPhase : std::uint8_t { kClient, kResourceWait, kCompute, kIoWrite, kIdle, kResultTransfer };
-inline constexpr std::size_t kViewPhaseCount = 6;
-
-// "client", "resource_wait", "compute", "io_write", "idle", "result_transfer".
-std::string_view ViewPhaseName(ViewPhase phase);
-// "outside Spark", "resource wait", "compute", "I/O write", "driver idle", "result transfer".
-std::string_view ViewPhaseLabel(ViewPhase phase);
+// The phases, their names and labels are the vocabulary's (tracing/span_vocabulary.h), in the API's
+// order (docs/trace-view-api.md); Breakdown::ms is indexed by them.
+using tracing::kViewPhaseCount;
+using tracing::ViewPhase;
+using tracing::ViewPhaseLabel;
+using tracing::ViewPhaseName;
 
 struct PhaseInterval {
   ViewPhase phase = ViewPhase::kClient;

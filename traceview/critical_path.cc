@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "traceview/span_lanes.h"
 #include "traceview/span_parents.h"
@@ -101,10 +100,14 @@ struct StageFacts {
   std::optional<std::vector<std::int64_t>> parent_ids;
 };
 
-// Each stage id's span to follow: its latest attempt, the latest-ending one among equals.
-std::map<std::int64_t, std::size_t> StageById(const SpanGraph& graph, const std::vector<std::size_t>& stages,
-                                              const std::vector<StageFacts>& facts) {
-  std::map<std::int64_t, std::size_t> by_id;
+// Each stage id's span to follow: its latest attempt, the latest-ending one among equals. Hashed:
+// the walk looks a parent up for every stage on every job's chain (20,000 on a big attempt).
+using StageIndexById = std::unordered_map<std::int64_t, std::size_t>;
+
+StageIndexById StageById(const SpanGraph& graph, const std::vector<std::size_t>& stages,
+                         const std::vector<StageFacts>& facts) {
+  StageIndexById by_id;
+  by_id.reserve(stages.size());
   const auto rank = [&graph, &facts](std::size_t index) {
     return std::tuple(facts[index].attempt, graph.end(index));
   };
@@ -116,10 +119,25 @@ std::map<std::int64_t, std::size_t> StageById(const SpanGraph& graph, const std:
   return by_id;
 }
 
+// Stage ids already on one job's chain; a parent cycle only comes from malformed input. Marks by
+// generation, so that each job's walk starts empty without clearing (or allocating) a set.
+class VisitedStageIds {
+ public:
+  void StartWalk() { ++generation_; }
+  void Insert(std::int64_t id) { marks_[id] = generation_; }
+  bool Contains(std::int64_t id) const {
+    const auto found = marks_.find(id);
+    return found != marks_.end() && found->second == generation_;
+  }
+
+ private:
+  std::unordered_map<std::int64_t, std::uint64_t> marks_;
+  std::uint64_t generation_ = 0;
+};
+
 // From the job's last-ending stage back through the parents that finished last.
-std::vector<std::size_t> StageChain(const SpanGraph& graph, std::size_t job,
-                                    const std::map<std::int64_t, std::size_t>& stage_by_id,
-                                    const std::vector<StageFacts>& facts) {
+std::vector<std::size_t> StageChain(const SpanGraph& graph, std::size_t job, const StageIndexById& stage_by_id,
+                                    const std::vector<StageFacts>& facts, VisitedStageIds& visited) {
   std::vector<std::size_t> chain;
   const std::vector<std::size_t> stages = graph.ChildrenIn(job, Lane::kStage);
   if (stages.empty()) return chain;
@@ -127,15 +145,15 @@ std::vector<std::size_t> StageChain(const SpanGraph& graph, std::size_t job,
       *std::max_element(stages.begin(), stages.end(), [&graph](std::size_t a, std::size_t b) {
         return std::tuple(graph.end(a), graph.start(a)) < std::tuple(graph.end(b), graph.start(b));
       });
-  std::set<std::int64_t> visited;  // a parent cycle only comes from malformed input
+  visited.StartWalk();
   while (true) {
     chain.push_back(current);
-    visited.insert(facts[current].id.value_or(-1));
+    visited.Insert(facts[current].id.value_or(-1));
     std::optional<std::size_t> next;
     if (facts[current].parent_ids) {
       for (std::int64_t parent_id : *facts[current].parent_ids) {
         const auto parent = stage_by_id.find(parent_id);
-        if (parent == stage_by_id.end() || visited.contains(parent_id)) continue;  // skipped: no span
+        if (parent == stage_by_id.end() || visited.Contains(parent_id)) continue;  // skipped: no span
         if (!next || graph.end(parent->second) > graph.end(*next)) next = parent->second;
       }
     }
@@ -147,7 +165,8 @@ std::vector<std::size_t> StageChain(const SpanGraph& graph, std::size_t job,
 
 class PathBuilder {
  public:
-  explicit PathBuilder(const SpanGraph& graph) : graph_(graph) {
+  explicit PathBuilder(const SpanGraph& graph)
+      : graph_(graph), on_path_(graph.size(), 0), segment_span_(graph.size(), 0) {
     path_.stage_dependencies_known = true;
     std::vector<std::size_t> stages;
     facts_.resize(graph.size());
@@ -164,7 +183,7 @@ class PathBuilder {
 
   // An operation on the path: its job chain, or itself when it ran no job.
   void AddOperation(std::size_t operation) {
-    on_path_.insert(operation);
+    on_path_[operation] = 1;
     const std::vector<std::size_t> jobs = ChainBack(graph_, graph_.ChildrenIn(operation, Lane::kJob));
     if (jobs.empty()) AddSegment(operation);
     for (std::size_t job : jobs) AddJob(job);
@@ -172,13 +191,13 @@ class PathBuilder {
 
   // A job on the path: its stage chain where known, else itself.
   void AddJob(std::size_t job) {
-    on_path_.insert(job);
+    on_path_[job] = 1;
     const std::vector<std::size_t> stages = path_.stage_dependencies_known
-                                                ? StageChain(graph_, job, stage_by_id_, facts_)
+                                                ? StageChain(graph_, job, stage_by_id_, facts_, visited_)
                                                 : std::vector<std::size_t>{};
     if (stages.empty()) AddSegment(job);
     for (std::size_t stage : stages) {
-      on_path_.insert(stage);
+      on_path_[stage] = 1;
       AddSegment(stage);
     }
   }
@@ -187,9 +206,9 @@ class PathBuilder {
     const auto by_start = [this](std::size_t a, std::size_t b) {
       return std::tuple(graph_.start(a), graph_.lane(a), a) < std::tuple(graph_.start(b), graph_.lane(b), b);
     };
-    path_.span_indices.assign(on_path_.begin(), on_path_.end());
+    path_.span_indices = Marked(on_path_);
     std::sort(path_.span_indices.begin(), path_.span_indices.end(), by_start);
-    std::vector<std::size_t> segment_spans(segment_spans_.begin(), segment_spans_.end());
+    std::vector<std::size_t> segment_spans = Marked(segment_span_);
     std::sort(segment_spans.begin(), segment_spans.end(), by_start);
     for (std::size_t index : segment_spans) {
       path_.segments.push_back({index, SpanStartMs(graph_.span(index)), SpanEndMs(graph_.span(index))});
@@ -199,7 +218,15 @@ class PathBuilder {
   }
 
  private:
-  void AddSegment(std::size_t index) { segment_spans_.insert(index); }
+  void AddSegment(std::size_t index) { segment_span_[index] = 1; }
+
+  static std::vector<std::size_t> Marked(const std::vector<char>& marks) {
+    std::vector<std::size_t> indices;
+    for (std::size_t i = 0; i < marks.size(); ++i) {
+      if (marks[i] != 0) indices.push_back(i);
+    }
+    return indices;
+  }
 
   // Segments come sorted by start.
   static double UnionMs(const std::vector<PathSegment>& segments) {
@@ -219,10 +246,13 @@ class PathBuilder {
 
   const SpanGraph& graph_;
   CriticalPath path_;
-  std::map<std::int64_t, std::size_t> stage_by_id_;
+  StageIndexById stage_by_id_;
   std::vector<StageFacts> facts_;  // by span index; filled for stages only
-  std::set<std::size_t> on_path_;
-  std::set<std::size_t> segment_spans_;
+  VisitedStageIds visited_;
+  // By span index: on the path; a segment of it. Flags rather than ordered sets: both are sorted by
+  // start at the end anyway.
+  std::vector<char> on_path_;
+  std::vector<char> segment_span_;
 };
 
 }  // namespace

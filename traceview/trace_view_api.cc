@@ -19,7 +19,6 @@
 #include "traceview/chrome_trace.h"
 #include "traceview/embedded_files.h"
 #include "traceview/executor_series.h"
-#include "traceview/history.h"
 #include "traceview/otlp_json.h"
 #include "traceview/query_values.h"
 #include "traceview/span_lanes.h"

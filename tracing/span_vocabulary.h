@@ -230,6 +230,51 @@ constexpr std::optional<SparkPhase> SparkPhaseNamed(std::string_view name) {
   }
   return std::nullopt;
 }
+// An attempt's whole wall time in phases (the trace view's breakdown, docs/trace-view-api.md; the
+// history and the regression compare runs in them, diagnose/regression/): the driver's phases and
+// the two only the proxy sees around them, the task's own code between calls (client) and rows
+// streaming back to it (result_transfer). In the API's order; per-phase arrays are indexed by it.
+enum class ViewPhase : std::uint8_t { kClient, kResourceWait, kCompute, kIoWrite, kIdle, kResultTransfer };
+inline constexpr std::size_t kViewPhaseCount = 6;
+// The view's phase of a driver phase: the same name.
+constexpr ViewPhase ViewPhaseOf(SparkPhase phase) {
+  switch (phase) {
+    case SparkPhase::kResourceWait:
+      return ViewPhase::kResourceWait;
+    case SparkPhase::kCompute:
+      return ViewPhase::kCompute;
+    case SparkPhase::kIoWrite:
+      return ViewPhase::kIoWrite;
+    case SparkPhase::kIdle:
+      break;
+  }
+  return ViewPhase::kIdle;
+}
+// "client", "resource_wait", "compute", "io_write", "idle", "result_transfer".
+constexpr std::string_view ViewPhaseName(ViewPhase phase) {
+  switch (phase) {
+    case ViewPhase::kClient:
+      return "client";
+    case ViewPhase::kResultTransfer:
+      return "result_transfer";
+    case ViewPhase::kResourceWait:
+      return SparkPhaseName(SparkPhase::kResourceWait);
+    case ViewPhase::kCompute:
+      return SparkPhaseName(SparkPhase::kCompute);
+    case ViewPhase::kIoWrite:
+      return SparkPhaseName(SparkPhase::kIoWrite);
+    case ViewPhase::kIdle:
+      break;
+  }
+  return SparkPhaseName(SparkPhase::kIdle);
+}
+// What a person reads for it (the page's sections, the regression's words): "outside Spark",
+// "resource wait", "compute", "I/O write", "driver idle", "result transfer".
+constexpr std::string_view ViewPhaseLabel(ViewPhase phase) {
+  constexpr std::array<std::string_view, kViewPhaseCount> kLabels = {
+      "outside Spark", "resource wait", "compute", "I/O write", "driver idle", "result transfer"};
+  return kLabels[static_cast<std::size_t>(phase) % kViewPhaseCount];
+}
 inline constexpr std::string_view kSparkPhasePrefix = "spark.phase.";
 inline constexpr std::string_view kSparkPhaseMsSuffix = ".ms";
 inline constexpr std::string_view kSparkPhaseNameKey = "spark.phase.name";

@@ -5,66 +5,47 @@
 #include <optional>
 #include <string>
 
-#include "listener/correlate/phases.h"
-#include "traceview/history.h"
-#include "traceview/regression.h"
+#include "diagnose/regression/history.h"
+#include "diagnose/regression/regression.h"
+#include "diagnose/regression_of_model.h"
+#include "tracing/span_vocabulary.h"
 
 namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::diagnose
 
 namespace sparktrace::cli::diagnose {
 namespace {
 
-using traceview::ViewPhase;
+using diagnosis::regression::ComputeHistory;
+using diagnosis::regression::DetectRegression;
+using diagnosis::regression::History;
+using diagnosis::regression::PhaseDelta;
+using diagnosis::regression::Regression;
+using diagnosis::regression::RegressionThresholds;
+using diagnosis::regression::RegressionTitle;
+using diagnosis::regression::RunSummary;
 
 constexpr std::string_view kRegressionRecipe = "troubleshoot/regression.md";
 
-ViewPhase ViewPhaseOf(listener::correlate::Phase phase) {
-  switch (phase) {
-    case listener::correlate::Phase::kResourceWait:
-      return ViewPhase::kResourceWait;
-    case listener::correlate::Phase::kCompute:
-      return ViewPhase::kCompute;
-    case listener::correlate::Phase::kIoWrite:
-      return ViewPhase::kIoWrite;
-    case listener::correlate::Phase::kIdle:
-      return ViewPhase::kIdle;
-  }
-  return ViewPhase::kIdle;
-}
-
-// A log as one run of its application: success once ended with no failed job, failed with one,
-// running while its log is still being written (a truncated log is neither: it is left out).
-std::optional<traceview::RunSummary> RunOf(const DiagnosedLog& log) {
-  const std::optional<listener::correlate::PhaseBreakdown> phases =
-      listener::correlate::ApplicationPhases(log.model);
+// A log as one run of its application (diagnose/regression_of_model.h), named by its path; a
+// truncated log is neither ended nor running: it is left out.
+std::optional<RunSummary> RunOf(const DiagnosedLog& log) {
   const std::string_view status = ApplicationStatus(log);
-  if (!phases || status == "truncated") return std::nullopt;
-  traceview::RunSummary run;
-  run.run_id = log.path;
-  const bool failed = std::any_of(log.model.jobs().begin(), log.model.jobs().end(), [](const auto& entry) {
-    return entry.second.status == listener::correlate::JobStatus::kFailed;
-  });
-  run.state = status == "in_progress" ? "running" : failed ? "failed" : "success";
-  run.start_ms = static_cast<double>(phases->window.start_ms);
-  run.wall_ms = static_cast<double>(phases->window.end_ms - phases->window.start_ms);
-  for (std::size_t phase = 0; phase < listener::correlate::kPhaseCount; ++phase) {
-    const auto spark_phase = static_cast<listener::correlate::Phase>(phase);
-    run.phases[static_cast<std::size_t>(ViewPhaseOf(spark_phase))] =
-        static_cast<double>(phases->TotalMs(spark_phase));
-  }
+  if (status == "truncated") return std::nullopt;
+  std::optional<RunSummary> run = diagnosis::RunOfApplication(log.model, status == "in_progress");
+  if (run) run->run_id = log.path;
   return run;
 }
 
 std::string Seconds(double ms) { return std::to_string(static_cast<long long>(ms / 1000)) + " s"; }
 
-diagnosis::Finding RegressionFinding(const DiagnosedLog& log, const traceview::Regression& regression) {
+diagnosis::Finding RegressionFinding(const DiagnosedLog& log, const Regression& regression) {
   diagnosis::Finding finding;
   finding.id = "regression";
   finding.severity = regression.critical ? diagnosis::Severity::kCritical : diagnosis::Severity::kWarning;
   finding.scope.kind = diagnosis::ScopeKind::kApplication;
   finding.scope.app_id = log.model.application().app_id;
-  finding.title = traceview::RegressionTitle(regression);
-  const traceview::RegressionThresholds thresholds;
+  finding.title = RegressionTitle(regression);
+  const RegressionThresholds thresholds;
   finding.evidence.push_back({"wall_ms", regression.current_ms, std::nullopt, "ms",
                               regression.median_ms + std::max(thresholds.min_seconds * 1000,
                                                               thresholds.min_ratio * regression.median_ms),
@@ -73,8 +54,8 @@ diagnosis::Finding RegressionFinding(const DiagnosedLog& log, const traceview::R
                               diagnosis::Comparison::kNone});
   finding.evidence.push_back({"baseline_runs", static_cast<double>(regression.baseline_runs), std::nullopt,
                               "count", std::nullopt, diagnosis::Comparison::kNone});
-  for (const traceview::PhaseDelta& grown : regression.grown) {
-    finding.evidence.push_back({std::string(traceview::ViewPhaseName(grown.phase)) + "_delta_ms",
+  for (const PhaseDelta& grown : regression.grown) {
+    finding.evidence.push_back({std::string(tracing::ViewPhaseName(grown.phase)) + "_delta_ms",
                                 grown.delta_ms, std::nullopt, "ms", std::nullopt,
                                 diagnosis::Comparison::kNone});
   }
@@ -82,7 +63,7 @@ diagnosis::Finding RegressionFinding(const DiagnosedLog& log, const traceview::R
   finding.fix = {
       "read the findings of the phase that grew most (" +
           (regression.grown.empty() ? std::string("none grew alone")
-                                    : std::string(traceview::ViewPhaseLabel(regression.grown.front().phase)) +
+                                    : std::string(tracing::ViewPhaseLabel(regression.grown.front().phase)) +
                                           ", +" + Seconds(regression.grown.front().delta_ms)) +
           "), and compare this run's log with an earlier one's",
       "with the proxy, the attempt page's history panel shows each run's phases side by side"};
@@ -101,17 +82,17 @@ void AddRegressionFindings(std::vector<DiagnosedLog>& logs) {
   for (const auto& [name, members] : by_name) {
     if (members.size() < 2) continue;
     for (std::size_t current : members) {
-      std::optional<traceview::RunSummary> current_run = RunOf(logs[current]);
+      std::optional<RunSummary> current_run = RunOf(logs[current]);
       if (!current_run || current_run->state == "running") continue;
-      std::vector<traceview::RunSummary> runs;
+      std::vector<RunSummary> runs;
       for (std::size_t other : members) {
-        std::optional<traceview::RunSummary> run = other == current ? current_run : RunOf(logs[other]);
+        std::optional<RunSummary> run = other == current ? current_run : RunOf(logs[other]);
         if (!run) continue;
         run->current = other == current;
         runs.push_back(std::move(*run));
       }
-      const traceview::History history = traceview::ComputeHistory(std::move(runs));
-      const std::optional<traceview::Regression> regression = traceview::DetectRegression(history, true);
+      const History history = ComputeHistory(std::move(runs));
+      const std::optional<Regression> regression = DetectRegression(history, true);
       if (!regression) continue;
       std::vector<diagnosis::Finding>& findings = logs[current].findings;
       diagnosis::Finding finding = RegressionFinding(logs[current], *regression);

@@ -46,6 +46,7 @@ MODULES = {
     "sim": (("sparktrace_sim",), 2),
     "tracing": (("sparktrace_tracing",), 2),
     "tracing/otlp": (("sparktrace_tracing_otlp",), 3),
+    "diagnose/regression": (("sparktrace_regression",), 3),
     "tracing/store": (("sparktrace_tracing_store",), 3),
     "tracing/store/spool": (("sparktrace_store_spool",), 3),
     "tracing/store/sqlite": (("sparktrace_store_sqlite",), 4),

@@ -1,8 +1,8 @@
 // The cost `sparktrace diagnose` reads from the listener's model (diagnose/cost_of_model.h) equals
 // the cost the trace view reads from the spans the live feed builds of the same events
 // (traceview/cost_of_spans.h): on real logs of every kind the data holds (YARN, Kubernetes, local
-// mode, dynamic allocation, executors lost, several attempts, a running log) and on a shared Spark
-// Connect server whose operations overlap.
+// mode, dynamic allocation, executors lost, several attempts, a running log:
+// model_and_spans_test_support.h) and on a shared Spark Connect server whose operations overlap.
 
 #include "diagnose/cost_of_model.h"
 
@@ -19,9 +19,9 @@
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/phases.h"
 #include "listener/correlate/span_builder.h"
-#include "listener/events/event_parser.h"
-#include "tests/unit/diagnose/diagnose_test_lines.h"
+#include "tests/unit/diagnose/model_and_spans_test_support.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
+#include "tests/unit/listener/correlate/shared_server_test_log.h"
 #include "tests/unit/listener/events/listener_event_test_data.h"
 #include "traceview/cost_of_spans.h"
 
@@ -32,23 +32,11 @@ using cost::AttemptCost;
 using listener::correlate::ApplicationModel;
 namespace lines = listener::correlate::test_lines;
 
-// The spans of an operation live in the attempt's trace, under its span; any ids do here.
-listener::correlate::OperationSpanRef AnyParent() {
-  listener::correlate::OperationSpanRef parent;
-  parent.trace[0] = 1;
-  parent.parent[0] = 1;
-  return parent;
-}
-
 // What the page computes: the spans the feed builds, read by the trace view's adapter.
 std::optional<AttemptCost> ApplicationCostOfSpans(const ApplicationModel& model) {
   const auto phases = listener::correlate::ApplicationPhases(model);
   if (!phases) return std::nullopt;
-  std::vector<tracing::Span> spans = listener::correlate::BuildApplicationSpans(model).spans;
-  for (const auto& [id, operation] : model.operations()) {
-    for (tracing::Span& span : listener::correlate::BuildOperationSpans(model, id, AnyParent()).spans)
-      spans.push_back(std::move(span));
-  }
+  const std::vector<tracing::Span> spans = test_support::FeedSpansOf(model);
   const auto start_ms = static_cast<double>(phases->window.start_ms);
   const auto end_ms = static_cast<double>(phases->window.end_ms);
   cost::CostInputs inputs = traceview::CostInputsOfSpans(spans, start_ms, end_ms);
@@ -64,7 +52,7 @@ std::optional<AttemptCost> OperationCostOfSpans(const ApplicationModel& model,
   const auto phases = listener::correlate::OperationPhases(model, *operation);
   if (!phases) return std::nullopt;
   const std::vector<tracing::Span> spans =
-      listener::correlate::BuildOperationSpans(model, operation_id, AnyParent()).spans;
+      listener::correlate::BuildOperationSpans(model, operation_id, test_support::AnyParent()).spans;
   return cost::ComputeCost(traceview::CostInputsOfSpans(spans, static_cast<double>(phases->window.start_ms),
                                                         static_cast<double>(phases->window.end_ms)),
                            {.core_hour = 0.05, .gib_hour = 0.005});
@@ -114,26 +102,11 @@ TEST(CostOfModel, RealLogsCostAsTheirSpans) {
   const std::optional<std::filesystem::path> data_dir = listener::events::test_data::FindDataDir();
   if (!data_dir) GTEST_SKIP() << listener::events::test_data::DataDirMissingMessage();
   int known = 0;
-  for (const char* log :
-       {"spark-events/application_1553914137147_0018", "spark-events/app-20200706201101-0003",
-        "spark-events/local-1596020211915", "spark-events-problems/eventlog_4nodes_8cores_dynamic_alloc.zstd",
-        "spark-events-problems/tasks_executors_fail_compressed_eventlog.zstd",
-        "spark-events-problems/multiple_attempts/attempt_2_eventlog.zstd",
-        "spark-events-problems/dataproc.zstd", "spark-events-problems/truncated_eventlog",
-        "spark-events-thirdparty/aws-emr-advisor/job_spark_shell",
-        "spark-events-thirdparty/sparkscope/app-20231025121456-0004-eventLog-finished-exec-removed",
-        "spark-events-thirdparty/sparkscope/app-20231025121456-0004-eventLog-running-incomplete"}) {
-    std::string why;
-    const std::optional<std::string> content = listener::events::test_data::ReadLogFile(*data_dir / log, why);
-    ASSERT_TRUE(content) << why;
-    ApplicationModel model;
-    listener::events::EventParser parser;
-    for (std::string_view line : listener::events::test_data::SplitLines(*content)) {
-      Result<listener::events::SparkEvent> event = parser.Parse(line);
-      if (event.ok()) model.Apply(std::move(*event));  // a corrupt line is skipped, as the feed does
-    }
-    ExpectModelCostsAsThePage(model, log);
-    const std::optional<AttemptCost> cost = CostOf(ApplicationCostInputs(model));
+  for (const std::string_view log : test_support::kRealLogs) {
+    const std::optional<ApplicationModel> model = test_support::RealLogModel(*data_dir, log);
+    ASSERT_TRUE(model) << log;
+    ExpectModelCostsAsThePage(*model, std::string(log));
+    const std::optional<AttemptCost> cost = CostOf(ApplicationCostInputs(*model));
     if (cost && cost->known && cost->core_seconds > 0) ++known;
   }
   EXPECT_GE(known, 8);  // the comparison is over figures, not over unknowns
@@ -143,48 +116,10 @@ TEST(CostOfModel, RealLogsCostAsTheirSpans) {
 // executor comes and goes while both run, a third operation never gets an executor's task, and a
 // fourth still runs when the log ends.
 TEST(CostOfModel, ASharedConnectServerCostsAsItsSpans) {
-  const std::string tag_a = lines::OperationTag("alice", lines::kSessionA, lines::kOperationA);
-  const std::string tag_b = lines::OperationTag("alice", lines::kSessionA, lines::kOperationB);
-  const std::string tag_c =
-      lines::OperationTag("bob", lines::kSessionA, "5c1d3e2f-7a8b-4c9d-8e0f-1a2b3c4d5e70");
-  const std::string tag_d =
-      lines::OperationTag("bob", lines::kSessionA, "6d2e4f30-8b9c-4dae-9f10-2b3c4d5e6f81");
+  const std::vector<std::string> log =
+      lines::SharedServerLog({.more_settings = {{"spark.driver.cores", "2"}}, .more_operations = true});
   ApplicationModel model;
-  lines::Feed(
-      model,
-      {
-          lines::AppStart("app-1", 0),
-          test_lines::EnvironmentLine(
-              {{"spark.executor.memory", "4g"}, {"spark.master", "k8s://x"}, {"spark.driver.cores", "2"}}),
-          lines::ExecutorAdded("1", 0),
-          lines::ConnectOperation("Started", tag_a, lines::kOperationA, 1000, lines::kSessionA, "alice"),
-          lines::ExecutorAdded("2", 3000),
-          lines::JobStart(0, 2000, {0}, {tag_a}),
-          lines::StageSubmitted(0, 2000, 2),
-          lines::TaskEnd(0, 1, 2000, 4000),
-          lines::TaskEnd(0, 2, 2000, 4000),
-          lines::StageCompleted(0, 2000, 4000, 2),
-          lines::JobEnd(0, 4000),
-          lines::ConnectOperation("Started", tag_b, lines::kOperationB, 5000, lines::kSessionA, "alice"),
-          lines::ConnectOperation("Started", tag_c, "5c1d3e2f-7a8b-4c9d-8e0f-1a2b3c4d5e70", 5500,
-                                  lines::kSessionA, "bob"),
-          lines::JobStart(1, 6000, {1}, {tag_b}),
-          lines::StageSubmitted(1, 6000, 1),
-          lines::ExecutorRemoved("2", 7000),
-          lines::ConnectOperation("Finished", tag_c, "5c1d3e2f-7a8b-4c9d-8e0f-1a2b3c4d5e70", 7500),
-          lines::ConnectOperation("Finished", tag_a, lines::kOperationA, 8000),
-          lines::ConnectOperation("Closed", tag_a, lines::kOperationA, 9000),
-          lines::TaskEnd(1, 3, 6000, 12000),
-          lines::StageCompleted(1, 6000, 12000, 1),
-          lines::JobEnd(1, 12000),
-          lines::ConnectOperation("Finished", tag_b, lines::kOperationB, 12500),
-          lines::ConnectOperation("Closed", tag_b, lines::kOperationB, 13000),
-          lines::ConnectOperation("Started", tag_d, "6d2e4f30-8b9c-4dae-9f10-2b3c4d5e6f81", 13500,
-                                  lines::kSessionA, "bob"),
-          lines::JobStart(2, 14000, {2}, {tag_d}),
-          lines::StageSubmitted(2, 14000, 2),
-          lines::TaskEnd(2, 4, 14000, 15000),
-      });
+  lines::Feed(model, log);
   ASSERT_EQ(model.operations().size(), 4u);
   ExpectModelCostsAsThePage(model, "shared server");
   // B's stage ran while A was open: A is charged its share only (the comparison above covers the

@@ -29,6 +29,38 @@ TEST(JsonWriter, EscapesUserTextSoThatItParsesBackUnchanged) {
   EXPECT_EQ(parsed[hostile], 1);
 }
 
+// The escape check reads eight bytes at a time: a byte that needs escaping is found at every offset
+// of a word and of the tail, and bytes just outside each class (0x1f/0x20, 0x7f/0x80, '"' and '\'
+// beside their neighbours) are told apart.
+TEST(JsonWriter, FindsWhatNeedsEscapingAtEveryOffset) {
+  for (std::size_t length = 1; length <= 19; ++length) {
+    for (std::size_t offset = 0; offset < length; ++offset) {
+      for (const char special : {'"', '\\', '\n', '\x1f', '\x01'}) {
+        std::string text(length, 'a');
+        text[offset] = special;
+        JsonWriter out;
+        out.String(text);
+        const std::string written = out.Take();
+        EXPECT_EQ(written.size(), text.size() + 2 + (special == '\x1f' || special == '\x01' ? 5 : 1))
+            << "length " << length << " offset " << offset << " byte " << int{special};
+        EXPECT_EQ(nlohmann::json::parse(written).get<std::string>(), text);
+      }
+      for (const char plain : {' ', '!', '#', '[', ']', '\x7f', '~'}) {
+        std::string text(length, 'a');
+        text[offset] = plain;
+        JsonWriter out;
+        out.String(text);
+        EXPECT_EQ(out.Take(), "\"" + text + "\"") << "length " << length << " offset " << offset;
+      }
+      std::string accented(length, 'a');
+      accented[offset] = '\xc3';  // a lone lead byte: replaced, so it was seen
+      JsonWriter out;
+      out.String(accented);
+      EXPECT_NE(out.Take().find("\xef\xbf\xbd"), std::string::npos) << "length " << length << " offset " << offset;
+    }
+  }
+}
+
 TEST(JsonWriter, ReplacesInvalidUtf8) {
   JsonWriter out;
   out.String("ok \xff\xfe bad \xc3 cut \xed\xa0\x80 surrogate");

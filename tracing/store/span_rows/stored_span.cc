@@ -16,13 +16,23 @@
 namespace sparktrace::tracing::store {
 namespace {
 
+// A hex digit's value, or -1. By hand rather than from_chars: every span read decodes three ids
+// (a 20,000-span page, 60,000), and a digit at a time through from_chars cost a tenth of the read.
+constexpr int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 template <std::size_t N>
 bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
   if (hex.size() != 2 * N) return false;
   for (std::size_t i = 0; i < N; ++i) {
-    const char* first = hex.data() + 2 * i;
-    auto [end, ec] = std::from_chars(first, first + 2, out[i], 16);
-    if (ec != std::errc() || end != first + 2) return false;
+    const int high = HexDigitValue(hex[2 * i]);
+    const int low = HexDigitValue(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    out[i] = static_cast<std::uint8_t>(high * 16 + low);
   }
   return true;
 }

@@ -14,6 +14,7 @@
 #include "listener/correlate/span_builder.h"
 #include "tests/unit/diagnose/diagnose_test_lines.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
+#include "tests/unit/listener/correlate/shared_server_test_log.h"
 #include "tracing/span_vocabulary.h"
 
 namespace sparktrace::listener::correlate {
@@ -72,41 +73,8 @@ TEST(ResourceSettings, UnknownWithoutAConfigurationAndLocalModesDriverIsTheExecu
   EXPECT_FALSE(DriverIsExecutor(ModelOf({lines::ExecutorAdded("1", 0)})));
 }
 
-// Two operations of one server overlap: A runs 1000..9000 with a stage of 4 s of task time, B runs
-// 5000..13000 with a stage (6000..12000) of 6 s; executors 1 (from 0) and 2 (added at 3000, removed
-// at 7000), 4 cores each.
-std::vector<std::string> SharedServerLog() {
-  const std::string tag_a = lines::OperationTag("alice", kSessionA, kOperationA);
-  const std::string tag_b = lines::OperationTag("alice", kSessionA, kOperationB);
-  std::vector<std::string> log = {
-      lines::AppStart("app-1", 0),
-      diagnose::test_lines::EnvironmentLine({{"spark.executor.memory", "4g"}, {"spark.master", "k8s://x"}}),
-      lines::ExecutorAdded("1", 0),
-      lines::ConnectOperation("Started", tag_a, kOperationA, 1000, kSessionA, "alice"),
-      lines::ExecutorAdded("2", 3000),
-      lines::JobStart(0, 2000, {0}, {tag_a}),
-      lines::StageSubmitted(0, 2000, 2),
-      lines::TaskEnd(0, 1, 2000, 4000),
-      lines::TaskEnd(0, 2, 2000, 4000),
-      lines::StageCompleted(0, 2000, 4000, 2),
-      lines::JobEnd(0, 4000),
-      lines::ConnectOperation("Started", tag_b, kOperationB, 5000, kSessionA, "alice"),
-      lines::JobStart(1, 6000, {1}, {tag_b}),
-      lines::StageSubmitted(1, 6000, 1),
-      lines::ExecutorRemoved("2", 7000),
-      lines::ConnectOperation("Finished", tag_a, kOperationA, 8000),
-      lines::ConnectOperation("Closed", tag_a, kOperationA, 9000),
-      lines::TaskEnd(1, 3, 6000, 12000),
-      lines::StageCompleted(1, 6000, 12000, 1),
-      lines::JobEnd(1, 12000),
-      lines::ConnectOperation("Finished", tag_b, kOperationB, 12500),
-      lines::ConnectOperation("Closed", tag_b, kOperationB, 13000),
-  };
-  return log;
-}
-
 TEST(ExecutorSharing, ProratesTheOtherOperationsStagesToTheWindow) {
-  const ApplicationModel model = ModelOf(SharedServerLog());
+  const ApplicationModel model = ModelOf(lines::SharedServerLog());
   // A's window 1000..9000 holds 3 s of B's 6 s stage (6000..12000): 3 s of B's task time.
   const ExecutorSharing a = SharingDuring(model, kOperationA, {1000, 9000}, 13000);
   EXPECT_EQ(a.others_run_time_ms, 3000);
@@ -118,7 +86,7 @@ TEST(ExecutorSharing, ProratesTheOtherOperationsStagesToTheWindow) {
 }
 
 TEST(ResourceFacts, TheLifecycleSpanCarriesCoresMemoryDriverAndSharing) {
-  const ApplicationModel model = ModelOf(SharedServerLog());
+  const ApplicationModel model = ModelOf(lines::SharedServerLog());
   OperationSpanRef ref;
   ref.trace.fill(1);
   ref.parent.fill(2);

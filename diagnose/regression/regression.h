@@ -1,9 +1,9 @@
 #pragma once
 // The `regression` finding (docs/diagnose-rules.md, "regression"): an attempt markedly slower than
 // its baseline — the median of the earlier successful runs of the same task that the history panel
-// computes (traceview/history.h) — named with the phase that grew most. It is found when the page
-// is asked for, from the store's history, not by the driver-side rules: only the store knows the
-// earlier runs.
+// computes (history.h) — named with the phase that grew most. The page finds it when it is asked
+// for, from the store's history (only the store knows the earlier runs); `sparktrace diagnose
+// --regressions` among the logs it reads, the logs of one application name being one job's runs.
 //
 // Pure functions; thread-safe.
 
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "traceview/history.h"
+#include "diagnose/regression/history.h"
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::regression {
 
 // Both must hold: slower by at least this share of the baseline, and by at least this much time
 // (a 30 s task 40 % slower is noise; a 2 h task 3 % slower is not a regression either).
@@ -43,4 +43,4 @@ std::string RegressionTitle(const Regression& regression);
 // One line per grown phase: "resource wait: 4m 10s against a median of 1m 00s (+3m 10s)".
 std::vector<std::string> RegressionEvidence(const Regression& regression);
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::regression

@@ -1,11 +1,11 @@
-#include "traceview/regression.h"
+#include "diagnose/regression/regression.h"
 
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::regression {
 namespace {
 
 // "45.2s", "7m 40s", "2h 05m 09s": to the second, as the page's side-by-side figures.
@@ -50,7 +50,8 @@ std::string RegressionTitle(const Regression& regression) {
       Duration(regression.median_ms), regression.baseline_runs, regression.baseline_runs == 1 ? "" : "s");
   if (!regression.grown.empty()) {
     const PhaseDelta& most = regression.grown.front();
-    title += fmt::format("; {} grew most (+{})", ViewPhaseLabel(most.phase), Duration(most.delta_ms));
+    title +=
+        fmt::format("; {} grew most (+{})", tracing::ViewPhaseLabel(most.phase), Duration(most.delta_ms));
   }
   return title;
 }
@@ -59,11 +60,11 @@ std::vector<std::string> RegressionEvidence(const Regression& regression) {
   std::vector<std::string> lines;
   lines.reserve(regression.grown.size());
   for (const PhaseDelta& delta : regression.grown) {
-    lines.push_back(fmt::format("{}: {} against a median of {} (+{})", ViewPhaseLabel(delta.phase),
+    lines.push_back(fmt::format("{}: {} against a median of {} (+{})", tracing::ViewPhaseLabel(delta.phase),
                                 Duration(delta.current_ms), Duration(delta.median_ms),
                                 Duration(delta.delta_ms)));
   }
   return lines;
 }
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::regression

@@ -1,14 +1,14 @@
-// History and the baseline (traceview/history.h): medians over earlier successful runs, which
+// History and the baseline (diagnose/regression/history.h): medians over earlier successful runs, which
 // runs are kept, and the per-phase comparison.
+
+#include "diagnose/regression/history.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "traceview/history.h"
-
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::regression {
 namespace {
 
 // A run whose wall time and compute phase are both `wall` (the other phases 0).
@@ -122,4 +122,4 @@ TEST(TraceviewHistoryTest, MaxRunsKeepsTheLatestAndTheCurrent) {
 }
 
 }  // namespace
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::regression

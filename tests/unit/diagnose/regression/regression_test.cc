@@ -1,13 +1,13 @@
-// The regression finding's detection (traceview/regression.h): both thresholds, the phases that
+// The regression finding's detection (diagnose/regression/regression.h): both thresholds, the phases that
 // grew ranked, nothing without a baseline or while the run is going on.
 
-#include "traceview/regression.h"
+#include "diagnose/regression/regression.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::regression {
 namespace {
 
 constexpr double kMinute = 60'000;
@@ -77,4 +77,4 @@ TEST(Regression, NothingWithoutABaselineOrBeforeTheEnd) {
 }
 
 }  // namespace
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::regression

@@ -1,7 +1,10 @@
 #pragma once
-// History and the baseline (docs/trace-view-api.md, "History and the baseline"): the recent
-// attempts of the same dag, task and map index with their six-phase breakdowns, and how the
-// current attempt compares with the median of the earlier successful ones.
+// History and the baseline (docs/trace-view-api.md, "History and the baseline"): the recent runs
+// of one job with their wall time in the six phases of the trace view's breakdown, and how the
+// current run compares with the median of the earlier successful ones. The runs come from two
+// adapters: the attempts of the same dag, task and map index, from their spans, for the page
+// (traceview/regression_of_spans.h); the logs of one application name, from the listener's model,
+// for `sparktrace diagnose --regressions` (diagnose/regression_of_model.h).
 //
 // Pure functions; thread-safe.
 
@@ -12,9 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "traceview/breakdown.h"
+#include "tracing/span_vocabulary.h"
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::regression {
+
+using tracing::kViewPhaseCount;
+using tracing::ViewPhase;
 
 struct RunSummary {
   std::string run_id;
@@ -53,4 +59,4 @@ struct History {
 // Medians of an even count are the mean of the two middle values.
 History ComputeHistory(std::vector<RunSummary> runs, std::size_t max_runs = 30);
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::regression

@@ -1,4 +1,4 @@
-#include "traceview/history.h"
+#include "diagnose/regression/history.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -6,7 +6,7 @@
 #include <tuple>
 #include <utility>
 
-namespace sparktrace::traceview {
+namespace sparktrace::diagnose::regression {
 namespace {
 
 double Median(std::vector<double> values) {
@@ -83,4 +83,4 @@ History ComputeHistory(std::vector<RunSummary> runs, std::size_t max_runs) {
   return history;
 }
 
-}  // namespace sparktrace::traceview
+}  // namespace sparktrace::diagnose::regression
