@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/open_span_store.h"
+#include "tracing/store/open/open_span_store.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
 

@@ -45,7 +45,7 @@
 #include "admin/http_caching.h"
 #include "traceview/trace_view_api.h"
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "tracing/store/open_span_store.h"
+#include "tracing/store/open/open_span_store.h"
 
 namespace sparktrace::cli {
 

@@ -4,9 +4,9 @@
 #include <charconv>
 #include <limits>
 
-#include "common/flags.h"
-#include "tracing/store/open_span_store.h"
 #include "cli/trace_tree.h"
+#include "common/flags.h"
+#include "tracing/store/open/open_span_store.h"
 
 namespace sparktrace::cli {
 namespace {

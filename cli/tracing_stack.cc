@@ -7,8 +7,8 @@
 #include "tracing/otlp/http_exporter.h"
 #include "tracing/otlp/resource_attributes.h"
 #include "tracing/sampler.h"
-#include "tracing/store/open_span_store.h"
-#include "tracing/store/store_span_exporter.h"
+#include "tracing/store/export/store_span_exporter.h"
+#include "tracing/store/open/open_span_store.h"
 
 namespace sparktrace::cli {
 namespace {

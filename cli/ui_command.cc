@@ -20,7 +20,7 @@
 #include "traceview/settler_flags.h"
 #include "traceview/settler_thread.h"
 #include "traceview/trace_view_api.h"
-#include "tracing/store/open_span_store.h"
+#include "tracing/store/open/open_span_store.h"
 
 namespace sparktrace::cli {
 namespace {

@@ -1,8 +1,9 @@
 #pragma once
 // UTF-8 as RFC 3629 defines it: no overlong forms, no UTF-16 surrogates, nothing past U+10FFFF. One
 // reading of it for everyone who checks or cleans text: JSON escaping (json_escape.h), PostgreSQL's
-// text values (tracing/store/pg_text.h), the trace view's query values (traceview/query_values.h),
-// and every bound on free text (event-log messages, RPC errors, SQL descriptions).
+// text values (tracing/store/postgres/client/pg_text.h), the trace view's query values
+// (traceview/query_values.h), and every bound on free text (event-log messages, RPC errors, SQL
+// descriptions).
 //
 // Pure functions; thread-safe.
 

@@ -28,7 +28,7 @@ double WallMs(const TaskAttemptRow& row) {
 
 }  // namespace
 
-Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& store,
+Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanReader& store,
                                                     const TaskAttemptRow& row) {
   std::vector<tracing::TraceId> trace_ids;
   trace_ids.reserve(row.trace_ids.size());
@@ -56,14 +56,14 @@ Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& s
   return spans;
 }
 
-Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store,
+Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanReader& store,
                                         const tracing::store::TaskAttemptKey& key) {
   auto rows = ReadRows(store, key);
   if (!rows.ok()) return rows.error();
   return Read(store, std::move(rows).value());
 }
 
-Result<AttemptRows> AttemptReader::ReadRows(tracing::store::SpanStore& store,
+Result<AttemptRows> AttemptReader::ReadRows(tracing::store::SpanReader& store,
                                             const tracing::store::TaskAttemptKey& key) {
   // Every attempt of this task (newest first): this one, the tries of its run, its neighbours and
   // the history all come from this one page of the index.
@@ -97,7 +97,7 @@ Result<AttemptRows> AttemptReader::ReadRows(tracing::store::SpanStore& store,
   return read;
 }
 
-Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store, AttemptRows rows) {
+Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanReader& store, AttemptRows rows) {
   ReadAttempt read;
   read.attempts = std::move(rows.attempts);
   read.current = rows.current;
@@ -134,7 +134,7 @@ Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanStore& store, Attemp
   return read;
 }
 
-std::array<double, kViewPhaseCount> AttemptReader::HistoryPhases(tracing::store::SpanStore& store,
+std::array<double, kViewPhaseCount> AttemptReader::HistoryPhases(tracing::store::SpanReader& store,
                                                                  const TaskAttemptRow& row) {
   // Ids are length-prefixed: any byte may be in them, "|" too, and two attempts never share a key.
   std::string cache_key =

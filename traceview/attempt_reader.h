@@ -18,7 +18,7 @@
 #include "diagnose/regression/history.h"
 #include "traceview/breakdown.h"
 #include "tracing/span.h"
-#include "tracing/store/span_store.h"
+#include "tracing/store/span_reader.h"
 
 namespace sparktrace::traceview {
 
@@ -45,20 +45,21 @@ struct ReadAttempt {
 
 // The spans of an index row's attempt, from each of its traces (one missing, deleted by retention
 // meanwhile, is skipped): the spans of the attempt for an Airflow row, the whole trace otherwise.
-Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanStore& store,
+Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanReader& store,
                                                     const tracing::store::TaskAttemptRow& row);
 
 class AttemptReader {
  public:
   // kNotFound when the store has no such attempt, or no span of it.
-  Result<ReadAttempt> Read(tracing::store::SpanStore& store, const tracing::store::TaskAttemptKey& key);
+  Result<ReadAttempt> Read(tracing::store::SpanReader& store, const tracing::store::TaskAttemptKey& key);
   // The same in two steps: the index rows (kNotFound: no such attempt), then the spans and history.
-  static Result<AttemptRows> ReadRows(tracing::store::SpanStore& store, const tracing::store::TaskAttemptKey& key);
-  Result<ReadAttempt> Read(tracing::store::SpanStore& store, AttemptRows rows);
+  static Result<AttemptRows> ReadRows(tracing::store::SpanReader& store,
+                                      const tracing::store::TaskAttemptKey& key);
+  Result<ReadAttempt> Read(tracing::store::SpanReader& store, AttemptRows rows);
 
  private:
   // The six-phase breakdown of an attempt of the history, cached by what identifies its content.
-  std::array<double, kViewPhaseCount> HistoryPhases(tracing::store::SpanStore& store,
+  std::array<double, kViewPhaseCount> HistoryPhases(tracing::store::SpanReader& store,
                                                     const tracing::store::TaskAttemptRow& row);
 
   std::map<std::string, std::array<double, kViewPhaseCount>> phase_cache_;

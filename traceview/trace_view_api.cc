@@ -25,7 +25,7 @@
 #include "traceview/view_time.h"
 #include "tracing/attribute_json.h"
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/open_span_store.h"
+#include "tracing/store/open/open_span_store.h"
 
 namespace sparktrace::traceview {
 namespace {
@@ -95,16 +95,6 @@ double StartMs(const tracing::store::TaskAttemptRow& row) { return NanosToMs(row
 double WallMs(const tracing::store::TaskAttemptRow& row) {
   return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - StartMs(row);
 }
-
-// The task index keeps the driver's phases in the vocabulary's order.
-constexpr bool SameIndex(tracing::store::IndexedPhase indexed, tracing::SparkPhase phase) {
-  return static_cast<int>(indexed) == static_cast<int>(phase);
-}
-static_assert(SameIndex(tracing::store::IndexedPhase::kResourceWait, tracing::SparkPhase::kResourceWait) &&
-              SameIndex(tracing::store::IndexedPhase::kCompute, tracing::SparkPhase::kCompute) &&
-              SameIndex(tracing::store::IndexedPhase::kIoWrite, tracing::SparkPhase::kIoWrite) &&
-              SameIndex(tracing::store::IndexedPhase::kIdle, tracing::SparkPhase::kIdle) &&
-              tracing::store::kIndexedPhaseCount == tracing::kSparkPhaseCount);
 
 ordered_json PhasesOfRow(const tracing::store::TaskAttemptRow& row) {
   const double wall = WallMs(row);

@@ -12,8 +12,8 @@
 //
 // The ledger is bounded (--max-reported-attempts): past it the attempt reported least recently is
 // forgotten. What it forgets, and what another proxy sharing the store accepted, the store's own rule
-// still holds back (tracing/store/span_table_sql.h: a report's span replaces only its attempt's task
-// span, same start, end no earlier); the state and operator rules are this ledger's alone, which is why
+// still holds back (tracing/store/span_rows/span_table_sql.h: a report's span replaces only its attempt's
+// task span, same start, end no earlier); the state and operator rules are this ledger's alone, which is why
 // k8s/base turns the admin token on.
 //
 // Threads: thread-safe (a mutex; the admin loop is its only caller in practice).

@@ -2,7 +2,7 @@
 // The codec of the `sparktrace.finding` span event (tracing/span_vocabulary.h): one diagnosis
 // finding (diagnose/finding.h) as text and numbers on a span, written by the feed
 // (feed/finding_span_events.h) and read back by the trace view (traceview/attempt_findings.cc), the
-// store's task index (tracing/store/attempt_parts.cc) and the demo's report (cli/demo/report.cc).
+// store's task index (tracing/store/task_index/attempt_parts.cc) and the demo's report (cli/demo/report.cc).
 // tracing/ does not depend on diagnose/: the event is the finding already put into words.
 //
 // Pure functions; no threading concerns.

@@ -11,7 +11,7 @@
 #include "common/units.h"
 #include "tracing/airflow_task_report.h"
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/open_span_store.h"
+#include "tracing/store/open/open_span_store.h"
 
 namespace sparktrace::cli::demo {
 namespace {

@@ -48,6 +48,12 @@ class TheTreeTest(unittest.TestCase):
         problems = web_imports.breaches(scripts)
         self.assertEqual(problems, [], "\n" + "\n".join(problems))
 
+    def test_the_store_keeps_its_rooms_small(self):
+        # tracing/store/ in rooms (issue 33): no folder of it holds more than 10 C++ files.
+        for folder, _dirs, files in os.walk(os.path.join(ROOT, "tracing", "store")):
+            cxx = [name for name in files if name.endswith((".h", ".cc"))]
+            self.assertLessEqual(len(cxx), 10, os.path.relpath(folder, ROOT))
+
     def test_every_module_folder_exists_with_a_cmake_target(self):
         sources, cmake_texts = module_arrows.read_tree(ROOT)
         links = module_arrows.parse_links(cmake_texts)
@@ -71,6 +77,31 @@ class EachRuleFailsTest(unittest.TestCase):
         problems = with_changes({"admin/routes.cc": '#include "diagnose/what_if/what_if.h"\n'},
                                 GOOD_CMAKE + ["target_link_libraries(sparktrace_admin PRIVATE sparktrace_what_if)"])
         self.assertTrue(any("not below admin/" in p for p in problems), problems)
+
+    def test_the_store_rooms_point_one_way(self):
+        # The common store room stands under both backends, and one backend never on the other.
+        store = {"tracing/store/span_store.h": '#pragma once\n#include "tracing/span.h"\n',
+                 "tracing/store/sqlite/sqlite_span_store.h": '#pragma once\n#include "tracing/store/span_store.h"\n',
+                 "tracing/store/postgres/postgres_span_store.h":
+                     '#pragma once\n#include "tracing/store/span_store.h"\n',
+                 "tracing/store/open/open_span_store.cc": '#include "tracing/store/sqlite/sqlite_span_store.h"\n'
+                                                          '#include "tracing/store/postgres/postgres_span_store.h"\n'}
+        cmake = GOOD_CMAKE + [
+            "target_link_libraries(sparktrace_store_open PRIVATE sparktrace_store_sqlite sparktrace_store_postgres)",
+            "target_link_libraries(sparktrace_tracing_store PUBLIC sparktrace_tracing)",
+            "target_link_libraries(sparktrace_store_sqlite PUBLIC sparktrace_tracing_store)",
+            "target_link_libraries(sparktrace_store_postgres PUBLIC sparktrace_tracing_store)"]
+        self.assertEqual(with_changes(store, cmake), [])
+        back_up = dict(store)
+        back_up["tracing/store/span_store.h"] += '#include "tracing/store/sqlite/sqlite_span_store.h"\n'
+        problems = with_changes(back_up, cmake)
+        self.assertTrue(any("includes tracing/store/sqlite/sqlite_span_store.h, which is not below tracing/store/"
+                            in p for p in problems), problems)
+        across = dict(store)
+        across["tracing/store/postgres/postgres_span_store.h"] += (
+            '#include "tracing/store/sqlite/sqlite_span_store.h"\n')
+        problems = with_changes(across, cmake)
+        self.assertTrue(any("which is not below tracing/store/postgres/" in p for p in problems), problems)
 
     def test_the_proxy_may_include_only_common(self):
         problems = with_changes({"proxy/relay.cc": '#include "spark_connect/method.h"\n'},
@@ -118,13 +149,13 @@ class EachRuleFailsTest(unittest.TestCase):
         self.assertEqual(with_changes(sources, cmake), [])
 
     def test_a_long_file_is_named_and_only_checked_files_count(self):
-        counts = {"tracing/store/span_spool.cc": 501, "tests/unit/proxy/relay_test.cc": 900,
+        counts = {"tracing/store/spool/span_spool.cc": 501, "tests/unit/proxy/relay_test.cc": 900,
                   "web/assets/gantt.js": 500, "bench/proxy_bench.py": 1400, "bench/store_bench.cc": 900,
                   "common/result.h": 20}
         self.assertEqual(module_arrows.overlong(counts),
                          ["bench/store_bench.cc: 900 lines (at most 500)",
                           "tests/unit/proxy/relay_test.cc: 900 lines (at most 500)",
-                          "tracing/store/span_spool.cc: 501 lines (at most 500)"])
+                          "tracing/store/spool/span_spool.cc: 501 lines (at most 500)"])
 
     def test_a_project_header_in_angle_brackets_is_refused(self):
         # <…> would pass for a system header and skip the floors: both are named.

@@ -8,13 +8,15 @@
 // usually is one trace; with Airflow 2.10's per-DAG-run trace ids several attempts share a trace,
 // and an attempt can span traces (a client that changes traceparent between calls, a retry through
 // another proxy): the index keeps one part per (attempt, trace) and the attempt's row adds its parts
-// up (tracing/store/attempt_parts.h computes the parts; each backend stores and adds them).
+// up (tracing/store/task_index/attempt_parts.h computes the parts; each backend stores and adds them).
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::store {
 
@@ -28,10 +30,6 @@ struct TaskAttemptKey {
   // NOLINTNEXTLINE(modernize-use-nullptr)
   auto operator<=>(const TaskAttemptKey&) const = default;
 };
-
-// The driver's phases as the list shows them (the attempt page computes a finer, exact breakdown).
-enum class IndexedPhase : std::uint8_t { kResourceWait = 0, kCompute = 1, kIoWrite = 2, kIdle = 3 };
-inline constexpr std::size_t kIndexedPhaseCount = 4;
 
 // What an attempt finally came to, computed once it is settled (no longer running and quiet: no span
 // of it indexed for a while) by the trace view's code (traceview/attempt_settler.h) and written into
@@ -55,7 +53,9 @@ struct TaskAttemptRow {
   std::int64_t span_count = 0;
   std::int64_t error_count = 0;  // failed operations (or, without operations, failed jobs)
   std::int64_t open_count = 0;   // spans still running (a job or application without its end event)
-  std::array<std::int64_t, kIndexedPhaseCount> phase_ms{};
+  // The driver's phases as the list shows them, by SparkPhase (the attempt page computes a finer,
+  // exact breakdown).
+  std::array<std::int64_t, kSparkPhaseCount> phase_ms{};
   std::int64_t finding_count = 0;
   std::string top_finding_json;  // {"id","severity","title","impact_seconds"} or "" when none
   std::string state;             // "running", "failed" or "success"

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/sqlite_span_store.h"
-#include "tracing/store/store_span_exporter.h"
+#include "tracing/store/export/store_span_exporter.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::cli {
 namespace {

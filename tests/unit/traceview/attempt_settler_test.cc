@@ -18,7 +18,7 @@
 #include "tests/unit/traceview/traceview_span_builders.h"
 #include "traceview/settler_metrics.h"
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::traceview {
 namespace {

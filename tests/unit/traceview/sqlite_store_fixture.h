@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tracing/span.h"
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::traceview_test {
 

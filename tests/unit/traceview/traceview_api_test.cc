@@ -13,7 +13,7 @@
 #include "tests/unit/traceview/traceview_test_spans.h"
 #include "traceview/attempt_spans.h"
 #include "traceview/trace_view_api.h"
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::traceview {
 namespace {

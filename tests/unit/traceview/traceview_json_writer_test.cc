@@ -1,6 +1,7 @@
 // JsonWriter (common/json_writer.h) with span attributes (traceview/attribute_writer.h) and the store's fast
-// attribute reader (tracing/store/attribute_json_reader.h): what they write parses back to the same values, user
-// text is escaped however hostile, and the reader agrees with the nlohmann-based AttributesFromJson.
+// attribute reader (tracing/store/span_rows/attribute_json_reader.h): what they write parses back to the same
+// values, user text is escaped however hostile, and the reader agrees with the nlohmann-based
+// AttributesFromJson.
 
 #include <gtest/gtest.h>
 
@@ -10,7 +11,7 @@
 
 #include "traceview/attribute_writer.h"
 #include "tracing/attribute_json.h"
-#include "tracing/store/attribute_json_reader.h"
+#include "tracing/store/span_rows/attribute_json_reader.h"
 
 namespace sparktrace::traceview {
 namespace {

@@ -15,7 +15,7 @@
 #include "traceview/query_values.h"
 #include "traceview/trace_view_api.h"
 #include "traceview/view_store.h"
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::traceview {
 namespace {

@@ -45,10 +45,10 @@ constexpr std::array<std::string_view, 8> kSparkOwnNames = {
     "tracing/span_vocabulary.h",                // the vocabulary itself
 };
 
-// Files that still spell a phase name, each with the change that takes it away.
-constexpr std::array<std::string_view, 2> kPhaseNamesPending = {
-    "tracing/store/attempt_parts.cc",  // the task index's IndexedPhase: to be SparkPhase (store rooms)
-    "tracing/span_vocabulary.h",       // the vocabulary itself
+// Files that still spell a phase name, each with the change that takes it away (the task index's
+// own phase enum went with the store rooms: it is tracing::SparkPhase now).
+constexpr std::array<std::string_view, 1> kPhaseNamesPending = {
+    "tracing/span_vocabulary.h",  // the vocabulary itself
 };
 
 fs::path RepositoryRoot() {

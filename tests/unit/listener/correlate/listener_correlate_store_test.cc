@@ -12,7 +12,7 @@
 #include "listener/correlate/application_model.h"
 #include "listener/correlate/span_builder.h"
 #include "tests/unit/listener/correlate/listener_correlate_test_lines.h"
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::listener::correlate {
 namespace {

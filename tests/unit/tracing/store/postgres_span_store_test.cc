@@ -2,7 +2,7 @@
 // advisory lock when many proxies start at once, refusing a newer schema (at open, and in a writer
 // left running while a newer one migrated), and passwords never in messages.
 
-#include "tracing/store/postgres_span_store.h"
+#include "tracing/store/postgres/postgres_span_store.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
-#include "tracing/store/postgres_schema.h"
+#include "tracing/store/postgres/postgres_schema.h"
 
 namespace sparktrace::tracing::store {
 namespace {

@@ -1,4 +1,4 @@
-#include "tracing/store/span_codec.h"
+#include "tracing/store/spool/span_codec.h"
 
 #include <gtest/gtest.h>
 

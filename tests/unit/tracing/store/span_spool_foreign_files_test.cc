@@ -10,7 +10,7 @@
 #include <string>
 
 #include "tests/unit/tracing/store/span_spool_test_support.h"
-#include "tracing/store/span_spool.h"
+#include "tracing/store/spool/span_spool.h"
 
 namespace sparktrace::tracing::store {
 namespace {

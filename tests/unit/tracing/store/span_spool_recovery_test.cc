@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "tests/unit/tracing/store/span_spool_test_support.h"
-#include "tracing/store/span_codec.h"
-#include "tracing/store/span_spool.h"
+#include "tracing/store/spool/span_codec.h"
+#include "tracing/store/spool/span_spool.h"
 
 namespace sparktrace::tracing::store {
 namespace {

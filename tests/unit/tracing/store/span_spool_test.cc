@@ -1,5 +1,5 @@
 // SpanSpool: record framing, order across segments, capacity, and opening (locks, bad directories, options).
-#include "tracing/store/span_spool.h"
+#include "tracing/store/spool/span_spool.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tests/unit/tracing/store/span_spool_test_support.h"
-#include "tracing/store/span_codec.h"
+#include "tracing/store/spool/span_codec.h"
 
 namespace sparktrace::tracing::store {
 namespace {

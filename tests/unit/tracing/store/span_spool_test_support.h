@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "tracing/store/span_codec.h"
-#include "tracing/store/span_spool.h"
+#include "tracing/store/spool/span_codec.h"
+#include "tracing/store/spool/span_spool.h"
 
 namespace sparktrace::tracing::store {
 namespace fs = std::filesystem;

@@ -43,8 +43,8 @@ void ExpectRow(const TaskAttemptRow& row, const ExpectedAttempt& expected, const
   EXPECT_EQ(row.error_count, expected.error_count);
   EXPECT_EQ(row.open_count, expected.open_count);
   EXPECT_EQ(row.state, expected.state);
-  EXPECT_EQ(row.phase_ms[static_cast<std::size_t>(IndexedPhase::kResourceWait)], expected.resource_wait_ms);
-  EXPECT_EQ(row.phase_ms[static_cast<std::size_t>(IndexedPhase::kCompute)], expected.compute_ms);
+  EXPECT_EQ(row.phase_ms[static_cast<std::size_t>(tracing::SparkPhase::kResourceWait)], expected.resource_wait_ms);
+  EXPECT_EQ(row.phase_ms[static_cast<std::size_t>(tracing::SparkPhase::kCompute)], expected.compute_ms);
 }
 
 TEST_P(SpanStoreConformance, EveryAttemptOfASharedDagRunTraceIsItsOwnRowWhereverItsReportArrives) {

@@ -193,8 +193,8 @@ TEST_P(SpanStoreConformance, RewritingASpanReplacesIt) {
 
 // The one span a client makes, the Airflow task report's "airflow.task" span, whose ids the client
 // chooses: it replaces only its own attempt's task span, with the same start and an end no earlier
-// (tracing/store/span_table_sql.h). Whichever proxy wrote what, a report cannot take over a span the
-// proxy recorded or another attempt's task span.
+// (tracing/store/span_rows/span_table_sql.h). Whichever proxy wrote what, a report cannot take over a span
+// the proxy recorded or another attempt's task span.
 TEST_P(SpanStoreConformance, ATaskReportsSpanReplacesOnlyItsOwnAttemptsTaskSpan) {
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);

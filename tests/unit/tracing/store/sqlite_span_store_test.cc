@@ -1,4 +1,4 @@
-#include "tracing/store/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tests/unit/tracing/store/store_test_spans.h"
-#include "tracing/store/sqlite_connection.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
 
 namespace sparktrace::tracing::store {
 namespace {

@@ -1,4 +1,4 @@
-#include "tracing/store/store_span_exporter.h"
+#include "tracing/store/export/store_span_exporter.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

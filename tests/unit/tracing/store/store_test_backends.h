@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "tracing/store/open_span_store.h"
-#include "tracing/store/pg_connection.h"
+#include "tracing/store/open/open_span_store.h"
+#include "tracing/store/postgres/client/pg_connection.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
 

@@ -1,0 +1,105 @@
+#include "tracing/store/postgres/client/pg_text.h"
+
+#include "common/utf8.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+}  // namespace
+
+std::string ValidUtf8(std::string_view text) {
+  std::string clean;
+  clean.reserve(text.size());
+  while (!text.empty()) {
+    // NUL is ASCII, but PostgreSQL's text cannot hold it: replaced like an invalid byte.
+    const std::size_t length = text.front() == '\0' ? 0 : Utf8SequenceLength(text);
+    if (length == 0) {
+      clean += kReplacement;
+      text.remove_prefix(1);
+    } else {
+      clean.append(text.substr(0, length));
+      text.remove_prefix(length);
+    }
+  }
+  return clean;
+}
+
+void CopyRows::Separate() {
+  if (row_started_) out_ += '\t';
+  row_started_ = true;
+}
+
+void CopyRows::Text(std::string_view text) {
+  Separate();
+  // Nearly every value is plain ASCII; only the rest pays for the UTF-8 check.
+  std::string cleaned;
+  for (const char c : text) {
+    if (c == '\0' || (static_cast<unsigned char>(c) & 0x80) != 0) {
+      cleaned = ValidUtf8(text);
+      text = cleaned;
+      break;
+    }
+  }
+  for (const char c : text) {
+    switch (c) {
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\t':
+        out_ += "\\t";
+        break;
+      case '\n':
+        out_ += "\\n";
+        break;
+      case '\r':
+        out_ += "\\r";
+        break;
+      default:
+        out_ += c;
+    }
+  }
+}
+
+void CopyRows::Null() {
+  Separate();
+  out_ += "\\N";
+}
+
+void CopyRows::Int(std::int64_t value) {
+  Separate();
+  out_ += std::to_string(value);
+}
+
+void CopyRows::End() {
+  out_ += '\n';
+  row_started_ = false;
+}
+
+std::string TextArray(std::span<const std::string> items) {
+  std::string literal = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) literal += ',';
+    literal += '"';
+    for (const char c : ValidUtf8(items[i])) {
+      if (c == '"' || c == '\\') literal += '\\';
+      literal += c;
+    }
+    literal += '"';
+  }
+  literal += '}';
+  return literal;
+}
+
+std::string IntArray(std::span<const std::int64_t> items) {
+  std::string literal = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) literal += ',';
+    literal += std::to_string(items[i]);
+  }
+  literal += '}';
+  return literal;
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,33 @@
+#pragma once
+// How PostgresSpanStore::Write sends a batch: its spans and the summaries of the traces it may create
+// go in COPY text into temporary tables (one round trip each, where row-by-row INSERTs would cost one
+// per span), and these statements merge them into spans and traces. Kept apart from the store, which
+// runs them in order under its transaction and trace locks.
+//
+// Pure functions and constant SQL text; thread-safe.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracing/store/span_rows/stored_span.h"
+
+namespace sparktrace::tracing::store {
+
+// Creates this session's incoming_spans and incoming_traces, emptied at every COMMIT.
+extern const std::string_view kIncomingTablesSql;
+// Inserts the incoming summaries of traces that have none yet; RETURNING names those, the new traces.
+extern const std::string_view kInsertNewSummariesSql;
+// Upserts incoming_spans into spans.
+extern const std::string kMergeSql;
+// Recomputes the summaries of the traces in $1 (a text[] of hex ids) from all their stored spans.
+extern const std::string_view kRefreshSummariesSql;
+
+// The batch's spans in COPY text for incoming_spans: seq (the last version of a span wins), then
+// kStoredSpanColumns (span_table_sql.h).
+std::string SpanCopy(const std::vector<StoredSpanRow>& rows);
+// Each trace's summary as the batch alone would make it, in COPY text for incoming_traces; used
+// only for the traces the batch creates.
+std::string SummaryCopy(const std::vector<StoredSpanRow>& rows, const BatchTraces& traces);
+
+}  // namespace sparktrace::tracing::store

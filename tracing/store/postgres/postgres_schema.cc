@@ -1,0 +1,215 @@
+#include "tracing/store/postgres/postgres_schema.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <string_view>
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// Ids are lower-case hex text, as in the SQLite store, so that `psql … WHERE trace_id = '4bf9…'`
+// works; COLLATE "C" keeps their order and the indexes byte-wise whatever the database's locale.
+// approx_bytes adds up the spans' text (the retention's size measure: PostgreSQL does not shrink
+// its files after a DELETE, so their size cannot tell when enough has been deleted).
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE spans (
+  trace_id        text COLLATE "C" NOT NULL,
+  span_id         text COLLATE "C" NOT NULL,
+  parent_span_id  text COLLATE "C",
+  name            text    NOT NULL,
+  kind            integer NOT NULL,
+  start_unix_nano bigint  NOT NULL,
+  end_unix_nano   bigint  NOT NULL,
+  status_code     integer NOT NULL,
+  status_message  text    NOT NULL,
+  trace_state     text    NOT NULL,
+  attributes      text    NOT NULL,
+  events          text    NOT NULL,
+  operation_id    text,
+  session_id      text,
+  dag_id          text,
+  task_id         text,
+  run_id          text,
+  try_number      bigint,
+  PRIMARY KEY (trace_id, span_id)
+);
+CREATE INDEX spans_by_operation ON spans (operation_id) WHERE operation_id IS NOT NULL;
+
+CREATE TABLE traces (
+  trace_id        text COLLATE "C" PRIMARY KEY,
+  root_name       text    NOT NULL,
+  start_unix_nano bigint  NOT NULL,
+  end_unix_nano   bigint  NOT NULL,
+  span_count      bigint  NOT NULL,
+  error_count     bigint  NOT NULL,
+  dag_id          text,
+  task_id         text,
+  run_id          text,
+  try_number      bigint,
+  approx_bytes    bigint  NOT NULL
+);
+CREATE INDEX traces_by_start ON traces (start_unix_nano);
+CREATE INDEX traces_by_end ON traces (end_unix_nano);
+
+CREATE TABLE attempt_parts (
+  airflow          integer NOT NULL,
+  dag_id           text    NOT NULL,
+  task_id          text    NOT NULL,
+  run_id           text    NOT NULL,
+  try_number       bigint  NOT NULL,
+  map_index        bigint  NOT NULL,
+  trace_key        text COLLATE "C" NOT NULL,
+  trace_id         text COLLATE "C" NOT NULL,
+  name             text    NOT NULL,
+  app_id           text,
+  start_unix_nano  bigint  NOT NULL,
+  end_unix_nano    bigint  NOT NULL,
+  span_count       bigint  NOT NULL,
+  error_count      bigint  NOT NULL,
+  open_count       bigint  NOT NULL,
+  resource_wait_ms bigint  NOT NULL,
+  compute_ms       bigint  NOT NULL,
+  io_write_ms      bigint  NOT NULL,
+  idle_ms          bigint  NOT NULL,
+  finding_count    bigint  NOT NULL,
+  top_finding      text,
+  top_impact       double precision NOT NULL,
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)
+);
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id);
+CREATE INDEX attempt_parts_by_app ON attempt_parts (app_id) WHERE app_id IS NOT NULL;
+
+CREATE TABLE task_attempts (
+  airflow          integer NOT NULL,
+  dag_id           text    NOT NULL,
+  task_id          text    NOT NULL,
+  run_id           text    NOT NULL,
+  try_number       bigint  NOT NULL,
+  map_index        bigint  NOT NULL,
+  trace_key        text COLLATE "C" NOT NULL,
+  name             text    NOT NULL,
+  trace_ids        text    NOT NULL,
+  start_unix_nano  bigint  NOT NULL,
+  end_unix_nano    bigint  NOT NULL,
+  span_count       bigint  NOT NULL,
+  error_count      bigint  NOT NULL,
+  open_count       bigint  NOT NULL,
+  resource_wait_ms bigint  NOT NULL,
+  compute_ms       bigint  NOT NULL,
+  io_write_ms      bigint  NOT NULL,
+  idle_ms          bigint  NOT NULL,
+  finding_count    bigint  NOT NULL,
+  top_finding      text,
+  state            text    NOT NULL,
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
+);
+CREATE INDEX task_attempts_by_start ON task_attempts (start_unix_nano);
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano);
+CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
+)sql";
+
+// Version 2: the attempt row's version and its settled figures, as in the SQLite store
+// (tracing/store/sqlite/upkeep/sqlite_settlement.cc says what each column means). Rows indexed before have
+// indexed_at 0: quiet since long, they settle on the first passes.
+constexpr std::string_view kSchemaV2 = R"sql(
+ALTER TABLE task_attempts ADD COLUMN indexed_at bigint NOT NULL DEFAULT 0,
+  ADD COLUMN settled_version bigint, ADD COLUMN settled_at bigint, ADD COLUMN core_seconds double precision,
+  ADD COLUMN gib_seconds double precision, ADD COLUMN money double precision,
+  ADD COLUMN idle_fraction double precision, ADD COLUMN regression integer;
+CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
+  WHERE state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)
+)sql";
+
+// Step i brings a database from version i to version i + 1. A new version appends a step and
+// raises kPostgresSchemaVersion; existing steps never change.
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2};
+static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
+
+// Releases the session-level migration lock however the migration ends.
+class MigrationLock {
+ public:
+  explicit MigrationLock(PgConnection& db) : db_(db) {}
+  Result<void> Take() {
+    auto taken = db_.Exec(fmt::format("SELECT pg_advisory_lock({}, 0)", kLockClassMigration));
+    if (!taken.ok()) return taken.error();
+    held_ = true;
+    return {};
+  }
+  ~MigrationLock() {
+    if (held_) (void)db_.Exec(fmt::format("SELECT pg_advisory_unlock({}, 0)", kLockClassMigration));
+  }
+  MigrationLock(const MigrationLock&) = delete;
+  MigrationLock& operator=(const MigrationLock&) = delete;
+
+ private:
+  PgConnection& db_;
+  bool held_ = false;
+};
+
+Error NewerSchema(const std::string& display, std::int64_t version) {
+  return InvalidArgument(fmt::format(
+      "{} holds trace schema version {}, newer than this sparktrace's {}: upgrade sparktrace (it will not "
+      "write to a schema it does not know)",
+      display, version, kPostgresSchemaVersion));
+}
+
+}  // namespace
+
+Result<std::int64_t> PostgresSchemaVersion(PgConnection& db) {
+  auto table = db.Exec("SELECT to_regclass('sparktrace_schema') IS NOT NULL");
+  if (!table.ok()) return table.error();
+  if (table->Text(0, 0) != "t") return std::int64_t{0};
+  auto version = db.Exec("SELECT version FROM sparktrace_schema");
+  if (!version.ok()) return version.error();
+  return version->rows() == 0 ? std::int64_t{0} : version->Int64(0, 0);
+}
+
+Result<void> MigratePostgres(PgConnection& db, const std::string& display, bool read_only) {
+  if (read_only) {
+    auto version = PostgresSchemaVersion(db);
+    if (!version.ok()) return version.error();
+    if (*version > kPostgresSchemaVersion) return NewerSchema(display, *version);
+    if (*version < kPostgresSchemaVersion) {
+      return Error{
+          ErrorCode::kUnavailable,
+          fmt::format("{} has trace schema version {}, this sparktrace reads {}: start a proxy on it "
+                      "once to create or migrate it",
+                      display, *version, kPostgresSchemaVersion)};
+    }
+    return {};
+  }
+  MigrationLock lock(db);
+  if (auto taken = lock.Take(); !taken.ok()) return taken.error();
+  auto version = PostgresSchemaVersion(db);
+  if (!version.ok()) return version.error();
+  if (*version > kPostgresSchemaVersion) return NewerSchema(display, *version);
+  if (*version == 0) {
+    // Refuse a database that holds our table names but not our version table: not ours to change.
+    auto foreign = db.Exec("SELECT to_regclass('spans') IS NOT NULL OR to_regclass('traces') IS NOT NULL");
+    if (!foreign.ok()) return foreign.error();
+    if (foreign->Text(0, 0) == "t") {
+      return InvalidArgument(
+          fmt::format("{} already has tables named spans or traces that are not sparktrace's (no "
+                      "sparktrace_schema table); "
+                      "use another database or schema",
+                      display));
+    }
+  }
+  for (std::int64_t step = *version; step < kPostgresSchemaVersion; ++step) {
+    const std::string sql = fmt::format(
+        "BEGIN; {}; CREATE TABLE IF NOT EXISTS sparktrace_schema (one boolean PRIMARY KEY DEFAULT true CHECK "
+        "(one), "
+        "version bigint NOT NULL); INSERT INTO sparktrace_schema (version) VALUES ({}) ON CONFLICT (one) DO "
+        "UPDATE "
+        "SET version = excluded.version; COMMIT",
+        kMigrations[step], step + 1);
+    if (auto applied = db.Exec(sql); !applied.ok()) {
+      (void)db.Exec("ROLLBACK");
+      return Error{applied.error().code, fmt::format("migrate {} to trace schema version {}: {}", display,
+                                                     step + 1, applied.error().message)};
+    }
+  }
+  return {};
+}
+
+}  // namespace sparktrace::tracing::store

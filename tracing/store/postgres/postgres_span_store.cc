@@ -1,0 +1,416 @@
+#include "tracing/store/postgres/postgres_span_store.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <exception>
+#include <map>
+
+#include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/postgres_batch_copy.h"
+#include "tracing/store/postgres/postgres_schema.h"
+#include "tracing/store/postgres/postgres_task_index.h"
+#include "tracing/store/postgres/upkeep/postgres_settlement.h"
+#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/task_index/attempt_parts.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// Rolls an open transaction back unless dismissed after COMMIT (also when a later step fails).
+class Transaction {
+ public:
+  explicit Transaction(PgConnection& db) : db_(db) {}
+  Result<void> Begin() {
+    auto begun = db_.Exec("BEGIN");
+    if (!begun.ok()) return begun.error();
+    open_ = true;
+    return {};
+  }
+  Result<void> Commit() {
+    auto committed = db_.Exec("COMMIT");
+    open_ = false;
+    if (!committed.ok()) return committed.error();
+    return {};
+  }
+  ~Transaction() {
+    if (open_ && !db_.broken()) (void)db_.Exec("ROLLBACK");
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+ private:
+  PgConnection& db_;
+  bool open_ = false;
+};
+
+Result<void> LockTraces(PgConnection& db, const std::vector<std::string>& trace_ids) {
+  auto locked =
+      db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
+                           "FROM unnest($1::text[]) t ORDER BY 1) ordered",
+                           kLockClassTrace),
+               {TextArray(trace_ids)});
+  if (!locked.ok()) return locked.error();
+  return {};
+}
+
+Result<TraceSummary> SummaryFrom(const PgResult& result, int row) {
+  TraceSummary summary;
+  if (!ParseTraceHex(result.Text(row, 0), summary.trace_id)) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("malformed trace id in trace summary: {}", result.Text(row, 0))};
+  }
+  summary.root_name = std::string(result.Text(row, 1));
+  summary.start_time_unix_nano = FromSql(result.Int64(row, 2));
+  summary.end_time_unix_nano = FromSql(result.Int64(row, 3));
+  summary.span_count = FromSql(result.Int64(row, 4));
+  summary.error_count = FromSql(result.Int64(row, 5));
+  summary.dag_id = std::string(result.Text(row, 6));
+  summary.task_id = std::string(result.Text(row, 7));
+  summary.run_id = std::string(result.Text(row, 8));
+  if (!result.IsNull(row, 9)) summary.try_number = result.Int64(row, 9);
+  return summary;
+}
+
+// The API promises that no exception escapes; libpq never throws, so this only catches what is
+// left (std::bad_alloc).
+template <typename Function>
+auto NoThrow(std::string_view what, Function&& function) -> decltype(function()) {
+  try {
+    return function();
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kInternal, fmt::format("{}: {}", what, e.what())};
+  }
+}
+
+// The spans of a query that selected kSpanReadColumns, in its order.
+Result<std::vector<Span>> SpansOfResult(const PgResult& result) {
+  std::vector<Span> spans;
+  spans.reserve(static_cast<std::size_t>(result.rows()));
+  for (int row = 0; row < result.rows(); ++row) {
+    StoredSpanColumns columns;
+    columns.trace_id = result.Text(row, 0);
+    columns.span_id = result.Text(row, 1);
+    if (!result.IsNull(row, 2)) columns.parent_span_id = result.Text(row, 2);
+    columns.name = result.Text(row, 3);
+    columns.kind = result.Int64(row, 4);
+    columns.start_unix_nano = result.Int64(row, 5);
+    columns.end_unix_nano = result.Int64(row, 6);
+    columns.status_code = result.Int64(row, 7);
+    columns.status_message = result.Text(row, 8);
+    columns.trace_state = result.Text(row, 9);
+    columns.attributes_json = result.Text(row, 10);
+    columns.events_json = result.Text(row, 11);
+    auto span = FromStoredColumns(columns);
+    if (!span.ok()) return span.error();
+    spans.push_back(std::move(span).value());
+  }
+  return spans;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PostgresSpanStore>> PostgresSpanStore::Open(const StoreLocation& location,
+                                                                   const StoreOptions& options) {
+  return NoThrow("open " + location.display, [&]() -> Result<std::unique_ptr<PostgresSpanStore>> {
+    PgConnectOptions connect;
+    connect.connect_timeout = options.busy_timeout;
+    connect.lock_timeout = options.busy_timeout;
+    connect.read_only = options.read_only;
+    auto db = PgConnection::Connect(location.target, location.display, connect);
+    if (!db.ok()) return db.error();
+    if (auto migrated = MigratePostgres(*db, location.display, options.read_only); !migrated.ok()) {
+      return migrated.error();
+    }
+    return std::make_unique<PostgresSpanStore>(std::move(*db), location.display, options);
+  });
+}
+
+Error PostgresSpanStore::Named(const Error& error, std::string_view what) const {
+  if (error.message.find(display_) != std::string::npos) return error;
+  return Error{error.code, fmt::format("{} on {}: {}", what, display_, error.message)};
+}
+
+Result<WriteStats> PostgresSpanStore::Write(std::span<const Span> spans) {
+  if (options_.read_only)
+    return InvalidArgument(fmt::format("write spans: {} was opened read-only", display_));
+  return NoThrow("write spans", [&] { return WriteBatch(spans); });
+}
+
+Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
+  WriteStats stats;
+  const StoredBatch batch = ToStoredBatch(spans);
+  const std::vector<StoredSpanRow>& rows = batch.rows;
+  const std::vector<const Span*>& sources = batch.sources;
+  stats.spans_rejected = batch.rejected;
+  stats.spans_written = rows.size();
+  const BatchTraces traces = GroupByTrace(rows);
+  stats.traces_touched = traces.size();
+  if (traces.empty()) return stats;
+  std::vector<std::string> touched;
+  touched.reserve(traces.size());
+  for (const auto& [trace_hex, versions] : traces) touched.push_back(trace_hex);
+
+  const auto fail = [&](const Error& error) {
+    return Named(error, fmt::format("write {} spans", spans.size()));
+  };
+  if (!incoming_tables_ready_) {
+    if (auto created = db_.Exec(kIncomingTablesSql); !created.ok()) return fail(created.error());
+    incoming_tables_ready_ = true;
+  }
+  Transaction transaction(db_);
+  if (auto begun = transaction.Begin(); !begun.ok()) return fail(begun.error());
+  auto version = PostgresSchemaVersion(db_);
+  if (!version.ok()) return fail(version.error());
+  if (*version != kPostgresSchemaVersion) {
+    return InvalidArgument(
+        fmt::format("{} now holds trace schema version {}, this sparktrace writes {}: not writing", display_,
+                    *version, kPostgresSchemaVersion));
+  }
+  if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kStoredSpanColumns),
+                               SpanCopy(rows));
+      !copied.ok()) {
+    return fail(copied.error());
+  }
+  if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
+  // A trace the batch creates is summarised and indexed from the batch itself: its summary row goes
+  // in only where the trace has none (RETURNING names those); one with stored spans already is
+  // recomputed from all of them, as its summary and index may change in any way.
+  if (auto copied = db_.CopyIn("COPY incoming_traces FROM STDIN", SummaryCopy(rows, traces)); !copied.ok()) {
+    return fail(copied.error());
+  }
+  auto inserted = db_.Exec(kInsertNewSummariesSql);
+  if (!inserted.ok()) return fail(inserted.error());
+  std::map<std::string, std::vector<IndexSpan>> created;
+  for (int row = 0; row < inserted->rows(); ++row) {
+    const std::string trace_hex(inserted->Text(row, 0));
+    const auto versions = traces.find(trace_hex);
+    if (versions == traces.end()) continue;
+    std::vector<IndexSpan>& index_spans = created[trace_hex];
+    for (const auto& [span_hex, i] : versions->second)
+      index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+  }
+  std::vector<std::string> existing;
+  for (const std::string& trace_hex : touched) {
+    if (!created.contains(trace_hex)) existing.push_back(trace_hex);
+  }
+  if (!existing.empty()) {
+    if (auto refreshed = db_.Query(kRefreshSummariesSql, {TextArray(existing)}); !refreshed.ok()) {
+      return fail(refreshed.error());
+    }
+  }
+  if (auto indexed = IndexNewPostgresTraces(db_, created); !indexed.ok()) return fail(indexed.error());
+  if (auto indexed = RefreshPostgresTaskIndex(db_, existing); !indexed.ok()) return fail(indexed.error());
+  if (auto committed = transaction.Commit(); !committed.ok()) return fail(committed.error());
+  return stats;
+}
+
+Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilter& filter) {
+  return NoThrow("list traces", [&]() -> Result<std::vector<TraceSummary>> {
+    std::vector<PgParam> params;
+    const auto next = [&params](std::string value) {
+      params.emplace_back(std::move(value));
+      return fmt::format("${}", params.size());
+    };
+    std::string sql = fmt::format("SELECT {} FROM traces WHERE true", kSummaryReadColumns);
+    if (filter.dag_id) sql += " AND dag_id = " + next(*filter.dag_id);
+    if (filter.task_id) sql += " AND task_id = " + next(*filter.task_id);
+    if (filter.run_id) sql += " AND run_id = " + next(*filter.run_id);
+    if (filter.since_unix_nano != 0)
+      sql += " AND start_unix_nano >= " + next(std::to_string(ToSql(filter.since_unix_nano))) + "::bigint";
+    sql += " ORDER BY start_unix_nano DESC, trace_id DESC";
+    if (filter.limit != 0) sql += " LIMIT " + next(std::to_string(filter.limit)) + "::bigint";
+    auto result = db_.Query(sql, params);
+    if (!result.ok()) return Named(result.error(), "list traces");
+    std::vector<TraceSummary> summaries;
+    for (int row = 0; row < result->rows(); ++row) {
+      auto summary = SummaryFrom(*result, row);
+      if (!summary.ok()) return summary.error();
+      summaries.push_back(std::move(summary).value());
+    }
+    return summaries;
+  });
+}
+
+Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
+  return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
+    const std::string trace_hex = ToHex(trace_id);
+    auto result =
+        db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = $1 ORDER BY start_unix_nano, span_id",
+                              kSpanReadColumns),
+                  {trace_hex});
+    if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
+    auto spans = SpansOfResult(*result);
+    if (!spans.ok()) return spans.error();
+    if (spans->empty())
+      return Error{ErrorCode::kNotFound, fmt::format("no trace {} in {}", trace_hex, display_)};
+    return spans;
+  });
+}
+
+Result<std::vector<Span>> PostgresSpanStore::GetTraces(std::span<const TraceId> trace_ids) {
+  return NoThrow("get traces", [&]() -> Result<std::vector<Span>> {
+    if (trace_ids.empty()) return std::vector<Span>{};
+    // One statement for any number of traces: the ids travel as one array literal (hex only, nothing
+    // to quote), and each is looked up through the (trace_id, span_id) key.
+    std::string ids = "{";
+    for (const TraceId& trace_id : trace_ids) {
+      if (ids.size() > 1) ids += ',';
+      ids += ToHex(trace_id);
+    }
+    ids += '}';
+    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = ANY($1::text[]) "
+                                        "ORDER BY trace_id, start_unix_nano, span_id",
+                                        kSpanReadColumns),
+                            {ids});
+    if (!result.ok()) return Named(result.error(), fmt::format("read {} traces", trace_ids.size()));
+    return SpansOfResult(*result);
+  });
+}
+
+Result<TraceId> PostgresSpanStore::FindTraceByOperation(std::string_view operation_id) {
+  return NoThrow("find trace by operation", [&]() -> Result<TraceId> {
+    auto result = db_.Query(
+        "SELECT trace_id FROM spans WHERE operation_id = $1 ORDER BY start_unix_nano DESC, trace_id DESC "
+        "LIMIT 1",
+        {std::string(operation_id)});
+    if (!result.ok()) return Named(result.error(), fmt::format("find operation {}", operation_id));
+    if (result->rows() == 0) {
+      return Error{ErrorCode::kNotFound,
+                   fmt::format("no trace has operation {} in {}", operation_id, display_)};
+    }
+    TraceId trace_id{};
+    if (!ParseTraceHex(result->Text(0, 0), trace_id)) {
+      return Error{ErrorCode::kInternal,
+                   fmt::format("malformed trace id stored for operation {}", operation_id)};
+    }
+    return trace_id;
+  });
+}
+
+Result<TaskAttemptPage> PostgresSpanStore::ListTaskAttempts(const TaskAttemptFilter& filter) {
+  return NoThrow("list task attempts", [&]() -> Result<TaskAttemptPage> {
+    auto page = ListPostgresTaskAttempts(db_, filter);
+    if (!page.ok()) return Named(page.error(), "list tasks");
+    return page;
+  });
+}
+
+Result<std::vector<std::string>> PostgresSpanStore::TracesMatching(std::string_view text) {
+  return NoThrow("search traces", [&]() -> Result<std::vector<std::string>> {
+    auto traces = PostgresTracesMatching(db_, text);
+    if (!traces.ok()) return Named(traces.error(), "search");
+    return traces;
+  });
+}
+
+Result<DueAttempts> PostgresSpanStore::ListDueAttempts(std::chrono::system_clock::time_point now,
+                                                       std::chrono::milliseconds quiet, std::size_t limit) {
+  return NoThrow("list attempts due for settling", [&]() -> Result<DueAttempts> {
+    auto due = ListPostgresDueAttempts(db_, now, quiet, limit);
+    if (!due.ok()) return Named(due.error(), "list unsettled attempts");
+    return due;
+  });
+}
+
+Result<SettleClaim> PostgresSpanStore::RecordSettlement(const AttemptRef& ref,
+                                                        std::uint64_t indexed_unix_nano,
+                                                        const SettledFigures& figures) {
+  if (options_.read_only)
+    return InvalidArgument(fmt::format("record settled figures: {} was opened read-only", display_));
+  return NoThrow("record settled figures", [&]() -> Result<SettleClaim> {
+    auto claim = RecordPostgresSettlement(db_, ref, indexed_unix_nano, figures);
+    if (!claim.ok()) return Named(claim.error(), "settle");
+    return claim;
+  });
+}
+
+Result<std::size_t> PostgresSpanStore::DeleteTraces(const std::vector<std::string>& trace_ids) {
+  Transaction transaction(db_);
+  if (auto begun = transaction.Begin(); !begun.ok()) return begun.error();
+  if (auto locked = LockTraces(db_, trace_ids); !locked.ok()) return locked.error();
+  if (auto forgotten = ForgetTracesInPostgresTaskIndex(db_, trace_ids); !forgotten.ok())
+    return forgotten.error();
+  auto spans = db_.Query(
+      "WITH gone AS (DELETE FROM spans WHERE trace_id = ANY($1::text[]) RETURNING 1) "
+      "SELECT count(*) FROM gone",
+      {TextArray(trace_ids)});
+  if (!spans.ok()) return spans.error();
+  if (auto summaries =
+          db_.Query("DELETE FROM traces WHERE trace_id = ANY($1::text[])", {TextArray(trace_ids)});
+      !summaries.ok()) {
+    return summaries.error();
+  }
+  if (auto committed = transaction.Commit(); !committed.ok()) return committed.error();
+  return static_cast<std::size_t>(spans->Int64(0, 0));
+}
+
+Result<std::uint64_t> PostgresSpanStore::BytesInUse() {
+  auto bytes = db_.Exec("SELECT coalesce(sum(approx_bytes), 0) FROM traces");
+  if (!bytes.ok()) return bytes.error();
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, bytes->Int64(0, 0)));
+}
+
+Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_clock::time_point now) {
+  if (options_.read_only)
+    return InvalidArgument(fmt::format("enforce retention: {} was opened read-only", display_));
+  return NoThrow("enforce retention", [&]() -> Result<RetentionStats> {
+    const auto fail = [this](const Error& error) { return Named(error, "enforce retention"); };
+    // Small batches keep each transaction (and its locks) short while proxies keep writing.
+    constexpr std::int64_t kBatchTraces = 500;
+    RetentionStats stats;
+    auto before = BytesInUse();
+    if (!before.ok()) return fail(before.error());
+    stats.bytes_before = *before;
+
+    const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    const auto max_age_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.max_age).count();
+    const auto delete_selected = [&](std::string_view sql, const std::vector<PgParam>& params,
+                                     std::size_t& traces_counter) -> Result<bool> {
+      auto selected = db_.Query(sql, params);
+      if (!selected.ok()) return selected.error();
+      if (selected->rows() == 0) return false;
+      std::vector<std::string> ids;
+      ids.reserve(static_cast<std::size_t>(selected->rows()));
+      for (int row = 0; row < selected->rows(); ++row) ids.emplace_back(selected->Text(row, 0));
+      auto spans = DeleteTraces(ids);
+      if (!spans.ok()) return spans.error();
+      traces_counter += ids.size();
+      stats.spans_deleted += *spans;
+      return true;
+    };
+    if (now_ns > max_age_ns) {
+      while (true) {
+        auto more = delete_selected(
+            "SELECT trace_id FROM traces WHERE end_unix_nano < $1::bigint ORDER BY end_unix_nano LIMIT "
+            "$2::bigint",
+            {std::to_string(now_ns - max_age_ns), std::to_string(kBatchTraces)}, stats.traces_deleted_by_age);
+        if (!more.ok()) return fail(more.error());
+        if (!*more) break;
+      }
+    }
+    while (true) {
+      auto used = BytesInUse();
+      if (!used.ok()) return fail(used.error());
+      stats.bytes_after = *used;
+      if (*used <= options_.max_bytes) break;
+      // About as many of the oldest traces as the excess holds at the average trace size.
+      auto count = db_.Exec("SELECT count(*) FROM traces");
+      if (!count.ok()) return fail(count.error());
+      const auto traces = static_cast<std::uint64_t>(std::max<std::int64_t>(1, count->Int64(0, 0)));
+      const std::uint64_t average = std::max<std::uint64_t>(1, *used / traces);
+      const std::uint64_t batch = std::clamp<std::uint64_t>(
+          (*used - options_.max_bytes + average - 1) / average, 1, static_cast<std::uint64_t>(kBatchTraces));
+      auto more =
+          delete_selected("SELECT trace_id FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
+                          {std::to_string(batch)}, stats.traces_deleted_by_size);
+      if (!more.ok()) return fail(more.error());
+      if (!*more) break;
+    }
+    return stats;
+  });
+}
+
+}  // namespace sparktrace::tracing::store

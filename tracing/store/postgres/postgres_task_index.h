@@ -1,0 +1,39 @@
+#pragma once
+// The PostgreSQL store's task index (tracing/store/task_attempts.h): the same parts and rows as the
+// SQLite store's, computed and kept by the same code (tracing/store/task_index/task_index.h, over
+// this file's TaskIndexDialect), stored in attempt_parts and task_attempts
+// (tracing/store/postgres/postgres_schema.cc).
+//
+// Writers in several processes: the caller holds the advisory locks of the traces it refreshes;
+// RefreshPostgresTaskIndex takes those of the attempts it re-adds (in lock-id order, after the trace
+// locks, so that two writers can never wait on each other in a cycle), which is what keeps an
+// attempt whose traces two proxies write at once from losing one proxy's part.
+//
+// Threads: the caller's, inside its transaction.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "tracing/store/postgres/client/pg_connection.h"
+#include "tracing/store/task_attempts.h"
+#include "tracing/store/task_index/attempt_parts.h"
+
+namespace sparktrace::tracing::store {
+
+// Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
+// had or now have.
+Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
+// Adds traces that the current transaction created, from their spans (no read-back); the result is
+// what RefreshPostgresTaskIndex would compute.
+Result<void> IndexNewPostgresTraces(PgConnection& db,
+                                    const std::map<std::string, std::vector<IndexSpan>>& traces);
+// Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
+Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
+
+Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAttemptFilter& filter);
+Result<std::vector<std::string>> PostgresTracesMatching(PgConnection& db, std::string_view text);
+
+}  // namespace sparktrace::tracing::store

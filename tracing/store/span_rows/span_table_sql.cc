@@ -1,0 +1,63 @@
+#include "tracing/store/span_rows/span_table_sql.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include "tracing/span_vocabulary.h"
+
+namespace sparktrace::tracing::store {
+
+std::string AttributeTextSql(SpanSqlDialect dialect, std::string_view key, std::string_view table) {
+  const std::string column = table.empty() ? std::string("attributes") : fmt::format("{}.attributes", table);
+  if (dialect == SpanSqlDialect::kSqlite) return fmt::format("({} ->> '$.\"{}\"')", column, key);
+  return fmt::format("({}::json ->> '{}')", column, key);
+}
+
+std::string IndexSpanColumnsSql(SpanSqlDialect dialect) {
+  const auto attribute = [dialect](std::string_view key) { return AttributeTextSql(dialect, key); };
+  const bool sqlite = dialect == SpanSqlDialect::kSqlite;
+  const std::string map_index = attribute(tracing::kAirflowMapIndexKey);
+  return fmt::format(R"sql(span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
+       dag_id, task_id, run_id, try_number,
+       CASE WHEN dag_id IS NOT NULL THEN {} END,
+       CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
+       CASE WHEN name = 'spark.job' THEN {} WHEN name = 'spark_connect.operation' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
+       CASE WHEN name = 'spark.application' THEN {} END,
+       CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
+            THEN {} END,
+       CASE WHEN {}(events, 'sparktrace.finding') > 0 THEN events END)sql",
+                     sqlite ? fmt::format("CAST({} AS INTEGER)", map_index) : map_index,
+                     attribute(tracing::kSparkPhaseDurationMsKey), attribute(tracing::kSparkJobStatusKey),
+                     attribute(tracing::kSparkConnectOperationStateKey),
+                     attribute(tracing::kSparkAppStatusKey), attribute(tracing::kSparkAppNameKey),
+                     attribute(tracing::kSparkAppIdKey), sqlite ? "instr" : "strpos");
+}
+
+std::string MapIndexSql(SpanSqlDialect dialect, std::string_view table) {
+  const std::string text = AttributeTextSql(dialect, tracing::kAirflowMapIndexKey, table);
+  if (dialect == SpanSqlDialect::kSqlite) return fmt::format("coalesce(CAST({} AS INTEGER), -1)", text);
+  return fmt::format("coalesce({}, '-1')", text);
+}
+
+std::string SpanReplacesStoredSql(SpanSqlDialect dialect) {
+  return fmt::format(R"sql(
+ON CONFLICT (trace_id, span_id) DO UPDATE SET
+  parent_span_id = excluded.parent_span_id, name = excluded.name, kind = excluded.kind,
+  start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
+  status_code = excluded.status_code, status_message = excluded.status_message,
+  trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
+  operation_id = excluded.operation_id, session_id = excluded.session_id, dag_id = excluded.dag_id,
+  task_id = excluded.task_id, run_id = excluded.run_id, try_number = excluded.try_number
+WHERE excluded.name <> '{0}'
+   OR (spans.name = '{0}' AND spans.dag_id IS NOT DISTINCT FROM excluded.dag_id
+       AND spans.task_id IS NOT DISTINCT FROM excluded.task_id
+       AND spans.run_id IS NOT DISTINCT FROM excluded.run_id
+       AND spans.try_number IS NOT DISTINCT FROM excluded.try_number
+       AND {1} = {2}
+       AND spans.start_unix_nano = excluded.start_unix_nano AND spans.end_unix_nano <= excluded.end_unix_nano)
+)sql",
+                     tracing::kAirflowTaskSpanName, MapIndexSql(dialect, "spans"),
+                     MapIndexSql(dialect, "excluded"));
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,201 @@
+#include "tracing/store/span_rows/stored_span.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <system_error>
+#include <tuple>
+
+#include "common/json_writer.h"
+#include "tracing/attribute_json.h"
+#include "tracing/span_vocabulary.h"
+#include "tracing/store/span_rows/attribute_json_reader.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// A hex digit's value, or -1. By hand rather than from_chars: every span read decodes three ids
+// (a 20,000-span page, 60,000), and a digit at a time through from_chars cost a tenth of the read.
+constexpr int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+template <std::size_t N>
+bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
+  if (hex.size() != 2 * N) return false;
+  for (std::size_t i = 0; i < N; ++i) {
+    const int high = HexDigitValue(hex[2 * i]);
+    const int low = HexDigitValue(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    out[i] = static_cast<std::uint8_t>(high * 16 + low);
+  }
+  return true;
+}
+
+// The well-known attributes (tracing/span_vocabulary.h) that get columns of their own.
+void Extract(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
+  for (const auto& attribute : attributes) {
+    const auto* text = std::get_if<std::string>(&attribute.value);
+    if (attribute.key == kAirflowTryNumberKey) {
+      if (const auto* number = std::get_if<std::int64_t>(&attribute.value)) {
+        columns.try_number = *number;
+      } else if (text != nullptr) {
+        // Airflow hands identity over as headers, so some producers will forward the text.
+        std::int64_t parsed = 0;
+        auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+        if (ec == std::errc() && end == text->data() + text->size()) columns.try_number = parsed;
+      }
+      continue;
+    }
+    if (text == nullptr) continue;
+    if (attribute.key == kSparkConnectOperationIdKey) {
+      columns.operation_id = text;
+    } else if (attribute.key == kSparkConnectSessionIdKey) {
+      columns.session_id = text;
+    } else if (attribute.key == kAirflowDagIdKey) {
+      columns.dag_id = text;
+    } else if (attribute.key == kAirflowTaskIdKey) {
+      columns.task_id = text;
+    } else if (attribute.key == kAirflowRunIdKey) {
+      columns.run_id = text;
+    }
+  }
+}
+
+// [{"name", "time_unix_nano", "attributes"}, …]
+std::string EventsToJson(const std::vector<SpanEvent>& events) {
+  JsonWriter out;
+  out.BeginArray();
+  for (const auto& event : events) {
+    out.BeginObject();
+    out.Key("name").String(event.name);
+    out.Key("time_unix_nano").Int(ToSql(event.time_unix_nano));
+    out.Key("attributes");
+    WriteAttributesJson(out, event.attributes);
+    out.EndObject();
+  }
+  out.EndArray();
+  return out.Take();
+}
+
+template <typename Enum>
+Enum EnumFromSql(std::int64_t value, Enum max, Enum fallback) {
+  if (value < 0 || value > static_cast<std::int64_t>(max)) return fallback;
+  return static_cast<Enum>(value);
+}
+
+}  // namespace
+
+bool IsStorable(const Span& span) { return IsValid(span.trace_id) && IsValid(span.span_id); }
+
+StoredSpanRow ToStoredRow(const Span& span) {
+  StoredSpanRow row;
+  row.trace_id = ToHex(span.trace_id);
+  row.span_id = ToHex(span.span_id);
+  if (IsValid(span.parent_span_id)) row.parent_span_id = ToHex(span.parent_span_id);
+  row.name = span.name;
+  row.kind = static_cast<std::int64_t>(span.kind);
+  row.start_unix_nano = ToSql(span.start_time_unix_nano);
+  row.end_unix_nano = ToSql(span.end_time_unix_nano);
+  row.status_code = static_cast<std::int64_t>(span.status_code);
+  row.status_message = span.status_message;
+  row.trace_state = span.trace_state;
+  JsonWriter attributes;
+  WriteAttributesJson(attributes, span.attributes);
+  row.attributes_json = attributes.Take();
+  row.events_json = EventsToJson(span.events);
+  Extract(span.attributes, row);
+  return row;
+}
+
+bool ParseTraceHex(std::string_view hex, TraceId& out) { return ParseHex(hex, out); }
+
+StoredBatch ToStoredBatch(std::span<const Span> spans) {
+  StoredBatch batch;
+  batch.rows.reserve(spans.size());
+  batch.sources.reserve(spans.size());
+  for (const Span& span : spans) {
+    if (!IsStorable(span)) {
+      ++batch.rejected;
+      continue;
+    }
+    batch.rows.push_back(ToStoredRow(span));
+    batch.sources.push_back(&span);
+  }
+  return batch;
+}
+
+BatchTraces GroupByTrace(const std::vector<StoredSpanRow>& rows) {
+  BatchTraces traces;
+  for (std::size_t i = 0; i < rows.size(); ++i) traces[rows[i].trace_id][rows[i].span_id] = i;
+  return traces;
+}
+
+TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows,
+                               const std::map<std::string, std::size_t>& spans) {
+  const auto earlier = [](const StoredSpanRow* a, const StoredSpanRow* b) {
+    return std::tie(a->start_unix_nano, a->span_id) < std::tie(b->start_unix_nano, b->span_id);
+  };
+  const auto keep_max = [](const std::string*& best, const std::string* value) {
+    if (value != nullptr && (best == nullptr || *value > *best)) best = value;
+  };
+  TraceSummaryRow summary;
+  summary.start_unix_nano = std::numeric_limits<std::int64_t>::max();
+  summary.end_unix_nano = std::numeric_limits<std::int64_t>::min();
+  const StoredSpanRow* root = nullptr;
+  const StoredSpanRow* earliest = nullptr;
+  for (const auto& [span_id, index] : spans) {
+    const StoredSpanRow* row = &rows[index];
+    if (earliest == nullptr || earlier(row, earliest)) earliest = row;
+    if (!row->parent_span_id && (root == nullptr || earlier(row, root))) root = row;
+    summary.start_unix_nano = std::min(summary.start_unix_nano, row->start_unix_nano);
+    summary.end_unix_nano = std::max(summary.end_unix_nano, row->end_unix_nano);
+    ++summary.span_count;
+    if (row->status_code == static_cast<std::int64_t>(StatusCode::kError)) ++summary.error_count;
+    keep_max(summary.dag_id, row->dag_id);
+    keep_max(summary.task_id, row->task_id);
+    keep_max(summary.run_id, row->run_id);
+    if (row->try_number && (!summary.try_number || *row->try_number > *summary.try_number)) {
+      summary.try_number = row->try_number;
+    }
+  }
+  if (earliest != nullptr) summary.root_name = (root != nullptr ? root : earliest)->name;
+  return summary;
+}
+
+Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
+  Span span;
+  if (!ParseHex(columns.trace_id, span.trace_id) || !ParseHex(columns.span_id, span.span_id)) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("malformed ids in stored span {}/{}", columns.trace_id, columns.span_id)};
+  }
+  if (columns.parent_span_id && !ParseHex(*columns.parent_span_id, span.parent_span_id)) {
+    return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", columns.span_id)};
+  }
+  span.name = std::string(columns.name);
+  span.kind = EnumFromSql(columns.kind, SpanKind::kConsumer, SpanKind::kUnspecified);
+  span.start_time_unix_nano = FromSql(columns.start_unix_nano);
+  span.end_time_unix_nano = FromSql(columns.end_unix_nano);
+  span.status_code = EnumFromSql(columns.status_code, StatusCode::kError, StatusCode::kUnset);
+  span.status_message = std::string(columns.status_message);
+  span.trace_state = std::string(columns.trace_state);
+  // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
+  // dominated by building and dropping JSON trees (tracing/store/span_rows/attribute_json_reader.h).
+  if (!ReadAttributesJson(columns.attributes_json, span.attributes)) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("attributes of stored span {} are not a JSON object", columns.span_id)};
+  }
+  if (!ReadEventsJson(columns.events_json, span.events)) {
+    return Error{
+        ErrorCode::kInternal,
+        fmt::format("stored span {}: events column is not a JSON array of objects", columns.span_id)};
+  }
+  return span;
+}
+
+}  // namespace sparktrace::tracing::store

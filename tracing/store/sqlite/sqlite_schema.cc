@@ -1,0 +1,201 @@
+#include "tracing/store/sqlite/sqlite_schema.h"
+
+#include <spdlog/fmt/fmt.h>
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <iterator>
+#include <string_view>
+
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
+#include "tracing/store/sqlite/sqlite_task_index.h"
+#include "tracing/store/sqlite/upkeep/sqlite_settlement.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// "SpTr" in PRAGMA application_id marks the file as ours, so that pointing --trace-db at some other
+// SQLite database fails instead of adding tables to it.
+constexpr std::int64_t kApplicationId = 0x53705472;
+
+// The writer's page cache (SQLite's default is 2 MiB): the indexes' hot pages stay in memory
+// between batches instead of being read back from the file for every one.
+constexpr std::int64_t kWriterCacheKiB = std::int64_t{16} * 1024;
+
+// Bounds the WAL file after checkpoints; without it the WAL keeps its largest size forever.
+constexpr std::int64_t kJournalSizeLimitBytes = 64LL << 20;
+
+// Ids are stored as lower-case hex text, not blobs: the extra 24 bytes a span are small next to its
+// attributes JSON, and `sqlite3 traces.db "... WHERE trace_id = '4bf9…'"` then works as users expect.
+//
+// The per-trace summary is a table kept up to date by Write() rather than a view: a view would
+// aggregate every span on each listing (seconds for a full 1 GiB store), the table costs one indexed
+// aggregate over the touched trace's spans per trace per batch.
+//
+// Listing filters by Airflow identity through the summary table, so the (dag, task, run) index lives
+// there; on spans it would serve no query and only slow writes. Operation ids are looked up on spans,
+// through a partial index that skips the many spans without one.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE spans (
+  trace_id        TEXT    NOT NULL,  -- 32 lower-case hex digits
+  span_id         TEXT    NOT NULL,  -- 16 lower-case hex digits
+  parent_span_id  TEXT,              -- NULL for a root span
+  name            TEXT    NOT NULL,
+  kind            INTEGER NOT NULL,  -- OTLP Span.SpanKind
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  status_code     INTEGER NOT NULL,  -- OTLP Status.StatusCode: 0 unset, 1 ok, 2 error
+  status_message  TEXT    NOT NULL,
+  trace_state     TEXT    NOT NULL,
+  attributes      TEXT    NOT NULL,  -- JSON object, see tracing/attribute_json.h
+  events          TEXT    NOT NULL,  -- JSON array of {name, time_unix_nano, attributes}
+  operation_id    TEXT,              -- spark.connect.operation_id
+  session_id      TEXT,              -- spark.connect.session_id
+  dag_id          TEXT,              -- airflow.dag_id
+  task_id         TEXT,              -- airflow.task_id
+  run_id          TEXT,              -- airflow.run_id
+  try_number      INTEGER,           -- airflow.try_number
+  UNIQUE (trace_id, span_id)
+);
+CREATE INDEX spans_by_operation ON spans (operation_id) WHERE operation_id IS NOT NULL;
+
+CREATE TABLE traces (
+  trace_id        TEXT    NOT NULL PRIMARY KEY,
+  root_name       TEXT    NOT NULL,
+  start_unix_nano INTEGER NOT NULL,  -- earliest span start
+  end_unix_nano   INTEGER NOT NULL,  -- latest span end
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  dag_id          TEXT,
+  task_id         TEXT,
+  run_id          TEXT,
+  try_number      INTEGER
+) WITHOUT ROWID;
+CREATE INDEX traces_by_start ON traces (start_unix_nano);
+CREATE INDEX traces_by_end ON traces (end_unix_nano);
+CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano);
+)sql";
+
+struct Migration {
+  std::int64_t to_version;
+  std::string_view sql;
+};
+
+// Step i brings a database from version i to version i + 1. A new schema version appends a step
+// (ALTER TABLE …, backfills) and raises SqliteSpanStore::kSchemaVersion; existing steps never change.
+const Migration kMigrations[] = {
+    {1, kSchemaV1},
+    {2, kTaskIndexSchema},  // backfilled from the stored spans by MigrateSqlite
+    // Task attempts are listed from the task index (tracing/store/sqlite/sqlite_task_index.h); the summary's
+    // Airflow index served only the per-trace listing it replaced, and cost every new trace a write.
+    {3, "DROP INDEX IF EXISTS traces_by_airflow"},
+    // Settled figures on the attempt rows (tracing/store/sqlite/upkeep/sqlite_settlement.h).
+    {4, kSettlementSchema},
+};
+static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
+
+// Schema version 2 added the task index; a store written before has traces but no index rows.
+Result<void> BackfillTaskIndex(SqliteConnection& db) {
+  auto stmt = db.Prepare("SELECT trace_id FROM traces");
+  if (!stmt.ok()) return stmt.error();
+  auto traces = stmt->CollectText();
+  if (!traces.ok()) return traces.error();
+  return RefreshTaskIndex(db, *traces);
+}
+
+}  // namespace
+
+Result<void> ConfigureSqlite(SqliteConnection& db, const std::string& path, const StoreOptions& options) {
+  sqlite3_busy_timeout(db.handle(), static_cast<int>(options.busy_timeout.count()));
+
+  // The first statement reads the file header: this is where a corrupt or foreign file shows.
+  auto application_id = db.QueryInt64("PRAGMA application_id");
+  if (!application_id.ok()) {
+    return Error{application_id.error().code,
+                 fmt::format("open {}: {}", path, application_id.error().message)};
+  }
+  if (*application_id != 0 && *application_id != kApplicationId) {
+    return InvalidArgument(
+        fmt::format("{} is not a sparktrace trace database (application_id {:#x})", path, *application_id));
+  }
+
+  if (options.read_only) return db.Exec("PRAGMA query_only = ON");
+
+  // auto_vacuum only takes effect before the first table exists, so it precedes the migration.
+  // INCREMENTAL lets EnforceRetention give pages back without a full VACUUM rewriting the file.
+  const std::string pragmas = fmt::format(
+      "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = {}; "
+      "PRAGMA cache_size = -{}; PRAGMA temp_store = MEMORY;",
+      kJournalSizeLimitBytes, kWriterCacheKiB);
+  if (auto set = db.Exec(pragmas); !set.ok()) return set.error();
+  // WAL: readers in other processes never block the writer and see whole batches. NORMAL
+  // synchronous is durable across process crashes (an OS crash may lose the last batches, acceptable
+  // for traces) and saves an fsync per batch.
+  auto journal = db.Prepare("PRAGMA journal_mode = WAL");
+  if (!journal.ok()) return journal.error();
+  auto row = journal->Step();
+  if (!row.ok()) return row.error();
+  if (!*row || journal->ColumnText(0) != "wal") {
+    return Error{ErrorCode::kIo, fmt::format("{}: cannot use WAL mode on this file system (journal mode {})",
+                                             path, *row ? journal->ColumnText(0) : "unknown")};
+  }
+  return {};
+}
+
+Result<void> MigrateSqlite(SqliteConnection& db, const std::string& path, bool read_only) {
+  const auto newer_error = [&path](std::int64_t version) {
+    return InvalidArgument(
+        fmt::format("{} was written by a newer sparktrace (schema version {}, this one supports up to {}); "
+                    "upgrade sparktrace or use another trace database path",
+                    path, version, SqliteSpanStore::kSchemaVersion));
+  };
+
+  if (read_only) {
+    auto version = db.QueryInt64("PRAGMA user_version");
+    if (!version.ok()) return version.error();
+    if (*version > SqliteSpanStore::kSchemaVersion) return newer_error(*version);
+    if (*version < SqliteSpanStore::kSchemaVersion) {
+      return InvalidArgument(fmt::format(
+          "{} has trace schema version {}, this sparktrace reads {}; start the proxy once to migrate it",
+          path, *version, SqliteSpanStore::kSchemaVersion));
+    }
+    return {};
+  }
+
+  // Read the version inside the write transaction, so that two processes opening a new file at the
+  // same time do not both create the schema.
+  return InWriteTransaction(db, [&]() -> Result<void> {
+    auto version = db.QueryInt64("PRAGMA user_version");
+    if (!version.ok()) return version.error();
+    if (*version > SqliteSpanStore::kSchemaVersion) return newer_error(*version);
+    if (*version == 0) {
+      auto tables = db.QueryInt64("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'");
+      if (!tables.ok()) return tables.error();
+      if (*tables != 0) {
+        return InvalidArgument(fmt::format("{} already holds tables that are not sparktrace's", path));
+      }
+      if (auto marked = db.Exec(fmt::format("PRAGMA application_id = {}", kApplicationId)); !marked.ok()) {
+        return marked.error();
+      }
+    }
+    for (const auto& migration : kMigrations) {
+      if (migration.to_version <= *version) continue;
+      if (auto applied = db.Exec(migration.sql); !applied.ok()) {
+        return Error{applied.error().code, fmt::format("migrate {} to schema version {}: {}", path,
+                                                       migration.to_version, applied.error().message)};
+      }
+      if (migration.to_version == 2) {
+        if (auto indexed = BackfillTaskIndex(db); !indexed.ok()) return indexed.error();
+      }
+      // PRAGMA takes no bound parameters; the value is our own integer.
+      if (auto set = db.Exec(fmt::format("PRAGMA user_version = {}", migration.to_version)); !set.ok()) {
+        return set.error();
+      }
+    }
+    return {};
+  });
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,138 @@
+#include "tracing/store/sqlite/sqlite_span_rows.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/sqlite/client/sqlite_statement.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text) {
+  if (text == nullptr) {
+    stmt.BindNull(index);
+  } else {
+    stmt.BindText(index, *text);
+  }
+}
+
+void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value) {
+  if (value) {
+    stmt.BindInt64(index, *value);
+  } else {
+    stmt.BindNull(index);
+  }
+}
+
+}  // namespace
+
+const std::string kUpsertSpanSql = fmt::format(
+    "INSERT INTO spans ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+    "?16, ?17, ?18){}",
+    kStoredSpanColumns, SpanReplacesStoredSql(SpanSqlDialect::kSqlite));
+
+// Recomputed from the trace's spans rather than adjusted incrementally: a replaced span may change the
+// trace's bounds, error count or root, and recomputing is always right.
+const std::string_view kRefreshSummarySql = R"sql(
+INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
+                    dag_id, task_id, run_id, try_number)
+SELECT ?1,
+       COALESCE((SELECT name FROM spans WHERE trace_id = ?1 AND parent_span_id IS NULL
+                 ORDER BY start_unix_nano, span_id LIMIT 1),
+                (SELECT name FROM spans WHERE trace_id = ?1 ORDER BY start_unix_nano, span_id LIMIT 1)),
+       min(start_unix_nano), max(end_unix_nano), count(*), sum(status_code = 2),
+       max(dag_id), max(task_id), max(run_id), max(try_number)
+FROM spans WHERE trace_id = ?1
+ON CONFLICT (trace_id) DO UPDATE SET
+  root_name = excluded.root_name, start_unix_nano = excluded.start_unix_nano,
+  end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count,
+  error_count = excluded.error_count, dag_id = excluded.dag_id, task_id = excluded.task_id,
+  run_id = excluded.run_id, try_number = excluded.try_number
+)sql";
+
+// The summary of a trace the batch creates, computed from its spans (BindNewSummary) with the
+// rules of kRefreshSummarySql.
+const std::string_view kInsertSummarySql = R"sql(
+INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
+                    dag_id, task_id, run_id, try_number)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+ON CONFLICT (trace_id) DO NOTHING
+)sql";
+
+void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row) {
+  upsert.BindText(1, row.trace_id);
+  upsert.BindText(2, row.span_id);
+  if (row.parent_span_id) {
+    upsert.BindText(3, *row.parent_span_id);
+  } else {
+    upsert.BindNull(3);
+  }
+  upsert.BindText(4, row.name);
+  upsert.BindInt64(5, row.kind);
+  upsert.BindInt64(6, row.start_unix_nano);
+  upsert.BindInt64(7, row.end_unix_nano);
+  upsert.BindInt64(8, row.status_code);
+  upsert.BindText(9, row.status_message);
+  upsert.BindText(10, row.trace_state);
+  upsert.BindText(11, row.attributes_json);
+  upsert.BindText(12, row.events_json);
+  BindOptionalText(upsert, 13, row.operation_id);
+  BindOptionalText(upsert, 14, row.session_id);
+  BindOptionalText(upsert, 15, row.dag_id);
+  BindOptionalText(upsert, 16, row.task_id);
+  BindOptionalText(upsert, 17, row.run_id);
+  BindOptionalInt(upsert, 18, row.try_number);
+}
+
+void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary) {
+  insert.BindText(1, trace_hex);
+  insert.BindText(2, summary.root_name);
+  insert.BindInt64(3, summary.start_unix_nano);
+  insert.BindInt64(4, summary.end_unix_nano);
+  insert.BindInt64(5, summary.span_count);
+  insert.BindInt64(6, summary.error_count);
+  BindOptionalText(insert, 7, summary.dag_id);
+  BindOptionalText(insert, 8, summary.task_id);
+  BindOptionalText(insert, 9, summary.run_id);
+  BindOptionalInt(insert, 10, summary.try_number);
+}
+
+Result<Span> SpanFromRow(const SqliteStatement& stmt) {
+  StoredSpanColumns columns;
+  columns.trace_id = stmt.ColumnView(0);
+  columns.span_id = stmt.ColumnView(1);
+  if (!stmt.ColumnIsNull(2)) columns.parent_span_id = stmt.ColumnView(2);
+  columns.name = stmt.ColumnView(3);
+  columns.kind = stmt.ColumnInt64(4);
+  columns.start_unix_nano = stmt.ColumnInt64(5);
+  columns.end_unix_nano = stmt.ColumnInt64(6);
+  columns.status_code = stmt.ColumnInt64(7);
+  columns.status_message = stmt.ColumnView(8);
+  columns.trace_state = stmt.ColumnView(9);
+  columns.attributes_json = stmt.ColumnView(10);
+  columns.events_json = stmt.ColumnView(11);
+  return FromStoredColumns(columns);
+}
+
+Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt) {
+  TraceSummary summary;
+  const std::string trace_hex = stmt.ColumnText(0);
+  if (!ParseTraceHex(trace_hex, summary.trace_id)) {
+    return Error{ErrorCode::kInternal, fmt::format("malformed trace id in trace summary: {}", trace_hex)};
+  }
+  summary.root_name = stmt.ColumnText(1);
+  summary.start_time_unix_nano = FromSql(stmt.ColumnInt64(2));
+  summary.end_time_unix_nano = FromSql(stmt.ColumnInt64(3));
+  summary.span_count = FromSql(stmt.ColumnInt64(4));
+  summary.error_count = FromSql(stmt.ColumnInt64(5));
+  summary.dag_id = stmt.ColumnText(6);
+  summary.task_id = stmt.ColumnText(7);
+  summary.run_id = stmt.ColumnText(8);
+  if (!stmt.ColumnIsNull(9)) summary.try_number = stmt.ColumnInt64(9);
+  return summary;
+}
+
+}  // namespace sparktrace::tracing::store

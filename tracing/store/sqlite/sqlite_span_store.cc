@@ -1,0 +1,358 @@
+#include "tracing/store/sqlite/sqlite_span_store.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/sqlite_schema.h"
+#include "tracing/store/sqlite/sqlite_span_rows.h"
+#include "tracing/store/sqlite/sqlite_task_index.h"
+#include "tracing/store/sqlite/upkeep/sqlite_retention.h"
+#include "tracing/store/sqlite/upkeep/sqlite_settlement.h"
+#include "tracing/store/task_index/attempt_parts.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// The API promises that no exception escapes: SQLite never throws and nlohmann is used in its
+// non-throwing forms, so this only catches what is left (std::bad_alloc).
+template <typename Function>
+auto NoThrow(std::string_view what, Function&& function) -> decltype(function()) {
+  try {
+    return function();
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kInternal, fmt::format("{}: {}", what, e.what())};
+  }
+}
+
+}  // namespace
+
+SqliteSpanStore::SqliteSpanStore(ConstructionKey, std::string path, StoreOptions options,
+                                 std::unique_ptr<SqliteConnection> db)
+    : path_(std::move(path)), options_(options), db_(std::move(db)) {}
+
+SqliteSpanStore::~SqliteSpanStore() = default;
+
+Result<std::unique_ptr<SqliteSpanStore>> SqliteSpanStore::Open(const std::string& path,
+                                                               const StoreOptions& options) {
+  return NoThrow("open " + path, [&]() -> Result<std::unique_ptr<SqliteSpanStore>> {
+    if (path.empty()) return InvalidArgument("trace database path is empty");
+    std::error_code ec;
+    const std::filesystem::path file(path);
+    if (options.read_only) {
+      // SQLite would say "unable to open database file"; the usual cause deserves plainer words.
+      if (!std::filesystem::exists(file, ec)) {
+        return Error{ErrorCode::kNotFound, fmt::format("no trace database at {}", path)};
+      }
+    } else if (file.has_parent_path()) {
+      std::filesystem::create_directories(file.parent_path(), ec);
+      if (ec) {
+        return Error{ErrorCode::kIo,
+                     fmt::format("create directory {}: {}", file.parent_path().string(), ec.message())};
+      }
+    }
+
+    const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    auto db = SqliteConnection::Open(path, flags);
+    if (!db.ok()) return db.error();
+    auto store = std::make_unique<SqliteSpanStore>(ConstructionKey(), path, options,
+                                                   std::make_unique<SqliteConnection>(std::move(db).value()));
+    // Every failure from here on names the file, which the user needs to act on it.
+    const auto named = [&path](const Error& error) {
+      if (error.message.find(path) != std::string::npos) return error;
+      return Error{error.code, fmt::format("open {}: {}", path, error.message)};
+    };
+    if (auto configured = ConfigureSqlite(*store->db_, path, options); !configured.ok())
+      return named(configured.error());
+    if (auto migrated = MigrateSqlite(*store->db_, path, options.read_only); !migrated.ok())
+      return named(migrated.error());
+    if (auto prepared = store->PrepareStatements(); !prepared.ok()) return named(prepared.error());
+    return store;
+  });
+}
+
+Result<void> SqliteSpanStore::PrepareStatements() {
+  auto get_trace =
+      db_->Prepare(fmt::format("SELECT {} FROM spans WHERE trace_id = ?1 ORDER BY start_unix_nano, span_id",
+                               kSpanReadColumns),
+                   /*persistent=*/true);
+  if (!get_trace.ok()) return get_trace.error();
+  get_trace_ = std::make_unique<SqliteStatement>(std::move(get_trace).value());
+
+  auto find = db_->Prepare(
+      "SELECT trace_id FROM spans WHERE operation_id = ?1 ORDER BY start_unix_nano DESC, trace_id DESC LIMIT "
+      "1",
+      /*persistent=*/true);
+  if (!find.ok()) return find.error();
+  find_by_operation_ = std::make_unique<SqliteStatement>(std::move(find).value());
+
+  if (options_.read_only) return {};
+  auto upsert = db_->Prepare(kUpsertSpanSql, /*persistent=*/true);
+  if (!upsert.ok()) return upsert.error();
+  upsert_span_ = std::make_unique<SqliteStatement>(std::move(upsert).value());
+  auto refresh = db_->Prepare(kRefreshSummarySql, /*persistent=*/true);
+  if (!refresh.ok()) return refresh.error();
+  refresh_summary_ = std::make_unique<SqliteStatement>(std::move(refresh).value());
+  auto insert = db_->Prepare(kInsertSummarySql, /*persistent=*/true);
+  if (!insert.ok()) return insert.error();
+  insert_summary_ = std::make_unique<SqliteStatement>(std::move(insert).value());
+
+  return {};
+}
+
+Result<void> SqliteSpanStore::RequireWriter(std::string_view operation) const {
+  if (options_.read_only) {
+    return InvalidArgument(fmt::format("{}: {} was opened read-only", operation, path_));
+  }
+  return {};
+}
+
+Result<WriteStats> SqliteSpanStore::Write(std::span<const Span> spans) {
+  if (auto writer = RequireWriter("write spans"); !writer.ok()) return writer.error();
+  return NoThrow("write spans", [&] { return WriteBatch(spans); });
+}
+
+Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
+  WriteStats stats;
+  const StoredBatch batch = ToStoredBatch(spans);
+  const std::vector<StoredSpanRow>& rows = batch.rows;
+  const std::vector<const Span*>& sources = batch.sources;
+  stats.spans_rejected = batch.rejected;
+  const BatchTraces traces = GroupByTrace(rows);
+
+  auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
+    // A trace the batch creates is summarised and indexed from the batch itself: its summary row,
+    // computed from the batch, goes in first, and whether it went in (no row for the trace yet) is
+    // what tells a new trace. One that has stored spans already is recomputed from all of them.
+    std::vector<std::string> existing;
+    std::map<std::string, std::vector<IndexSpan>> created;
+    SqliteStatement& insert = *insert_summary_;
+    for (const auto& [trace_hex, versions] : traces) {
+      insert.Reset();
+      BindNewSummary(insert, trace_hex, SummarizeTrace(rows, versions));
+      if (auto ran = insert.Run(); !ran.ok()) return ran.error();
+      if (sqlite3_changes(db_->handle()) == 0) {
+        existing.push_back(trace_hex);
+        continue;
+      }
+      std::vector<IndexSpan>& index_spans = created[trace_hex];
+      for (const auto& [span_hex, i] : versions) index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+    }
+    insert.Reset();
+
+    SqliteStatement& upsert = *upsert_span_;
+    for (const StoredSpanRow& row : rows) {
+      upsert.Reset();
+      BindSpanRow(upsert, row);
+      if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
+      ++stats.spans_written;
+    }
+    upsert.Reset();  // drop the copies of the last span's text
+
+    SqliteStatement& refresh = *refresh_summary_;
+    for (const std::string& trace_hex : existing) {
+      refresh.Reset();
+      refresh.BindText(1, trace_hex);
+      if (auto ran = refresh.Run(); !ran.ok()) return ran.error();
+    }
+    refresh.Reset();
+    if (auto indexed = IndexNewTraces(*db_, created); !indexed.ok()) return indexed.error();
+    return RefreshTaskIndex(*db_, existing);
+  });
+  if (!written.ok()) {
+    return Error{written.error().code,
+                 fmt::format("write {} spans to {}: {}", spans.size(), path_, written.error().message)};
+  }
+  stats.traces_touched = traces.size();
+  return stats;
+}
+
+Result<std::vector<TraceSummary>> SqliteSpanStore::ListTraces(const TraceFilter& filter) {
+  return NoThrow("list traces", [&]() -> Result<std::vector<TraceSummary>> {
+    // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values
+    // are still bound, never spliced in. Unnumbered parameters take the numbers 1, 2, … in order.
+    std::string sql = fmt::format("SELECT {} FROM traces WHERE 1", kSummaryReadColumns);
+    if (filter.dag_id) sql += " AND dag_id = ?";
+    if (filter.task_id) sql += " AND task_id = ?";
+    if (filter.run_id) sql += " AND run_id = ?";
+    if (filter.since_unix_nano != 0) sql += " AND start_unix_nano >= ?";
+    sql += " ORDER BY start_unix_nano DESC, trace_id DESC";
+    if (filter.limit != 0) sql += " LIMIT ?";
+
+    auto stmt = db_->Prepare(sql);
+    if (!stmt.ok()) return stmt.error();
+    int index = 1;
+    if (filter.dag_id) stmt->BindText(index++, *filter.dag_id);
+    if (filter.task_id) stmt->BindText(index++, *filter.task_id);
+    if (filter.run_id) stmt->BindText(index++, *filter.run_id);
+    if (filter.since_unix_nano != 0) stmt->BindInt64(index++, ToSql(filter.since_unix_nano));
+    if (filter.limit != 0) {
+      stmt->BindInt64(index++, static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                   filter.limit, std::numeric_limits<std::int64_t>::max())));
+    }
+
+    std::vector<TraceSummary> summaries;
+    while (true) {
+      auto row = stmt->Step();
+      if (!row.ok())
+        return Error{row.error().code, fmt::format("list traces in {}: {}", path_, row.error().message)};
+      if (!*row) break;
+      auto summary = SummaryFromRow(*stmt);
+      if (!summary.ok()) return summary.error();
+      summaries.push_back(std::move(summary).value());
+    }
+    return summaries;
+  });
+}
+
+Result<std::vector<Span>> SqliteSpanStore::GetTrace(const TraceId& trace_id) {
+  return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
+    const std::string trace_hex = ToHex(trace_id);
+    SqliteStatement& stmt = *get_trace_;
+    stmt.Reset();
+    stmt.BindText(1, trace_hex);
+    std::vector<Span> spans;
+    while (true) {
+      auto row = stmt.Step();
+      if (!row.ok()) {
+        stmt.Reset();
+        return Error{row.error().code,
+                     fmt::format("read trace {} from {}: {}", trace_hex, path_, row.error().message)};
+      }
+      if (!*row) break;
+      auto span = SpanFromRow(stmt);
+      if (!span.ok()) {
+        stmt.Reset();
+        return span.error();
+      }
+      spans.push_back(std::move(span).value());
+    }
+    // A finished statement still pins the WAL snapshot it read until it is reset; readers that stay
+    // open (the admin thread) must not hold back checkpoints.
+    stmt.Reset();
+    if (spans.empty()) return Error{ErrorCode::kNotFound, fmt::format("no trace {} in {}", trace_hex, path_)};
+    return spans;
+  });
+}
+
+Result<std::vector<Span>> SqliteSpanStore::GetTraces(std::span<const TraceId> trace_ids) {
+  return NoThrow("get traces", [&]() -> Result<std::vector<Span>> {
+    if (trace_ids.empty()) return std::vector<Span>{};
+    // One statement for any number of traces: the ids travel as one JSON array (hex only, nothing
+    // to escape), and each is looked up through the (trace_id, span_id) key.
+    std::string ids = "[";
+    for (const TraceId& trace_id : trace_ids) {
+      if (ids.size() > 1) ids += ',';
+      ids += '"' + ToHex(trace_id) + '"';
+    }
+    ids += ']';
+    auto stmt = db_->Prepare(fmt::format(
+        "SELECT {} FROM spans WHERE trace_id IN (SELECT value FROM json_each(?1)) "
+        "ORDER BY trace_id, start_unix_nano, span_id",
+        kSpanReadColumns));
+    if (!stmt.ok()) return stmt.error();
+    stmt->BindText(1, ids);
+    std::vector<Span> spans;
+    while (true) {
+      auto row = stmt->Step();
+      if (!row.ok()) {
+        return Error{row.error().code,
+                     fmt::format("read {} traces from {}: {}", trace_ids.size(), path_, row.error().message)};
+      }
+      if (!*row) break;
+      auto span = SpanFromRow(*stmt);
+      if (!span.ok()) return span.error();
+      spans.push_back(std::move(span).value());
+    }
+    return spans;
+  });
+}
+
+Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation_id) {
+  return NoThrow("find trace by operation", [&]() -> Result<TraceId> {
+    SqliteStatement& stmt = *find_by_operation_;
+    stmt.Reset();
+    stmt.BindText(1, operation_id);
+    auto row = stmt.Step();
+    if (!row.ok()) {
+      stmt.Reset();
+      return Error{row.error().code,
+                   fmt::format("find operation {} in {}: {}", operation_id, path_, row.error().message)};
+    }
+    if (!*row) {
+      stmt.Reset();
+      return Error{ErrorCode::kNotFound, fmt::format("no trace has operation {} in {}", operation_id, path_)};
+    }
+    TraceId trace_id{};
+    const bool parsed = ParseTraceHex(stmt.ColumnText(0), trace_id);
+    stmt.Reset();
+    if (!parsed)
+      return Error{ErrorCode::kInternal,
+                   fmt::format("malformed trace id stored for operation {}", operation_id)};
+    return trace_id;
+  });
+}
+
+Result<TaskAttemptPage> SqliteSpanStore::ListTaskAttempts(const TaskAttemptFilter& filter) {
+  return NoThrow("list task attempts", [&]() -> Result<TaskAttemptPage> {
+    auto page = store::ListTaskAttempts(*db_, filter);
+    if (!page.ok())
+      return Error{page.error().code, fmt::format("list tasks in {}: {}", path_, page.error().message)};
+    return page;
+  });
+}
+
+Result<std::vector<std::string>> SqliteSpanStore::TracesMatching(std::string_view text) {
+  return NoThrow("search traces", [&]() -> Result<std::vector<std::string>> {
+    auto traces = store::TracesMatching(*db_, text);
+    if (!traces.ok())
+      return Error{traces.error().code, fmt::format("search {}: {}", path_, traces.error().message)};
+    return traces;
+  });
+}
+
+Result<DueAttempts> SqliteSpanStore::ListDueAttempts(std::chrono::system_clock::time_point now,
+                                                     std::chrono::milliseconds quiet, std::size_t limit) {
+  return NoThrow("list attempts due for settling", [&]() -> Result<DueAttempts> {
+    auto due = ListSqliteDueAttempts(*db_, now, quiet, limit);
+    if (!due.ok())
+      return Error{due.error().code,
+                   fmt::format("list unsettled attempts in {}: {}", path_, due.error().message)};
+    return due;
+  });
+}
+
+Result<SettleClaim> SqliteSpanStore::RecordSettlement(const AttemptRef& ref, std::uint64_t indexed_unix_nano,
+                                                      const SettledFigures& figures) {
+  if (auto writer = RequireWriter("record settled figures"); !writer.ok()) return writer.error();
+  return NoThrow("record settled figures", [&]() -> Result<SettleClaim> {
+    SettleClaim claim;
+    auto done = InWriteTransaction(*db_, [&]() -> Result<void> {
+      auto recorded = RecordSqliteSettlement(*db_, ref, indexed_unix_nano, figures);
+      if (!recorded.ok()) return recorded.error();
+      claim = *recorded;
+      return {};
+    });
+    if (!done.ok())
+      return Error{done.error().code, fmt::format("settle in {}: {}", path_, done.error().message)};
+    return claim;
+  });
+}
+
+Result<RetentionStats> SqliteSpanStore::EnforceRetention(std::chrono::system_clock::time_point now) {
+  if (auto writer = RequireWriter("enforce retention"); !writer.ok()) return writer.error();
+  return NoThrow("enforce retention", [&] { return EnforceSqliteRetention(*db_, path_, options_, now); });
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,416 @@
+#include "tracing/store/sqlite/sqlite_task_index.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/attempt_row_sql.h"
+#include "tracing/store/task_index/index_columns.h"
+#include "tracing/store/task_index/task_index.h"
+#include "tracing/store/task_index/task_index_dialect.h"
+
+namespace sparktrace::tracing::store {
+
+// Parts are per (attempt, trace); `trace_key` is "" for an Airflow attempt (whose row adds up all its
+// traces) and the trace id for a trace without identity (one row per trace). Integer times are unix
+// nanoseconds, as in spans.
+const std::string_view kTaskIndexSchema = R"sql(
+CREATE TABLE attempt_parts (
+  airflow         INTEGER NOT NULL,  -- 1: an Airflow task attempt, 0: a trace without identity
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  trace_id        TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  app_id          TEXT,
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  top_impact      REAL    NOT NULL,
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)
+) WITHOUT ROWID;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id);
+CREATE INDEX attempt_parts_by_app ON attempt_parts (app_id) WHERE app_id IS NOT NULL;
+
+CREATE TABLE task_attempts (
+  airflow         INTEGER NOT NULL,
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  trace_ids       TEXT    NOT NULL,  -- comma-separated
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  state           TEXT    NOT NULL,  -- running | failed | success
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
+) WITHOUT ROWID;
+CREATE INDEX task_attempts_by_start ON task_attempts (start_unix_nano);
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano);
+CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
+)sql";
+
+namespace {
+
+// One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
+// carry it; 20,000 stage spans need none), for one trace.
+std::string SpansForIndexSql() {
+  return fmt::format("SELECT {}\nFROM spans WHERE trace_id = ?1",
+                     IndexSpanColumnsSql(SpanSqlDialect::kSqlite));
+}
+
+// One result row of a prepared statement, as index_columns.h reads it.
+class StatementColumns {
+ public:
+  explicit StatementColumns(const SqliteStatement& stmt) : stmt_(stmt) {}
+  bool IsNull(int column) const { return stmt_.ColumnIsNull(column); }
+  std::int64_t Int64(int column) const { return stmt_.ColumnInt64(column); }
+  double Double(int column) const { return stmt_.ColumnDouble(column); }
+  std::string Text(int column) const { return stmt_.ColumnText(column); }
+  std::string_view View(int column) const { return stmt_.ColumnView(column); }
+  // json_extract hands out a JSON number as an integer (a fraction truncated, as SQLite converts).
+  std::optional<std::int64_t> JsonInteger(int column) const { return stmt_.ColumnInt64(column); }
+
+ private:
+  const SqliteStatement& stmt_;
+};
+
+// `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.
+Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
+  stmt->Reset();
+  stmt->BindText(1, trace_id);
+  std::vector<IndexSpan> spans;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    spans.push_back(IndexSpanFrom(StatementColumns(*stmt), 0));
+  }
+  return spans;
+}
+
+void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
+  stmt.BindInt64(first, key.airflow ? 1 : 0);
+  stmt.BindText(first + 1, key.attempt.dag_id);
+  stmt.BindText(first + 2, key.attempt.task_id);
+  stmt.BindText(first + 3, key.attempt.run_id);
+  stmt.BindInt64(first + 4, key.attempt.try_number);
+  stmt.BindInt64(first + 5, key.attempt.map_index);
+  stmt.BindText(first + 6, key.trace_key);
+}
+
+constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
+constexpr std::string_view kInsertPartSql =
+    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
+    "trace_id, name, "
+    "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+    "compute_ms, "
+    "io_write_ms, idle_ms, finding_count, top_finding, top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+    "?9, ?10, "
+    "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+constexpr std::string_view kKeyMatch =
+    "airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND map_index = ?6 "
+    "AND "
+    "trace_key = ?7";
+
+Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto stmt = db.Prepare(fmt::format("SELECT {} FROM attempt_parts WHERE trace_id = ?1", kKeyColumns));
+  if (!stmt.ok()) return stmt.error();
+  std::set<PartKey> keys;
+  for (const std::string& trace_id : trace_ids) {
+    stmt->Reset();
+    stmt->BindText(1, trace_id);
+    while (true) {
+      auto row = stmt->Step();
+      if (!row.ok()) return row.error();
+      if (!*row) break;
+      keys.insert(PartKey{stmt->ColumnInt64(0) != 0,
+                          TaskAttemptKey{stmt->ColumnText(1), stmt->ColumnText(2), stmt->ColumnText(3),
+                                         stmt->ColumnInt64(4), stmt->ColumnInt64(5)},
+                          stmt->ColumnText(6)});
+    }
+  }
+  return keys;
+}
+
+Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto stmt = db.Prepare("DELETE FROM attempt_parts WHERE trace_id = ?1");
+  if (!stmt.ok()) return stmt.error();
+  for (const std::string& trace_id : trace_ids) {
+    stmt->Reset();
+    stmt->BindText(1, trace_id);
+    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+// A part's sums (task_index.h, PartSums) from parameter `first` on, in the column order attempt_parts
+// and task_attempts share.
+void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums) {
+  stmt.BindInt64(first, sums.start_unix_nano);
+  stmt.BindInt64(first + 1, sums.end_unix_nano);
+  stmt.BindInt64(first + 2, sums.span_count);
+  stmt.BindInt64(first + 3, sums.error_count);
+  stmt.BindInt64(first + 4, sums.open_count);
+  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase) {
+    stmt.BindInt64(first + 5 + static_cast<int>(phase), sums.phase_ms[phase]);
+  }
+  stmt.BindInt64(first + 9, sums.finding_count);
+  if (sums.top_finding) {
+    stmt.BindText(first + 10, *sums.top_finding);
+  } else {
+    stmt.BindNull(first + 10);
+  }
+}
+
+// `stmt` is kInsertPartSql, prepared once for all the traces of a refresh.
+Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
+                         const std::map<PartKey, Part>& parts) {
+  for (const auto& [key, part] : parts) {
+    stmt->Reset();
+    BindKey(*stmt, 1, key);
+    stmt->BindText(8, trace_id);
+    stmt->BindText(9, part.name);
+    if (part.app_id.empty()) {
+      stmt->BindNull(10);
+    } else {
+      stmt->BindText(10, part.app_id);
+    }
+    BindSums(*stmt, 11, task_index::SumsOf(part));
+    stmt->BindDouble(22, part.top_impact);
+    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+// An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
+// the settled figures stay on the row (AttemptRowUpsertSql says how it is updated).
+constexpr std::string_view kAggregateSelectSql = R"sql(
+INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
+                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), group_concat(trace_id, ','), min(start_unix_nano),
+       max(end_unix_nano), sum(span_count), sum(error_count), sum(open_count), sum(resource_wait_ms),
+       sum(compute_ms), sum(io_write_ms), sum(idle_ms), sum(finding_count),
+       (SELECT top_finding FROM attempt_parts p WHERE p.airflow = ?1 AND p.dag_id = ?2 AND p.task_id = ?3
+          AND p.run_id = ?4 AND p.try_number = ?5 AND p.map_index = ?6 AND p.trace_key = ?7
+          AND p.top_finding IS NOT NULL ORDER BY p.top_impact DESC LIMIT 1),
+       CASE WHEN sum(open_count) > 0 THEN 'running' WHEN sum(error_count) > 0 THEN 'failed' ELSE 'success' END,
+       ?8
+FROM attempt_parts WHERE airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
+  AND map_index = ?6 AND trace_key = ?7
+HAVING count(*) > 0
+)sql";
+
+Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
+  if (keys.empty()) return {};
+  static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
+  auto upsert = db.Prepare(aggregate_sql);
+  if (!upsert.ok()) return upsert.error();
+  auto remove = db.Prepare(
+      fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
+                  kKeyMatch, kKeyMatch));
+  if (!remove.ok()) return remove.error();
+  for (const PartKey& key : keys) {
+    upsert->Reset();
+    BindKey(*upsert, 1, key);
+    upsert->BindInt64(8, now);
+    if (auto ran = upsert->Run(); !ran.ok()) return ran.error();
+    remove->Reset();
+    BindKey(*remove, 1, key);
+    if (auto ran = remove->Run(); !ran.ok()) return ran.error();
+  }
+  return {};
+}
+
+// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSelectSql
+// would add it up.
+constexpr std::string_view kInsertAttemptSql = R"sql(
+INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
+                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
+)sql";
+
+// The task index's SQL on one SQLite connection (task_index_dialect.h): statements prepared once per
+// call and run once per trace or row.
+class SqliteTaskIndex final : public TaskIndexDialect {
+ public:
+  explicit SqliteTaskIndex(SqliteConnection& db) : db_(db) {}
+
+  Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
+    return store::KeysOfTraces(db_, trace_ids);
+  }
+  Result<void> DeleteParts(const std::vector<std::string>& trace_ids) override {
+    return store::DeleteParts(db_, trace_ids);
+  }
+  Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(
+      const std::vector<std::string>& trace_ids) override {
+    static const std::string spans_for_index_sql = SpansForIndexSql();
+    auto read = db_.Prepare(spans_for_index_sql);
+    if (!read.ok()) return read.error();
+    std::map<std::string, std::vector<IndexSpan>> by_trace;
+    for (const std::string& trace_id : trace_ids) {
+      auto spans = store::ReadSpans(&*read, trace_id);
+      if (!spans.ok()) return spans.error();
+      if (!spans->empty()) by_trace.emplace(trace_id, std::move(spans).value());
+    }
+    return by_trace;
+  }
+  Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
+    auto insert = db_.Prepare(kInsertPartSql);
+    if (!insert.ok()) return insert.error();
+    for (const auto& [trace_id, parts] : parts_by_trace) {
+      if (auto inserted = store::InsertParts(&*insert, trace_id, parts); !inserted.ok())
+        return inserted.error();
+    }
+    return {};
+  }
+  Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
+    auto insert = db_.Prepare(kInsertAttemptSql);
+    if (!insert.ok()) return insert.error();
+    for (const WholeAttemptPart& attempt : attempts) {
+      SqliteStatement& row = *insert;
+      const Part& part = *attempt.part;
+      row.Reset();
+      BindKey(row, 1, *attempt.key);
+      row.BindText(8, part.name);
+      row.BindText(9, *attempt.trace_id);
+      BindSums(row, 10, task_index::SumsOf(part));
+      row.BindText(21, AttemptState(part.open, part.Errors()));
+      row.BindInt64(22, now);
+      if (auto ran = row.Run(); !ran.ok()) return ran.error();
+    }
+    return {};
+  }
+  Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
+    return Reaggregate(db_, keys, now);
+  }
+
+ private:
+  SqliteConnection& db_;
+};
+
+}  // namespace
+
+Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  SqliteTaskIndex dialect(db);
+  return task_index::Refresh(dialect, trace_ids);
+}
+
+Result<void> IndexNewTraces(SqliteConnection& db,
+                            const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  SqliteTaskIndex dialect(db);
+  return task_index::AddNewTraces(dialect, traces);
+}
+
+Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  SqliteTaskIndex dialect(db);
+  return task_index::Forget(dialect, trace_ids);
+}
+
+Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter) {
+  // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values are
+  // bound, never spliced in.
+  std::string where = " WHERE 1";
+  if (filter.airflow_only) where += " AND airflow = 1";
+  const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
+  for (const task_index::AttemptCondition& condition : conditions) {
+    where += fmt::format(" AND {} ?", condition.column_op);
+  }
+  if (filter.trace_ids) {
+    if (filter.trace_ids->empty()) return TaskAttemptPage{};
+    std::string placeholders;
+    for (std::size_t i = 0; i < filter.trace_ids->size(); ++i) placeholders += i == 0 ? "?" : ", ?";
+    where += fmt::format(
+        " AND EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = task_attempts.airflow AND "
+        "p.dag_id = task_attempts.dag_id AND p.task_id = task_attempts.task_id AND p.run_id = "
+        "task_attempts.run_id "
+        "AND p.try_number = task_attempts.try_number AND p.map_index = task_attempts.map_index AND "
+        "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({}))",
+        placeholders);
+  }
+  const auto bind = [&filter, &conditions](SqliteStatement& stmt) {
+    int index = 1;
+    for (const task_index::AttemptCondition& condition : conditions) {
+      const int at = index++;
+      if (const auto* text = std::get_if<std::string>(&condition.value)) {
+        stmt.BindText(at, *text);
+      } else if (const auto* number = std::get_if<std::int64_t>(&condition.value)) {
+        stmt.BindInt64(at, *number);
+      } else {
+        stmt.BindInt64(at, static_cast<std::int64_t>(std::get<std::uint64_t>(condition.value)));
+      }
+    }
+    if (filter.trace_ids) {
+      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+    }
+    return index;
+  };
+
+  TaskAttemptPage page;
+  auto count = db.Prepare("SELECT count(*) FROM task_attempts" + where);
+  if (!count.ok()) return count.error();
+  bind(*count);
+  auto counted = count->Step();
+  if (!counted.ok()) return counted.error();
+  page.total = *counted ? count->ColumnInt64(0) : 0;
+
+  auto select = db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY {} LIMIT ? OFFSET ?",
+                                       kAttemptRowColumns, where, TaskAttemptOrderSql(filter.order)));
+  if (!select.ok()) return select.error();
+  const int next = bind(*select);
+  select->BindInt64(next, static_cast<std::int64_t>(filter.limit));
+  select->BindInt64(next + 1, static_cast<std::int64_t>(filter.offset));
+  while (true) {
+    auto row = select->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    page.rows.push_back(AttemptRowFrom(StatementColumns(*select)));
+  }
+  return page;
+}
+
+Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text) {
+  auto stmt = db.Prepare(
+      "SELECT trace_id FROM traces WHERE trace_id = lower(?1) "
+      "UNION SELECT trace_id FROM spans WHERE operation_id = ?1 "
+      "UNION SELECT trace_id FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
+  if (!stmt.ok()) return stmt.error();
+  stmt->BindText(1, text);
+  return stmt->CollectText();
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,40 @@
+#pragma once
+// The SQLite store's task index (tracing/store/task_attempts.h): its tables, kept up to date on every
+// write, so that the trace view lists a page of tasks from an index instead of scanning spans. What
+// changes on a write is decided once for both backends (tracing/store/task_index/task_index.h); this
+// file gives it SQLite's SQL (a TaskIndexDialect) and lists pages.
+//
+// Threads: these functions run on the connection's thread, inside the caller's transaction for the
+// writes (SqliteSpanStore::Write, retention, migration).
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "tracing/store/task_attempts.h"
+#include "tracing/store/task_index/attempt_parts.h"
+
+namespace sparktrace::tracing::store {
+
+class SqliteConnection;
+
+// The tables and indexes of schema version 2 (appended to version 1's).
+extern const std::string_view kTaskIndexSchema;
+
+// Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
+// had or now have. Call inside the write transaction that changed the spans.
+Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
+// Adds traces that the current transaction created (none of their spans was stored before), from the
+// spans themselves: no read-back. The result is what RefreshTaskIndex would compute.
+Result<void> IndexNewTraces(SqliteConnection& db,
+                            const std::map<std::string, std::vector<IndexSpan>>& traces);
+// Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
+Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
+
+Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter);
+// The traces a search text names: a trace id, a Spark Connect operation id, or a Spark application id.
+Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text);
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,32 @@
+#include "tracing/store/task_index/attempt_row_sql.h"
+
+#include <spdlog/fmt/fmt.h>
+
+namespace sparktrace::tracing::store {
+
+std::string AttemptRowUpsertSql(std::string_view greatest) {
+  return fmt::format(R"sql(
+ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key) DO UPDATE SET
+  indexed_at = CASE WHEN task_attempts.trace_ids <> excluded.trace_ids
+                      OR task_attempts.start_unix_nano <> excluded.start_unix_nano
+                      OR task_attempts.end_unix_nano <> excluded.end_unix_nano
+                      OR task_attempts.span_count <> excluded.span_count
+                      OR task_attempts.error_count <> excluded.error_count
+                      OR task_attempts.open_count <> excluded.open_count
+                      OR task_attempts.resource_wait_ms <> excluded.resource_wait_ms
+                      OR task_attempts.compute_ms <> excluded.compute_ms
+                      OR task_attempts.io_write_ms <> excluded.io_write_ms
+                      OR task_attempts.idle_ms <> excluded.idle_ms
+                      OR task_attempts.finding_count <> excluded.finding_count
+                    THEN {}(excluded.indexed_at, task_attempts.indexed_at + 1)
+                    ELSE task_attempts.indexed_at END,
+  name = excluded.name, trace_ids = excluded.trace_ids, start_unix_nano = excluded.start_unix_nano,
+  end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count, error_count = excluded.error_count,
+  open_count = excluded.open_count, resource_wait_ms = excluded.resource_wait_ms, compute_ms = excluded.compute_ms,
+  io_write_ms = excluded.io_write_ms, idle_ms = excluded.idle_ms, finding_count = excluded.finding_count,
+  top_finding = excluded.top_finding, state = excluded.state
+)sql",
+                     greatest);
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,96 @@
+#include "tracing/store/task_index/task_index.h"
+
+#include <chrono>
+#include <set>
+#include <utility>
+
+namespace sparktrace::tracing::store::task_index {
+namespace {
+
+// The wall clock of this writer, as the rows' indexed_at (unix nanoseconds).
+std::int64_t NowUnixNano() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Result<void> Refresh(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids) {
+  if (trace_ids.empty()) return {};
+  auto old_keys = dialect.KeysOfTraces(trace_ids);
+  if (!old_keys.ok()) return old_keys.error();
+  std::set<PartKey> keys = std::move(old_keys).value();
+  if (auto deleted = dialect.DeleteParts(trace_ids); !deleted.ok()) return deleted.error();
+  auto spans = dialect.ReadSpans(trace_ids);
+  if (!spans.ok()) return spans.error();
+  PartsByTrace parts_by_trace;
+  for (const auto& [trace_id, trace_spans] : *spans) {
+    auto parts = PartsOfTrace(trace_id, trace_spans);
+    for (const auto& [key, part] : parts) keys.insert(key);
+    parts_by_trace.emplace(trace_id, std::move(parts));
+  }
+  if (auto inserted = dialect.InsertParts(parts_by_trace); !inserted.ok()) return inserted.error();
+  return dialect.AddUp(keys, NowUnixNano());
+}
+
+Result<void> AddNewTraces(TaskIndexDialect& dialect,
+                          const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  if (traces.empty()) return {};
+  PartsByTrace parts_by_trace;
+  for (const auto& [trace_id, spans] : traces)
+    parts_by_trace.emplace(trace_id, PartsOfTrace(trace_id, spans));
+  std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
+  std::vector<WholeAttemptPart> whole;
+  for (const auto& [trace_id, parts] : parts_by_trace) {
+    for (const auto& [key, part] : parts) {
+      if (key.airflow) {
+        airflow_keys.insert(key);
+      } else {
+        whole.push_back(WholeAttemptPart{&key, &trace_id, &part});
+      }
+    }
+  }
+  const std::int64_t now = NowUnixNano();
+  if (auto inserted = dialect.InsertParts(parts_by_trace); !inserted.ok()) return inserted.error();
+  if (!whole.empty()) {
+    if (auto inserted = dialect.InsertWholeAttempts(whole, now); !inserted.ok()) return inserted.error();
+  }
+  return dialect.AddUp(airflow_keys, now);
+}
+
+Result<void> Forget(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids) {
+  if (trace_ids.empty()) return {};
+  auto keys = dialect.KeysOfTraces(trace_ids);
+  if (!keys.ok()) return keys.error();
+  if (auto deleted = dialect.DeleteParts(trace_ids); !deleted.ok()) return deleted.error();
+  return dialect.AddUp(*keys, NowUnixNano());
+}
+
+PartSums SumsOf(const Part& part) {
+  PartSums sums;
+  sums.start_unix_nano = static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start);
+  sums.end_unix_nano = static_cast<std::int64_t>(part.end);
+  sums.span_count = part.spans;
+  sums.error_count = part.Errors();
+  sums.open_count = part.open;
+  sums.phase_ms = part.phase_ms;
+  sums.finding_count = part.findings;
+  if (!part.top_finding.empty()) sums.top_finding = part.top_finding;
+  return sums;
+}
+
+std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter) {
+  std::vector<AttemptCondition> conditions;
+  if (filter.dag_id) conditions.push_back({"dag_id =", *filter.dag_id});
+  if (filter.task_id) conditions.push_back({"task_id =", *filter.task_id});
+  if (filter.run_id) conditions.push_back({"run_id =", *filter.run_id});
+  if (filter.try_number) conditions.push_back({"try_number =", *filter.try_number});
+  if (filter.map_index) conditions.push_back({"map_index =", *filter.map_index});
+  if (filter.state) conditions.push_back({"state =", *filter.state});
+  if (filter.since_unix_nano != 0) conditions.push_back({"start_unix_nano >=", filter.since_unix_nano});
+  if (filter.until_unix_nano != 0) conditions.push_back({"start_unix_nano <=", filter.until_unix_nano});
+  return conditions;
+}
+
+}  // namespace sparktrace::tracing::store::task_index

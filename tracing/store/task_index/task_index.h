@@ -1,0 +1,58 @@
+#pragma once
+// The task index's upkeep, once for both backends (task_attempts.h says what the index is): which
+// parts and rows change when traces are written or deleted. A backend calls these inside its write
+// transaction with its TaskIndexDialect (task_index_dialect.h), which executes the SQL.
+//
+// Threads: the caller's.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/result.h"
+#include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/task_index_dialect.h"
+
+namespace sparktrace::tracing::store::task_index {
+
+// Recomputes the parts of these traces (hex ids) from their stored spans, and the rows of every
+// attempt they had or now have.
+Result<void> Refresh(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids);
+// Adds traces that the current transaction created (none of their spans was stored before), from the
+// spans themselves: no read-back. The result is what Refresh would compute.
+Result<void> AddNewTraces(TaskIndexDialect& dialect,
+                          const std::map<std::string, std::vector<IndexSpan>>& traces);
+// Drops the parts of these traces (about to be deleted) and adds up again the attempts they were of.
+Result<void> Forget(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids);
+
+// A part's figures as attempt_parts and task_attempts store them, in the column order both tables
+// share after the key (start, end, spans, errors, open, the phases by SparkPhase, findings, top
+// finding): what both backends write for a part, and for a row that is one part.
+struct PartSums {
+  std::int64_t start_unix_nano = 0;  // 0 for a part with no timed span
+  std::int64_t end_unix_nano = 0;
+  std::int64_t span_count = 0;
+  std::int64_t error_count = 0;
+  std::int64_t open_count = 0;
+  std::array<std::int64_t, kSparkPhaseCount> phase_ms{};
+  std::int64_t finding_count = 0;
+  std::optional<std::string_view> top_finding;  // nullopt: NULL (no finding)
+};
+PartSums SumsOf(const Part& part);
+
+// One condition of a list page on task_attempts, from a TaskAttemptFilter field in use, in the order
+// the filter lists them: "<column> <operator>" and the value, for which each backend writes its own
+// placeholder (values are bound, never spliced in). Not here: airflow_only (a literal) and trace_ids
+// (a list, which each backend matches its own way).
+struct AttemptCondition {
+  std::string_view column_op;  // "dag_id =", "start_unix_nano >=", …
+  std::variant<std::string, std::int64_t, std::uint64_t> value;
+};
+std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter);
+
+}  // namespace sparktrace::tracing::store::task_index

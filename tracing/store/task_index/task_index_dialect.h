@@ -1,0 +1,53 @@
+#pragma once
+// What a store backend does for the task index: its SQL, and nothing of the index's logic
+// (task_index.h holds that, once for both backends). Each backend implements this over its own
+// connection (sqlite/sqlite_task_index.cc, postgres/postgres_task_index.cc); the two differ in how
+// they spell and execute statements (prepared statements per row against arrays, unnest and COPY),
+// in PostgreSQL's advisory locks, never in what a part or a row holds.
+//
+// Threads: the caller's, inside its write transaction.
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "tracing/store/task_index/attempt_parts.h"
+
+namespace sparktrace::tracing::store {
+
+// The parts of several traces: trace id (hex) -> its parts.
+using PartsByTrace = std::map<std::string, std::map<PartKey, Part>>;
+
+// A part whose attempt has no other part (a trace without Airflow identity): its row is the part.
+struct WholeAttemptPart {
+  const PartKey* key = nullptr;
+  const std::string* trace_id = nullptr;
+  const Part* part = nullptr;
+};
+
+class TaskIndexDialect {
+ public:
+  virtual ~TaskIndexDialect() = default;
+
+  // The keys of every part these traces have in attempt_parts.
+  virtual Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) = 0;
+  // Deletes the parts of these traces.
+  virtual Result<void> DeleteParts(const std::vector<std::string>& trace_ids) = 0;
+  // The stored spans of these traces as the index reads them (span_rows/span_table_sql.h's
+  // IndexSpanColumnsSql), by trace; a trace with no spans is absent.
+  virtual Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(
+      const std::vector<std::string>& trace_ids) = 0;
+  // Inserts these parts into attempt_parts (PartSums says what each column holds).
+  virtual Result<void> InsertParts(const PartsByTrace& parts) = 0;
+  // Inserts the rows of attempts that are new and have only this part, as AddUp would add them up.
+  virtual Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts,
+                                           std::int64_t indexed_unix_nano) = 0;
+  // Each attempt's row is the sum of its parts, upserted with AttemptRowUpsertSql (the settled
+  // figures stay); an attempt with no parts left loses its row.
+  virtual Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t indexed_unix_nano) = 0;
+};
+
+}  // namespace sparktrace::tracing::store
