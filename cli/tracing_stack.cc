@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cli/airflow_task_route.h"
+#include "tracing/airflow/airflow_task_route.h"
 #include "tracing/otlp/grpc_exporter.h"
 #include "tracing/otlp/http_exporter.h"
 #include "tracing/otlp/resource_attributes.h"
@@ -125,7 +125,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
   stack->tracer_ = std::make_unique<tracing::connect::SparkConnectTracer>(
       stack->fanout_, stack->ids_, *sampler, *stack->metrics_, operations);
   stack->report_ledger_ = std::make_unique<tracing::AirflowReportLedger>(config.max_reported_attempts);
-  stack->airflow_task_route_ = AirflowTaskRoute(stack->fanout_, *sampler, *stack->report_ledger_, registry);
+  stack->airflow_task_route_ = tracing::airflow::AirflowTaskRoute(stack->fanout_, *sampler, *stack->report_ledger_, registry);
   if (!config.event_log_dirs.empty() || !config.spark_ui_url.empty() || config.event_push_max_bytes > 0) {
     feed::EventLogFeedOptions feed_options;
     feed_options.directories = config.event_log_dirs;

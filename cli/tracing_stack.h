@@ -44,7 +44,7 @@ class TracingStack {
   std::shared_ptr<const prometheus::Collectable> pipeline_metrics() const { return pipeline_metrics_; }
   // Metrics read at scrape time: the span pipelines', and the driver-event feed's when it runs.
   std::vector<std::shared_ptr<const prometheus::Collectable>> collectables() const;
-  // POST /api/v1/airflow/task-attempts (Airflow's own task, cli/airflow_task_route.h); and
+  // POST /api/v1/airflow/task-attempts (Airflow's own task, tracing/airflow/airflow_task_route.h); and
   // POST /api/v1/events when the push endpoint is on (otherwise that path is a 404).
   std::vector<admin::PostRoute> admin_routes() const;
 

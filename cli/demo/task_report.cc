@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "cli/airflow_task_route.h"
+#include "tracing/airflow/airflow_task_route.h"
 #include "cli/resolve_address.h"
 #include "common/unique_fd.h"
 
@@ -66,7 +66,7 @@ Result<void> SendAirflowTaskReport(const std::string& admin_address, const traci
   if (!fd.ok()) return fd.error();
   const std::string body = tracing::AirflowTaskReportJson(report);
   const std::string request =
-      "POST " + std::string(kAirflowTaskReportPath) + " HTTP/1.1\r\nHost: " + admin_address +
+      "POST " + std::string(tracing::airflow::kAirflowTaskReportPath) + " HTTP/1.1\r\nHost: " + admin_address +
       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\nConnection: close\r\n\r\n" + body;
   if (auto sent = SendAll(fd->get(), request); !sent.ok()) return sent.error();

@@ -3,7 +3,7 @@
 // attempt (start, end, state, operator) to the proxy's admin port; the demo plays the task, so it
 // sends the same reports, over HTTP, to its proxy: "running" when the task starts calling Spark and
 // the final state when it ends. The proxy turns them into the attempt's "airflow.task" span, the
-// root its operation spans hang under (cli/airflow_task_route.h).
+// root its operation spans hang under (tracing/airflow/airflow_task_route.h).
 //
 // Threads: any; blocks the caller for at most `timeout` per report.
 

@@ -54,6 +54,7 @@ MODULES = {
     "tracing/store/export": (("sparktrace_store_exporter",), 4),
     "tracing/store/open": (("sparktrace_store_open",), 5),
     "tracing/connect": (("sparktrace_connect_tracing",), 3),
+    "tracing/airflow": (("sparktrace_airflow_route",), 3),
     "listener/events": (("sparktrace_listener_events",), 3),
     "listener/eventlog": (("sparktrace_eventlog",), 3),
     "listener/rest": (("sparktrace_listener_rest",), 4),

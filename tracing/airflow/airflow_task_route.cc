@@ -1,4 +1,4 @@
-#include "cli/airflow_task_route.h"
+#include "tracing/airflow/airflow_task_route.h"
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -11,7 +11,7 @@
 #include "common/json_writer.h"
 #include "tracing/airflow_task_report.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::tracing::airflow {
 namespace {
 
 std::uint64_t UnixNanosNow() {
@@ -107,4 +107,4 @@ admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler samp
   return route;
 }
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::tracing::airflow

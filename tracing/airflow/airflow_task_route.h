@@ -26,7 +26,7 @@
 #include "tracing/sampler.h"
 #include "tracing/span_sink.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::tracing::airflow {
 
 inline constexpr std::string_view kAirflowTaskReportPath = "/api/v1/airflow/task-attempts";
 
@@ -36,4 +36,4 @@ inline constexpr std::string_view kAirflowTaskReportPath = "/api/v1/airflow/task
 admin::PostRoute AirflowTaskRoute(tracing::SpanSink& sink, tracing::Sampler sampler,
                                   tracing::AirflowReportLedger& ledger, prometheus::Registry& registry);
 
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::tracing::airflow

@@ -1,9 +1,9 @@
-// POST /api/v1/airflow/task-attempts (cli/airflow_task_route.h): a report becomes the attempt's
+// POST /api/v1/airflow/task-attempts (tracing/airflow/airflow_task_route.h): a report becomes the attempt's
 // task span, sent where it may go (the store only for "running" and for Airflow's own span ids),
 // counted by result; a bad report is a 400 naming the field; an unsampled trace stores nothing.
 // Through the real admin server: the route needs the admin token when there is one.
 
-#include "cli/airflow_task_route.h"
+#include "tracing/airflow/airflow_task_route.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
@@ -17,7 +17,7 @@
 #include "tracing/airflow_report_ledger.h"
 #include "tracing/airflow_task_report.h"
 
-namespace sparktrace::cli {
+namespace sparktrace::tracing::airflow {
 namespace {
 
 class RecordingSink final : public tracing::SpanSink {
@@ -174,4 +174,4 @@ TEST(AirflowTaskRoute, NeedsTheAdminTokenWhenThereIsOne) {
 }
 
 }  // namespace
-}  // namespace sparktrace::cli
+}  // namespace sparktrace::tracing::airflow
