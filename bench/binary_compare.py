@@ -139,8 +139,11 @@ def main():
         if row["within_noise"] is None:
             print(f"{name:36} {'-':>12} {'-':>12}")
             continue
-        print(f"{name:36} {row['a_median']:12.4g} {row['b_median']:12.4g} {row['b_over_a']:7.3f} "
-              f"{row['a_spread']:9.3f}  {'within' if row['within_noise'] else 'OUTSIDE'}")
+        # A figure that is 0 in A's runs (no memory held by idle streams) has no ratio and no spread.
+        ratio = "-" if row["b_over_a"] is None else f"{row['b_over_a']:.3f}"
+        spread = "-" if row["a_spread"] is None else f"{row['a_spread']:.3f}"
+        print(f"{name:36} {row['a_median']:12.4g} {row['b_median']:12.4g} {ratio:>7} "
+              f"{spread:>9}  {'within' if row['within_noise'] else 'OUTSIDE'}")
     print(f"wrote {args.output}")
     return 0
 
