@@ -107,7 +107,7 @@ class StatementColumns {
   const SqliteStatement& stmt_;
 };
 
-// `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.
+// `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).
 Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
   stmt->Reset();
   stmt->BindText(1, trace_id);
@@ -146,33 +146,39 @@ constexpr std::string_view kKeyMatch =
     "trace_key = ?7";
 
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto stmt = db.Prepare(fmt::format("SELECT {} FROM attempt_parts WHERE trace_id = ?1", kKeyColumns));
+  static const std::string keys_sql =
+      fmt::format("SELECT {} FROM attempt_parts WHERE trace_id = ?1", kKeyColumns);
+  auto stmt = db.PrepareCached(keys_sql);
   if (!stmt.ok()) return stmt.error();
+  SqliteStatement* select = *stmt;
   std::set<PartKey> keys;
   for (const std::string& trace_id : trace_ids) {
-    stmt->Reset();
-    stmt->BindText(1, trace_id);
+    select->Reset();
+    select->BindText(1, trace_id);
     while (true) {
-      auto row = stmt->Step();
+      auto row = select->Step();
       if (!row.ok()) return row.error();
       if (!*row) break;
-      keys.insert(PartKey{stmt->ColumnInt64(0) != 0,
-                          TaskAttemptKey{stmt->ColumnText(1), stmt->ColumnText(2), stmt->ColumnText(3),
-                                         stmt->ColumnInt64(4), stmt->ColumnInt64(5)},
-                          stmt->ColumnText(6)});
+      keys.insert(PartKey{select->ColumnInt64(0) != 0,
+                          TaskAttemptKey{select->ColumnText(1), select->ColumnText(2), select->ColumnText(3),
+                                         select->ColumnInt64(4), select->ColumnInt64(5)},
+                          select->ColumnText(6)});
     }
   }
+  select->Reset();  // a finished read still pins its snapshot until reset
   return keys;
 }
 
 Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto stmt = db.Prepare("DELETE FROM attempt_parts WHERE trace_id = ?1");
+  auto stmt = db.PrepareCached("DELETE FROM attempt_parts WHERE trace_id = ?1");
   if (!stmt.ok()) return stmt.error();
+  SqliteStatement* remove = *stmt;
   for (const std::string& trace_id : trace_ids) {
-    stmt->Reset();
-    stmt->BindText(1, trace_id);
-    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+    remove->Reset();
+    remove->BindText(1, trace_id);
+    if (auto ran = remove->Run(); !ran.ok()) return ran.error();
   }
+  remove->Reset();
   return {};
 }
 
@@ -195,7 +201,7 @@ void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums
   }
 }
 
-// `stmt` is kInsertPartSql, prepared once for all the traces of a refresh.
+// `stmt` is kInsertPartSql, kept prepared by the connection (PrepareCached).
 Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
                          const std::map<PartKey, Part>& parts) {
   for (const auto& [key, part] : parts) {
@@ -237,12 +243,15 @@ HAVING count(*) > 0
 Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
   if (keys.empty()) return {};
   static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
-  auto upsert = db.Prepare(aggregate_sql);
-  if (!upsert.ok()) return upsert.error();
-  auto remove = db.Prepare(
+  static const std::string remove_sql =
       fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
-                  kKeyMatch, kKeyMatch));
-  if (!remove.ok()) return remove.error();
+                  kKeyMatch, kKeyMatch);
+  auto prepared_upsert = db.PrepareCached(aggregate_sql);
+  if (!prepared_upsert.ok()) return prepared_upsert.error();
+  SqliteStatement* upsert = *prepared_upsert;
+  auto prepared_remove = db.PrepareCached(remove_sql);
+  if (!prepared_remove.ok()) return prepared_remove.error();
+  SqliteStatement* remove = *prepared_remove;
   for (const PartKey& key : keys) {
     upsert->Reset();
     BindKey(*upsert, 1, key);
@@ -252,6 +261,8 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, st
     BindKey(*remove, 1, key);
     if (auto ran = remove->Run(); !ran.ok()) return ran.error();
   }
+  upsert->Reset();
+  remove->Reset();
   return {};
 }
 
@@ -265,7 +276,8 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
 )sql";
 
 // The task index's SQL on one SQLite connection (task_index_dialect.h): statements prepared once per
-// call and run once per trace or row.
+// connection (SqliteConnection::PrepareCached; parsing them for every batch cost as much as running
+// them) and run once per trace or row.
 class SqliteTaskIndex final : public TaskIndexDialect {
  public:
   explicit SqliteTaskIndex(SqliteConnection& db) : db_(db) {}
@@ -279,30 +291,32 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(
       const std::vector<std::string>& trace_ids) override {
     static const std::string spans_for_index_sql = SpansForIndexSql();
-    auto read = db_.Prepare(spans_for_index_sql);
+    auto read = db_.PrepareCached(spans_for_index_sql);
     if (!read.ok()) return read.error();
     std::map<std::string, std::vector<IndexSpan>> by_trace;
     for (const std::string& trace_id : trace_ids) {
-      auto spans = store::ReadSpans(&*read, trace_id);
+      auto spans = store::ReadSpans(*read, trace_id);
       if (!spans.ok()) return spans.error();
       if (!spans->empty()) by_trace.emplace(trace_id, std::move(spans).value());
     }
+    (*read)->Reset();  // a finished read still pins its snapshot until reset
     return by_trace;
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
-    auto insert = db_.Prepare(kInsertPartSql);
+    auto insert = db_.PrepareCached(kInsertPartSql);
     if (!insert.ok()) return insert.error();
     for (const auto& [trace_id, parts] : parts_by_trace) {
-      if (auto inserted = store::InsertParts(&*insert, trace_id, parts); !inserted.ok())
+      if (auto inserted = store::InsertParts(*insert, trace_id, parts); !inserted.ok())
         return inserted.error();
     }
+    (*insert)->Reset();  // drop the copies of the last part's text
     return {};
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
-    auto insert = db_.Prepare(kInsertAttemptSql);
+    auto insert = db_.PrepareCached(kInsertAttemptSql);
     if (!insert.ok()) return insert.error();
     for (const WholeAttemptPart& attempt : attempts) {
-      SqliteStatement& row = *insert;
+      SqliteStatement& row = **insert;
       const Part& part = *attempt.part;
       row.Reset();
       BindKey(row, 1, *attempt.key);
@@ -313,6 +327,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
       row.BindInt64(22, now);
       if (auto ran = row.Run(); !ran.ok()) return ran.error();
     }
+    (*insert)->Reset();
     return {};
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
