@@ -82,7 +82,27 @@ CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix
 CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 )sql";
 
+// A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that
+// trace id (PartsOfTrace): its primary key finds it by trace as well, and no task filter naming a dag
+// or task can match its empty ones. Its entries in the by-trace and by-task indexes served nothing
+// the key cannot, and cost a call per trace (the store's commonest shape) two of its eleven B-tree
+// inserts, so both indexes hold the Airflow rows only; the queries below say `airflow = 1` to use
+// them, and find the others by key.
+const std::string_view kAirflowOnlyIndexesSchema = R"sql(
+DROP INDEX IF EXISTS attempt_parts_by_trace;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id) WHERE airflow = 1;
+DROP INDEX IF EXISTS task_attempts_by_task;
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano) WHERE airflow = 1;
+)sql";
+
 namespace {
+
+// The parts of trace ?1: its Airflow parts through attempt_parts_by_trace, its part without identity
+// (if any) by primary key (kAirflowOnlyIndexesSchema).
+constexpr std::string_view kPartsOfTraceSql = "airflow = 1 AND trace_id = ?1";
+constexpr std::string_view kPartWithoutIdentitySql =
+    "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
+    "AND trace_key = ?1 AND trace_id = ?1";
 
 // One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
 // carry it; 20,000 stage spans need none), for one trace.
@@ -147,7 +167,8 @@ constexpr std::string_view kKeyMatch =
 
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   static const std::string keys_sql =
-      fmt::format("SELECT {} FROM attempt_parts WHERE trace_id = ?1", kKeyColumns);
+      fmt::format("SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM attempt_parts WHERE {2}",
+                  kKeyColumns, kPartsOfTraceSql, kPartWithoutIdentitySql);
   auto stmt = db.PrepareCached(keys_sql);
   if (!stmt.ok()) return stmt.error();
   SqliteStatement* select = *stmt;
@@ -170,15 +191,21 @@ Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<s
 }
 
 Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto stmt = db.PrepareCached("DELETE FROM attempt_parts WHERE trace_id = ?1");
-  if (!stmt.ok()) return stmt.error();
-  SqliteStatement* remove = *stmt;
-  for (const std::string& trace_id : trace_ids) {
+  static const std::string delete_airflow_sql =
+      fmt::format("DELETE FROM attempt_parts WHERE {}", kPartsOfTraceSql);
+  static const std::string delete_other_sql =
+      fmt::format("DELETE FROM attempt_parts WHERE {}", kPartWithoutIdentitySql);
+  for (const std::string* sql : {&delete_airflow_sql, &delete_other_sql}) {
+    auto stmt = db.PrepareCached(*sql);
+    if (!stmt.ok()) return stmt.error();
+    SqliteStatement* remove = *stmt;
+    for (const std::string& trace_id : trace_ids) {
+      remove->Reset();
+      remove->BindText(1, trace_id);
+      if (auto ran = remove->Run(); !ran.ok()) return ran.error();
+    }
     remove->Reset();
-    remove->BindText(1, trace_id);
-    if (auto ran = remove->Run(); !ran.ok()) return ran.error();
   }
-  remove->Reset();
   return {};
 }
 
@@ -360,7 +387,10 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values are
   // bound, never spliced in.
   std::string where = " WHERE 1";
-  if (filter.airflow_only) where += " AND airflow = 1";
+  // Only Airflow rows have a dag or task that is not empty, and only they are in
+  // task_attempts_by_task (kAirflowOnlyIndexesSchema), which SQLite uses when the query says so.
+  const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
+  if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
   const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
   for (const task_index::AttemptCondition& condition : conditions) {
     where += fmt::format(" AND {} ?", condition.column_op);
