@@ -93,6 +93,9 @@ const Migration kMigrations[] = {
     {3, "DROP INDEX IF EXISTS traces_by_airflow"},
     // Settled figures on the attempt rows (tracing/store/sqlite/upkeep/sqlite_settlement.h).
     {4, kSettlementSchema},
+    // Rows without Airflow identity (a call per trace) leave the task index's by-trace and by-task
+    // indexes: rebuilt from attempt_parts and task_attempts (not spans), one index at a time.
+    {5, kAirflowOnlyIndexesSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

@@ -82,7 +82,27 @@ CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix
 CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 )sql";
 
+// A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that
+// trace id (PartsOfTrace): its primary key finds it by trace as well, and no task filter naming a dag
+// or task can match its empty ones. Its entries in the by-trace and by-task indexes served nothing
+// the key cannot, and cost a call per trace (the store's commonest shape) two of its eleven B-tree
+// inserts, so both indexes hold the Airflow rows only; the queries below say `airflow = 1` to use
+// them, and find the others by key.
+const std::string_view kAirflowOnlyIndexesSchema = R"sql(
+DROP INDEX IF EXISTS attempt_parts_by_trace;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id) WHERE airflow = 1;
+DROP INDEX IF EXISTS task_attempts_by_task;
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano) WHERE airflow = 1;
+)sql";
+
 namespace {
+
+// The parts of trace ?1: its Airflow parts through attempt_parts_by_trace, its part without identity
+// (if any) by primary key (kAirflowOnlyIndexesSchema).
+constexpr std::string_view kPartsOfTraceSql = "airflow = 1 AND trace_id = ?1";
+constexpr std::string_view kPartWithoutIdentitySql =
+    "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
+    "AND trace_key = ?1 AND trace_id = ?1";
 
 // One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
 // carry it; 20,000 stage spans need none), for one trace.
@@ -107,7 +127,7 @@ class StatementColumns {
   const SqliteStatement& stmt_;
 };
 
-// `stmt` is SpansForIndexSql(), prepared once for all the traces of a refresh.
+// `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).
 Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
   stmt->Reset();
   stmt->BindText(1, trace_id);
@@ -140,38 +160,55 @@ constexpr std::string_view kInsertPartSql =
     "io_write_ms, idle_ms, finding_count, top_finding, top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
     "?9, ?10, "
     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+// `airflow = (?1 + 0)`, not `airflow = ?1`: a bound value compared with the column of a partial index's
+// condition (kAirflowOnlyIndexesSchema) makes SQLite prepare the statement again whenever the value is
+// bound, every key of every batch (a fifth of a grouped batch's CPU); an expression does not.
 constexpr std::string_view kKeyMatch =
-    "airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND map_index = ?6 "
+    "airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 "
+    "AND map_index = ?6 "
     "AND "
     "trace_key = ?7";
 
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto stmt = db.Prepare(fmt::format("SELECT {} FROM attempt_parts WHERE trace_id = ?1", kKeyColumns));
+  static const std::string keys_sql =
+      fmt::format("SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM attempt_parts WHERE {2}",
+                  kKeyColumns, kPartsOfTraceSql, kPartWithoutIdentitySql);
+  auto stmt = db.PrepareCached(keys_sql);
   if (!stmt.ok()) return stmt.error();
+  SqliteStatement* select = *stmt;
   std::set<PartKey> keys;
   for (const std::string& trace_id : trace_ids) {
-    stmt->Reset();
-    stmt->BindText(1, trace_id);
+    select->Reset();
+    select->BindText(1, trace_id);
     while (true) {
-      auto row = stmt->Step();
+      auto row = select->Step();
       if (!row.ok()) return row.error();
       if (!*row) break;
-      keys.insert(PartKey{stmt->ColumnInt64(0) != 0,
-                          TaskAttemptKey{stmt->ColumnText(1), stmt->ColumnText(2), stmt->ColumnText(3),
-                                         stmt->ColumnInt64(4), stmt->ColumnInt64(5)},
-                          stmt->ColumnText(6)});
+      keys.insert(PartKey{select->ColumnInt64(0) != 0,
+                          TaskAttemptKey{select->ColumnText(1), select->ColumnText(2), select->ColumnText(3),
+                                         select->ColumnInt64(4), select->ColumnInt64(5)},
+                          select->ColumnText(6)});
     }
   }
+  select->Reset();  // a finished read still pins its snapshot until reset
   return keys;
 }
 
 Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto stmt = db.Prepare("DELETE FROM attempt_parts WHERE trace_id = ?1");
-  if (!stmt.ok()) return stmt.error();
-  for (const std::string& trace_id : trace_ids) {
-    stmt->Reset();
-    stmt->BindText(1, trace_id);
-    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
+  static const std::string delete_airflow_sql =
+      fmt::format("DELETE FROM attempt_parts WHERE {}", kPartsOfTraceSql);
+  static const std::string delete_other_sql =
+      fmt::format("DELETE FROM attempt_parts WHERE {}", kPartWithoutIdentitySql);
+  for (const std::string* sql : {&delete_airflow_sql, &delete_other_sql}) {
+    auto stmt = db.PrepareCached(*sql);
+    if (!stmt.ok()) return stmt.error();
+    SqliteStatement* remove = *stmt;
+    for (const std::string& trace_id : trace_ids) {
+      remove->Reset();
+      remove->BindText(1, trace_id);
+      if (auto ran = remove->Run(); !ran.ok()) return ran.error();
+    }
+    remove->Reset();
   }
   return {};
 }
@@ -195,7 +232,7 @@ void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums
   }
 }
 
-// `stmt` is kInsertPartSql, prepared once for all the traces of a refresh.
+// `stmt` is kInsertPartSql, kept prepared by the connection (PrepareCached).
 Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
                          const std::map<PartKey, Part>& parts) {
   for (const auto& [key, part] : parts) {
@@ -224,12 +261,12 @@ INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_ind
 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), group_concat(trace_id, ','), min(start_unix_nano),
        max(end_unix_nano), sum(span_count), sum(error_count), sum(open_count), sum(resource_wait_ms),
        sum(compute_ms), sum(io_write_ms), sum(idle_ms), sum(finding_count),
-       (SELECT top_finding FROM attempt_parts p WHERE p.airflow = ?1 AND p.dag_id = ?2 AND p.task_id = ?3
+       (SELECT top_finding FROM attempt_parts p WHERE p.airflow = (?1 + 0) AND p.dag_id = ?2 AND p.task_id = ?3
           AND p.run_id = ?4 AND p.try_number = ?5 AND p.map_index = ?6 AND p.trace_key = ?7
           AND p.top_finding IS NOT NULL ORDER BY p.top_impact DESC LIMIT 1),
        CASE WHEN sum(open_count) > 0 THEN 'running' WHEN sum(error_count) > 0 THEN 'failed' ELSE 'success' END,
        ?8
-FROM attempt_parts WHERE airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
+FROM attempt_parts WHERE airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
   AND map_index = ?6 AND trace_key = ?7
 HAVING count(*) > 0
 )sql";
@@ -237,12 +274,15 @@ HAVING count(*) > 0
 Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
   if (keys.empty()) return {};
   static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
-  auto upsert = db.Prepare(aggregate_sql);
-  if (!upsert.ok()) return upsert.error();
-  auto remove = db.Prepare(
+  static const std::string remove_sql =
       fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
-                  kKeyMatch, kKeyMatch));
-  if (!remove.ok()) return remove.error();
+                  kKeyMatch, kKeyMatch);
+  auto prepared_upsert = db.PrepareCached(aggregate_sql);
+  if (!prepared_upsert.ok()) return prepared_upsert.error();
+  SqliteStatement* upsert = *prepared_upsert;
+  auto prepared_remove = db.PrepareCached(remove_sql);
+  if (!prepared_remove.ok()) return prepared_remove.error();
+  SqliteStatement* remove = *prepared_remove;
   for (const PartKey& key : keys) {
     upsert->Reset();
     BindKey(*upsert, 1, key);
@@ -252,6 +292,8 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, st
     BindKey(*remove, 1, key);
     if (auto ran = remove->Run(); !ran.ok()) return ran.error();
   }
+  upsert->Reset();
+  remove->Reset();
   return {};
 }
 
@@ -265,7 +307,8 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?
 )sql";
 
 // The task index's SQL on one SQLite connection (task_index_dialect.h): statements prepared once per
-// call and run once per trace or row.
+// connection (SqliteConnection::PrepareCached; parsing them for every batch cost as much as running
+// them) and run once per trace or row.
 class SqliteTaskIndex final : public TaskIndexDialect {
  public:
   explicit SqliteTaskIndex(SqliteConnection& db) : db_(db) {}
@@ -279,30 +322,32 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(
       const std::vector<std::string>& trace_ids) override {
     static const std::string spans_for_index_sql = SpansForIndexSql();
-    auto read = db_.Prepare(spans_for_index_sql);
+    auto read = db_.PrepareCached(spans_for_index_sql);
     if (!read.ok()) return read.error();
     std::map<std::string, std::vector<IndexSpan>> by_trace;
     for (const std::string& trace_id : trace_ids) {
-      auto spans = store::ReadSpans(&*read, trace_id);
+      auto spans = store::ReadSpans(*read, trace_id);
       if (!spans.ok()) return spans.error();
       if (!spans->empty()) by_trace.emplace(trace_id, std::move(spans).value());
     }
+    (*read)->Reset();  // a finished read still pins its snapshot until reset
     return by_trace;
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
-    auto insert = db_.Prepare(kInsertPartSql);
+    auto insert = db_.PrepareCached(kInsertPartSql);
     if (!insert.ok()) return insert.error();
     for (const auto& [trace_id, parts] : parts_by_trace) {
-      if (auto inserted = store::InsertParts(&*insert, trace_id, parts); !inserted.ok())
+      if (auto inserted = store::InsertParts(*insert, trace_id, parts); !inserted.ok())
         return inserted.error();
     }
+    (*insert)->Reset();  // drop the copies of the last part's text
     return {};
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
-    auto insert = db_.Prepare(kInsertAttemptSql);
+    auto insert = db_.PrepareCached(kInsertAttemptSql);
     if (!insert.ok()) return insert.error();
     for (const WholeAttemptPart& attempt : attempts) {
-      SqliteStatement& row = *insert;
+      SqliteStatement& row = **insert;
       const Part& part = *attempt.part;
       row.Reset();
       BindKey(row, 1, *attempt.key);
@@ -313,6 +358,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
       row.BindInt64(22, now);
       if (auto ran = row.Run(); !ran.ok()) return ran.error();
     }
+    (*insert)->Reset();
     return {};
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
@@ -345,7 +391,10 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values are
   // bound, never spliced in.
   std::string where = " WHERE 1";
-  if (filter.airflow_only) where += " AND airflow = 1";
+  // Only Airflow rows have a dag or task that is not empty, and only they are in
+  // task_attempts_by_task (kAirflowOnlyIndexesSchema), which SQLite uses when the query says so.
+  const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
+  if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
   const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
   for (const task_index::AttemptCondition& condition : conditions) {
     where += fmt::format(" AND {} ?", condition.column_op);

@@ -257,7 +257,7 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   auto migrated = OpenStore();
   ASSERT_NE(migrated, nullptr);
   SqliteConnection raw = Raw();
-  EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), 4);
+  EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), SqliteSpanStore::kSchemaVersion);
   EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_by_airflow'"), 0);
   auto spans = migrated->GetTrace(TraceIdOf(1));
   ASSERT_TRUE(spans.ok());
@@ -267,6 +267,73 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   ASSERT_TRUE(due.ok()) << due.error().ToString();
   ASSERT_EQ(due->due.size(), 1u);
   EXPECT_EQ(due->due[0].indexed_unix_nano, 0u);
+}
+
+// Version 5 keeps the rows without Airflow identity out of the task index's by-trace and by-task
+// indexes: a version-4 file (both indexes whole) is migrated, and both kinds of attempt are still
+// found, listed and re-indexed when a trace grows.
+TEST_F(SqliteSpanStoreTest, MigratesAVersionFourStoreToAirflowOnlyIndexes) {
+  Span task = MakeSpan(1, 1, 0, "airflow.task", kBase, kBase + kMs);
+  task.attributes = {{"airflow.dag_id", std::string("etl")},
+                     {"airflow.task_id", std::string("load")},
+                     {"airflow.run_id", std::string("manual__1")},
+                     {"airflow.try_number", std::int64_t{1}}};
+  const Span call = MakeSpan(2, 1, 0, "spark.connect.SparkConnectService/Config", kBase, kBase + kMs);
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>{task, call}).ok());
+  }
+  {
+    SqliteConnection raw = Raw();
+    ASSERT_TRUE(
+        raw.Exec("DROP INDEX attempt_parts_by_trace; DROP INDEX task_attempts_by_task; "
+                 "CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id); "
+                 "CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano); "
+                 "PRAGMA user_version = 4")
+            .ok());
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  {
+    SqliteConnection raw = Raw();
+    EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), 5);
+    EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM sqlite_schema WHERE name IN ('attempt_parts_by_trace', "
+                              "'task_attempts_by_task') AND sql LIKE '%WHERE airflow = 1'"),
+              2);
+  }
+  // Each trace grows by a span: the index re-reads both (KeysOfTraces, DeleteParts by trace).
+  Span task_child = MakeSpan(1, 2, 1, "spark.job", kBase + kMs, kBase + 3 * kMs);
+  const Span call_again = MakeSpan(2, 2, 1, "child", kBase + kMs, kBase + 2 * kMs);
+  ASSERT_TRUE(store->Write(std::vector<Span>{task_child, call_again}).ok());
+
+  TaskAttemptFilter all;
+  auto page = store->ListTaskAttempts(all);
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->total, 2);  // one row each, no part left behind twice
+  for (const TaskAttemptRow& row : page->rows) {
+    EXPECT_EQ(row.span_count, 2) << row.name;
+    EXPECT_EQ(row.end_unix_nano, row.airflow ? kBase + 3 * kMs : kBase + 2 * kMs) << row.name;
+  }
+  TaskAttemptFilter by_task;
+  by_task.dag_id = "etl";
+  by_task.task_id = "load";
+  auto tasks = store->ListTaskAttempts(by_task);
+  ASSERT_TRUE(tasks.ok());
+  ASSERT_EQ(tasks->total, 1);
+  EXPECT_TRUE(tasks->rows[0].airflow);
+  TaskAttemptFilter no_dag;  // an empty name is no Airflow name: both kinds of row may match
+  no_dag.dag_id = "";
+  auto unnamed = store->ListTaskAttempts(no_dag);
+  ASSERT_TRUE(unnamed.ok());
+  ASSERT_EQ(unnamed->total, 1);
+  EXPECT_FALSE(unnamed->rows[0].airflow);
+  TaskAttemptFilter by_trace;
+  by_trace.trace_ids = std::vector<std::string>{ToHex(TraceIdOf(2))};
+  auto found = store->ListTaskAttempts(by_trace);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->total, 1);
+  EXPECT_FALSE(found->rows[0].airflow);
 }
 
 TEST_F(SqliteSpanStoreTest, ReaderRefusesAnUnmigratedDatabase) {

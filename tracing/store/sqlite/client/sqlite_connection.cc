@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 
 namespace sparktrace::tracing::store {
 
@@ -80,6 +81,18 @@ Result<SqliteStatement> SqliteConnection::Prepare(std::string_view sql, bool per
   }
   if (stmt == nullptr) return Error{ErrorCode::kInternal, fmt::format("prepare \"{}\": no statement", sql)};
   return SqliteStatement(stmt);
+}
+
+Result<SqliteStatement*> SqliteConnection::PrepareCached(std::string_view sql) {
+  if (const auto found = cached_.find(std::string(sql)); found != cached_.end()) {
+    found->second->Reset();
+    return found->second.get();
+  }
+  auto prepared = Prepare(sql, /*persistent=*/true);
+  if (!prepared.ok()) return prepared.error();
+  const auto entry =
+      cached_.emplace(std::string(sql), std::make_unique<SqliteStatement>(std::move(prepared).value())).first;
+  return entry->second.get();
 }
 
 Result<std::int64_t> SqliteConnection::QueryInt64(std::string_view sql) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/result.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
@@ -29,6 +30,12 @@ class SqliteConnection {
   Result<void> Exec(std::string_view sql);
   // Prepares one statement. `persistent` hints SQLite that it will be reused many times.
   Result<SqliteStatement> Prepare(std::string_view sql, bool persistent = false);
+  // The statement for `sql`, prepared on first use and kept for the connection's life, reset (no
+  // bindings) each time it is handed out: for the fixed statements every write batch runs, whose
+  // parsing otherwise costs as much as running them. Only for SQL text that is a constant of the
+  // code, never built from values, so that the cache holds at most one entry per such constant.
+  // The pointer stays valid until the connection is destroyed; one user at a time.
+  Result<SqliteStatement*> PrepareCached(std::string_view sql);
   // Runs a statement that returns a single integer (e.g. "PRAGMA user_version").
   Result<std::int64_t> QueryInt64(std::string_view sql);
 
@@ -45,6 +52,8 @@ class SqliteConnection {
   explicit SqliteConnection(sqlite3* db) : db_(db) {}
 
   std::unique_ptr<sqlite3, Closer> db_;
+  // Declared after db_, so destroyed (finalized) before the connection closes.
+  std::unordered_map<std::string, std::unique_ptr<SqliteStatement>> cached_;
 };
 
 // Maps a (possibly extended) SQLite result code to our error codes: file and corruption problems are

@@ -30,8 +30,11 @@ namespace {
 
 constexpr std::string_view kUnsettled =
     "state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)";
+// `(?1 + 0)`: a bound value compared with a partial index's column would make SQLite prepare the
+// statement again at every binding (sqlite_task_index.cc's kKeyMatch).
 constexpr std::string_view kKeyMatch =
-    "airflow = ?1 AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND map_index = ?6 "
+    "airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 "
+    "AND map_index = ?6 "
     "AND trace_key = ?7";
 
 void BindRef(SqliteStatement& stmt, const AttemptRef& ref) {
