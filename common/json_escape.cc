@@ -96,7 +96,8 @@ void AppendJsonString(std::string& out, std::string_view text) {
     const std::size_t at = out.size();
     out.resize(at + text.size() + 2);
     out[at] = '"';
-    std::memcpy(out.data() + at + 1, text.data(), text.size());
+    // An empty view may hold a null pointer, which memcpy must not be given even for 0 bytes.
+    if (!text.empty()) std::memcpy(out.data() + at + 1, text.data(), text.size());
     out[at + text.size() + 1] = '"';
     return;
   }

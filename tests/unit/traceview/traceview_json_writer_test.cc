@@ -61,6 +61,12 @@ TEST(JsonWriter, FindsWhatNeedsEscapingAtEveryOffset) {
   }
 }
 
+TEST(JsonWriter, WritesEmptyStringsIncludingANullView) {
+  JsonWriter out;
+  out.BeginArray().String("").String(std::string_view{}).String(std::string()).EndArray();
+  EXPECT_EQ(out.Take(), R"(["","",""])");
+}
+
 TEST(JsonWriter, ReplacesInvalidUtf8) {
   JsonWriter out;
   out.String("ok \xff\xfe bad \xc3 cut \xed\xa0\x80 surrogate");
