@@ -8,6 +8,7 @@
 #include <system_error>
 #include <tuple>
 
+#include "common/hex_digit.h"
 #include "common/json_writer.h"
 #include "tracing/attribute_json.h"
 #include "tracing/span_vocabulary.h"
@@ -16,15 +17,8 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-// A hex digit's value, or -1. By hand rather than from_chars: every span read decodes three ids
-// (a 20,000-span page, 60,000), and a digit at a time through from_chars cost a tenth of the read.
-constexpr int HexDigitValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
+// By hand rather than from_chars: every span read decodes three ids (a 20,000-span page, 60,000),
+// and a digit at a time through from_chars cost a tenth of the read.
 template <std::size_t N>
 bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
   if (hex.size() != 2 * N) return false;
