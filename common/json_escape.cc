@@ -42,14 +42,8 @@ bool NeedsEscaping(std::string_view text) {
   return false;
 }
 
-}  // namespace
-
-void AppendJsonEscaped(std::string& out, std::string_view text) {
-  // Most text is ids, names and numbers in plain ASCII: copied whole.
-  if (!NeedsEscaping(text)) {
-    out.append(text);
-    return;
-  }
+// Text that needs escaping, a byte or sequence at a time (both callers have already scanned it).
+void AppendEscapedBytes(std::string& out, std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
@@ -90,6 +84,17 @@ void AppendJsonEscaped(std::string& out, std::string_view text) {
   }
 }
 
+}  // namespace
+
+void AppendJsonEscaped(std::string& out, std::string_view text) {
+  // Most text is ids, names and numbers in plain ASCII: copied whole.
+  if (!NeedsEscaping(text)) {
+    out.append(text);
+    return;
+  }
+  AppendEscapedBytes(out, text);
+}
+
 void AppendJsonString(std::string& out, std::string_view text) {
   if (!NeedsEscaping(text)) {
     // The common case in one append: quotes and text placed without three capacity checks.
@@ -102,7 +107,7 @@ void AppendJsonString(std::string& out, std::string_view text) {
     return;
   }
   out.push_back('"');
-  AppendJsonEscaped(out, text);
+  AppendEscapedBytes(out, text);
   out.push_back('"');
 }
 
