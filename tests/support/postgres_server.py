@@ -26,7 +26,9 @@ import time
 import uuid
 from pathlib import Path
 
-BIN = Path("/usr/lib/postgresql/15/bin")
+# SPARKTRACE_PG_BIN: another copy of these programs (bench/device_bundle.sh --with-postgres carries
+# one to a machine without the package).
+BIN = Path(os.environ.get("SPARKTRACE_PG_BIN", "/usr/lib/postgresql/15/bin"))
 ROLE = "sparktrace"
 READY_TIMEOUT = 30  # seconds; a fresh cluster starts in about one
 
