@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Packs what the benchmarks need on a machine without this one's packages (the 16-core `device`
 # machine: another distribution, no apt, no network): sparktrace, sparktrace-loadgen,
-# sparktrace-store-bench (when built) and nginx, with every shared library they load except
-# glibc's own (the target has its own, newer glibc; mixing two glibcs' pieces breaks); with
-# --with-postgres also Debian's PostgreSQL 15 (postgres, initdb, psql, its modules and share files).
+# sparktrace-store-bench and sparktrace-pipeline-bench (when built) and nginx, with every shared
+# library they load except glibc's own (the target has its own, newer glibc; mixing two glibcs'
+# pieces breaks); with --with-postgres also Debian's PostgreSQL 15 (postgres, initdb, psql, its
+# modules and share files).
 #
 # Each program is run through a wrapper in OUT/bin that sets LD_LIBRARY_PATH for that program
 # alone: set for the whole benchmark, our libraries would also replace the target's under its own
@@ -24,7 +25,9 @@ rm -rf "$out"
 mkdir -p "$out/lib" "$out/real" "$out/bin"
 
 binaries=("$build/sparktrace" "$build/sparktrace-loadgen")
-[[ -x "$build/sparktrace-store-bench" ]] && binaries+=("$build/sparktrace-store-bench")
+for extra in sparktrace-store-bench sparktrace-pipeline-bench; do
+  [[ -x "$build/$extra" ]] && binaries+=("$build/$extra")
+done
 # proxy_bench.py's reference; the tracing and store benchmarks do without it.
 if [[ -x /usr/sbin/nginx ]]; then binaries+=(/usr/sbin/nginx); else echo "device bundle: no /usr/sbin/nginx, left out" >&2; fi
 

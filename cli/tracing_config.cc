@@ -54,7 +54,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 24> kSpecs = {{
+  static const std::array<FlagSpec, 25> kSpecs = {{
       {"store", "PATH|URL", "sparktrace.db",
        "the trace store: a SQLite file, or postgresql://USER@HOST:PORT/DB?sslmode=… shared by every proxy "
        "(password from PGPASSWORD or PGPASSFILE); 'none' turns it off; read it with `sparktrace traces`"},
@@ -76,6 +76,9 @@ std::span<const FlagSpec> TracingFlagSpecs() {
        "0..1: share of traces started here that are recorded (client traceparents decide their own)"},
       {"span-batch-delay", "DURATION", "1s",
        "longest a finished span waits before it is written or exported"},
+      {"span-queue-max", "N", "16384",
+       "finished spans waiting for each sink (the store, OTLP), 8192..4194304; beyond it spans are dropped "
+       "(counted as queue_full)"},
       {"operation-linger", "DURATION", "30s",
        "how long an operation waits for a reattach or release before it ends"},
       {"progress-event-interval", "DURATION", "1s",
@@ -153,6 +156,11 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   if (!batch_delay.ok()) return batch_delay.error();
   if (batch_delay->count() == 0) return InvalidArgument("--span-batch-delay: must be more than 0");
   config.span_batch_delay = *batch_delay;
+  // At least four of the store's batches: a quarter of the queue is where its exporter starts
+  // spooling (tracing/store/export/store_span_exporter.h).
+  auto queue_max = IntegerFlag(flags, "span-queue-max", 8192, 4 << 20);
+  if (!queue_max.ok()) return queue_max.error();
+  config.span_queue_max = static_cast<std::size_t>(*queue_max);
   auto linger = DurationFlag(flags, "operation-linger");
   if (!linger.ok()) return linger.error();
   config.operation_linger = *linger;

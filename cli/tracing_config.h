@@ -17,6 +17,7 @@
 #include "diagnose/suppression.h"
 #include "tracing/airflow_report_ledger.h"
 #include "tracing/connect/operation_progress.h"
+#include "tracing/span_pipeline.h"
 #include "tracing/store/store_location.h"
 
 namespace sparktrace::cli {
@@ -44,6 +45,7 @@ struct TracingConfig {
   std::optional<OtlpConfig> otlp;
   double sample_ratio = 1.0;
   std::chrono::milliseconds span_batch_delay{1000};
+  std::size_t span_queue_max = tracing::SpanPipelineOptions{}.max_queue_spans;  // per pipeline
   std::chrono::milliseconds operation_linger{30'000};
   // Spark 4's execution_progress: events kept per operation and live snapshots for the store.
   tracing::connect::ProgressOptions progress;

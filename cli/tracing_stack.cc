@@ -89,6 +89,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
   std::unique_ptr<TracingStack> stack(new TracingStack());  // NOLINT: private constructor
   tracing::SpanPipelineOptions pipeline_options;
   pipeline_options.batch_delay = config.span_batch_delay;
+  pipeline_options.max_queue_spans = config.span_queue_max;
   // The store takes a batch in one transaction: under load, bigger ones cost less per span (the
   // commit, and each index page written once per batch). OTLP keeps the default (collectors limit
   // request sizes).

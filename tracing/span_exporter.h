@@ -2,6 +2,7 @@
 // The interface every span exporter implements (OTLP/gRPC, OTLP/HTTP, and any other sink the
 // pipeline writes to). The pipeline owns one exporter and calls it from its one exporter thread.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -27,6 +28,31 @@ struct SpanExporterCounters {
   std::uint64_t spool_files_refused = 0;  // files in the spool's directory it would not touch
 };
 
+// How full a pipeline's queue is and how many spans it has accepted, kept by the pipeline and
+// readable by its exporter at any moment: an exporter busy with other work (the store exporter
+// draining its spool) looks again between steps, so a burst that arrives meanwhile is seen before
+// the queue overflows, not after.
+class BacklogGauge {
+ public:
+  explicit BacklogGauge(std::size_t capacity) : capacity_(capacity) {}
+  // The pipeline, under its lock: a span was accepted, and the queue now holds `queued`.
+  void Accepted(std::size_t queued) {
+    arrived_.fetch_add(1, std::memory_order_relaxed);
+    queued_.store(queued, std::memory_order_relaxed);
+  }
+  // The pipeline, under its lock: spans were taken for export.
+  void Taken(std::size_t queued) { queued_.store(queued, std::memory_order_relaxed); }
+
+  std::size_t queued() const { return queued_.load(std::memory_order_relaxed); }
+  std::uint64_t arrived() const { return arrived_.load(std::memory_order_relaxed); }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  std::atomic<std::size_t> queued_{0};
+  std::atomic<std::uint64_t> arrived_{0};
+  const std::size_t capacity_;
+};
+
 class SpanExporter {
  public:
   using Clock = std::chrono::steady_clock;
@@ -39,10 +65,10 @@ class SpanExporter {
   // Called from the exporter thread only, one call at a time; `spans` is only read during the call.
   virtual Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) = 0;
 
-  // Called on the exporter thread just before each Export(): how many spans still wait in the
-  // pipeline's queue, of how many it holds. An exporter that can put spans aside faster than it
-  // delivers them (the store exporter's spool) uses it to keep the queue from filling.
-  virtual void Backlog(std::size_t /*queued*/, std::size_t /*capacity*/) {}
+  // Called once, before the first Export(), by the pipeline that owns this exporter: its queue's
+  // gauge, which outlives the exporter's calls. An exporter that can put spans aside faster than it
+  // delivers them (the store exporter's spool) watches it to keep the queue from filling.
+  virtual void WatchBacklog(const BacklogGauge& /*gauge*/) {}
 
   // Called on the exporter thread when no spans have come for a batch delay, so that an exporter
   // can catch up on its own (the store exporter drains its spool). Returns by `deadline`.

@@ -9,7 +9,10 @@ namespace sparktrace::tracing {
 
 SpanPipeline::SpanPipeline(std::string name, std::unique_ptr<SpanExporter> exporter,
                            SpanPipelineOptions options)
-    : name_(std::move(name)), exporter_(std::move(exporter)), options_(options), thread_([this] { Run(); }) {}
+    : name_(std::move(name)), exporter_(std::move(exporter)), options_(options), backlog_(options.max_queue_spans) {
+  exporter_->WatchBacklog(backlog_);
+  thread_ = std::thread([this] { Run(); });
+}
 
 SpanPipeline::~SpanPipeline() { Shutdown(); }
 
@@ -24,6 +27,7 @@ void SpanPipeline::Submit(Span span) {
     return;
   }
   queue_.push_back(std::move(span));
+  backlog_.Accepted(queue_.size());
   ++enqueued_;
   ++counters_.submitted;
   const bool batch_full = queue_.size() >= options_.max_batch_spans;
@@ -92,11 +96,10 @@ void SpanPipeline::Run() {
     batch.clear();
     std::move(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take), std::back_inserter(batch));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(take));
+    backlog_.Taken(queue_.size());
     const std::uint64_t batch_end = done_ + take;
-    const std::size_t backlog = queue_.size();
     lock.unlock();
 
-    exporter_->Backlog(backlog, options_.max_queue_spans);
     auto result = exporter_->Export(batch, SpanExporter::Clock::now() + options_.export_timeout);
     if (!result.ok())
       spdlog::warn("{} exporter: {} span(s) lost: {}", name_, batch.size(), result.error().message);

@@ -19,7 +19,7 @@
 namespace sparktrace::tracing {
 
 struct SpanPipelineOptions {
-  std::size_t max_queue_spans = 8192;                // beyond this, Submit drops
+  std::size_t max_queue_spans = 16384;               // beyond this, Submit drops (--span-queue-max)
   std::size_t max_batch_spans = 512;                 // one Export call carries at most this many
   std::chrono::milliseconds batch_delay{1000};       // a waiting span is exported within this
   std::chrono::milliseconds export_timeout{10'000};  // deadline of one Export call, retries included
@@ -75,6 +75,7 @@ class SpanPipeline {
   bool stopping_ = false;
   bool finished_ = false;  // the exporter thread has exported what it could and ends
   SpanPipelineCounters counters_;
+  BacklogGauge backlog_;  // queue_.size(), for the exporter between its own steps
   std::thread thread_;
 };
 

@@ -80,6 +80,8 @@ TEST(TracingConfig, EveryBadValueNamesItsFlag) {
       {"--store-max-bytes", {"--store-max-bytes", "1KiB"}},
       {"--span-batch-delay", {"--span-batch-delay", "0"}},
       {"--span-batch-delay", {"--span-batch-delay", "5"}},
+      {"--span-queue-max", {"--span-queue-max", "4096"}},
+      {"--span-queue-max", {"--span-queue-max", "many"}},
       {"--operation-linger", {"--operation-linger", "soon"}},
       {"--progress-event-interval", {"--progress-event-interval", "often"}},
       {"--progress-max-events", {"--progress-max-events", "1"}},
@@ -205,7 +207,7 @@ TEST(TracingConfig, OtlpHttpTakesHostPortOrUrl) {
 TEST(TracingConfig, ValuesAreParsed) {
   auto config = Configure({"--store", "/data/traces.db", "--store-max-age", "36h", "--store-max-bytes",
                            "2GiB", "--sample-ratio", "0.25", "--span-batch-delay", "250ms",
-                           "--operation-linger", "2m", "--otlp-endpoint", "[::1]:4317", "--otlp-tls"});
+                           "--span-queue-max", "65536", "--operation-linger", "2m", "--otlp-endpoint", "[::1]:4317", "--otlp-tls"});
   ASSERT_TRUE(config.ok()) << MessageOf(config);
   ASSERT_TRUE(config->store.has_value());
   EXPECT_EQ(config->store->target, "/data/traces.db");
@@ -213,6 +215,7 @@ TEST(TracingConfig, ValuesAreParsed) {
   EXPECT_EQ(config->store_max_bytes, std::uint64_t{2} << 30);
   EXPECT_EQ(config->sample_ratio, 0.25);
   EXPECT_EQ(config->span_batch_delay, std::chrono::milliseconds(250));
+  EXPECT_EQ(config->span_queue_max, 65536u);
   EXPECT_EQ(config->operation_linger, std::chrono::minutes(2));
   ASSERT_TRUE(config->otlp.has_value());
   EXPECT_TRUE(config->otlp->tls);

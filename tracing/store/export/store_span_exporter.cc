@@ -49,7 +49,9 @@ Result<SpanStore*> StoreSpanExporter::Store() {
 Result<void> StoreSpanExporter::WriteToStore(std::span<const Span> spans) {
   auto store = Store();
   if (!store.ok()) return store.error();
+  const auto started = Clock::now();
   auto written = (*store)->Write(spans);
+  if (written.ok()) forecast_.RecordWrite(spans.size(), Clock::now() - started);
   if (!written.ok()) {
     if (written.error().code == ErrorCode::kUnavailable && open_) {
       store_.reset();
@@ -81,6 +83,9 @@ void StoreSpanExporter::DrainSpool(Clock::time_point deadline) {
       return;
     }
     if (!*batch) return;
+    // Before each batch, the queue is looked at again: a burst that arrives while the store writes
+    // stops the drain at once, so that the exporter goes back to taking the queue.
+    if (forecast_.SpoolInstead((*batch)->spans.size(), Clock::now())) return;
     if (auto written = WriteToStore((*batch)->spans); !written.ok()) {
       // Down or locked: keep it, try later. A batch the store refuses for what it holds (kInternal:
       // a statement error, not a lost connection) would hold every batch behind it forever: after
@@ -109,9 +114,9 @@ Result<void> StoreSpanExporter::Export(std::span<const Span> spans, Clock::time_
   if (spool_) {
     // Behind what waits already, so that the store gets spans in the order they ended; and aside
     // while the queue fills faster than the store takes it.
-    if (!spool_->empty() || behind_) {
+    if (!spool_->empty() || forecast_.SpoolInstead(spans.size(), Clock::now())) {
       auto spooled = Spool(spans);
-      if (!behind_) DrainSpool(std::min(deadline, Clock::now() + options_.drain_slice));
+      DrainSpool(std::min(deadline, Clock::now() + options_.drain_slice));
       if (!spooled.ok()) failed_ += spans.size();
       return spooled;
     }

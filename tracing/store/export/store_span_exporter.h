@@ -13,12 +13,13 @@
 // next batch or the pipeline's idle tick). While the spool holds anything, new batches queue behind
 // it, so spans reach the store in the order they ended. Only a full spool drops a batch (counted).
 //
-// The spool also takes bursts the store cannot keep up with: while the pipeline's queue is more than
-// a quarter full, batches go to the spool (an append, several times cheaper than a store write) and
-// nothing is drained, so the queue empties; below that, the spool drains again, a slice of at most
-// `drain_slice` per batch so that new spans keep moving. A quarter leaves room for what arrives
-// during one slice and one store write (bench/store_outage_bench.py: at 15k spans/s, with half,
-// a restarted PostgreSQL's drain let the queue overflow).
+// The spool also takes bursts the store cannot keep up with (tracing/store/export/burst_forecast.h):
+// a batch goes to the spool (an append, several times cheaper than a store write) when the
+// pipeline's queue is more than a quarter full, or when the spans expected to arrive during a store
+// write would take it past half; otherwise the spool drains, a slice of at most `drain_slice` per
+// batch so that new spans keep moving. The pipeline's gauge is read again before each spooled batch
+// is written, so a burst that comes during the drain stops it at once (at 60k spans/s on 16 cores,
+// a 100 ms slice alone took more than the old 8,192-span queue held; bench/pipeline_burst_bench.cc).
 //
 // Writes are idempotent, so a batch spooled and then delivered twice (a crash between the write and
 // the acknowledgement) changes nothing.
@@ -30,6 +31,7 @@
 #include <string>
 
 #include "tracing/span_exporter.h"
+#include "tracing/store/export/burst_forecast.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/spool/span_spool.h"
 
@@ -55,9 +57,7 @@ class StoreSpanExporter final : public SpanExporter {
 
   Result<void> Export(std::span<const Span> spans, Clock::time_point deadline) override;
   void Idle(Clock::time_point deadline) override;
-  void Backlog(std::size_t queued, std::size_t capacity) override {
-    behind_ = capacity > 0 && queued * 4 > capacity;
-  }
+  void WatchBacklog(const BacklogGauge& gauge) override { forecast_.Watch(gauge); }
   void Shutdown() override { shut_down_ = true; }
   SpanExporterCounters counters() const override;
 
@@ -79,7 +79,7 @@ class StoreSpanExporter final : public SpanExporter {
   Clock::time_point next_open_;
   std::chrono::milliseconds open_backoff_;
   std::unique_ptr<SpanSpool> spool_;
-  bool behind_ = false;  // the pipeline's queue is more than a quarter full (exporter thread only)
+  BurstForecast forecast_;  // store or spool, from the owning pipeline's queue (exporter thread only)
   // How often the store refused the spool's oldest batch for its content (exporter thread only).
   static constexpr int kMaxRefusals = 3;
   int head_refusals_ = 0;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,8 @@ using namespace testing_spans;  // NOLINT(google-build-using-namespace): test he
 // otherwise records the span names it was given, in order.
 class FlakyStore final : public SpanStore {
  public:
-  explicit FlakyStore(bool& down, std::vector<std::string>& written) : down_(down), written_(written) {}
+  FlakyStore(bool& down, std::vector<std::string>& written, std::function<void()>& after_write)
+      : down_(down), written_(written), after_write_(after_write) {}
   Result<WriteStats> Write(std::span<const Span> spans) override {
     if (down_) return Error{ErrorCode::kUnavailable, "connection refused"};
     // A statement error for what a batch holds: refused however often it comes.
@@ -26,6 +28,7 @@ class FlakyStore final : public SpanStore {
       if (span.name == "poison") return Error{ErrorCode::kInternal, "value out of range"};
     }
     for (const Span& span : spans) written_.push_back(span.name);
+    if (after_write_) after_write_();
     return WriteStats{spans.size(), 0, 1};
   }
   Result<std::vector<TraceSummary>> ListTraces(const TraceFilter&) override {
@@ -55,6 +58,7 @@ class FlakyStore final : public SpanStore {
  private:
   bool& down_;
   std::vector<std::string>& written_;
+  std::function<void()>& after_write_;
   std::string description_ = "flaky";
 };
 
@@ -81,7 +85,7 @@ class StoreSpanExporterTest : public testing::Test {
     return std::make_unique<StoreSpanExporter>(
         nullptr,
         [this]() -> Result<std::unique_ptr<SpanStore>> {
-          return std::unique_ptr<SpanStore>(std::make_unique<FlakyStore>(down_, written_));
+          return std::unique_ptr<SpanStore>(std::make_unique<FlakyStore>(down_, written_, written_hook_));
         },
         "flaky", exporter_options, std::move(*spool));
   }
@@ -100,6 +104,7 @@ class StoreSpanExporterTest : public testing::Test {
   std::filesystem::path directory_;
   bool down_ = false;
   std::vector<std::string> written_;
+  std::function<void()> written_hook_;  // runs after each successful store write
 };
 
 TEST_F(StoreSpanExporterTest, SpansWaitInTheSpoolWhileTheStoreIsDownAndArriveInOrder) {
@@ -143,20 +148,46 @@ TEST_F(StoreSpanExporterTest, SpooledSpansSurviveARestartOfTheProcess) {
   EXPECT_EQ(written_, (std::vector<std::string>{"span-1", "span-2"}));
 }
 
-// A burst the store cannot keep up with: while the pipeline's queue is more than half full, batches
-// go to the spool (the queue empties faster), and the spool drains, in order, once it is not.
+// A burst the store cannot keep up with: while the pipeline's queue is more than a quarter full,
+// batches go to the spool (the queue empties faster), and the spool drains, in order, once it is not.
 TEST_F(StoreSpanExporterTest, ABacklogGoesToTheSpoolAndDrainsInOrderAfterwards) {
   auto exporter = Exporter(1 << 20);
-  exporter->Backlog(6000, 8192);
+  BacklogGauge queue(8192);
+  exporter->WatchBacklog(queue);
+  queue.Taken(6000);
   ASSERT_TRUE(exporter->Export(Batch(1, 2), Soon()).ok());
-  exporter->Backlog(5000, 8192);
+  queue.Taken(2100);
   ASSERT_TRUE(exporter->Export(Batch(3, 1), Soon()).ok());
   EXPECT_TRUE(written_.empty()) << "the store is up, but the queue came first";
   EXPECT_EQ(exporter->counters().spans_spooled, 3u);
 
-  exporter->Backlog(100, 8192);
+  queue.Taken(100);
   ASSERT_TRUE(exporter->Export(Batch(4, 1), Soon()).ok());
   EXPECT_EQ(written_, (std::vector<std::string>{"span-1", "span-2", "span-3", "span-4"}));
+  EXPECT_EQ(exporter->counters().spool_bytes, 0u);
+}
+
+// The queue fills again while the spool drains: the drain stops before the next spooled batch, and
+// what is left waits for the queue to go down (a whole drain slice at a burst's rate would overflow
+// the queue).
+TEST_F(StoreSpanExporterTest, TheDrainStopsAsSoonAsTheQueueFillsAgain) {
+  auto exporter = Exporter(1 << 20);
+  BacklogGauge queue(8192);
+  exporter->WatchBacklog(queue);
+  down_ = true;
+  ASSERT_TRUE(exporter->Export(Batch(1, 1), Soon()).ok());
+  ASSERT_TRUE(exporter->Export(Batch(2, 1), Soon()).ok());
+  ASSERT_TRUE(exporter->Export(Batch(3, 1), Soon()).ok());
+  down_ = false;
+  written_hook_ = [&] { queue.Taken(3000); };  // spans arrive while the first spooled batch is written
+  exporter->Idle(Soon());
+  EXPECT_EQ(written_, (std::vector<std::string>{"span-1"}));
+  EXPECT_GT(exporter->counters().spool_bytes, 0u);
+
+  written_hook_ = nullptr;
+  queue.Taken(0);
+  exporter->Idle(Soon());
+  EXPECT_EQ(written_, (std::vector<std::string>{"span-1", "span-2", "span-3"}));
   EXPECT_EQ(exporter->counters().spool_bytes, 0u);
 }
 
