@@ -19,6 +19,9 @@ namespace {
 // The proxy hands a message over in the pieces the decoders read across: no copy between them.
 static_assert(std::is_same_v<proxy::MessageBytes, sc::MessageSlices>);
 
+// Room for a call span's attributes before its Airflow ones (BuildSpan).
+constexpr std::size_t kCallAttributesReserved = 24;
+
 // The calls that name an operation, and on which Spark's clients send the operation id header.
 bool NamesAnOperation(sc::Method method) {
   return method == sc::Method::kExecutePlan || method == sc::Method::kReattachExecute ||
@@ -355,6 +358,10 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
   span.end_time_unix_nano = services_.clock.UnixNanos(started_at_ + end.duration);
 
   auto& attributes = span.attributes;
+  // A call's span has 14 RPC attributes and up to about 10 of its method's (a Config call ~20 in
+  // all): one allocation instead of growing 1, 2, 4, 8, 16, 32 and moving every attribute each time
+  // (4.5 % of a traced proxy's CPU under Config load, in perf).
+  attributes.reserve(kCallAttributesReserved + airflow_attributes_.size());
   attributes.push_back({std::string(tracing::kRpcSystemKey), std::string(tracing::kRpcSystemGrpc)});
   AddString(attributes, tracing::kRpcServiceKey, rpc_method.service);
   AddString(attributes, tracing::kRpcMethodKey, rpc_method.method);
