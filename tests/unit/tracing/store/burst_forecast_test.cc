@@ -33,35 +33,41 @@ TEST(BurstForecast, AQueueMoreThanAQuarterFullSpools) {
   EXPECT_TRUE(forecast.SpoolInstead(kBatch, t0));
 }
 
+// A forecast watching a queue of kQueue, for a store whose batches of kBatch took `write`, asked
+// once at t0 (no arrival rate yet), then after 6,000 spans arrived in 100 ms (60k spans/s) with
+// 1,000 in the queue: whether it spools at t0 + 100 ms.
+struct BurstAfterWrites {
+  explicit BurstAfterWrites(milliseconds write) {
+    forecast.Watch(gauge);
+    forecast.RecordWrite(kBatch, write);
+    first_answer = forecast.SpoolInstead(kBatch, t0);
+    Arrive(gauge, 6000, 1000);
+    spools = forecast.SpoolInstead(kBatch, t0 + milliseconds(100));
+  }
+  BacklogGauge gauge{kQueue};
+  BurstForecast forecast;
+  const BurstForecast::Clock::time_point t0 = BurstForecast::Clock::now();
+  bool first_answer = true;
+  bool spools = false;
+};
+
 // PostgreSQL at ~14k spans/s (150 ms for a batch of 2,048) while spans arrive at 60k/s: the write
 // would let 9,000 spans in, past half the queue, though the queue holds only 1,000 now. Once the
 // burst is over, the store is written again.
 TEST(BurstForecast, ASlowStoreUnderABurstSpoolsBeforeTheQueueFills) {
-  BacklogGauge gauge(kQueue);
-  BurstForecast forecast;
-  forecast.Watch(gauge);
-  forecast.RecordWrite(kBatch, milliseconds(150));
-  const auto t0 = BurstForecast::Clock::now();
-  EXPECT_FALSE(forecast.SpoolInstead(kBatch, t0)) << "no arrival rate measured yet";
-  Arrive(gauge, 6000, 1000);  // 6,000 spans in 100 ms
-  EXPECT_TRUE(forecast.SpoolInstead(kBatch, t0 + milliseconds(100)));
-  EXPECT_NEAR(forecast.arrivals_per_second(), 60'000, 1);
+  BurstAfterWrites burst(milliseconds(150));
+  EXPECT_FALSE(burst.first_answer) << "no arrival rate measured yet";
+  EXPECT_TRUE(burst.spools);
+  EXPECT_NEAR(burst.forecast.arrivals_per_second(), 60'000, 1);
 
-  Arrive(gauge, 100, 0);  // 100 spans in the next second: 100/s
-  EXPECT_FALSE(forecast.SpoolInstead(kBatch, t0 + milliseconds(1100)));
+  Arrive(burst.gauge, 100, 0);  // 100 spans in the next second: 100/s
+  EXPECT_FALSE(burst.forecast.SpoolInstead(kBatch, burst.t0 + milliseconds(1100)));
 }
 
 // SQLite at ~40k spans/s (50 ms a batch) with the same burst: 3,000 arrivals during a write, well
 // within half the queue: it keeps writing.
 TEST(BurstForecast, AFastStoreKeepsWritingThroughTheSameBurst) {
-  BacklogGauge gauge(kQueue);
-  BurstForecast forecast;
-  forecast.Watch(gauge);
-  forecast.RecordWrite(kBatch, milliseconds(50));
-  const auto t0 = BurstForecast::Clock::now();
-  forecast.SpoolInstead(kBatch, t0);
-  Arrive(gauge, 6000, 1000);
-  EXPECT_FALSE(forecast.SpoolInstead(kBatch, t0 + milliseconds(100)));
+  EXPECT_FALSE(BurstAfterWrites(milliseconds(50)).spools);
 }
 
 // The store's pace follows its writes: one slow write raises it, not to its own level.
