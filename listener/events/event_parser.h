@@ -40,8 +40,8 @@ struct EventParserOptions {
   // a 10,000-operator plan is kept whole. `sparktrace diagnose --sql-max-plan-nodes`.
   std::size_t max_plan_nodes = 20000;
   // Whether to read what only the SQL operator metrics need: "sparkPlanInfo" trees, the AQE and
-  // driver metric events, and each task's non-internal accumulables. They cost 15 % of the parser's
-  // throughput on the benchmark corpus (a Photon task end carries over a hundred SQL metrics), so a
+  // driver metric events, and each task's non-internal accumulables. They cost 12 % of the parser's
+  // throughput on the benchmark corpus (docs/diagnose-sql.md "Cost"; Photon: 100+ per task), so a
   // reader that does not use them (the live feed, until its spans carry operators) turns them off:
   // plans stay nullopt, those events are ignored, tasks keep no AccumulableUpdate.
   bool sql_metrics = true;

@@ -1,7 +1,5 @@
 #include "listener/events/json_field_reader.h"
 
-#include <limits>
-
 #include "listener/events/spark_event.h"
 
 namespace sparktrace::listener::events::json {
@@ -15,20 +13,6 @@ error_code ConsumeNull(ondemand::value& value, bool& is_null) {
   if (error_code error = value.is_null().get(is_null)) return error;
   return is_null ? simdjson::SUCCESS : simdjson::INCORRECT_TYPE;
 }
-
-error_code ReadInt64(ondemand::value& value, std::int64_t& out) { return value.get_int64().get(out); }
-
-error_code ReadInt32(ondemand::value& value, std::int32_t& out) {
-  std::int64_t wide = 0;
-  if (error_code error = value.get_int64().get(wide)) return error;
-  if (wide < std::numeric_limits<std::int32_t>::min() || wide > std::numeric_limits<std::int32_t>::max()) {
-    return simdjson::NUMBER_OUT_OF_RANGE;
-  }
-  out = static_cast<std::int32_t>(wide);
-  return simdjson::SUCCESS;
-}
-
-error_code ReadBool(ondemand::value& value, bool& out) { return value.get_bool().get(out); }
 
 error_code ReadString(ondemand::value& value, std::string& out) {
   std::string_view text;

@@ -10,6 +10,7 @@
 // paths, pushed filters) is never decoded.
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,24 +22,47 @@
 namespace sparktrace::listener::events::json {
 namespace {
 
+// A string Spark writes plain (a metric's name and type), taken from its raw token when that holds
+// no escape, without unescaping it into simdjson's string buffer first; others are decoded.
+error_code ReadPlainString(ondemand::value& value, std::string& out) {
+  std::string_view token = value.raw_json_token();
+  while (!token.empty() &&
+         (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' || token.back() == '\r'))
+    token.remove_suffix(1);
+  if (token.size() >= 2 && token.front() == '"' && token.back() == '"') {
+    const std::string_view text = token.substr(1, token.size() - 2);
+    if (text.find('\\') == std::string_view::npos) {
+      out.assign(text);
+      return simdjson::SUCCESS;  // the value itself is skipped by the object's iterator
+    }
+  }
+  return ReadString(value, out);
+}
+
 // Plans of large queries carry thousands of metrics (a Photon plan update: 245 operators, 4,032
-// metrics), so these readers compare keys raw (Spark writes them plain) and skip what they do not
-// need without decoding it.
+// metrics), so these readers compare keys raw (Spark writes them plain), skip what they do not
+// need without decoding it, and leave a metric once its three fields are read (Databricks adds
+// "experimental" after them).
 error_code ReadPlanMetric(ondemand::value& value, SqlPlanMetric& out, bool& has_id) {
   ondemand::object object;
   if (error_code error = value.get_object().get(object)) return error;
+  bool has_name = false;
+  bool has_type = false;
   for (auto field_result : object) {
     ondemand::field field;
     if (error_code error = std::move(field_result).get(field)) return error;
     const ondemand::raw_json_string key = field.key();
     if (key == "name") {
-      if (error_code error = ReadString(field.value(), out.name)) return error;
+      if (error_code error = ReadPlainString(field.value(), out.name)) return error;
+      has_name = true;
     } else if (key == "accumulatorId") {
       if (error_code error = field.value().get_int64().get(out.accumulator_id)) return error;
       has_id = true;
     } else if (key == "metricType") {
-      if (error_code error = ReadString(field.value(), out.type)) return error;
+      if (error_code error = ReadPlainString(field.value(), out.type)) return error;
+      has_type = true;
     }
+    if (has_name && has_id && has_type) break;  // the array iterator skips the rest of this object
   }
   return simdjson::SUCCESS;
 }
@@ -91,7 +115,8 @@ class PlanReader {
       if (key == "simpleString")
         return keep ? ReadPlanDetail(field, plan_.nodes[*index].detail) : simdjson::SUCCESS;
       if (key == "children") return ReadChildren(field, depth, index);
-      if (key == "metrics") return ReadPlanMetrics(field, keep ? &plan_.nodes[*index].metrics : nullptr);
+      if (key == "metrics")
+        return keep ? ReadNodeMetrics(field, plan_.nodes[*index]) : ReadPlanMetrics(field, nullptr);
       return simdjson::SUCCESS;  // "metadata"
     });
   }
@@ -111,9 +136,21 @@ class PlanReader {
     });
   }
 
+  // Read into one buffer kept for the whole plan, then moved into the node in one allocation of
+  // the right size: a node's vector would grow by doubling (an AQE plan update of a Photon query
+  // has 4,032 metrics).
+  error_code ReadNodeMetrics(ondemand::value& value, SqlPlanNode& node) {
+    metrics_buffer_.clear();
+    if (error_code error = ReadPlanMetrics(value, &metrics_buffer_)) return error;
+    node.metrics.assign(std::make_move_iterator(metrics_buffer_.begin()),
+                        std::make_move_iterator(metrics_buffer_.end()));
+    return simdjson::SUCCESS;
+  }
+
   ReadFailure& failure_;
   std::size_t max_nodes_;
   SqlPlan& plan_;
+  std::vector<SqlPlanMetric> metrics_buffer_;
 };
 
 }  // namespace

@@ -53,6 +53,18 @@ std::optional<std::int64_t> AccumulableUpdateFromToken(std::string_view token) {
   }
   if (token.size() >= 2 && token.front() == '"' && token.back() == '"')
     token = token.substr(1, token.size() - 2);
+  // Most updates are a few digits (a Photon task end carries over a hundred): summed here, without
+  // the library call; longer or signed ones go to std::from_chars.
+  constexpr std::size_t kDigitsWithoutOverflow = 18;
+  if (!token.empty() && token.size() <= kDigitsWithoutOverflow) {
+    std::int64_t number = 0;
+    bool all_digits = true;
+    for (const char digit : token) {
+      all_digits = all_digits && digit >= '0' && digit <= '9';
+      number = number * 10 + (digit - '0');
+    }
+    if (all_digits) return number;
+  }
   std::int64_t number = 0;
   const auto [end, parse_error] = std::from_chars(token.data(), token.data() + token.size(), number);
   if (parse_error != std::errc() || end != token.data() + token.size() || token.empty()) return std::nullopt;
@@ -111,22 +123,41 @@ error_code ReadAccumulables(ondemand::value& value, TaskInfoFields& out) {
   return simdjson::SUCCESS;
 }
 
-error_code ReadTaskInfo(ondemand::value& value, ReadFailure& failure, TaskInfoFields& out) {
-  if (error_code visit_error =
-          VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
+// A task start's "Task Info" ends with what only its end fills in ("Getting Result Time",
+// "Finish Time", "Failed", "Killed", an empty "Accumulables"): a start's visit stops at
+// "Speculative" once the six fields it keeps are read.
+error_code ReadTaskInfo(ondemand::value& value, ReadFailure& failure, bool is_start, TaskInfoFields& out) {
+  WantedKeys start_keys(6);
+  if (error_code visit_error = VisitObjectUntil(
+          value, failure, [&] { return is_start && start_keys.AllRead(); },
+          [&](std::string_view key, ondemand::value& field) -> error_code {
             if (key == "Task ID") {
               out.has_task_id = true;
+              start_keys.Read(0);
               return ReadInt64(field, out.task_id);
             }
-            if (key == "Index") return ReadInt32(field, out.index);
-            if (key == "Attempt") return ReadInt32(field, out.attempt);
+            if (key == "Index") {
+              start_keys.Read(1);
+              return ReadInt32(field, out.index);
+            }
+            if (key == "Attempt") {
+              start_keys.Read(2);
+              return ReadInt32(field, out.attempt);
+            }
             if (key == "Launch Time") {
               out.has_launch_time = true;
+              start_keys.Read(3);
               return ReadInt64(field, out.launch_time_ms);
             }
-            if (key == "Executor ID") return ReadString(field, out.executor_id);
+            if (key == "Executor ID") {
+              start_keys.Read(4);
+              return ReadString(field, out.executor_id);
+            }
+            if (key == "Speculative") {
+              start_keys.Read(5);
+              return ReadBool(field, out.speculative);
+            }
             if (key == "Finish Time") return ReadInt64(field, out.finish_time_ms);
-            if (key == "Speculative") return ReadBool(field, out.speculative);
             if (key == "Failed") return ReadBool(field, out.failed);
             if (key == "Killed") return ReadBool(field, out.killed);
             if (key == "Accumulables") return ReadAccumulables(field, out);
@@ -140,13 +171,28 @@ error_code ReadTaskInfo(ondemand::value& value, ReadFailure& failure, TaskInfoFi
 }
 
 error_code ReadShuffleReadMetrics(ondemand::value& value, ReadFailure& failure, TaskMetrics& out) {
-  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
-    if (key == "Remote Bytes Read") return ReadInt64(field, out.shuffle_remote_bytes_read);
-    if (key == "Local Bytes Read") return ReadInt64(field, out.shuffle_local_bytes_read);
-    if (key == "Fetch Wait Time") return ReadInt64(field, out.shuffle_fetch_wait_time_ms);
-    if (key == "Total Records Read") return ReadInt64(field, out.shuffle_records_read);
-    return simdjson::SUCCESS;
-  });
+  WantedKeys wanted(4);  // "Remote Requests Duration" and "Push Based Shuffle" (3.2+) follow them
+  return VisitObjectUntil(
+      value, failure, [&] { return wanted.AllRead(); },
+      [&](std::string_view key, ondemand::value& field) -> error_code {
+        if (key == "Remote Bytes Read") {
+          wanted.Read(0);
+          return ReadInt64(field, out.shuffle_remote_bytes_read);
+        }
+        if (key == "Local Bytes Read") {
+          wanted.Read(1);
+          return ReadInt64(field, out.shuffle_local_bytes_read);
+        }
+        if (key == "Fetch Wait Time") {
+          wanted.Read(2);
+          return ReadInt64(field, out.shuffle_fetch_wait_time_ms);
+        }
+        if (key == "Total Records Read") {
+          wanted.Read(3);
+          return ReadInt64(field, out.shuffle_records_read);
+        }
+        return simdjson::SUCCESS;
+      });
 }
 
 error_code ReadShuffleWriteMetrics(ondemand::value& value, ReadFailure& failure, TaskMetrics& out) {
@@ -193,12 +239,19 @@ error_code ReadTaskMetrics(ondemand::value& value, ReadFailure& failure, TaskMet
   });
 }
 
-// "Task Executor Metrics": the executor's peak gauges while the task ran; only the heap is read.
+// "Task Executor Metrics": the executor's peak gauges while the task ran; only the heap is read,
+// and Spark writes it first of some twenty-five.
 error_code ReadTaskExecutorMetrics(ondemand::value& value, ReadFailure& failure, TaskEnd& out) {
-  return VisitObject(value, failure, [&](std::string_view key, ondemand::value& field) -> error_code {
-    if (key == "JVMHeapMemory") return ReadOptionalInt64(field, out.executor_peak_jvm_heap_bytes);
-    return simdjson::SUCCESS;  // off-heap, storage, process tree and GC gauges
-  });
+  WantedKeys wanted(1);
+  return VisitObjectUntil(
+      value, failure, [&] { return wanted.AllRead(); },
+      [&](std::string_view key, ondemand::value& field) -> error_code {
+        if (key == "JVMHeapMemory") {
+          wanted.Read(0);
+          return ReadOptionalInt64(field, out.executor_peak_jvm_heap_bytes);
+        }
+        return simdjson::SUCCESS;  // off-heap, storage, process tree and GC gauges
+      });
 }
 
 TaskEndReason TaskEndReasonFromName(std::string_view name) {
@@ -280,7 +333,7 @@ error_code ReadTaskStart(FieldRange fields, ReadFailure& failure, TaskStart& out
             if (key == "Stage Attempt ID") return ReadInt32(value, out.stage_attempt_id);
             if (key == "Task Info") {
               has_task_info = true;
-              return ReadTaskInfo(value, failure, info);
+              return ReadTaskInfo(value, failure, /*is_start=*/true, info);
             }
             return simdjson::SUCCESS;
           })) {
@@ -316,7 +369,7 @@ error_code ReadTaskEnd(FieldRange fields, ReadFailure& failure, bool sql_metrics
             }
             if (key == "Task Info") {
               has_task_info = true;
-              return ReadTaskInfo(value, failure, info);
+              return ReadTaskInfo(value, failure, /*is_start=*/false, info);
             }
             if (key == "Task Metrics") {
               bool is_null = false;
