@@ -42,8 +42,9 @@ struct EventParserOptions {
   // Whether to read what only the SQL operator metrics need: "sparkPlanInfo" trees, the AQE and
   // driver metric events, and each task's non-internal accumulables. They cost 12 % of the parser's
   // throughput on the benchmark corpus (docs/diagnose-sql.md "Cost"; Photon: 100+ per task), so a
-  // reader that does not use them (the live feed, until its spans carry operators) turns them off:
-  // plans stay nullopt, those events are ignored, tasks keep no AccumulableUpdate.
+  // reader that does not use them turns them off (every reader of ours uses them today, the live
+  // feeds too: feed/feed_parser_options.h): plans stay nullopt, those events are ignored, tasks
+  // keep no AccumulableUpdate.
   bool sql_metrics = true;
 };
 

@@ -60,7 +60,10 @@ std::optional<std::int64_t> AccumulableUpdateFromToken(std::string_view token) {
     std::int64_t number = 0;
     bool all_digits = true;
     for (const char digit : token) {
-      all_digits = all_digits && digit >= '0' && digit <= '9';
+      if (digit < '0' || digit > '9') {
+        all_digits = false;  // never multiplied in: no overflow from what is not a digit
+        break;
+      }
       number = number * 10 + (digit - '0');
     }
     if (all_digits) return number;
