@@ -9,6 +9,7 @@
 
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/sqlite_attribute_function.h"
 #include "tracing/store/sqlite/sqlite_span_store.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
 #include "tracing/store/sqlite/upkeep/sqlite_settlement.h"
@@ -49,7 +50,7 @@ CREATE TABLE spans (
   status_code     INTEGER NOT NULL,  -- OTLP Status.StatusCode: 0 unset, 1 ok, 2 error
   status_message  TEXT    NOT NULL,
   trace_state     TEXT    NOT NULL,
-  attributes      TEXT    NOT NULL,  -- JSON object, see tracing/attribute_json.h
+  attributes      TEXT    NOT NULL,  -- JSON object (tracing/attribute_json.h); a compact BLOB from v6
   events          TEXT    NOT NULL,  -- JSON array of {name, time_unix_nano, attributes}
   operation_id    TEXT,              -- spark.connect.operation_id
   session_id      TEXT,              -- spark.connect.session_id
@@ -96,6 +97,11 @@ const Migration kMigrations[] = {
     // Rows without Airflow identity (a call per trace) leave the task index's by-trace and by-task
     // indexes: rebuilt from attempt_parts and task_attempts (not spans), one index at a time.
     {5, kAirflowOnlyIndexesSchema},
+    // New rows hold their attributes in the compact form (a BLOB, span_rows/compact_attributes.h), a
+    // quarter of the JSON text; rows written before stay JSON text and are read as such (the column's
+    // type tells them apart) until retention removes them. No table changes: the version step is
+    // what keeps an older sparktrace, which reads JSON only, from opening the file.
+    {6, "SELECT 1"},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 
@@ -123,6 +129,9 @@ Result<void> ConfigureSqlite(SqliteConnection& db, const std::string& path, cons
     return InvalidArgument(
         fmt::format("{} is not a sparktrace trace database (application_id {:#x})", path, *application_id));
   }
+
+  // Every connection, readers too: the task index and the span upsert read attributes through it.
+  if (auto registered = RegisterAttributeFunction(db); !registered.ok()) return registered.error();
 
   if (options.read_only) return db.Exec("PRAGMA query_only = ON");
 
