@@ -220,7 +220,7 @@ constexpr std::array kValues = {
 
 template <std::size_t N>
 std::unordered_map<std::string_view, std::uint32_t> CodesOf(const std::array<const char*, N>& entries,
-                                                             std::uint32_t first) {
+                                                            std::uint32_t first) {
   std::unordered_map<std::string_view, std::uint32_t> codes;
   codes.reserve(N);
   for (std::size_t i = 0; i < N; ++i) codes.emplace(entries[i], first + static_cast<std::uint32_t>(i));

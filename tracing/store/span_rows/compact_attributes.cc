@@ -197,7 +197,8 @@ class CompactReader {
       case Kind::kDouble: {
         if (!Bytes(8, bytes)) return false;
         std::uint64_t bits = 0;
-        for (int i = 7; i >= 0; --i) bits = (bits << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+        for (int i = 7; i >= 0; --i)
+          bits = (bits << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
         double value = 0;
         std::memcpy(&value, &bits, sizeof value);
         if (decode != nullptr) *decode = value;

@@ -68,7 +68,7 @@ std::vector<Attribute> CompactTestConfigCall() {
 
 TEST(CompactAttributesTest, ReadsBackWhatTheJsonFormReadsBack) {
   const std::vector<Attribute> attributes = {
-      {"rpc.method", std::string("ExecutePlan")},       // key and value from the dictionaries
+      {"rpc.method", std::string("ExecutePlan")},         // key and value from the dictionaries
       {"my.own.key", std::string("free text \xc3\xa9")},  // neither
       {"airflow.try_number", std::int64_t{3}},
       {"negative", std::int64_t{-42}},
@@ -93,16 +93,12 @@ TEST(CompactAttributesTest, ReadsBackWhatTheJsonFormReadsBack) {
 
 TEST(CompactAttributesTest, KeepsTheJsonFormsRuleForARepeatedKey) {
   // First position, last value: what WriteAttributesJson does.
-  const std::vector<Attribute> attributes = {{"a", std::int64_t{1}},
-                                             {"b", std::string("x")},
-                                             {"a", std::int64_t{2}},
-                                             {"c", true},
-                                             {"b", std::string("y")},
-                                             {"a", std::int64_t{3}}};
+  const std::vector<Attribute> attributes = {{"a", std::int64_t{1}},  {"b", std::string("x")},
+                                             {"a", std::int64_t{2}},  {"c", true},
+                                             {"b", std::string("y")}, {"a", std::int64_t{3}}};
   std::vector<Attribute> read;
   ASSERT_TRUE(ReadCompactAttributes(CompactOf(attributes), read));
-  const std::vector<Attribute> expected = {
-      {"a", std::int64_t{3}}, {"b", std::string("y")}, {"c", true}};
+  const std::vector<Attribute> expected = {{"a", std::int64_t{3}}, {"b", std::string("y")}, {"c", true}};
   EXPECT_TRUE(SameCompactTestAttributes(read, expected));
   EXPECT_TRUE(SameCompactTestAttributes(ThroughJson(attributes), expected));
 }
@@ -149,7 +145,8 @@ TEST(CompactAttributesTest, FindsOneAttributeWithoutDecodingTheOthers) {
   const std::string bytes = CompactOf(CompactTestConfigCall());
   EXPECT_EQ(FindCompactAttribute(bytes, "rpc.method"), AttributeValue(std::string("Config")));
   EXPECT_EQ(FindCompactAttribute(bytes, "server.port"), AttributeValue(std::int64_t{15002}));
-  EXPECT_EQ(FindCompactAttribute(bytes, "spark.connect.config.operation"), AttributeValue(std::string("get")));
+  EXPECT_EQ(FindCompactAttribute(bytes, "spark.connect.config.operation"),
+            AttributeValue(std::string("get")));
   EXPECT_EQ(FindCompactAttribute(bytes, "airflow.map_index"), std::nullopt);
   EXPECT_EQ(FindCompactAttribute(CompactOf({}), "rpc.method"), std::nullopt);
 }

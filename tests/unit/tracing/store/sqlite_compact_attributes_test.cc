@@ -142,7 +142,7 @@ TEST_F(SqliteCompactAttributesTest, MigratesAVersionFiveStoreAndReadsItsJsonRows
   ASSERT_NE(store, nullptr);
   {
     SqliteConnection raw = RawCompactTestConnection();
-    EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), 6);
+    EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), SqliteSpanStore::kSchemaVersion);
   }
   for (std::uint32_t trace : {1u, 2u}) {
     auto spans = store->GetTrace(TraceIdOf(trace));
@@ -184,6 +184,77 @@ TEST_F(SqliteCompactAttributesTest, MigratesAVersionFiveStoreAndReadsItsJsonRows
   ExpectSpanEq((*spans)[0], task_later);
   ExpectSpanEq((*spans)[1], job);
   ExpectSpanEq((*spans)[2], stage);
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// Schema version 7: a trace without Airflow identity keeps its attempt row and no part row unless the
+// part names an application. A version-6 file's such parts go at migration; the attempt is still
+// refreshed when its trace grows, found by trace id and dropped when its trace gains an identity.
+TEST_F(SqliteCompactAttributesTest, AttemptsWithoutIdentityNeedNoPartRows) {
+  const Span call = MakeSpan(2, 1, 0, "spark.connect.SparkConnectService/Config", kBase, kBase + kMs);
+  Span application = MakeSpan(3, 1, 0, "spark.application", kBase, kBase + 5 * kMs);
+  application.attributes = {{"spark.app.id", std::string("app-20240501-0007")}};
+  const auto parts_without_identity = [this] {
+    SqliteConnection raw = RawCompactTestConnection();
+    return *raw.QueryInt64("SELECT count(*) FROM attempt_parts WHERE airflow = 0");
+  };
+  {
+    auto store = OpenCompactTestStore();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>{call, application}).ok());
+  }
+  EXPECT_EQ(parts_without_identity(), 1);  // the application's, for the search by app id
+  {
+    // Version 6 kept a part for the call's trace too.
+    SqliteConnection raw = RawCompactTestConnection();
+    ASSERT_TRUE(raw.Exec("INSERT INTO attempt_parts SELECT airflow, dag_id, task_id, run_id, try_number, "
+                         "map_index, trace_key, trace_key, name, NULL, start_unix_nano, end_unix_nano, "
+                         "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, "
+                         "idle_ms, finding_count, top_finding, -1 FROM task_attempts WHERE airflow = 0 AND "
+                         "name LIKE 'spark.connect.%'; PRAGMA user_version = 6")
+                    .ok());
+  }
+  EXPECT_EQ(parts_without_identity(), 2);
+  auto store = OpenCompactTestStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(parts_without_identity(), 1);
+
+  // The call's trace grows: its row is recomputed from the trace, still without a part row.
+  ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(2, 2, 1, "child", kBase + kMs, kBase + 9 * kMs)}).ok());
+  EXPECT_EQ(parts_without_identity(), 1);
+  TaskAttemptFilter by_trace;
+  by_trace.trace_ids = std::vector<std::string>{ToHex(TraceIdOf(2))};
+  auto page = store->ListTaskAttempts(by_trace);
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->rows.size(), 1u);
+  EXPECT_FALSE(page->rows[0].airflow);
+  EXPECT_EQ(page->rows[0].span_count, 2);
+  EXPECT_EQ(page->rows[0].end_unix_nano, kBase + 9 * kMs);
+  auto found = store->TracesMatching("app-20240501-0007");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(*found, std::vector<std::string>{ToHex(TraceIdOf(3))});
+
+  // The call's trace gains an Airflow identity: its row without identity goes, the attempt's comes.
+  Span task = MakeSpan(2, 3, 0, "airflow.task", kBase, kBase + 10 * kMs);
+  task.attributes = {{"airflow.dag_id", std::string("etl")},
+                     {"airflow.task_id", std::string("load")},
+                     {"airflow.run_id", std::string("manual__1")},
+                     {"airflow.try_number", std::int64_t{1}}};
+  ASSERT_TRUE(store->Write(std::vector<Span>{task}).ok());
+  page = store->ListTaskAttempts(by_trace);
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->rows.size(), 1u);
+  EXPECT_TRUE(page->rows[0].airflow);
+  EXPECT_EQ(page->rows[0].key.task_id, "load");
+  TaskAttemptFilter all;
+  page = store->ListTaskAttempts(all);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 2);  // the application's trace and the Airflow attempt
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ void SqliteStatement::BindText(int index, std::string_view text) {
 }
 
 void SqliteStatement::BindBlob(int index, std::string_view bytes) {
-  NoteBindResult(sqlite3_bind_blob64(stmt_.get(), index, bytes.data(), bytes.size(), SQLITE_TRANSIENT), index);
+  NoteBindResult(sqlite3_bind_blob64(stmt_.get(), index, bytes.data(), bytes.size(), SQLITE_TRANSIENT),
+                 index);
 }
 
 void SqliteStatement::BindInt64(int index, std::int64_t value) {
