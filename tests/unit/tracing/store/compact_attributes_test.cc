@@ -101,6 +101,16 @@ TEST(CompactAttributesTest, KeepsTheJsonFormsRuleForARepeatedKey) {
   const std::vector<Attribute> expected = {{"a", std::int64_t{3}}, {"b", std::string("y")}, {"c", true}};
   EXPECT_TRUE(SameCompactTestAttributes(read, expected));
   EXPECT_TRUE(SameCompactTestAttributes(ThroughJson(attributes), expected));
+
+  // The same with keys from the dictionary (their repeat is found by code).
+  const std::vector<Attribute> vocabulary = {{"rpc.method", std::string("Config")},
+                                             {"rpc.system", std::string("grpc")},
+                                             {"rpc.method", std::string("ExecutePlan")}};
+  ASSERT_TRUE(ReadCompactAttributes(CompactOf(vocabulary), read));
+  const std::vector<Attribute> vocabulary_expected = {{"rpc.method", std::string("ExecutePlan")},
+                                                      {"rpc.system", std::string("grpc")}};
+  EXPECT_TRUE(SameCompactTestAttributes(read, vocabulary_expected));
+  EXPECT_TRUE(SameCompactTestAttributes(ThroughJson(vocabulary), vocabulary_expected));
 }
 
 TEST(CompactAttributesTest, ManyAttributesWithRepeatsKeepTheirOrder) {
