@@ -464,7 +464,15 @@ def read_pg_store(pg, database):
     return out
 
 
-def read_store(path):
+def sample_span_attributes(sparktrace, path, trace_id, name):
+    """One span's attributes as `sparktrace traces show` decodes them: the SQLite store keeps them in a
+    compact binary form (schema version 6), which only sparktrace reads."""
+    shown = subprocess.run([sparktrace, "traces", "show", "--store", path, "--json", trace_id],
+                           capture_output=True, text=True, timeout=60, check=True)
+    return next((span["attributes"] for span in json.loads(shown.stdout)["spans"] if span["name"] == name), None)
+
+
+def read_store(path, sparktrace):
     """Span counts by name and a decoded-attributes sample from a (stopped) proxy's store."""
     out = {"path": path, "bytes": sum(os.path.getsize(path + s) for s in ("", "-wal", "-shm")
                                       if os.path.exists(path + s))}
@@ -476,8 +484,8 @@ def read_store(path):
         sample = {}
         for name in ("spark.connect.SparkConnectService/Config",
                      "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
-            row = con.execute("SELECT attributes FROM spans WHERE name = ? LIMIT 1", (name,)).fetchone()
-            sample[name] = json.loads(row[0]) if row else None
+            row = con.execute("SELECT trace_id FROM spans WHERE name = ? LIMIT 1", (name,)).fetchone()
+            sample[name] = sample_span_attributes(sparktrace, path, row[0], name) if row else None
         out["sample_attributes"] = sample
         out["operation_ids_placeholder"] = con.execute(
             "SELECT count(*) FROM spans WHERE operation_id = ?", (OPERATION_PLACEHOLDER,)).fetchone()[0]
@@ -895,7 +903,7 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
                                   for wl in wls for runs in (raw[wl["name"]][leg], warm[wl["name"]][leg])
                                   for r in runs)
         try:
-            t["store"] = read_pg_store(pg, pg_database) if leg == "on_pg" else read_store(proxies[leg]["store"])
+            t["store"] = read_pg_store(pg, pg_database) if leg == "on_pg" else read_store(proxies[leg]["store"], sparktrace)
         except (sqlite3.Error, OSError, RuntimeError, ValueError) as e:
             errors.append(f"{leg}: store unreadable: {e}")
         if leg == "on_otlp":

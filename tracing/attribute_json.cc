@@ -49,19 +49,52 @@ void WriteValue(JsonWriter& out, const AttributeValue& value) {
 
 }  // namespace
 
+std::vector<std::size_t> AttributesToWrite(const std::vector<Attribute>& attributes) {
+  std::vector<std::size_t> order(attributes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto same_key = [&attributes](std::size_t a, std::size_t b) {
+    return attributes[a].key.size() == attributes[b].key.size() && attributes[a].key == attributes[b].key;
+  };
+  // A repeat is rare (OTLP requires unique keys): looked for pairwise while that is cheap (a span's
+  // usual twenty attributes), through the keys sorted beyond.
+  constexpr std::size_t kPairwiseUpTo = 32;
+  std::vector<std::size_t> by_key;
+  bool repeated = false;
+  if (attributes.size() <= kPairwiseUpTo) {
+    for (std::size_t i = 1; i < attributes.size() && !repeated; ++i) {
+      for (std::size_t j = 0; j < i && !repeated; ++j) repeated = same_key(i, j);
+    }
+    if (!repeated) return order;
+  }
+  // Keys sorted, each group in span order.
+  by_key = order;
+  std::stable_sort(by_key.begin(), by_key.end(), [&attributes](std::size_t a, std::size_t b) {
+    return attributes[a].key < attributes[b].key;
+  });
+  repeated = false;
+  for (std::size_t i = 1; i < by_key.size() && !repeated; ++i) repeated = same_key(by_key[i], by_key[i - 1]);
+  if (!repeated) return order;
+  // value_at[first index of a key] = its last index; later occurrences are dropped.
+  constexpr std::size_t kDropped = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> value_at(attributes.size(), kDropped);
+  for (std::size_t begin = 0; begin < by_key.size();) {
+    std::size_t end = begin + 1;
+    while (end < by_key.size() && same_key(by_key[end], by_key[begin])) ++end;
+    value_at[by_key[begin]] = by_key[end - 1];
+    begin = end;
+  }
+  order.clear();
+  for (const std::size_t index : value_at) {
+    if (index != kDropped) order.push_back(index);
+  }
+  return order;
+}
+
 void WriteAttributesJson(JsonWriter& out, const std::vector<Attribute>& attributes) {
   out.BeginObject();
-  for (std::size_t i = 0; i < attributes.size(); ++i) {
-    const std::string& key = attributes[i].key;
-    // A repeated key is written once, where it first appears, with its last value (as AttributesToJson).
-    const auto same_key = [&key](const Attribute& other) {
-      return other.key.size() == key.size() && other.key == key;
-    };
-    if (std::any_of(attributes.begin(), attributes.begin() + static_cast<std::ptrdiff_t>(i), same_key))
-      continue;
-    const auto last = std::find_if(attributes.rbegin(), attributes.rend(), same_key);
-    out.Key(key);
-    WriteValue(out, last->value);
+  for (const std::size_t index : AttributesToWrite(attributes)) {
+    out.Key(attributes[index].key);
+    WriteValue(out, attributes[index].value);
   }
   out.EndObject();
 }

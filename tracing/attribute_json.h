@@ -10,6 +10,7 @@
 //
 // Pure functions; no exceptions escape them.
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ namespace sparktrace::tracing {
 // The same JSON written straight to text, without building a tree: the store's write path, which
 // encodes every span (AttributesToJson + DumpJson cost several times as much).
 void WriteAttributesJson(JsonWriter& out, const std::vector<Attribute>& attributes);
+
+// Which attributes an encoding writes, in order: each key once, where it first appears, with the
+// index of its last value (the rule above). O(n log n): a span may carry thousands of attributes.
+std::vector<std::size_t> AttributesToWrite(const std::vector<Attribute>& attributes);
 
 nlohmann::ordered_json AttributeValueToJson(const AttributeValue& value);
 nlohmann::ordered_json AttributesToJson(const std::vector<Attribute>& attributes);

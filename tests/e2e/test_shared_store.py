@@ -39,14 +39,16 @@ SPAN_WAIT = 30  # seconds for spans to reach the store (the spool drains after a
 UI_LINE = "trace view http://"
 
 # Each store's invariants, as SQL that returns the rows breaking them (none when consistent):
-# a summary that does not match its spans, spans without a summary, a task row whose parts are gone.
+# a summary that does not match its spans, spans without a summary, a task row whose parts are gone (a
+# row without Airflow identity may have no part row in SQLite, schema 7: it needs its trace instead).
 CONSISTENCY_QUERIES = [
     "SELECT t.trace_id FROM traces t LEFT JOIN (SELECT trace_id, count(*) AS n FROM spans GROUP BY trace_id) s "
     "ON s.trace_id = t.trace_id WHERE s.n IS NULL OR s.n <> t.span_count",
     "SELECT DISTINCT s.trace_id FROM spans s LEFT JOIN traces t ON t.trace_id = s.trace_id WHERE t.trace_id IS NULL",
     "SELECT a.name FROM task_attempts a WHERE NOT EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = a.airflow "
     "AND p.dag_id = a.dag_id AND p.task_id = a.task_id AND p.run_id = a.run_id AND p.try_number = a.try_number "
-    "AND p.map_index = a.map_index AND p.trace_key = a.trace_key)",
+    "AND p.map_index = a.map_index AND p.trace_key = a.trace_key) "
+    "AND NOT (a.airflow = 0 AND EXISTS (SELECT 1 FROM traces t WHERE t.trace_id = a.trace_key))",
 ]
 
 

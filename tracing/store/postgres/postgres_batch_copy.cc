@@ -30,7 +30,7 @@ void AppendOptional(CopyRows& copy, const std::string* text) {
 
 // The bytes a span adds to the store's size measure (approx_bytes, as kRefreshSummariesSql sums it).
 std::int64_t ApproxBytes(const StoredSpanRow& row) {
-  return static_cast<std::int64_t>(row.attributes_json.size() + row.events_json.size() + row.name.size() +
+  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() +
                                    160);
 }
 
@@ -90,7 +90,7 @@ std::string SpanCopy(const std::vector<StoredSpanRow>& rows) {
     copy.Int(row.status_code);
     copy.Text(row.status_message);
     copy.Text(row.trace_state);
-    copy.Text(row.attributes_json);
+    copy.Text(row.attributes);
     copy.Text(row.events_json);
     AppendOptional(copy, row.operation_id);
     AppendOptional(copy, row.session_id);

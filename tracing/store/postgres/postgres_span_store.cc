@@ -100,7 +100,7 @@ Result<std::vector<Span>> SpansOfResult(const PgResult& result) {
     columns.status_code = result.Int64(row, 7);
     columns.status_message = result.Text(row, 8);
     columns.trace_state = result.Text(row, 9);
-    columns.attributes_json = result.Text(row, 10);
+    columns.attributes = result.Text(row, 10);
     columns.events_json = result.Text(row, 11);
     auto span = FromStoredColumns(columns);
     if (!span.ok()) return span.error();

@@ -8,7 +8,9 @@ namespace sparktrace::tracing::store {
 
 std::string AttributeTextSql(SpanSqlDialect dialect, std::string_view key, std::string_view table) {
   const std::string column = table.empty() ? std::string("attributes") : fmt::format("{}.attributes", table);
-  if (dialect == SpanSqlDialect::kSqlite) return fmt::format("({} ->> '$.\"{}\"')", column, key);
+  // SQLite: the compact BLOB (or an older row's JSON) through the store's own function,
+  // sqlite/sqlite_attribute_function.h; its results are those ->> gave on the JSON form.
+  if (dialect == SpanSqlDialect::kSqlite) return fmt::format("sparktrace_attribute({}, '{}')", column, key);
   return fmt::format("({}::json ->> '{}')", column, key);
 }
 

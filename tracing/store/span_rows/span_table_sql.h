@@ -22,8 +22,8 @@ enum class SpanSqlDialect : std::uint8_t { kSqlite, kPostgres };
 
 // The SQL of one attribute's value as text (NULL when the span has none) read from the attributes
 // column, `table`.attributes or the unqualified column for an empty `table`. `key` is a vocabulary key
-// (tracing/span_vocabulary.h): dots are part of the key, not a path ('$."airflow.map_index"' in
-// SQLite, attributes::json ->> 'airflow.map_index' in PostgreSQL).
+// (tracing/span_vocabulary.h), not a path: sparktrace_attribute(attributes, 'airflow.map_index') in
+// SQLite (sqlite/sqlite_attribute_function.h), attributes::json ->> 'airflow.map_index' in PostgreSQL.
 std::string AttributeTextSql(SpanSqlDialect dialect, std::string_view key, std::string_view table = "");
 
 // The SQL of a span's Airflow map index as the task index takes it (task_attempts.h): the

@@ -13,6 +13,7 @@
 #include "tracing/attribute_json.h"
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/span_rows/attribute_json_reader.h"
+#include "tracing/store/span_rows/compact_attributes.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -87,7 +88,7 @@ Enum EnumFromSql(std::int64_t value, Enum max, Enum fallback) {
 
 bool IsStorable(const Span& span) { return IsValid(span.trace_id) && IsValid(span.span_id); }
 
-StoredSpanRow ToStoredRow(const Span& span) {
+StoredSpanRow ToStoredRow(const Span& span, AttributeEncoding encoding) {
   StoredSpanRow row;
   row.trace_id = ToHex(span.trace_id);
   row.span_id = ToHex(span.span_id);
@@ -99,9 +100,13 @@ StoredSpanRow ToStoredRow(const Span& span) {
   row.status_code = static_cast<std::int64_t>(span.status_code);
   row.status_message = span.status_message;
   row.trace_state = span.trace_state;
-  JsonWriter attributes;
-  WriteAttributesJson(attributes, span.attributes);
-  row.attributes_json = attributes.Take();
+  if (encoding == AttributeEncoding::kCompact) {
+    AppendCompactAttributes(row.attributes, span.attributes);
+  } else {
+    JsonWriter attributes;
+    WriteAttributesJson(attributes, span.attributes);
+    row.attributes = attributes.Take();
+  }
   row.events_json = EventsToJson(span.events);
   Extract(span.attributes, row);
   return row;
@@ -109,7 +114,7 @@ StoredSpanRow ToStoredRow(const Span& span) {
 
 bool ParseTraceHex(std::string_view hex, TraceId& out) { return ParseHex(hex, out); }
 
-StoredBatch ToStoredBatch(std::span<const Span> spans) {
+StoredBatch ToStoredBatch(std::span<const Span> spans, AttributeEncoding encoding) {
   StoredBatch batch;
   batch.rows.reserve(spans.size());
   batch.sources.reserve(spans.size());
@@ -118,7 +123,7 @@ StoredBatch ToStoredBatch(std::span<const Span> spans) {
       ++batch.rejected;
       continue;
     }
-    batch.rows.push_back(ToStoredRow(span));
+    batch.rows.push_back(ToStoredRow(span, encoding));
     batch.sources.push_back(&span);
   }
   return batch;
@@ -178,9 +183,14 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   span.status_code = EnumFromSql(columns.status_code, StatusCode::kError, StatusCode::kUnset);
   span.status_message = std::string(columns.status_message);
   span.trace_state = std::string(columns.trace_state);
-  // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
-  // dominated by building and dropping JSON trees (tracing/store/span_rows/attribute_json_reader.h).
-  if (!ReadAttributesJson(columns.attributes_json, span.attributes)) {
+  if (columns.attributes_compact) {
+    if (!ReadCompactAttributes(columns.attributes, span.attributes)) {
+      return Error{ErrorCode::kInternal,
+                   fmt::format("attributes of stored span {} are not in the compact form", columns.span_id)};
+    }
+  } else if (!ReadAttributesJson(columns.attributes, span.attributes)) {
+    // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
+    // dominated by building and dropping JSON trees (tracing/store/span_rows/attribute_json_reader.h).
     return Error{ErrorCode::kInternal,
                  fmt::format("attributes of stored span {} are not a JSON object", columns.span_id)};
   }

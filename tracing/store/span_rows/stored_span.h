@@ -1,6 +1,7 @@
 #pragma once
 // How a span is laid out in a store row, the same for every backend: ids as lower-case hex text,
-// attributes and events as JSON text (tracing/attribute_json.h), and a few well-known attributes
+// attributes as JSON text (tracing/attribute_json.h) or in the compact form (compact_attributes.h,
+// the SQLite store's since schema version 6), events as JSON text, and a few well-known attributes
 // (tracing/span_vocabulary.h) copied into columns of their own for lookups by operation and
 // by Airflow task. Backends bind and read these values; the layout is decided here once.
 //
@@ -22,6 +23,12 @@
 
 namespace sparktrace::tracing::store {
 
+// How a row carries the span's attributes.
+enum class AttributeEncoding {
+  kJson,     // JSON text (PostgreSQL: its json operators read it)
+  kCompact,  // compact_attributes.h bytes (SQLite: a BLOB, read in SQL by sparktrace_attribute)
+};
+
 struct StoredSpanRow {
   std::string trace_id;                       // 32 hex digits
   std::string span_id;                        // 16 hex digits
@@ -33,7 +40,7 @@ struct StoredSpanRow {
   std::int64_t status_code = 0;  // OTLP Status.StatusCode
   std::string_view status_message;
   std::string_view trace_state;
-  std::string attributes_json;
+  std::string attributes;  // in the row's AttributeEncoding
   std::string events_json;
   // Copied from the well-known attributes; null when absent.
   const std::string* operation_id = nullptr;  // spark.connect.operation_id
@@ -46,7 +53,7 @@ struct StoredSpanRow {
 
 // Whether a span can be stored at all: both ids valid (a zero id cannot be looked up).
 bool IsStorable(const Span& span);
-StoredSpanRow ToStoredRow(const Span& span);
+StoredSpanRow ToStoredRow(const Span& span, AttributeEncoding encoding = AttributeEncoding::kJson);
 
 // A batch as the stores write it: the rows of its storable spans, each with the span it was made
 // from (rows[i] from *sources[i]), and how many spans were left out (an all-zero id).
@@ -55,7 +62,7 @@ struct StoredBatch {
   std::vector<const Span*> sources;
   std::size_t rejected = 0;
 };
-StoredBatch ToStoredBatch(std::span<const Span> spans);
+StoredBatch ToStoredBatch(std::span<const Span> spans, AttributeEncoding encoding = AttributeEncoding::kJson);
 
 // A batch's rows grouped by trace (hex id), each span (hex id) at the index of its last version in
 // the batch: a live span may come twice, and the later version is the one stored.
@@ -92,7 +99,8 @@ struct StoredSpanColumns {
   std::int64_t status_code = 0;
   std::string_view status_message;
   std::string_view trace_state;
-  std::string_view attributes_json;
+  std::string_view attributes;  // JSON text, or compact bytes when attributes_compact
+  bool attributes_compact = false;
   std::string_view events_json;
 };
 Result<Span> FromStoredColumns(const StoredSpanColumns& columns);

@@ -9,6 +9,7 @@
 
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/sqlite_attribute_function.h"
 #include "tracing/store/sqlite/sqlite_span_store.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
 #include "tracing/store/sqlite/upkeep/sqlite_settlement.h"
@@ -49,7 +50,7 @@ CREATE TABLE spans (
   status_code     INTEGER NOT NULL,  -- OTLP Status.StatusCode: 0 unset, 1 ok, 2 error
   status_message  TEXT    NOT NULL,
   trace_state     TEXT    NOT NULL,
-  attributes      TEXT    NOT NULL,  -- JSON object, see tracing/attribute_json.h
+  attributes      TEXT    NOT NULL,  -- JSON object (tracing/attribute_json.h); a compact BLOB from v6
   events          TEXT    NOT NULL,  -- JSON array of {name, time_unix_nano, attributes}
   operation_id    TEXT,              -- spark.connect.operation_id
   session_id      TEXT,              -- spark.connect.session_id
@@ -78,6 +79,89 @@ CREATE INDEX traces_by_end ON traces (end_unix_nano);
 CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano);
 )sql";
 
+// The task index's tables (tracing/store/sqlite/sqlite_task_index.cc fills and reads them).
+// Parts are per (attempt, trace); `trace_key` is "" for an Airflow attempt (whose row adds up all its
+// traces) and the trace id for a trace without identity (one row per trace). Integer times are unix
+// nanoseconds, as in spans.
+constexpr std::string_view kTaskIndexSchema = R"sql(
+CREATE TABLE attempt_parts (
+  airflow         INTEGER NOT NULL,  -- 1: an Airflow task attempt, 0: a trace without identity
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  trace_id        TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  app_id          TEXT,
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  top_impact      REAL    NOT NULL,
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)
+) WITHOUT ROWID;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id);
+CREATE INDEX attempt_parts_by_app ON attempt_parts (app_id) WHERE app_id IS NOT NULL;
+
+CREATE TABLE task_attempts (
+  airflow         INTEGER NOT NULL,
+  dag_id          TEXT    NOT NULL,
+  task_id         TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  try_number      INTEGER NOT NULL,
+  map_index       INTEGER NOT NULL,
+  trace_key       TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  trace_ids       TEXT    NOT NULL,  -- comma-separated
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  open_count      INTEGER NOT NULL,
+  resource_wait_ms INTEGER NOT NULL,
+  compute_ms      INTEGER NOT NULL,
+  io_write_ms     INTEGER NOT NULL,
+  idle_ms         INTEGER NOT NULL,
+  finding_count   INTEGER NOT NULL,
+  top_finding     TEXT,
+  state           TEXT    NOT NULL,  -- running | failed | success
+  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
+) WITHOUT ROWID;
+CREATE INDEX task_attempts_by_start ON task_attempts (start_unix_nano);
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano);
+CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
+)sql";
+
+// A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that
+// trace id (PartsOfTrace): its primary key finds it by trace as well, and no task filter naming a dag
+// or task can match its empty ones. Its entries in the by-trace and by-task indexes served nothing
+// the key cannot, and cost a call per trace (the store's commonest shape) two of its eleven B-tree
+// inserts, so both indexes hold the Airflow rows only; the queries below say `airflow = 1` to use
+// them, and find the others by key.
+constexpr std::string_view kAirflowOnlyIndexesSchema = R"sql(
+DROP INDEX IF EXISTS attempt_parts_by_trace;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id) WHERE airflow = 1;
+DROP INDEX IF EXISTS task_attempts_by_task;
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano) WHERE airflow = 1;
+)sql";
+
+// A trace without Airflow identity is its attempt's only part, so its task_attempts row holds all its
+// part held: the part row is kept only where it carries an application id (TracesMatching finds
+// traces by app id in attempt_parts). A call per trace, the store's commonest shape, saves a row of
+// ~170 bytes and a B-tree insert per span; the index finds such an attempt by its primary key
+// (sqlite_task_index.cc) and writes its row from the part it computed.
+constexpr std::string_view kPartsOnlyWithAppIdSchema =
+    "DELETE FROM attempt_parts WHERE airflow = 0 AND app_id IS NULL";
+
 struct Migration {
   std::int64_t to_version;
   std::string_view sql;
@@ -96,6 +180,14 @@ const Migration kMigrations[] = {
     // Rows without Airflow identity (a call per trace) leave the task index's by-trace and by-task
     // indexes: rebuilt from attempt_parts and task_attempts (not spans), one index at a time.
     {5, kAirflowOnlyIndexesSchema},
+    // New rows hold their attributes in the compact form (a BLOB, span_rows/compact_attributes.h), a
+    // quarter of the JSON text; rows written before stay JSON text and are read as such (the column's
+    // type tells them apart) until retention removes them. No table changes: the version step is
+    // what keeps an older sparktrace, which reads JSON only, from opening the file.
+    {6, "SELECT 1"},
+    // A trace without Airflow identity keeps its attempt's row and no part row (unless the part names
+    // an application): a call per trace writes one row and one B-tree insert less per span.
+    {7, kPartsOnlyWithAppIdSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 
@@ -123,6 +215,9 @@ Result<void> ConfigureSqlite(SqliteConnection& db, const std::string& path, cons
     return InvalidArgument(
         fmt::format("{} is not a sparktrace trace database (application_id {:#x})", path, *application_id));
   }
+
+  // Every connection, readers too: the task index and the span upsert read attributes through it.
+  if (auto registered = RegisterAttributeFunction(db); !registered.ok()) return registered.error();
 
   if (options.read_only) return db.Exec("PRAGMA query_only = ON");
 

@@ -77,7 +77,7 @@ void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row) {
   upsert.BindInt64(8, row.status_code);
   upsert.BindText(9, row.status_message);
   upsert.BindText(10, row.trace_state);
-  upsert.BindText(11, row.attributes_json);
+  upsert.BindBlob(11, row.attributes);  // compact form: WriteBatch encodes AttributeEncoding::kCompact
   upsert.BindText(12, row.events_json);
   BindOptionalText(upsert, 13, row.operation_id);
   BindOptionalText(upsert, 14, row.session_id);
@@ -112,7 +112,9 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt) {
   columns.status_code = stmt.ColumnInt64(7);
   columns.status_message = stmt.ColumnView(8);
   columns.trace_state = stmt.ColumnView(9);
-  columns.attributes_json = stmt.ColumnView(10);
+  // A BLOB in the compact form; text for rows written before schema version 6, which stay JSON.
+  columns.attributes_compact = stmt.ColumnIsBlob(10);
+  columns.attributes = columns.attributes_compact ? stmt.ColumnBlobView(10) : stmt.ColumnView(10);
   columns.events_json = stmt.ColumnView(11);
   return FromStoredColumns(columns);
 }

@@ -125,7 +125,7 @@ Result<WriteStats> SqliteSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  const StoredBatch batch = ToStoredBatch(spans);
+  const StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kCompact);
   const std::vector<StoredSpanRow>& rows = batch.rows;
   const std::vector<const Span*>& sources = batch.sources;
   stats.spans_rejected = batch.rejected;

@@ -21,88 +21,19 @@
 
 namespace sparktrace::tracing::store {
 
-// Parts are per (attempt, trace); `trace_key` is "" for an Airflow attempt (whose row adds up all its
-// traces) and the trace id for a trace without identity (one row per trace). Integer times are unix
-// nanoseconds, as in spans.
-const std::string_view kTaskIndexSchema = R"sql(
-CREATE TABLE attempt_parts (
-  airflow         INTEGER NOT NULL,  -- 1: an Airflow task attempt, 0: a trace without identity
-  dag_id          TEXT    NOT NULL,
-  task_id         TEXT    NOT NULL,
-  run_id          TEXT    NOT NULL,
-  try_number      INTEGER NOT NULL,
-  map_index       INTEGER NOT NULL,
-  trace_key       TEXT    NOT NULL,
-  trace_id        TEXT    NOT NULL,
-  name            TEXT    NOT NULL,
-  app_id          TEXT,
-  start_unix_nano INTEGER NOT NULL,
-  end_unix_nano   INTEGER NOT NULL,
-  span_count      INTEGER NOT NULL,
-  error_count     INTEGER NOT NULL,
-  open_count      INTEGER NOT NULL,
-  resource_wait_ms INTEGER NOT NULL,
-  compute_ms      INTEGER NOT NULL,
-  io_write_ms     INTEGER NOT NULL,
-  idle_ms         INTEGER NOT NULL,
-  finding_count   INTEGER NOT NULL,
-  top_finding     TEXT,
-  top_impact      REAL    NOT NULL,
-  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)
-) WITHOUT ROWID;
-CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id);
-CREATE INDEX attempt_parts_by_app ON attempt_parts (app_id) WHERE app_id IS NOT NULL;
-
-CREATE TABLE task_attempts (
-  airflow         INTEGER NOT NULL,
-  dag_id          TEXT    NOT NULL,
-  task_id         TEXT    NOT NULL,
-  run_id          TEXT    NOT NULL,
-  try_number      INTEGER NOT NULL,
-  map_index       INTEGER NOT NULL,
-  trace_key       TEXT    NOT NULL,
-  name            TEXT    NOT NULL,
-  trace_ids       TEXT    NOT NULL,  -- comma-separated
-  start_unix_nano INTEGER NOT NULL,
-  end_unix_nano   INTEGER NOT NULL,
-  span_count      INTEGER NOT NULL,
-  error_count     INTEGER NOT NULL,
-  open_count      INTEGER NOT NULL,
-  resource_wait_ms INTEGER NOT NULL,
-  compute_ms      INTEGER NOT NULL,
-  io_write_ms     INTEGER NOT NULL,
-  idle_ms         INTEGER NOT NULL,
-  finding_count   INTEGER NOT NULL,
-  top_finding     TEXT,
-  state           TEXT    NOT NULL,  -- running | failed | success
-  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
-) WITHOUT ROWID;
-CREATE INDEX task_attempts_by_start ON task_attempts (start_unix_nano);
-CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano);
-CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
-)sql";
-
-// A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that
-// trace id (PartsOfTrace): its primary key finds it by trace as well, and no task filter naming a dag
-// or task can match its empty ones. Its entries in the by-trace and by-task indexes served nothing
-// the key cannot, and cost a call per trace (the store's commonest shape) two of its eleven B-tree
-// inserts, so both indexes hold the Airflow rows only; the queries below say `airflow = 1` to use
-// them, and find the others by key.
-const std::string_view kAirflowOnlyIndexesSchema = R"sql(
-DROP INDEX IF EXISTS attempt_parts_by_trace;
-CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id) WHERE airflow = 1;
-DROP INDEX IF EXISTS task_attempts_by_task;
-CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano) WHERE airflow = 1;
-)sql";
-
 namespace {
 
 // The parts of trace ?1: its Airflow parts through attempt_parts_by_trace, its part without identity
-// (if any) by primary key (kAirflowOnlyIndexesSchema).
+// (if any) by primary key (sqlite_schema.cc, kAirflowOnlyIndexesSchema).
 constexpr std::string_view kPartsOfTraceSql = "airflow = 1 AND trace_id = ?1";
 constexpr std::string_view kPartWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
     "AND trace_key = ?1 AND trace_id = ?1";
+// The attempt of trace ?1 without identity, by task_attempts' primary key (sqlite_schema.cc,
+// kPartsOnlyWithAppIdSchema).
+constexpr std::string_view kAttemptWithoutIdentitySql =
+    "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
+    "AND trace_key = ?1";
 
 // One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
 // carry it; 20,000 stage spans need none), for one trace.
@@ -161,8 +92,8 @@ constexpr std::string_view kInsertPartSql =
     "?9, ?10, "
     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
 // `airflow = (?1 + 0)`, not `airflow = ?1`: a bound value compared with the column of a partial index's
-// condition (kAirflowOnlyIndexesSchema) makes SQLite prepare the statement again whenever the value is
-// bound, every key of every batch (a fifth of a grouped batch's CPU); an expression does not.
+// condition (sqlite_schema.cc, kAirflowOnlyIndexesSchema) makes SQLite prepare the statement again whenever
+// the value is bound, every key of every batch (a fifth of a grouped batch's CPU); an expression does not.
 constexpr std::string_view kKeyMatch =
     "airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 "
     "AND map_index = ?6 "
@@ -171,8 +102,8 @@ constexpr std::string_view kKeyMatch =
 
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   static const std::string keys_sql =
-      fmt::format("SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM attempt_parts WHERE {2}",
-                  kKeyColumns, kPartsOfTraceSql, kPartWithoutIdentitySql);
+      fmt::format("SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM task_attempts WHERE {2}",
+                  kKeyColumns, kPartsOfTraceSql, kAttemptWithoutIdentitySql);
   auto stmt = db.PrepareCached(keys_sql);
   if (!stmt.ok()) return stmt.error();
   SqliteStatement* select = *stmt;
@@ -236,6 +167,8 @@ void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums
 Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
                          const std::map<PartKey, Part>& parts) {
   for (const auto& [key, part] : parts) {
+    if (!key.airflow && part.app_id.empty())
+      continue;  // its attempt row holds it (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
     stmt->Reset();
     BindKey(*stmt, 1, key);
     stmt->BindText(8, trace_id);
@@ -339,6 +272,10 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     for (const auto& [trace_id, parts] : parts_by_trace) {
       if (auto inserted = store::InsertParts(*insert, trace_id, parts); !inserted.ok())
         return inserted.error();
+      // A part without identity is its attempt's row (AddUp writes it from here).
+      for (const auto& [key, part] : parts) {
+        if (!key.airflow) parts_without_identity_.insert_or_assign(key, part);
+      }
     }
     (*insert)->Reset();  // drop the copies of the last part's text
     return {};
@@ -347,26 +284,68 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     auto insert = db_.PrepareCached(kInsertAttemptSql);
     if (!insert.ok()) return insert.error();
     for (const WholeAttemptPart& attempt : attempts) {
-      SqliteStatement& row = **insert;
-      const Part& part = *attempt.part;
-      row.Reset();
-      BindKey(row, 1, *attempt.key);
-      row.BindText(8, part.name);
-      row.BindText(9, *attempt.trace_id);
-      BindSums(row, 10, task_index::SumsOf(part));
-      row.BindText(21, AttemptState(part.open, part.Errors()));
-      row.BindInt64(22, now);
-      if (auto ran = row.Run(); !ran.ok()) return ran.error();
+      if (auto ran = RunWholeAttempt(**insert, *attempt.key, *attempt.part, now); !ran.ok())
+        return ran.error();
     }
     (*insert)->Reset();
     return {};
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
-    return Reaggregate(db_, keys, now);
+    std::set<PartKey> airflow_keys;
+    std::vector<const PartKey*> other_keys;
+    for (const PartKey& key : keys) {
+      if (key.airflow) {
+        airflow_keys.insert(key);
+      } else {
+        other_keys.push_back(&key);
+      }
+    }
+    if (auto added = Reaggregate(db_, airflow_keys, now); !added.ok()) return added.error();
+    return WriteAttemptsWithoutIdentity(other_keys, now);
   }
 
  private:
+  // kInsertAttemptSql (or its upsert) for one attempt made of one part; the trace key is the trace id.
+  static Result<void> RunWholeAttempt(SqliteStatement& row, const PartKey& key, const Part& part,
+                                      std::int64_t now) {
+    row.Reset();
+    BindKey(row, 1, key);
+    row.BindText(8, part.name);
+    row.BindText(9, key.trace_key);
+    BindSums(row, 10, task_index::SumsOf(part));
+    row.BindText(21, AttemptState(part.open, part.Errors()));
+    row.BindInt64(22, now);
+    return row.Run();
+  }
+
+  // An attempt without identity after a refresh: its row from the part just computed (the settled
+  // figures stay, AttemptRowUpsertSql), or no row when its trace has no such part any more.
+  Result<void> WriteAttemptsWithoutIdentity(const std::vector<const PartKey*>& keys, std::int64_t now) {
+    if (keys.empty()) return {};
+    static const std::string upsert_sql = std::string(kInsertAttemptSql) + AttemptRowUpsertSql("max");
+    static const std::string remove_sql = fmt::format("DELETE FROM task_attempts WHERE {}", kKeyMatch);
+    auto upsert = db_.PrepareCached(upsert_sql);
+    if (!upsert.ok()) return upsert.error();
+    auto remove = db_.PrepareCached(remove_sql);
+    if (!remove.ok()) return remove.error();
+    for (const PartKey* key : keys) {
+      const auto part = parts_without_identity_.find(*key);
+      if (part != parts_without_identity_.end()) {
+        if (auto ran = RunWholeAttempt(**upsert, *key, part->second, now); !ran.ok()) return ran.error();
+        continue;
+      }
+      (*remove)->Reset();
+      BindKey(**remove, 1, *key);
+      if (auto ran = (*remove)->Run(); !ran.ok()) return ran.error();
+    }
+    (*upsert)->Reset();
+    (*remove)->Reset();
+    return {};
+  }
+
   SqliteConnection& db_;
+  // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
+  std::map<PartKey, Part> parts_without_identity_;
 };
 
 }  // namespace
@@ -392,7 +371,8 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   // bound, never spliced in.
   std::string where = " WHERE 1";
   // Only Airflow rows have a dag or task that is not empty, and only they are in
-  // task_attempts_by_task (kAirflowOnlyIndexesSchema), which SQLite uses when the query says so.
+  // task_attempts_by_task (sqlite_schema.cc, kAirflowOnlyIndexesSchema), which SQLite uses when the query
+  // says so.
   const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
   if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
   const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
@@ -404,11 +384,13 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
     std::string placeholders;
     for (std::size_t i = 0; i < filter.trace_ids->size(); ++i) placeholders += i == 0 ? "?" : ", ?";
     where += fmt::format(
-        " AND EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = task_attempts.airflow AND "
+        " AND (EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = task_attempts.airflow AND "
         "p.dag_id = task_attempts.dag_id AND p.task_id = task_attempts.task_id AND p.run_id = "
         "task_attempts.run_id "
         "AND p.try_number = task_attempts.try_number AND p.map_index = task_attempts.map_index AND "
-        "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({}))",
+        "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({0})) "
+        // an attempt without identity may have no part row (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
+        "OR (task_attempts.airflow = 0 AND task_attempts.trace_key IN ({0})))",
         placeholders);
   }
   const auto bind = [&filter, &conditions](SqliteStatement& stmt) {
@@ -424,7 +406,9 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
       }
     }
     if (filter.trace_ids) {
-      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+      for (int twice = 0; twice < 2; ++twice) {  // the parts' trace ids, then the trace keys
+        for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+      }
     }
     return index;
   };

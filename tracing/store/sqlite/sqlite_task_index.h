@@ -20,11 +20,6 @@ namespace sparktrace::tracing::store {
 
 class SqliteConnection;
 
-// The tables and indexes of schema version 2 (appended to version 1's).
-extern const std::string_view kTaskIndexSchema;
-// Version 5: the task index's by-trace and by-task indexes hold Airflow rows only.
-extern const std::string_view kAirflowOnlyIndexesSchema;
-
 // Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
 // had or now have. Call inside the write transaction that changed the spans.
 Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);

@@ -24,6 +24,11 @@ void SqliteStatement::BindText(int index, std::string_view text) {
       index);
 }
 
+void SqliteStatement::BindBlob(int index, std::string_view bytes) {
+  NoteBindResult(sqlite3_bind_blob64(stmt_.get(), index, bytes.data(), bytes.size(), SQLITE_TRANSIENT),
+                 index);
+}
+
 void SqliteStatement::BindInt64(int index, std::int64_t value) {
   NoteBindResult(sqlite3_bind_int64(stmt_.get(), index, value), index);
 }
@@ -66,6 +71,10 @@ bool SqliteStatement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_.get(), index) == SQLITE_NULL;
 }
 
+bool SqliteStatement::ColumnIsBlob(int index) const {
+  return sqlite3_column_type(stmt_.get(), index) == SQLITE_BLOB;
+}
+
 std::int64_t SqliteStatement::ColumnInt64(int index) const {
   return sqlite3_column_int64(stmt_.get(), index);
 }
@@ -88,6 +97,14 @@ std::string_view SqliteStatement::ColumnView(int index) const {
   const int size = sqlite3_column_bytes(stmt_.get(), index);
   if (text == nullptr) return {};
   return {text, static_cast<std::size_t>(size)};
+}
+
+std::string_view SqliteStatement::ColumnBlobView(int index) const {
+  // sqlite3_column_blob before sqlite3_column_bytes, as for text.
+  const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt_.get(), index));
+  const int size = sqlite3_column_bytes(stmt_.get(), index);
+  if (bytes == nullptr) return {};
+  return {bytes, static_cast<std::size_t>(size)};
 }
 
 std::string SqliteStatement::ColumnText(int index) const {

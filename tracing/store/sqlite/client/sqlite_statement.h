@@ -28,6 +28,8 @@ class SqliteStatement {
   // Parameter indexes are 1-based, as in SQLite. Text is copied (SQLITE_TRANSIENT), so the argument
   // need not outlive the call.
   void BindText(int index, std::string_view text);
+  // Bytes as a BLOB (not text: SQLite never treats them as UTF-8), copied like text.
+  void BindBlob(int index, std::string_view bytes);
   void BindInt64(int index, std::int64_t value);
   void BindDouble(int index, double value);
   void BindNull(int index);
@@ -42,11 +44,14 @@ class SqliteStatement {
 
   // Column indexes are 0-based, as in SQLite; valid after Step() returned true.
   bool ColumnIsNull(int index) const;
+  bool ColumnIsBlob(int index) const;
   std::int64_t ColumnInt64(int index) const;
   double ColumnDouble(int index) const;
   std::string ColumnText(int index) const;
   // The same text without a copy; valid until the next Step(), Reset() or a conversion of this column.
   std::string_view ColumnView(int index) const;
+  // A BLOB column's bytes without a copy, on the same terms as ColumnView.
+  std::string_view ColumnBlobView(int index) const;
   // Steps until done and returns one text column of every row (e.g. a list of trace ids).
   Result<std::vector<std::string>> CollectText(int column = 0);
 

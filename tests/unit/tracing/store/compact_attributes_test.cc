@@ -1,0 +1,204 @@
+#include "tracing/store/span_rows/compact_attributes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/json_writer.h"
+#include "tracing/attribute_json.h"
+#include "tracing/store/span_rows/attribute_json_reader.h"
+#include "tracing/store/span_rows/compact_attribute_dictionary.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// Attribute has no operator==; kinds and values must both match (3 is not 3.0).
+testing::AssertionResult SameCompactTestAttributes(const std::vector<Attribute>& actual,
+                                                   const std::vector<Attribute>& expected) {
+  if (actual.size() != expected.size())
+    return testing::AssertionFailure() << actual.size() << " attributes, expected " << expected.size();
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    if (actual[i].key != expected[i].key || actual[i].value != expected[i].value)
+      return testing::AssertionFailure() << "attribute " << i << " (" << expected[i].key << ") differs";
+  }
+  return testing::AssertionSuccess();
+}
+
+std::string CompactOf(const std::vector<Attribute>& attributes) {
+  std::string bytes;
+  AppendCompactAttributes(bytes, attributes);
+  return bytes;
+}
+
+std::vector<Attribute> ThroughJson(const std::vector<Attribute>& attributes) {
+  JsonWriter out;
+  WriteAttributesJson(out, attributes);
+  std::vector<Attribute> read;
+  EXPECT_TRUE(ReadAttributesJson(out.Take(), read));
+  return read;
+}
+
+// A Config call's attributes as the proxy records them (bench/store_bench.cc's calls shape).
+std::vector<Attribute> CompactTestConfigCall() {
+  return {{"rpc.system", std::string("grpc")},
+          {"rpc.service", std::string("spark.connect.SparkConnectService")},
+          {"rpc.method", std::string("Config")},
+          {"rpc.grpc.status_code", std::int64_t{0}},
+          {"server.address", std::string("127.0.0.1")},
+          {"server.port", std::int64_t{15002}},
+          {"network.peer.address", std::string("10.1.2.3")},
+          {"network.peer.port", std::int64_t{41234}},
+          {"rpc.request.messages", std::int64_t{1}},
+          {"rpc.request.bytes", std::int64_t{99}},
+          {"rpc.response.messages", std::int64_t{1}},
+          {"rpc.response.bytes", std::int64_t{76}},
+          {"rpc.time_to_first_response_ms", 0.382747},
+          {"sparktrace.trace_origin", std::string("new")},
+          {"spark.connect.session_id", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")},
+          {"spark.connect.user_id", std::string("bench")},
+          {"spark.connect.client_type", std::string("sparktrace-bench")},
+          {"spark.connect.server_side_session_id", std::string("26da0a0a-3e96-43f5-bb60-baead94bd698")},
+          {"spark.connect.config.operation", std::string("get")}};
+}
+
+TEST(CompactAttributesTest, ReadsBackWhatTheJsonFormReadsBack) {
+  const std::vector<Attribute> attributes = {
+      {"rpc.method", std::string("ExecutePlan")},         // key and value from the dictionaries
+      {"my.own.key", std::string("free text \xc3\xa9")},  // neither
+      {"airflow.try_number", std::int64_t{3}},
+      {"negative", std::int64_t{-42}},
+      {"smallest", std::numeric_limits<std::int64_t>::min()},
+      {"largest", std::numeric_limits<std::int64_t>::max()},
+      {"ratio", 0.25},
+      {"whole double", 3.0},  // stays a double, as "3.0" in JSON
+      {"flag", true},
+      {"off", false},
+      {"spark.sql.job_ids", std::vector<std::string>{"1", "2", "three"}},
+      {"empty list", std::vector<std::string>{}},
+      {"empty", std::string()},
+      {"uuid", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")},
+      {"upper uuid", std::string("3F1C2A9E-8B7D-4C6E-9A1F-2B3C4D5E6F70")},  // not canonical: kept as text
+      {"almost uuid", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f7g")},
+  };
+  std::vector<Attribute> read;
+  ASSERT_TRUE(ReadCompactAttributes(CompactOf(attributes), read));
+  EXPECT_TRUE(SameCompactTestAttributes(read, attributes));
+  EXPECT_TRUE(SameCompactTestAttributes(ThroughJson(attributes), attributes));
+}
+
+TEST(CompactAttributesTest, KeepsTheJsonFormsRuleForARepeatedKey) {
+  // First position, last value: what WriteAttributesJson does.
+  const std::vector<Attribute> attributes = {{"a", std::int64_t{1}},  {"b", std::string("x")},
+                                             {"a", std::int64_t{2}},  {"c", true},
+                                             {"b", std::string("y")}, {"a", std::int64_t{3}}};
+  std::vector<Attribute> read;
+  ASSERT_TRUE(ReadCompactAttributes(CompactOf(attributes), read));
+  const std::vector<Attribute> expected = {{"a", std::int64_t{3}}, {"b", std::string("y")}, {"c", true}};
+  EXPECT_TRUE(SameCompactTestAttributes(read, expected));
+  EXPECT_TRUE(SameCompactTestAttributes(ThroughJson(attributes), expected));
+
+  // The same with keys from the dictionary (their repeat is found by code).
+  const std::vector<Attribute> vocabulary = {{"rpc.method", std::string("Config")},
+                                             {"rpc.system", std::string("grpc")},
+                                             {"rpc.method", std::string("ExecutePlan")}};
+  ASSERT_TRUE(ReadCompactAttributes(CompactOf(vocabulary), read));
+  const std::vector<Attribute> vocabulary_expected = {{"rpc.method", std::string("ExecutePlan")},
+                                                      {"rpc.system", std::string("grpc")}};
+  EXPECT_TRUE(SameCompactTestAttributes(read, vocabulary_expected));
+  EXPECT_TRUE(SameCompactTestAttributes(ThroughJson(vocabulary), vocabulary_expected));
+}
+
+TEST(CompactAttributesTest, ManyAttributesWithRepeatsKeepTheirOrder) {
+  std::vector<Attribute> attributes;
+  std::vector<Attribute> expected;
+  for (std::int64_t i = 0; i < 2000; ++i) {
+    attributes.push_back({"key." + std::to_string(i % 1000), i});
+    if (i < 1000) expected.push_back({"key." + std::to_string(i), i + 1000});
+  }
+  std::vector<Attribute> read;
+  ASSERT_TRUE(ReadCompactAttributes(CompactOf(attributes), read));
+  EXPECT_TRUE(SameCompactTestAttributes(read, expected));
+  EXPECT_TRUE(SameCompactTestAttributes(ThroughJson(attributes), expected));
+}
+
+TEST(CompactAttributesTest, KeepsNonFiniteAsNanAndAnyBytes) {
+  const std::vector<Attribute> attributes = {{"nan", std::numeric_limits<double>::quiet_NaN()},
+                                             {"infinity", std::numeric_limits<double>::infinity()},
+                                             {"subnormal", 5e-324},
+                                             {"bytes", std::string("a\0b\xff", 4)}};
+  std::vector<Attribute> read;
+  ASSERT_TRUE(ReadCompactAttributes(CompactOf(attributes), read));
+  ASSERT_EQ(read.size(), 4u);
+  EXPECT_TRUE(std::isnan(std::get<double>(read[0].value)));
+  EXPECT_TRUE(std::isnan(std::get<double>(read[1].value)));  // as the JSON form's null
+  EXPECT_EQ(std::get<double>(read[2].value), 5e-324);
+  EXPECT_EQ(std::get<std::string>(read[3].value), std::string("a\0b\xff", 4));
+}
+
+TEST(CompactAttributesTest, AConfigCallTakesAQuarterOfItsJson) {
+  const std::vector<Attribute> attributes = CompactTestConfigCall();
+  JsonWriter json;
+  WriteAttributesJson(json, attributes);
+  const std::string compact = CompactOf(attributes);
+  EXPECT_LE(compact.size() * 4, json.Take().size());
+  std::vector<Attribute> read;
+  ASSERT_TRUE(ReadCompactAttributes(compact, read));
+  EXPECT_TRUE(SameCompactTestAttributes(read, attributes));
+}
+
+TEST(CompactAttributesTest, FindsOneAttributeWithoutDecodingTheOthers) {
+  const std::string bytes = CompactOf(CompactTestConfigCall());
+  EXPECT_EQ(FindCompactAttribute(bytes, "rpc.method"), AttributeValue(std::string("Config")));
+  EXPECT_EQ(FindCompactAttribute(bytes, "server.port"), AttributeValue(std::int64_t{15002}));
+  EXPECT_EQ(FindCompactAttribute(bytes, "spark.connect.config.operation"),
+            AttributeValue(std::string("get")));
+  EXPECT_EQ(FindCompactAttribute(bytes, "airflow.map_index"), std::nullopt);
+  EXPECT_EQ(FindCompactAttribute(CompactOf({}), "rpc.method"), std::nullopt);
+}
+
+TEST(CompactAttributesTest, RefusesBytesThatAreNotTheCompactForm) {
+  std::vector<Attribute> read = {{"untouched", true}};
+  const std::string good = CompactOf(CompactTestConfigCall());
+  EXPECT_FALSE(ReadCompactAttributes("", read));
+  EXPECT_FALSE(ReadCompactAttributes("{\"a\":1}", read));  // JSON text
+  for (std::size_t cut = 1; cut < good.size(); ++cut) {
+    std::vector<Attribute> partial;
+    // Every prefix either fails or ends exactly between two attributes.
+    if (ReadCompactAttributes(good.substr(0, cut), partial)) {
+      EXPECT_LT(partial.size(), CompactTestConfigCall().size()) << cut;
+    }
+  }
+  std::string unknown_kind = CompactOf({{"k", true}});
+  unknown_kind.back() = static_cast<char>(0x7f);
+  EXPECT_FALSE(ReadCompactAttributes(unknown_kind, read));
+  std::string unknown_key = good.substr(0, 1) + "\xff\x7f";  // a key code past the dictionary
+  EXPECT_FALSE(ReadCompactAttributes(unknown_key, read));
+  EXPECT_TRUE(SameCompactTestAttributes(read, {{"untouched", true}}));
+  EXPECT_EQ(FindCompactAttribute(unknown_kind, "zzz"), std::nullopt);
+}
+
+TEST(CompactAttributesTest, DictionaryCodesAreUniqueAndRoundTrip) {
+  std::set<std::string_view> keys;
+  for (std::uint64_t code = 1; const auto key = CompactKeyOfCode(code); ++code) {
+    EXPECT_TRUE(keys.insert(*key).second) << *key;
+    EXPECT_EQ(CompactKeyCode(*key), code);
+  }
+  EXPECT_GT(keys.size(), 100u);
+  EXPECT_EQ(CompactKeyOfCode(0), std::nullopt);
+  std::set<std::string_view> values;
+  for (std::uint64_t code = 0; const auto value = CompactValueOfCode(code); ++code) {
+    EXPECT_TRUE(values.insert(*value).second) << *value;
+    EXPECT_EQ(CompactValueCode(*value), code);
+  }
+  // Stored rows depend on these: the first entries never move.
+  EXPECT_EQ(CompactKeyOfCode(1), "airflow.dag_id");
+  EXPECT_EQ(CompactValueOfCode(0), "grpc");
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store

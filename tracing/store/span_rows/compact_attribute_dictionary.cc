@@ -1,0 +1,256 @@
+#include "tracing/store/span_rows/compact_attribute_dictionary.h"
+
+#include <array>
+#include <string>
+#include <unordered_map>
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// Keys: the span vocabulary's (tracing/span_vocabulary.h, as of schema version 6) and the OTel
+// semantic-convention keys the proxy records. Code = position + 1. APPEND ONLY.
+constexpr std::array kKeys = {
+    "airflow.dag_id",
+    "airflow.task_id",
+    "airflow.run_id",
+    "airflow.try_number",
+    "airflow.map_index",
+    "airflow.task.state",
+    "airflow.task.operator",
+    "airflow.task.hostname",
+    "airflow.version",
+    "spark.connect.operation_id",
+    "spark.connect.session_id",
+    "spark.connect.user_id",
+    "spark.connect.client_type",
+    "spark.connect.plan_kind",
+    "spark.connect.relation",
+    "spark.connect.command",
+    "spark.connect.tags",
+    "spark.connect.reattachable",
+    "spark.connect.operation.first_seen",
+    "spark.connect.operation_id_header",
+    "spark.connect.operation.ended_before_call",
+    "spark.connect.server_side_session_id",
+    "spark.connect.response.batches",
+    "spark.connect.result_complete",
+    "spark.connect.reattach.last_response_id",
+    "spark.connect.release",
+    "spark.connect.interrupt.type",
+    "spark.connect.interrupt.target",
+    "spark.connect.interrupted_ids",
+    "spark.connect.analyze",
+    "spark.connect.config.operation",
+    "spark.connect.artifact.payload",
+    "spark.connect.result.rows",
+    "spark.connect.result.arrow_bytes",
+    "spark.connect.result.batches",
+    "spark.connect.reattach_count",
+    "spark.connect.time_to_first_batch_ms",
+    "spark.connect.response.rows",
+    "spark.connect.response.bytes",
+    "spark.connect.operation.outcome",
+    "spark.connect.progress.stages_done",
+    "spark.connect.progress.stages_total",
+    "spark.connect.progress.tasks_done",
+    "spark.connect.progress.tasks_total",
+    "spark.connect.progress.input_bytes_read",
+    "spark.connect.progress.inflight_tasks",
+    "spark.connect.progress.updates",
+    "spark.connect.progress.stages_dropped",
+    "spark.connect.operation.state",
+    "rpc.system",
+    "rpc.service",
+    "rpc.method",
+    "rpc.grpc.status_code",
+    "rpc.request.messages",
+    "rpc.request.bytes",
+    "rpc.response.messages",
+    "rpc.response.bytes",
+    "rpc.time_to_first_response_ms",
+    "sparktrace.trace_origin",
+    "sparktrace.interrupt_span_id",
+    "sparktrace.undecodable_messages",
+    "sparktrace.dropped_events",
+    "spark.connect.job_tag",
+    "spark.connect.produced_row_count",
+    "spark.app.id",
+    "spark.app.attempt_id",
+    "spark.app.name",
+    "spark.app.status",
+    "spark.version",
+    "spark.app.executors_added",
+    "spark.app.connect_operations",
+    "spark.job.id",
+    "spark.job.status",
+    "spark.job.stage_ids",
+    "spark.sql.execution_id",
+    "spark.sql.description",
+    "spark.sql.job_ids",
+    "spark.sql.job_count",
+    "spark.sql.plan_version",
+    "spark.sql.operator_count",
+    "spark.sql.operator_time_ms",
+    "spark.sql.plan_truncated",
+    "spark.sql.plan",
+    "spark.sql.operator.rank",
+    "spark.sql.operator.node_id",
+    "spark.sql.operator.name",
+    "spark.sql.operator.time_ms",
+    "spark.sql.operator.output_rows",
+    "spark.sql.operator.spill_bytes",
+    "spark.sql.operator.peak_memory_bytes",
+    "spark.stage.id",
+    "spark.stage.attempt",
+    "spark.stage.name",
+    "spark.stage.tasks",
+    "spark.stage.tasks_ended",
+    "spark.stage.failed_tasks",
+    "spark.stage.killed_tasks",
+    "spark.stage.parent_ids",
+    "spark.stage.task_duration_ms.p50",
+    "spark.stage.task_duration_ms.p95",
+    "spark.stage.task_duration_ms.max",
+    "spark.stage.task_duration_exact",
+    "spark.stage.executor_cpu_time_ms",
+    "spark.stage.jvm_gc_time_ms",
+    "spark.stage.memory_spilled_bytes",
+    "spark.stage.disk_spilled_bytes",
+    "spark.stage.shuffle_read_bytes",
+    "spark.stage.shuffle_fetch_wait_ms",
+    "spark.stage.shuffle_write_bytes",
+    "spark.stage.input_bytes",
+    "spark.stage.input_records",
+    "spark.stage.output_bytes",
+    "spark.stage.output_records",
+    "spark.stage.peak_execution_memory_bytes",
+    "spark.phase.name",
+    "spark.phase.duration_ms",
+    "spark.phase.total_ms",
+    "spark.phase.window_ms",
+    "spark.executor.id",
+    "finding.id",
+    "finding.key",
+    "finding.severity",
+    "finding.scope",
+    "finding.title",
+    "finding.impact_seconds",
+    "finding.recipe",
+    "finding.fix",
+    "finding.evidence",
+    "finding.related",
+    "finding.suppressed_reason",
+    "finding.suppressed_until",
+    "sparktrace.findings",
+    "sparktrace.finding_ids",
+    "sparktrace.incomplete",
+    "server.address",
+    "server.port",
+    "network.peer.address",
+    "network.peer.port",
+    "spark.stage.executor_run_time_ms",
+    "spark.stage.task_duration_ms.profile",
+    "spark.executors.active_at_start",
+    "spark.executors.cores_at_start",
+    "spark.executors.changes_not_listed",
+    "spark.executors.active",
+    "spark.executors.cores_active",
+    "spark.executor.cores",
+    "spark.executor.memory_bytes",
+    "spark.executor.memory_overhead_bytes",
+    "spark.driver.cores",
+    "spark.driver.memory_bytes",
+    "spark.driver.memory_overhead_bytes",
+    "spark.app.others_executor_run_time_ms",
+    "spark.app.other_operations",
+};
+
+// Values: the enumerations and constant strings of the vocabulary that most spans repeat.
+// Code = position. APPEND ONLY.
+constexpr std::array kValues = {
+    "grpc",
+    "spark.connect.SparkConnectService",
+    "Config",
+    "ExecutePlan",
+    "AnalyzePlan",
+    "AddArtifacts",
+    "ArtifactStatus",
+    "Interrupt",
+    "ReattachExecute",
+    "ReleaseExecute",
+    "ReleaseSession",
+    "FetchErrorDetails",
+    "CloneSession",
+    "new",
+    "client",
+    "airflow",
+    "unknown",
+    "get",
+    "set",
+    "get_option",
+    "get_all",
+    "unset",
+    "is_modifiable",
+    "get_with_default",
+    "running",
+    "succeeded",
+    "failed",
+    "success",
+    "finished",
+    "canceled",
+    "cancelled",
+    "interrupted",
+    "closed",
+    "error",
+    "RUNNING",
+    "SUCCEEDED",
+    "FAILED",
+    "UNKNOWN",
+    "plan",
+    "command",
+    "root",
+    "sql",
+    "initial",
+    "adaptive",
+    "none",
+    "true",
+    "false",
+    "127.0.0.1",
+};
+
+template <std::size_t N>
+std::unordered_map<std::string_view, std::uint32_t> CodesOf(const std::array<const char*, N>& entries,
+                                                            std::uint32_t first) {
+  std::unordered_map<std::string_view, std::uint32_t> codes;
+  codes.reserve(N);
+  for (std::size_t i = 0; i < N; ++i) codes.emplace(entries[i], first + static_cast<std::uint32_t>(i));
+  return codes;
+}
+
+}  // namespace
+
+std::optional<std::uint32_t> CompactKeyCode(std::string_view key) {
+  static const std::unordered_map<std::string_view, std::uint32_t> codes = CodesOf(kKeys, 1);
+  const auto found = codes.find(key);
+  if (found == codes.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<std::string_view> CompactKeyOfCode(std::uint64_t code) {
+  if (code == 0 || code > kKeys.size()) return std::nullopt;
+  return kKeys[code - 1];
+}
+
+std::optional<std::uint32_t> CompactValueCode(std::string_view value) {
+  static const std::unordered_map<std::string_view, std::uint32_t> codes = CodesOf(kValues, 0);
+  const auto found = codes.find(value);
+  if (found == codes.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<std::string_view> CompactValueOfCode(std::uint64_t code) {
+  if (code >= kValues.size()) return std::nullopt;
+  return kValues[code];
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,23 @@
+#pragma once
+// The shared dictionaries of the compact attribute form (compact_attributes.h): attribute keys and
+// string values that most stored spans carry, each stored as its position in the list.
+//
+// APPEND-ONLY: stored rows hold these codes, so an entry is never removed, reordered or respelt (a
+// renamed key gets a new entry at the end). The entries are literal strings, not the vocabulary's
+// constants, so that editing tracing/span_vocabulary.h can never change what stored codes mean.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace sparktrace::tracing::store {
+
+// Codes start at 1 (0 marks a key spelt out in the row).
+std::optional<std::uint32_t> CompactKeyCode(std::string_view key);
+std::optional<std::string_view> CompactKeyOfCode(std::uint64_t code);
+
+// Codes start at 0.
+std::optional<std::uint32_t> CompactValueCode(std::string_view value);
+std::optional<std::string_view> CompactValueOfCode(std::uint64_t code);
+
+}  // namespace sparktrace::tracing::store
