@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/tracing/store/sqlite_store_file_test.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/stored_span.h"
@@ -25,20 +26,8 @@ using namespace testing_spans;  // NOLINT(google-build-using-namespace): test he
 
 namespace fs = std::filesystem;
 
-class SqliteCompactAttributesTest : public testing::Test {
+class SqliteCompactAttributesTest : public SqliteStoreFileTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(testing::TempDir()) / ("sparktrace_compact_" + std::to_string(::getpid()) + "_" +
-                                           testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "traces.db").string();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
   std::unique_ptr<SqliteSpanStore> OpenCompactTestStore() {
     auto store = SqliteSpanStore::Open(path_, {});
     EXPECT_TRUE(store.ok()) << store.error().ToString();
@@ -50,9 +39,6 @@ class SqliteCompactAttributesTest : public testing::Test {
     EXPECT_TRUE(db.ok()) << db.error().ToString();
     return std::move(db).value();
   }
-
-  fs::path dir_;
-  std::string path_;
 };
 
 // Every kind of value, as a span of a mapped Airflow task's trace carries them.

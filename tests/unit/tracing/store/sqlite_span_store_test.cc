@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/tracing/store/sqlite_store_file_test.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 
@@ -26,21 +27,8 @@ using namespace testing_spans;  // NOLINT(google-build-using-namespace): test he
 
 namespace fs = std::filesystem;
 
-class SqliteSpanStoreTest : public testing::Test {
+class SqliteSpanStoreTest : public SqliteStoreFileTest {
  protected:
-  void SetUp() override {
-    // Unique per test and per process, so parallel ctest runs do not share files.
-    dir_ = fs::path(testing::TempDir()) / ("sparktrace_store_" + std::to_string(::getpid()) + "_" +
-                                           testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "traces.db").string();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-
   std::unique_ptr<SqliteSpanStore> OpenStore(StoreOptions options = {}) {
     auto store = SqliteSpanStore::Open(path_, options);
     EXPECT_TRUE(store.ok()) << store.error().ToString();
@@ -59,9 +47,6 @@ class SqliteSpanStoreTest : public testing::Test {
     EXPECT_TRUE(db.ok());
     return std::move(db).value();
   }
-
-  fs::path dir_;
-  std::string path_;
 };
 
 TEST_F(SqliteSpanStoreTest, StoresWellKnownAttributesInQueryableColumns) {

@@ -1,0 +1,34 @@
+#pragma once
+// A fixture for tests of a SQLite store file: a directory of its own per test and per process (so
+// that parallel ctest runs share nothing), removed afterwards, and the file's path in it.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+namespace sparktrace::tracing::store {
+
+class SqliteStoreFileTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(testing::TempDir()) /
+           ("sparktrace_store_" + std::to_string(::getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "traces.db").string();
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+}  // namespace sparktrace::tracing::store
