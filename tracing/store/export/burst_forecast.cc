@@ -8,6 +8,8 @@ namespace {
 constexpr auto kMinSampleInterval = std::chrono::milliseconds(20);
 // Weight of the newest write in the store's pace: a few writes decide it, one odd write does not.
 constexpr double kWriteWeight = 0.3;
+// While the forecast alone spools, a write goes in this often to measure the store's pace again.
+constexpr auto kRemeasureInterval = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -33,10 +35,16 @@ bool BurstForecast::SpoolInstead(std::size_t spans, Clock::time_point now) {
   const double capacity = static_cast<double>(gauge_->capacity());
   if (queued * 4 > capacity) return true;
   const double expected_arrivals = arrivals_per_second_ * seconds_per_span_ * static_cast<double>(spans);
-  return queued + expected_arrivals > capacity / 2;
+  if (queued + expected_arrivals <= capacity / 2) return false;
+  if (now - last_write_ >= kRemeasureInterval) {
+    last_write_ = now;  // this one goes to the store: its time is the pace from now on
+    return false;
+  }
+  return true;
 }
 
-void BurstForecast::RecordWrite(std::size_t spans, Clock::duration took) {
+void BurstForecast::RecordWrite(std::size_t spans, Clock::duration took, Clock::time_point now) {
+  last_write_ = now;
   if (spans == 0) return;
   const double per_span = std::chrono::duration<double>(took).count() / static_cast<double>(spans);
   seconds_per_span_ =

@@ -39,7 +39,7 @@ TEST(BurstForecast, AQueueMoreThanAQuarterFullSpools) {
 struct BurstAfterWrites {
   explicit BurstAfterWrites(milliseconds write) {
     forecast.Watch(gauge);
-    forecast.RecordWrite(kBatch, write);
+    forecast.RecordWrite(kBatch, write, t0);
     first_answer = forecast.SpoolInstead(kBatch, t0);
     Arrive(gauge, 6000, 1000);
     spools = forecast.SpoolInstead(kBatch, t0 + milliseconds(100));
@@ -62,6 +62,25 @@ TEST(BurstForecast, ASlowStoreUnderABurstSpoolsBeforeTheQueueFills) {
 
   Arrive(burst.gauge, 100, 0);  // 100 spans in the next second: 100/s
   EXPECT_FALSE(burst.forecast.SpoolInstead(kBatch, burst.t0 + milliseconds(1100)));
+}
+
+// One slow write (a checkpoint) must not keep the store out for as long as the burst lasts: the
+// forecast only learns the store's pace from writes, so while it alone spools, one batch a second
+// still goes to the store; the others keep going to the spool.
+TEST(BurstForecast, WhileItSpoolsOnAForecastOneWriteASecondStillGoesIn) {
+  BurstAfterWrites burst(milliseconds(150));
+  ASSERT_TRUE(burst.spools);
+  auto at = burst.t0 + milliseconds(100);
+  bool let_through = false;
+  for (int step = 0; step < 9 && !let_through; ++step) {  // 100 ms more each time, still 60k/s
+    at += milliseconds(100);
+    Arrive(burst.gauge, 6000, 1000);
+    let_through = !burst.forecast.SpoolInstead(kBatch, at);
+    EXPECT_EQ(let_through, at - burst.t0 >= std::chrono::seconds(1)) << "at +" << (at - burst.t0).count();
+  }
+  EXPECT_TRUE(let_through);
+  Arrive(burst.gauge, 6000, 1000);
+  EXPECT_TRUE(burst.forecast.SpoolInstead(kBatch, at + milliseconds(100))) << "one write, then the spool again";
 }
 
 // SQLite at ~40k spans/s (50 ms a batch) with the same burst: 3,000 arrivals during a write, well
