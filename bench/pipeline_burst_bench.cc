@@ -55,7 +55,8 @@ tracing::Span ConfigCallSpan(std::mt19937_64& random, std::uint64_t n, std::uint
   span.end_time_unix_nano = span.start_time_unix_nano + 400'000;
   const std::uint64_t ms = span.start_time_unix_nano / 1'000'000;
   for (std::size_t b = 0; b < span.trace_id.size(); ++b) {
-    span.trace_id[b] = b < 6 ? static_cast<std::uint8_t>(ms >> (8 * (5 - b))) : static_cast<std::uint8_t>(random());
+    span.trace_id[b] =
+        b < 6 ? static_cast<std::uint8_t>(ms >> (8 * (5 - b))) : static_cast<std::uint8_t>(random());
   }
   for (auto& byte : span.span_id) byte = static_cast<std::uint8_t>(random() | 1);
   span.kind = tracing::SpanKind::kServer;
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
       return Usage("unknown flag " + std::string(flag));
     }
   }
-  if (options.store.empty() || options.spool_dir.empty()) return Usage("--store and --spool-dir are required");
+  if (options.store.empty() || options.spool_dir.empty())
+    return Usage("--store and --spool-dir are required");
   if (options.rate <= 0 || options.queue == 0) return Usage("--rate and --queue must be positive");
   auto location = store::ParseStoreLocation(options.store);
   if (!location.ok()) return Usage(location.error().message);
@@ -129,9 +131,9 @@ int main(int argc, char** argv) {
 
   // Built before the clock starts, so that submitting costs what the relay's hand-over costs.
   std::mt19937_64 random(0x5eed);
-  const auto base = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const auto base = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                   std::chrono::system_clock::now().time_since_epoch())
+                                                   .count());
   std::vector<tracing::Span> spans;
   spans.reserve(options.spans);
   const std::uint64_t resident_before = ResidentBytes();
@@ -142,9 +144,8 @@ int main(int argc, char** argv) {
   tracing::SpanPipelineOptions pipeline_options;
   pipeline_options.max_batch_spans = 2048;  // the proxy's store pipeline (cli/tracing_stack.cc)
   pipeline_options.max_queue_spans = options.queue;
-  auto exporter = std::make_unique<store::StoreSpanExporter>(std::move(*opened), open, location->display,
-                                                              store::StoreSpanExporterOptions{},
-                                                              std::move(*spool));
+  auto exporter = std::make_unique<store::StoreSpanExporter>(
+      std::move(*opened), open, location->display, store::StoreSpanExporterOptions{}, std::move(*spool));
   const store::StoreSpanExporter& exporter_view = *exporter;
   tracing::SpanPipeline pipeline("store", std::move(exporter), pipeline_options);
 
@@ -153,8 +154,9 @@ int main(int argc, char** argv) {
   const auto started = Clock::now();
   const auto per_slice = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(options.rate / 1000));
   for (std::uint64_t at = 0; at < spans.size(); at += per_slice) {
-    std::this_thread::sleep_until(started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                                static_cast<double>(at) / options.rate)));
+    std::this_thread::sleep_until(started +
+                                  std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(static_cast<double>(at) / options.rate)));
     const auto end = std::min<std::uint64_t>(spans.size(), at + per_slice);
     for (auto n = at; n < end; ++n) pipeline.Submit(std::move(spans[n]));
   }

@@ -9,7 +9,10 @@ namespace sparktrace::tracing {
 
 SpanPipeline::SpanPipeline(std::string name, std::unique_ptr<SpanExporter> exporter,
                            SpanPipelineOptions options)
-    : name_(std::move(name)), exporter_(std::move(exporter)), options_(options), backlog_(options.max_queue_spans) {
+    : name_(std::move(name)),
+      exporter_(std::move(exporter)),
+      options_(options),
+      backlog_(options.max_queue_spans) {
   exporter_->WatchBacklog(backlog_);
   thread_ = std::thread([this] { Run(); });
 }

@@ -205,9 +205,10 @@ TEST(TracingConfig, OtlpHttpTakesHostPortOrUrl) {
 }
 
 TEST(TracingConfig, ValuesAreParsed) {
-  auto config = Configure({"--store", "/data/traces.db", "--store-max-age", "36h", "--store-max-bytes",
-                           "2GiB", "--sample-ratio", "0.25", "--span-batch-delay", "250ms",
-                           "--span-queue-max", "65536", "--operation-linger", "2m", "--otlp-endpoint", "[::1]:4317", "--otlp-tls"});
+  auto config =
+      Configure({"--store", "/data/traces.db", "--store-max-age", "36h", "--store-max-bytes", "2GiB",
+                 "--sample-ratio", "0.25", "--span-batch-delay", "250ms", "--span-queue-max", "65536",
+                 "--operation-linger", "2m", "--otlp-endpoint", "[::1]:4317", "--otlp-tls"});
   ASSERT_TRUE(config.ok()) << MessageOf(config);
   ASSERT_TRUE(config->store.has_value());
   EXPECT_EQ(config->store->target, "/data/traces.db");

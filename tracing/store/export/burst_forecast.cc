@@ -22,8 +22,8 @@ void BurstForecast::SampleArrivals(Clock::time_point now) {
   }
   const auto interval = now - sampled_at_;
   if (interval < kMinSampleInterval) return;
-  arrivals_per_second_ = static_cast<double>(arrived - arrived_at_sample_) /
-                         std::chrono::duration<double>(interval).count();
+  arrivals_per_second_ =
+      static_cast<double>(arrived - arrived_at_sample_) / std::chrono::duration<double>(interval).count();
   sampled_at_ = now;
   arrived_at_sample_ = arrived;
 }

@@ -30,8 +30,7 @@ void AppendOptional(CopyRows& copy, const std::string* text) {
 
 // The bytes a span adds to the store's size measure (approx_bytes, as kRefreshSummariesSql sums it).
 std::int64_t ApproxBytes(const StoredSpanRow& row) {
-  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() +
-                                   160);
+  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() + 160);
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ TEST(BurstForecast, WhileItSpoolsOnAForecastOneWriteASecondStillGoesIn) {
   }
   EXPECT_TRUE(let_through);
   Arrive(burst.gauge, 6000, 1000);
-  EXPECT_TRUE(burst.forecast.SpoolInstead(kBatch, at + milliseconds(100))) << "one write, then the spool again";
+  EXPECT_TRUE(burst.forecast.SpoolInstead(kBatch, at + milliseconds(100)))
+      << "one write, then the spool again";
 }
 
 // SQLite at ~40k spans/s (50 ms a batch) with the same burst: 3,000 arrivals during a write, well
