@@ -77,15 +77,17 @@ Result<void> StoreSpanExporter::Spool(std::span<const Span> spans) {
 
 void StoreSpanExporter::DrainSpool(Clock::time_point deadline) {
   while (!spool_->empty() && !shut_down_ && Clock::now() < deadline) {
+    // Before each batch, the queue is looked at again: a burst that arrives while the store writes
+    // stops the drain at once, so that the exporter goes back to taking the queue. Asked before the
+    // batch is read, with the size batches come in (the spool holds the pipeline's batches): during
+    // a burst every Export asks, and a batch read from disk only to be left there is wasted work.
+    if (forecast_.SpoolInstead(last_batch_spans_, Clock::now())) return;
     auto batch = spool_->Peek();
     if (!batch.ok()) {
       spdlog::warn("span spool: {}", batch.error().message);
       return;
     }
     if (!*batch) return;
-    // Before each batch, the queue is looked at again: a burst that arrives while the store writes
-    // stops the drain at once, so that the exporter goes back to taking the queue.
-    if (forecast_.SpoolInstead((*batch)->spans.size(), Clock::now())) return;
     if (auto written = WriteToStore((*batch)->spans); !written.ok()) {
       // Down or locked: keep it, try later. A batch the store refuses for what it holds (kInternal:
       // a statement error, not a lost connection) would hold every batch behind it forever: after
@@ -111,6 +113,7 @@ Result<void> StoreSpanExporter::Export(std::span<const Span> spans, Clock::time_
     failed_ += spans.size();
     return Error{ErrorCode::kUnavailable, "the store exporter is shut down"};
   }
+  last_batch_spans_ = spans.size();
   if (spool_) {
     // Behind what waits already, so that the store gets spans in the order they ended; and aside
     // while the queue fills faster than the store takes it.

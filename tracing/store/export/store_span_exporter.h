@@ -80,6 +80,7 @@ class StoreSpanExporter final : public SpanExporter {
   std::chrono::milliseconds open_backoff_;
   std::unique_ptr<SpanSpool> spool_;
   BurstForecast forecast_;  // store or spool, from the owning pipeline's queue (exporter thread only)
+  std::size_t last_batch_spans_ = 0;  // the latest Export's batch: what a spooled batch holds, about
   // How often the store refused the spool's oldest batch for its content (exporter thread only).
   static constexpr int kMaxRefusals = 3;
   int head_refusals_ = 0;
