@@ -23,11 +23,11 @@ extern const std::string kMergeSql;
 // Recomputes the summaries of the traces in $1 (a text[] of hex ids) from all their stored spans.
 extern const std::string_view kRefreshSummariesSql;
 
-// The batch's spans in COPY text for incoming_spans: seq (the last version of a span wins), then
-// kStoredSpanColumns (span_table_sql.h).
-std::string SpanCopy(const std::vector<StoredSpanRow>& rows);
+// The batch's spans in COPY text for incoming_spans, kPostgresSpanWriteColumns
+// (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which).
+std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces);
 // Each trace's summary as the batch alone would make it, in COPY text for incoming_traces; used
 // only for the traces the batch creates.
-std::string SummaryCopy(const std::vector<StoredSpanRow>& rows, const BatchTraces& traces);
+std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces);
 
 }  // namespace sparktrace::tracing::store
