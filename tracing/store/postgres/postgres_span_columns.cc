@@ -8,6 +8,7 @@
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/span_rows/attribute_json_reader.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/stored_span.h"
 
@@ -15,6 +16,19 @@ namespace sparktrace::tracing::store {
 
 std::string IdsFromHexSql(std::string_view param) {
   return fmt::format("ARRAY(SELECT decode(id, 'hex') FROM unnest({}::text[]) id)", param);
+}
+
+bool AreCompactAttributes(std::string_view bytes) {
+  return !bytes.empty() && static_cast<unsigned char>(bytes.front()) == kCompactAttributesFormat;
+}
+
+Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text, std::string_view span_hex) {
+  std::vector<Attribute> attributes;
+  const auto bytes = ByteaFromText(bytea_text);
+  const bool read = bytes && (AreCompactAttributes(*bytes) ? ReadCompactAttributes(*bytes, attributes)
+                                                           : ReadAttributesJson(*bytes, attributes));
+  if (!read) return Error{ErrorCode::kInternal, fmt::format("malformed attributes of stored span {}", span_hex)};
+  return attributes;
 }
 
 Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first) {
@@ -39,8 +53,7 @@ Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first) {
                    fmt::format("attributes of stored span {} are not bytea", columns.span_id)};
     }
     columns.attributes = *attributes;
-    columns.attributes_compact =
-        !attributes->empty() && static_cast<unsigned char>(attributes->front()) == kCompactAttributesFormat;
+    columns.attributes_compact = AreCompactAttributes(*attributes);
     columns.events_json = result.Text(row, at(11));
     auto span = FromStoredColumns(columns);
     if (!span.ok()) return span.error();

@@ -39,6 +39,13 @@ std::string IdsFromHexSql(std::string_view param);
 // JSON text a version-2 row held; malformed rows are kInternal errors naming the span.
 Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first = 0);
 
+// Whether stored attribute bytes are in the compact form (its format byte) rather than the JSON
+// text of a row written before version 3.
+bool AreCompactAttributes(std::string_view bytes);
+// The attributes of a stored row from the text form of its bytea column (either form); kInternal,
+// naming the span, when they are neither.
+Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text, std::string_view span_hex);
+
 // The map index an "airflow.task" span is replaced under (its airflow.map_index attribute as the task
 // index takes it: an integer, a double truncated or text holding an integer); nullopt when it has none
 // or the span is not an "airflow.task" span.

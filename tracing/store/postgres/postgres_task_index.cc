@@ -12,8 +12,6 @@
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
-#include "tracing/store/span_rows/attribute_json_reader.h"
-#include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
@@ -76,13 +74,9 @@ Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db
     span.end_time_unix_nano = static_cast<std::uint64_t>(result->Int64(row, 5));
     span.status_code = static_cast<StatusCode>(result->Int64(row, 6));
     if (!result->IsNull(row, 11)) {
-      const auto bytes = ByteaFromText(result->Text(row, 11));
-      if (!bytes) return Error{ErrorCode::kInternal, "attributes of a stored span are not bytea"};
-      const bool compact =
-          !bytes->empty() && static_cast<unsigned char>(bytes->front()) == kCompactAttributesFormat;
-      if (!(compact ? ReadCompactAttributes(*bytes, span.attributes) : ReadAttributesJson(*bytes, span.attributes))) {
-        return Error{ErrorCode::kInternal, fmt::format("malformed attributes of stored span {}", text(1))};
-      }
+      auto attributes = StoredAttributes(result->Text(row, 11), result->Text(row, 1));
+      if (!attributes.ok()) return attributes.error();
+      span.attributes = std::move(attributes).value();
     }
     StoredSpanRow stored;
     stored.span_id = text(1);
