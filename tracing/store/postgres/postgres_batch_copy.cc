@@ -45,7 +45,8 @@ std::string_view BytesOf(const std::array<std::uint8_t, N>& id) {
 // ON COMMIT DELETE ROWS: the tables are empty at the start of every batch without a DELETE.
 const std::string_view kIncomingTablesSql =
     "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (LIKE spans) ON COMMIT DELETE ROWS; "
-    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_traces (LIKE traces) ON COMMIT DELETE ROWS";
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_traces (LIKE traces) ON COMMIT DELETE ROWS; "
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_attempts (LIKE task_attempts) ON COMMIT DELETE ROWS";
 
 const std::string_view kInsertNewSummariesSql =
     "INSERT INTO traces SELECT * FROM incoming_traces ON CONFLICT (trace_id) DO NOTHING "

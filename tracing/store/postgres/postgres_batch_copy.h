@@ -14,7 +14,9 @@
 
 namespace sparktrace::tracing::store {
 
-// Creates this session's incoming_spans and incoming_traces, emptied at every COMMIT.
+// Creates this session's incoming_spans, incoming_traces and incoming_attempts (the task index's,
+// postgres_task_index.cc), emptied at every COMMIT; once per session (IF NOT EXISTS would log a
+// notice each time).
 extern const std::string_view kIncomingTablesSql;
 // Inserts the incoming summaries of traces that have none yet; RETURNING names those, the new traces.
 extern const std::string_view kInsertNewSummariesSql;

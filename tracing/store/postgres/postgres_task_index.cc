@@ -346,8 +346,8 @@ class PostgresTaskIndex final : public TaskIndexDialect {
 
  private:
   // An attempt without identity after a refresh: its row from the part just computed (upserted through
-  // a temporary table, keeping the settled figures: AttemptRowUpsertSql), or no row when its trace has
-  // no such part any more.
+  // the session's incoming_attempts, postgres_batch_copy.h, keeping the settled figures:
+  // AttemptRowUpsertSql), or no row when its trace has no such part any more.
   Result<void> WriteAttemptsWithoutIdentity(const std::vector<const PartKey*>& keys, std::int64_t now) {
     if (keys.empty()) return {};
     std::string rows;
@@ -367,9 +367,6 @@ class PostgresTaskIndex final : public TaskIndexDialect {
       if (auto removed = db_.Query(remove_sql, {TextArray(gone)}); !removed.ok()) return removed.error();
     }
     if (rows.empty()) return {};
-    static const std::string create_sql =
-        "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_attempts (LIKE task_attempts) ON COMMIT DELETE ROWS";
-    if (auto created = db_.Exec(create_sql); !created.ok()) return created.error();
     if (auto copied = db_.CopyIn(fmt::format("COPY incoming_attempts ({}) FROM STDIN", kWholeAttemptColumns), rows);
         !copied.ok()) {
       return copied.error();
