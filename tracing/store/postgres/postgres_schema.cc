@@ -245,6 +245,18 @@ Result<void> MigratePostgresTo(PgConnection& db, const std::string& display, std
                       display));
     }
   }
+  if (*version >= target) return {};
+  // A step may rewrite a table (version 3 rewrites spans): it runs without the session's statement
+  // timeout, which bounds the writes of spans, not a migration; restored after.
+  auto timeout = db.Exec("SHOW statement_timeout");
+  if (!timeout.ok()) return timeout.error();
+  const std::string session_timeout(timeout->Text(0, 0));
+  if (auto unbounded = db.Exec("SET statement_timeout = 0"); !unbounded.ok()) return unbounded.error();
+  struct RestoreTimeout {
+    PgConnection& db;
+    const std::string& value;
+    ~RestoreTimeout() { (void)db.Exec(fmt::format("SET statement_timeout = '{}'", value)); }
+  } restore{db, session_timeout};
   for (std::int64_t step = *version; step < target; ++step) {
     const std::string sql = fmt::format(
         "BEGIN; {}; CREATE TABLE IF NOT EXISTS sparktrace_schema (one boolean PRIMARY KEY DEFAULT true CHECK "

@@ -163,5 +163,21 @@ TEST_F(PostgresCompactRowsTest, MigratesAVersionTwoDatabaseAndReadsItsRowsBackEx
   ExpectSpanEq((*spans)[2], stage);
 }
 
+// Migration 3 rewrites spans, which takes as long as the table is large: it runs without the statement
+// timeout that bounds the session's writes, and the session gets its timeout back.
+TEST_F(PostgresCompactRowsTest, AMigrationRunsWithoutTheSessionsStatementTimeout) {
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok()) << raw.error().ToString();
+  ASSERT_TRUE(raw->Exec("SET statement_timeout = '1ms'").ok());
+  auto slow = raw->Exec("SELECT pg_sleep(0.05)");
+  ASSERT_FALSE(slow.ok());  // the timeout bites a statement of the session
+  auto migrated = MigratePostgresTo(*raw, "test database", kPostgresSchemaVersion);
+  ASSERT_TRUE(migrated.ok()) << migrated.error().ToString();
+  EXPECT_EQ(*PostgresSchemaVersion(*raw), kPostgresSchemaVersion);
+  auto timeout = raw->Exec("SHOW statement_timeout");
+  ASSERT_TRUE(timeout.ok());
+  EXPECT_EQ(timeout->Text(0, 0), "1ms");
+}
+
 }  // namespace
 }  // namespace sparktrace::tracing::store
