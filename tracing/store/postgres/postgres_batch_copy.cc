@@ -37,7 +37,8 @@ std::int64_t ApproxBytes(const StoredSpanRow& row) {
 
 template <std::size_t N>
 std::string_view BytesOf(const std::array<std::uint8_t, N>& id) {
-  return {reinterpret_cast<const char*>(id.data()), N};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the id's bytes as they are
+  return {reinterpret_cast<const char*>(id.data()), N};
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text, std
   const auto bytes = ByteaFromText(bytea_text);
   const bool read = bytes && (AreCompactAttributes(*bytes) ? ReadCompactAttributes(*bytes, attributes)
                                                            : ReadAttributesJson(*bytes, attributes));
-  if (!read) return Error{ErrorCode::kInternal, fmt::format("malformed attributes of stored span {}", span_hex)};
+  if (!read)
+    return Error{ErrorCode::kInternal, fmt::format("malformed attributes of stored span {}", span_hex)};
   return attributes;
 }
 

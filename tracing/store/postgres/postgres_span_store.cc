@@ -217,11 +217,10 @@ Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilte
 Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
   return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
     const std::string trace_hex = ToHex(trace_id);
-    auto result =
-        db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = decode($1, 'hex') "
-                              "ORDER BY start_unix_nano, span_id",
-                              kPostgresSpanReadColumns),
-                  {trace_hex});
+    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = decode($1, 'hex') "
+                                        "ORDER BY start_unix_nano, span_id",
+                                        kPostgresSpanReadColumns),
+                            {trace_hex});
     if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
     auto spans = SpansOfResult(*result);
     if (!spans.ok()) return spans.error();
@@ -315,14 +314,13 @@ Result<std::size_t> PostgresSpanStore::DeleteTraces(const std::vector<std::strin
   if (auto locked = LockTraces(db_, trace_ids); !locked.ok()) return locked.error();
   if (auto forgotten = ForgetTracesInPostgresTaskIndex(db_, trace_ids); !forgotten.ok())
     return forgotten.error();
-  auto spans = db_.Query(
-      fmt::format("WITH gone AS (DELETE FROM spans WHERE trace_id = ANY({}) RETURNING 1) "
-                  "SELECT count(*) FROM gone",
-                  IdsFromHexSql("$1")),
-      {TextArray(trace_ids)});
+  auto spans = db_.Query(fmt::format("WITH gone AS (DELETE FROM spans WHERE trace_id = ANY({}) RETURNING 1) "
+                                     "SELECT count(*) FROM gone",
+                                     IdsFromHexSql("$1")),
+                         {TextArray(trace_ids)});
   if (!spans.ok()) return spans.error();
-  if (auto summaries =
-          db_.Query("DELETE FROM traces WHERE trace_id = ANY(" + IdsFromHexSql("$1") + ")", {TextArray(trace_ids)});
+  if (auto summaries = db_.Query("DELETE FROM traces WHERE trace_id = ANY(" + IdsFromHexSql("$1") + ")",
+                                 {TextArray(trace_ids)});
       !summaries.ok()) {
     return summaries.error();
   }
@@ -367,9 +365,8 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
     if (now_ns > max_age_ns) {
       while (true) {
         auto more = delete_selected(
-            "SELECT encode(trace_id, 'hex') FROM traces WHERE end_unix_nano < $1::bigint ORDER BY end_unix_nano "
-            "LIMIT "
-            "$2::bigint",
+            "SELECT encode(trace_id, 'hex') FROM traces WHERE end_unix_nano < $1::bigint "
+            "ORDER BY end_unix_nano LIMIT $2::bigint",
             {std::to_string(now_ns - max_age_ns), std::to_string(kBatchTraces)}, stats.traces_deleted_by_age);
         if (!more.ok()) return fail(more.error());
         if (!*more) break;
@@ -387,9 +384,9 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
       const std::uint64_t average = std::max<std::uint64_t>(1, *used / traces);
       const std::uint64_t batch = std::clamp<std::uint64_t>(
           (*used - options_.max_bytes + average - 1) / average, 1, static_cast<std::uint64_t>(kBatchTraces));
-      auto more =
-          delete_selected("SELECT encode(trace_id, 'hex') FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
-                          {std::to_string(batch)}, stats.traces_deleted_by_size);
+      auto more = delete_selected(
+          "SELECT encode(trace_id, 'hex') FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
+          {std::to_string(batch)}, stats.traces_deleted_by_size);
       if (!more.ok()) return fail(more.error());
       if (!*more) break;
     }

@@ -45,7 +45,8 @@ std::string SpansForIndexSql() {
   return fmt::format(
       "SELECT encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, "
       "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
-      "  CASE WHEN dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}') THEN attributes END,\n"
+      "  CASE WHEN dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}')\n"
+      "       THEN attributes END,\n"
       "  CASE WHEN strpos(events, '{}') > 0 THEN events END\n"
       "FROM spans WHERE trace_id = ANY({}) ORDER BY trace_id",
       tracing::kSparkPhasePrefix, tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName,
@@ -123,7 +124,7 @@ constexpr std::string_view kMatchKey =
 // A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that trace
 // id (PartsOfTrace), kept in attempt_parts only when it names an application (the search by app id
 // reads attempt_parts): otherwise its attempt's row in task_attempts is all there is
-// (postgres_schema.cc, version 4), found by that table's primary key.
+// (postgres_schema.cc, version 3), found by that table's primary key.
 constexpr std::string_view kWithoutIdentityKey =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1";
 
@@ -220,7 +221,8 @@ const std::string& AttemptRowReadColumns() {
     std::string text(kAttemptRowColumns);
     const std::string_view column = "trace_ids,";
     if (const std::size_t at = text.find(column); at != std::string::npos) {
-      text.replace(at, column.size(), "CASE WHEN airflow = 0 AND trace_ids = '' THEN trace_key ELSE trace_ids END,");
+      text.replace(at, column.size(),
+                   "CASE WHEN airflow = 0 AND trace_ids = '' THEN trace_key ELSE trace_ids END,");
     }
     return text;
   }();
@@ -362,18 +364,19 @@ class PostgresTaskIndex final : public TaskIndexDialect {
       }
     }
     if (!gone.empty()) {
-      static const std::string remove_sql =
-          fmt::format("DELETE FROM task_attempts WHERE {} AND trace_key = ANY($1::text[])", kWithoutIdentityKey);
+      static const std::string remove_sql = fmt::format(
+          "DELETE FROM task_attempts WHERE {} AND trace_key = ANY($1::text[])", kWithoutIdentityKey);
       if (auto removed = db_.Query(remove_sql, {TextArray(gone)}); !removed.ok()) return removed.error();
     }
     if (rows.empty()) return {};
-    if (auto copied = db_.CopyIn(fmt::format("COPY incoming_attempts ({}) FROM STDIN", kWholeAttemptColumns), rows);
+    if (auto copied =
+            db_.CopyIn(fmt::format("COPY incoming_attempts ({}) FROM STDIN", kWholeAttemptColumns), rows);
         !copied.ok()) {
       return copied.error();
     }
     static const std::string upsert_sql =
-        fmt::format("INSERT INTO task_attempts ({0}) SELECT {0} FROM incoming_attempts {1}", kWholeAttemptColumns,
-                    AttemptRowUpsertSql("GREATEST"));
+        fmt::format("INSERT INTO task_attempts ({0}) SELECT {0} FROM incoming_attempts {1}",
+                    kWholeAttemptColumns, AttemptRowUpsertSql("GREATEST"));
     if (auto upserted = db_.Exec(upsert_sql); !upserted.ok()) return upserted.error();
     return {};
   }
@@ -410,7 +413,7 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   };
   std::string where = " WHERE true";
   // Only Airflow rows have a dag or task that is not empty, and only they are in task_attempts_by_task
-  // (postgres_schema.cc, version 4), which PostgreSQL uses when the query says so.
+  // (postgres_schema.cc, version 3), which PostgreSQL uses when the query says so.
   const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
   if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
   for (const task_index::AttemptCondition& condition : task_index::AttemptConditions(filter)) {

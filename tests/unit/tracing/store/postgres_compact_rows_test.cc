@@ -42,13 +42,14 @@ void InsertVersionTwoSpan(PgConnection& db, const Span& span) {
   };
   auto inserted = db.Query(
       "INSERT INTO spans (trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, "
-      "status_code, status_message, trace_state, attributes, events, operation_id, session_id, dag_id, task_id, "
-      "run_id, try_number) VALUES ($1, $2, $3, $4, $5::integer, $6::bigint, $7::bigint, $8::integer, $9, $10, "
-      "$11, $12, $13, $14, $15, $16, $17, $18::bigint)",
+      "status_code, status_message, trace_state, attributes, events, operation_id, session_id, dag_id, "
+      "task_id, run_id, try_number) VALUES ($1, $2, $3, $4, $5::integer, $6::bigint, $7::bigint, "
+      "$8::integer, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18::bigint)",
       {row.trace_id, row.span_id, row.parent_span_id, std::string(row.name), std::to_string(row.kind),
-       std::to_string(row.start_unix_nano), std::to_string(row.end_unix_nano), std::to_string(row.status_code),
-       std::string(row.status_message), std::string(row.trace_state), row.attributes, row.events_json,
-       text(row.operation_id), text(row.session_id), text(row.dag_id), text(row.task_id), text(row.run_id),
+       std::to_string(row.start_unix_nano), std::to_string(row.end_unix_nano),
+       std::to_string(row.status_code), std::string(row.status_message), std::string(row.trace_state),
+       row.attributes, row.events_json, text(row.operation_id), text(row.session_id), text(row.dag_id),
+       text(row.task_id), text(row.run_id),
        row.try_number ? PgParam{std::to_string(*row.try_number)} : PgParam{}});
   ASSERT_TRUE(inserted.ok()) << inserted.error().ToString();
 }
@@ -81,19 +82,20 @@ TEST_F(PostgresCompactRowsTest, MigratesAVersionTwoDatabaseAndReadsItsRowsBackEx
   ASSERT_TRUE(MigratePostgresTo(*raw, "test database", 2).ok());
   for (const Span& span : written) InsertVersionTwoSpan(*raw, span);
   // The summaries and the call's attempt as version 2 indexed them (a part row and its attempt row).
-  ASSERT_TRUE(raw->Exec(fmt::format(
-                            "INSERT INTO traces VALUES ('{0}', 'airflow.task', {2}, {3}, 2, 1, 'etl', 'publish', "
-                            "'scheduled__1', 2, 900), ('{1}', 'spark_connect.rpc/Config', {2}, {4}, 1, 0, NULL, "
-                            "NULL, NULL, NULL, 400);"
-                            "INSERT INTO attempt_parts VALUES (0, '', '', '', 0, -1, '{1}', '{1}', "
-                            "'spark_connect.rpc/Config', NULL, {2}, {4}, 1, 0, 0, 0, 0, 0, 0, 0, NULL, -1);"
-                            "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, "
-                            "trace_key, name, trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, "
-                            "open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, state) "
-                            "VALUES (0, '', '', '', 0, -1, '{1}', 'spark_connect.rpc/Config', '{1}', {2}, {4}, 1, 0, "
-                            "0, 0, 0, 0, 0, 0, 'success')",
-                            ToHex(TraceIdOf(1)), ToHex(TraceIdOf(2)), kBase, kBase + 10 * kMs, kBase + kMs))
-                  .ok());
+  ASSERT_TRUE(
+      raw->Exec(fmt::format(
+                    "INSERT INTO traces VALUES ('{0}', 'airflow.task', {2}, {3}, 2, 1, 'etl', 'publish', "
+                    "'scheduled__1', 2, 900), ('{1}', 'spark_connect.rpc/Config', {2}, {4}, 1, 0, NULL, "
+                    "NULL, NULL, NULL, 400);"
+                    "INSERT INTO attempt_parts VALUES (0, '', '', '', 0, -1, '{1}', '{1}', "
+                    "'spark_connect.rpc/Config', NULL, {2}, {4}, 1, 0, 0, 0, 0, 0, 0, 0, NULL, -1);"
+                    "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, "
+                    "trace_key, name, trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, "
+                    "open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, state) "
+                    "VALUES (0, '', '', '', 0, -1, '{1}', 'spark_connect.rpc/Config', '{1}', {2}, {4}, 1, 0, "
+                    "0, 0, 0, 0, 0, 0, 'success')",
+                    ToHex(TraceIdOf(1)), ToHex(TraceIdOf(2)), kBase, kBase + 10 * kMs, kBase + kMs))
+          .ok());
   auto stale_reader = OpenSpanStore(backend_.location(), {.read_only = true});
   ASSERT_FALSE(stale_reader.ok());
 
