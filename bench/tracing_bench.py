@@ -442,8 +442,9 @@ def tracing_metrics(metrics):
     }
 
 
-def read_pg_store(pg, database):
-    """read_store's figures from the shared PostgreSQL store, through psql."""
+def read_pg_store(pg, database, sparktrace):
+    """read_store's figures from the shared PostgreSQL store, through psql (attributes through sparktrace:
+    compact bytea since trace schema 3)."""
     def one(sql):
         return pg.psql(sql, database=database)
     out = {"path": pg.url(database),
@@ -455,8 +456,8 @@ def read_pg_store(pg, database):
     sample = {}
     for name in ("spark.connect.SparkConnectService/Config",
                  "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
-        row = one(f"SELECT attributes FROM spans WHERE name = '{name}' LIMIT 1")
-        sample[name] = json.loads(row) if row else None
+        row = one(f"SELECT encode(trace_id, 'hex') FROM spans WHERE name = '{name}' LIMIT 1")
+        sample[name] = sample_span_attributes(sparktrace, pg.url(database), row, name) if row else None
     out["sample_attributes"] = sample
     out["operation_ids_placeholder"] = int(one(f"SELECT count(*) FROM spans WHERE operation_id = '{OPERATION_PLACEHOLDER}'"))
     out["operation_ids_distinct"] = int(one("SELECT count(DISTINCT operation_id) FROM spans WHERE name = "
@@ -903,7 +904,7 @@ def measure(args, tmp, loadgen, sparktrace, legs, info):
                                   for wl in wls for runs in (raw[wl["name"]][leg], warm[wl["name"]][leg])
                                   for r in runs)
         try:
-            t["store"] = read_pg_store(pg, pg_database) if leg == "on_pg" else read_store(proxies[leg]["store"], sparktrace)
+            t["store"] = read_pg_store(pg, pg_database, sparktrace) if leg == "on_pg" else read_store(proxies[leg]["store"], sparktrace)
         except (sqlite3.Error, OSError, RuntimeError, ValueError) as e:
             errors.append(f"{leg}: store unreadable: {e}")
         if leg == "on_otlp":

@@ -54,7 +54,7 @@ Result<std::optional<OtlpConfig>> OtlpFromFlags(const ParsedFlags& flags) {
 }  // namespace
 
 std::span<const FlagSpec> TracingFlagSpecs() {
-  static const std::array<FlagSpec, 25> kSpecs = {{
+  static const std::array<FlagSpec, 26> kSpecs = {{
       {"store", "PATH|URL", "sparktrace.db",
        "the trace store: a SQLite file, or postgresql://USER@HOST:PORT/DB?sslmode=… shared by every proxy "
        "(password from PGPASSWORD or PGPASSFILE); 'none' turns it off; read it with `sparktrace traces`"},
@@ -102,6 +102,9 @@ std::span<const FlagSpec> TracingFlagSpecs() {
       {"event-push-max-bytes", "BYTES", "16MiB",
        "largest body POST /api/v1/events takes on the admin port (SparkListener JSON lines); 0 turns "
        "the endpoint off"},
+      {"event-push-without-token", "", "",
+       "with --admin-token, still take POST /api/v1/events without it (a shipper that cannot send an "
+       "Authorization header; keep the admin port's NetworkPolicy narrow)"},
       {"sql-plan-max-bytes", "BYTES", "2MiB",
        "largest plan a spark.sql.execution span carries for the trace view (spark.sql.plan); past it "
        "the operators' metric lists are dropped, then operators; 0 leaves the plan off"},
@@ -191,6 +194,7 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   if (!push_max.ok()) return FlagError("event-push-max-bytes", push_max.error());
   if (*push_max > (std::uint64_t{1} << 30)) return InvalidArgument("--event-push-max-bytes: at most 1GiB");
   config.event_push_max_bytes = *push_max;
+  config.event_push_needs_token = !flags.GetBool("event-push-without-token");
   auto plan_max = ParseByteSize(flags.Get("sql-plan-max-bytes"));
   if (!plan_max.ok()) return FlagError("sql-plan-max-bytes", plan_max.error());
   if (*plan_max > (std::uint64_t{64} << 20)) return InvalidArgument("--sql-plan-max-bytes: at most 64MiB");

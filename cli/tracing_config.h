@@ -54,6 +54,9 @@ struct TracingConfig {
   std::string spark_ui_url;  // the driver's REST API, when the event logs are not shared
   // POST /api/v1/events on the admin port: the largest body taken; 0 turns the endpoint off.
   std::uint64_t event_push_max_bytes = std::uint64_t{16} << 20;
+  // Whether, with --admin-token, an event push must carry the token: pushed events reach the traces of
+  // the operations their job tags name, so an open route lets any pod write into another task's trace.
+  bool event_push_needs_token = true;
   // The spark.sql.execution span's plan attribute (spark.sql.plan): its largest size.
   std::uint64_t sql_plan_max_bytes = std::uint64_t{2} << 20;
   // Task attempts whose reports POST /api/v1/airflow/task-attempts remembers (tracing/airflow_report_ledger.h).

@@ -163,6 +163,7 @@ Result<std::unique_ptr<TracingStack>> TracingStack::Create(const TracingConfig& 
     }
     stack->event_log_feed_ = std::move(*started);
     stack->push_endpoint_ = stack->event_log_feed_->push_endpoint();
+    stack->push_needs_token_ = config.event_push_needs_token;
     stack->feed_metrics_ = stack->event_log_feed_->metrics();
   }
   return stack;
@@ -180,8 +181,9 @@ std::vector<admin::PostRoute> TracingStack::admin_routes() const {
   admin::PostRoute route;
   route.path = "/api/v1/events";
   route.max_body_bytes = push_endpoint_->max_body_bytes();
-  // The admin port is loopback or cluster-internal (docs/tracing.md): no credentials here. Bodies
-  // are never logged.
+  // With --admin-token, the token as a Bearer header (unless --event-push-without-token): pushed
+  // jobs join the operations their job tags name, in whichever task's trace. Bodies are never logged.
+  route.needs_admin_token = push_needs_token_;
   route.handler = [endpoint = push_endpoint_](const admin::HttpRequest& request) {
     feed::PushRequest push;
     push.query = request.query;

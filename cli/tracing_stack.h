@@ -63,6 +63,7 @@ class TracingStack {
   std::shared_ptr<tracing::connect::SpanPipelineMetrics> pipeline_metrics_;
   std::unique_ptr<feed::EventLogFeed> event_log_feed_;           // after the tracer it looks operations up in
   std::shared_ptr<feed::EventPushEndpoint> push_endpoint_;       // the feed's; outlives it
+  bool push_needs_token_ = true;                                 // TracingConfig::event_push_needs_token
   std::shared_ptr<const prometheus::Collectable> feed_metrics_;  // the feed's; outlives it
   std::unique_ptr<tracing::AirflowReportLedger> report_ledger_;  // the route's
   admin::PostRoute airflow_task_route_;                          // submits to fanout_

@@ -6,13 +6,20 @@ namespace sparktrace::tracing {
 namespace {
 
 template <std::size_t N>
-std::string HexOf(const std::array<std::uint8_t, N>& bytes) {
+void AppendHexOf(const std::array<std::uint8_t, N>& bytes, std::string& out) {
   static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(2 * N, '0');
+  const std::size_t at = out.size();
+  out.resize(at + 2 * N);
   for (std::size_t i = 0; i < N; ++i) {
-    hex[2 * i] = kDigits[bytes[i] >> 4];
-    hex[2 * i + 1] = kDigits[bytes[i] & 0x0f];
+    out[at + 2 * i] = kDigits[bytes[i] >> 4];
+    out[at + 2 * i + 1] = kDigits[bytes[i] & 0x0f];
   }
+}
+
+template <std::size_t N>
+std::string HexOf(const std::array<std::uint8_t, N>& bytes) {
+  std::string hex;
+  AppendHexOf(bytes, hex);
   return hex;
 }
 
@@ -25,6 +32,8 @@ bool NotAllZero(const std::array<std::uint8_t, N>& bytes) {
 
 std::string ToHex(const TraceId& id) { return HexOf(id); }
 std::string ToHex(const SpanId& id) { return HexOf(id); }
+void AppendHex(const TraceId& id, std::string& out) { AppendHexOf(id, out); }
+void AppendHex(const SpanId& id, std::string& out) { AppendHexOf(id, out); }
 bool IsValid(const TraceId& id) { return NotAllZero(id); }
 bool IsValid(const SpanId& id) { return NotAllZero(id); }
 

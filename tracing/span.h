@@ -20,6 +20,9 @@ using SpanId = std::array<std::uint8_t, 8>;
 // Lower-case hex, as in a traceparent header.
 std::string ToHex(const TraceId& id);
 std::string ToHex(const SpanId& id);
+// The same digits appended to `out`: a traceparent is built per call without a string per id.
+void AppendHex(const TraceId& id, std::string& out);
+void AppendHex(const SpanId& id, std::string& out);
 bool IsValid(const TraceId& id);
 bool IsValid(const SpanId& id);
 // 32 hex digits (either case) into a trace id; nullopt for anything else, including all zeros.

@@ -182,9 +182,9 @@ std::string FormatTraceparent(const TraceId& trace_id, const SpanId& span_id, bo
   std::string header;
   header.reserve(kTraceparentLength);
   header += "00-";
-  header += ToHex(trace_id);
+  AppendHex(trace_id, header);
   header += '-';
-  header += ToHex(span_id);
+  AppendHex(span_id, header);
   header += sampled ? "-01" : "-00";
   return header;
 }

@@ -115,6 +115,7 @@ enum class TraceOrigin : std::uint8_t {
   kAirflow,  // derived from the Airflow task attempt (DeriveTraceId)
   kNew,      // started here with a random id
 };
+inline constexpr std::size_t kTraceOriginCount = 3;
 
 // "client", "airflow", "new".
 std::string_view TraceOriginName(TraceOrigin origin);

@@ -322,6 +322,29 @@ class AdminHostileTest(unittest.TestCase):
         for reason, count in (("host", 3), ("origin", 1), ("content_type", 1)):
             self.assertEqual(m.value("sparktrace_admin_requests_refused_total", reason=reason), count, reason)
 
+    def test_with_the_admin_token_an_event_push_needs_it_unless_told_otherwise(self):
+        # Pushed jobs join the operations their Spark Connect job tags name, in whichever task's
+        # trace: an open push route let any pod that reaches the admin port write into it.
+        token = b"s3cret-admin-token-0123"
+        event = b'{"Event":"SparkListenerLogStart","Spark Version":"3.5.0"}\n'
+
+        def push(proxy, extra=b""):
+            return status_of(raw_request(
+                proxy.admin_address,
+                b"POST /api/v1/events?app=app-token-1 HTTP/1.1\r\nHost: " + proxy.admin_address.encode() +
+                b"\r\nContent-Type: application/x-ndjson\r\n" + extra + b"Content-Length: " +
+                str(len(event)).encode() + b"\r\nConnection: close\r\n\r\n" + event))
+
+        guarded = self.proxy("--admin-token", token.decode())
+        self.assertEqual(push(guarded), 401)
+        self.assertEqual(push(guarded, b"Authorization: Bearer wrong-token-0123456789\r\n"), 401)
+        self.assertEqual(push(guarded, b"Authorization: Bearer " + token + b"\r\n"), 200)
+        self.assertEqual(self.refused(guarded, "unauthorized"), 2)
+
+        opened = self.proxy("--admin-token", token.decode(), "--event-push-without-token")
+        self.assertEqual(push(opened), 200)
+        self.assertEqual(self.refused(opened, "unauthorized"), 0)
+
     def test_listed_hosts_reach_the_trace_view(self):
         proxy = self.proxy("--admin-allowed-hosts", "sparktrace.tools.svc.cluster.local,.traces.example")
         for host in (b"sparktrace.tools.svc.cluster.local:9464", b"eu.traces.example"):

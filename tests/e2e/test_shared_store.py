@@ -40,7 +40,7 @@ UI_LINE = "trace view http://"
 
 # Each store's invariants, as SQL that returns the rows breaking them (none when consistent):
 # a summary that does not match its spans, spans without a summary, a task row whose parts are gone (a
-# row without Airflow identity may have no part row in SQLite, schema 7: it needs its trace instead).
+# row without Airflow identity may have no part row (SQLite schema 7, PostgreSQL 3): it needs its trace instead).
 CONSISTENCY_QUERIES = [
     "SELECT t.trace_id FROM traces t LEFT JOIN (SELECT trace_id, count(*) AS n FROM spans GROUP BY trace_id) s "
     "ON s.trace_id = t.trace_id WHERE s.n IS NULL OR s.n <> t.span_count",
@@ -88,6 +88,8 @@ class SharedStoreCase(test_tracing.TracingCase):
 
     def assert_consistent_pg(self):
         for query in CONSISTENCY_QUERIES:
+            # PostgreSQL keeps trace ids as bytea (schema 3), the task index as hex text.
+            query = query.replace("t.trace_id = a.trace_key", "t.trace_id = decode(a.trace_key, 'hex')")
             self.assertEqual(self.sql(query), "", query)
 
     def traces_list(self, *args):

@@ -31,7 +31,7 @@ std::unique_ptr<proxy::CallTap> SparkConnectTracer::OnCallStarted(const proxy::C
   if (airflow.error) metrics_.InvalidAirflowIdentity(AirflowIdentityErrorName(*airflow.error));
 
   RequestTraceContext trace = ResolveTraceContext(client, airflow.identity, ids_, sampler_);
-  metrics_.TracedCall(TraceOriginName(trace.origin));
+  metrics_.TracedCall(trace.origin);
 
   const TraceId trace_id = trace.trace_id;
   const bool sampled = trace.sampled;

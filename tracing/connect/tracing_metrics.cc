@@ -52,10 +52,7 @@ std::string_view UnknownMethodKindName(UnknownMethodKind kind) {
 }
 
 TracingMetrics::TracingMetrics(prometheus::Registry& registry)
-    : traced_calls_(Counter(
-          registry, "sparktrace_traced_calls_total",
-          "Calls traced, by where their trace came from (client traceparent, Airflow identity, new)")),
-      invalid_traceparent_(Counter(registry, "sparktrace_invalid_traceparent_total",
+    : invalid_traceparent_(Counter(registry, "sparktrace_invalid_traceparent_total",
                                    "traceparent headers ignored as invalid, by reason")),
       invalid_tracestate_(Counter(registry, "sparktrace_invalid_tracestate_total",
                                   "tracestate headers dropped as invalid, by reason")),
@@ -97,6 +94,13 @@ TracingMetrics::TracingMetrics(prometheus::Registry& registry)
                                 "bounds), counted when their operation ends")
                             .Add({})) {
   // Every series of the bounded label sets exists from the start, at 0.
+  auto& traced_calls =
+      Counter(registry, "sparktrace_traced_calls_total",
+              "Calls traced, by where their trace came from (client traceparent, Airflow identity, new)");
+  for (std::size_t i = 0; i < kTraceOriginCount; ++i) {
+    traced_calls_by_origin_[i] =
+        &traced_calls.Add({{"origin", std::string(TraceOriginName(static_cast<TraceOrigin>(i)))}});
+  }
   auto& unknown_methods =
       Counter(registry, "sparktrace_unknown_methods_total",
               "Calls forwarded without decoding: methods the decoder does not know, by kind of service");

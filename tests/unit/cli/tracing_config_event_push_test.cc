@@ -1,4 +1,4 @@
-// --event-push-max-bytes (docs/tracing.md, "Driver events"): the push endpoint's body limit.
+// --event-push-max-bytes, --event-push-without-token (docs/tracing.md, "Driver events").
 #include <gtest/gtest.h>
 
 #include <string>
@@ -25,6 +25,16 @@ TEST(TracingConfigEventPush, DefaultsTo16MiBAndZeroTurnsItOff) {
   auto kib = ConfigureWith({"--event-push-max-bytes", "1KiB"});
   ASSERT_TRUE(kib.ok());
   EXPECT_EQ(kib->event_push_max_bytes, 1024u);
+}
+
+// With --admin-token the push route asks for it (cli/tracing_stack.cc) unless this flag opens it.
+TEST(TracingConfigEventPush, NeedsTheAdminTokenUnlessOpenedOnPurpose) {
+  auto defaults = ConfigureWith({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->event_push_needs_token);
+  auto opened = ConfigureWith({"--event-push-without-token"});
+  ASSERT_TRUE(opened.ok());
+  EXPECT_FALSE(opened->event_push_needs_token);
 }
 
 TEST(TracingConfigEventPush, BadValuesNameTheFlag) {

@@ -2,12 +2,14 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
-#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -33,23 +35,47 @@ std::int64_t ApproxBytes(const StoredSpanRow& row) {
   return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() + 160);
 }
 
+template <std::size_t N>
+std::string_view BytesOf(const std::array<std::uint8_t, N>& id) {
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the id's bytes as they are
+  return {reinterpret_cast<const char*>(id.data()), N};
+}
+
 }  // namespace
 
 // ON COMMIT DELETE ROWS: the tables are empty at the start of every batch without a DELETE.
 const std::string_view kIncomingTablesSql =
-    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (seq bigint NOT NULL, LIKE spans) ON COMMIT DELETE "
-    "ROWS; "
-    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_traces (LIKE traces) ON COMMIT DELETE ROWS";
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_spans (LIKE spans) ON COMMIT DELETE ROWS; "
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_traces (LIKE traces) ON COMMIT DELETE ROWS; "
+    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_attempts (LIKE task_attempts) ON COMMIT DELETE ROWS";
 
 const std::string_view kInsertNewSummariesSql =
-    "INSERT INTO traces SELECT * FROM incoming_traces ON CONFLICT (trace_id) DO NOTHING RETURNING trace_id";
+    "INSERT INTO traces SELECT * FROM incoming_traces ON CONFLICT (trace_id) DO NOTHING "
+    "RETURNING encode(trace_id, 'hex')";
 
-// The last version of a span in the batch wins (DISTINCT ON … seq DESC): one INSERT may not touch
-// a row twice.
-const std::string kMergeSql = fmt::format(
-    "INSERT INTO spans ({0})\nSELECT DISTINCT ON (trace_id, span_id) {0}\n"
-    "FROM incoming_spans ORDER BY trace_id, span_id, seq DESC{1}",
-    kStoredSpanColumns, SpanReplacesStoredSql(SpanSqlDialect::kPostgres));
+// SpanCopy sends each span once (its last version in the batch): one INSERT may not touch a row twice.
+//
+// The conflict clause is span_table_sql.h's SpanReplacesStoredSql (which says why an "airflow.task"
+// span replaces only the same attempt's), spelled over this schema's columns: the map index is
+// task_map_index here, not read out of the attributes.
+const std::string kMergeSql = fmt::format(R"sql(
+INSERT INTO spans ({0}) SELECT {0} FROM incoming_spans
+ON CONFLICT (trace_id, span_id) DO UPDATE SET
+  parent_span_id = excluded.parent_span_id, name = excluded.name, kind = excluded.kind,
+  start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
+  status_code = excluded.status_code, status_message = excluded.status_message,
+  trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
+  operation_id = excluded.operation_id, dag_id = excluded.dag_id, task_id = excluded.task_id,
+  run_id = excluded.run_id, try_number = excluded.try_number, task_map_index = excluded.task_map_index
+WHERE excluded.name <> '{1}'
+   OR (spans.name = '{1}' AND spans.dag_id IS NOT DISTINCT FROM excluded.dag_id
+       AND spans.task_id IS NOT DISTINCT FROM excluded.task_id
+       AND spans.run_id IS NOT DISTINCT FROM excluded.run_id
+       AND spans.try_number IS NOT DISTINCT FROM excluded.try_number
+       AND coalesce(spans.task_map_index, -1) = coalesce(excluded.task_map_index, -1)
+       AND spans.start_unix_nano = excluded.start_unix_nano AND spans.end_unix_nano <= excluded.end_unix_nano)
+)sql",
+                                          kPostgresSpanWriteColumns, tracing::kAirflowTaskSpanName);
 
 // Recomputed from the traces' spans, as in the SQLite store. The root is the earliest span without a
 // parent, else the earliest span.
@@ -61,7 +87,8 @@ SELECT trace_id,
        min(start_unix_nano), max(end_unix_nano), count(*), count(*) FILTER (WHERE status_code = 2),
        max(dag_id), max(task_id), max(run_id), max(try_number),
        sum(octet_length(attributes) + octet_length(events) + octet_length(name) + 160)
-FROM spans WHERE trace_id = ANY($1::text[]) GROUP BY trace_id
+FROM spans WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id))
+GROUP BY trace_id
 ON CONFLICT (trace_id) DO UPDATE SET
   root_name = excluded.root_name, start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
   span_count = excluded.span_count, error_count = excluded.error_count, dag_id = excluded.dag_id,
@@ -69,47 +96,50 @@ ON CONFLICT (trace_id) DO UPDATE SET
   approx_bytes = excluded.approx_bytes
 )sql";
 
-std::string SpanCopy(const std::vector<StoredSpanRow>& rows) {
+std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
   std::string text;
   CopyRows copy(text);
-  std::int64_t seq = 0;
-  for (const StoredSpanRow& row : rows) {
-    copy.Int(seq++);
-    copy.Text(row.trace_id);
-    copy.Text(row.span_id);
-    if (row.parent_span_id) {
-      copy.Text(*row.parent_span_id);
-    } else {
-      copy.Null();
+  for (const auto& [trace_hex, versions] : traces) {
+    for (const auto& [span_hex, i] : versions) {
+      const StoredSpanRow& row = batch.rows[i];
+      const Span& span = *batch.sources[i];
+      copy.Bytes(BytesOf(span.trace_id));
+      copy.Bytes(BytesOf(span.span_id));
+      if (row.parent_span_id) {
+        copy.Bytes(BytesOf(span.parent_span_id));
+      } else {
+        copy.Null();
+      }
+      copy.Text(row.name);
+      copy.Int(row.kind);
+      copy.Int(row.start_unix_nano);
+      copy.Int(row.end_unix_nano);
+      copy.Int(row.status_code);
+      copy.Text(row.status_message);
+      copy.Text(row.trace_state);
+      copy.Bytes(row.attributes);
+      copy.Text(row.events_json);
+      AppendOptional(copy, row.operation_id);
+      AppendOptional(copy, row.dag_id);
+      AppendOptional(copy, row.task_id);
+      AppendOptional(copy, row.run_id);
+      AppendOptional(copy, row.try_number);
+      AppendOptional(copy, TaskMapIndexOf(span));
+      copy.End();
     }
-    copy.Text(row.name);
-    copy.Int(row.kind);
-    copy.Int(row.start_unix_nano);
-    copy.Int(row.end_unix_nano);
-    copy.Int(row.status_code);
-    copy.Text(row.status_message);
-    copy.Text(row.trace_state);
-    copy.Text(row.attributes);
-    copy.Text(row.events_json);
-    AppendOptional(copy, row.operation_id);
-    AppendOptional(copy, row.session_id);
-    AppendOptional(copy, row.dag_id);
-    AppendOptional(copy, row.task_id);
-    AppendOptional(copy, row.run_id);
-    AppendOptional(copy, row.try_number);
-    copy.End();
   }
   return text;
 }
 
-std::string SummaryCopy(const std::vector<StoredSpanRow>& rows, const BatchTraces& traces) {
+std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces) {
+  const std::vector<StoredSpanRow>& rows = batch.rows;
   std::string text;
   CopyRows copy(text);
   for (const auto& [trace_hex, versions] : traces) {
     const TraceSummaryRow summary = SummarizeTrace(rows, versions);
     std::int64_t bytes = 0;
     for (const auto& [span_hex, i] : versions) bytes += ApproxBytes(rows[i]);
-    copy.Text(trace_hex);
+    copy.Bytes(BytesOf(batch.sources[versions.begin()->second]->trace_id));
     copy.Text(summary.root_name);
     copy.Int(summary.start_unix_nano);
     copy.Int(summary.end_unix_nano);

@@ -14,7 +14,9 @@
 
 namespace sparktrace::tracing::store {
 
-// Creates this session's incoming_spans and incoming_traces, emptied at every COMMIT.
+// Creates this session's incoming_spans, incoming_traces and incoming_attempts (the task index's,
+// postgres_task_index.cc), emptied at every COMMIT; once per session (IF NOT EXISTS would log a
+// notice each time).
 extern const std::string_view kIncomingTablesSql;
 // Inserts the incoming summaries of traces that have none yet; RETURNING names those, the new traces.
 extern const std::string_view kInsertNewSummariesSql;
@@ -23,11 +25,11 @@ extern const std::string kMergeSql;
 // Recomputes the summaries of the traces in $1 (a text[] of hex ids) from all their stored spans.
 extern const std::string_view kRefreshSummariesSql;
 
-// The batch's spans in COPY text for incoming_spans: seq (the last version of a span wins), then
-// kStoredSpanColumns (span_table_sql.h).
-std::string SpanCopy(const std::vector<StoredSpanRow>& rows);
+// The batch's spans in COPY text for incoming_spans, kPostgresSpanWriteColumns
+// (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which).
+std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces);
 // Each trace's summary as the batch alone would make it, in COPY text for incoming_traces; used
 // only for the traces the batch creates.
-std::string SummaryCopy(const std::vector<StoredSpanRow>& rows, const BatchTraces& traces);
+std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces);
 
 }  // namespace sparktrace::tracing::store

@@ -120,9 +120,52 @@ CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
   WHERE state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)
 )sql";
 
+// Version 3: a compact span row (issue 32). Ids are bytea (16 and 8 bytes, not 33 and 17 of hex text,
+// in the rows and in both tables' keys); attributes are bytea in the compact form
+// (tracing/store/span_rows/compact_attributes.h, a quarter of the JSON text), read in C++, which is
+// where every read of them already decoded them. Rows written before keep their JSON text's bytes
+// (convert_to): the readers tell the forms apart by their first byte (postgres_span_columns.h), so the
+// migration rewrites the table once (the type change) and converts no attribute. session_id goes (no
+// query reads it); task_map_index holds an "airflow.task" span's map index, which the span upsert's
+// replacement rule compares (postgres_batch_copy.cc) and which SQL can no longer read out of the
+// attributes. The trace locks keep hashing the hex text (they are not stored).
+//
+// And a trace without Airflow identity keeps its attempt's row and no part row, unless the part names
+// an application (the search by app id reads attempt_parts), as in the SQLite store's version 7: its
+// one part repeated its row. The by-trace and by-task indexes hold the Airflow rows only; the others
+// are found by primary key (postgres_task_index.cc, kWithoutIdentityKey), which now starts with the
+// trace key: a row without identity differs from every other in its first column, where each insert
+// compared the four equal texts and two integers before it (the upserts' ON CONFLICT names the same
+// columns, in any order). Its inserts were two fifths of the server's time for a call per trace. The
+// by-state index leaves out the successful rows, most of them: a list of those reads the by-start
+// index as a list without a state filter does. And the row of an attempt without identity written
+// from now on leaves trace_ids empty, its one trace being its trace key (ListPostgresTaskAttempts
+// reads it back; rows written before keep theirs).
+constexpr std::string_view kSchemaV3 = R"sql(
+ALTER TABLE spans ADD COLUMN task_map_index bigint;
+UPDATE spans SET task_map_index = trunc((attributes::json ->> 'airflow.map_index')::numeric)::bigint
+  WHERE name = 'airflow.task' AND (attributes::json ->> 'airflow.map_index') ~ '^-?[0-9]{1,18}(\.[0-9]*)?$';
+ALTER TABLE spans
+  DROP COLUMN session_id,
+  ALTER COLUMN trace_id TYPE bytea USING decode(trace_id, 'hex'),
+  ALTER COLUMN span_id TYPE bytea USING decode(span_id, 'hex'),
+  ALTER COLUMN parent_span_id TYPE bytea USING decode(parent_span_id, 'hex'),
+  ALTER COLUMN attributes TYPE bytea USING convert_to(attributes, 'UTF8');
+ALTER TABLE traces ALTER COLUMN trace_id TYPE bytea USING decode(trace_id, 'hex');
+DELETE FROM attempt_parts WHERE airflow = 0 AND app_id IS NULL;
+DROP INDEX attempt_parts_by_trace;
+CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id) WHERE airflow = 1;
+DROP INDEX task_attempts_by_task;
+CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano) WHERE airflow = 1;
+DROP INDEX task_attempts_by_state;
+CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano) WHERE state <> 'success';
+ALTER TABLE task_attempts DROP CONSTRAINT task_attempts_pkey,
+  ADD CONSTRAINT task_attempts_pkey PRIMARY KEY (trace_key, airflow, dag_id, task_id, run_id, try_number, map_index)
+)sql";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.
@@ -178,6 +221,13 @@ Result<void> MigratePostgres(PgConnection& db, const std::string& display, bool 
     }
     return {};
   }
+  return MigratePostgresTo(db, display, kPostgresSchemaVersion);
+}
+
+Result<void> MigratePostgresTo(PgConnection& db, const std::string& display, std::int64_t target) {
+  if (target < 1 || target > kPostgresSchemaVersion) {
+    return InvalidArgument(fmt::format("no trace schema version {} to migrate {} to", target, display));
+  }
   MigrationLock lock(db);
   if (auto taken = lock.Take(); !taken.ok()) return taken.error();
   auto version = PostgresSchemaVersion(db);
@@ -195,14 +245,26 @@ Result<void> MigratePostgres(PgConnection& db, const std::string& display, bool 
                       display));
     }
   }
-  for (std::int64_t step = *version; step < kPostgresSchemaVersion; ++step) {
+  if (*version >= target) return {};
+  // A step may rewrite a table (version 3 rewrites spans): it runs without the session's statement
+  // timeout, which bounds the writes of spans, not a migration; restored after.
+  auto timeout = db.Exec("SHOW statement_timeout");
+  if (!timeout.ok()) return timeout.error();
+  const std::string session_timeout(timeout->Text(0, 0));
+  if (auto unbounded = db.Exec("SET statement_timeout = 0"); !unbounded.ok()) return unbounded.error();
+  struct RestoreTimeout {
+    PgConnection& db;
+    const std::string& value;
+    ~RestoreTimeout() { (void)db.Exec(fmt::format("SET statement_timeout = '{}'", value)); }
+  } restore{db, session_timeout};
+  for (std::int64_t step = *version; step < target; ++step) {
     const std::string sql = fmt::format(
         "BEGIN; {}; CREATE TABLE IF NOT EXISTS sparktrace_schema (one boolean PRIMARY KEY DEFAULT true CHECK "
         "(one), "
         "version bigint NOT NULL); INSERT INTO sparktrace_schema (version) VALUES ({}) ON CONFLICT (one) DO "
         "UPDATE "
         "SET version = excluded.version; COMMIT",
-        kMigrations[step], step + 1);
+        kMigrations[static_cast<std::size_t>(step)], step + 1);
     if (auto applied = db.Exec(sql); !applied.ok()) {
       (void)db.Exec("ROLLBACK");
       return Error{applied.error().code, fmt::format("migrate {} to trace schema version {}: {}", display,

@@ -14,7 +14,7 @@
 
 namespace sparktrace::tracing::store {
 
-inline constexpr std::int64_t kPostgresSchemaVersion = 2;
+inline constexpr std::int64_t kPostgresSchemaVersion = 3;
 
 // The advisory lock keys (classid, objid) of this store. Class 1 serialises the writes to one
 // trace and class 2 those to one task attempt (tracing/store/postgres/postgres_span_store.cc); the migration
@@ -26,6 +26,9 @@ inline constexpr int kLockClassAttempt = 0x53705402;
 // Brings the database to kPostgresSchemaVersion (writers) or checks that it is there (readers).
 // `display` names the store in errors.
 Result<void> MigratePostgres(PgConnection& db, const std::string& display, bool read_only);
+// Brings a database at most at `version` to exactly that version (1 ≤ version ≤
+// kPostgresSchemaVersion): what an older sparktrace made, for the migration tests.
+Result<void> MigratePostgresTo(PgConnection& db, const std::string& display, std::int64_t version);
 
 // The schema version the database holds now (0 for an empty database).
 Result<std::int64_t> PostgresSchemaVersion(PgConnection& db);

@@ -9,14 +9,19 @@
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
 #include "tracing/store/postgres/postgres_schema.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/postgres/postgres_task_index.h"
 #include "tracing/store/postgres/upkeep/postgres_settlement.h"
-#include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/attempt_parts.h"
 
 namespace sparktrace::tracing::store {
 namespace {
+
+// kSummaryReadColumns (span_rows/span_table_sql.h) with the trace id as hex.
+constexpr std::string_view kTraceSummaryReadColumns =
+    "encode(trace_id, 'hex'), root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, "
+    "task_id, run_id, try_number";
 
 // Rolls an open transaction back unless dismissed after COMMIT (also when a later step fails).
 class Transaction {
@@ -84,31 +89,6 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
   }
 }
 
-// The spans of a query that selected kSpanReadColumns, in its order.
-Result<std::vector<Span>> SpansOfResult(const PgResult& result) {
-  std::vector<Span> spans;
-  spans.reserve(static_cast<std::size_t>(result.rows()));
-  for (int row = 0; row < result.rows(); ++row) {
-    StoredSpanColumns columns;
-    columns.trace_id = result.Text(row, 0);
-    columns.span_id = result.Text(row, 1);
-    if (!result.IsNull(row, 2)) columns.parent_span_id = result.Text(row, 2);
-    columns.name = result.Text(row, 3);
-    columns.kind = result.Int64(row, 4);
-    columns.start_unix_nano = result.Int64(row, 5);
-    columns.end_unix_nano = result.Int64(row, 6);
-    columns.status_code = result.Int64(row, 7);
-    columns.status_message = result.Text(row, 8);
-    columns.trace_state = result.Text(row, 9);
-    columns.attributes = result.Text(row, 10);
-    columns.events_json = result.Text(row, 11);
-    auto span = FromStoredColumns(columns);
-    if (!span.ok()) return span.error();
-    spans.push_back(std::move(span).value());
-  }
-  return spans;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<PostgresSpanStore>> PostgresSpanStore::Open(const StoreLocation& location,
@@ -140,7 +120,7 @@ Result<WriteStats> PostgresSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  const StoredBatch batch = ToStoredBatch(spans);
+  const StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kCompact);
   const std::vector<StoredSpanRow>& rows = batch.rows;
   const std::vector<const Span*>& sources = batch.sources;
   stats.spans_rejected = batch.rejected;
@@ -169,8 +149,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
                     *version, kPostgresSchemaVersion));
   }
   if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
-  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans (seq, {}) FROM STDIN", kStoredSpanColumns),
-                               SpanCopy(rows));
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans ({}) FROM STDIN", kPostgresSpanWriteColumns),
+                               SpanCopy(batch, traces));
       !copied.ok()) {
     return fail(copied.error());
   }
@@ -178,7 +158,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   // A trace the batch creates is summarised and indexed from the batch itself: its summary row goes
   // in only where the trace has none (RETURNING names those); one with stored spans already is
   // recomputed from all of them, as its summary and index may change in any way.
-  if (auto copied = db_.CopyIn("COPY incoming_traces FROM STDIN", SummaryCopy(rows, traces)); !copied.ok()) {
+  if (auto copied = db_.CopyIn("COPY incoming_traces FROM STDIN", SummaryCopy(batch, traces)); !copied.ok()) {
     return fail(copied.error());
   }
   auto inserted = db_.Exec(kInsertNewSummariesSql);
@@ -214,7 +194,7 @@ Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilte
       params.emplace_back(std::move(value));
       return fmt::format("${}", params.size());
     };
-    std::string sql = fmt::format("SELECT {} FROM traces WHERE true", kSummaryReadColumns);
+    std::string sql = fmt::format("SELECT {} FROM traces WHERE true", kTraceSummaryReadColumns);
     if (filter.dag_id) sql += " AND dag_id = " + next(*filter.dag_id);
     if (filter.task_id) sql += " AND task_id = " + next(*filter.task_id);
     if (filter.run_id) sql += " AND run_id = " + next(*filter.run_id);
@@ -237,10 +217,10 @@ Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilte
 Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
   return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
     const std::string trace_hex = ToHex(trace_id);
-    auto result =
-        db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = $1 ORDER BY start_unix_nano, span_id",
-                              kSpanReadColumns),
-                  {trace_hex});
+    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = decode($1, 'hex') "
+                                        "ORDER BY start_unix_nano, span_id",
+                                        kPostgresSpanReadColumns),
+                            {trace_hex});
     if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
     auto spans = SpansOfResult(*result);
     if (!spans.ok()) return spans.error();
@@ -261,9 +241,9 @@ Result<std::vector<Span>> PostgresSpanStore::GetTraces(std::span<const TraceId> 
       ids += ToHex(trace_id);
     }
     ids += '}';
-    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = ANY($1::text[]) "
+    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = ANY({}) "
                                         "ORDER BY trace_id, start_unix_nano, span_id",
-                                        kSpanReadColumns),
+                                        kPostgresSpanReadColumns, IdsFromHexSql("$1")),
                             {ids});
     if (!result.ok()) return Named(result.error(), fmt::format("read {} traces", trace_ids.size()));
     return SpansOfResult(*result);
@@ -273,7 +253,8 @@ Result<std::vector<Span>> PostgresSpanStore::GetTraces(std::span<const TraceId> 
 Result<TraceId> PostgresSpanStore::FindTraceByOperation(std::string_view operation_id) {
   return NoThrow("find trace by operation", [&]() -> Result<TraceId> {
     auto result = db_.Query(
-        "SELECT trace_id FROM spans WHERE operation_id = $1 ORDER BY start_unix_nano DESC, trace_id DESC "
+        "SELECT encode(trace_id, 'hex') FROM spans WHERE operation_id = $1 "
+        "ORDER BY start_unix_nano DESC, trace_id DESC "
         "LIMIT 1",
         {std::string(operation_id)});
     if (!result.ok()) return Named(result.error(), fmt::format("find operation {}", operation_id));
@@ -333,13 +314,13 @@ Result<std::size_t> PostgresSpanStore::DeleteTraces(const std::vector<std::strin
   if (auto locked = LockTraces(db_, trace_ids); !locked.ok()) return locked.error();
   if (auto forgotten = ForgetTracesInPostgresTaskIndex(db_, trace_ids); !forgotten.ok())
     return forgotten.error();
-  auto spans = db_.Query(
-      "WITH gone AS (DELETE FROM spans WHERE trace_id = ANY($1::text[]) RETURNING 1) "
-      "SELECT count(*) FROM gone",
-      {TextArray(trace_ids)});
+  auto spans = db_.Query(fmt::format("WITH gone AS (DELETE FROM spans WHERE trace_id = ANY({}) RETURNING 1) "
+                                     "SELECT count(*) FROM gone",
+                                     IdsFromHexSql("$1")),
+                         {TextArray(trace_ids)});
   if (!spans.ok()) return spans.error();
-  if (auto summaries =
-          db_.Query("DELETE FROM traces WHERE trace_id = ANY($1::text[])", {TextArray(trace_ids)});
+  if (auto summaries = db_.Query("DELETE FROM traces WHERE trace_id = ANY(" + IdsFromHexSql("$1") + ")",
+                                 {TextArray(trace_ids)});
       !summaries.ok()) {
     return summaries.error();
   }
@@ -384,8 +365,8 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
     if (now_ns > max_age_ns) {
       while (true) {
         auto more = delete_selected(
-            "SELECT trace_id FROM traces WHERE end_unix_nano < $1::bigint ORDER BY end_unix_nano LIMIT "
-            "$2::bigint",
+            "SELECT encode(trace_id, 'hex') FROM traces WHERE end_unix_nano < $1::bigint "
+            "ORDER BY end_unix_nano LIMIT $2::bigint",
             {std::to_string(now_ns - max_age_ns), std::to_string(kBatchTraces)}, stats.traces_deleted_by_age);
         if (!more.ok()) return fail(more.error());
         if (!*more) break;
@@ -403,9 +384,9 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
       const std::uint64_t average = std::max<std::uint64_t>(1, *used / traces);
       const std::uint64_t batch = std::clamp<std::uint64_t>(
           (*used - options_.max_bytes + average - 1) / average, 1, static_cast<std::uint64_t>(kBatchTraces));
-      auto more =
-          delete_selected("SELECT trace_id FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
-                          {std::to_string(batch)}, stats.traces_deleted_by_size);
+      auto more = delete_selected(
+          "SELECT encode(trace_id, 'hex') FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
+          {std::to_string(batch)}, stats.traces_deleted_by_size);
       if (!more.ok()) return fail(more.error());
       if (!*more) break;
     }

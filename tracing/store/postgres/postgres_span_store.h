@@ -1,8 +1,8 @@
 #pragma once
 // PostgresSpanStore: the trace store shared by every proxy, driver sidecar and `sparktrace ui` of a
 // deployment (tracing/store/span_store.h says what every store promises). The same rows as the
-// SQLite store (tracing/store/span_rows/stored_span.h), the same task index
-// (tracing/store/task_index/attempt_parts.h).
+// SQLite store (tracing/store/span_rows/stored_span.h) with ids as bytea and the compact attributes
+// (postgres_span_columns.h), the same task index (tracing/store/task_index/attempt_parts.h).
 //
 // Many writers: each batch is one transaction that first takes a transaction-scoped advisory lock
 // per trace it touches (in lock-id order), so two proxies writing spans of one trace (a retry on

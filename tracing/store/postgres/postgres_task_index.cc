@@ -2,16 +2,17 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <variant>
 
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_schema.h"
-#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
@@ -20,25 +21,6 @@
 
 namespace sparktrace::tracing::store {
 namespace {
-
-// The columns PartsOfTrace needs (span_table_sql.h), after the trace id: a batch reads many traces.
-// JSON values come back as text and are parsed here (a cast in SQL would fail the whole batch on one
-// odd value).
-std::string SpansForIndexSql() {
-  return fmt::format("SELECT trace_id, {}\nFROM spans WHERE trace_id = ANY($1::text[]) ORDER BY trace_id",
-                     IndexSpanColumnsSql(SpanSqlDialect::kPostgres));
-}
-
-std::optional<std::int64_t> NumberOf(std::string_view text) {
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc() && end == text.data() + text.size()) return value;
-  const std::string copy(text);  // a JSON number with a fraction or exponent
-  char* parsed_end = nullptr;
-  const double number = std::strtod(copy.c_str(), &parsed_end);
-  if (parsed_end == copy.c_str() || !std::isfinite(number)) return std::nullopt;
-  return static_cast<std::int64_t>(number);
-}
 
 // One row of a query's result, as index_columns.h reads it.
 class ResultColumns {
@@ -49,14 +31,31 @@ class ResultColumns {
   double Double(int column) const { return result_.Double(row_, column); }
   std::string Text(int column) const { return std::string(result_.Text(row_, column)); }
   std::string_view View(int column) const { return result_.Text(row_, column); }
-  // ->> hands out a JSON number as text: parsed here (a cast in SQL would fail the whole batch).
-  std::optional<std::int64_t> JsonInteger(int column) const { return NumberOf(result_.Text(row_, column)); }
 
  private:
   const PgResult& result_;
   int row_;
 };
 
+// What the index needs of a stored span (span_rows/span_table_sql.h's IndexSpanColumnsSql, spelled
+// for this schema): its tree, times, status and identity columns, its attributes only on the spans
+// that can carry one the index reads (compact bytea, which only C++ reads: a stage or call span needs
+// none), and its events only when they hold a finding.
+std::string SpansForIndexSql() {
+  return fmt::format(
+      "SELECT encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, "
+      "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
+      "  CASE WHEN dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}')\n"
+      "       THEN attributes END,\n"
+      "  CASE WHEN strpos(events, '{}') > 0 THEN events END\n"
+      "FROM spans WHERE trace_id = ANY({}) ORDER BY trace_id",
+      tracing::kSparkPhasePrefix, tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName,
+      tracing::kSparkApplicationSpanName, tracing::kSparkConnectLifecycleSpanName, tracing::kFindingEventName,
+      IdsFromHexSql("$1"));
+}
+
+// The stored spans of these traces as the index takes a span being written (IndexSpanOf), from the
+// columns of SpansForIndexSql: a span and its row hold what those columns hold, and nothing else.
 Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db,
                                                                 const std::vector<std::string>& trace_ids) {
   static const std::string spans_for_index_sql = SpansForIndexSql();
@@ -64,8 +63,32 @@ Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db
   if (!result.ok()) return result.error();
   std::map<std::string, std::vector<IndexSpan>> by_trace;
   for (int row = 0; row < result->rows(); ++row) {
-    // Column 0 is the trace id; the span's columns follow.
-    by_trace[std::string(result->Text(row, 0))].push_back(IndexSpanFrom(ResultColumns(*result, row), 1));
+    const auto text = [&](int column) { return std::string(result->Text(row, column)); };
+    const auto optional = [&](int column, std::string& value) -> const std::string* {
+      if (result->IsNull(row, column)) return nullptr;
+      value = text(column);
+      return &value;
+    };
+    Span span;
+    span.name = text(3);
+    span.start_time_unix_nano = static_cast<std::uint64_t>(result->Int64(row, 4));
+    span.end_time_unix_nano = static_cast<std::uint64_t>(result->Int64(row, 5));
+    span.status_code = static_cast<StatusCode>(result->Int64(row, 6));
+    if (!result->IsNull(row, 11)) {
+      auto attributes = StoredAttributes(result->Text(row, 11), result->Text(row, 1));
+      if (!attributes.ok()) return attributes.error();
+      span.attributes = std::move(attributes).value();
+    }
+    StoredSpanRow stored;
+    stored.span_id = text(1);
+    if (!result->IsNull(row, 2)) stored.parent_span_id = text(2);
+    std::string dag_id, task_id, run_id;
+    stored.dag_id = optional(7, dag_id);
+    stored.task_id = optional(8, task_id);
+    stored.run_id = optional(9, run_id);
+    if (!result->IsNull(row, 10)) stored.try_number = result->Int64(row, 10);
+    if (!result->IsNull(row, 12)) stored.events_json = text(12);
+    by_trace[text(0)].push_back(IndexSpanOf(span, stored));
   }
   return by_trace;
 }
@@ -98,11 +121,21 @@ constexpr std::string_view kMatchKey =
     "p.airflow = k.airflow AND p.dag_id = k.dag_id AND p.task_id = k.task_id AND p.run_id = k.run_id AND "
     "p.try_number = k.try_number AND p.map_index = k.map_index AND p.trace_key = k.trace_key";
 
+// A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that trace
+// id (PartsOfTrace), kept in attempt_parts only when it names an application (the search by app id
+// reads attempt_parts): otherwise its attempt's row in task_attempts is all there is
+// (postgres_schema.cc, version 3), found by that table's primary key.
+constexpr std::string_view kWithoutIdentityKey =
+    "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1";
+
 Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::string>& trace_ids) {
-  auto result = db.Query(
-      "SELECT DISTINCT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM attempt_parts "
-      "WHERE trace_id = ANY($1::text[])",
-      {TextArray(trace_ids)});
+  static const std::string keys_sql = fmt::format(
+      "SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM attempt_parts "
+      "WHERE airflow = 1 AND trace_id = ANY($1::text[]) "
+      "UNION SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM task_attempts "
+      "WHERE {} AND trace_key = ANY($1::text[])",
+      kWithoutIdentityKey);
+  auto result = db.Query(keys_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::set<PartKey> keys;
   for (int row = 0; row < result->rows(); ++row) {
@@ -116,8 +149,11 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
 }
 
 Result<void> DeleteParts(PgConnection& db, const std::vector<std::string>& trace_ids) {
-  auto deleted =
-      db.Query("DELETE FROM attempt_parts WHERE trace_id = ANY($1::text[])", {TextArray(trace_ids)});
+  static const std::string delete_sql = fmt::format(
+      "DELETE FROM attempt_parts WHERE (airflow = 1 AND trace_id = ANY($1::text[])) "
+      "OR ({} AND trace_key = ANY($1::text[]) AND trace_id = trace_key)",
+      kWithoutIdentityKey);
+  auto deleted = db.Query(delete_sql, {TextArray(trace_ids)});
   if (!deleted.ok()) return deleted.error();
   return {};
 }
@@ -154,6 +190,7 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
   CopyRows copy(rows);
   for (const auto& [trace_id, parts] : parts_by_trace) {
     for (const auto& [key, part] : parts) {
+      if (!key.airflow && part.app_id.empty()) continue;  // its attempt's row holds it (kWithoutIdentityKey)
       CopyKey(copy, key);
       copy.Text(trace_id);
       copy.Text(part.name);
@@ -175,6 +212,39 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
       "compute_ms, "
       "io_write_ms, idle_ms, finding_count, top_finding, top_impact) FROM STDIN",
       rows);
+}
+
+// kAttemptRowColumns (index_columns.h) with an attempt's traces: the row of an attempt without
+// identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3).
+const std::string& AttemptRowReadColumns() {
+  static const std::string columns = [] {
+    std::string text(kAttemptRowColumns);
+    const std::string_view column = "trace_ids,";
+    if (const std::size_t at = text.find(column); at != std::string::npos) {
+      text.replace(at, column.size(),
+                   "CASE WHEN airflow = 0 AND trace_ids = '' THEN trace_key ELSE trace_ids END,");
+    }
+    return text;
+  }();
+  return columns;
+}
+
+// The columns of an attempt's row made of one part, in CopyWholeAttempt's order.
+constexpr std::string_view kWholeAttemptColumns =
+    "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids, start_unix_nano, "
+    "end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, "
+    "finding_count, top_finding, state, indexed_at";
+
+// The row of an attempt made of one part (a trace without identity: its trace key is its trace id),
+// as Reaggregate would add it up.
+void CopyWholeAttempt(CopyRows& copy, const PartKey& key, const Part& part, std::int64_t now) {
+  CopyKey(copy, key);
+  copy.Text(part.name);
+  copy.Text("");  // trace_ids: its trace key is its one trace (AttemptRowReadColumns)
+  CopySums(copy, task_index::SumsOf(part));
+  copy.Text(AttemptState(part.open, part.Errors()));
+  copy.Int(now);
+  copy.End();
 }
 
 std::string KeyText(const PartKey& key) {
@@ -247,34 +317,73 @@ class PostgresTaskIndex final : public TaskIndexDialect {
     return store::ReadSpans(db_, trace_ids);
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
+    // A part without identity is its attempt's row: AddUp writes it from here.
+    for (const auto& [trace_id, parts] : parts_by_trace) {
+      for (const auto& [key, part] : parts) {
+        if (!key.airflow) parts_without_identity_.insert_or_assign(key, part);
+      }
+    }
     return store::InsertParts(db_, parts_by_trace);
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
     std::string rows;
     CopyRows copy(rows);
-    for (const WholeAttemptPart& attempt : attempts) {
-      const Part& part = *attempt.part;
-      CopyKey(copy, *attempt.key);
-      copy.Text(part.name);
-      copy.Text(*attempt.trace_id);
-      CopySums(copy, task_index::SumsOf(part));
-      copy.Text(AttemptState(part.open, part.Errors()));
-      copy.Int(now);
-      copy.End();
-    }
+    for (const WholeAttemptPart& attempt : attempts) CopyWholeAttempt(copy, *attempt.key, *attempt.part, now);
     if (rows.empty()) return {};
-    return db_.CopyIn(
-        "COPY task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, "
-        "trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
-        "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at) FROM STDIN",
-        rows);
+    return db_.CopyIn(fmt::format("COPY task_attempts ({}) FROM STDIN", kWholeAttemptColumns), rows);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
-    return Reaggregate(db_, keys, now);
+    std::set<PartKey> airflow_keys;
+    std::vector<const PartKey*> other_keys;
+    for (const PartKey& key : keys) {
+      if (key.airflow) {
+        airflow_keys.insert(key);
+      } else {
+        other_keys.push_back(&key);
+      }
+    }
+    if (auto added = Reaggregate(db_, airflow_keys, now); !added.ok()) return added.error();
+    return WriteAttemptsWithoutIdentity(other_keys, now);
   }
 
  private:
+  // An attempt without identity after a refresh: its row from the part just computed (upserted through
+  // the session's incoming_attempts, postgres_batch_copy.h, keeping the settled figures:
+  // AttemptRowUpsertSql), or no row when its trace has no such part any more.
+  Result<void> WriteAttemptsWithoutIdentity(const std::vector<const PartKey*>& keys, std::int64_t now) {
+    if (keys.empty()) return {};
+    std::string rows;
+    CopyRows copy(rows);
+    std::vector<std::string> gone;
+    for (const PartKey* key : keys) {
+      const auto part = parts_without_identity_.find(*key);
+      if (part == parts_without_identity_.end()) {
+        gone.push_back(key->trace_key);
+      } else {
+        CopyWholeAttempt(copy, *key, part->second, now);
+      }
+    }
+    if (!gone.empty()) {
+      static const std::string remove_sql = fmt::format(
+          "DELETE FROM task_attempts WHERE {} AND trace_key = ANY($1::text[])", kWithoutIdentityKey);
+      if (auto removed = db_.Query(remove_sql, {TextArray(gone)}); !removed.ok()) return removed.error();
+    }
+    if (rows.empty()) return {};
+    if (auto copied =
+            db_.CopyIn(fmt::format("COPY incoming_attempts ({}) FROM STDIN", kWholeAttemptColumns), rows);
+        !copied.ok()) {
+      return copied.error();
+    }
+    static const std::string upsert_sql =
+        fmt::format("INSERT INTO task_attempts ({0}) SELECT {0} FROM incoming_attempts {1}",
+                    kWholeAttemptColumns, AttemptRowUpsertSql("GREATEST"));
+    if (auto upserted = db_.Exec(upsert_sql); !upserted.ok()) return upserted.error();
+    return {};
+  }
+
   PgConnection& db_;
+  // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
+  std::map<PartKey, Part> parts_without_identity_;
 };
 
 }  // namespace
@@ -303,7 +412,10 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
     return fmt::format("${}", params.size());
   };
   std::string where = " WHERE true";
-  if (filter.airflow_only) where += " AND airflow = 1";
+  // Only Airflow rows have a dag or task that is not empty, and only they are in task_attempts_by_task
+  // (postgres_schema.cc, version 3), which PostgreSQL uses when the query says so.
+  const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
+  if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
   for (const task_index::AttemptCondition& condition : task_index::AttemptConditions(filter)) {
     if (const auto* text = std::get_if<std::string>(&condition.value)) {
       where += fmt::format(" AND {} {}", condition.column_op, next(*text));
@@ -316,10 +428,13 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   }
   if (filter.trace_ids) {
     if (filter.trace_ids->empty()) return TaskAttemptPage{};
+    // The Airflow attempts through their parts, the others by key (kWithoutIdentityKey): a semi-join
+    // PostgreSQL drives from the ids, then task_attempts' primary key.
     where += fmt::format(
-        " AND EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = t.airflow AND p.dag_id = t.dag_id AND "
-        "p.task_id = t.task_id AND p.run_id = t.run_id AND p.try_number = t.try_number AND p.map_index = "
-        "t.map_index AND p.trace_key = t.trace_key AND p.trace_id = ANY({}::text[]))",
+        " AND (t.trace_key, t.airflow, t.dag_id, t.task_id, t.run_id, t.try_number, t.map_index) IN ("
+        "SELECT p.trace_key, p.airflow, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index "
+        "FROM attempt_parts p WHERE p.airflow = 1 AND p.trace_id = ANY({0}::text[]) "
+        "UNION SELECT id COLLATE \"C\", 0, '', '', '', 0, -1 FROM unnest({0}::text[]) id)",
         next(TextArray(*filter.trace_ids)));
   }
   TaskAttemptPage page;
@@ -331,7 +446,7 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   const std::string offset = next(std::to_string(filter.offset));
   auto rows =
       db.Query(fmt::format("SELECT {} FROM task_attempts t{} ORDER BY {} LIMIT {}::bigint OFFSET {}::bigint",
-                           kAttemptRowColumns, where, TaskAttemptOrderSql(filter.order), limit, offset),
+                           AttemptRowReadColumns(), where, TaskAttemptOrderSql(filter.order), limit, offset),
                params);
   if (!rows.ok()) return rows.error();
   for (int row = 0; row < rows->rows(); ++row) page.rows.push_back(AttemptRowFrom(ResultColumns(*rows, row)));
@@ -339,11 +454,19 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
 }
 
 Result<std::vector<std::string>> PostgresTracesMatching(PgConnection& db, std::string_view text) {
-  auto result = db.Query(
-      "SELECT trace_id FROM traces WHERE trace_id = lower($1) "
-      "UNION SELECT trace_id FROM spans WHERE operation_id = $1 "
-      "UNION SELECT trace_id FROM attempt_parts WHERE app_id = $1 LIMIT 200",
-      {std::string(text)});
+  std::string sql =
+      "SELECT encode(trace_id, 'hex') FROM spans WHERE operation_id = $1 "
+      "UNION SELECT trace_id FROM attempt_parts WHERE app_id = $1";
+  // A trace id only when the text is one: decode() fails on anything but hex.
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::vector<PgParam> params{std::string(text)};
+  if (TraceId id{}; ParseTraceHex(lower, id)) {
+    sql = "SELECT encode(trace_id, 'hex') FROM traces WHERE trace_id = decode($2, 'hex') UNION " + sql;
+    params.emplace_back(std::move(lower));
+  }
+  auto result = db.Query(sql + " LIMIT 200", params);
   if (!result.ok()) return result.error();
   std::vector<std::string> traces;
   traces.reserve(static_cast<std::size_t>(result->rows()));

@@ -24,7 +24,7 @@
 namespace sparktrace::tracing::store {
 
 // Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
-// had or now have.
+// had or now have. The session must have its incoming tables (postgres_batch_copy.h).
 Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
 // Adds traces that the current transaction created, from their spans (no read-back); the result is
 // what RefreshPostgresTaskIndex would compute.

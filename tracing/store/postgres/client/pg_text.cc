@@ -72,6 +72,17 @@ void CopyRows::Int(std::int64_t value) {
   out_ += std::to_string(value);
 }
 
+void CopyRows::Bytes(std::string_view bytes) {
+  static constexpr std::string_view kDigits = "0123456789abcdef";
+  Separate();
+  out_ += "\\\\x";
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    out_ += kDigits[byte >> 4];
+    out_ += kDigits[byte & 0xF];
+  }
+}
+
 void CopyRows::End() {
   out_ += '\n';
   row_started_ = false;
@@ -100,6 +111,31 @@ std::string IntArray(std::span<const std::int64_t> items) {
   }
   literal += '}';
   return literal;
+}
+
+std::optional<std::string_view> HexOfByteaText(std::string_view text) {
+  if (!text.starts_with("\\x") || text.size() % 2 != 0) return std::nullopt;
+  return text.substr(2);
+}
+
+std::optional<std::string> ByteaFromText(std::string_view text) {
+  const auto hex = HexOfByteaText(text);
+  if (!hex) return std::nullopt;
+  const auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string bytes;
+  bytes.reserve(hex->size() / 2);
+  for (std::size_t i = 0; i < hex->size(); i += 2) {
+    const int high = nibble((*hex)[i]);
+    const int low = nibble((*hex)[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    bytes += static_cast<char>((high << 4) | low);
+  }
+  return bytes;
 }
 
 }  // namespace sparktrace::tracing::store

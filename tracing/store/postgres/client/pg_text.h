@@ -7,6 +7,7 @@
 // Pure functions.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +25,8 @@ class CopyRows {
   void Text(std::string_view text);
   void Null();
   void Int(std::int64_t value);
+  // A bytea value in hex input form (\\x…, the backslash escaped for COPY).
+  void Bytes(std::string_view bytes);
   void End();
 
  private:
@@ -36,5 +39,12 @@ class CopyRows {
 std::string TextArray(std::span<const std::string> items);
 // {1,2}: a bigint[] literal.
 std::string IntArray(std::span<const std::int64_t> items);
+
+// A bytea value as a text-format result gives it (\x followed by lower-case hex) back into its bytes;
+// nullopt when `text` is not that form.
+std::optional<std::string> ByteaFromText(std::string_view text);
+// The lower-case hex digits of a bytea's text form (what follows \x): ids are stored as bytea and
+// handed around as hex; nullopt when `text` is not that form.
+std::optional<std::string_view> HexOfByteaText(std::string_view text);
 
 }  // namespace sparktrace::tracing::store

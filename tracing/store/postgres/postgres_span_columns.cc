@@ -1,0 +1,86 @@
+#include "tracing/store/postgres/postgres_span_columns.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <charconv>
+#include <cmath>
+#include <variant>
+
+#include "tracing/span_vocabulary.h"
+#include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/span_rows/attribute_json_reader.h"
+#include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/stored_span.h"
+
+namespace sparktrace::tracing::store {
+
+std::string IdsFromHexSql(std::string_view param) {
+  return fmt::format("ARRAY(SELECT decode(id, 'hex') FROM unnest({}::text[]) id)", param);
+}
+
+bool AreCompactAttributes(std::string_view bytes) {
+  return !bytes.empty() && static_cast<unsigned char>(bytes.front()) == kCompactAttributesFormat;
+}
+
+Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text, std::string_view span_hex) {
+  std::vector<Attribute> attributes;
+  const auto bytes = ByteaFromText(bytea_text);
+  const bool read = bytes && (AreCompactAttributes(*bytes) ? ReadCompactAttributes(*bytes, attributes)
+                                                           : ReadAttributesJson(*bytes, attributes));
+  if (!read)
+    return Error{ErrorCode::kInternal, fmt::format("malformed attributes of stored span {}", span_hex)};
+  return attributes;
+}
+
+Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first) {
+  std::vector<Span> spans;
+  spans.reserve(static_cast<std::size_t>(result.rows()));
+  const auto at = [first](int column) { return first + column; };
+  for (int row = 0; row < result.rows(); ++row) {
+    StoredSpanColumns columns;
+    columns.trace_id = result.Text(row, at(0));
+    columns.span_id = result.Text(row, at(1));
+    if (!result.IsNull(row, at(2))) columns.parent_span_id = result.Text(row, at(2));
+    columns.name = result.Text(row, at(3));
+    columns.kind = result.Int64(row, at(4));
+    columns.start_unix_nano = result.Int64(row, at(5));
+    columns.end_unix_nano = result.Int64(row, at(6));
+    columns.status_code = result.Int64(row, at(7));
+    columns.status_message = result.Text(row, at(8));
+    columns.trace_state = result.Text(row, at(9));
+    auto attributes = ByteaFromText(result.Text(row, at(10)));
+    if (!attributes) {
+      return Error{ErrorCode::kInternal,
+                   fmt::format("attributes of stored span {} are not bytea", columns.span_id)};
+    }
+    columns.attributes = *attributes;
+    columns.attributes_compact = AreCompactAttributes(*attributes);
+    columns.events_json = result.Text(row, at(11));
+    auto span = FromStoredColumns(columns);
+    if (!span.ok()) return span.error();
+    spans.push_back(std::move(span).value());
+  }
+  return spans;
+}
+
+std::optional<std::int64_t> TaskMapIndexOf(const Span& span) {
+  if (span.name != tracing::kAirflowTaskSpanName) return std::nullopt;
+  const Attribute* found = nullptr;  // a repeated key's last value, as the stored forms keep it
+  for (const Attribute& attribute : span.attributes) {
+    if (attribute.key == tracing::kAirflowMapIndexKey) found = &attribute;
+  }
+  if (found == nullptr) return std::nullopt;
+  if (const auto* number = std::get_if<std::int64_t>(&found->value)) return *number;
+  if (const auto* real = std::get_if<double>(&found->value)) {
+    if (std::isfinite(*real) && std::abs(*real) < 9.2e18) return static_cast<std::int64_t>(*real);
+    return std::nullopt;
+  }
+  if (const auto* text = std::get_if<std::string>(&found->value)) {
+    std::int64_t parsed = 0;
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), parsed);
+    if (ec == std::errc() && end == text->data() + text->size()) return parsed;
+  }
+  return std::nullopt;
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,54 @@
+#pragma once
+// How the PostgreSQL store's span rows (schema version 3, postgres_schema.cc) are read and written
+// where they differ from the row both backends share (tracing/store/span_rows/stored_span.h): ids are
+// bytea (hex in SQL through encode/decode, hex everywhere in C++), attributes bytea in the compact form
+// or, in a row written before version 3, the bytes of its JSON text, and an "airflow.task" span's map
+// index is a column of its own (task_map_index) for the upsert's replacement rule.
+//
+// Pure functions and constant SQL text; thread-safe.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "tracing/span.h"
+#include "tracing/store/postgres/client/pg_connection.h"
+
+namespace sparktrace::tracing::store {
+
+// What a read of spans selects, in StoredSpanColumns' order: the ids as hex text, the attributes as
+// bytea (SpansOfResult reads either form).
+inline constexpr std::string_view kPostgresSpanReadColumns =
+    "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, kind, "
+    "start_unix_nano, end_unix_nano, status_code, status_message, trace_state, attributes, events";
+
+// Every column a write fills, in SpanCopy's order (postgres_batch_copy.h).
+inline constexpr std::string_view kPostgresSpanWriteColumns =
+    "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
+    "status_message, trace_state, attributes, events, operation_id, dag_id, task_id, run_id, try_number, "
+    "task_map_index";
+
+// SQL for the bytea ids of a text[] parameter of hex ids (`param`, "$1"): for `trace_id = ANY(…)`.
+std::string IdsFromHexSql(std::string_view param);
+
+// The spans of a result whose columns from `first` on are kPostgresSpanReadColumns, in its order.
+// A row's attributes are compact when their first byte says so (kCompactAttributesFormat), else the
+// JSON text a version-2 row held; malformed rows are kInternal errors naming the span.
+Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first = 0);
+
+// Whether stored attribute bytes are in the compact form (its format byte) rather than the JSON
+// text of a row written before version 3.
+bool AreCompactAttributes(std::string_view bytes);
+// The attributes of a stored row from the text form of its bytea column (either form); kInternal,
+// naming the span, when they are neither.
+Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text, std::string_view span_hex);
+
+// The map index an "airflow.task" span is replaced under (its airflow.map_index attribute as the task
+// index takes it: an integer, a double truncated or text holding an integer); nullopt when it has none
+// or the span is not an "airflow.task" span.
+std::optional<std::int64_t> TaskMapIndexOf(const Span& span);
+
+}  // namespace sparktrace::tracing::store
