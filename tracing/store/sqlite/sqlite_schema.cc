@@ -162,6 +162,55 @@ CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix
 constexpr std::string_view kPartsOnlyWithAppIdSchema =
     "DELETE FROM attempt_parts WHERE airflow = 0 AND app_id IS NULL";
 
+// Version 8 shrinks a span's rows and their B-tree inserts (a call per trace writes one span per trace,
+// so these are most of what a proxy's store does):
+//   - spans keyed by (trace_id, span_id) itself, WITHOUT ROWID: the row lives in its key's B-tree, so
+//     the UNIQUE autoindex (a copy of both ids and the rowid, ~65 bytes and an insert a span) goes.
+//     Trace ids from sparktrace's generator start with the time (tracing/id_generator.h), so new rows
+//     still land at the end of the table; a trace's spans sit together, which is what every read wants.
+//   - no session_id column: no query ever read it, and its text is in the attributes already.
+//   - an attempt without identity (one trace, whose id is its trace key) keeps '' as its trace ids
+//     instead of a second copy of that id; the listing reads the key there (sqlite_task_index.cc).
+//   - task_attempts_by_state holds only the rows that are not 'success': a listing filtered on another
+//     state names that condition and uses it (sqlite_task_index.cc), one filtered on success (the state
+//     of nearly every row) reads task_attempts_by_start; the finished call's row no longer pays for it.
+// Ids stay lower-case hex text: the task index, the traces table and `sqlite3 traces.db` all keep
+// matching them as before, and the rows copy over unchanged (no unhex() in SQLite 3.40 to convert them).
+constexpr std::string_view kCompactSpansSchema = R"sql(
+CREATE TABLE spans_v8 (
+  trace_id        TEXT    NOT NULL,  -- 32 lower-case hex digits
+  span_id         TEXT    NOT NULL,  -- 16 lower-case hex digits
+  parent_span_id  TEXT,              -- NULL for a root span
+  name            TEXT    NOT NULL,
+  kind            INTEGER NOT NULL,  -- OTLP Span.SpanKind
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  status_code     INTEGER NOT NULL,  -- OTLP Status.StatusCode: 0 unset, 1 ok, 2 error
+  status_message  TEXT    NOT NULL,
+  trace_state     TEXT    NOT NULL,
+  attributes      TEXT    NOT NULL,  -- a compact BLOB (span_rows/compact_attributes.h); JSON text before v6
+  events          TEXT    NOT NULL,  -- JSON array of {name, time_unix_nano, attributes}
+  operation_id    TEXT,              -- spark.connect.operation_id
+  dag_id          TEXT,              -- airflow.dag_id
+  task_id         TEXT,              -- airflow.task_id
+  run_id          TEXT,              -- airflow.run_id
+  try_number      INTEGER,           -- airflow.try_number
+  PRIMARY KEY (trace_id, span_id)
+) WITHOUT ROWID;
+INSERT INTO spans_v8 (trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code,
+                      status_message, trace_state, attributes, events, operation_id, dag_id, task_id, run_id,
+                      try_number)
+SELECT trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code,
+       status_message, trace_state, attributes, events, operation_id, dag_id, task_id, run_id, try_number
+FROM spans ORDER BY trace_id, span_id;
+DROP TABLE spans;
+ALTER TABLE spans_v8 RENAME TO spans;
+CREATE INDEX spans_by_operation ON spans (operation_id) WHERE operation_id IS NOT NULL;
+DROP INDEX task_attempts_by_state;
+CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano) WHERE state <> 'success';
+UPDATE task_attempts SET trace_ids = '' WHERE airflow = 0;
+)sql";
+
 struct Migration {
   std::int64_t to_version;
   std::string_view sql;
@@ -188,6 +237,10 @@ const Migration kMigrations[] = {
     // A trace without Airflow identity keeps its attempt's row and no part row (unless the part names
     // an application): a call per trace writes one row and one B-tree insert less per span.
     {7, kPartsOnlyWithAppIdSchema},
+    // Spans keyed by their ids without a rowid, no session_id column, success rows out of
+    // task_attempts_by_state: a span of a call per trace costs ~170 bytes and two B-tree inserts less.
+    // The spans are copied into the new table once.
+    {8, kCompactSpansSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

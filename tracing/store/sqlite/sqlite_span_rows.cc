@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -19,6 +21,14 @@ void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text)
   }
 }
 
+void BindOptionalTextUnowned(SqliteStatement& stmt, int index, const std::string* text) {
+  if (text == nullptr) {
+    stmt.BindNull(index);
+  } else {
+    stmt.BindTextUnowned(index, *text);
+  }
+}
+
 void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value) {
   if (value) {
     stmt.BindInt64(index, *value);
@@ -27,12 +37,36 @@ void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_
   }
 }
 
+// The shared column list and conflict rule (span_table_sql.h) less session_id, which this store's
+// spans table has no column for since schema version 8 (sqlite_schema.cc, kCompactSpansSchema).
+std::string WithoutSessionId(std::string sql, std::string_view spelling) {
+  const std::size_t at = sql.find(spelling);
+  if (at != std::string::npos) sql.erase(at, spelling.size());
+  return sql;
+}
+
 }  // namespace
 
-const std::string kUpsertSpanSql = fmt::format(
-    "INSERT INTO spans ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-    "?16, ?17, ?18){}",
-    kStoredSpanColumns, SpanReplacesStoredSql(SpanSqlDialect::kSqlite));
+std::string NumberedValuesSql(int rows, int columns) {
+  std::string values;
+  for (int row = 0; row < rows; ++row) {
+    values += row == 0 ? "(" : ", (";
+    for (int column = 0; column < columns; ++column) {
+      values += fmt::format("{}?{}", column == 0 ? "" : ", ", 1 + row * columns + column);
+    }
+    values += ')';
+  }
+  return values;
+}
+
+std::string UpsertSpansSql(int rows) {
+  return fmt::format(
+      "INSERT INTO spans ({}) VALUES {}{}", WithoutSessionId(std::string(kStoredSpanColumns), "session_id, "),
+      NumberedValuesSql(rows, kSpanRowParameters),
+      WithoutSessionId(SpanReplacesStoredSql(SpanSqlDialect::kSqlite), "session_id = excluded.session_id, "));
+}
+
+const std::string kUpsertSpanSql = UpsertSpansSql(1);
 
 // Recomputed from the trace's spans rather than adjusted incrementally: a replaced span may change the
 // trace's bounds, error count or root, and recomputing is always right.
@@ -62,29 +96,30 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 ON CONFLICT (trace_id) DO NOTHING
 )sql";
 
-void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row) {
-  upsert.BindText(1, row.trace_id);
-  upsert.BindText(2, row.span_id);
+void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first) {
+  // Unowned: the row outlives the statement's run, and the writer resets the statement right after.
+  const int at = first - 1;  // parameter n of the row is at + n
+  upsert.BindTextUnowned(at + 1, row.trace_id);
+  upsert.BindTextUnowned(at + 2, row.span_id);
   if (row.parent_span_id) {
-    upsert.BindText(3, *row.parent_span_id);
+    upsert.BindTextUnowned(at + 3, *row.parent_span_id);
   } else {
-    upsert.BindNull(3);
+    upsert.BindNull(at + 3);
   }
-  upsert.BindText(4, row.name);
-  upsert.BindInt64(5, row.kind);
-  upsert.BindInt64(6, row.start_unix_nano);
-  upsert.BindInt64(7, row.end_unix_nano);
-  upsert.BindInt64(8, row.status_code);
-  upsert.BindText(9, row.status_message);
-  upsert.BindText(10, row.trace_state);
-  upsert.BindBlob(11, row.attributes);  // compact form: WriteBatch encodes AttributeEncoding::kCompact
-  upsert.BindText(12, row.events_json);
-  BindOptionalText(upsert, 13, row.operation_id);
-  BindOptionalText(upsert, 14, row.session_id);
-  BindOptionalText(upsert, 15, row.dag_id);
-  BindOptionalText(upsert, 16, row.task_id);
-  BindOptionalText(upsert, 17, row.run_id);
-  BindOptionalInt(upsert, 18, row.try_number);
+  upsert.BindTextUnowned(at + 4, row.name);
+  upsert.BindInt64(at + 5, row.kind);
+  upsert.BindInt64(at + 6, row.start_unix_nano);
+  upsert.BindInt64(at + 7, row.end_unix_nano);
+  upsert.BindInt64(at + 8, row.status_code);
+  upsert.BindTextUnowned(at + 9, row.status_message);
+  upsert.BindTextUnowned(at + 10, row.trace_state);
+  upsert.BindBlobUnowned(at + 11, row.attributes);  // compact: WriteBatch encodes AttributeEncoding::kCompact
+  upsert.BindTextUnowned(at + 12, row.events_json);
+  BindOptionalTextUnowned(upsert, at + 13, row.operation_id);
+  BindOptionalTextUnowned(upsert, at + 14, row.dag_id);
+  BindOptionalTextUnowned(upsert, at + 15, row.task_id);
+  BindOptionalTextUnowned(upsert, at + 16, row.run_id);
+  BindOptionalInt(upsert, at + 17, row.try_number);
 }
 
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary) {
@@ -135,6 +170,27 @@ Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt) {
   summary.run_id = stmt.ColumnText(8);
   if (!stmt.ColumnIsNull(9)) summary.try_number = stmt.ColumnInt64(9);
   return summary;
+}
+
+std::string InsertAttemptsSql(int rows) {
+  return fmt::format(R"sql(
+INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
+                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
+VALUES {}
+)sql",
+                     NumberedValuesSql(rows, kAttemptRowParameters));
+}
+
+const std::string& AttemptRowColumnsSql() {
+  static const std::string columns = [] {
+    std::string sql(kAttemptRowColumns);
+    constexpr std::string_view kTraceIds = "trace_ids";
+    sql.replace(sql.find(kTraceIds), kTraceIds.size(),
+                "CASE WHEN trace_ids = '' THEN trace_key ELSE trace_ids END");
+    return sql;
+  }();
+  return columns;
 }
 
 }  // namespace sparktrace::tracing::store

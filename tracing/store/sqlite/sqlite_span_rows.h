@@ -1,7 +1,9 @@
 #pragma once
 // The SQLite store's spans and traces tables as rows: the statements that write a span and a trace's
 // summary, the column lists the reads select, and binding and reading those rows. The row layout
-// itself is stored_span.h's; this is only how SQLite's statements carry it.
+// itself is stored_span.h's; this is only how SQLite's statements carry it. Also the task_attempts
+// rows' SQL that differs from the shared task index's (sqlite_task_index.cc), and the multi-row VALUES
+// lists the writer's hot statements use.
 //
 // Threads: the statement's (its connection's thread).
 
@@ -17,17 +19,42 @@ namespace sparktrace::tracing::store {
 
 class SqliteStatement;
 
+// "(?1, …, ?columns), (?columns+1, …), …" for `rows` rows: row r's parameters start at 1 + r * columns.
+// The writer's hot statements write many rows at once, so that a statement's own cost (reset, cursors
+// opened and closed, its end) is paid once for all of them; SQLite applies the rows in order, as that
+// many single-row statements would.
+std::string NumberedValuesSql(int rows, int columns);
+
 // Inserts a span or replaces the stored one with the same (trace id, span id); bound by BindSpanRow.
 extern const std::string kUpsertSpanSql;
+// The parameters one span takes in kUpsertSpanSql.
+inline constexpr int kSpanRowParameters = 17;
+// kUpsertSpanSql for `rows` spans in one statement (multi-row VALUES, applied in order as that many
+// single-row upserts would be): row r is bound by BindSpanRow with first = 1 + r * kSpanRowParameters.
+std::string UpsertSpansSql(int rows);
 // Recomputes the summary row of trace ?1 from all its stored spans.
 extern const std::string_view kRefreshSummarySql;
 // Inserts the summary of a trace that has none yet, else does nothing (sqlite3_changes tells which);
 // bound by BindNewSummary.
 extern const std::string_view kInsertSummarySql;
 
-void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row);
+// Binds without copying (SqliteStatement::BindTextUnowned): `row`, and the span its pointers are into,
+// must outlive the statement's run up to its next Reset().
+void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first = 1);
 // Binds kInsertSummarySql for a trace that the batch may create.
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary);
+
+// The parameters one attempt takes in InsertAttemptsSql: its key (airflow, dag, task, run, try, map
+// index, trace key), name, trace ids, the sums in task_index.h's PartSums order, state, indexed_at.
+inline constexpr int kAttemptRowParameters = 22;
+// Inserts `rows` attempts (multi-row VALUES); row r's parameters start at 1 + r * kAttemptRowParameters.
+std::string InsertAttemptsSql(int rows);
+
+// kAttemptRowColumns (task_index/index_columns.h) as this store keeps them: since schema version 8
+// (sqlite_schema.cc, kCompactSpansSchema) the row of an attempt without identity holds '' for its trace
+// ids, its one trace being its trace key, and the listing reads the key there. A call per trace saves
+// the second copy of its id.
+const std::string& AttemptRowColumnsSql();
 
 // Reads a row of kSpanReadColumns (span_table_sql.h).
 Result<Span> SpanFromRow(const SqliteStatement& stmt);

@@ -36,6 +36,10 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
   }
 }
 
+// Spans a chunked upsert writes (sqlite_span_rows.h, UpsertSpansSql): 32 × 17 parameters, well inside
+// SQLite's limit, and enough that a statement's own cost is small next to its rows'.
+constexpr std::size_t kSpansPerUpsert = 32;
+
 }  // namespace
 
 SqliteSpanStore::SqliteSpanStore(ConstructionKey, std::string path, StoreOptions options,
@@ -101,6 +105,9 @@ Result<void> SqliteSpanStore::PrepareStatements() {
   auto upsert = db_->Prepare(kUpsertSpanSql, /*persistent=*/true);
   if (!upsert.ok()) return upsert.error();
   upsert_span_ = std::make_unique<SqliteStatement>(std::move(upsert).value());
+  auto upsert_chunk = db_->Prepare(UpsertSpansSql(static_cast<int>(kSpansPerUpsert)), /*persistent=*/true);
+  if (!upsert_chunk.ok()) return upsert_chunk.error();
+  upsert_span_chunk_ = std::make_unique<SqliteStatement>(std::move(upsert_chunk).value());
   auto refresh = db_->Prepare(kRefreshSummarySql, /*persistent=*/true);
   if (!refresh.ok()) return refresh.error();
   refresh_summary_ = std::make_unique<SqliteStatement>(std::move(refresh).value());
@@ -151,10 +158,23 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     }
     insert.Reset();
 
+    // Whole chunks of spans a statement, the rest one by one: a statement's own cost (reset, cursors
+    // opened and closed, its end) is then paid once for kSpansPerUpsert spans.
+    std::size_t next = 0;
+    SqliteStatement& chunk = *upsert_span_chunk_;
+    for (; rows.size() - next >= kSpansPerUpsert; next += kSpansPerUpsert) {
+      chunk.Reset();
+      for (std::size_t row = 0; row < kSpansPerUpsert; ++row) {
+        BindSpanRow(chunk, rows[next + row], 1 + static_cast<int>(row) * kSpanRowParameters);
+      }
+      if (auto ran = chunk.Run(); !ran.ok()) return ran.error();
+      stats.spans_written += kSpansPerUpsert;
+    }
+    chunk.Reset();  // drop the copies of the last chunk's text
     SqliteStatement& upsert = *upsert_span_;
-    for (const StoredSpanRow& row : rows) {
+    for (; next < rows.size(); ++next) {
       upsert.Reset();
-      BindSpanRow(upsert, row);
+      BindSpanRow(upsert, rows[next]);
       if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
       ++stats.spans_written;
     }

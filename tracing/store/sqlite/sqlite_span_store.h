@@ -42,7 +42,7 @@ class SqliteSpanStore final : public SpanStore {
  public:
   // The schema version this build writes (PRAGMA user_version). Older databases are migrated by a
   // writer's Open; newer ones are refused.
-  static constexpr std::int64_t kSchemaVersion = 7;
+  static constexpr std::int64_t kSchemaVersion = 8;
 
   // Opens (a writer creates the file, its parent directories and the schema; a reader requires an
   // existing, current database). Fails with a clear error for an unwritable or corrupt path, a file
@@ -110,6 +110,7 @@ class SqliteSpanStore final : public SpanStore {
   std::unique_ptr<SqliteConnection> db_;
   // Prepared once, reused for every call. The writer statements are null in a read-only store.
   std::unique_ptr<SqliteStatement> upsert_span_;
+  std::unique_ptr<SqliteStatement> upsert_span_chunk_;  // kSpansPerUpsert spans in one statement
   std::unique_ptr<SqliteStatement> refresh_summary_;
   std::unique_ptr<SqliteStatement> insert_summary_;
   std::unique_ptr<SqliteStatement> get_trace_;

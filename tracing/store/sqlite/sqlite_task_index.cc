@@ -13,6 +13,7 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
@@ -230,14 +231,9 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, st
   return {};
 }
 
-// A non-Airflow part is its attempt's only part: its row is the part itself, as kAggregateSelectSql
-// would add it up.
-constexpr std::string_view kInsertAttemptSql = R"sql(
-INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
-                           start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
-                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)
-)sql";
+// New attempts without identity a statement writes (InsertWholeAttempts, InsertAttemptsSql): a call per
+// trace makes one per span, and a statement's own cost is then paid once for this many.
+constexpr std::size_t kAttemptsPerInsert = 32;
 
 // The task index's SQL on one SQLite connection (task_index_dialect.h): statements prepared once per
 // connection (SqliteConnection::PrepareCached; parsing them for every batch cost as much as running
@@ -281,10 +277,27 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     return {};
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
-    auto insert = db_.PrepareCached(kInsertAttemptSql);
+    static const std::string chunk_sql = InsertAttemptsSql(static_cast<int>(kAttemptsPerInsert));
+    static const std::string single_sql = InsertAttemptsSql(1);
+    std::size_t next = 0;
+    if (attempts.size() >= kAttemptsPerInsert) {
+      auto chunk = db_.PrepareCached(chunk_sql);
+      if (!chunk.ok()) return chunk.error();
+      for (; attempts.size() - next >= kAttemptsPerInsert; next += kAttemptsPerInsert) {
+        (*chunk)->Reset();
+        for (std::size_t row = 0; row < kAttemptsPerInsert; ++row) {
+          const WholeAttemptPart& attempt = attempts[next + row];
+          BindWholeAttempt(**chunk, 1 + static_cast<int>(row) * kAttemptRowParameters, *attempt.key,
+                           *attempt.part, now);
+        }
+        if (auto ran = (*chunk)->Run(); !ran.ok()) return ran.error();
+      }
+      (*chunk)->Reset();  // drop the copies of the last chunk's text
+    }
+    auto insert = db_.PrepareCached(single_sql);
     if (!insert.ok()) return insert.error();
-    for (const WholeAttemptPart& attempt : attempts) {
-      if (auto ran = RunWholeAttempt(**insert, *attempt.key, *attempt.part, now); !ran.ok())
+    for (; next < attempts.size(); ++next) {
+      if (auto ran = RunWholeAttempt(**insert, *attempts[next].key, *attempts[next].part, now); !ran.ok())
         return ran.error();
     }
     (*insert)->Reset();
@@ -305,24 +318,31 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   }
 
  private:
-  // kInsertAttemptSql (or its upsert) for one attempt made of one part; the trace key is the trace id.
+  // InsertAttemptsSql(1) (or its upsert) for one attempt made of one part; the trace key is the trace id.
   static Result<void> RunWholeAttempt(SqliteStatement& row, const PartKey& key, const Part& part,
                                       std::int64_t now) {
     row.Reset();
-    BindKey(row, 1, key);
-    row.BindText(8, part.name);
-    row.BindText(9, key.trace_key);
-    BindSums(row, 10, task_index::SumsOf(part));
-    row.BindText(21, AttemptState(part.open, part.Errors()));
-    row.BindInt64(22, now);
+    BindWholeAttempt(row, 1, key, part, now);
     return row.Run();
+  }
+
+  // One row of InsertAttemptsSql from parameter `first` on.
+  static void BindWholeAttempt(SqliteStatement& row, int first, const PartKey& key, const Part& part,
+                               std::int64_t now) {
+    const int at = first - 1;  // parameter n of the row is at + n
+    BindKey(row, at + 1, key);
+    row.BindText(at + 8, part.name);
+    row.BindText(at + 9, "");  // its one trace is its trace key (AttemptRowColumnsSql)
+    BindSums(row, at + 10, task_index::SumsOf(part));
+    row.BindText(at + 21, AttemptState(part.open, part.Errors()));
+    row.BindInt64(at + 22, now);
   }
 
   // An attempt without identity after a refresh: its row from the part just computed (the settled
   // figures stay, AttemptRowUpsertSql), or no row when its trace has no such part any more.
   Result<void> WriteAttemptsWithoutIdentity(const std::vector<const PartKey*>& keys, std::int64_t now) {
     if (keys.empty()) return {};
-    static const std::string upsert_sql = std::string(kInsertAttemptSql) + AttemptRowUpsertSql("max");
+    static const std::string upsert_sql = InsertAttemptsSql(1) + AttemptRowUpsertSql("max");
     static const std::string remove_sql = fmt::format("DELETE FROM task_attempts WHERE {}", kKeyMatch);
     auto upsert = db_.PrepareCached(upsert_sql);
     if (!upsert.ok()) return upsert.error();
@@ -375,6 +395,9 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   // says so.
   const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
   if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
+  // task_attempts_by_state holds the rows that are not 'success' only (sqlite_schema.cc,
+  // kCompactSpansSchema); SQLite uses a partial index when the query repeats its condition.
+  if (filter.state && *filter.state != "success") where += " AND state <> 'success'";
   const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
   for (const task_index::AttemptCondition& condition : conditions) {
     where += fmt::format(" AND {} ?", condition.column_op);
@@ -422,7 +445,7 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   page.total = *counted ? count->ColumnInt64(0) : 0;
 
   auto select = db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY {} LIMIT ? OFFSET ?",
-                                       kAttemptRowColumns, where, TaskAttemptOrderSql(filter.order)));
+                                       AttemptRowColumnsSql(), where, TaskAttemptOrderSql(filter.order)));
   if (!select.ok()) return select.error();
   const int next = bind(*select);
   select->BindInt64(next, static_cast<std::int64_t>(filter.limit));

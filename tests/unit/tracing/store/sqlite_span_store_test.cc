@@ -19,6 +19,7 @@
 #include "tests/unit/tracing/store/sqlite_store_file_test.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/sqlite_attribute_function.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -62,9 +63,11 @@ TEST_F(SqliteSpanStoreTest, StoresWellKnownAttributesInQueryableColumns) {
   ASSERT_TRUE(store->Write(std::vector<Span>{span}).ok());
 
   SqliteConnection raw = Raw();
+  ASSERT_TRUE(RegisterAttributeFunction(raw).ok());
+  // The session id has no column since schema version 8: it stays in the attributes only.
   auto stmt = raw.Prepare(
-      "SELECT operation_id, session_id, dag_id, task_id, run_id, try_number, typeof(try_number), "
-      "typeof(attributes) FROM spans");
+      "SELECT operation_id, sparktrace_attribute(attributes, 'spark.connect.session_id'), dag_id, task_id, "
+      "run_id, try_number, typeof(try_number), typeof(attributes) FROM spans");
   ASSERT_TRUE(stmt.ok()) << stmt.error().ToString();
   auto row = stmt->Step();
   ASSERT_TRUE(row.ok() && *row);
@@ -76,6 +79,7 @@ TEST_F(SqliteSpanStoreTest, StoresWellKnownAttributesInQueryableColumns) {
   EXPECT_EQ(stmt->ColumnInt64(5), 3);
   EXPECT_EQ(stmt->ColumnText(6), "integer");
   EXPECT_EQ(stmt->ColumnText(7), "blob");  // compact (schema version 6): sqlite_compact_attributes_test.cc
+  EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM pragma_table_info('spans') WHERE name = 'session_id'"), 0);
 }
 
 TEST_F(SqliteSpanStoreTest, LooksUpOperationsThroughTheirIndex) {

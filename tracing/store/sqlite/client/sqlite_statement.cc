@@ -29,6 +29,15 @@ void SqliteStatement::BindBlob(int index, std::string_view bytes) {
                  index);
 }
 
+void SqliteStatement::BindTextUnowned(int index, std::string_view text) {
+  NoteBindResult(
+      sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8), index);
+}
+
+void SqliteStatement::BindBlobUnowned(int index, std::string_view bytes) {
+  NoteBindResult(sqlite3_bind_blob64(stmt_.get(), index, bytes.data(), bytes.size(), SQLITE_STATIC), index);
+}
+
 void SqliteStatement::BindInt64(int index, std::int64_t value) {
   NoteBindResult(sqlite3_bind_int64(stmt_.get(), index, value), index);
 }

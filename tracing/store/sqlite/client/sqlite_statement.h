@@ -30,6 +30,10 @@ class SqliteStatement {
   void BindText(int index, std::string_view text);
   // Bytes as a BLOB (not text: SQLite never treats them as UTF-8), copied like text.
   void BindBlob(int index, std::string_view bytes);
+  // Text and bytes bound without a copy (SQLITE_STATIC), for the write loops' hot rows: they must stay
+  // alive and unchanged until the statement's next Reset() (which drops the bindings) or destruction.
+  void BindTextUnowned(int index, std::string_view text);
+  void BindBlobUnowned(int index, std::string_view bytes);
   void BindInt64(int index, std::int64_t value);
   void BindDouble(int index, double value);
   void BindNull(int index);
