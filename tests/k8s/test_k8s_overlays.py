@@ -598,11 +598,14 @@ class AdminTokenOverlayTest(unittest.TestCase):
                 self.assertEqual(http("GET", admin + "/api/v1/tasks")[0], 401, "the trace view's API without it")
                 status, body = http("POST", route, report, {**json_type, "Authorization": f"Bearer {token}"})
                 self.assertEqual(status, 202, body)
-                # Open without it: the probes, Prometheus, and (a known limit, docs/threat-model.md) event pushes.
+                # Open without it: the probes and Prometheus. Event pushes need it (docs/threat-model.md).
                 self.assertEqual(http("GET", admin + "/healthz")[0], 200)
                 self.assertEqual(http("GET", admin + "/metrics")[0], 200)
-                self.assertNotEqual(http("POST", admin + "/api/v1/events?app=k8s-test", b"{}\n",
-                                         {"Content-Type": "application/x-ndjson"})[0], 401)
+                push = admin + "/api/v1/events?app=k8s-test"
+                ndjson = {"Content-Type": "application/x-ndjson"}
+                self.assertEqual(http("POST", push, b"{}\n", ndjson)[0], 401, "an event push without the token")
+                self.assertNotEqual(http("POST", push, b"{}\n", {**ndjson, "Authorization": f"Bearer {token}"})[0],
+                                    401, "an event push with the token")
             finally:
                 watchdog.cancel()
                 process.send_signal(signal.SIGTERM)
