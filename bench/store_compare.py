@@ -53,8 +53,9 @@ def store_json_result(shape, spans, runs):
             "bytes_per_span_median": statistics.median(r["bytes_per_span"] for r in runs)}
 
 
-def summarise(shape, runs):
-    case = {"case": f"sqlite writers=1 {shape}"}
+def summarise(name, runs):
+    """One case's medians, ratios and noise verdicts; bench/store_compare_postgres.py uses it too."""
+    case = {"case": name}
     for figure, key in (("spans_per_s", "spans_per_s"), ("client_cpu_us_per_span", "cpu_us_per_span"),
                         ("bytes_per_span", "bytes_per_span")):
         before = [r[key] for r in runs["before"]]
@@ -69,6 +70,15 @@ def summarise(shape, runs):
             case[f"{figure}_before_spread_max_over_min"] = round(spread, 3)
             case[f"{figure}_within_noise"] = noise
     return case
+
+
+def print_cases(cases):
+    for case in cases:
+        print(f"{case['case']}: spans/s {case['spans_per_s_before_median']:,.0f} -> "
+              f"{case['spans_per_s_after_median']:,.0f} ({case['spans_per_s_ratio_after_over_before']}x), "
+              f"CPU us/span {case['client_cpu_us_per_span_before_median']} -> "
+              f"{case['client_cpu_us_per_span_after_median']}, B/span {case['bytes_per_span_before_median']:.0f} -> "
+              f"{case['bytes_per_span_after_median']:.0f}")
 
 
 def main(argv):
@@ -111,19 +121,14 @@ def main(argv):
         "baseline": {"commit": args.before_commit, "binary": args.before,
                      "results": [store_json_result(shape, args.spans, runs[shape]["before"]) for shape in SHAPES]},
         "after": {"commit": args.after_commit, "binary": args.after},
-        "cases": [summarise(shape, runs[shape]) for shape in SHAPES],
+        "cases": [summarise(f"sqlite writers=1 {shape}", runs[shape]) for shape in SHAPES],
         "environment": {"cpus": os.cpu_count(), "load_average_after": [round(x, 2) for x in os.getloadavg()]},
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "w") as f:
         json.dump(document, f, indent=1)
         f.write("\n")
-    for case in document["cases"]:
-        print(f"{case['case']}: spans/s {case['spans_per_s_before_median']:,.0f} -> "
-              f"{case['spans_per_s_after_median']:,.0f} ({case['spans_per_s_ratio_after_over_before']}x), "
-              f"CPU us/span {case['client_cpu_us_per_span_before_median']} -> "
-              f"{case['client_cpu_us_per_span_after_median']}, B/span {case['bytes_per_span_before_median']:.0f} -> "
-              f"{case['bytes_per_span_after_median']:.0f}")
+    print_cases(document["cases"])
     return 0
 
 

@@ -15,7 +15,6 @@ and whether after lies within noise of before (bench/binary_compare.py's rule).
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 from postgres_server import PostgresServer  # noqa: E402
-from store_compare import within_noise  # noqa: E402
+from store_compare import print_cases, summarise  # noqa: E402
 
 SIZE_SQL = ("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
             "ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'")
@@ -44,24 +43,6 @@ def run_once(pg, binary, shape, writers, spans):
         return out
     finally:
         pg.psql(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-
-
-def summarise(case, runs):
-    summary = {"case": case}
-    for figure, key in (("spans_per_s", "spans_per_s"), ("client_cpu_us_per_span", "cpu_us_per_span"),
-                        ("bytes_per_span", "bytes_per_span")):
-        before = [r[key] for r in runs["before"]]
-        after = [r[key] for r in runs["after"]]
-        summary[f"{figure}_before_median"] = round(statistics.median(before), 2)
-        summary[f"{figure}_after_median"] = round(statistics.median(after), 2)
-        summary[f"{figure}_ratio_after_over_before"] = round(statistics.median(after) / statistics.median(before), 3)
-        summary[f"{figure}_before_runs"] = [round(v, 2) for v in before]
-        summary[f"{figure}_after_runs"] = [round(v, 2) for v in after]
-        if figure != "bytes_per_span":
-            noise, spread = within_noise(before, statistics.median(after))
-            summary[f"{figure}_before_spread_max_over_min"] = round(spread, 3)
-            summary[f"{figure}_within_noise"] = noise
-    return summary
 
 
 def main(argv):
@@ -112,12 +93,7 @@ def main(argv):
     with open(args.output, "w") as f:
         json.dump(document, f, indent=1)
         f.write("\n")
-    for case in document["cases"]:
-        print(f"{case['case']}: spans/s {case['spans_per_s_before_median']:,.0f} -> "
-              f"{case['spans_per_s_after_median']:,.0f} ({case['spans_per_s_ratio_after_over_before']}x), "
-              f"CPU us/span {case['client_cpu_us_per_span_before_median']} -> "
-              f"{case['client_cpu_us_per_span_after_median']}, B/span {case['bytes_per_span_before_median']:.0f} -> "
-              f"{case['bytes_per_span_after_median']:.0f}")
+    print_cases(document["cases"])
     return 0
 
 
