@@ -456,7 +456,9 @@ def read_pg_store(pg, database, sparktrace):
     sample = {}
     for name in ("spark.connect.SparkConnectService/Config",
                  "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
-        row = one(f"SELECT encode(trace_id, 'hex') FROM spans WHERE name = '{name}' LIMIT 1")
+        # Ids are bytea from trace schema 3 on, hex text before: either build can be the one measured.
+        row = one("SELECT CASE WHEN pg_typeof(trace_id) = 'bytea'::regtype THEN encode(trace_id::bytea, 'hex') "
+                  f"ELSE trace_id::text END FROM spans WHERE name = '{name}' LIMIT 1")
         sample[name] = sample_span_attributes(sparktrace, pg.url(database), row, name) if row else None
     out["sample_attributes"] = sample
     out["operation_ids_placeholder"] = int(one(f"SELECT count(*) FROM spans WHERE operation_id = '{OPERATION_PLACEHOLDER}'"))
