@@ -1,7 +1,9 @@
 #pragma once
-// How a span is laid out in a store row, the same for every backend: ids as lower-case hex text,
+// How a span is laid out in a store row, the same for every backend: ids as lower-case hex text (the
+// PostgreSQL store binds them as bytea from the span, postgres_span_columns.h),
 // attributes as JSON text (tracing/attribute_json.h) or in the compact form (compact_attributes.h,
-// the SQLite store's since schema version 6), events as JSON text, and a few well-known attributes
+// what both stores write: SQLite since schema version 6, PostgreSQL since 3; rows written before keep
+// their JSON), events as JSON text, and a few well-known attributes
 // (tracing/span_vocabulary.h) copied into columns of their own for lookups by operation and
 // by Airflow task. Backends bind and read these values; the layout is decided here once.
 //
@@ -25,8 +27,9 @@ namespace sparktrace::tracing::store {
 
 // How a row carries the span's attributes.
 enum class AttributeEncoding {
-  kJson,     // JSON text (PostgreSQL: its json operators read it)
-  kCompact,  // compact_attributes.h bytes (SQLite: a BLOB, read in SQL by sparktrace_attribute)
+  kJson,     // JSON text (the rows both stores wrote before their compact versions; tests)
+  kCompact,  // compact_attributes.h bytes (SQLite: a BLOB, read in SQL by sparktrace_attribute;
+             // PostgreSQL: bytea, read in C++ only, postgres_span_columns.h)
 };
 
 struct StoredSpanRow {
