@@ -176,9 +176,13 @@ class AdminHostileTest(unittest.TestCase):
         self.assertEqual(set(statuses), {200}, f"{what}: {statuses}")
         latencies.sort()
         median, worst = latencies[len(latencies) // 2], latencies[-1]
-        # The bar is 100 ms; the kubelet's own timeout is 1 s, which no probe may reach.
+        # The bar is 100 ms; the kubelet's own timeout is 1 s, which no probe may reach. The
+        # 1 s is a release build's claim, checked by the normal pass: the sanitizer pass (each request
+        # two to three times the CPU, beside other tests on 2 cores) once measured 1,031 ms; there it
+        # checks that no probe waits out a slot (2 s) while the median keeps the 100 ms bar.
         self.assertLess(median, 0.1, f"{what}: median /healthz {median * 1000:.0f} ms")
-        self.assertLess(worst, 1.0, f"{what}: slowest /healthz {worst * 1000:.0f} ms")
+        worst_bar = 2.0 if harness.SANITIZED else 1.0
+        self.assertLess(worst, worst_bar, f"{what}: slowest /healthz {worst * 1000:.0f} ms")
 
     def test_300_post_heads_without_a_body_leave_the_probes_answering(self):
         # Finding 1 of the probe: complete POST heads and then nothing held every slot for the whole
