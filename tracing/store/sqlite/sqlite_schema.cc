@@ -211,6 +211,17 @@ CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano) WH
 UPDATE task_attempts SET trace_ids = '' WHERE airflow = 0;
 )sql";
 
+// Version 9 lets a batch update the task index of a trace without re-reading it
+// (increment/part_increment.h): a part keeps the counts its error count is made of, and a trace how
+// many of its spans wait for a missing parent. NULL on the rows written before: such a trace is
+// recomputed once by its next batch, which fills them in.
+constexpr std::string_view kIncrementalIndexSchema = R"sql(
+ALTER TABLE attempt_parts ADD COLUMN operation_count INTEGER;
+ALTER TABLE attempt_parts ADD COLUMN failed_operation_count INTEGER;
+ALTER TABLE attempt_parts ADD COLUMN failed_job_count INTEGER;
+ALTER TABLE traces ADD COLUMN unresolved_count INTEGER;
+)sql";
+
 struct Migration {
   std::int64_t to_version;
   std::string_view sql;
@@ -241,6 +252,9 @@ const Migration kMigrations[] = {
     // task_attempts_by_state: a span of a call per trace costs ~170 bytes and two B-tree inserts less.
     // The spans are copied into the new table once.
     {8, kCompactSpansSchema},
+    // Parts keep their operation counts and traces their unresolved spans: a batch updates the task
+    // index of a long trace from its own spans.
+    {9, kIncrementalIndexSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 
@@ -331,20 +345,21 @@ Result<void> MigrateSqlite(SqliteConnection& db, const std::string& path, bool r
         return marked.error();
       }
     }
+    // Version 2 added the task index; it is filled once the tables have their current form, which is
+    // what the index code writes.
+    const bool backfill = *version != 0 && *version < 2;
     for (const auto& migration : kMigrations) {
       if (migration.to_version <= *version) continue;
       if (auto applied = db.Exec(migration.sql); !applied.ok()) {
         return Error{applied.error().code, fmt::format("migrate {} to schema version {}: {}", path,
                                                        migration.to_version, applied.error().message)};
       }
-      if (migration.to_version == 2) {
-        if (auto indexed = BackfillTaskIndex(db); !indexed.ok()) return indexed.error();
-      }
       // PRAGMA takes no bound parameters; the value is our own integer.
       if (auto set = db.Exec(fmt::format("PRAGMA user_version = {}", migration.to_version)); !set.ok()) {
         return set.error();
       }
     }
+    if (backfill) return BackfillTaskIndex(db);
     return {};
   });
 }

@@ -96,6 +96,33 @@ VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 ON CONFLICT (trace_id) DO NOTHING
 )sql";
 
+const std::string_view kAddToSummarySql = R"sql(
+UPDATE traces SET end_unix_nano = ?2, span_count = span_count + ?3, error_count = error_count + ?4,
+  dag_id = CASE WHEN ?5 IS NULL OR dag_id >= ?5 THEN dag_id ELSE ?5 END,
+  task_id = CASE WHEN ?6 IS NULL OR task_id >= ?6 THEN task_id ELSE ?6 END,
+  run_id = CASE WHEN ?7 IS NULL OR run_id >= ?7 THEN run_id ELSE ?7 END,
+  try_number = CASE WHEN ?8 IS NULL OR try_number >= ?8 THEN try_number ELSE ?8 END
+WHERE trace_id = ?1
+)sql";
+
+SummarySpan SummarySpanOf(const StoredSpanRow& row) {
+  SummarySpan span;
+  span.root = !row.parent_span_id.has_value();
+  span.name = row.name;
+  span.start_unix_nano = row.start_unix_nano;
+  span.end_unix_nano = row.end_unix_nano;
+  span.error = row.status_code == 2;
+  const auto text = [](const std::string* value) -> std::optional<std::string> {
+    if (value == nullptr) return std::nullopt;
+    return *value;
+  };
+  span.dag_id = text(row.dag_id);
+  span.task_id = text(row.task_id);
+  span.run_id = text(row.run_id);
+  span.try_number = row.try_number;
+  return span;
+}
+
 void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first) {
   // Unowned: the row outlives the statement's run, and the writer resets the statement right after.
   const int at = first - 1;  // parameter n of the row is at + n

@@ -13,6 +13,7 @@
 #include "common/result.h"
 #include "tracing/span.h"
 #include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/increment/summary_increment.h"
 #include "tracing/trace_summary.h"
 
 namespace sparktrace::tracing::store {
@@ -37,6 +38,13 @@ extern const std::string_view kRefreshSummarySql;
 // Inserts the summary of a trace that has none yet, else does nothing (sqlite3_changes tells which);
 // bound by BindNewSummary.
 extern const std::string_view kInsertSummarySql;
+
+// Adds a batch to the summary row of trace ?1 (increment/summary_increment.h's SummaryChange): ?2 the
+// new end, ?3 spans and ?4 errors to add, ?5-?8 the batch's greatest dag, task, run and try (NULL:
+// none), kept where they exceed the row's, as kRefreshSummarySql's max() would.
+extern const std::string_view kAddToSummarySql;
+// What the summary counts of a span about to be written.
+SummarySpan SummarySpanOf(const StoredSpanRow& row);
 
 // Binds without copying (SqliteStatement::BindTextUnowned): `row`, and the span its pointers are into,
 // must outlive the statement's run up to its next Reset().

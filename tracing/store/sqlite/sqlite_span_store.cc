@@ -17,6 +17,7 @@
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
 #include "tracing/store/sqlite/sqlite_schema.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
+#include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
 #include "tracing/store/sqlite/upkeep/sqlite_retention.h"
 #include "tracing/store/sqlite/upkeep/sqlite_settlement.h"
@@ -111,11 +112,62 @@ Result<void> SqliteSpanStore::PrepareStatements() {
   auto refresh = db_->Prepare(kRefreshSummarySql, /*persistent=*/true);
   if (!refresh.ok()) return refresh.error();
   refresh_summary_ = std::make_unique<SqliteStatement>(std::move(refresh).value());
+  auto bounds = db_->Prepare("SELECT start_unix_nano, end_unix_nano FROM traces WHERE trace_id = ?1",
+                             /*persistent=*/true);
+  if (!bounds.ok()) return bounds.error();
+  summary_bounds_ = std::make_unique<SqliteStatement>(std::move(bounds).value());
+  auto add = db_->Prepare(kAddToSummarySql, /*persistent=*/true);
+  if (!add.ok()) return add.error();
+  add_to_summary_ = std::make_unique<SqliteStatement>(std::move(add).value());
   auto insert = db_->Prepare(kInsertSummarySql, /*persistent=*/true);
   if (!insert.ok()) return insert.error();
   insert_summary_ = std::make_unique<SqliteStatement>(std::move(insert).value());
 
   return {};
+}
+
+Result<void> SqliteSpanStore::UpdateSummary(const std::string& trace_hex,
+                                            const std::vector<SummaryBatchSpan>& batch) {
+  SqliteStatement& bounds = *summary_bounds_;
+  bounds.Reset();
+  bounds.BindText(1, trace_hex);
+  auto row = bounds.Step();
+  if (!row.ok()) return row.error();
+  std::optional<SummaryChange> change;
+  if (*row) change = SummaryIncrement(bounds.ColumnInt64(0), bounds.ColumnInt64(1), batch);
+  bounds.Reset();
+  if (!change) {
+    SqliteStatement& refresh = *refresh_summary_;
+    refresh.Reset();
+    refresh.BindText(1, trace_hex);
+    auto ran = refresh.Run();
+    refresh.Reset();
+    return ran;
+  }
+  SqliteStatement& add = *add_to_summary_;
+  add.Reset();
+  add.BindText(1, trace_hex);
+  add.BindInt64(2, change->end_unix_nano);
+  add.BindInt64(3, change->spans_added);
+  add.BindInt64(4, change->errors_added);
+  const auto text = [&add](int index, const std::optional<std::string>& value) {
+    if (value) {
+      add.BindText(index, *value);
+    } else {
+      add.BindNull(index);
+    }
+  };
+  text(5, change->dag_id);
+  text(6, change->task_id);
+  text(7, change->run_id);
+  if (change->try_number) {
+    add.BindInt64(8, *change->try_number);
+  } else {
+    add.BindNull(8);
+  }
+  auto ran = add.Run();
+  add.Reset();
+  return ran;
 }
 
 Result<void> SqliteSpanStore::RequireWriter(std::string_view operation) const {
@@ -158,6 +210,27 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     }
     insert.Reset();
 
+    // The stored versions of the spans a batch writes to existing traces, read before the upsert
+    // replaces them: what the summary and the task index take back out of a trace for a new version.
+    task_index::BatchOfTraces index_batch;
+    std::map<std::string, std::vector<SummaryBatchSpan>> summary_batch;
+    for (const std::string& trace_hex : existing) {
+      std::vector<task_index::BatchSpan>& index_spans = index_batch[trace_hex];
+      std::vector<SummaryBatchSpan>& summary_spans = summary_batch[trace_hex];
+      for (const auto& [span_hex, i] : traces.at(trace_hex)) {
+        auto before = ReadStoredVersion(*db_, trace_hex, span_hex);
+        if (!before.ok()) return before.error();
+        task_index::BatchSpan& index_span = index_spans.emplace_back();
+        index_span.now = IndexSpanOf(*sources[i], rows[i]);
+        SummaryBatchSpan& summary_span = summary_spans.emplace_back();
+        summary_span.now = SummarySpanOf(rows[i]);
+        if (*before) {
+          index_span.before = std::move((*before)->index);
+          summary_span.before = std::move((*before)->summary);
+        }
+      }
+    }
+
     // Whole chunks of spans a statement, the rest one by one: a statement's own cost (reset, cursors
     // opened and closed, its end) is then paid once for kSpansPerUpsert spans.
     std::size_t next = 0;
@@ -180,15 +253,11 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     }
     upsert.Reset();  // drop the copies of the last span's text
 
-    SqliteStatement& refresh = *refresh_summary_;
-    for (const std::string& trace_hex : existing) {
-      refresh.Reset();
-      refresh.BindText(1, trace_hex);
-      if (auto ran = refresh.Run(); !ran.ok()) return ran.error();
+    for (const auto& [trace_hex, summary_spans] : summary_batch) {
+      if (auto summarised = UpdateSummary(trace_hex, summary_spans); !summarised.ok()) return summarised.error();
     }
-    refresh.Reset();
     if (auto indexed = IndexNewTraces(*db_, created); !indexed.ok()) return indexed.error();
-    return RefreshTaskIndex(*db_, existing);
+    return UpdateTaskIndex(*db_, index_batch);
   });
   if (!written.ok()) {
     return Error{written.error().code,

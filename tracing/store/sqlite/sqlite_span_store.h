@@ -30,6 +30,7 @@
 
 #include "common/result.h"
 #include "tracing/span.h"
+#include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/span_store.h"
 
 namespace sparktrace::tracing::store {
@@ -42,7 +43,7 @@ class SqliteSpanStore final : public SpanStore {
  public:
   // The schema version this build writes (PRAGMA user_version). Older databases are migrated by a
   // writer's Open; newer ones are refused.
-  static constexpr std::int64_t kSchemaVersion = 8;
+  static constexpr std::int64_t kSchemaVersion = 9;
 
   // Opens (a writer creates the file, its parent directories and the schema; a reader requires an
   // existing, current database). Fails with a clear error for an unwritable or corrupt path, a file
@@ -103,6 +104,9 @@ class SqliteSpanStore final : public SpanStore {
   Result<void> PrepareStatements();
   Result<WriteStats> WriteBatch(std::span<const Span> spans);
   Result<void> RequireWriter(std::string_view operation) const;
+  // The summary row of a trace with stored spans after `batch`: the batch added to it where the batch
+  // alone tells (summary_increment.h), else recomputed from all its spans.
+  Result<void> UpdateSummary(const std::string& trace_hex, const std::vector<SummaryBatchSpan>& batch);
 
   const std::string path_;
   const StoreOptions options_;
@@ -113,6 +117,8 @@ class SqliteSpanStore final : public SpanStore {
   std::unique_ptr<SqliteStatement> upsert_span_chunk_;  // kSpansPerUpsert spans in one statement
   std::unique_ptr<SqliteStatement> refresh_summary_;
   std::unique_ptr<SqliteStatement> insert_summary_;
+  std::unique_ptr<SqliteStatement> summary_bounds_;
+  std::unique_ptr<SqliteStatement> add_to_summary_;  // kAddToSummarySql
   std::unique_ptr<SqliteStatement> get_trace_;
   std::unique_ptr<SqliteStatement> find_by_operation_;
 };

@@ -14,6 +14,7 @@
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
+#include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
@@ -36,43 +37,6 @@ constexpr std::string_view kAttemptWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
     "AND trace_key = ?1";
 
-// One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
-// carry it; 20,000 stage spans need none), for one trace.
-std::string SpansForIndexSql() {
-  return fmt::format("SELECT {}\nFROM spans WHERE trace_id = ?1",
-                     IndexSpanColumnsSql(SpanSqlDialect::kSqlite));
-}
-
-// One result row of a prepared statement, as index_columns.h reads it.
-class StatementColumns {
- public:
-  explicit StatementColumns(const SqliteStatement& stmt) : stmt_(stmt) {}
-  bool IsNull(int column) const { return stmt_.ColumnIsNull(column); }
-  std::int64_t Int64(int column) const { return stmt_.ColumnInt64(column); }
-  double Double(int column) const { return stmt_.ColumnDouble(column); }
-  std::string Text(int column) const { return stmt_.ColumnText(column); }
-  std::string_view View(int column) const { return stmt_.ColumnView(column); }
-  // json_extract hands out a JSON number as an integer (a fraction truncated, as SQLite converts).
-  std::optional<std::int64_t> JsonInteger(int column) const { return stmt_.ColumnInt64(column); }
-
- private:
-  const SqliteStatement& stmt_;
-};
-
-// `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).
-Result<std::vector<IndexSpan>> ReadSpans(SqliteStatement* stmt, const std::string& trace_id) {
-  stmt->Reset();
-  stmt->BindText(1, trace_id);
-  std::vector<IndexSpan> spans;
-  while (true) {
-    auto row = stmt->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    spans.push_back(IndexSpanFrom(StatementColumns(*stmt), 0));
-  }
-  return spans;
-}
-
 void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
   stmt.BindInt64(first, key.airflow ? 1 : 0);
   stmt.BindText(first + 1, key.attempt.dag_id);
@@ -89,9 +53,9 @@ constexpr std::string_view kInsertPartSql =
     "trace_id, name, "
     "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
     "compute_ms, "
-    "io_write_ms, idle_ms, finding_count, top_finding, top_impact) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-    "?9, ?10, "
-    "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+    "io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
+    "failed_job_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+    "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
 // `airflow = (?1 + 0)`, not `airflow = ?1`: a bound value compared with the column of a partial index's
 // condition (sqlite_schema.cc, kAirflowOnlyIndexesSchema) makes SQLite prepare the statement again whenever
 // the value is bound, every key of every batch (a fifth of a grouped batch's CPU); an expression does not.
@@ -181,6 +145,9 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
     }
     BindSums(*stmt, 11, task_index::SumsOf(part));
     stmt->BindDouble(22, part.top_impact);
+    stmt->BindInt64(23, part.operations);
+    stmt->BindInt64(24, part.failed_operations);
+    stmt->BindInt64(25, part.failed_jobs);
     if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
   }
   return {};
@@ -255,12 +222,25 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     if (!read.ok()) return read.error();
     std::map<std::string, std::vector<IndexSpan>> by_trace;
     for (const std::string& trace_id : trace_ids) {
-      auto spans = store::ReadSpans(*read, trace_id);
+      auto spans = ReadIndexSpans(*read, trace_id);
       if (!spans.ok()) return spans.error();
       if (!spans->empty()) by_trace.emplace(trace_id, std::move(spans).value());
     }
     (*read)->Reset();  // a finished read still pins its snapshot until reset
     return by_trace;
+  }
+  Result<std::map<std::string, task_index::StoredTraceIndex>> ReadTraceIndexes(
+      const std::vector<std::string>& trace_ids) override {
+    return ReadStoredTraceIndexes(db_, trace_ids);
+  }
+  Result<std::optional<IndexSpan>> ReadSpan(const std::string& trace_id, const std::string& span_id) override {
+    auto version = ReadStoredVersion(db_, trace_id, span_id);
+    if (!version.ok()) return version.error();
+    if (!*version) return std::optional<IndexSpan>();
+    return std::optional<IndexSpan>(std::move((*version)->index));
+  }
+  Result<void> WriteUnresolved(const std::map<std::string, std::int64_t>& unresolved) override {
+    return WriteUnresolvedCounts(db_, unresolved);
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
     auto insert = db_.PrepareCached(kInsertPartSql);
@@ -379,6 +359,11 @@ Result<void> IndexNewTraces(SqliteConnection& db,
                             const std::map<std::string, std::vector<IndexSpan>>& traces) {
   SqliteTaskIndex dialect(db);
   return task_index::AddNewTraces(dialect, traces);
+}
+
+Result<void> UpdateTaskIndex(SqliteConnection& db, const task_index::BatchOfTraces& batch) {
+  SqliteTaskIndex dialect(db);
+  return task_index::Update(dialect, batch);
 }
 
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {

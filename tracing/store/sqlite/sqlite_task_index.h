@@ -8,6 +8,7 @@
 // writes (SqliteSpanStore::Write, retention, migration).
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "common/result.h"
 #include "tracing/store/task_attempts.h"
 #include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store {
 
@@ -27,6 +29,9 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
 // spans themselves: no read-back. The result is what RefreshTaskIndex would compute.
 Result<void> IndexNewTraces(SqliteConnection& db,
                             const std::map<std::string, std::vector<IndexSpan>>& traces);
+// Brings the index up to date with a batch written to traces that had spans already, re-reading only
+// the traces whose parts the batch alone cannot settle (task_index/task_index.h, Update).
+Result<void> UpdateTaskIndex(SqliteConnection& db, const task_index::BatchOfTraces& batch);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
 

@@ -52,6 +52,8 @@ void AddFindings(const std::string& events_json, Part& part) {
   }
 }
 
+}  // namespace
+
 void AddSpan(const IndexSpan& span, Part& part) {
   part.start = std::min(part.start, span.start);
   part.end = std::max(part.end, span.end);
@@ -70,6 +72,37 @@ void AddSpan(const IndexSpan& span, Part& part) {
   if (!span.finding_events.empty()) AddFindings(span.finding_events, part);
   if (part.app_id.empty()) part.app_id = span.app_id;
 }
+
+bool ReplaceInPart(const IndexSpan& before, const IndexSpan& now, Part& part) {
+  std::uint64_t start = part.start;
+  if (now.start < part.start) {
+    start = now.start;
+  } else if (before.start == part.start && now.start != before.start) {
+    return false;  // the earliest start moves later: which span holds it now is unknown
+  }
+  std::uint64_t end = part.end;
+  if (now.end > part.end) {
+    end = now.end;
+  } else if (before.end == part.end && now.end != before.end) {
+    return false;
+  }
+  part.start = start;
+  part.end = end;
+  const auto change = [](bool after, bool was) { return std::int64_t{after} - std::int64_t{was}; };
+  if (now.name == kSparkConnectOperationSpanName) {
+    part.failed_operations += change(now.error, before.error);
+  } else if (now.name == tracing::kSparkJobSpanName) {
+    part.failed_jobs += change(now.error, before.error);
+  }
+  part.open += change(now.open, before.open);
+  if (auto phase = PhaseOf(now.name)) {
+    part.phase_ms[static_cast<std::size_t>(*phase)] +=
+        now.phase_duration_ms.value_or(0) - before.phase_duration_ms.value_or(0);
+  }
+  return true;
+}
+
+namespace {
 
 // An integer attribute, also when a producer forwarded it as text or as a double (as SQLite's CAST
 // and PostgreSQL's parse of the stored JSON take them).

@@ -74,6 +74,14 @@ struct IndexSpan {
 // (tracing/store/span_rows/stored_span.h).
 IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row);
 
+// Adds one span to its part (PartsOfTrace does this for each span, in span order).
+void AddSpan(const IndexSpan& span, Part& part);
+// Turns `before`, a span already added to `part`, into `now`: a new version of the same span with
+// the same name, parent and identity, and neither with findings. False when the part's bounds cannot
+// be known without its other spans (`before` held the earliest start or latest end and `now` moves it
+// inwards); the part is then unchanged.
+bool ReplaceInPart(const IndexSpan& before, const IndexSpan& now, Part& part);
+
 // The parts of one trace: each span goes to the attempt of its nearest ancestor-or-self with an
 // identity; a trace where no span has one is a single part of its own.
 std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans);

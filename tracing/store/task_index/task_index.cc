@@ -25,13 +25,60 @@ Result<void> Refresh(TaskIndexDialect& dialect, const std::vector<std::string>& 
   auto spans = dialect.ReadSpans(trace_ids);
   if (!spans.ok()) return spans.error();
   PartsByTrace parts_by_trace;
+  std::map<std::string, std::int64_t> unresolved;
   for (const auto& [trace_id, trace_spans] : *spans) {
     auto parts = PartsOfTrace(trace_id, trace_spans);
     for (const auto& [key, part] : parts) keys.insert(key);
     parts_by_trace.emplace(trace_id, std::move(parts));
+    unresolved.emplace(trace_id, UnresolvedSpans(trace_spans));
   }
   if (auto inserted = dialect.InsertParts(parts_by_trace); !inserted.ok()) return inserted.error();
+  if (auto counted = dialect.WriteUnresolved(unresolved); !counted.ok()) return counted.error();
   return dialect.AddUp(keys, NowUnixNano());
+}
+
+Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
+  if (batch.empty()) return {};
+  std::vector<std::string> trace_ids;
+  trace_ids.reserve(batch.size());
+  for (const auto& [trace_id, spans] : batch) trace_ids.push_back(trace_id);
+  auto stored = dialect.ReadTraceIndexes(trace_ids);
+  if (!stored.ok()) return stored.error();
+
+  std::vector<std::string> recompute;
+  std::vector<std::string> incremented;
+  PartsByTrace parts_by_trace;
+  std::map<std::string, std::int64_t> unresolved;
+  std::set<PartKey> changed;
+  for (const auto& [trace_id, spans] : batch) {
+    const auto index = stored->find(trace_id);
+    if (index == stored->end()) {
+      recompute.push_back(trace_id);
+      continue;
+    }
+    const StoredSpanById stored_span = [&dialect, &trace_id](const std::string& span_id) {
+      return dialect.ReadSpan(trace_id, span_id);
+    };
+    auto next = IncrementTrace(index->second, spans, stored_span);
+    if (!next.ok()) return next.error();
+    if (!*next) {
+      recompute.push_back(trace_id);
+      continue;
+    }
+    TraceIncrement& increment = **next;
+    if (increment.changed.empty() && increment.unresolved == 0) continue;  // e.g. spans in no attempt
+    changed.insert(increment.changed.begin(), increment.changed.end());
+    incremented.push_back(trace_id);
+    unresolved.emplace(trace_id, increment.unresolved);
+    parts_by_trace.emplace(trace_id, std::move(increment.parts));
+  }
+  if (!incremented.empty()) {
+    if (auto deleted = dialect.DeleteParts(incremented); !deleted.ok()) return deleted.error();
+    if (auto inserted = dialect.InsertParts(parts_by_trace); !inserted.ok()) return inserted.error();
+    if (auto counted = dialect.WriteUnresolved(unresolved); !counted.ok()) return counted.error();
+    if (auto added = dialect.AddUp(changed, NowUnixNano()); !added.ok()) return added.error();
+  }
+  return Refresh(dialect, recompute);
 }
 
 Result<void> AddNewTraces(TaskIndexDialect& dialect,

@@ -16,6 +16,7 @@
 
 #include "common/result.h"
 #include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/increment/part_increment.h"
 #include "tracing/store/task_index/task_index_dialect.h"
 
 namespace sparktrace::tracing::store::task_index {
@@ -23,6 +24,13 @@ namespace sparktrace::tracing::store::task_index {
 // Recomputes the parts of these traces (hex ids) from their stored spans, and the rows of every
 // attempt they had or now have.
 Result<void> Refresh(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids);
+// The spans a batch writes to traces that had stored spans already, by trace (hex id), each with the
+// stored version it replaces.
+using BatchOfTraces = std::map<std::string, std::vector<BatchSpan>>;
+// Brings the index up to date with such a batch (called after its spans are stored): a trace whose
+// index the batch's spans and the few stored spans above them settle (part_increment.h) without
+// re-reading it; the others recomputed, as Refresh does.
+Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch);
 // Adds traces that the current transaction created (none of their spans was stored before), from the
 // spans themselves: no read-back. The result is what Refresh would compute.
 Result<void> AddNewTraces(TaskIndexDialect& dialect,

@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/increment/part_increment.h"
 
 namespace sparktrace::tracing::store {
 
@@ -48,6 +50,22 @@ class TaskIndexDialect {
   // Each attempt's row is the sum of its parts, upserted with AttemptRowUpsertSql (the settled
   // figures stay); an attempt with no parts left loses its row.
   virtual Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t indexed_unix_nano) = 0;
+
+  // For updating the index from a batch without re-reading its traces (part_increment.h). A backend
+  // that keeps no more than the sums answers with nothing, and its traces are recomputed.
+  //
+  // What the index keeps of these traces (absent: nothing known; recomputed).
+  virtual Result<std::map<std::string, task_index::StoredTraceIndex>> ReadTraceIndexes(
+      const std::vector<std::string>& /*trace_ids*/) {
+    return std::map<std::string, task_index::StoredTraceIndex>();
+  }
+  // One stored span of a trace, as ReadSpans reads it; nullopt when not stored.
+  virtual Result<std::optional<IndexSpan>> ReadSpan(const std::string& /*trace_id*/,
+                                                    const std::string& /*span_id*/) {
+    return std::optional<IndexSpan>();
+  }
+  // Records how many spans of each trace wait for a parent (StoredTraceIndex::unresolved).
+  virtual Result<void> WriteUnresolved(const std::map<std::string, std::int64_t>& /*unresolved*/) { return {}; }
 };
 
 }  // namespace sparktrace::tracing::store

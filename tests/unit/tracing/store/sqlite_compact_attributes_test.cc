@@ -118,7 +118,7 @@ TEST_F(SqliteCompactAttributesTest, MigratesAVersionFiveStoreAndReadsItsJsonRows
       update->BindText(3, row.span_id);
       ASSERT_TRUE(update->Run().ok());
     }
-    ASSERT_TRUE(raw.Exec("PRAGMA user_version = 5").ok());
+    ASSERT_TRUE(raw.Exec(std::string(kDropVersionNineColumnsSql) + "PRAGMA user_version = 5").ok());
     EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM spans WHERE typeof(attributes) = 'text'"), 3);
   }
   auto stale_reader = SqliteSpanStore::Open(path_, {.read_only = true});
@@ -198,7 +198,8 @@ TEST_F(SqliteCompactAttributesTest, AttemptsWithoutIdentityNeedNoPartRows) {
   {
     // Version 6 kept a part for the call's trace too.
     SqliteConnection raw = RawCompactTestConnection();
-    ASSERT_TRUE(raw.Exec("INSERT INTO attempt_parts SELECT airflow, dag_id, task_id, run_id, try_number, "
+    ASSERT_TRUE(raw.Exec(std::string(kDropVersionNineColumnsSql) +
+                         "INSERT INTO attempt_parts SELECT airflow, dag_id, task_id, run_id, try_number, "
                          "map_index, trace_key, trace_key, name, NULL, start_unix_nano, end_unix_nano, "
                          "span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, "
                          "idle_ms, finding_count, top_finding, -1 FROM task_attempts WHERE airflow = 0 AND "

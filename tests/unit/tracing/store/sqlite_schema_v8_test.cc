@@ -153,7 +153,7 @@ TEST_F(SqliteSchemaV8Test, MigratesAVersionSevenStoreAnsweringAsBefore) {
   }
   {
     SqliteConnection raw = RawV8TestConnection();
-    ASSERT_TRUE(raw.Exec(kVersionSevenSpansSql).ok());
+    ASSERT_TRUE(raw.Exec(std::string(kDropVersionNineColumnsSql) + std::string(kVersionSevenSpansSql)).ok());
     EXPECT_EQ(SchemaSqlOf("spans").find("WITHOUT ROWID"), std::string::npos);
     EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM spans WHERE session_id IS NOT NULL"), 1);
     EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM task_attempts WHERE trace_ids = ''"), 0);

@@ -228,7 +228,8 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
     SqliteConnection raw = Raw();
     // What version 4 added goes too, so that its columns are added again.
     ASSERT_TRUE(
-        raw.Exec("CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano); "
+        raw.Exec(std::string(kDropVersionNineColumnsSql) +
+                 "CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano); "
                  "DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN indexed_at; "
                  "ALTER TABLE task_attempts DROP COLUMN settled_version; "
                  "ALTER TABLE task_attempts DROP COLUMN settled_at; "
@@ -276,7 +277,8 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionFourStoreToAirflowOnlyIndexes) {
   {
     SqliteConnection raw = Raw();
     ASSERT_TRUE(
-        raw.Exec("DROP INDEX attempt_parts_by_trace; DROP INDEX task_attempts_by_task; "
+        raw.Exec(std::string(kDropVersionNineColumnsSql) +
+                 "DROP INDEX attempt_parts_by_trace; DROP INDEX task_attempts_by_task; "
                  "CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id); "
                  "CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano); "
                  "PRAGMA user_version = 4")

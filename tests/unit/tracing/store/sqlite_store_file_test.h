@@ -7,9 +7,17 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 namespace sparktrace::tracing::store {
+
+// What schema version 9 added (sqlite_schema.cc, kIncrementalIndexSchema), for a test that turns a
+// current file into an older version: its migration adds the columns again.
+inline constexpr std::string_view kDropVersionNineColumnsSql =
+    "ALTER TABLE attempt_parts DROP COLUMN operation_count; "
+    "ALTER TABLE attempt_parts DROP COLUMN failed_operation_count; "
+    "ALTER TABLE attempt_parts DROP COLUMN failed_job_count; ALTER TABLE traces DROP COLUMN unresolved_count; ";
 
 class SqliteStoreFileTest : public testing::Test {
  protected:

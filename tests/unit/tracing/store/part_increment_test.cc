@@ -1,0 +1,153 @@
+// increment/part_increment.h: what a batch changes in the parts of a stored trace, without its other
+// spans, and when it must say it cannot tell.
+#include "tracing/store/increment/part_increment.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tracing/span_vocabulary.h"
+
+namespace sparktrace::tracing::store::task_index {
+namespace {
+
+const TaskAttemptKey kLoadAttempt{"etl", "load", "scheduled__1", 1, -1};
+
+IndexSpan IndexSpanNamed(std::string id, std::string parent, std::string name, std::uint64_t start, std::uint64_t end) {
+  IndexSpan span;
+  span.span_id = std::move(id);
+  span.parent_id = std::move(parent);
+  span.name = std::move(name);
+  span.start = start;
+  span.end = end;
+  return span;
+}
+
+// A trace with the operation `op` of kLoadAttempt (10-100) and one RPC below it, as stored.
+struct StoredLoadTrace {
+  IndexSpan operation = [] {
+    IndexSpan span = IndexSpanNamed("op", "", std::string(kSparkConnectOperationSpanName), 10, 100);
+    span.identity = kLoadAttempt;
+    return span;
+  }();
+  std::map<std::string, IndexSpan> spans{{"op", operation}, {"rpc", IndexSpanNamed("rpc", "op", "rpc", 20, 30)}};
+
+  StoredTraceIndex Index() const {
+    std::vector<IndexSpan> all;
+    for (const auto& [id, span] : spans) all.push_back(span);
+    StoredTraceIndex index;
+    index.parts = PartsOfTrace("t", all);
+    index.unresolved = UnresolvedSpans(all);
+    index.exact = true;
+    return index;
+  }
+  StoredSpanById Lookup() const {
+    return [this](const std::string& id) -> Result<std::optional<IndexSpan>> {
+      const auto found = spans.find(id);
+      if (found == spans.end()) return std::optional<IndexSpan>();
+      return std::optional<IndexSpan>(found->second);
+    };
+  }
+};
+
+TEST(PartIncrement, NewSpansBelowAStoredOwnerAddToItsPart) {
+  StoredLoadTrace stored;
+  IndexSpan job = IndexSpanNamed("job", "op", std::string(kSparkJobSpanName), 40, 140);
+  job.error = true;
+  IndexSpan phase = IndexSpanNamed("phase", "job", std::string(kSparkPhasePrefix) + "compute", 45, 60);
+  phase.phase_duration_ms = 15;
+  auto next = IncrementTrace(stored.Index(), {{job, std::nullopt}, {phase, std::nullopt}}, stored.Lookup());
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE(next->has_value());
+  const Part& part = (*next)->parts.at(PartKey{true, kLoadAttempt, ""});
+  EXPECT_EQ(part.spans, 4);
+  EXPECT_EQ(part.end, 140u);
+  // An operation that did not fail decides: a failed job below it is not a failed task.
+  EXPECT_EQ(part.Errors(), 0);
+  EXPECT_EQ(part.failed_jobs, 1);
+  EXPECT_EQ(part.phase_ms[static_cast<std::size_t>(SparkPhase::kCompute)], 15);
+  EXPECT_EQ((*next)->unresolved, 0);
+  EXPECT_EQ((*next)->changed.size(), 1u);
+
+  // The same as recomputing the whole trace.
+  stored.spans.emplace("job", job);
+  stored.spans.emplace("phase", phase);
+  const auto whole = stored.Index().parts.at(PartKey{true, kLoadAttempt, ""});
+  EXPECT_EQ(whole.spans, part.spans);
+  EXPECT_EQ(whole.end, part.end);
+  EXPECT_EQ(whole.failed_jobs, part.failed_jobs);
+  EXPECT_EQ(whole.phase_ms, part.phase_ms);
+}
+
+TEST(PartIncrement, AReplacedSpanTakesItsOldVersionOut) {
+  StoredLoadTrace stored;
+  IndexSpan running = stored.operation;
+  running.open = true;
+  stored.spans["op"] = running;
+  IndexSpan failed = stored.operation;
+  failed.error = true;
+  failed.end = 120;
+  auto next = IncrementTrace(stored.Index(), {{failed, running}}, stored.Lookup());
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE(next->has_value());
+  const Part& part = (*next)->parts.at(PartKey{true, kLoadAttempt, ""});
+  EXPECT_EQ(part.spans, 2);
+  EXPECT_EQ(part.open, 0);
+  EXPECT_EQ(part.Errors(), 1);
+  EXPECT_EQ(part.end, 120u);
+}
+
+TEST(PartIncrement, SaysItCannotTellWhenOnlyTheWholeTraceCan) {
+  StoredLoadTrace stored;
+  const auto cannot = [&stored](const StoredTraceIndex& index, const std::vector<BatchSpan>& batch) {
+    auto next = IncrementTrace(index, batch, stored.Lookup());
+    return next.ok() && !next->has_value();
+  };
+  const IndexSpan orphan = IndexSpanNamed("orphan", "missing", "stage", 50, 60);
+  // A stored span waits for its parent: the batch may bring it.
+  stored.spans.emplace("orphan", orphan);
+  EXPECT_TRUE(cannot(stored.Index(), {{IndexSpanNamed("missing", "op", "job", 40, 70), std::nullopt}}));
+  stored.spans.erase("orphan");
+  // Counts the index had not kept.
+  StoredTraceIndex old = stored.Index();
+  old.exact = false;
+  EXPECT_TRUE(cannot(old, {{IndexSpanNamed("x", "op", "rpc", 40, 50), std::nullopt}}));
+  // A replaced span whose end moves in held the part's end.
+  IndexSpan shorter = stored.operation;
+  shorter.end = 90;
+  EXPECT_TRUE(cannot(stored.Index(), {{shorter, stored.operation}}));
+  // A replaced span that moves elsewhere in the tree.
+  IndexSpan moved = stored.spans.at("rpc");
+  moved.parent_id = "elsewhere";
+  EXPECT_TRUE(cannot(stored.Index(), {{moved, stored.spans.at("rpc")}}));
+  // Findings are counted once per key, and the keys are not kept.
+  IndexSpan with_finding = IndexSpanNamed("f", "op", "stage", 40, 50);
+  with_finding.finding_events = "[]";
+  EXPECT_TRUE(cannot(stored.Index(), {{with_finding, std::nullopt}}));
+}
+
+TEST(PartIncrement, ANewSpanUnderAMissingParentIsCountedAsUnresolved) {
+  StoredLoadTrace stored;
+  auto next = IncrementTrace(stored.Index(), {{IndexSpanNamed("late", "not-yet", "stage", 40, 50), std::nullopt}},
+                             stored.Lookup());
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE(next->has_value());
+  EXPECT_EQ((*next)->unresolved, 1);
+  EXPECT_EQ((*next)->parts.at(PartKey{true, kLoadAttempt, ""}).spans, 2);
+}
+
+TEST(PartIncrement, UnresolvedCountsOnlySpansAParentCanStillAdopt) {
+  IndexSpan owner = IndexSpanNamed("op", "", "op", 1, 2);
+  owner.identity = kLoadAttempt;
+  const std::vector<IndexSpan> spans = {owner, IndexSpanNamed("a", "op", "x", 1, 2), IndexSpanNamed("root", "", "x", 1, 2),
+                                        IndexSpanNamed("b", "root", "x", 1, 2), IndexSpanNamed("c", "gone", "x", 1, 2),
+                                        IndexSpanNamed("d", "c", "x", 1, 2)};
+  EXPECT_EQ(UnresolvedSpans(spans), 2);  // c and d; b's root has no parent to wait for
+  EXPECT_EQ(UnresolvedSpans({IndexSpanNamed("c", "gone", "x", 1, 2)}), 0);  // no identity: one part holds all
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store::task_index

@@ -1,0 +1,241 @@
+// The trace stores' conformance suite, batches: a store that updates a trace's summary and task index
+// from each batch (summary_increment.h, increment/part_increment.h) ends where a store given the same
+// spans at once ends. Random Airflow-shaped traces (shared traces with several attempts, spans before
+// their parents, parents that never come, running snapshots replaced by their final form, spans whose
+// end moves in, findings, a trace without identity) are written in random batches to one store and in
+// one batch to another; every attempt row and every trace summary must be the same.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tests/unit/tracing/store/span_store_conformance_test_support.h"
+#include "tests/unit/tracing/store/store_test_spans.h"
+#include "tracing/finding_event.h"
+#include "tracing/span_vocabulary.h"
+#include "tracing/store/span_store.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
+
+// Every version of every span of a few random traces, in the order they arrive; a span's versions
+// arrive in their own order, the last one is what a store keeps.
+class RandomBatchTraces {
+ public:
+  explicit RandomBatchTraces(std::uint32_t seed) : random_(seed) {}
+
+  std::vector<Span> Make(std::uint32_t traces) {
+    std::vector<std::vector<Span>> versions;  // per span, in order
+    for (std::uint32_t trace = 1; trace <= traces; ++trace) AddTrace(trace, versions);
+    // Interleave: the spans in a random order, each span's versions in theirs.
+    std::vector<std::size_t> order;
+    for (std::size_t span = 0; span < versions.size(); ++span)
+      order.insert(order.end(), versions[span].size(), span);
+    std::shuffle(order.begin(), order.end(), random_);
+    std::vector<std::size_t> next(versions.size(), 0);
+    std::vector<Span> arrivals;
+    for (std::size_t span : order) arrivals.push_back(versions[span][next[span]++]);
+    return arrivals;
+  }
+
+ private:
+  std::uint32_t Pick(std::uint32_t below) { return std::uniform_int_distribution<std::uint32_t>(0, below - 1)(random_); }
+  bool Chance(double p) { return std::bernoulli_distribution(p)(random_); }
+
+  static std::vector<Attribute> Identity(const std::string& task, std::int64_t try_number, std::int64_t map) {
+    return {{std::string(kAirflowDagIdKey), std::string("etl")},
+            {std::string(kAirflowTaskIdKey), task},
+            {std::string(kAirflowRunIdKey), std::string("scheduled__1")},
+            {std::string(kAirflowTryNumberKey), try_number},
+            {std::string(kAirflowMapIndexKey), map}};
+  }
+
+  // The kinds of span below an attempt, with what the index reads of each.
+  Span Child(std::uint32_t trace, std::uint32_t id, std::uint32_t parent, std::uint64_t start_ms) {
+    const std::uint64_t start = kBase + start_ms * kMs;
+    const std::uint64_t end = start + (1 + Pick(50)) * kMs;
+    switch (Pick(6)) {
+      case 0: {
+        Span job = MakeSpan(trace, id, parent, std::string(kSparkJobSpanName), start, end);
+        job.attributes = {{std::string(kSparkJobStatusKey), std::string(Chance(0.3) ? "failed" : "succeeded")}};
+        if (job.attributes[0].value == AttributeValue(std::string("failed"))) job.status_code = StatusCode::kError;
+        return job;
+      }
+      case 1: {
+        Span phase = MakeSpan(trace, id, parent, std::string(kSparkPhasePrefix) + (Chance(0.5) ? "compute" : "resource_wait"),
+                              start, end);
+        phase.attributes = {{std::string(kSparkPhaseDurationMsKey), static_cast<std::int64_t>((end - start) / kMs)}};
+        return phase;
+      }
+      case 2: {
+        Span lifecycle = MakeSpan(trace, id, parent, std::string(kSparkConnectLifecycleSpanName), start, end);
+        lifecycle.attributes = {{std::string(kSparkAppIdKey), "app-" + std::to_string(trace)}};
+        return lifecycle;
+      }
+      case 3: {
+        Span stage = MakeSpan(trace, id, parent, std::string(kSparkStageSpanName), start, end);
+        if (Chance(0.1)) {
+          FindingEvent finding;
+          finding.id = "data-skew";
+          finding.key = "data-skew@" + std::to_string(trace) + ":" + std::to_string(id);
+          finding.severity = "warning";
+          finding.title = "skew";
+          finding.impact_seconds = 1.0 + id;
+          stage.events.push_back(EncodeFindingEvent(finding, end));
+        }
+        return stage;
+      }
+      default:
+        return MakeSpan(trace, id, parent, std::string(kSparkConnectRpcSpanPrefix) + "ExecutePlan", start, end);
+    }
+  }
+
+  // Earlier versions of `span`: a running snapshot, an end later or earlier than the final one, a
+  // different status.
+  void AddVersions(const Span& span, std::vector<std::vector<Span>>& versions) {
+    std::vector<Span> mine;
+    if (Chance(0.25)) {
+      Span earlier = span;
+      if (Chance(0.5)) {
+        earlier.end_time_unix_nano = span.end_time_unix_nano - kMs / 2;  // the end grows
+      } else {
+        earlier.end_time_unix_nano = span.end_time_unix_nano + 5 * kMs;  // the end moves in
+      }
+      earlier.status_code = Chance(0.5) ? StatusCode::kError : StatusCode::kUnset;
+      for (Attribute& attribute : earlier.attributes) {
+        if (attribute.key == kSparkJobStatusKey || attribute.key == kSparkConnectOperationStateKey)
+          attribute.value = std::string("running");
+        if (attribute.key == kSparkPhaseDurationMsKey) attribute.value = std::int64_t{1};
+      }
+      if (span.name == kSparkConnectOperationSpanName && Chance(0.7))
+        earlier.attributes.push_back({std::string(kSparkConnectOperationStateKey), std::string("running")});
+      mine.push_back(std::move(earlier));
+    }
+    mine.push_back(span);
+    versions.push_back(std::move(mine));
+  }
+
+  void AddTrace(std::uint32_t trace, std::vector<std::vector<Span>>& versions) {
+    std::uint32_t id = 1;
+    const bool airflow = !Chance(0.2);
+    const std::uint32_t root = id++;
+    if (Chance(0.8)) {
+      AddVersions(MakeSpan(trace, root, 0, airflow ? "airflow.dag_run" : std::string(kSparkApplicationSpanName), kBase,
+                           kBase + 900 * kMs),
+                  versions);
+    }
+    const std::uint32_t attempts = 1 + Pick(4);
+    for (std::uint32_t attempt = 0; attempt < attempts; ++attempt) {
+      const std::uint32_t operation = id++;
+      // An operation under the root, or under a parent that never comes (the Airflow task's span).
+      const std::uint32_t parent = Chance(0.7) ? root : 900 + attempt;
+      Span op = MakeSpan(trace, operation, parent, std::string(kSparkConnectOperationSpanName),
+                         kBase + (10 + attempt * 100) * kMs, kBase + (90 + attempt * 100) * kMs);
+      if (airflow) op.attributes = Identity(attempt < 2 ? "load" : "publish", 1 + attempt % 2, attempt < 2 ? -1 : attempt);
+      if (Chance(0.2)) op.status_code = StatusCode::kError;
+      AddVersions(op, versions);
+      // Spans below it, some below each other, a few below a span that never comes.
+      std::vector<std::uint32_t> below = {operation};
+      const std::uint32_t children = 2 + Pick(12);
+      for (std::uint32_t child = 0; child < children; ++child) {
+        const std::uint32_t own = id++;
+        std::uint32_t under = below[Pick(static_cast<std::uint32_t>(below.size()))];
+        if (Chance(0.05)) under = 800 + own;  // an orphan for good
+        AddVersions(Child(trace, own, under, 12 + attempt * 100 + child), versions);
+        below.push_back(own);
+      }
+    }
+  }
+
+  std::mt19937 random_;
+};
+
+std::vector<std::tuple<std::string, std::string>> AttemptRowsOf(SpanStore& store) {
+  TaskAttemptFilter every;
+  every.limit = 10'000;
+  auto page = store.ListTaskAttempts(every);
+  EXPECT_TRUE(page.ok()) << page.error().ToString();
+  std::vector<std::tuple<std::string, std::string>> rows;
+  if (!page.ok()) return rows;
+  for (const TaskAttemptRow& row : page->rows) {
+    std::string traces;
+    for (const std::string& trace : row.trace_ids) traces += trace + ",";
+    std::string phases;
+    for (std::int64_t ms : row.phase_ms) phases += std::to_string(ms) + ",";
+    const std::string key = std::to_string(row.airflow) + " " + row.key.dag_id + "." + row.key.task_id + " " +
+                            row.key.run_id + " try " + std::to_string(row.key.try_number) + " map " +
+                            std::to_string(row.key.map_index) + " " + traces;
+    rows.emplace_back(key, row.name + " start " + std::to_string(row.start_unix_nano) + " end " +
+                               std::to_string(row.end_unix_nano) + " spans " + std::to_string(row.span_count) +
+                               " errors " + std::to_string(row.error_count) + " open " +
+                               std::to_string(row.open_count) + " phases " + phases + " findings " +
+                               std::to_string(row.finding_count) + " top " + (row.top_finding_json.empty() ? "-" : row.top_finding_json) +
+                               " " + row.state);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+std::vector<std::string> SummaryLinesOf(SpanStore& store) {
+  TraceFilter every;
+  every.limit = 10'000;
+  auto summaries = store.ListTraces(every);
+  EXPECT_TRUE(summaries.ok()) << summaries.error().ToString();
+  std::vector<std::string> lines;
+  if (!summaries.ok()) return lines;
+  for (const TraceSummary& summary : *summaries) {
+    lines.push_back(ToHex(summary.trace_id) + " " + summary.root_name + " " +
+                    std::to_string(summary.start_time_unix_nano) + "-" + std::to_string(summary.end_time_unix_nano) +
+                    " spans " + std::to_string(summary.span_count) + " errors " + std::to_string(summary.error_count) +
+                    " " + summary.dag_id + "/" + summary.task_id + "/" + summary.run_id + "/" +
+                    std::to_string(summary.try_number.value_or(-9)));
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+TEST_P(SpanStoreConformance, SpansInManyBatchesIndexAsTheSameSpansInOne) {
+  for (std::uint32_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    RandomBatchTraces traces(seed);
+    const std::vector<Span> arrivals = traces.Make(6);
+
+    TestBackend batched_backend;
+    ASSERT_TRUE(batched_backend.Create(GetParam())) << batched_backend.problem();
+    TestBackend whole_backend;
+    ASSERT_TRUE(whole_backend.Create(GetParam())) << whole_backend.problem();
+    {
+      auto batched = batched_backend.Open();
+      auto whole = whole_backend.Open();
+      ASSERT_NE(batched, nullptr);
+      ASSERT_NE(whole, nullptr);
+      std::mt19937 sizes(seed);
+      for (std::size_t at = 0; at < arrivals.size();) {
+        const std::size_t size =
+            std::min(arrivals.size() - at, std::size_t{1} + std::uniform_int_distribution<std::size_t>(0, 7)(sizes));
+        auto written = batched->Write(std::span<const Span>(arrivals).subspan(at, size));
+        ASSERT_TRUE(written.ok()) << written.error().ToString();
+        at += size;
+      }
+      auto written = whole->Write(arrivals);
+      ASSERT_TRUE(written.ok()) << written.error().ToString();
+
+      const auto rows = AttemptRowsOf(*whole);
+      ASSERT_FALSE(rows.empty());
+      EXPECT_EQ(AttemptRowsOf(*batched), rows);
+      EXPECT_EQ(SummaryLinesOf(*batched), SummaryLinesOf(*whole));
+    }
+    batched_backend.Destroy();
+    whole_backend.Destroy();
+  }
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store

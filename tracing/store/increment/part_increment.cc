@@ -1,0 +1,151 @@
+#include "tracing/store/increment/part_increment.h"
+
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace sparktrace::tracing::store::task_index {
+namespace {
+
+// How far up a batch span's attempt is looked for. Spark's trees are a few levels deep (task attempt,
+// operation, job, stage, phase); a deeper chain is recomputed rather than walked.
+constexpr int kMaxWalk = 64;
+
+// Where the walk up from a span ends: at the span with an identity that owns it, at a root without
+// one (it belongs to no attempt, for good), or at a parent that is not stored (not yet, maybe).
+enum class WalkEnd { kOwner, kRoot, kMissingParent };
+struct Walk {
+  WalkEnd end = WalkEnd::kRoot;
+  std::optional<TaskAttemptKey> owner;
+};
+
+class OwnerWalk {
+ public:
+  OwnerWalk(const std::vector<BatchSpan>& batch, const StoredSpanById& stored_span)
+      : stored_span_(stored_span) {
+    for (const BatchSpan& span : batch) in_batch_.emplace(span.now.span_id, &span.now);
+  }
+
+  // nullopt: deeper than kMaxWalk (or a cycle).
+  Result<std::optional<Walk>> From(const IndexSpan& span) {
+    const IndexSpan* current = &span;
+    for (int step = 0; step < kMaxWalk; ++step) {
+      if (current->identity) return std::optional<Walk>(Walk{WalkEnd::kOwner, current->identity});
+      if (current->parent_id.empty()) return std::optional<Walk>(Walk{WalkEnd::kRoot, std::nullopt});
+      auto parent = Parent(current->parent_id);
+      if (!parent.ok()) return parent.error();
+      if (*parent == nullptr) return std::optional<Walk>(Walk{WalkEnd::kMissingParent, std::nullopt});
+      current = *parent;
+    }
+    return std::optional<Walk>();
+  }
+
+ private:
+  // The batch's version of a span first, else the stored one (read once).
+  Result<const IndexSpan*> Parent(const std::string& span_id) {
+    if (auto it = in_batch_.find(span_id); it != in_batch_.end()) return it->second;
+    auto cached = stored_.find(span_id);
+    if (cached == stored_.end()) {
+      auto read = stored_span_(span_id);
+      if (!read.ok()) return read.error();
+      cached = stored_.emplace(span_id, std::move(read).value()).first;
+    }
+    return cached->second ? &*cached->second : nullptr;
+  }
+
+  const StoredSpanById& stored_span_;
+  std::unordered_map<std::string_view, const IndexSpan*> in_batch_;
+  std::map<std::string, std::optional<IndexSpan>> stored_;  // map: pointers into it stay valid
+};
+
+bool SamePlace(const IndexSpan& before, const IndexSpan& now) {
+  return before.parent_id == now.parent_id && before.identity == now.identity && before.name == now.name &&
+         before.app_id == now.app_id;
+}
+
+}  // namespace
+
+Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& stored,
+                                                     const std::vector<BatchSpan>& batch,
+                                                     const StoredSpanById& stored_span) {
+  const std::optional<TraceIncrement> kRecompute;
+  // Unresolved spans could be adopted by a span of this batch, and a trace without identity (one part)
+  // or a batch span with findings (counted once per key, keys not kept) need every span.
+  if (!stored.exact || stored.unresolved != 0 || stored.parts.empty()) return kRecompute;
+  for (const auto& [key, part] : stored.parts) {
+    if (!key.airflow) return kRecompute;
+  }
+  TraceIncrement next;
+  next.parts = stored.parts;
+  OwnerWalk walk(batch, stored_span);
+  for (const BatchSpan& span : batch) {
+    if (!span.now.finding_events.empty()) return kRecompute;
+    if (span.before && (!span.before->finding_events.empty() || !SamePlace(*span.before, span.now)))
+      return kRecompute;
+    auto walked = walk.From(span.now);
+    if (!walked.ok()) return walked.error();
+    if (!*walked) return kRecompute;
+    const Walk& found = **walked;
+    if (found.end == WalkEnd::kRoot) continue;  // in no attempt, as before
+    if (found.end == WalkEnd::kMissingParent) {
+      // A replaced span had the same place before, where nothing was unresolved: not reachable, but
+      // a recompute is the answer if the stored tree says otherwise.
+      if (span.before) return kRecompute;
+      ++next.unresolved;
+      continue;
+    }
+    const PartKey key{true, *found.owner, ""};
+    auto [at, created] = next.parts.try_emplace(key);
+    Part& part = at->second;
+    if (created) part.name = found.owner->dag_id + "." + found.owner->task_id;
+    if (span.before) {
+      if (created || !ReplaceInPart(*span.before, span.now, part)) return kRecompute;
+    } else {
+      // The part's application is the first a span names; two different ones need the span order.
+      if (!span.now.app_id.empty() && !part.app_id.empty() && part.app_id != span.now.app_id)
+        return kRecompute;
+      AddSpan(span.now, part);
+    }
+    next.changed.insert(key);
+  }
+  return std::optional<TraceIncrement>(std::move(next));
+}
+
+std::int64_t UnresolvedSpans(const std::vector<IndexSpan>& spans) {
+  std::unordered_map<std::string_view, std::size_t> by_id;
+  by_id.reserve(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
+  bool any_identity = false;
+  for (const IndexSpan& span : spans) any_identity = any_identity || span.identity.has_value();
+  if (!any_identity) return 0;
+
+  // Each span's walk end, decided once: 0 undecided, 1 owned or rooted, 2 a missing parent.
+  std::vector<std::uint8_t> end(spans.size(), 0);
+  std::vector<std::size_t> path;
+  std::int64_t unresolved = 0;
+  for (std::size_t first = 0; first < spans.size(); ++first) {
+    path.clear();
+    std::size_t current = first;
+    std::uint8_t found = 1;
+    for (std::size_t step = 0; step <= spans.size(); ++step) {
+      if (end[current] != 0) {
+        found = end[current];
+        break;
+      }
+      path.push_back(current);
+      const IndexSpan& span = spans[current];
+      if (span.identity || span.parent_id.empty()) break;
+      const auto parent = by_id.find(span.parent_id);
+      if (parent == by_id.end()) {
+        found = 2;
+        break;
+      }
+      current = parent->second;
+    }
+    for (std::size_t member : path) end[member] = found;
+    if (found == 2) ++unresolved;
+  }
+  return unresolved;
+}
+
+}  // namespace sparktrace::tracing::store::task_index

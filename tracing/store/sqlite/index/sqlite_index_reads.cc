@@ -1,0 +1,157 @@
+#include "tracing/store/sqlite/index/sqlite_index_reads.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <utility>
+
+#include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/task_index/index_columns.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// One stored span of trace ?1 by its id ?2, as SpansForIndexSql reads it.
+std::string SpanForIndexSql() { return SpansForIndexSql() + " AND span_id = ?2"; }
+
+// The Airflow parts of trace ?1 with all a part keeps (increment/part_increment.h).
+constexpr std::string_view kStoredPartsSql =
+    "SELECT dag_id, task_id, run_id, try_number, map_index, name, app_id, start_unix_nano, end_unix_nano, "
+    "span_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, top_finding, "
+    "top_impact, operation_count, failed_operation_count, failed_job_count FROM attempt_parts "
+    "WHERE airflow = 1 AND trace_id = ?1";
+
+// A row of kStoredPartsSql; nullopt when it was written before schema 9 (no operation counts).
+std::optional<std::pair<PartKey, Part>> StoredPartFrom(const SqliteStatement& row) {
+  if (row.ColumnIsNull(18) || row.ColumnIsNull(19) || row.ColumnIsNull(20)) return std::nullopt;
+  PartKey key{true,
+              TaskAttemptKey{row.ColumnText(0), row.ColumnText(1), row.ColumnText(2), row.ColumnInt64(3),
+                             row.ColumnInt64(4)},
+              ""};
+  Part part;
+  part.name = row.ColumnText(5);
+  if (!row.ColumnIsNull(6)) part.app_id = row.ColumnText(6);
+  part.start = static_cast<std::uint64_t>(row.ColumnInt64(7));
+  part.end = static_cast<std::uint64_t>(row.ColumnInt64(8));
+  part.spans = row.ColumnInt64(9);
+  part.open = row.ColumnInt64(10);
+  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
+    part.phase_ms[phase] = row.ColumnInt64(11 + static_cast<int>(phase));
+  part.findings = row.ColumnInt64(15);
+  if (!row.ColumnIsNull(16)) part.top_finding = row.ColumnText(16);
+  part.top_impact = row.ColumnDouble(17);
+  part.operations = row.ColumnInt64(18);
+  part.failed_operations = row.ColumnInt64(19);
+  part.failed_jobs = row.ColumnInt64(20);
+  return std::make_pair(std::move(key), std::move(part));
+}
+
+}  // namespace
+
+// One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
+// carry it; 20,000 stage spans need none), for one trace.
+std::string SpansForIndexSql() {
+  return fmt::format("SELECT {}\nFROM spans WHERE trace_id = ?1",
+                     IndexSpanColumnsSql(SpanSqlDialect::kSqlite));
+}
+
+// `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).
+Result<std::vector<IndexSpan>> ReadIndexSpans(SqliteStatement* stmt, const std::string& trace_id) {
+  stmt->Reset();
+  stmt->BindText(1, trace_id);
+  std::vector<IndexSpan> spans;
+  while (true) {
+    auto row = stmt->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    spans.push_back(IndexSpanFrom(StatementColumns(*stmt), 0));
+  }
+  return spans;
+}
+
+Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndexes(
+    SqliteConnection& db, const std::vector<std::string>& trace_ids) {
+  auto unresolved = db.PrepareCached("SELECT unresolved_count FROM traces WHERE trace_id = ?1");
+  if (!unresolved.ok()) return unresolved.error();
+  auto parts = db.PrepareCached(kStoredPartsSql);
+  if (!parts.ok()) return parts.error();
+  std::map<std::string, task_index::StoredTraceIndex> indexes;
+  for (const std::string& trace_id : trace_ids) {
+    SqliteStatement& count = **unresolved;
+    count.Reset();
+    count.BindText(1, trace_id);
+    auto row = count.Step();
+    if (!row.ok()) return row.error();
+    if (!*row || count.ColumnIsNull(0)) continue;  // not counted yet: recomputed
+    task_index::StoredTraceIndex index;
+    index.unresolved = count.ColumnInt64(0);
+    index.exact = true;
+    SqliteStatement& select = **parts;
+    select.Reset();
+    select.BindText(1, trace_id);
+    while (true) {
+      auto part = select.Step();
+      if (!part.ok()) return part.error();
+      if (!*part) break;
+      auto stored = StoredPartFrom(select);
+      if (!stored) {
+        index.exact = false;
+        break;
+      }
+      index.parts.insert(std::move(*stored));
+    }
+    indexes.emplace(trace_id, std::move(index));
+  }
+  (*unresolved)->Reset();  // a finished read still pins its snapshot until reset
+  (*parts)->Reset();
+  return indexes;
+}
+
+Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, const std::string& trace_id,
+                                                           const std::string& span_id) {
+  static const std::string span_sql = SpanForIndexSql();
+  auto read = db.PrepareCached(span_sql);
+  if (!read.ok()) return read.error();
+  SqliteStatement& select = **read;
+  select.Reset();
+  select.BindText(1, trace_id);
+  select.BindText(2, span_id);
+  auto row = select.Step();
+  if (!row.ok()) return row.error();
+  std::optional<StoredSpanVersion> version;
+  if (*row) {
+    // IndexSpanColumnsSql's first ten columns are the span's own (span_table_sql.cc).
+    const auto text = [&select](int column) -> std::optional<std::string> {
+      if (select.ColumnIsNull(column)) return std::nullopt;
+      return select.ColumnText(column);
+    };
+    SummarySpan summary;
+    summary.root = select.ColumnIsNull(1);
+    summary.name = select.ColumnText(2);
+    summary.start_unix_nano = select.ColumnInt64(3);
+    summary.end_unix_nano = select.ColumnInt64(4);
+    summary.error = select.ColumnInt64(5) == 2;
+    summary.dag_id = text(6);
+    summary.task_id = text(7);
+    summary.run_id = text(8);
+    if (!select.ColumnIsNull(9)) summary.try_number = select.ColumnInt64(9);
+    version = StoredSpanVersion{IndexSpanFrom(StatementColumns(select), 0), std::move(summary)};
+  }
+  select.Reset();
+  return version;
+}
+
+Result<void> WriteUnresolvedCounts(SqliteConnection& db, const std::map<std::string, std::int64_t>& unresolved) {
+  auto update = db.PrepareCached("UPDATE traces SET unresolved_count = ?2 WHERE trace_id = ?1");
+  if (!update.ok()) return update.error();
+  for (const auto& [trace_id, count] : unresolved) {
+    (*update)->Reset();
+    (*update)->BindText(1, trace_id);
+    (*update)->BindInt64(2, count);
+    if (auto ran = (*update)->Run(); !ran.ok()) return ran.error();
+  }
+  (*update)->Reset();
+  return {};
+}
+
+}  // namespace sparktrace::tracing::store

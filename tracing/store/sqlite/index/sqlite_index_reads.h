@@ -1,0 +1,62 @@
+#pragma once
+// What the SQLite task index reads back (sqlite_task_index.cc writes): stored spans as the index needs
+// them, a trace's parts and unresolved count for a batch's update without re-reading the trace
+// (increment/part_increment.h), and the version of a span a batch replaces.
+//
+// Threads: the connection's, inside the caller's transaction.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "tracing/store/increment/summary_increment.h"
+#include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/increment/part_increment.h"
+
+namespace sparktrace::tracing::store {
+
+class SqliteConnection;
+
+// One result row of a prepared statement, as index_columns.h reads it.
+class StatementColumns {
+ public:
+  explicit StatementColumns(const SqliteStatement& stmt) : stmt_(stmt) {}
+  bool IsNull(int column) const { return stmt_.ColumnIsNull(column); }
+  std::int64_t Int64(int column) const { return stmt_.ColumnInt64(column); }
+  double Double(int column) const { return stmt_.ColumnDouble(column); }
+  std::string Text(int column) const { return stmt_.ColumnText(column); }
+  std::string_view View(int column) const { return stmt_.ColumnView(column); }
+  // json_extract hands out a JSON number as an integer (a fraction truncated, as SQLite converts).
+  std::optional<std::int64_t> JsonInteger(int column) const { return stmt_.ColumnInt64(column); }
+
+ private:
+  const SqliteStatement& stmt_;
+};
+
+// The spans of trace ?1 as the index reads them (span_table_sql.h's IndexSpanColumnsSql).
+std::string SpansForIndexSql();
+// `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).
+Result<std::vector<IndexSpan>> ReadIndexSpans(SqliteStatement* stmt, const std::string& trace_id);
+
+// What the index keeps of these traces; a trace not counted since schema 9 is absent (recomputed).
+Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndexes(
+    SqliteConnection& db, const std::vector<std::string>& trace_ids);
+
+// One stored span as the index and the trace's summary count it (nullopt: not stored): the version a
+// batch span replaces.
+struct StoredSpanVersion {
+  IndexSpan index;
+  SummarySpan summary;
+};
+Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, const std::string& trace_id,
+                                                           const std::string& span_id);
+
+// Records each trace's unresolved count (task_index::StoredTraceIndex::unresolved).
+Result<void> WriteUnresolvedCounts(SqliteConnection& db, const std::map<std::string, std::int64_t>& unresolved);
+
+}  // namespace sparktrace::tracing::store
