@@ -7,13 +7,14 @@
 //           attributes the proxy really records (the tracing benchmark's worst case for the store:
 //           one trace summary and one task-index row per span)
 //   tasks   Airflow task attempts of 50 spans each (an operation with its RPCs and driver spans),
-//           written as they end: a batch carries parts of many attempts
+//           written as they end: a batch carries parts of many attempts. --trace-spans N makes each
+//           attempt N spans instead (20000: a long task whose one trace spans hundreds of batches)
 //
 // Prints one JSON object: spans, seconds, spans_per_s, cpu_s (process), cpu_us_per_span, and the
 // store's row count afterwards as a check that nothing was lost.
 //
 // Usage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] [--shape calls|tasks]
-//                               [--ids time|random]
+//                               [--trace-spans N] [--ids time|random]
 
 #include <sys/resource.h>
 
@@ -49,6 +50,7 @@ struct Options {
   std::size_t batch = 512;
   int writers = 1;
   std::string shape = "calls";
+  std::uint64_t trace_spans = 50;  // spans per attempt (one trace) for the tasks shape
   // "time": new trace ids start with the time in milliseconds, as sparktrace's id generator makes
   // them (tracing/id_generator.h); "random": all 128 bits random, as some clients send them.
   std::string ids = "time";
@@ -126,7 +128,7 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
       span.trace_id = new_trace_id();
       span.name = std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config";
     } else {
-      const std::uint64_t within = n % 50;
+      const std::uint64_t within = n % options.trace_spans;
       if (within == 0) {
         task_trace = new_trace_id();
         task_root = span.span_id;
@@ -135,7 +137,7 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
         span.attributes.push_back(
             {std::string(tracing::kAirflowTaskIdKey), "load_" + std::to_string(writer)});
         span.attributes.push_back(
-            {std::string(tracing::kAirflowRunIdKey), "scheduled__" + std::to_string(n / 50)});
+            {std::string(tracing::kAirflowRunIdKey), "scheduled__" + std::to_string(n / options.trace_spans)});
         span.attributes.push_back({std::string(tracing::kAirflowTryNumberKey), std::int64_t{1}});
         span.attributes.push_back({std::string(tracing::kSparkConnectOperationIdKey),
                                    "op-" + std::to_string(writer) + "-" + std::to_string(n)});
@@ -154,7 +156,7 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
 int Usage(const std::string& problem) {
   std::cerr << "sparktrace-store-bench: " << problem
             << "\nusage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] "
-               "[--shape calls|tasks] [--ids time|random]\n";
+               "[--shape calls|tasks] [--trace-spans N] [--ids time|random]\n";
   return 2;
 }
 
@@ -176,6 +178,8 @@ int main(int argc, char** argv) {
       options.writers = std::stoi(value);
     } else if (flag == "--ids") {
       options.ids = value;
+    } else if (flag == "--trace-spans") {
+      options.trace_spans = std::stoull(value);
     } else if (flag == "--shape") {
       options.shape = value;
     } else {
@@ -184,7 +188,8 @@ int main(int argc, char** argv) {
   }
   if (options.store.empty()) return Usage("--store is required");
   if (options.shape != "calls" && options.shape != "tasks") return Usage("--shape: calls or tasks");
-  if (options.batch == 0 || options.writers <= 0) return Usage("--batch and --writers must be positive");
+  if (options.batch == 0 || options.writers <= 0 || options.trace_spans == 0)
+    return Usage("--batch, --writers and --trace-spans must be positive");
   auto location = store::ParseStoreLocation(options.store);
   if (!location.ok()) return Usage(location.error().message);
 
@@ -230,6 +235,7 @@ int main(int argc, char** argv) {
   nlohmann::ordered_json result = {
       {"store", location->backend == store::StoreBackend::kPostgres ? "postgresql" : "sqlite"},
       {"shape", options.shape},
+      {"trace_spans", options.shape == "tasks" ? options.trace_spans : 1},
       {"ids", options.ids},
       {"writers", options.writers},
       {"batch", options.batch},

@@ -7,8 +7,9 @@ each time, and reports medians:
   - SQLite, one writer (a proxy's own file);
   - PostgreSQL 15 (Debian's, started here on a unix socket by tests/support/postgres_server.py), one
     writer and 4 writers at once (4 proxies on one shared database);
-each with two shapes of traffic: `calls` (every span its own trace, a Spark Connect call without
-Airflow identity: the store's worst case) and `tasks` (Airflow attempts of 50 spans). It also
+each with shapes of traffic: `calls` (every span its own trace, a Spark Connect call without
+Airflow identity: the store's worst case per span), `tasks` (Airflow attempts of 50 spans) and `long`
+(attempts of 20,000 spans in one trace: a long task, whose trace spans ~40 batches). It also
 reports the bytes each span takes on disk (SQLite: the file; PostgreSQL: tables and indexes).
 
 Writes bench/results/store.json (or --output) and prints a table. Exit status 0 when it ran, 2 on
@@ -37,12 +38,17 @@ CASES = [
     ("postgresql", 1, "tasks"),
     ("postgresql", 4, "calls"),
     ("postgresql", 4, "tasks"),
+    ("sqlite", 1, "long"),
+    ("postgresql", 1, "long"),
 ]
+# sparktrace-store-bench's flags for each shape (bench/store_compare.py runs the same).
+SHAPE_FLAGS = {"calls": ["--shape", "calls"], "tasks": ["--shape", "tasks"],
+               "long": ["--shape", "tasks", "--trace-spans", "20000"]}
 
 
 def run_case(binary, store, writers, shape, spans):
-    result = subprocess.run([binary, "--store", store, "--spans", str(spans), "--writers", str(writers),
-                             "--shape", shape], capture_output=True, text=True, timeout=600)
+    result = subprocess.run([binary, "--store", store, "--spans", str(spans), "--writers", str(writers)]
+                            + SHAPE_FLAGS[shape], capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise RuntimeError(f"store bench failed ({store}, {writers} writers, {shape}): {result.stderr.strip()}")
     return json.loads(result.stdout)

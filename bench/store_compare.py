@@ -21,11 +21,13 @@ import sys
 import tempfile
 import time
 
-SHAPES = ("calls", "tasks")
+from store_bench import SHAPE_FLAGS  # noqa: E402  (the bench's flags for each shape, as make bench runs them)
+
+SHAPES = ("calls", "tasks", "long")
 
 
 def run_once(binary, path, shape, spans):
-    result = subprocess.run([binary, "--store", path, "--spans", str(spans), "--shape", shape],
+    result = subprocess.run([binary, "--store", path, "--spans", str(spans)] + SHAPE_FLAGS[shape],
                             capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise RuntimeError(f"{binary} {shape}: {result.stderr.strip()}")
