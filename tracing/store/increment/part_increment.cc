@@ -17,6 +17,7 @@ enum class WalkEnd { kOwner, kRoot, kMissingParent };
 struct Walk {
   WalkEnd end = WalkEnd::kRoot;
   std::optional<TaskAttemptKey> owner;
+  std::string missing_parent;  // at kMissingParent
 };
 
 class OwnerWalk {
@@ -30,11 +31,11 @@ class OwnerWalk {
   Result<std::optional<Walk>> From(const IndexSpan& span) {
     const IndexSpan* current = &span;
     for (int step = 0; step < kMaxWalk; ++step) {
-      if (current->identity) return std::optional<Walk>(Walk{WalkEnd::kOwner, current->identity});
-      if (current->parent_id.empty()) return std::optional<Walk>(Walk{WalkEnd::kRoot, std::nullopt});
+      if (current->identity) return std::optional<Walk>(Walk{WalkEnd::kOwner, current->identity, ""});
+      if (current->parent_id.empty()) return std::optional<Walk>(Walk{WalkEnd::kRoot, std::nullopt, ""});
       auto parent = Parent(current->parent_id);
       if (!parent.ok()) return parent.error();
-      if (*parent == nullptr) return std::optional<Walk>(Walk{WalkEnd::kMissingParent, std::nullopt});
+      if (*parent == nullptr) return std::optional<Walk>(Walk{WalkEnd::kMissingParent, std::nullopt, current->parent_id});
       current = *parent;
     }
     return std::optional<Walk>();
@@ -69,17 +70,19 @@ Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& sto
                                                      const std::vector<BatchSpan>& batch,
                                                      const StoredSpanById& stored_span) {
   const std::optional<TraceIncrement> kRecompute;
-  // Unresolved spans could be adopted by a span of this batch, and a trace without identity (one part)
-  // or a batch span with findings (counted once per key, keys not kept) need every span.
-  if (!stored.exact || stored.unresolved != 0 || stored.parts.empty()) return kRecompute;
+  // A trace without identity (one part) and a batch span with findings (counted once per key, keys
+  // not kept) need every span.
+  if (!stored.exact || !stored.awaited || stored.parts.empty()) return kRecompute;
   for (const auto& [key, part] : stored.parts) {
     if (!key.airflow) return kRecompute;
   }
   TraceIncrement next;
   next.parts = stored.parts;
+  next.awaited = *stored.awaited;
   OwnerWalk walk(batch, stored_span);
   for (const BatchSpan& span : batch) {
-    if (!span.now.finding_events.empty()) return kRecompute;
+    // An awaited parent may move the spans below it into an attempt.
+    if (!span.now.finding_events.empty() || next.awaited.contains(span.now.span_id)) return kRecompute;
     if (span.before && (!span.before->finding_events.empty() || !SamePlace(*span.before, span.now)))
       return kRecompute;
     auto walked = walk.From(span.now);
@@ -88,10 +91,7 @@ Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& sto
     const Walk& found = **walked;
     if (found.end == WalkEnd::kRoot) continue;  // in no attempt, as before
     if (found.end == WalkEnd::kMissingParent) {
-      // A replaced span had the same place before, where nothing was unresolved: not reachable, but
-      // a recompute is the answer if the stored tree says otherwise.
-      if (span.before) return kRecompute;
-      ++next.unresolved;
+      next.awaited.insert(found.missing_parent);  // in no attempt until that parent comes
       continue;
     }
     const PartKey key{true, *found.owner, ""};
@@ -111,24 +111,25 @@ Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& sto
   return std::optional<TraceIncrement>(std::move(next));
 }
 
-std::int64_t UnresolvedSpans(const std::vector<IndexSpan>& spans) {
+AwaitedParents AwaitedParentsOf(const std::vector<IndexSpan>& spans) {
   std::unordered_map<std::string_view, std::size_t> by_id;
   by_id.reserve(spans.size());
   for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
   bool any_identity = false;
   for (const IndexSpan& span : spans) any_identity = any_identity || span.identity.has_value();
-  if (!any_identity) return 0;
+  AwaitedParents awaited;
+  if (!any_identity) return awaited;
 
-  // Each span's walk end, decided once: 0 undecided, 1 owned or rooted, 2 a missing parent.
-  std::vector<std::uint8_t> end(spans.size(), 0);
+  // Each span's walk decided once: in an attempt or under a root (kDone), or waiting (kWaiting).
+  enum : std::uint8_t { kUndecided, kDone, kWaiting };
+  std::vector<std::uint8_t> end(spans.size(), kUndecided);
   std::vector<std::size_t> path;
-  std::int64_t unresolved = 0;
   for (std::size_t first = 0; first < spans.size(); ++first) {
     path.clear();
     std::size_t current = first;
-    std::uint8_t found = 1;
-    for (std::size_t step = 0; step <= spans.size(); ++step) {
-      if (end[current] != 0) {
+    std::uint8_t found = kDone;
+    for (std::size_t step = 0; step <= spans.size(); ++step) {  // bounded: a parent cycle ends here
+      if (end[current] != kUndecided) {
         found = end[current];
         break;
       }
@@ -137,15 +138,36 @@ std::int64_t UnresolvedSpans(const std::vector<IndexSpan>& spans) {
       if (span.identity || span.parent_id.empty()) break;
       const auto parent = by_id.find(span.parent_id);
       if (parent == by_id.end()) {
-        found = 2;
+        found = kWaiting;
+        awaited.insert(span.parent_id);
         break;
       }
       current = parent->second;
     }
     for (std::size_t member : path) end[member] = found;
-    if (found == 2) ++unresolved;
   }
-  return unresolved;
+  return awaited;
+}
+
+std::optional<std::string> AwaitedParentsText(const AwaitedParents& awaited) {
+  if (awaited.size() > kMaxAwaitedParents) return std::nullopt;
+  std::string text;
+  for (const std::string& id : awaited) {
+    if (!text.empty()) text += ',';
+    text += id;
+  }
+  return text;
+}
+
+AwaitedParents ParseAwaitedParents(std::string_view text) {
+  AwaitedParents awaited;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    awaited.emplace(text.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return awaited;
 }
 
 }  // namespace sparktrace::tracing::store::task_index

@@ -9,11 +9,14 @@
 //
 // Pure: no I/O, no threads.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -21,12 +24,17 @@
 
 namespace sparktrace::tracing::store::task_index {
 
-// What the index keeps of a trace: its parts, and how many of its spans belong to no attempt only
-// because a parent they name is not stored yet (a later span can still adopt them).
+// The parents a trace's spans wait for: span ids that some spans name on their way up to an attempt
+// but that are not stored (yet). Only such a span, when it comes, can move stored spans into an
+// attempt; any other batch leaves every stored span where it is.
+using AwaitedParents = std::set<std::string>;
+
+// What the index keeps of a trace: its parts, and the parents its spans wait for.
 struct StoredTraceIndex {
   std::map<PartKey, Part> parts;
-  // -1: unknown (a trace the index has not counted since schema 9; Refresh counts it).
-  std::int64_t unresolved = -1;
+  // nullopt: unknown (a trace not indexed since schema 9, or waiting for more than
+  // kMaxAwaitedParents; Refresh finds them).
+  std::optional<AwaitedParents> awaited;
   // Every part keeps the counts its error count is made of (Part::operations, failed_operations,
   // failed_jobs); parts written before schema 9 do not.
   bool exact = false;
@@ -42,21 +50,27 @@ struct BatchSpan {
 using StoredSpanById = std::function<Result<std::optional<IndexSpan>>(const std::string& span_id)>;
 
 struct TraceIncrement {
-  std::map<PartKey, Part> parts;      // every part of the trace after the batch
-  std::set<PartKey> changed;          // the parts the batch changed or created
-  std::int64_t unresolved = 0;
+  std::map<PartKey, Part> parts;  // every part of the trace after the batch
+  std::set<PartKey> changed;      // the parts the batch changed or created
+  AwaitedParents awaited;         // after the batch
 };
 
 // The trace's parts after `batch` (its spans, each span id once), or nullopt when only a recompute
-// can tell: an index not exact or with unresolved spans, a trace without Airflow identity, a span
-// with findings, a replaced span whose place in the tree, identity, name or application changes, or
-// a bound (start, end) that a replaced span narrows.
+// can tell: an index not exact or with unknown awaited parents, a batch span that is an awaited
+// parent, a trace without Airflow identity, a span with findings, a replaced span whose place in the
+// tree, identity, name or application changes, or a bound (start, end) that a replaced span narrows.
 Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& stored,
                                                      const std::vector<BatchSpan>& batch,
                                                      const StoredSpanById& stored_span);
 
-// How many of `spans` (a whole trace) belong to no attempt because the walk up from them ends at a
-// parent id that is not among them; 0 in a trace without Airflow identity (one part holds it all).
-std::int64_t UnresolvedSpans(const std::vector<IndexSpan>& spans);
+// The parents `spans` (a whole trace) wait for: the ids at which the walk up from a span without an
+// attempt ends, not among them; none in a trace without Airflow identity (one part holds it all).
+AwaitedParents AwaitedParentsOf(const std::vector<IndexSpan>& spans);
+
+// How a store keeps a trace's awaited parents: comma-separated span ids ("" for none), or nullopt
+// (stored as NULL: unknown) past kMaxAwaitedParents, when the trace is recomputed on each batch.
+inline constexpr std::size_t kMaxAwaitedParents = 64;
+std::optional<std::string> AwaitedParentsText(const AwaitedParents& awaited);
+AwaitedParents ParseAwaitedParents(std::string_view text);
 
 }  // namespace sparktrace::tracing::store::task_index

@@ -219,7 +219,7 @@ constexpr std::string_view kIncrementalIndexSchema = R"sql(
 ALTER TABLE attempt_parts ADD COLUMN operation_count INTEGER;
 ALTER TABLE attempt_parts ADD COLUMN failed_operation_count INTEGER;
 ALTER TABLE attempt_parts ADD COLUMN failed_job_count INTEGER;
-ALTER TABLE traces ADD COLUMN unresolved_count INTEGER;
+ALTER TABLE traces ADD COLUMN awaited_parents TEXT;
 )sql";
 
 struct Migration {
@@ -252,7 +252,7 @@ const Migration kMigrations[] = {
     // task_attempts_by_state: a span of a call per trace costs ~170 bytes and two B-tree inserts less.
     // The spans are copied into the new table once.
     {8, kCompactSpansSchema},
-    // Parts keep their operation counts and traces their unresolved spans: a batch updates the task
+    // Parts keep their operation counts and traces the parents their spans wait for: a batch updates the task
     // index of a long trace from its own spans.
     {9, kIncrementalIndexSchema},
 };

@@ -239,8 +239,9 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     if (!*version) return std::optional<IndexSpan>();
     return std::optional<IndexSpan>(std::move((*version)->index));
   }
-  Result<void> WriteUnresolved(const std::map<std::string, std::int64_t>& unresolved) override {
-    return WriteUnresolvedCounts(db_, unresolved);
+  Result<void> WriteAwaitedParents(
+      const std::map<std::string, std::optional<std::string>>& awaited_by_trace) override {
+    return store::WriteAwaitedParents(db_, awaited_by_trace);
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
     auto insert = db_.PrepareCached(kInsertPartSql);

@@ -25,15 +25,15 @@ Result<void> Refresh(TaskIndexDialect& dialect, const std::vector<std::string>& 
   auto spans = dialect.ReadSpans(trace_ids);
   if (!spans.ok()) return spans.error();
   PartsByTrace parts_by_trace;
-  std::map<std::string, std::int64_t> unresolved;
+  std::map<std::string, std::optional<std::string>> awaited;
   for (const auto& [trace_id, trace_spans] : *spans) {
     auto parts = PartsOfTrace(trace_id, trace_spans);
     for (const auto& [key, part] : parts) keys.insert(key);
     parts_by_trace.emplace(trace_id, std::move(parts));
-    unresolved.emplace(trace_id, UnresolvedSpans(trace_spans));
+    awaited.emplace(trace_id, AwaitedParentsText(AwaitedParentsOf(trace_spans)));
   }
   if (auto inserted = dialect.InsertParts(parts_by_trace); !inserted.ok()) return inserted.error();
-  if (auto counted = dialect.WriteUnresolved(unresolved); !counted.ok()) return counted.error();
+  if (auto written = dialect.WriteAwaitedParents(awaited); !written.ok()) return written.error();
   return dialect.AddUp(keys, NowUnixNano());
 }
 
@@ -48,7 +48,7 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
   std::vector<std::string> recompute;
   std::vector<std::string> incremented;
   PartsByTrace parts_by_trace;
-  std::map<std::string, std::int64_t> unresolved;
+  std::map<std::string, std::optional<std::string>> awaited;
   std::set<PartKey> changed;
   for (const auto& [trace_id, spans] : batch) {
     const auto index = stored->find(trace_id);
@@ -66,18 +66,19 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
       continue;
     }
     TraceIncrement& increment = **next;
-    if (increment.changed.empty() && increment.unresolved == 0) continue;  // e.g. spans in no attempt
+    if (increment.awaited != index->second.awaited)
+      awaited.emplace(trace_id, AwaitedParentsText(increment.awaited));
+    if (increment.changed.empty()) continue;  // e.g. spans in no attempt
     changed.insert(increment.changed.begin(), increment.changed.end());
     incremented.push_back(trace_id);
-    unresolved.emplace(trace_id, increment.unresolved);
     parts_by_trace.emplace(trace_id, std::move(increment.parts));
   }
   if (!incremented.empty()) {
     if (auto deleted = dialect.DeleteParts(incremented); !deleted.ok()) return deleted.error();
     if (auto inserted = dialect.InsertParts(parts_by_trace); !inserted.ok()) return inserted.error();
-    if (auto counted = dialect.WriteUnresolved(unresolved); !counted.ok()) return counted.error();
     if (auto added = dialect.AddUp(changed, NowUnixNano()); !added.ok()) return added.error();
   }
+  if (auto written = dialect.WriteAwaitedParents(awaited); !written.ok()) return written.error();
   return Refresh(dialect, recompute);
 }
 

@@ -64,8 +64,11 @@ class TaskIndexDialect {
                                                     const std::string& /*span_id*/) {
     return std::optional<IndexSpan>();
   }
-  // Records how many spans of each trace wait for a parent (StoredTraceIndex::unresolved).
-  virtual Result<void> WriteUnresolved(const std::map<std::string, std::int64_t>& /*unresolved*/) { return {}; }
+  // Records the parents each trace's spans wait for (task_index::AwaitedParentsText: nullopt is NULL).
+  virtual Result<void> WriteAwaitedParents(
+      const std::map<std::string, std::optional<std::string>>& /*awaited_by_trace*/) {
+    return {};
+  }
 };
 
 }  // namespace sparktrace::tracing::store

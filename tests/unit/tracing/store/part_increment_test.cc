@@ -40,7 +40,7 @@ struct StoredLoadTrace {
     for (const auto& [id, span] : spans) all.push_back(span);
     StoredTraceIndex index;
     index.parts = PartsOfTrace("t", all);
-    index.unresolved = UnresolvedSpans(all);
+    index.awaited = AwaitedParentsOf(all);
     index.exact = true;
     return index;
   }
@@ -69,7 +69,7 @@ TEST(PartIncrement, NewSpansBelowAStoredOwnerAddToItsPart) {
   EXPECT_EQ(part.Errors(), 0);
   EXPECT_EQ(part.failed_jobs, 1);
   EXPECT_EQ(part.phase_ms[static_cast<std::size_t>(SparkPhase::kCompute)], 15);
-  EXPECT_EQ((*next)->unresolved, 0);
+  EXPECT_TRUE((*next)->awaited.empty());
   EXPECT_EQ((*next)->changed.size(), 1u);
 
   // The same as recomputing the whole trace.
@@ -107,14 +107,17 @@ TEST(PartIncrement, SaysItCannotTellWhenOnlyTheWholeTraceCan) {
     return next.ok() && !next->has_value();
   };
   const IndexSpan orphan = IndexSpanNamed("orphan", "missing", "stage", 50, 60);
-  // A stored span waits for its parent: the batch may bring it.
+  // A stored span waits for its parent: the batch brings it.
   stored.spans.emplace("orphan", orphan);
   EXPECT_TRUE(cannot(stored.Index(), {{IndexSpanNamed("missing", "op", "job", 40, 70), std::nullopt}}));
   stored.spans.erase("orphan");
-  // Counts the index had not kept.
+  // Counts the index had not kept, or parents it does not know are awaited.
   StoredTraceIndex old = stored.Index();
   old.exact = false;
   EXPECT_TRUE(cannot(old, {{IndexSpanNamed("x", "op", "rpc", 40, 50), std::nullopt}}));
+  StoredTraceIndex unknown = stored.Index();
+  unknown.awaited.reset();
+  EXPECT_TRUE(cannot(unknown, {{IndexSpanNamed("x", "op", "rpc", 40, 50), std::nullopt}}));
   // A replaced span whose end moves in held the part's end.
   IndexSpan shorter = stored.operation;
   shorter.end = 90;
@@ -129,24 +132,39 @@ TEST(PartIncrement, SaysItCannotTellWhenOnlyTheWholeTraceCan) {
   EXPECT_TRUE(cannot(stored.Index(), {{with_finding, std::nullopt}}));
 }
 
-TEST(PartIncrement, ANewSpanUnderAMissingParentIsCountedAsUnresolved) {
+TEST(PartIncrement, ASpanUnderAMissingParentWaitsAndOtherBatchesStayIncremental) {
   StoredLoadTrace stored;
-  auto next = IncrementTrace(stored.Index(), {{IndexSpanNamed("late", "not-yet", "stage", 40, 50), std::nullopt}},
-                             stored.Lookup());
+  const IndexSpan late = IndexSpanNamed("late", "not-yet", "stage", 40, 50);
+  auto next = IncrementTrace(stored.Index(), {{late, std::nullopt}}, stored.Lookup());
   ASSERT_TRUE(next.ok());
   ASSERT_TRUE(next->has_value());
-  EXPECT_EQ((*next)->unresolved, 1);
+  EXPECT_EQ((*next)->awaited, AwaitedParents{"not-yet"});
   EXPECT_EQ((*next)->parts.at(PartKey{true, kLoadAttempt, ""}).spans, 2);
+
+  // Stored, it waits; a batch without its parent is still added up from itself alone.
+  stored.spans.emplace("late", late);
+  ASSERT_EQ(stored.Index().awaited, AwaitedParents{"not-yet"});
+  auto other = IncrementTrace(stored.Index(), {{IndexSpanNamed("rpc2", "op", "rpc", 60, 70), std::nullopt}},
+                              stored.Lookup());
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(other->has_value());
+  EXPECT_EQ((*other)->parts.at(PartKey{true, kLoadAttempt, ""}).spans, 3);
+  EXPECT_EQ((*other)->awaited, AwaitedParents{"not-yet"});
 }
 
-TEST(PartIncrement, UnresolvedCountsOnlySpansAParentCanStillAdopt) {
+TEST(PartIncrement, AwaitedParentsAreOnlyThoseThatCanStillAdoptASpan) {
   IndexSpan owner = IndexSpanNamed("op", "", "op", 1, 2);
   owner.identity = kLoadAttempt;
   const std::vector<IndexSpan> spans = {owner, IndexSpanNamed("a", "op", "x", 1, 2), IndexSpanNamed("root", "", "x", 1, 2),
                                         IndexSpanNamed("b", "root", "x", 1, 2), IndexSpanNamed("c", "gone", "x", 1, 2),
                                         IndexSpanNamed("d", "c", "x", 1, 2)};
-  EXPECT_EQ(UnresolvedSpans(spans), 2);  // c and d; b's root has no parent to wait for
-  EXPECT_EQ(UnresolvedSpans({IndexSpanNamed("c", "gone", "x", 1, 2)}), 0);  // no identity: one part holds all
+  EXPECT_EQ(AwaitedParentsOf(spans), AwaitedParents{"gone"});  // c's and d's; b's root waits for nothing
+  EXPECT_TRUE(AwaitedParentsOf({IndexSpanNamed("c", "gone", "x", 1, 2)}).empty());  // no identity: one part
+  EXPECT_EQ(ParseAwaitedParents(*AwaitedParentsText({"a1", "b2"})), (AwaitedParents{"a1", "b2"}));
+  EXPECT_TRUE(ParseAwaitedParents("").empty());
+  AwaitedParents many;
+  for (std::size_t i = 0; i <= kMaxAwaitedParents; ++i) many.insert(std::to_string(i));
+  EXPECT_FALSE(AwaitedParentsText(many));  // stored as unknown: the trace is recomputed
 }
 
 }  // namespace

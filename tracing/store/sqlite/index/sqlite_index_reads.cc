@@ -71,20 +71,20 @@ Result<std::vector<IndexSpan>> ReadIndexSpans(SqliteStatement* stmt, const std::
 
 Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndexes(
     SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  auto unresolved = db.PrepareCached("SELECT unresolved_count FROM traces WHERE trace_id = ?1");
-  if (!unresolved.ok()) return unresolved.error();
+  auto awaited = db.PrepareCached("SELECT awaited_parents FROM traces WHERE trace_id = ?1");
+  if (!awaited.ok()) return awaited.error();
   auto parts = db.PrepareCached(kStoredPartsSql);
   if (!parts.ok()) return parts.error();
   std::map<std::string, task_index::StoredTraceIndex> indexes;
   for (const std::string& trace_id : trace_ids) {
-    SqliteStatement& count = **unresolved;
-    count.Reset();
-    count.BindText(1, trace_id);
-    auto row = count.Step();
+    SqliteStatement& waiting = **awaited;
+    waiting.Reset();
+    waiting.BindText(1, trace_id);
+    auto row = waiting.Step();
     if (!row.ok()) return row.error();
-    if (!*row || count.ColumnIsNull(0)) continue;  // not counted yet: recomputed
+    if (!*row || waiting.ColumnIsNull(0)) continue;  // unknown: recomputed
     task_index::StoredTraceIndex index;
-    index.unresolved = count.ColumnInt64(0);
+    index.awaited = task_index::ParseAwaitedParents(waiting.ColumnView(0));
     index.exact = true;
     SqliteStatement& select = **parts;
     select.Reset();
@@ -102,7 +102,7 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndex
     }
     indexes.emplace(trace_id, std::move(index));
   }
-  (*unresolved)->Reset();  // a finished read still pins its snapshot until reset
+  (*awaited)->Reset();  // a finished read still pins its snapshot until reset
   (*parts)->Reset();
   return indexes;
 }
@@ -141,13 +141,18 @@ Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db,
   return version;
 }
 
-Result<void> WriteUnresolvedCounts(SqliteConnection& db, const std::map<std::string, std::int64_t>& unresolved) {
-  auto update = db.PrepareCached("UPDATE traces SET unresolved_count = ?2 WHERE trace_id = ?1");
+Result<void> WriteAwaitedParents(SqliteConnection& db,
+                                 const std::map<std::string, std::optional<std::string>>& awaited_by_trace) {
+  auto update = db.PrepareCached("UPDATE traces SET awaited_parents = ?2 WHERE trace_id = ?1");
   if (!update.ok()) return update.error();
-  for (const auto& [trace_id, count] : unresolved) {
+  for (const auto& [trace_id, awaited] : awaited_by_trace) {
     (*update)->Reset();
     (*update)->BindText(1, trace_id);
-    (*update)->BindInt64(2, count);
+    if (awaited) {
+      (*update)->BindText(2, *awaited);
+    } else {
+      (*update)->BindNull(2);
+    }
     if (auto ran = (*update)->Run(); !ran.ok()) return ran.error();
   }
   (*update)->Reset();

@@ -1,6 +1,6 @@
 #pragma once
 // What the SQLite task index reads back (sqlite_task_index.cc writes): stored spans as the index needs
-// them, a trace's parts and unresolved count for a batch's update without re-reading the trace
+// them, a trace's parts and awaited parents for a batch's update without re-reading the trace
 // (increment/part_increment.h), and the version of a span a batch replaces.
 //
 // Threads: the connection's, inside the caller's transaction.
@@ -56,7 +56,8 @@ struct StoredSpanVersion {
 Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, const std::string& trace_id,
                                                            const std::string& span_id);
 
-// Records each trace's unresolved count (task_index::StoredTraceIndex::unresolved).
-Result<void> WriteUnresolvedCounts(SqliteConnection& db, const std::map<std::string, std::int64_t>& unresolved);
+// Records the parents each trace's spans wait for (traces.awaited_parents; nullopt: NULL, unknown).
+Result<void> WriteAwaitedParents(SqliteConnection& db,
+                                 const std::map<std::string, std::optional<std::string>>& awaited_by_trace);
 
 }  // namespace sparktrace::tracing::store
