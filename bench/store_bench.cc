@@ -136,8 +136,8 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
         span.attributes.push_back({std::string(tracing::kAirflowDagIdKey), std::string("etl_daily")});
         span.attributes.push_back(
             {std::string(tracing::kAirflowTaskIdKey), "load_" + std::to_string(writer)});
-        span.attributes.push_back(
-            {std::string(tracing::kAirflowRunIdKey), "scheduled__" + std::to_string(n / options.trace_spans)});
+        span.attributes.push_back({std::string(tracing::kAirflowRunIdKey),
+                                   "scheduled__" + std::to_string(n / options.trace_spans)});
         span.attributes.push_back({std::string(tracing::kAirflowTryNumberKey), std::int64_t{1}});
         span.attributes.push_back({std::string(tracing::kSparkConnectOperationIdKey),
                                    "op-" + std::to_string(writer) + "-" + std::to_string(n)});

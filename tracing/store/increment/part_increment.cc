@@ -35,7 +35,8 @@ class OwnerWalk {
       if (current->parent_id.empty()) return std::optional<Walk>(Walk{WalkEnd::kRoot, std::nullopt, ""});
       auto parent = Parent(current->parent_id);
       if (!parent.ok()) return parent.error();
-      if (*parent == nullptr) return std::optional<Walk>(Walk{WalkEnd::kMissingParent, std::nullopt, current->parent_id});
+      if (*parent == nullptr)
+        return std::optional<Walk>(Walk{WalkEnd::kMissingParent, std::nullopt, current->parent_id});
       current = *parent;
     }
     return std::optional<Walk>();

@@ -23,9 +23,9 @@ std::optional<SummaryChange> SummaryIncrement(std::int64_t stored_start_unix_nan
       // The same span again (a running snapshot and its final form): the root, the start and the
       // identity it gave the row stay; the end may only grow, as the row keeps no second-latest end.
       const SummarySpan& before = *span.before;
-      if (before.root != now.root || before.name != now.name || before.start_unix_nano != now.start_unix_nano ||
-          before.dag_id != now.dag_id || before.task_id != now.task_id || before.run_id != now.run_id ||
-          before.try_number != now.try_number)
+      if (before.root != now.root || before.name != now.name ||
+          before.start_unix_nano != now.start_unix_nano || before.dag_id != now.dag_id ||
+          before.task_id != now.task_id || before.run_id != now.run_id || before.try_number != now.try_number)
         return std::nullopt;
       if (before.end_unix_nano == stored_end_unix_nano && now.end_unix_nano < before.end_unix_nano)
         return std::nullopt;

@@ -12,8 +12,8 @@
 
 #include "common/result.h"
 #include "tracing/span.h"
-#include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/increment/summary_increment.h"
+#include "tracing/store/span_rows/stored_span.h"
 #include "tracing/trace_summary.h"
 
 namespace sparktrace::tracing::store {

@@ -15,9 +15,9 @@
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/sqlite_schema.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
-#include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
 #include "tracing/store/sqlite/upkeep/sqlite_retention.h"
 #include "tracing/store/sqlite/upkeep/sqlite_settlement.h"
@@ -254,7 +254,8 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     upsert.Reset();  // drop the copies of the last span's text
 
     for (const auto& [trace_hex, summary_spans] : summary_batch) {
-      if (auto summarised = UpdateSummary(trace_hex, summary_spans); !summarised.ok()) return summarised.error();
+      if (auto summarised = UpdateSummary(trace_hex, summary_spans); !summarised.ok())
+        return summarised.error();
     }
     if (auto indexed = IndexNewTraces(*db_, created); !indexed.ok()) return indexed.error();
     return UpdateTaskIndex(*db_, index_batch);

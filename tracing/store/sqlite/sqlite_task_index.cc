@@ -13,8 +13,8 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
-#include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
+#include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
@@ -233,7 +233,8 @@ class SqliteTaskIndex final : public TaskIndexDialect {
       const std::vector<std::string>& trace_ids) override {
     return ReadStoredTraceIndexes(db_, trace_ids);
   }
-  Result<std::optional<IndexSpan>> ReadSpan(const std::string& trace_id, const std::string& span_id) override {
+  Result<std::optional<IndexSpan>> ReadSpan(const std::string& trace_id,
+                                            const std::string& span_id) override {
     auto version = ReadStoredVersion(db_, trace_id, span_id);
     if (!version.ok()) return version.error();
     if (!*version) return std::optional<IndexSpan>();

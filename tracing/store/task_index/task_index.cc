@@ -56,8 +56,9 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
       recompute.push_back(trace_id);
       continue;
     }
-    const StoredSpanById stored_span = [&dialect, &trace_id](const std::string& span_id) {
-      return dialect.ReadSpan(trace_id, span_id);
+    const std::string& trace = trace_id;  // a structured binding cannot be captured before C++20's clang 16
+    const StoredSpanById stored_span = [&dialect, &trace](const std::string& span_id) {
+      return dialect.ReadSpan(trace, span_id);
     };
     auto next = IncrementTrace(index->second, spans, stored_span);
     if (!next.ok()) return next.error();

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/result.h"
-#include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/increment/part_increment.h"
+#include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/task_index_dialect.h"
 
 namespace sparktrace::tracing::store::task_index {

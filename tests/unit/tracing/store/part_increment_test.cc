@@ -16,7 +16,8 @@ namespace {
 
 const TaskAttemptKey kLoadAttempt{"etl", "load", "scheduled__1", 1, -1};
 
-IndexSpan IndexSpanNamed(std::string id, std::string parent, std::string name, std::uint64_t start, std::uint64_t end) {
+IndexSpan IndexSpanNamed(std::string id, std::string parent, std::string name, std::uint64_t start,
+                         std::uint64_t end) {
   IndexSpan span;
   span.span_id = std::move(id);
   span.parent_id = std::move(parent);
@@ -33,7 +34,8 @@ struct StoredLoadTrace {
     span.identity = kLoadAttempt;
     return span;
   }();
-  std::map<std::string, IndexSpan> spans{{"op", operation}, {"rpc", IndexSpanNamed("rpc", "op", "rpc", 20, 30)}};
+  std::map<std::string, IndexSpan> spans{{"op", operation},
+                                         {"rpc", IndexSpanNamed("rpc", "op", "rpc", 20, 30)}};
 
   StoredTraceIndex Index() const {
     std::vector<IndexSpan> all;
@@ -155,8 +157,11 @@ TEST(PartIncrement, ASpanUnderAMissingParentWaitsAndOtherBatchesStayIncremental)
 TEST(PartIncrement, AwaitedParentsAreOnlyThoseThatCanStillAdoptASpan) {
   IndexSpan owner = IndexSpanNamed("op", "", "op", 1, 2);
   owner.identity = kLoadAttempt;
-  const std::vector<IndexSpan> spans = {owner, IndexSpanNamed("a", "op", "x", 1, 2), IndexSpanNamed("root", "", "x", 1, 2),
-                                        IndexSpanNamed("b", "root", "x", 1, 2), IndexSpanNamed("c", "gone", "x", 1, 2),
+  const std::vector<IndexSpan> spans = {owner,
+                                        IndexSpanNamed("a", "op", "x", 1, 2),
+                                        IndexSpanNamed("root", "", "x", 1, 2),
+                                        IndexSpanNamed("b", "root", "x", 1, 2),
+                                        IndexSpanNamed("c", "gone", "x", 1, 2),
                                         IndexSpanNamed("d", "c", "x", 1, 2)};
   EXPECT_EQ(AwaitedParentsOf(spans), AwaitedParents{"gone"});  // c's and d's; b's root waits for nothing
   EXPECT_TRUE(AwaitedParentsOf({IndexSpanNamed("c", "gone", "x", 1, 2)}).empty());  // no identity: one part

@@ -46,7 +46,9 @@ class RandomBatchTraces {
   }
 
  private:
-  std::uint32_t Pick(std::uint32_t below) { return std::uniform_int_distribution<std::uint32_t>(0, below - 1)(random_); }
+  std::uint32_t Pick(std::uint32_t below) {
+    return std::uniform_int_distribution<std::uint32_t>(0, below - 1)(random_);
+  }
   bool Chance(double p) { return std::bernoulli_distribution(p)(random_); }
 
   static std::vector<Attribute> Identity(const std::string& task, std::int64_t try_number, std::int64_t map) {
@@ -64,14 +66,18 @@ class RandomBatchTraces {
     switch (Pick(6)) {
       case 0: {
         Span job = MakeSpan(trace, id, parent, std::string(kSparkJobSpanName), start, end);
-        job.attributes = {{std::string(kSparkJobStatusKey), std::string(Chance(0.3) ? "failed" : "succeeded")}};
-        if (job.attributes[0].value == AttributeValue(std::string("failed"))) job.status_code = StatusCode::kError;
+        job.attributes = {
+            {std::string(kSparkJobStatusKey), std::string(Chance(0.3) ? "failed" : "succeeded")}};
+        if (job.attributes[0].value == AttributeValue(std::string("failed")))
+          job.status_code = StatusCode::kError;
         return job;
       }
       case 1: {
-        Span phase = MakeSpan(trace, id, parent, std::string(kSparkPhasePrefix) + (Chance(0.5) ? "compute" : "resource_wait"),
+        Span phase = MakeSpan(trace, id, parent,
+                              std::string(kSparkPhasePrefix) + (Chance(0.5) ? "compute" : "resource_wait"),
                               start, end);
-        phase.attributes = {{std::string(kSparkPhaseDurationMsKey), static_cast<std::int64_t>((end - start) / kMs)}};
+        phase.attributes = {
+            {std::string(kSparkPhaseDurationMsKey), static_cast<std::int64_t>((end - start) / kMs)}};
         return phase;
       }
       case 2: {
@@ -93,7 +99,8 @@ class RandomBatchTraces {
         return stage;
       }
       default:
-        return MakeSpan(trace, id, parent, std::string(kSparkConnectRpcSpanPrefix) + "ExecutePlan", start, end);
+        return MakeSpan(trace, id, parent, std::string(kSparkConnectRpcSpanPrefix) + "ExecutePlan", start,
+                        end);
     }
   }
 
@@ -127,9 +134,10 @@ class RandomBatchTraces {
     const bool airflow = !Chance(0.2);
     const std::uint32_t root = id++;
     if (Chance(0.8)) {
-      AddVersions(MakeSpan(trace, root, 0, airflow ? "airflow.dag_run" : std::string(kSparkApplicationSpanName), kBase,
-                           kBase + 900 * kMs),
-                  versions);
+      AddVersions(
+          MakeSpan(trace, root, 0, airflow ? "airflow.dag_run" : std::string(kSparkApplicationSpanName),
+                   kBase, kBase + 900 * kMs),
+          versions);
     }
     const std::uint32_t attempts = 1 + Pick(4);
     for (std::uint32_t attempt = 0; attempt < attempts; ++attempt) {
@@ -138,7 +146,9 @@ class RandomBatchTraces {
       const std::uint32_t parent = Chance(0.7) ? root : 900 + attempt;
       Span op = MakeSpan(trace, operation, parent, std::string(kSparkConnectOperationSpanName),
                          kBase + (10 + attempt * 100) * kMs, kBase + (90 + attempt * 100) * kMs);
-      if (airflow) op.attributes = Identity(attempt < 2 ? "load" : "publish", 1 + attempt % 2, attempt < 2 ? -1 : attempt);
+      if (airflow)
+        op.attributes =
+            Identity(attempt < 2 ? "load" : "publish", 1 + attempt % 2, attempt < 2 ? -1 : attempt);
       if (Chance(0.2)) op.status_code = StatusCode::kError;
       AddVersions(op, versions);
       // Spans below it, some below each other, a few below a span that never comes.
@@ -173,11 +183,11 @@ std::vector<std::tuple<std::string, std::string>> AttemptRowsOf(SpanStore& store
                             row.key.run_id + " try " + std::to_string(row.key.try_number) + " map " +
                             std::to_string(row.key.map_index) + " " + traces;
     rows.emplace_back(key, row.name + " start " + std::to_string(row.start_unix_nano) + " end " +
-                               std::to_string(row.end_unix_nano) + " spans " + std::to_string(row.span_count) +
-                               " errors " + std::to_string(row.error_count) + " open " +
-                               std::to_string(row.open_count) + " phases " + phases + " findings " +
-                               std::to_string(row.finding_count) + " top " + (row.top_finding_json.empty() ? "-" : row.top_finding_json) +
-                               " " + row.state);
+                               std::to_string(row.end_unix_nano) + " spans " +
+                               std::to_string(row.span_count) + " errors " + std::to_string(row.error_count) +
+                               " open " + std::to_string(row.open_count) + " phases " + phases +
+                               " findings " + std::to_string(row.finding_count) + " top " +
+                               (row.top_finding_json.empty() ? "-" : row.top_finding_json) + " " + row.state);
   }
   std::sort(rows.begin(), rows.end());
   return rows;
@@ -192,8 +202,9 @@ std::vector<std::string> SummaryLinesOf(SpanStore& store) {
   if (!summaries.ok()) return lines;
   for (const TraceSummary& summary : *summaries) {
     lines.push_back(ToHex(summary.trace_id) + " " + summary.root_name + " " +
-                    std::to_string(summary.start_time_unix_nano) + "-" + std::to_string(summary.end_time_unix_nano) +
-                    " spans " + std::to_string(summary.span_count) + " errors " + std::to_string(summary.error_count) +
+                    std::to_string(summary.start_time_unix_nano) + "-" +
+                    std::to_string(summary.end_time_unix_nano) + " spans " +
+                    std::to_string(summary.span_count) + " errors " + std::to_string(summary.error_count) +
                     " " + summary.dag_id + "/" + summary.task_id + "/" + summary.run_id + "/" +
                     std::to_string(summary.try_number.value_or(-9)));
   }
@@ -218,8 +229,8 @@ TEST_P(SpanStoreConformance, SpansInManyBatchesIndexAsTheSameSpansInOne) {
       ASSERT_NE(whole, nullptr);
       std::mt19937 sizes(seed);
       for (std::size_t at = 0; at < arrivals.size();) {
-        const std::size_t size =
-            std::min(arrivals.size() - at, std::size_t{1} + std::uniform_int_distribution<std::size_t>(0, 7)(sizes));
+        const std::size_t size = std::min(
+            arrivals.size() - at, std::size_t{1} + std::uniform_int_distribution<std::size_t>(0, 7)(sizes));
         auto written = batched->Write(std::span<const Span>(arrivals).subspan(at, size));
         ASSERT_TRUE(written.ok()) << written.error().ToString();
         at += size;

@@ -17,7 +17,8 @@ namespace sparktrace::tracing::store {
 inline constexpr std::string_view kDropVersionNineColumnsSql =
     "ALTER TABLE attempt_parts DROP COLUMN operation_count; "
     "ALTER TABLE attempt_parts DROP COLUMN failed_operation_count; "
-    "ALTER TABLE attempt_parts DROP COLUMN failed_job_count; ALTER TABLE traces DROP COLUMN awaited_parents; ";
+    "ALTER TABLE attempt_parts DROP COLUMN failed_job_count; ALTER TABLE traces DROP COLUMN "
+    "awaited_parents; ";
 
 class SqliteStoreFileTest : public testing::Test {
  protected:

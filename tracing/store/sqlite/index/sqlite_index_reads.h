@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tracing/store/increment/part_increment.h"
 #include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
 #include "tracing/store/task_index/attempt_parts.h"
-#include "tracing/store/increment/part_increment.h"
 
 namespace sparktrace::tracing::store {
 
