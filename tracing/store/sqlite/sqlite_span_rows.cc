@@ -88,11 +88,11 @@ ON CONFLICT (trace_id) DO UPDATE SET
 )sql";
 
 // The summary of a trace the batch creates, computed from its spans (BindNewSummary) with the
-// rules of kRefreshSummarySql.
+// rules of kRefreshSummarySql, and the parents its spans wait for.
 const std::string_view kInsertSummarySql = R"sql(
 INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
-                    dag_id, task_id, run_id, try_number)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                    dag_id, task_id, run_id, try_number, awaited_parents)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
 ON CONFLICT (trace_id) DO NOTHING
 )sql";
 
@@ -149,7 +149,8 @@ void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first) {
   BindOptionalInt(upsert, at + 17, row.try_number);
 }
 
-void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary) {
+void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,
+                    const std::optional<std::string>& awaited_parents) {
   insert.BindText(1, trace_hex);
   insert.BindText(2, summary.root_name);
   insert.BindInt64(3, summary.start_unix_nano);
@@ -160,6 +161,11 @@ void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const
   BindOptionalText(insert, 8, summary.task_id);
   BindOptionalText(insert, 9, summary.run_id);
   BindOptionalInt(insert, 10, summary.try_number);
+  if (awaited_parents) {
+    insert.BindText(11, *awaited_parents);
+  } else {
+    insert.BindNull(11);
+  }
 }
 
 Result<Span> SpanFromRow(const SqliteStatement& stmt) {

@@ -49,8 +49,10 @@ SummarySpan SummarySpanOf(const StoredSpanRow& row);
 // Binds without copying (SqliteStatement::BindTextUnowned): `row`, and the span its pointers are into,
 // must outlive the statement's run up to its next Reset().
 void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first = 1);
-// Binds kInsertSummarySql for a trace that the batch may create.
-void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary);
+// Binds kInsertSummarySql for a trace that the batch may create, with the parents its spans wait for
+// (increment/part_increment.h's AwaitedParentsText; nullopt: unknown).
+void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,
+                    const std::optional<std::string>& awaited_parents);
 
 // The parameters one attempt takes in InsertAttemptsSql: its key (airflow, dag, task, run, try, map
 // index, trace key), name, trace ids, the sums in task_index.h's PartSums order, state, indexed_at.

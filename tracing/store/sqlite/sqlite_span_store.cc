@@ -193,20 +193,22 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
   auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
     // A trace the batch creates is summarised and indexed from the batch itself: its summary row,
     // computed from the batch, goes in first, and whether it went in (no row for the trace yet) is
-    // what tells a new trace. One that has stored spans already is recomputed from all of them.
-    std::vector<std::string> existing;
+    // what tells a new trace. One that has stored spans already is updated from the batch and the
+    // stored versions of its spans (UpdateSummary, UpdateTaskIndex).
     std::map<std::string, std::vector<IndexSpan>> created;
+    std::map<std::string, std::vector<IndexSpan>> existing;
     SqliteStatement& insert = *insert_summary_;
     for (const auto& [trace_hex, versions] : traces) {
-      insert.Reset();
-      BindNewSummary(insert, trace_hex, SummarizeTrace(rows, versions));
-      if (auto ran = insert.Run(); !ran.ok()) return ran.error();
-      if (sqlite3_changes(db_->handle()) == 0) {
-        existing.push_back(trace_hex);
-        continue;
-      }
-      std::vector<IndexSpan>& index_spans = created[trace_hex];
+      std::vector<IndexSpan> index_spans;
+      index_spans.reserve(versions.size());
       for (const auto& [span_hex, i] : versions) index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+      // A new trace's awaited parents come with its summary, so that its next batch is incremental too.
+      const std::optional<std::string> awaited =
+          task_index::AwaitedParentsText(task_index::AwaitedParentsOf(index_spans));
+      insert.Reset();
+      BindNewSummary(insert, trace_hex, SummarizeTrace(rows, versions), awaited);
+      if (auto ran = insert.Run(); !ran.ok()) return ran.error();
+      (sqlite3_changes(db_->handle()) == 0 ? existing : created).emplace(trace_hex, std::move(index_spans));
     }
     insert.Reset();
 
@@ -214,14 +216,15 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     // replaces them: what the summary and the task index take back out of a trace for a new version.
     task_index::BatchOfTraces index_batch;
     std::map<std::string, std::vector<SummaryBatchSpan>> summary_batch;
-    for (const std::string& trace_hex : existing) {
+    for (auto& [trace_hex, now_spans] : existing) {
       std::vector<task_index::BatchSpan>& index_spans = index_batch[trace_hex];
       std::vector<SummaryBatchSpan>& summary_spans = summary_batch[trace_hex];
+      std::size_t at = 0;
       for (const auto& [span_hex, i] : traces.at(trace_hex)) {
         auto before = ReadStoredVersion(*db_, trace_hex, span_hex);
         if (!before.ok()) return before.error();
         task_index::BatchSpan& index_span = index_spans.emplace_back();
-        index_span.now = IndexSpanOf(*sources[i], rows[i]);
+        index_span.now = std::move(now_spans[at++]);
         SummaryBatchSpan& summary_span = summary_spans.emplace_back();
         summary_span.now = SummarySpanOf(rows[i]);
         if (*before) {
