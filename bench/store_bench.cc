@@ -8,13 +8,16 @@
 //           one trace summary and one task-index row per span)
 //   tasks   Airflow task attempts of 50 spans each (an operation with its RPCs and driver spans),
 //           written as they end: a batch carries parts of many attempts. --trace-spans N makes each
-//           attempt N spans instead (20000: a long task whose one trace spans hundreds of batches)
+//           attempt N spans instead (20000: a long task whose one trace spans hundreds of batches), and
+//           --attempt-traces M makes each attempt M such traces (--trace-spans 1 --attempt-traces 50000:
+//           an attempt of a Config call per trace, each call carrying the task's identity but no
+//           traceparent)
 //
 // Prints one JSON object: spans, seconds, spans_per_s, cpu_s (process), cpu_us_per_span, and the
 // store's row count afterwards as a check that nothing was lost.
 //
 // Usage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] [--shape calls|tasks]
-//                               [--trace-spans N] [--ids time|random]
+//                               [--trace-spans N] [--attempt-traces M] [--ids time|random]
 
 #include <sys/resource.h>
 
@@ -50,7 +53,8 @@ struct Options {
   std::size_t batch = 512;
   int writers = 1;
   std::string shape = "calls";
-  std::uint64_t trace_spans = 50;  // spans per attempt (one trace) for the tasks shape
+  std::uint64_t trace_spans = 50;    // spans per trace for the tasks shape
+  std::uint64_t attempt_traces = 1;  // traces per attempt for the tasks shape
   // "time": new trace ids start with the time in milliseconds, as sparktrace's id generator makes
   // them (tracing/id_generator.h); "random": all 128 bits random, as some clients send them.
   std::string ids = "time";
@@ -136,8 +140,9 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
         span.attributes.push_back({std::string(tracing::kAirflowDagIdKey), std::string("etl_daily")});
         span.attributes.push_back(
             {std::string(tracing::kAirflowTaskIdKey), "load_" + std::to_string(writer)});
-        span.attributes.push_back({std::string(tracing::kAirflowRunIdKey),
-                                   "scheduled__" + std::to_string(n / options.trace_spans)});
+        span.attributes.push_back(
+            {std::string(tracing::kAirflowRunIdKey),
+             "scheduled__" + std::to_string(n / (options.trace_spans * options.attempt_traces))});
         span.attributes.push_back({std::string(tracing::kAirflowTryNumberKey), std::int64_t{1}});
         span.attributes.push_back({std::string(tracing::kSparkConnectOperationIdKey),
                                    "op-" + std::to_string(writer) + "-" + std::to_string(n)});
@@ -156,7 +161,7 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
 int Usage(const std::string& problem) {
   std::cerr << "sparktrace-store-bench: " << problem
             << "\nusage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] "
-               "[--shape calls|tasks] [--trace-spans N] [--ids time|random]\n";
+               "[--shape calls|tasks] [--trace-spans N] [--attempt-traces M] [--ids time|random]\n";
   return 2;
 }
 
@@ -178,6 +183,8 @@ int main(int argc, char** argv) {
       options.writers = std::stoi(value);
     } else if (flag == "--ids") {
       options.ids = value;
+    } else if (flag == "--attempt-traces") {
+      options.attempt_traces = std::stoull(value);
     } else if (flag == "--trace-spans") {
       options.trace_spans = std::stoull(value);
     } else if (flag == "--shape") {
@@ -188,8 +195,8 @@ int main(int argc, char** argv) {
   }
   if (options.store.empty()) return Usage("--store is required");
   if (options.shape != "calls" && options.shape != "tasks") return Usage("--shape: calls or tasks");
-  if (options.batch == 0 || options.writers <= 0 || options.trace_spans == 0)
-    return Usage("--batch, --writers and --trace-spans must be positive");
+  if (options.batch == 0 || options.writers <= 0 || options.trace_spans == 0 || options.attempt_traces == 0)
+    return Usage("--batch, --writers, --trace-spans and --attempt-traces must be positive");
   auto location = store::ParseStoreLocation(options.store);
   if (!location.ok()) return Usage(location.error().message);
 
@@ -236,6 +243,7 @@ int main(int argc, char** argv) {
       {"store", location->backend == store::StoreBackend::kPostgres ? "postgresql" : "sqlite"},
       {"shape", options.shape},
       {"trace_spans", options.shape == "tasks" ? options.trace_spans : 1},
+      {"attempt_traces", options.shape == "tasks" ? options.attempt_traces : 1},
       {"ids", options.ids},
       {"writers", options.writers},
       {"batch", options.batch},

@@ -13,6 +13,7 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/index/sqlite_attempt_deltas.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/task_index/attempt_parts.h"
@@ -37,16 +38,6 @@ constexpr std::string_view kAttemptWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
     "AND trace_key = ?1";
 
-void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
-  stmt.BindInt64(first, key.airflow ? 1 : 0);
-  stmt.BindText(first + 1, key.attempt.dag_id);
-  stmt.BindText(first + 2, key.attempt.task_id);
-  stmt.BindText(first + 3, key.attempt.run_id);
-  stmt.BindInt64(first + 4, key.attempt.try_number);
-  stmt.BindInt64(first + 5, key.attempt.map_index);
-  stmt.BindText(first + 6, key.trace_key);
-}
-
 constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
 constexpr std::string_view kInsertPartSql =
     "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
@@ -56,15 +47,6 @@ constexpr std::string_view kInsertPartSql =
     "io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
     "failed_job_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
     "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
-// `airflow = (?1 + 0)`, not `airflow = ?1`: a bound value compared with the column of a partial index's
-// condition (sqlite_schema.cc, kAirflowOnlyIndexesSchema) makes SQLite prepare the statement again whenever
-// the value is bound, every key of every batch (a fifth of a grouped batch's CPU); an expression does not.
-constexpr std::string_view kKeyMatch =
-    "airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 "
-    "AND map_index = ?6 "
-    "AND "
-    "trace_key = ?7";
-
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   static const std::string keys_sql =
       fmt::format("SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM task_attempts WHERE {2}",
@@ -135,7 +117,7 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
     if (!key.airflow && part.app_id.empty())
       continue;  // its attempt row holds it (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
     stmt->Reset();
-    BindKey(*stmt, 1, key);
+    BindPartKey(*stmt, 1, key);
     stmt->BindText(8, trace_id);
     stmt->BindText(9, part.name);
     if (part.app_id.empty()) {
@@ -177,7 +159,7 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, st
   static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
   static const std::string remove_sql =
       fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
-                  kKeyMatch, kKeyMatch);
+                  kPartKeyMatchSql, kPartKeyMatchSql);
   auto prepared_upsert = db.PrepareCached(aggregate_sql);
   if (!prepared_upsert.ok()) return prepared_upsert.error();
   SqliteStatement* upsert = *prepared_upsert;
@@ -186,11 +168,11 @@ Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, st
   SqliteStatement* remove = *prepared_remove;
   for (const PartKey& key : keys) {
     upsert->Reset();
-    BindKey(*upsert, 1, key);
+    BindPartKey(*upsert, 1, key);
     upsert->BindInt64(8, now);
     if (auto ran = upsert->Run(); !ran.ok()) return ran.error();
     remove->Reset();
-    BindKey(*remove, 1, key);
+    BindPartKey(*remove, 1, key);
     if (auto ran = remove->Run(); !ran.ok()) return ran.error();
   }
   upsert->Reset();
@@ -285,6 +267,11 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     (*insert)->Reset();
     return {};
   }
+  Result<void> AddUpChanges(const PartChanges& changes, std::int64_t now) override {
+    auto rest = AddToAttemptRows(db_, changes, now);
+    if (!rest.ok()) return rest.error();
+    return Reaggregate(db_, *rest, now);
+  }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
     std::set<PartKey> airflow_keys;
     std::vector<const PartKey*> other_keys;
@@ -312,7 +299,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   static void BindWholeAttempt(SqliteStatement& row, int first, const PartKey& key, const Part& part,
                                std::int64_t now) {
     const int at = first - 1;  // parameter n of the row is at + n
-    BindKey(row, at + 1, key);
+    BindPartKey(row, at + 1, key);
     row.BindText(at + 8, part.name);
     row.BindText(at + 9, "");  // its one trace is its trace key (AttemptRowColumnsSql)
     BindSums(row, at + 10, task_index::SumsOf(part));
@@ -325,7 +312,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   Result<void> WriteAttemptsWithoutIdentity(const std::vector<const PartKey*>& keys, std::int64_t now) {
     if (keys.empty()) return {};
     static const std::string upsert_sql = InsertAttemptsSql(1) + AttemptRowUpsertSql("max");
-    static const std::string remove_sql = fmt::format("DELETE FROM task_attempts WHERE {}", kKeyMatch);
+    static const std::string remove_sql = fmt::format("DELETE FROM task_attempts WHERE {}", kPartKeyMatchSql);
     auto upsert = db_.PrepareCached(upsert_sql);
     if (!upsert.ok()) return upsert.error();
     auto remove = db_.PrepareCached(remove_sql);
@@ -337,7 +324,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
         continue;
       }
       (*remove)->Reset();
-      BindKey(**remove, 1, *key);
+      BindPartKey(**remove, 1, *key);
       if (auto ran = (*remove)->Run(); !ran.ok()) return ran.error();
     }
     (*upsert)->Reset();

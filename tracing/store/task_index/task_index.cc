@@ -49,7 +49,7 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
   std::vector<std::string> incremented;
   PartsByTrace parts_by_trace;
   std::map<std::string, std::optional<std::string>> awaited;
-  std::set<PartKey> changed;
+  PartChanges changes;
   for (const auto& [trace_id, spans] : batch) {
     const auto index = stored->find(trace_id);
     if (index == stored->end()) {
@@ -70,14 +70,19 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
     if (increment.awaited != index->second.awaited)
       awaited.emplace(trace_id, AwaitedParentsText(increment.awaited));
     if (increment.changed.empty()) continue;  // e.g. spans in no attempt
-    changed.insert(increment.changed.begin(), increment.changed.end());
+    for (const PartKey& key : increment.changed) {
+      const auto before = index->second.parts.find(key);
+      changes[key].push_back(PartChange{
+          trace_id, before == index->second.parts.end() ? std::nullopt : std::optional<Part>(before->second),
+          increment.parts.at(key)});
+    }
     incremented.push_back(trace_id);
     parts_by_trace.emplace(trace_id, std::move(increment.parts));
   }
   if (!incremented.empty()) {
     if (auto deleted = dialect.DeleteParts(incremented); !deleted.ok()) return deleted.error();
     if (auto inserted = dialect.InsertParts(parts_by_trace); !inserted.ok()) return inserted.error();
-    if (auto added = dialect.AddUp(changed, NowUnixNano()); !added.ok()) return added.error();
+    if (auto added = dialect.AddUpChanges(changes, NowUnixNano()); !added.ok()) return added.error();
   }
   if (auto written = dialect.WriteAwaitedParents(awaited); !written.ok()) return written.error();
   return Refresh(dialect, recompute);
@@ -89,12 +94,12 @@ Result<void> AddNewTraces(TaskIndexDialect& dialect,
   PartsByTrace parts_by_trace;
   for (const auto& [trace_id, spans] : traces)
     parts_by_trace.emplace(trace_id, PartsOfTrace(trace_id, spans));
-  std::set<PartKey> airflow_keys;  // their attempts may have parts in other traces: added up in SQL
+  PartChanges airflow_changes;  // their attempts may have parts in other traces: added to their rows
   std::vector<WholeAttemptPart> whole;
   for (const auto& [trace_id, parts] : parts_by_trace) {
     for (const auto& [key, part] : parts) {
       if (key.airflow) {
-        airflow_keys.insert(key);
+        airflow_changes[key].push_back(PartChange{trace_id, std::nullopt, part});
       } else {
         whole.push_back(WholeAttemptPart{&key, &trace_id, &part});
       }
@@ -105,7 +110,7 @@ Result<void> AddNewTraces(TaskIndexDialect& dialect,
   if (!whole.empty()) {
     if (auto inserted = dialect.InsertWholeAttempts(whole, now); !inserted.ok()) return inserted.error();
   }
-  return dialect.AddUp(airflow_keys, now);
+  return dialect.AddUpChanges(airflow_changes, now);
 }
 
 Result<void> Forget(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids) {

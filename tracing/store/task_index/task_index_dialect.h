@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tracing/store/increment/attempt_delta.h"
 #include "tracing/store/increment/part_increment.h"
 #include "tracing/store/task_index/attempt_parts.h"
 
@@ -22,6 +23,9 @@ namespace sparktrace::tracing::store {
 
 // The parts of several traces: trace id (hex) -> its parts.
 using PartsByTrace = std::map<std::string, std::map<PartKey, Part>>;
+
+// What a batch did to the parts of Airflow attempts, by attempt.
+using PartChanges = std::map<PartKey, std::vector<task_index::PartChange>>;
 
 // A part whose attempt has no other part (a trace without Airflow identity): its row is the part.
 struct WholeAttemptPart {
@@ -50,6 +54,13 @@ class TaskIndexDialect {
   // Each attempt's row is the sum of its parts, upserted with AttemptRowUpsertSql (the settled
   // figures stay); an attempt with no parts left loses its row.
   virtual Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t indexed_unix_nano) = 0;
+  // The same for attempts whose parts changed as `changes` says (the parts already written): a backend
+  // may add the changes to the rows (increment/attempt_delta.h) instead of adding up every part again.
+  virtual Result<void> AddUpChanges(const PartChanges& changes, std::int64_t indexed_unix_nano) {
+    std::set<PartKey> keys;
+    for (const auto& [key, part_changes] : changes) keys.insert(key);
+    return AddUp(keys, indexed_unix_nano);
+  }
 
   // For updating the index from a batch without re-reading its traces (part_increment.h). A backend
   // that keeps no more than the sums answers with nothing, and its traces are recomputed.

@@ -34,6 +34,9 @@ class RandomBatchTraces {
   std::vector<Span> Make(std::uint32_t traces) {
     std::vector<std::vector<Span>> versions;  // per span, in order
     for (std::uint32_t trace = 1; trace <= traces; ++trace) AddTrace(trace, versions);
+    // One attempt of a call per trace (calls carrying the task's identity without a traceparent):
+    // its row gathers a part from each trace.
+    for (std::uint32_t call = 1; call <= 3 * traces; ++call) AddCallTrace(traces + call, versions);
     // Interleave: the spans in a random order, each span's versions in theirs.
     std::vector<std::size_t> order;
     for (std::size_t span = 0; span < versions.size(); ++span)
@@ -106,9 +109,9 @@ class RandomBatchTraces {
 
   // Earlier versions of `span`: a running snapshot, an end later or earlier than the final one, a
   // different status.
-  void AddVersions(const Span& span, std::vector<std::vector<Span>>& versions) {
+  void AddVersions(const Span& span, std::vector<std::vector<Span>>& versions, double earlier_chance = 0.25) {
     std::vector<Span> mine;
-    if (Chance(0.25)) {
+    if (Chance(earlier_chance)) {
       Span earlier = span;
       if (Chance(0.5)) {
         earlier.end_time_unix_nano = span.end_time_unix_nano - kMs / 2;  // the end grows
@@ -127,6 +130,14 @@ class RandomBatchTraces {
     }
     mine.push_back(span);
     versions.push_back(std::move(mine));
+  }
+
+  void AddCallTrace(std::uint32_t trace, std::vector<std::vector<Span>>& versions) {
+    Span call = MakeSpan(trace, 1, 0, std::string(kSparkConnectOperationSpanName), kBase + trace * kMs,
+                         kBase + (trace + 1 + Pick(20)) * kMs);
+    call.attributes = Identity("calls", 1, -1);
+    if (Chance(0.2)) call.status_code = StatusCode::kError;
+    AddVersions(call, versions, 0.6);
   }
 
   void AddTrace(std::uint32_t trace, std::vector<std::vector<Span>>& versions) {
@@ -246,6 +257,52 @@ TEST_P(SpanStoreConformance, SpansInManyBatchesIndexAsTheSameSpansInOne) {
     batched_backend.Destroy();
     whole_backend.Destroy();
   }
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// An attempt of a call per trace, its calls arriving one batch at a time, one of them first as the
+// running snapshot: the row counts it running, then done.
+TEST_P(SpanStoreConformance, AnAttemptOfACallPerTraceFollowsEachCallAsItArrives) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const auto call = [](std::uint32_t trace, bool running) {
+    Span span = testing_spans::MakeSpan(trace, 1, 0, std::string(kSparkConnectOperationSpanName),
+                                        testing_spans::kBase + trace * testing_spans::kMs,
+                                        testing_spans::kBase + (trace + 5) * testing_spans::kMs);
+    span.attributes = {{std::string(kAirflowDagIdKey), std::string("etl")},
+                       {std::string(kAirflowTaskIdKey), std::string("calls")},
+                       {std::string(kAirflowRunIdKey), std::string("manual__1")},
+                       {std::string(kAirflowTryNumberKey), std::int64_t{1}}};
+    if (running)
+      span.attributes.push_back({std::string(kSparkConnectOperationStateKey), std::string("running")});
+    return span;
+  };
+  const auto row = [&store]() -> TaskAttemptRow {
+    TaskAttemptFilter filter;
+    filter.task_id = "calls";
+    auto page = store->ListTaskAttempts(filter);
+    EXPECT_TRUE(page.ok() && page->rows.size() == 1);
+    return page.ok() && page->rows.size() == 1 ? page->rows.front() : TaskAttemptRow{};
+  };
+  ASSERT_TRUE(store->Write(std::vector<Span>{call(3, false)}).ok());
+  ASSERT_TRUE(store->Write(std::vector<Span>{call(1, true)}).ok());
+  EXPECT_EQ(row().open_count, 1);
+  EXPECT_EQ(row().state, "running");
+  ASSERT_TRUE(store->Write(std::vector<Span>{call(2, false), call(1, false)}).ok());
+  const TaskAttemptRow done = row();
+  EXPECT_EQ(done.open_count, 0);
+  EXPECT_EQ(done.state, "success");
+  EXPECT_EQ(done.span_count, 3);
+  EXPECT_EQ(done.trace_ids,
+            (std::vector<std::string>{ToHex(testing_spans::TraceIdOf(1)), ToHex(testing_spans::TraceIdOf(2)),
+                                      ToHex(testing_spans::TraceIdOf(3))}));
+  EXPECT_EQ(done.start_unix_nano, testing_spans::kBase + testing_spans::kMs);
+  EXPECT_EQ(done.end_unix_nano, testing_spans::kBase + 8 * testing_spans::kMs);
 }
 
 }  // namespace

@@ -38,6 +38,16 @@ class StatementColumns {
   const SqliteStatement& stmt_;
 };
 
+// An attempt's key (a PartKey) as parameters `first` to `first` + 6, as kPartKeyMatchSql matches it.
+void BindPartKey(SqliteStatement& stmt, int first, const PartKey& key);
+// `airflow = (?1 + 0)`, not `airflow = ?1`: a bound value compared with the column of a partial index's
+// condition (sqlite_schema.cc, kAirflowOnlyIndexesSchema) makes SQLite prepare the statement again
+// whenever the value is bound, every key of every batch (a fifth of a grouped batch's CPU); an
+// expression does not.
+inline constexpr std::string_view kPartKeyMatchSql =
+    "airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 "
+    "AND map_index = ?6 AND trace_key = ?7";
+
 // The spans of trace ?1 as the index reads them (span_table_sql.h's IndexSpanColumnsSql).
 std::string SpansForIndexSql();
 // `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).

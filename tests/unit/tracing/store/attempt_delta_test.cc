@@ -1,0 +1,69 @@
+// increment/attempt_delta.h: an attempt's row after changes to its parts, and when only adding up
+// every part can tell.
+#include "tracing/store/increment/attempt_delta.h"
+
+#include <gtest/gtest.h>
+
+namespace sparktrace::tracing::store::task_index {
+namespace {
+
+Part PartSpanning(std::uint64_t start, std::uint64_t end, std::int64_t spans) {
+  Part part;
+  part.start = start;
+  part.end = end;
+  part.spans = spans;
+  return part;
+}
+
+AttemptSums RowOf(std::string trace_ids, std::int64_t start, std::int64_t end, std::int64_t spans) {
+  AttemptSums sums;
+  sums.trace_ids = std::move(trace_ids);
+  sums.start_unix_nano = start;
+  sums.end_unix_nano = end;
+  sums.span_count = spans;
+  return sums;
+}
+
+TEST(AttemptDelta, NewPartsAddTheirTraceInOrderAndTheirFigures) {
+  Part failed = PartSpanning(5, 50, 2);
+  failed.operations = 1;
+  failed.failed_operations = 1;
+  auto next = AddPartChanges(RowOf("b,d", 10, 40, 3), {{"e", std::nullopt, PartSpanning(20, 30, 1)},
+                                                       {"a", std::nullopt, failed},
+                                                       {"c", std::nullopt, PartSpanning(12, 20, 1)}});
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->trace_ids, "a,b,c,d,e");  // as the parts' key orders them
+  EXPECT_EQ(next->start_unix_nano, 5);
+  EXPECT_EQ(next->end_unix_nano, 50);
+  EXPECT_EQ(next->span_count, 7);
+  EXPECT_EQ(next->error_count, 1);
+  EXPECT_EQ(AddPartChanges(RowOf("", 0, 0, 0), {{"x", std::nullopt, PartSpanning(1, 2, 1)}})->trace_ids, "x");
+}
+
+TEST(AttemptDelta, AChangedPartReplacesItsOldFigures) {
+  Part before = PartSpanning(10, 20, 2);
+  before.open = 1;
+  Part after = PartSpanning(10, 25, 3);
+  AttemptSums row = RowOf("t", 10, 20, 2);
+  row.open_count = 1;
+  auto next = AddPartChanges(row, {{"t", before, after}});
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->trace_ids, "t");
+  EXPECT_EQ(next->span_count, 3);
+  EXPECT_EQ(next->open_count, 0);
+  EXPECT_EQ(next->end_unix_nano, 25);
+}
+
+TEST(AttemptDelta, WhatOnlyAddingUpEveryPartCanTell) {
+  Part with_finding = PartSpanning(10, 20, 1);
+  with_finding.findings = 1;
+  EXPECT_FALSE(AddPartChanges(RowOf("a", 10, 20, 1), {{"b", std::nullopt, with_finding}}));
+  // The part that held the attempt's end ends earlier now.
+  EXPECT_FALSE(
+      AddPartChanges(RowOf("a,b", 10, 20, 2), {{"b", PartSpanning(15, 20, 1), PartSpanning(15, 18, 1)}}));
+  // A new part in a trace the row already names.
+  EXPECT_FALSE(AddPartChanges(RowOf("a,b", 10, 20, 2), {{"b", std::nullopt, PartSpanning(15, 18, 1)}}));
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store::task_index
