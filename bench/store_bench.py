@@ -8,9 +8,11 @@ each time, and reports medians:
   - PostgreSQL 15 (Debian's, started here on a unix socket by tests/support/postgres_server.py), one
     writer and 4 writers at once (4 proxies on one shared database);
 each with shapes of traffic: `calls` (every span its own trace, a Spark Connect call without
-Airflow identity: the store's worst case per span), `tasks` (Airflow attempts of 50 spans) and `long`
-(attempts of 20,000 spans in one trace: a long task, whose trace spans ~40 batches). It also
-reports the bytes each span takes on disk (SQLite: the file; PostgreSQL: tables and indexes).
+Airflow identity: the store's worst case per span), `tasks` (Airflow attempts of 50 spans), `long`
+(attempts of 20,000 spans in one trace: a long task, whose trace spans ~40 batches) and `attempt`
+(attempts of 50,000 Config calls, each its own trace: calls with the task's identity but no
+traceparent). It also reports the bytes each span takes on disk (SQLite: the file; PostgreSQL:
+tables and indexes).
 
 Writes bench/results/store.json (or --output) and prints a table. Exit status 0 when it ran, 2 on
 a harness error. Run with Debian's /usr/bin/python3; standard library only.
@@ -40,10 +42,13 @@ CASES = [
     ("postgresql", 4, "tasks"),
     ("sqlite", 1, "long"),
     ("postgresql", 1, "long"),
+    ("sqlite", 1, "attempt"),
+    ("postgresql", 1, "attempt"),
 ]
 # sparktrace-store-bench's flags for each shape (bench/store_compare.py runs the same).
 SHAPE_FLAGS = {"calls": ["--shape", "calls"], "tasks": ["--shape", "tasks"],
-               "long": ["--shape", "tasks", "--trace-spans", "20000"]}
+               "long": ["--shape", "tasks", "--trace-spans", "20000"],
+               "attempt": ["--shape", "tasks", "--trace-spans", "1", "--attempt-traces", "50000"]}
 
 
 def run_case(binary, store, writers, shape, spans):
@@ -97,7 +102,7 @@ def main(argv):
                 "bytes_per_span_median": statistics.median(bytes_per_span),
             })
             last = results[-1]
-            print(f"{backend:10} writers={writers} {shape:5}  {last['spans_per_s_median']:>9,.0f} spans/s  "
+            print(f"{backend:10} writers={writers} {shape:7}  {last['spans_per_s_median']:>9,.0f} spans/s  "
                   f"{last['client_cpu_us_per_span_median']:6.1f} us CPU/span (writer process)  "
                   f"{last['bytes_per_span_median']:6.0f} B/span on disk", flush=True)
 
