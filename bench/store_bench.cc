@@ -12,11 +12,14 @@
 //           --attempt-traces M makes each attempt M such traces (--trace-spans 1 --attempt-traces 50000:
 //           an attempt of a Config call per trace, each call carrying the task's identity but no
 //           traceparent)
+//   apps    the same traces without Airflow identity: a Spark application's root span (its id and
+//           name) above the rest, as a driver feed writes an application no Airflow task submitted
 //
 // Prints one JSON object: spans, seconds, spans_per_s, cpu_s (process), cpu_us_per_span, and the
 // store's row count afterwards as a check that nothing was lost.
 //
-// Usage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] [--shape calls|tasks]
+// Usage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] [--shape
+// calls|tasks|apps]
 //                               [--trace-spans N] [--attempt-traces M] [--ids time|random]
 
 #include <sys/resource.h>
@@ -133,7 +136,13 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
       span.name = std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config";
     } else {
       const std::uint64_t within = n % options.trace_spans;
-      if (within == 0) {
+      if (within == 0 && options.shape == "apps") {
+        task_trace = new_trace_id();
+        task_root = span.span_id;
+        span.name = std::string(tracing::kSparkApplicationSpanName);
+        span.attributes = {{std::string(tracing::kSparkAppIdKey), "app-" + std::to_string(n)},
+                           {std::string(tracing::kSparkAppNameKey), std::string("nightly_etl")}};
+      } else if (within == 0) {
         task_trace = new_trace_id();
         task_root = span.span_id;
         span.name = std::string(tracing::kSparkConnectOperationSpanName);
@@ -161,7 +170,7 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
 int Usage(const std::string& problem) {
   std::cerr << "sparktrace-store-bench: " << problem
             << "\nusage: sparktrace-store-bench --store PATH|URL [--spans N] [--batch N] [--writers K] "
-               "[--shape calls|tasks] [--trace-spans N] [--attempt-traces M] [--ids time|random]\n";
+               "[--shape calls|tasks|apps] [--trace-spans N] [--attempt-traces M] [--ids time|random]\n";
   return 2;
 }
 
@@ -194,7 +203,8 @@ int main(int argc, char** argv) {
     }
   }
   if (options.store.empty()) return Usage("--store is required");
-  if (options.shape != "calls" && options.shape != "tasks") return Usage("--shape: calls or tasks");
+  if (options.shape != "calls" && options.shape != "tasks" && options.shape != "apps")
+    return Usage("--shape: calls, tasks or apps");
   if (options.batch == 0 || options.writers <= 0 || options.trace_spans == 0 || options.attempt_traces == 0)
     return Usage("--batch, --writers, --trace-spans and --attempt-traces must be positive");
   auto location = store::ParseStoreLocation(options.store);
@@ -242,8 +252,8 @@ int main(int argc, char** argv) {
   nlohmann::ordered_json result = {
       {"store", location->backend == store::StoreBackend::kPostgres ? "postgresql" : "sqlite"},
       {"shape", options.shape},
-      {"trace_spans", options.shape == "tasks" ? options.trace_spans : 1},
-      {"attempt_traces", options.shape == "tasks" ? options.attempt_traces : 1},
+      {"trace_spans", options.shape == "calls" ? 1 : options.trace_spans},
+      {"attempt_traces", options.shape == "calls" ? 1 : options.attempt_traces},
       {"ids", options.ids},
       {"writers", options.writers},
       {"batch", options.batch},

@@ -11,7 +11,8 @@ each with shapes of traffic: `calls` (every span its own trace, a Spark Connect 
 Airflow identity: the store's worst case per span), `tasks` (Airflow attempts of 50 spans), `long`
 (attempts of 20,000 spans in one trace: a long task, whose trace spans ~40 batches) and `attempt`
 (attempts of 50,000 Config calls, each its own trace: calls with the task's identity but no
-traceparent). It also reports the bytes each span takes on disk (SQLite: the file; PostgreSQL:
+traceparent), and on SQLite `app` (a Spark application's trace of 20,000 spans without Airflow
+identity, as a driver feed writes it). It also reports the bytes each span takes on disk (SQLite: the file; PostgreSQL:
 tables and indexes).
 
 Writes bench/results/store.json (or --output) and prints a table. Exit status 0 when it ran, 2 on
@@ -44,11 +45,13 @@ CASES = [
     ("postgresql", 1, "long"),
     ("sqlite", 1, "attempt"),
     ("postgresql", 1, "attempt"),
+    ("sqlite", 1, "app"),
 ]
 # sparktrace-store-bench's flags for each shape (bench/store_compare.py runs the same).
 SHAPE_FLAGS = {"calls": ["--shape", "calls"], "tasks": ["--shape", "tasks"],
                "long": ["--shape", "tasks", "--trace-spans", "20000"],
-               "attempt": ["--shape", "tasks", "--trace-spans", "1", "--attempt-traces", "50000"]}
+               "attempt": ["--shape", "tasks", "--trace-spans", "1", "--attempt-traces", "50000"],
+               "app": ["--shape", "apps", "--trace-spans", "20000"]}
 
 
 def run_case(binary, store, writers, shape, spans):

@@ -23,7 +23,7 @@ import time
 
 from store_bench import SHAPE_FLAGS  # noqa: E402  (the bench's flags for each shape, as make bench runs them)
 
-SHAPES = ("calls", "tasks", "long", "attempt")
+SHAPES = ("calls", "tasks", "long", "attempt", "app")
 
 
 def run_once(binary, path, shape, spans):

@@ -65,15 +65,50 @@ bool SamePlace(const IndexSpan& before, const IndexSpan& now) {
          before.app_id == now.app_id;
 }
 
+// Adds a batch span to `part`, or false when the part's figures cannot be known without its other spans.
+bool AddToPart(const BatchSpan& span, Part& part) {
+  if (span.before) return ReplaceInPart(*span.before, span.now, part);
+  // The part's application is the first a span names; two different ones need the span order.
+  if (!span.now.app_id.empty() && !part.app_id.empty() && part.app_id != span.now.app_id) return false;
+  AddSpan(span.now, part);
+  return true;
+}
+
+// A trace without Airflow identity is one part, named by its application (the first span naming one)
+// or else its root (the earliest span without a parent): every span of the batch is in it, unless one
+// brings an identity (the trace becomes an Airflow trace) or may rename it.
+std::optional<TraceIncrement> IncrementTraceWithoutIdentity(const StoredTraceIndex& stored,
+                                                            const std::vector<BatchSpan>& batch) {
+  TraceIncrement next;
+  next.parts = stored.parts;
+  const PartKey key = next.parts.begin()->first;
+  Part& part = next.parts.begin()->second;
+  for (const BatchSpan& span : batch) {
+    const IndexSpan& now = span.now;
+    if (now.identity || !now.finding_events.empty()) return std::nullopt;
+    if (span.before) {
+      const IndexSpan& before = *span.before;
+      if (!before.finding_events.empty() || !SamePlace(before, now) || before.app_name != now.app_name ||
+          (now.parent_id.empty() && before.start != now.start))
+        return std::nullopt;
+    } else if (now.parent_id.empty() || !now.app_name.empty()) {
+      return std::nullopt;
+    }
+    if (!AddToPart(span, part)) return std::nullopt;
+  }
+  next.changed.insert(key);
+  return next;
+}
+
 }  // namespace
 
 Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& stored,
                                                      const std::vector<BatchSpan>& batch,
                                                      const StoredSpanById& stored_span) {
   const std::optional<TraceIncrement> kRecompute;
-  // A trace without identity (one part) and a batch span with findings (counted once per key, keys
-  // not kept) need every span.
   if (!stored.exact || !stored.awaited || stored.parts.empty()) return kRecompute;
+  if (stored.parts.size() == 1 && !stored.parts.begin()->first.airflow)
+    return IncrementTraceWithoutIdentity(stored, batch);
   for (const auto& [key, part] : stored.parts) {
     if (!key.airflow) return kRecompute;
   }
@@ -82,7 +117,8 @@ Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& sto
   next.awaited = *stored.awaited;
   OwnerWalk walk(batch, stored_span);
   for (const BatchSpan& span : batch) {
-    // An awaited parent may move the spans below it into an attempt.
+    // An awaited parent may move the spans below it into an attempt; findings are counted once per
+    // key, and the keys are not kept.
     if (!span.now.finding_events.empty() || next.awaited.contains(span.now.span_id)) return kRecompute;
     if (span.before && (!span.before->finding_events.empty() || !SamePlace(*span.before, span.now)))
       return kRecompute;
@@ -99,14 +135,7 @@ Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& sto
     auto [at, created] = next.parts.try_emplace(key);
     Part& part = at->second;
     if (created) part.name = found.owner->dag_id + "." + found.owner->task_id;
-    if (span.before) {
-      if (created || !ReplaceInPart(*span.before, span.now, part)) return kRecompute;
-    } else {
-      // The part's application is the first a span names; two different ones need the span order.
-      if (!span.now.app_id.empty() && !part.app_id.empty() && part.app_id != span.now.app_id)
-        return kRecompute;
-      AddSpan(span.now, part);
-    }
+    if ((created && span.before) || !AddToPart(span, part)) return kRecompute;
     next.changed.insert(key);
   }
   return std::optional<TraceIncrement>(std::move(next));

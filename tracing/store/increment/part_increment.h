@@ -57,8 +57,10 @@ struct TraceIncrement {
 
 // The trace's parts after `batch` (its spans, each span id once), or nullopt when only a recompute
 // can tell: an index not exact or with unknown awaited parents, a batch span that is an awaited
-// parent, a trace without Airflow identity, a span with findings, a replaced span whose place in the
-// tree, identity, name or application changes, or a bound (start, end) that a replaced span narrows.
+// parent, a span with findings, a replaced span whose place in the tree, identity, name or application
+// changes, or a bound (start, end) that a replaced span narrows; in a trace without Airflow identity
+// (one part; its row only where it names an application), also a span with an identity and one that
+// may rename the trace (a new root, a new application name).
 Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& stored,
                                                      const std::vector<BatchSpan>& batch,
                                                      const StoredSpanById& stored_span);

@@ -268,9 +268,20 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     return {};
   }
   Result<void> AddUpChanges(const PartChanges& changes, std::int64_t now) override {
-    auto rest = AddToAttemptRows(db_, changes, now);
+    // An attempt without identity is its part's row (AddUp writes it); an Airflow one adds the changes.
+    PartChanges airflow;
+    std::set<PartKey> others;
+    for (const auto& [key, part_changes] : changes) {
+      if (key.airflow) {
+        airflow.emplace(key, part_changes);
+      } else {
+        others.insert(key);
+      }
+    }
+    auto rest = AddToAttemptRows(db_, airflow, now);
     if (!rest.ok()) return rest.error();
-    return Reaggregate(db_, *rest, now);
+    rest->insert(others.begin(), others.end());
+    return AddUp(*rest, now);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
     std::set<PartKey> airflow_keys;

@@ -174,3 +174,76 @@ TEST(PartIncrement, AwaitedParentsAreOnlyThoseThatCanStillAdoptASpan) {
 
 }  // namespace
 }  // namespace sparktrace::tracing::store::task_index
+
+namespace sparktrace::tracing::store::task_index {
+namespace {
+
+// A Spark application's trace without Airflow identity: one part, named by the application.
+struct StoredApplicationTrace {
+  std::map<std::string, IndexSpan> spans = [] {
+    IndexSpan application = IndexSpanNamed("app", "", std::string(kSparkApplicationSpanName), 10, 100);
+    application.app_name = "nightly";
+    application.app_id = "app-1";
+    application.open = true;
+    return std::map<std::string, IndexSpan>{{"app", application},
+                                            {"job", IndexSpanNamed("job", "app", "spark.job", 20, 40)}};
+  }();
+  StoredTraceIndex Index() const {
+    std::vector<IndexSpan> all;
+    for (const auto& [id, span] : spans) all.push_back(span);
+    StoredTraceIndex index;
+    index.parts = PartsOfTrace("t", all);
+    index.awaited = AwaitedParentsOf(all);
+    index.exact = true;
+    return index;
+  }
+};
+
+TEST(PartIncrement, ATraceWithoutIdentityTakesEveryNewSpanIntoItsOnePart) {
+  StoredApplicationTrace stored;
+  IndexSpan finished = stored.spans.at("app");
+  finished.open = false;
+  finished.end = 150;
+  IndexSpan orphan = IndexSpanNamed("stage", "not-yet", "spark.stage", 30, 35);  // no parent: still in
+  auto next = IncrementTrace(stored.Index(), {{finished, stored.spans.at("app")}, {orphan, std::nullopt}},
+                             [](const std::string&) -> Result<std::optional<IndexSpan>> {
+                               ADD_FAILURE() << "a trace without identity needs no walk up";
+                               return std::optional<IndexSpan>();
+                             });
+  ASSERT_TRUE(next.ok());
+  ASSERT_TRUE(next->has_value());
+  ASSERT_EQ((*next)->parts.size(), 1u);
+  const auto& [key, part] = *(*next)->parts.begin();
+  EXPECT_FALSE(key.airflow);
+  EXPECT_EQ(part.name, "nightly");
+  EXPECT_EQ(part.spans, 3);
+  EXPECT_EQ(part.open, 0);
+  EXPECT_EQ(part.end, 150u);
+
+  stored.spans.emplace("stage", orphan);
+  stored.spans["app"] = finished;
+  EXPECT_EQ(stored.Index().parts.begin()->second.spans, part.spans);
+}
+
+TEST(PartIncrement, ATraceWithoutIdentityIsRecomputedWhenItMayGetOneOrANewName) {
+  StoredApplicationTrace stored;
+  const auto cannot = [&stored](const std::vector<BatchSpan>& batch) {
+    auto next = IncrementTrace(
+        stored.Index(), batch,
+        [](const std::string&) -> Result<std::optional<IndexSpan>> { return std::optional<IndexSpan>(); });
+    return next.ok() && !next->has_value();
+  };
+  IndexSpan with_identity = IndexSpanNamed("op", "app", "op", 30, 40);
+  with_identity.identity = TaskAttemptKey{"etl", "load", "r", 1, -1};
+  EXPECT_TRUE(cannot({{with_identity, std::nullopt}}));
+  EXPECT_TRUE(cannot({{IndexSpanNamed("root2", "", "other", 5, 6), std::nullopt}}));  // an earlier root
+  IndexSpan named = IndexSpanNamed("app2", "app", std::string(kSparkApplicationSpanName), 30, 40);
+  named.app_name = "renamed";
+  EXPECT_TRUE(cannot({{named, std::nullopt}}));
+  IndexSpan moved_root = stored.spans.at("app");
+  moved_root.start = 5;
+  EXPECT_TRUE(cannot({{moved_root, stored.spans.at("app")}}));
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store::task_index

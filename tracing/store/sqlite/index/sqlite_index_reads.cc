@@ -14,35 +14,44 @@ namespace {
 // One stored span of trace ?1 by its id ?2, as SpansForIndexSql reads it.
 std::string SpanForIndexSql() { return SpansForIndexSql() + " AND span_id = ?2"; }
 
-// The Airflow parts of trace ?1 with all a part keeps (increment/part_increment.h).
-constexpr std::string_view kStoredPartsSql =
-    "SELECT dag_id, task_id, run_id, try_number, map_index, name, app_id, start_unix_nano, end_unix_nano, "
-    "span_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, top_finding, "
-    "top_impact, operation_count, failed_operation_count, failed_job_count FROM attempt_parts "
-    "WHERE airflow = 1 AND trace_id = ?1";
+// The parts of trace ?1 with all a part keeps (increment/part_increment.h): its Airflow parts through
+// attempt_parts_by_trace, its part without identity (kept only where it names an application) by
+// primary key.
+constexpr std::string_view kStoredPartColumns =
+    "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, app_id, start_unix_nano, "
+    "end_unix_nano, span_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, "
+    "finding_count, top_finding, top_impact, operation_count, failed_operation_count, failed_job_count";
+const std::string& StoredPartsSql() {
+  static const std::string sql = fmt::format(
+      "SELECT {0} FROM attempt_parts WHERE airflow = 1 AND trace_id = ?1 UNION ALL SELECT {0} FROM "
+      "attempt_parts WHERE airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 "
+      "AND map_index = -1 AND trace_key = ?1 AND trace_id = ?1",
+      kStoredPartColumns);
+  return sql;
+}
 
-// A row of kStoredPartsSql; nullopt when it was written before schema 9 (no operation counts).
+// A row of StoredPartsSql; nullopt when it was written before schema 9 (no operation counts).
 std::optional<std::pair<PartKey, Part>> StoredPartFrom(const SqliteStatement& row) {
-  if (row.ColumnIsNull(18) || row.ColumnIsNull(19) || row.ColumnIsNull(20)) return std::nullopt;
-  PartKey key{true,
-              TaskAttemptKey{row.ColumnText(0), row.ColumnText(1), row.ColumnText(2), row.ColumnInt64(3),
-                             row.ColumnInt64(4)},
-              ""};
+  if (row.ColumnIsNull(20) || row.ColumnIsNull(21) || row.ColumnIsNull(22)) return std::nullopt;
+  PartKey key{row.ColumnInt64(0) != 0,
+              TaskAttemptKey{row.ColumnText(1), row.ColumnText(2), row.ColumnText(3), row.ColumnInt64(4),
+                             row.ColumnInt64(5)},
+              row.ColumnText(6)};
   Part part;
-  part.name = row.ColumnText(5);
-  if (!row.ColumnIsNull(6)) part.app_id = row.ColumnText(6);
-  part.start = static_cast<std::uint64_t>(row.ColumnInt64(7));
-  part.end = static_cast<std::uint64_t>(row.ColumnInt64(8));
-  part.spans = row.ColumnInt64(9);
-  part.open = row.ColumnInt64(10);
+  part.name = row.ColumnText(7);
+  if (!row.ColumnIsNull(8)) part.app_id = row.ColumnText(8);
+  part.start = static_cast<std::uint64_t>(row.ColumnInt64(9));
+  part.end = static_cast<std::uint64_t>(row.ColumnInt64(10));
+  part.spans = row.ColumnInt64(11);
+  part.open = row.ColumnInt64(12);
   for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
-    part.phase_ms[phase] = row.ColumnInt64(11 + static_cast<int>(phase));
-  part.findings = row.ColumnInt64(15);
-  if (!row.ColumnIsNull(16)) part.top_finding = row.ColumnText(16);
-  part.top_impact = row.ColumnDouble(17);
-  part.operations = row.ColumnInt64(18);
-  part.failed_operations = row.ColumnInt64(19);
-  part.failed_jobs = row.ColumnInt64(20);
+    part.phase_ms[phase] = row.ColumnInt64(13 + static_cast<int>(phase));
+  part.findings = row.ColumnInt64(17);
+  if (!row.ColumnIsNull(18)) part.top_finding = row.ColumnText(18);
+  part.top_impact = row.ColumnDouble(19);
+  part.operations = row.ColumnInt64(20);
+  part.failed_operations = row.ColumnInt64(21);
+  part.failed_jobs = row.ColumnInt64(22);
   return std::make_pair(std::move(key), std::move(part));
 }
 
@@ -83,7 +92,7 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndex
     SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   auto awaited = db.PrepareCached("SELECT awaited_parents FROM traces WHERE trace_id = ?1");
   if (!awaited.ok()) return awaited.error();
-  auto parts = db.PrepareCached(kStoredPartsSql);
+  auto parts = db.PrepareCached(StoredPartsSql());
   if (!parts.ok()) return parts.error();
   std::map<std::string, task_index::StoredTraceIndex> indexes;
   for (const std::string& trace_id : trace_ids) {
