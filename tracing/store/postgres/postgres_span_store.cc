@@ -5,15 +5,22 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
+#include "tracing/store/postgres/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/postgres/postgres_task_index.h"
 #include "tracing/store/postgres/upkeep/postgres_settlement.h"
 #include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -76,6 +83,93 @@ Result<TraceSummary> SummaryFrom(const PgResult& result, int row) {
   summary.run_id = std::string(result.Text(row, 8));
   if (!result.IsNull(row, 9)) summary.try_number = result.Int64(row, 9);
   return summary;
+}
+
+// What a batch writes to traces that had stored spans, for their summaries and task index: each span
+// with the version it replaces (ReadStoredBeforeBatch's), but for a span the upsert keeps the stored
+// version of (MergeReplaces), which changes nothing.
+struct ExistingTraceBatch {
+  task_index::BatchOfTraces index;
+  std::map<std::string, std::vector<SummaryBatchSpan>> summary;
+  std::map<std::string, std::int64_t> bytes_added;  // to approx_bytes, by trace
+};
+
+ExistingTraceBatch ExistingTraceBatchOf(const StoredBatch& batch, const BatchTraces& traces,
+                                        const std::map<std::string, std::vector<std::string>>& existing,
+                                        const StoredBeforeBatch& before) {
+  ExistingTraceBatch out;
+  for (const auto& [trace_hex, ids] : existing) {
+    const auto stored = before.versions.find(trace_hex);
+    std::vector<task_index::BatchSpan> index_spans;
+    std::vector<SummaryBatchSpan> summary_spans;
+    std::int64_t bytes = 0;
+    for (const auto& [span_hex, i] : traces.at(trace_hex)) {
+      const StoredSpanRow& row = batch.rows[i];
+      const Span& span = *batch.sources[i];
+      const PostgresStoredVersion* version = nullptr;
+      if (stored != before.versions.end()) {
+        if (const auto found = stored->second.find(span_hex); found != stored->second.end())
+          version = &found->second;
+      }
+      if (version != nullptr && !MergeReplaces(version->summary, version->task_map_index, row, span)) continue;
+      task_index::BatchSpan& index_span = index_spans.emplace_back();
+      index_span.now = IndexSpanOf(span, row);
+      SummaryBatchSpan& summary_span = summary_spans.emplace_back();
+      summary_span.now = SummarySpanOf(row);
+      bytes += ApproxBytes(row);
+      if (version != nullptr) {
+        index_span.before = version->index;
+        summary_span.before = version->summary;
+        bytes -= version->approx_bytes;
+      }
+    }
+    if (index_spans.empty()) continue;
+    out.index.emplace(trace_hex, std::move(index_spans));
+    out.summary.emplace(trace_hex, std::move(summary_spans));
+    out.bytes_added.emplace(trace_hex, bytes);
+  }
+  return out;
+}
+
+// The summary rows of the traces a batch wrote to that had stored spans: the batch added to a row
+// where the batch alone tells (summary_increment.h), in one UPDATE for all; the others recomputed from
+// all their spans, in one statement.
+Result<void> UpdateSummaries(PgConnection& db, const ExistingTraceBatch& existing,
+                             const std::map<std::string, std::pair<std::int64_t, std::int64_t>>& bounds) {
+  std::vector<std::string> recompute, trace_ids;
+  std::vector<std::int64_t> ends, spans, errors, bytes;
+  std::vector<std::optional<std::string>> dag_ids, task_ids, run_ids, try_numbers;
+  for (const auto& [trace_hex, batch] : existing.summary) {
+    const auto bound = bounds.find(trace_hex);
+    std::optional<SummaryChange> change;
+    if (bound != bounds.end()) change = SummaryIncrement(bound->second.first, bound->second.second, batch);
+    if (!change) {
+      recompute.push_back(trace_hex);
+      continue;
+    }
+    trace_ids.push_back(trace_hex);
+    ends.push_back(change->end_unix_nano);
+    spans.push_back(change->spans_added);
+    errors.push_back(change->errors_added);
+    bytes.push_back(existing.bytes_added.at(trace_hex));
+    dag_ids.push_back(change->dag_id);
+    task_ids.push_back(change->task_id);
+    run_ids.push_back(change->run_id);
+    try_numbers.push_back(change->try_number ? std::optional<std::string>(std::to_string(*change->try_number))
+                                             : std::nullopt);
+  }
+  if (!trace_ids.empty()) {
+    // The try numbers travel as text (a NULL element needs the text form); the cast reads them back.
+    auto added = db.Query(kAddToSummariesSql, {TextArray(trace_ids), IntArray(ends), IntArray(spans),
+                                               IntArray(errors), IntArray(bytes), TextArray(dag_ids),
+                                               TextArray(task_ids), TextArray(run_ids), TextArray(try_numbers)});
+    if (!added.ok()) return added.error();
+  }
+  if (!recompute.empty()) {
+    if (auto refreshed = db.Query(kRefreshSummariesSql, {TextArray(recompute)}); !refreshed.ok())
+      return refreshed.error();
+  }
+  return {};
 }
 
 // The API promises that no exception escapes; libpq never throws, so this only catches what is
@@ -149,16 +243,11 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
                     *version, kPostgresSchemaVersion));
   }
   if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
-  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans ({}) FROM STDIN", kPostgresSpanWriteColumns),
-                               SpanCopy(batch, traces));
-      !copied.ok()) {
-    return fail(copied.error());
-  }
-  if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
   // A trace the batch creates is summarised and indexed from the batch itself: its summary row goes
-  // in only where the trace has none (RETURNING names those); one with stored spans already is
-  // recomputed from all of them, as its summary and index may change in any way.
-  if (auto copied = db_.CopyIn("COPY incoming_traces FROM STDIN", SummaryCopy(batch, traces)); !copied.ok()) {
+  // in only where the trace has none (RETURNING names those, before any span is written).
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_traces ({}) FROM STDIN", kSummaryCopyColumns),
+                               SummaryCopy(batch, traces));
+      !copied.ok()) {
     return fail(copied.error());
   }
   auto inserted = db_.Exec(kInsertNewSummariesSql);
@@ -172,17 +261,32 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
     for (const auto& [span_hex, i] : versions->second)
       index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
   }
-  std::vector<std::string> existing;
-  for (const std::string& trace_hex : touched) {
-    if (!created.contains(trace_hex)) existing.push_back(trace_hex);
-  }
-  if (!existing.empty()) {
-    if (auto refreshed = db_.Query(kRefreshSummariesSql, {TextArray(existing)}); !refreshed.ok()) {
-      return fail(refreshed.error());
+  // A trace with stored spans already: what its summary and index take back out of it for a span's
+  // new version is that span's stored version, read (with the stored spans above the batch's, which
+  // the index's update walks up to) before the upsert replaces it.
+  std::map<std::string, std::vector<std::string>> read_before;
+  for (const auto& [trace_hex, versions] : traces) {
+    if (created.contains(trace_hex)) continue;
+    std::vector<std::string>& ids = read_before[trace_hex];
+    for (const auto& [span_hex, i] : versions) {
+      ids.push_back(span_hex);
+      if (rows[i].parent_span_id) ids.push_back(*rows[i].parent_span_id);
     }
   }
+  auto before = ReadStoredBeforeBatch(db_, read_before);
+  if (!before.ok()) return fail(before.error());
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans ({}) FROM STDIN", kPostgresSpanWriteColumns),
+                               SpanCopy(batch, traces));
+      !copied.ok()) {
+    return fail(copied.error());
+  }
+  if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
+  const ExistingTraceBatch existing = ExistingTraceBatchOf(batch, traces, read_before, *before);
+  if (auto summarised = UpdateSummaries(db_, existing, before->bounds); !summarised.ok())
+    return fail(summarised.error());
   if (auto indexed = IndexNewPostgresTraces(db_, created); !indexed.ok()) return fail(indexed.error());
-  if (auto indexed = RefreshPostgresTaskIndex(db_, existing); !indexed.ok()) return fail(indexed.error());
+  if (auto indexed = UpdatePostgresTaskIndex(db_, existing.index, before->ancestors); !indexed.ok())
+    return fail(indexed.error());
   if (auto committed = transaction.Commit(); !committed.ok()) return fail(committed.error());
   return stats;
 }
