@@ -107,7 +107,7 @@ WHERE t.trace_id = decode(c.trace_hex, 'hex')
 
 const std::string_view kSummaryCopyColumns =
     "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, run_id, "
-    "try_number, approx_bytes";
+    "try_number, approx_bytes, awaited_parents";
 
 bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored_map_index,
                    const StoredSpanRow& row, const Span& span) {
@@ -161,7 +161,8 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
   return text;
 }
 
-std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces) {
+std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
+                        const std::map<std::string, std::optional<std::string>>& awaited) {
   const std::vector<StoredSpanRow>& rows = batch.rows;
   std::string text;
   CopyRows copy(text);
@@ -180,6 +181,8 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces) {
     AppendOptional(copy, summary.run_id);
     AppendOptional(copy, summary.try_number);
     copy.Int(bytes);
+    const auto waiting = awaited.find(trace_hex);
+    AppendOptional(copy, waiting == awaited.end() || !waiting->second ? nullptr : &*waiting->second);
     copy.End();
   }
   return text;

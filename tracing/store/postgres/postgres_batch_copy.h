@@ -7,6 +7,7 @@
 // Pure functions and constant SQL text; thread-safe.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,15 +39,16 @@ extern const std::string_view kRefreshSummariesSql;
 // approx_bytes to add, $6-$9 the batch's greatest dag, task, run and try (NULL: none), kept where they
 // exceed the row's, as kRefreshSummariesSql's max() would.
 extern const std::string_view kAddToSummariesSql;
-// The columns of incoming_traces that SummaryCopy fills (a new trace's awaited parents stay NULL:
-// unknown, its first later batch recomputes its index once).
+// The columns of incoming_traces that SummaryCopy fills.
 extern const std::string_view kSummaryCopyColumns;
 
 // The batch's spans in COPY text for incoming_spans, kPostgresSpanWriteColumns
 // (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which).
 std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces);
-// Each trace's summary as the batch alone would make it, in COPY text for incoming_traces; used
-// only for the traces the batch creates.
-std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces);
+// Each trace's summary as the batch alone would make it, in COPY text for incoming_traces (columns
+// kSummaryCopyColumns), with its awaited parents from `awaited` (absent or nullopt: NULL); used only
+// for the traces the batch creates.
+std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
+                        const std::map<std::string, std::optional<std::string>>& awaited);
 
 }  // namespace sparktrace::tracing::store

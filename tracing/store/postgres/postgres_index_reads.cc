@@ -33,7 +33,8 @@ WHERE t.trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id
 std::optional<std::pair<PartKey, Part>> StoredPartFrom(const PgResult& result, int row) {
   if (result.IsNull(row, 20) || result.IsNull(row, 21) || result.IsNull(row, 22)) return std::nullopt;
   const auto text = [&](int column) { return std::string(result.Text(row, column)); };
-  PartKey key{true, TaskAttemptKey{text(2), text(3), text(4), result.Int64(row, 5), result.Int64(row, 6)}, ""};
+  PartKey key{true, TaskAttemptKey{text(2), text(3), text(4), result.Int64(row, 5), result.Int64(row, 6)},
+              ""};
   Part part;
   part.name = text(7);
   if (!result.IsNull(row, 8)) part.app_id = text(8);
@@ -62,7 +63,8 @@ std::string PostgresIndexSpanColumnsSql() {
       "       THEN attributes END,\n"
       "  CASE WHEN strpos(events, '{}') > 0 THEN events END",
       tracing::kSparkPhasePrefix, tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName,
-      tracing::kSparkApplicationSpanName, tracing::kSparkConnectLifecycleSpanName, tracing::kFindingEventName);
+      tracing::kSparkApplicationSpanName, tracing::kSparkConnectLifecycleSpanName,
+      tracing::kFindingEventName);
 }
 
 // A span and its row hold what these columns hold, and nothing else.
@@ -153,7 +155,8 @@ FROM up CROSS JOIN LATERAL (SELECT * FROM spans WHERE trace_id = up.walk_trace A
     summary.run_id = text(9);
     if (!spans->IsNull(row, 10)) summary.try_number = spans->Int64(row, 10);
     version.approx_bytes = spans->Int64(row, kIndexSpanColumns);
-    if (!spans->IsNull(row, kIndexSpanColumns + 1)) version.task_map_index = spans->Int64(row, kIndexSpanColumns + 1);
+    if (!spans->IsNull(row, kIndexSpanColumns + 1))
+      version.task_map_index = spans->Int64(row, kIndexSpanColumns + 1);
     before.ancestors[trace_id].insert_or_assign(index->span_id, *index);
     version.index = std::move(index).value();
     const std::string span_id = version.index.span_id;

@@ -34,7 +34,7 @@ Result<IndexSpan> PostgresIndexSpanFrom(const PgResult& result, int row);
 struct PostgresStoredVersion {
   IndexSpan index;
   SummarySpan summary;
-  std::int64_t approx_bytes = 0;              // what it adds to traces.approx_bytes
+  std::int64_t approx_bytes = 0;               // what it adds to traces.approx_bytes
   std::optional<std::int64_t> task_map_index;  // spans.task_map_index (the upsert's rule compares it)
 };
 

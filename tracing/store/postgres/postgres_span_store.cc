@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
 #include "tracing/store/postgres/postgres_index_reads.h"
@@ -18,7 +19,6 @@
 #include "tracing/store/postgres/postgres_task_index.h"
 #include "tracing/store/postgres/upkeep/postgres_settlement.h"
 #include "tracing/store/span_rows/stored_span.h"
-#include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/task_index.h"
 
@@ -95,6 +95,7 @@ struct ExistingTraceBatch {
 };
 
 ExistingTraceBatch ExistingTraceBatchOf(const StoredBatch& batch, const BatchTraces& traces,
+                                        std::map<std::string, std::vector<IndexSpan>>& index_spans_by_trace,
                                         const std::map<std::string, std::vector<std::string>>& existing,
                                         const StoredBeforeBatch& before) {
   ExistingTraceBatch out;
@@ -103,7 +104,10 @@ ExistingTraceBatch ExistingTraceBatchOf(const StoredBatch& batch, const BatchTra
     std::vector<task_index::BatchSpan> index_spans;
     std::vector<SummaryBatchSpan> summary_spans;
     std::int64_t bytes = 0;
+    std::vector<IndexSpan>& batch_index_spans = index_spans_by_trace.at(trace_hex);  // in `traces`' order
+    std::size_t next = 0;
     for (const auto& [span_hex, i] : traces.at(trace_hex)) {
+      IndexSpan& index_now = batch_index_spans[next++];
       const StoredSpanRow& row = batch.rows[i];
       const Span& span = *batch.sources[i];
       const PostgresStoredVersion* version = nullptr;
@@ -111,9 +115,10 @@ ExistingTraceBatch ExistingTraceBatchOf(const StoredBatch& batch, const BatchTra
         if (const auto found = stored->second.find(span_hex); found != stored->second.end())
           version = &found->second;
       }
-      if (version != nullptr && !MergeReplaces(version->summary, version->task_map_index, row, span)) continue;
+      if (version != nullptr && !MergeReplaces(version->summary, version->task_map_index, row, span))
+        continue;
       task_index::BatchSpan& index_span = index_spans.emplace_back();
-      index_span.now = IndexSpanOf(span, row);
+      index_span.now = std::move(index_now);
       SummaryBatchSpan& summary_span = summary_spans.emplace_back();
       summary_span.now = SummarySpanOf(row);
       bytes += ApproxBytes(row);
@@ -129,6 +134,29 @@ ExistingTraceBatch ExistingTraceBatchOf(const StoredBatch& batch, const BatchTra
     out.bytes_added.emplace(trace_hex, bytes);
   }
   return out;
+}
+
+// Each trace's spans as the index takes them (IndexSpanOf), in the order `traces` lists them.
+std::map<std::string, std::vector<IndexSpan>> IndexSpansByTrace(const StoredBatch& batch,
+                                                               const BatchTraces& traces) {
+  std::map<std::string, std::vector<IndexSpan>> by_trace;
+  for (const auto& [trace_hex, versions] : traces) {
+    std::vector<IndexSpan>& spans = by_trace[trace_hex];
+    spans.reserve(versions.size());
+    for (const auto& [span_hex, i] : versions) spans.push_back(IndexSpanOf(*batch.sources[i], batch.rows[i]));
+  }
+  return by_trace;
+}
+
+// The awaited parents of a trace the batch creates (all its spans are the batch's), so that its next
+// batch can be added to its index rather than recompute it; NULL for a trace without Airflow identity,
+// which every batch recomputes anyway (part_increment.h), as a call per trace is: its row stays as
+// small as before.
+std::optional<std::string> NewTraceAwaitedParents(const std::vector<IndexSpan>& spans) {
+  const bool airflow = std::any_of(spans.begin(), spans.end(),
+                                   [](const IndexSpan& span) { return span.identity.has_value(); });
+  if (!airflow) return std::nullopt;
+  return task_index::AwaitedParentsText(task_index::AwaitedParentsOf(spans));
 }
 
 // The summary rows of the traces a batch wrote to that had stored spans: the batch added to a row
@@ -160,9 +188,10 @@ Result<void> UpdateSummaries(PgConnection& db, const ExistingTraceBatch& existin
   }
   if (!trace_ids.empty()) {
     // The try numbers travel as text (a NULL element needs the text form); the cast reads them back.
-    auto added = db.Query(kAddToSummariesSql, {TextArray(trace_ids), IntArray(ends), IntArray(spans),
-                                               IntArray(errors), IntArray(bytes), TextArray(dag_ids),
-                                               TextArray(task_ids), TextArray(run_ids), TextArray(try_numbers)});
+    auto added =
+        db.Query(kAddToSummariesSql,
+                 {TextArray(trace_ids), IntArray(ends), IntArray(spans), IntArray(errors), IntArray(bytes),
+                  TextArray(dag_ids), TextArray(task_ids), TextArray(run_ids), TextArray(try_numbers)});
     if (!added.ok()) return added.error();
   }
   if (!recompute.empty()) {
@@ -216,7 +245,6 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
   const StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kCompact);
   const std::vector<StoredSpanRow>& rows = batch.rows;
-  const std::vector<const Span*>& sources = batch.sources;
   stats.spans_rejected = batch.rejected;
   stats.spans_written = rows.size();
   const BatchTraces traces = GroupByTrace(rows);
@@ -245,8 +273,12 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
   // A trace the batch creates is summarised and indexed from the batch itself: its summary row goes
   // in only where the trace has none (RETURNING names those, before any span is written).
+  std::map<std::string, std::vector<IndexSpan>> index_spans = IndexSpansByTrace(batch, traces);
+  std::map<std::string, std::optional<std::string>> awaited;
+  for (const auto& [trace_hex, trace_spans] : index_spans)
+    awaited.emplace(trace_hex, NewTraceAwaitedParents(trace_spans));
   if (auto copied = db_.CopyIn(fmt::format("COPY incoming_traces ({}) FROM STDIN", kSummaryCopyColumns),
-                               SummaryCopy(batch, traces));
+                               SummaryCopy(batch, traces, awaited));
       !copied.ok()) {
     return fail(copied.error());
   }
@@ -255,11 +287,10 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   std::map<std::string, std::vector<IndexSpan>> created;
   for (int row = 0; row < inserted->rows(); ++row) {
     const std::string trace_hex(inserted->Text(row, 0));
-    const auto versions = traces.find(trace_hex);
-    if (versions == traces.end()) continue;
-    std::vector<IndexSpan>& index_spans = created[trace_hex];
-    for (const auto& [span_hex, i] : versions->second)
-      index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+    const auto trace_spans = index_spans.find(trace_hex);
+    if (trace_spans == index_spans.end()) continue;
+    created.emplace(trace_hex, std::move(trace_spans->second));
+    index_spans.erase(trace_spans);
   }
   // A trace with stored spans already: what its summary and index take back out of it for a span's
   // new version is that span's stored version, read (with the stored spans above the batch's, which
@@ -281,7 +312,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
     return fail(copied.error());
   }
   if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
-  const ExistingTraceBatch existing = ExistingTraceBatchOf(batch, traces, read_before, *before);
+  const ExistingTraceBatch existing = ExistingTraceBatchOf(batch, traces, index_spans, read_before, *before);
   if (auto summarised = UpdateSummaries(db_, existing, before->bounds); !summarised.ok())
     return fail(summarised.error());
   if (auto indexed = IndexNewPostgresTraces(db_, created); !indexed.ok()) return fail(indexed.error());

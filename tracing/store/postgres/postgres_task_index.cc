@@ -41,9 +41,9 @@ class ResultColumns {
 // The stored spans of these traces as the index takes a span being written (IndexSpanOf).
 Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db,
                                                                 const std::vector<std::string>& trace_ids) {
-  static const std::string spans_for_index_sql = fmt::format(
-      "SELECT {} FROM spans WHERE trace_id = ANY({}) ORDER BY trace_id", PostgresIndexSpanColumnsSql(),
-      IdsFromHexSql("$1"));
+  static const std::string spans_for_index_sql =
+      fmt::format("SELECT {} FROM spans WHERE trace_id = ANY({}) ORDER BY trace_id",
+                  PostgresIndexSpanColumnsSql(), IdsFromHexSql("$1"));
   auto result = db.Query(spans_for_index_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::map<std::string, std::vector<IndexSpan>> by_trace;
@@ -172,11 +172,9 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
   if (rows.empty()) return {};
   return db.CopyIn(
       "COPY attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, "
-      "name, "
-      "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
-      "compute_ms, "
-      "io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
-      "failed_job_count) FROM STDIN",
+      "name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+      "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
+      "failed_operation_count, failed_job_count) FROM STDIN",
       rows);
 }
 
@@ -303,7 +301,8 @@ class PostgresTaskIndex final : public TaskIndexDialect {
     return ReadPostgresTraceIndexes(db_, trace_ids);
   }
   // From what the batch's read before its upsert found (ReadStoredBeforeBatch), else one query.
-  Result<std::optional<IndexSpan>> ReadSpan(const std::string& trace_id, const std::string& span_id) override {
+  Result<std::optional<IndexSpan>> ReadSpan(const std::string& trace_id,
+                                            const std::string& span_id) override {
     if (known_ != nullptr) {
       if (const auto trace = known_->find(trace_id); trace != known_->end()) {
         if (const auto span = trace->second.find(span_id); span != trace->second.end()) return span->second;

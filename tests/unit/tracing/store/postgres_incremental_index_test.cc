@@ -16,6 +16,7 @@
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/span_vocabulary.h"
+#include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
@@ -55,7 +56,8 @@ Span IncrementTestOwner() {
 std::vector<Span> IncrementTestStages(std::uint32_t first, std::uint32_t count) {
   std::vector<Span> stages;
   for (std::uint32_t id = first; id < first + count; ++id) {
-    Span stage = MakeSpan(1, id, 1, std::string(kSparkStageSpanName), kBase + id * kMs, kBase + (id + 5) * kMs);
+    Span stage =
+        MakeSpan(1, id, 1, std::string(kSparkStageSpanName), kBase + id * kMs, kBase + (id + 5) * kMs);
     if (id % 7 == 0) stage.status_code = StatusCode::kError;
     stage.attributes = {{"spark.stage.id", std::int64_t{id}}};
     stages.push_back(std::move(stage));
@@ -69,8 +71,9 @@ std::string IncrementTestAttemptLine(SpanStore& store) {
   EXPECT_TRUE(page.ok()) << page.error().ToString();
   if (!page.ok() || page->rows.size() != 1) return "<not one row>";
   const TaskAttemptRow& row = page->rows[0];
-  return fmt::format("{}.{} {}-{} spans {} errors {} open {} {}", row.key.dag_id, row.key.task_id, row.start_unix_nano,
-                     row.end_unix_nano, row.span_count, row.error_count, row.open_count, row.state);
+  return fmt::format("{}.{} {}-{} spans {} errors {} open {} {}", row.key.dag_id, row.key.task_id,
+                     row.start_unix_nano, row.end_unix_nano, row.span_count, row.error_count, row.open_count,
+                     row.state);
 }
 
 std::string IncrementTestSummaryLine(SpanStore& store) {
@@ -102,25 +105,28 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
   ASSERT_TRUE(raw->CopyIn(fmt::format("COPY spans ({}) FROM STDIN", kPostgresSpanWriteColumns),
                           SpanCopy(batch, traces))
                   .ok());
-  ASSERT_TRUE(
-      raw->CopyIn(fmt::format("COPY traces ({}) FROM STDIN", kSummaryCopyColumns), SummaryCopy(batch, traces)).ok());
   const std::string trace_hex = ToHex(TraceIdOf(1));
-  ASSERT_TRUE(raw->Exec(fmt::format(
-                            "INSERT INTO attempt_parts VALUES (1, 'etl', 'load', 'scheduled__1', 1, -1, '', '{0}', "
-                            "'etl.load', NULL, {1}, {2}, 99, 0, 0, 0, 0, 0, 0, 0, NULL, -1);"
-                            "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, "
-                            "trace_key, name, trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, "
-                            "open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, state) "
-                            "VALUES (1, 'etl', 'load', 'scheduled__1', 1, -1, '', 'etl.load', '{0}', {1}, {2}, 99, 0, "
-                            "0, 0, 0, 0, 0, 0, 'success')",
-                            trace_hex, kBase, kBase + 10 * kMs))
-                  .ok());
+  ASSERT_TRUE(
+      raw->Query(std::string(kRefreshSummariesSql), {TextArray(std::vector<std::string>{trace_hex})}).ok());
+  ASSERT_TRUE(
+      raw
+          ->Exec(fmt::format(
+              "INSERT INTO attempt_parts VALUES (1, 'etl', 'load', 'scheduled__1', 1, -1, '', '{0}', "
+              "'etl.load', NULL, {1}, {2}, 99, 0, 0, 0, 0, 0, 0, 0, NULL, -1);"
+              "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, "
+              "trace_key, name, trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, "
+              "open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, state) "
+              "VALUES (1, 'etl', 'load', 'scheduled__1', 1, -1, '', 'etl.load', '{0}', {1}, {2}, 99, 0, "
+              "0, 0, 0, 0, 0, 0, 'success')",
+              trace_hex, kBase, kBase + 10 * kMs))
+          .ok());
 
   auto store = backend_.Open();  // a writer migrates
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(*PostgresSchemaVersion(*raw), 4);
-  EXPECT_EQ(IncrementTestScalar(*raw, "SELECT count(*) FROM attempt_parts WHERE operation_count IS NULL AND "
-                                      "failed_operation_count IS NULL AND failed_job_count IS NULL"),
+  EXPECT_EQ(IncrementTestScalar(*raw,
+                                "SELECT count(*) FROM attempt_parts WHERE operation_count IS NULL AND "
+                                "failed_operation_count IS NULL AND failed_job_count IS NULL"),
             "1");
   EXPECT_EQ(IncrementTestScalar(*raw, "SELECT count(*) FROM traces WHERE awaited_parents IS NULL"), "1");
 
@@ -128,7 +134,8 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
   // goes, the counts and the awaited parents are there; the next batch is added to them.
   const std::vector<Span> second = IncrementTestStages(5, 4);
   ASSERT_TRUE(store->Write(second).ok());
-  EXPECT_EQ(IncrementTestScalar(*raw, "SELECT count(*) FROM attempt_parts WHERE operation_count IS NULL"), "0");
+  EXPECT_EQ(IncrementTestScalar(*raw, "SELECT count(*) FROM attempt_parts WHERE operation_count IS NULL"),
+            "0");
   EXPECT_EQ(IncrementTestScalar(*raw, "SELECT awaited_parents FROM traces"), "");
   const std::vector<Span> third = IncrementTestStages(9, 6);
   ASSERT_TRUE(store->Write(third).ok());
@@ -146,7 +153,8 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
     EXPECT_EQ(IncrementTestSummaryLine(*store), IncrementTestSummaryLine(*whole));
   }
   whole_backend.Destroy();
-  EXPECT_NE(IncrementTestAttemptLine(*store).find("spans 14 "), std::string::npos) << IncrementTestAttemptLine(*store);
+  EXPECT_NE(IncrementTestAttemptLine(*store).find("spans 14 "), std::string::npos)
+      << IncrementTestAttemptLine(*store);
 }
 
 TEST_F(PostgresIncrementalIndexTest, ALongTraceInBatchesIsUpdatedFromEachBatchNotReread) {
@@ -156,9 +164,10 @@ TEST_F(PostgresIncrementalIndexTest, ALongTraceInBatchesIsUpdatedFromEachBatchNo
   ASSERT_TRUE(raw.ok()) << raw.error().ToString();
   // A stage before its parent, in the first batch: the trace waits for that parent until it comes.
   Span early = MakeSpan(1, 500, 400, std::string(kSparkStageSpanName), kBase + 2 * kMs, kBase + 3 * kMs);
-  ASSERT_TRUE(store->Write(std::vector<Span>{IncrementTestOwner(), early}).ok());  // creates the trace
-  ASSERT_TRUE(store->Write(IncrementTestStages(2, 20)).ok());  // recomputes it once (awaited unknown)
+  // The batch that creates the trace records what it waits for, so that the next batch is added to it.
+  ASSERT_TRUE(store->Write(std::vector<Span>{IncrementTestOwner(), early}).ok());
   EXPECT_EQ(IncrementTestScalar(*raw, "SELECT awaited_parents FROM traces"), ToHex(SpanIdOf(400)));
+  ASSERT_TRUE(store->Write(IncrementTestStages(2, 20)).ok());
 
   // Behind the store's back: a part figure that only a re-read of the trace would put right.
   ASSERT_TRUE(raw->Exec("UPDATE attempt_parts SET span_count = span_count + 1000").ok());
@@ -200,6 +209,15 @@ TEST_F(PostgresIncrementalIndexTest, ALongTraceInBatchesIsUpdatedFromEachBatchNo
   whole_backend.Destroy();
   bytes = IncrementTestScalar(*raw, std::string(kIncrementTestBytesSql));
   EXPECT_EQ(bytes.substr(0, bytes.find(' ')), bytes.substr(bytes.find(' ') + 1)) << bytes;
+
+  // A trace without Airflow identity (a call per trace) keeps NULL there: every batch recomputes it.
+  ASSERT_TRUE(
+      store->Write(std::vector<Span>{MakeSpan(2, 1, 0, "spark_connect.rpc/Config", kBase, kBase + kMs)})
+          .ok());
+  EXPECT_EQ(IncrementTestScalar(*raw, fmt::format("SELECT awaited_parents FROM traces WHERE trace_id = "
+                                                  "decode('{}', 'hex')",
+                                                  ToHex(TraceIdOf(2)))),
+            "<null>");
 }
 
 }  // namespace
