@@ -113,7 +113,8 @@ Result<StoredBeforeBatch> ReadStoredBeforeBatch(PgConnection& db,
   // The walk up runs over the key columns only (UNION drops a span reached twice, and ends a cycle);
   // the spans it reached are read once, at the end. Each step looks one span up by its primary key:
   // LIMIT 1 (the key holds one row at most) keeps the lookups nested, where a join of the ids with
-  // spans would be planned as a hash join over the whole table, growing with the store.
+  // spans would be planned as a hash join over the whole table, growing with the store. The traces'
+  // summary bounds come in the same answer (rows without a span id), saving a round trip a batch.
   static const std::string walk_sql = fmt::format(R"sql(
 WITH RECURSIVE up (walk_trace, walk_span, walk_parent) AS (
   SELECT s.trace_id, s.span_id, s.parent_span_id
@@ -126,15 +127,26 @@ WITH RECURSIVE up (walk_trace, walk_span, walk_parent) AS (
   FROM up CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id FROM spans
                               WHERE trace_id = up.walk_trace AND span_id = up.walk_parent LIMIT 1) s
 )
-SELECT {}, octet_length(attributes) + octet_length(events) + octet_length(name) + 160, task_map_index
+SELECT {}, octet_length(attributes) + octet_length(events) + octet_length(name) + 160, task_map_index,
+       NULL::bigint, NULL::bigint
 FROM up CROSS JOIN LATERAL (SELECT * FROM spans WHERE trace_id = up.walk_trace AND span_id = up.walk_span
                             LIMIT 1) stored
+UNION ALL
+SELECT encode(trace_id, 'hex'), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, start_unix_nano, end_unix_nano
+FROM traces WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($3::text[]) id))
 )sql",
                                                   PostgresIndexSpanColumnsSql());
-  auto spans = db.Query(walk_sql, {TextArray(trace_column), TextArray(span_column)});
+  auto spans = db.Query(walk_sql, {TextArray(trace_column), TextArray(span_column), TextArray(trace_ids)});
   if (!spans.ok()) return spans.error();
   std::map<std::string, std::set<std::string>> parents;  // of the spans found, by trace
   for (int row = 0; row < spans->rows(); ++row) {
+    if (spans->IsNull(row, 1)) {  // a trace's bounds
+      before.bounds.emplace(std::string(spans->Text(row, 0)),
+                            std::make_pair(spans->Int64(row, kIndexSpanColumns + 2),
+                                           spans->Int64(row, kIndexSpanColumns + 3)));
+      continue;
+    }
     auto index = PostgresIndexSpanFrom(*spans, row);
     if (!index.ok()) return index.error();
     const std::string trace_id(spans->Text(row, 0));
@@ -170,15 +182,6 @@ FROM up CROSS JOIN LATERAL (SELECT * FROM spans WHERE trace_id = up.walk_trace A
     for (const std::string& span_id : parent_ids) before.ancestors[trace_id].try_emplace(span_id);
   }
 
-  auto bounds = db.Query(
-      "SELECT encode(trace_id, 'hex'), start_unix_nano, end_unix_nano FROM traces "
-      "WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id))",
-      {TextArray(trace_ids)});
-  if (!bounds.ok()) return bounds.error();
-  for (int row = 0; row < bounds->rows(); ++row) {
-    before.bounds.emplace(std::string(bounds->Text(row, 0)),
-                          std::make_pair(bounds->Int64(row, 1), bounds->Int64(row, 2)));
-  }
   return before;
 }
 

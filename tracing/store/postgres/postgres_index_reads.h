@@ -2,9 +2,9 @@
 // What the PostgreSQL store reads back to update a trace's summary and task index from a batch
 // without re-reading the trace (increment/part_increment.h, increment/summary_increment.h), each in
 // one statement for all the batch's traces: on PostgreSQL a round trip costs more than the rows it
-// reads, so nothing here is read span by span. The stored versions of the batch's spans and the
-// stored spans above them come in one recursive query before the upsert; the parts and awaited parents
-// of the traces in another; the awaited parents go back in one UPDATE.
+// reads, so nothing here is read span by span. The stored versions of the batch's spans, the stored
+// spans above them and the traces' summary bounds come in one query before the upsert; the parts and
+// awaited parents of the traces in another; the awaited parents go back in one UPDATE.
 //
 // Threads: the caller's, inside its write transaction, under the traces' advisory locks.
 
