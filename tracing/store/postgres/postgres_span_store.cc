@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
+#include "tracing/store/postgres/postgres_batch_increment.h"
 #include "tracing/store/postgres/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
@@ -20,7 +20,6 @@
 #include "tracing/store/postgres/upkeep/postgres_settlement.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/attempt_parts.h"
-#include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -83,122 +82,6 @@ Result<TraceSummary> SummaryFrom(const PgResult& result, int row) {
   summary.run_id = std::string(result.Text(row, 8));
   if (!result.IsNull(row, 9)) summary.try_number = result.Int64(row, 9);
   return summary;
-}
-
-// What a batch writes to traces that had stored spans, for their summaries and task index: each span
-// with the version it replaces (ReadStoredBeforeBatch's), but for a span the upsert keeps the stored
-// version of (MergeReplaces), which changes nothing.
-struct ExistingTraceBatch {
-  task_index::BatchOfTraces index;
-  std::map<std::string, std::vector<SummaryBatchSpan>> summary;
-  std::map<std::string, std::int64_t> bytes_added;  // to approx_bytes, by trace
-};
-
-ExistingTraceBatch ExistingTraceBatchOf(const StoredBatch& batch, const BatchTraces& traces,
-                                        std::map<std::string, std::vector<IndexSpan>>& index_spans_by_trace,
-                                        const std::map<std::string, std::vector<std::string>>& existing,
-                                        const StoredBeforeBatch& before) {
-  ExistingTraceBatch out;
-  for (const auto& [trace_hex, ids] : existing) {
-    const auto stored = before.versions.find(trace_hex);
-    std::vector<task_index::BatchSpan> index_spans;
-    std::vector<SummaryBatchSpan> summary_spans;
-    std::int64_t bytes = 0;
-    std::vector<IndexSpan>& batch_index_spans = index_spans_by_trace.at(trace_hex);  // in `traces`' order
-    std::size_t next = 0;
-    for (const auto& [span_hex, i] : traces.at(trace_hex)) {
-      IndexSpan& index_now = batch_index_spans[next++];
-      const StoredSpanRow& row = batch.rows[i];
-      const Span& span = *batch.sources[i];
-      const PostgresStoredVersion* version = nullptr;
-      if (stored != before.versions.end()) {
-        if (const auto found = stored->second.find(span_hex); found != stored->second.end())
-          version = &found->second;
-      }
-      if (version != nullptr && !MergeReplaces(version->summary, version->task_map_index, row, span))
-        continue;
-      task_index::BatchSpan& index_span = index_spans.emplace_back();
-      index_span.now = std::move(index_now);
-      SummaryBatchSpan& summary_span = summary_spans.emplace_back();
-      summary_span.now = SummarySpanOf(row);
-      bytes += ApproxBytes(row);
-      if (version != nullptr) {
-        index_span.before = version->index;
-        summary_span.before = version->summary;
-        bytes -= version->approx_bytes;
-      }
-    }
-    if (index_spans.empty()) continue;
-    out.index.emplace(trace_hex, std::move(index_spans));
-    out.summary.emplace(trace_hex, std::move(summary_spans));
-    out.bytes_added.emplace(trace_hex, bytes);
-  }
-  return out;
-}
-
-// Each trace's spans as the index takes them (IndexSpanOf), in the order `traces` lists them.
-std::map<std::string, std::vector<IndexSpan>> IndexSpansByTrace(const StoredBatch& batch,
-                                                               const BatchTraces& traces) {
-  std::map<std::string, std::vector<IndexSpan>> by_trace;
-  for (const auto& [trace_hex, versions] : traces) {
-    std::vector<IndexSpan>& spans = by_trace[trace_hex];
-    spans.reserve(versions.size());
-    for (const auto& [span_hex, i] : versions) spans.push_back(IndexSpanOf(*batch.sources[i], batch.rows[i]));
-  }
-  return by_trace;
-}
-
-// The awaited parents of a trace the batch creates (all its spans are the batch's), so that its next
-// batch can be added to its index rather than recompute it; NULL for a trace without Airflow identity,
-// which every batch recomputes anyway (part_increment.h), as a call per trace is: its row stays as
-// small as before.
-std::optional<std::string> NewTraceAwaitedParents(const std::vector<IndexSpan>& spans) {
-  const bool airflow = std::any_of(spans.begin(), spans.end(),
-                                   [](const IndexSpan& span) { return span.identity.has_value(); });
-  if (!airflow) return std::nullopt;
-  return task_index::AwaitedParentsText(task_index::AwaitedParentsOf(spans));
-}
-
-// The summary rows of the traces a batch wrote to that had stored spans: the batch added to a row
-// where the batch alone tells (summary_increment.h), in one UPDATE for all; the others recomputed from
-// all their spans, in one statement.
-Result<void> UpdateSummaries(PgConnection& db, const ExistingTraceBatch& existing,
-                             const std::map<std::string, std::pair<std::int64_t, std::int64_t>>& bounds) {
-  std::vector<std::string> recompute, trace_ids;
-  std::vector<std::int64_t> ends, spans, errors, bytes;
-  std::vector<std::optional<std::string>> dag_ids, task_ids, run_ids, try_numbers;
-  for (const auto& [trace_hex, batch] : existing.summary) {
-    const auto bound = bounds.find(trace_hex);
-    std::optional<SummaryChange> change;
-    if (bound != bounds.end()) change = SummaryIncrement(bound->second.first, bound->second.second, batch);
-    if (!change) {
-      recompute.push_back(trace_hex);
-      continue;
-    }
-    trace_ids.push_back(trace_hex);
-    ends.push_back(change->end_unix_nano);
-    spans.push_back(change->spans_added);
-    errors.push_back(change->errors_added);
-    bytes.push_back(existing.bytes_added.at(trace_hex));
-    dag_ids.push_back(change->dag_id);
-    task_ids.push_back(change->task_id);
-    run_ids.push_back(change->run_id);
-    try_numbers.push_back(change->try_number ? std::optional<std::string>(std::to_string(*change->try_number))
-                                             : std::nullopt);
-  }
-  if (!trace_ids.empty()) {
-    // The try numbers travel as text (a NULL element needs the text form); the cast reads them back.
-    auto added =
-        db.Query(kAddToSummariesSql,
-                 {TextArray(trace_ids), IntArray(ends), IntArray(spans), IntArray(errors), IntArray(bytes),
-                  TextArray(dag_ids), TextArray(task_ids), TextArray(run_ids), TextArray(try_numbers)});
-    if (!added.ok()) return added.error();
-  }
-  if (!recompute.empty()) {
-    if (auto refreshed = db.Query(kRefreshSummariesSql, {TextArray(recompute)}); !refreshed.ok())
-      return refreshed.error();
-  }
-  return {};
 }
 
 // The API promises that no exception escapes; libpq never throws, so this only catches what is
