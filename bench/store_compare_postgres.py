@@ -23,6 +23,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 from postgres_server import PostgresServer  # noqa: E402
+from store_bench import SHAPE_FLAGS  # noqa: E402  (the bench's flags for each shape, as make bench runs them)
 from store_compare import print_cases, summarise  # noqa: E402
 
 SIZE_SQL = ("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
@@ -33,7 +34,7 @@ def run_once(pg, binary, shape, writers, spans):
     database = pg.create_database()
     try:
         result = subprocess.run([binary, "--store", pg.url(database), "--spans", str(spans), "--writers",
-                                 str(writers), "--shape", shape], capture_output=True, text=True, timeout=600)
+                                 str(writers)] + SHAPE_FLAGS[shape], capture_output=True, text=True, timeout=600)
         if result.returncode != 0:
             raise RuntimeError(f"{binary} {shape} x{writers}: {result.stderr.strip()}")
         out = json.loads(result.stdout)
@@ -51,7 +52,7 @@ def main(argv):
     parser.add_argument("--after", required=True, help="the change's sparktrace-store-bench")
     parser.add_argument("--spans", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--shapes", default="calls,tasks", help="comma-separated: calls, tasks")
+    parser.add_argument("--shapes", default="calls,tasks", help="comma-separated: calls, tasks, long (20,000 spans in one trace)")
     parser.add_argument("--writers", default="1,4", help="comma-separated writer counts")
     parser.add_argument("--output", required=True)
     parser.add_argument("--note", default="", help="what before and after are, for the JSON")

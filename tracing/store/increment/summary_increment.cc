@@ -12,6 +12,24 @@ void FoldMax(std::optional<T>& into, const std::optional<T>& value) {
 
 }  // namespace
 
+SummarySpan SummarySpanOf(const StoredSpanRow& row) {
+  SummarySpan span;
+  span.root = !row.parent_span_id.has_value();
+  span.name = row.name;
+  span.start_unix_nano = row.start_unix_nano;
+  span.end_unix_nano = row.end_unix_nano;
+  span.error = row.status_code == 2;
+  const auto text = [](const std::string* value) -> std::optional<std::string> {
+    if (value == nullptr) return std::nullopt;
+    return *value;
+  };
+  span.dag_id = text(row.dag_id);
+  span.task_id = text(row.task_id);
+  span.run_id = text(row.run_id);
+  span.try_number = row.try_number;
+  return span;
+}
+
 std::optional<SummaryChange> SummaryIncrement(std::int64_t stored_start_unix_nano,
                                               std::int64_t stored_end_unix_nano,
                                               const std::vector<SummaryBatchSpan>& batch) {

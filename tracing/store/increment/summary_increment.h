@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tracing/store/span_rows/stored_span.h"
+
 namespace sparktrace::tracing::store {
 
 // What the summary counts of one version of a span.
@@ -41,6 +43,9 @@ struct SummaryChange {
   std::optional<std::string> dag_id, task_id, run_id;
   std::optional<std::int64_t> try_number;
 };
+
+// What the summary counts of a span about to be written (both stores).
+SummarySpan SummarySpanOf(const StoredSpanRow& row);
 
 std::optional<SummaryChange> SummaryIncrement(std::int64_t stored_start_unix_nano,
                                               std::int64_t stored_end_unix_nano,

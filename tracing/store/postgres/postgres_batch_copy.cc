@@ -30,11 +30,6 @@ void AppendOptional(CopyRows& copy, const std::string* text) {
   }
 }
 
-// The bytes a span adds to the store's size measure (approx_bytes, as kRefreshSummariesSql sums it).
-std::int64_t ApproxBytes(const StoredSpanRow& row) {
-  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() + 160);
-}
-
 template <std::size_t N>
 std::string_view BytesOf(const std::array<std::uint8_t, N>& id) {
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the id's bytes as they are
@@ -96,6 +91,41 @@ ON CONFLICT (trace_id) DO UPDATE SET
   approx_bytes = excluded.approx_bytes
 )sql";
 
+const std::string_view kAddToSummariesSql = R"sql(
+UPDATE traces t SET end_unix_nano = c.end_unix_nano, span_count = t.span_count + c.spans,
+  error_count = t.error_count + c.errors, approx_bytes = t.approx_bytes + c.bytes,
+  dag_id = CASE WHEN c.dag_id IS NULL OR t.dag_id >= c.dag_id THEN t.dag_id ELSE c.dag_id END,
+  task_id = CASE WHEN c.task_id IS NULL OR t.task_id >= c.task_id THEN t.task_id ELSE c.task_id END,
+  run_id = CASE WHEN c.run_id IS NULL OR t.run_id >= c.run_id THEN t.run_id ELSE c.run_id END,
+  try_number = CASE WHEN c.try_number IS NULL OR t.try_number >= c.try_number THEN t.try_number
+                    ELSE c.try_number END
+FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
+            $8::text[], $9::bigint[])
+     AS c (trace_hex, end_unix_nano, spans, errors, bytes, dag_id, task_id, run_id, try_number)
+WHERE t.trace_id = decode(c.trace_hex, 'hex')
+)sql";
+
+const std::string_view kSummaryCopyColumns =
+    "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, run_id, "
+    "try_number, approx_bytes, awaited_parents";
+
+bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored_map_index,
+                   const StoredSpanRow& row, const Span& span) {
+  if (row.name != tracing::kAirflowTaskSpanName) return true;
+  const auto same = [](const std::string* now, const std::optional<std::string>& before) {
+    return now == nullptr ? !before.has_value() : before == *now;
+  };
+  return stored.name == tracing::kAirflowTaskSpanName && same(row.dag_id, stored.dag_id) &&
+         same(row.task_id, stored.task_id) && same(row.run_id, stored.run_id) &&
+         stored.try_number == row.try_number &&
+         stored_map_index.value_or(-1) == TaskMapIndexOf(span).value_or(-1) &&
+         stored.start_unix_nano == row.start_unix_nano && stored.end_unix_nano <= row.end_unix_nano;
+}
+
+std::int64_t ApproxBytes(const StoredSpanRow& row) {
+  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() + 160);
+}
+
 std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
   std::string text;
   CopyRows copy(text);
@@ -131,7 +161,8 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
   return text;
 }
 
-std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces) {
+std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
+                        const std::map<std::string, std::optional<std::string>>& awaited) {
   const std::vector<StoredSpanRow>& rows = batch.rows;
   std::string text;
   CopyRows copy(text);
@@ -150,6 +181,8 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces) {
     AppendOptional(copy, summary.run_id);
     AppendOptional(copy, summary.try_number);
     copy.Int(bytes);
+    const auto waiting = awaited.find(trace_hex);
+    AppendOptional(copy, waiting == awaited.end() || !waiting->second ? nullptr : &*waiting->second);
     copy.End();
   }
   return text;

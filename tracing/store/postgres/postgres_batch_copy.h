@@ -6,10 +6,14 @@
 //
 // Pure functions and constant SQL text; thread-safe.
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
@@ -22,14 +26,29 @@ extern const std::string_view kIncomingTablesSql;
 extern const std::string_view kInsertNewSummariesSql;
 // Upserts incoming_spans into spans.
 extern const std::string kMergeSql;
+// Whether kMergeSql's upsert replaces a stored span (its summary figures and task_map_index) with
+// `row` (of `span`): an "airflow.task" span only with the same attempt's later report.
+bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored_map_index,
+                   const StoredSpanRow& row, const Span& span);
+// What a span adds to traces.approx_bytes (the store's size measure, as kRefreshSummariesSql sums it).
+std::int64_t ApproxBytes(const StoredSpanRow& row);
 // Recomputes the summaries of the traces in $1 (a text[] of hex ids) from all their stored spans.
 extern const std::string_view kRefreshSummariesSql;
+// Adds batches to the summary rows of traces (increment/summary_increment.h's SummaryChange), one
+// trace an element of each array: $1 the trace (hex), $2 its new end, $3 spans, $4 errors and $5
+// approx_bytes to add, $6-$9 the batch's greatest dag, task, run and try (NULL: none), kept where they
+// exceed the row's, as kRefreshSummariesSql's max() would.
+extern const std::string_view kAddToSummariesSql;
+// The columns of incoming_traces that SummaryCopy fills.
+extern const std::string_view kSummaryCopyColumns;
 
 // The batch's spans in COPY text for incoming_spans, kPostgresSpanWriteColumns
 // (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which).
 std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces);
-// Each trace's summary as the batch alone would make it, in COPY text for incoming_traces; used
-// only for the traces the batch creates.
-std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces);
+// Each trace's summary as the batch alone would make it, in COPY text for incoming_traces (columns
+// kSummaryCopyColumns), with its awaited parents from `awaited` (absent or nullopt: NULL); used only
+// for the traces the batch creates.
+std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
+                        const std::map<std::string, std::optional<std::string>>& awaited);
 
 }  // namespace sparktrace::tracing::store

@@ -163,9 +163,22 @@ ALTER TABLE task_attempts DROP CONSTRAINT task_attempts_pkey,
   ADD CONSTRAINT task_attempts_pkey PRIMARY KEY (trace_key, airflow, dag_id, task_id, run_id, try_number, map_index)
 )sql";
 
+// Version 4: a batch updates the task index of a trace with stored spans from its own spans
+// (tracing/store/increment/part_increment.h) instead of re-reading the trace, as the SQLite store's
+// version 9 does. A part keeps the counts its error count is made of (operations, failed operations,
+// failed jobs: NULL on a part written before, whose trace the next batch recomputes once), and a trace
+// the parents its unowned spans wait for (comma-separated span ids; NULL: unknown, recomputed, as a
+// trace the batch copy creates is: its first later batch re-reads it once). ADD COLUMN without a
+// default only changes the catalogue, however large the tables; a NULL costs a row nothing.
+constexpr std::string_view kSchemaV4 = R"sql(
+ALTER TABLE attempt_parts ADD COLUMN operation_count bigint, ADD COLUMN failed_operation_count bigint,
+  ADD COLUMN failed_job_count bigint;
+ALTER TABLE traces ADD COLUMN awaited_parents text
+)sql";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

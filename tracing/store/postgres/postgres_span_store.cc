@@ -5,9 +5,15 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
+#include "tracing/store/postgres/postgres_batch_increment.h"
+#include "tracing/store/postgres/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/postgres/postgres_task_index.h"
@@ -122,7 +128,6 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
   const StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kCompact);
   const std::vector<StoredSpanRow>& rows = batch.rows;
-  const std::vector<const Span*>& sources = batch.sources;
   stats.spans_rejected = batch.rejected;
   stats.spans_written = rows.size();
   const BatchTraces traces = GroupByTrace(rows);
@@ -149,16 +154,15 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
                     *version, kPostgresSchemaVersion));
   }
   if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
-  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans ({}) FROM STDIN", kPostgresSpanWriteColumns),
-                               SpanCopy(batch, traces));
-      !copied.ok()) {
-    return fail(copied.error());
-  }
-  if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
   // A trace the batch creates is summarised and indexed from the batch itself: its summary row goes
-  // in only where the trace has none (RETURNING names those); one with stored spans already is
-  // recomputed from all of them, as its summary and index may change in any way.
-  if (auto copied = db_.CopyIn("COPY incoming_traces FROM STDIN", SummaryCopy(batch, traces)); !copied.ok()) {
+  // in only where the trace has none (RETURNING names those, before any span is written).
+  std::map<std::string, std::vector<IndexSpan>> index_spans = IndexSpansByTrace(batch, traces);
+  std::map<std::string, std::optional<std::string>> awaited;
+  for (const auto& [trace_hex, trace_spans] : index_spans)
+    awaited.emplace(trace_hex, NewTraceAwaitedParents(trace_spans));
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_traces ({}) FROM STDIN", kSummaryCopyColumns),
+                               SummaryCopy(batch, traces, awaited));
+      !copied.ok()) {
     return fail(copied.error());
   }
   auto inserted = db_.Exec(kInsertNewSummariesSql);
@@ -166,23 +170,37 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   std::map<std::string, std::vector<IndexSpan>> created;
   for (int row = 0; row < inserted->rows(); ++row) {
     const std::string trace_hex(inserted->Text(row, 0));
-    const auto versions = traces.find(trace_hex);
-    if (versions == traces.end()) continue;
-    std::vector<IndexSpan>& index_spans = created[trace_hex];
-    for (const auto& [span_hex, i] : versions->second)
-      index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
+    const auto trace_spans = index_spans.find(trace_hex);
+    if (trace_spans == index_spans.end()) continue;
+    created.emplace(trace_hex, std::move(trace_spans->second));
+    index_spans.erase(trace_spans);
   }
-  std::vector<std::string> existing;
-  for (const std::string& trace_hex : touched) {
-    if (!created.contains(trace_hex)) existing.push_back(trace_hex);
-  }
-  if (!existing.empty()) {
-    if (auto refreshed = db_.Query(kRefreshSummariesSql, {TextArray(existing)}); !refreshed.ok()) {
-      return fail(refreshed.error());
+  // A trace with stored spans already: what its summary and index take back out of it for a span's
+  // new version is that span's stored version, read (with the stored spans above the batch's, which
+  // the index's update walks up to) before the upsert replaces it.
+  std::map<std::string, std::vector<std::string>> read_before;
+  for (const auto& [trace_hex, versions] : traces) {
+    if (created.contains(trace_hex)) continue;
+    std::vector<std::string>& ids = read_before[trace_hex];
+    for (const auto& [span_hex, i] : versions) {
+      ids.push_back(span_hex);
+      if (rows[i].parent_span_id) ids.push_back(*rows[i].parent_span_id);
     }
   }
+  auto before = ReadStoredBeforeBatch(db_, read_before);
+  if (!before.ok()) return fail(before.error());
+  if (auto copied = db_.CopyIn(fmt::format("COPY incoming_spans ({}) FROM STDIN", kPostgresSpanWriteColumns),
+                               SpanCopy(batch, traces));
+      !copied.ok()) {
+    return fail(copied.error());
+  }
+  if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
+  const ExistingTraceBatch existing = ExistingTraceBatchOf(batch, traces, index_spans, read_before, *before);
+  if (auto summarised = UpdateSummaries(db_, existing, before->bounds); !summarised.ok())
+    return fail(summarised.error());
   if (auto indexed = IndexNewPostgresTraces(db_, created); !indexed.ok()) return fail(indexed.error());
-  if (auto indexed = RefreshPostgresTaskIndex(db_, existing); !indexed.ok()) return fail(indexed.error());
+  if (auto indexed = UpdatePostgresTaskIndex(db_, existing.index, before->ancestors); !indexed.ok())
+    return fail(indexed.error());
   if (auto committed = transaction.Commit(); !committed.ok()) return fail(committed.error());
   return stats;
 }

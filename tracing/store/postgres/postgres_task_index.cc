@@ -10,6 +10,7 @@
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/stored_span.h"
@@ -37,58 +38,19 @@ class ResultColumns {
   int row_;
 };
 
-// What the index needs of a stored span (span_rows/span_table_sql.h's IndexSpanColumnsSql, spelled
-// for this schema): its tree, times, status and identity columns, its attributes only on the spans
-// that can carry one the index reads (compact bytea, which only C++ reads: a stage or call span needs
-// none), and its events only when they hold a finding.
-std::string SpansForIndexSql() {
-  return fmt::format(
-      "SELECT encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, "
-      "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
-      "  CASE WHEN dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}')\n"
-      "       THEN attributes END,\n"
-      "  CASE WHEN strpos(events, '{}') > 0 THEN events END\n"
-      "FROM spans WHERE trace_id = ANY({}) ORDER BY trace_id",
-      tracing::kSparkPhasePrefix, tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName,
-      tracing::kSparkApplicationSpanName, tracing::kSparkConnectLifecycleSpanName, tracing::kFindingEventName,
-      IdsFromHexSql("$1"));
-}
-
-// The stored spans of these traces as the index takes a span being written (IndexSpanOf), from the
-// columns of SpansForIndexSql: a span and its row hold what those columns hold, and nothing else.
+// The stored spans of these traces as the index takes a span being written (IndexSpanOf).
 Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db,
                                                                 const std::vector<std::string>& trace_ids) {
-  static const std::string spans_for_index_sql = SpansForIndexSql();
+  static const std::string spans_for_index_sql =
+      fmt::format("SELECT {} FROM spans WHERE trace_id = ANY({}) ORDER BY trace_id",
+                  PostgresIndexSpanColumnsSql(), IdsFromHexSql("$1"));
   auto result = db.Query(spans_for_index_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::map<std::string, std::vector<IndexSpan>> by_trace;
   for (int row = 0; row < result->rows(); ++row) {
-    const auto text = [&](int column) { return std::string(result->Text(row, column)); };
-    const auto optional = [&](int column, std::string& value) -> const std::string* {
-      if (result->IsNull(row, column)) return nullptr;
-      value = text(column);
-      return &value;
-    };
-    Span span;
-    span.name = text(3);
-    span.start_time_unix_nano = static_cast<std::uint64_t>(result->Int64(row, 4));
-    span.end_time_unix_nano = static_cast<std::uint64_t>(result->Int64(row, 5));
-    span.status_code = static_cast<StatusCode>(result->Int64(row, 6));
-    if (!result->IsNull(row, 11)) {
-      auto attributes = StoredAttributes(result->Text(row, 11), result->Text(row, 1));
-      if (!attributes.ok()) return attributes.error();
-      span.attributes = std::move(attributes).value();
-    }
-    StoredSpanRow stored;
-    stored.span_id = text(1);
-    if (!result->IsNull(row, 2)) stored.parent_span_id = text(2);
-    std::string dag_id, task_id, run_id;
-    stored.dag_id = optional(7, dag_id);
-    stored.task_id = optional(8, task_id);
-    stored.run_id = optional(9, run_id);
-    if (!result->IsNull(row, 10)) stored.try_number = result->Int64(row, 10);
-    if (!result->IsNull(row, 12)) stored.events_json = text(12);
-    by_trace[text(0)].push_back(IndexSpanOf(span, stored));
+    auto span = PostgresIndexSpanFrom(*result, row);
+    if (!span.ok()) return span.error();
+    by_trace[std::string(result->Text(row, 0))].push_back(std::move(span).value());
   }
   return by_trace;
 }
@@ -201,16 +163,18 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
       }
       CopySums(copy, task_index::SumsOf(part));
       copy.Text(fmt::format("{}", part.top_impact));
+      copy.Int(part.operations);
+      copy.Int(part.failed_operations);
+      copy.Int(part.failed_jobs);
       copy.End();
     }
   }
   if (rows.empty()) return {};
   return db.CopyIn(
       "COPY attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, "
-      "name, "
-      "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
-      "compute_ms, "
-      "io_write_ms, idle_ms, finding_count, top_finding, top_impact) FROM STDIN",
+      "name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+      "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
+      "failed_operation_count, failed_job_count) FROM STDIN",
       rows);
 }
 
@@ -304,7 +268,7 @@ GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.
 // over all the traces or keys at once (arrays, unnest, COPY).
 class PostgresTaskIndex final : public TaskIndexDialect {
  public:
-  explicit PostgresTaskIndex(PgConnection& db) : db_(db) {}
+  explicit PostgresTaskIndex(PgConnection& db, const KnownSpans* known = nullptr) : db_(db), known_(known) {}
 
   Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
     return store::KeysOfTraces(db_, trace_ids);
@@ -331,6 +295,24 @@ class PostgresTaskIndex final : public TaskIndexDialect {
     for (const WholeAttemptPart& attempt : attempts) CopyWholeAttempt(copy, *attempt.key, *attempt.part, now);
     if (rows.empty()) return {};
     return db_.CopyIn(fmt::format("COPY task_attempts ({}) FROM STDIN", kWholeAttemptColumns), rows);
+  }
+  Result<std::map<std::string, task_index::StoredTraceIndex>> ReadTraceIndexes(
+      const std::vector<std::string>& trace_ids) override {
+    return ReadPostgresTraceIndexes(db_, trace_ids);
+  }
+  // From what the batch's read before its upsert found (ReadStoredBeforeBatch), else one query.
+  Result<std::optional<IndexSpan>> ReadSpan(const std::string& trace_id,
+                                            const std::string& span_id) override {
+    if (known_ != nullptr) {
+      if (const auto trace = known_->find(trace_id); trace != known_->end()) {
+        if (const auto span = trace->second.find(span_id); span != trace->second.end()) return span->second;
+      }
+    }
+    return ReadPostgresIndexSpan(db_, trace_id, span_id);
+  }
+  Result<void> WriteAwaitedParents(
+      const std::map<std::string, std::optional<std::string>>& awaited_by_trace) override {
+    return WritePostgresAwaitedParents(db_, awaited_by_trace);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
     std::set<PartKey> airflow_keys;
@@ -382,6 +364,7 @@ class PostgresTaskIndex final : public TaskIndexDialect {
   }
 
   PgConnection& db_;
+  const KnownSpans* known_;  // may be null
   // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
   std::map<PartKey, Part> parts_without_identity_;
 };
@@ -391,6 +374,12 @@ class PostgresTaskIndex final : public TaskIndexDialect {
 Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids) {
   PostgresTaskIndex dialect(db);
   return task_index::Refresh(dialect, trace_ids);
+}
+
+Result<void> UpdatePostgresTaskIndex(PgConnection& db, const task_index::BatchOfTraces& batch,
+                                     const KnownSpans& known) {
+  PostgresTaskIndex dialect(db, &known);
+  return task_index::Update(dialect, batch);
 }
 
 Result<void> IndexNewPostgresTraces(PgConnection& db,

@@ -18,14 +18,22 @@
 
 #include "common/result.h"
 #include "tracing/store/postgres/client/pg_connection.h"
+#include "tracing/store/postgres/postgres_index_reads.h"
 #include "tracing/store/task_attempts.h"
 #include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store {
 
 // Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
 // had or now have. The session must have its incoming tables (postgres_batch_copy.h).
 Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
+// Brings the index up to date with a batch written to traces that had stored spans
+// (task_index.h's Update): each trace updated from the batch's spans where they settle it, else
+// recomputed. `known`: the stored spans above the batch's (ReadStoredBeforeBatch), which the update
+// walks up to without a query each. The caller holds the traces' locks, as for a refresh.
+Result<void> UpdatePostgresTaskIndex(PgConnection& db, const task_index::BatchOfTraces& batch,
+                                     const KnownSpans& known);
 // Adds traces that the current transaction created, from their spans (no read-back); the result is
 // what RefreshPostgresTaskIndex would compute.
 Result<void> IndexNewPostgresTraces(PgConnection& db,

@@ -105,24 +105,6 @@ UPDATE traces SET end_unix_nano = ?2, span_count = span_count + ?3, error_count 
 WHERE trace_id = ?1
 )sql";
 
-SummarySpan SummarySpanOf(const StoredSpanRow& row) {
-  SummarySpan span;
-  span.root = !row.parent_span_id.has_value();
-  span.name = row.name;
-  span.start_unix_nano = row.start_unix_nano;
-  span.end_unix_nano = row.end_unix_nano;
-  span.error = row.status_code == 2;
-  const auto text = [](const std::string* value) -> std::optional<std::string> {
-    if (value == nullptr) return std::nullopt;
-    return *value;
-  };
-  span.dag_id = text(row.dag_id);
-  span.task_id = text(row.task_id);
-  span.run_id = text(row.run_id);
-  span.try_number = row.try_number;
-  return span;
-}
-
 void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first) {
   // Unowned: the row outlives the statement's run, and the writer resets the statement right after.
   const int at = first - 1;  // parameter n of the row is at + n

@@ -43,8 +43,6 @@ extern const std::string_view kInsertSummarySql;
 // new end, ?3 spans and ?4 errors to add, ?5-?8 the batch's greatest dag, task, run and try (NULL:
 // none), kept where they exceed the row's, as kRefreshSummarySql's max() would.
 extern const std::string_view kAddToSummarySql;
-// What the summary counts of a span about to be written.
-SummarySpan SummarySpanOf(const StoredSpanRow& row);
 
 // Binds without copying (SqliteStatement::BindTextUnowned): `row`, and the span its pointers are into,
 // must outlive the statement's run up to its next Reset().

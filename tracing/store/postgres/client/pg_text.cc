@@ -88,16 +88,38 @@ void CopyRows::End() {
   row_started_ = false;
 }
 
+namespace {
+
+void AppendArrayElement(std::string& literal, std::string_view item) {
+  literal += '"';
+  for (const char c : ValidUtf8(item)) {
+    if (c == '"' || c == '\\') literal += '\\';
+    literal += c;
+  }
+  literal += '"';
+}
+
+}  // namespace
+
 std::string TextArray(std::span<const std::string> items) {
   std::string literal = "{";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) literal += ',';
-    literal += '"';
-    for (const char c : ValidUtf8(items[i])) {
-      if (c == '"' || c == '\\') literal += '\\';
-      literal += c;
+    AppendArrayElement(literal, items[i]);
+  }
+  literal += '}';
+  return literal;
+}
+
+std::string TextArray(std::span<const std::optional<std::string>> items) {
+  std::string literal = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) literal += ',';
+    if (items[i]) {
+      AppendArrayElement(literal, *items[i]);
+    } else {
+      literal += "NULL";  // unquoted: the null element ("NULL" quoted is the text)
     }
-    literal += '"';
   }
   literal += '}';
   return literal;

@@ -37,6 +37,8 @@ class CopyRows {
 
 // {"a","b"}: a text[] literal; every element quoted, so any text is safe.
 std::string TextArray(std::span<const std::string> items);
+// The same with NULL elements (nullopt), for unnest() rows with NULL columns.
+std::string TextArray(std::span<const std::optional<std::string>> items);
 // {1,2}: a bigint[] literal.
 std::string IntArray(std::span<const std::int64_t> items);
 

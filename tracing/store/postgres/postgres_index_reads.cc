@@ -1,0 +1,243 @@
+#include "tracing/store/postgres/postgres_index_reads.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <set>
+#include <utility>
+
+#include "tracing/span_vocabulary.h"
+#include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/span_rows/stored_span.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// PostgresIndexSpanColumnsSql's columns, after which ReadStoredBeforeBatch reads two more.
+constexpr int kIndexSpanColumns = 13;
+
+// The Airflow parts of the traces in $1 (hex ids, text[]) whose awaited parents are known, with all a
+// part keeps (increment/part_increment.h); a trace without parts has one row of NULLs after its id.
+constexpr std::string_view kStoredPartsSql = R"sql(
+SELECT encode(t.trace_id, 'hex'), t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
+       p.name, p.app_id, p.start_unix_nano, p.end_unix_nano, p.span_count, p.open_count, p.resource_wait_ms,
+       p.compute_ms, p.io_write_ms, p.idle_ms, p.finding_count, p.top_finding, p.top_impact, p.operation_count,
+       p.failed_operation_count, p.failed_job_count
+FROM traces t LEFT JOIN attempt_parts p ON p.airflow = 1 AND p.trace_id = encode(t.trace_id, 'hex')
+WHERE t.trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id))
+  AND t.awaited_parents IS NOT NULL
+)sql";
+
+// A part row of kStoredPartsSql (from column 2); nullopt when it was written before schema 4 (no
+// operation counts).
+std::optional<std::pair<PartKey, Part>> StoredPartFrom(const PgResult& result, int row) {
+  if (result.IsNull(row, 20) || result.IsNull(row, 21) || result.IsNull(row, 22)) return std::nullopt;
+  const auto text = [&](int column) { return std::string(result.Text(row, column)); };
+  PartKey key{true, TaskAttemptKey{text(2), text(3), text(4), result.Int64(row, 5), result.Int64(row, 6)},
+              ""};
+  Part part;
+  part.name = text(7);
+  if (!result.IsNull(row, 8)) part.app_id = text(8);
+  part.start = static_cast<std::uint64_t>(result.Int64(row, 9));
+  part.end = static_cast<std::uint64_t>(result.Int64(row, 10));
+  part.spans = result.Int64(row, 11);
+  part.open = result.Int64(row, 12);
+  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
+    part.phase_ms[phase] = result.Int64(row, 13 + static_cast<int>(phase));
+  part.findings = result.Int64(row, 17);
+  if (!result.IsNull(row, 18)) part.top_finding = text(18);
+  part.top_impact = result.Double(row, 19);
+  part.operations = result.Int64(row, 20);
+  part.failed_operations = result.Int64(row, 21);
+  part.failed_jobs = result.Int64(row, 22);
+  return std::make_pair(std::move(key), std::move(part));
+}
+
+}  // namespace
+
+std::string PostgresIndexSpanColumnsSql() {
+  return fmt::format(
+      "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, "
+      "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
+      "  CASE WHEN dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}')\n"
+      "       THEN attributes END,\n"
+      "  CASE WHEN strpos(events, '{}') > 0 THEN events END",
+      tracing::kSparkPhasePrefix, tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName,
+      tracing::kSparkApplicationSpanName, tracing::kSparkConnectLifecycleSpanName,
+      tracing::kFindingEventName);
+}
+
+// A span and its row hold what these columns hold, and nothing else.
+Result<IndexSpan> PostgresIndexSpanFrom(const PgResult& result, int row) {
+  const auto text = [&](int column) { return std::string(result.Text(row, column)); };
+  const auto optional = [&](int column, std::string& value) -> const std::string* {
+    if (result.IsNull(row, column)) return nullptr;
+    value = text(column);
+    return &value;
+  };
+  Span span;
+  span.name = text(3);
+  span.start_time_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 4));
+  span.end_time_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 5));
+  span.status_code = static_cast<StatusCode>(result.Int64(row, 6));
+  if (!result.IsNull(row, 11)) {
+    auto attributes = StoredAttributes(result.Text(row, 11), result.Text(row, 1));
+    if (!attributes.ok()) return attributes.error();
+    span.attributes = std::move(attributes).value();
+  }
+  StoredSpanRow stored;
+  stored.span_id = text(1);
+  if (!result.IsNull(row, 2)) stored.parent_span_id = text(2);
+  std::string dag_id, task_id, run_id;
+  stored.dag_id = optional(7, dag_id);
+  stored.task_id = optional(8, task_id);
+  stored.run_id = optional(9, run_id);
+  if (!result.IsNull(row, 10)) stored.try_number = result.Int64(row, 10);
+  if (!result.IsNull(row, 12)) stored.events_json = text(12);
+  return IndexSpanOf(span, stored);
+}
+
+Result<StoredBeforeBatch> ReadStoredBeforeBatch(PgConnection& db,
+                                                const std::map<std::string, std::vector<std::string>>& ids) {
+  StoredBeforeBatch before;
+  if (ids.empty()) return before;
+  std::vector<std::string> trace_column, span_column, trace_ids;
+  for (const auto& [trace_id, span_ids] : ids) {
+    trace_ids.push_back(trace_id);
+    // A batch's spans share a few parents: each id looked up once.
+    for (const std::string& span_id : std::set<std::string>(span_ids.begin(), span_ids.end())) {
+      trace_column.push_back(trace_id);
+      span_column.push_back(span_id);
+    }
+  }
+  // The walk up runs over the key columns only (UNION drops a span reached twice, and ends a cycle);
+  // the spans it reached are read once, at the end. Each step looks one span up by its primary key:
+  // LIMIT 1 (the key holds one row at most) keeps the lookups nested, where a join of the ids with
+  // spans would be planned as a hash join over the whole table, growing with the store. The traces'
+  // summary bounds come in the same answer (rows without a span id), saving a round trip a batch.
+  static const std::string walk_sql = fmt::format(R"sql(
+WITH RECURSIVE up (walk_trace, walk_span, walk_parent) AS (
+  SELECT s.trace_id, s.span_id, s.parent_span_id
+  FROM unnest($1::text[], $2::text[]) AS w (trace_hex, span_hex)
+  CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id FROM spans
+                      WHERE trace_id = decode(w.trace_hex, 'hex') AND span_id = decode(w.span_hex, 'hex')
+                      LIMIT 1) s
+  UNION
+  SELECT s.trace_id, s.span_id, s.parent_span_id
+  FROM up CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id FROM spans
+                              WHERE trace_id = up.walk_trace AND span_id = up.walk_parent LIMIT 1) s
+)
+SELECT {}, octet_length(attributes) + octet_length(events) + octet_length(name) + 160, task_map_index,
+       NULL::bigint, NULL::bigint
+FROM up CROSS JOIN LATERAL (SELECT * FROM spans WHERE trace_id = up.walk_trace AND span_id = up.walk_span
+                            LIMIT 1) stored
+UNION ALL
+SELECT encode(trace_id, 'hex'), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, start_unix_nano, end_unix_nano
+FROM traces WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($3::text[]) id))
+)sql",
+                                                  PostgresIndexSpanColumnsSql());
+  auto spans = db.Query(walk_sql, {TextArray(trace_column), TextArray(span_column), TextArray(trace_ids)});
+  if (!spans.ok()) return spans.error();
+  std::map<std::string, std::set<std::string>> parents;  // of the spans found, by trace
+  for (int row = 0; row < spans->rows(); ++row) {
+    if (spans->IsNull(row, 1)) {  // a trace's bounds
+      before.bounds.emplace(std::string(spans->Text(row, 0)),
+                            std::make_pair(spans->Int64(row, kIndexSpanColumns + 2),
+                                           spans->Int64(row, kIndexSpanColumns + 3)));
+      continue;
+    }
+    auto index = PostgresIndexSpanFrom(*spans, row);
+    if (!index.ok()) return index.error();
+    const std::string trace_id(spans->Text(row, 0));
+    if (!index->parent_id.empty()) parents[trace_id].insert(index->parent_id);
+    PostgresStoredVersion version;
+    SummarySpan& summary = version.summary;
+    summary.root = spans->IsNull(row, 2);
+    summary.name = std::string(spans->Text(row, 3));
+    summary.start_unix_nano = spans->Int64(row, 4);
+    summary.end_unix_nano = spans->Int64(row, 5);
+    summary.error = spans->Int64(row, 6) == 2;
+    const auto text = [&](int column) -> std::optional<std::string> {
+      if (spans->IsNull(row, column)) return std::nullopt;
+      return std::string(spans->Text(row, column));
+    };
+    summary.dag_id = text(7);
+    summary.task_id = text(8);
+    summary.run_id = text(9);
+    if (!spans->IsNull(row, 10)) summary.try_number = spans->Int64(row, 10);
+    version.approx_bytes = spans->Int64(row, kIndexSpanColumns);
+    if (!spans->IsNull(row, kIndexSpanColumns + 1))
+      version.task_map_index = spans->Int64(row, kIndexSpanColumns + 1);
+    before.ancestors[trace_id].insert_or_assign(index->span_id, *index);
+    version.index = std::move(index).value();
+    const std::string span_id = version.index.span_id;
+    before.versions[trace_id].insert_or_assign(span_id, std::move(version));
+  }
+  // What the walk started from or reached as a parent, and did not find, is not stored.
+  for (const auto& [trace_id, span_ids] : ids) {
+    for (const std::string& span_id : span_ids) before.ancestors[trace_id].try_emplace(span_id);
+  }
+  for (const auto& [trace_id, parent_ids] : parents) {
+    for (const std::string& span_id : parent_ids) before.ancestors[trace_id].try_emplace(span_id);
+  }
+
+  return before;
+}
+
+Result<std::optional<IndexSpan>> ReadPostgresIndexSpan(PgConnection& db, const std::string& trace_id,
+                                                       const std::string& span_id) {
+  static const std::string span_sql =
+      fmt::format("SELECT {} FROM spans WHERE trace_id = decode($1, 'hex') AND span_id = decode($2, 'hex')",
+                  PostgresIndexSpanColumnsSql());
+  auto read = db.Query(span_sql, {trace_id, span_id});
+  if (!read.ok()) return read.error();
+  if (read->rows() == 0) return std::optional<IndexSpan>();
+  auto index = PostgresIndexSpanFrom(*read, 0);
+  if (!index.ok()) return index.error();
+  return std::optional<IndexSpan>(std::move(index).value());
+}
+
+Result<std::map<std::string, task_index::StoredTraceIndex>> ReadPostgresTraceIndexes(
+    PgConnection& db, const std::vector<std::string>& trace_ids) {
+  std::map<std::string, task_index::StoredTraceIndex> indexes;
+  if (trace_ids.empty()) return indexes;
+  auto rows = db.Query(kStoredPartsSql, {TextArray(trace_ids)});
+  if (!rows.ok()) return rows.error();
+  for (int row = 0; row < rows->rows(); ++row) {
+    const std::string trace_id(rows->Text(row, 0));
+    auto [at, first] = indexes.try_emplace(trace_id);
+    task_index::StoredTraceIndex& index = at->second;
+    if (first) {
+      index.awaited = task_index::ParseAwaitedParents(rows->Text(row, 1));
+      index.exact = true;
+    }
+    if (rows->IsNull(row, 2)) continue;  // no parts (the LEFT JOIN's row)
+    auto stored = StoredPartFrom(*rows, row);
+    if (!stored) {
+      index.exact = false;
+      continue;
+    }
+    index.parts.insert(std::move(*stored));
+  }
+  return indexes;
+}
+
+Result<void> WritePostgresAwaitedParents(PgConnection& db,
+                                         const std::map<std::string, std::optional<std::string>>& awaited) {
+  if (awaited.empty()) return {};
+  std::vector<std::string> trace_ids;
+  std::vector<std::optional<std::string>> values;
+  for (const auto& [trace_id, value] : awaited) {
+    trace_ids.push_back(trace_id);
+    values.push_back(value);
+  }
+  auto updated = db.Query(
+      "UPDATE traces t SET awaited_parents = a.awaited FROM unnest($1::text[], $2::text[]) AS a (trace_hex, "
+      "awaited) WHERE t.trace_id = decode(a.trace_hex, 'hex')",
+      {TextArray(trace_ids), TextArray(values)});
+  if (!updated.ok()) return updated.error();
+  return {};
+}
+
+}  // namespace sparktrace::tracing::store
