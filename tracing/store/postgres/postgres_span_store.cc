@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/index/postgres_batch_increment.h"
+#include "tracing/store/postgres/index/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
-#include "tracing/store/postgres/postgres_batch_increment.h"
-#include "tracing/store/postgres/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/postgres/postgres_task_index.h"

@@ -10,7 +10,7 @@
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
-#include "tracing/store/postgres/postgres_index_reads.h"
+#include "tracing/store/postgres/index/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/stored_span.h"

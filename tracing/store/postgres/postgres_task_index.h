@@ -18,7 +18,7 @@
 
 #include "common/result.h"
 #include "tracing/store/postgres/client/pg_connection.h"
-#include "tracing/store/postgres/postgres_index_reads.h"
+#include "tracing/store/postgres/index/postgres_index_reads.h"
 #include "tracing/store/task_attempts.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/task_index.h"

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "tracing/span_vocabulary.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
@@ -127,15 +128,17 @@ Result<void> SqliteSpanStore::PrepareStatements() {
 }
 
 Result<void> SqliteSpanStore::UpdateSummary(const std::string& trace_hex,
-                                            const std::vector<SummaryBatchSpan>& batch) {
-  SqliteStatement& bounds = *summary_bounds_;
-  bounds.Reset();
-  bounds.BindText(1, trace_hex);
-  auto row = bounds.Step();
-  if (!row.ok()) return row.error();
+                                            const std::vector<SummaryBatchSpan>* batch) {
   std::optional<SummaryChange> change;
-  if (*row) change = SummaryIncrement(bounds.ColumnInt64(0), bounds.ColumnInt64(1), batch);
-  bounds.Reset();
+  if (batch != nullptr) {
+    SqliteStatement& bounds = *summary_bounds_;
+    bounds.Reset();
+    bounds.BindText(1, trace_hex);
+    auto row = bounds.Step();
+    if (!row.ok()) return row.error();
+    if (*row) change = SummaryIncrement(bounds.ColumnInt64(0), bounds.ColumnInt64(1), *batch);
+    bounds.Reset();
+  }
   if (!change) {
     SqliteStatement& refresh = *refresh_summary_;
     refresh.Reset();
@@ -214,15 +217,23 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
 
     // The stored versions of the spans a batch writes to existing traces, read before the upsert
     // replaces them: what the summary and the task index take back out of a trace for a new version.
+    // An Airflow task span sent again may be kept by the upsert rather than replaced (span_table_sql.h's
+    // SpanReplacesStoredSql): its trace is read back after the upsert, which decides.
     task_index::BatchOfTraces index_batch;
     std::map<std::string, std::vector<SummaryBatchSpan>> summary_batch;
+    std::vector<std::string> reread;
     for (auto& [trace_hex, now_spans] : existing) {
-      std::vector<task_index::BatchSpan>& index_spans = index_batch[trace_hex];
-      std::vector<SummaryBatchSpan>& summary_spans = summary_batch[trace_hex];
+      std::vector<task_index::BatchSpan> index_spans;
+      std::vector<SummaryBatchSpan> summary_spans;
       std::size_t at = 0;
+      bool upsert_decides = false;
       for (const auto& [span_hex, i] : traces.at(trace_hex)) {
         auto before = ReadStoredVersion(*db_, trace_hex, span_hex);
         if (!before.ok()) return before.error();
+        if (*before && rows[i].name == tracing::kAirflowTaskSpanName) {
+          upsert_decides = true;
+          break;
+        }
         task_index::BatchSpan& index_span = index_spans.emplace_back();
         index_span.now = std::move(now_spans[at++]);
         SummaryBatchSpan& summary_span = summary_spans.emplace_back();
@@ -232,6 +243,12 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
           summary_span.before = std::move((*before)->summary);
         }
       }
+      if (upsert_decides) {
+        reread.push_back(trace_hex);
+        continue;
+      }
+      index_batch.emplace(trace_hex, std::move(index_spans));
+      summary_batch.emplace(trace_hex, std::move(summary_spans));
     }
 
     // Whole chunks of spans a statement, the rest one by one: a statement's own cost (reset, cursors
@@ -257,11 +274,15 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     upsert.Reset();  // drop the copies of the last span's text
 
     for (const auto& [trace_hex, summary_spans] : summary_batch) {
-      if (auto summarised = UpdateSummary(trace_hex, summary_spans); !summarised.ok())
+      if (auto summarised = UpdateSummary(trace_hex, &summary_spans); !summarised.ok())
         return summarised.error();
     }
+    for (const std::string& trace_hex : reread) {
+      if (auto summarised = UpdateSummary(trace_hex, nullptr); !summarised.ok()) return summarised.error();
+    }
     if (auto indexed = IndexNewTraces(*db_, created); !indexed.ok()) return indexed.error();
-    return UpdateTaskIndex(*db_, index_batch);
+    if (auto updated = UpdateTaskIndex(*db_, index_batch); !updated.ok()) return updated.error();
+    return RefreshTaskIndex(*db_, reread);
   });
   if (!written.ok()) {
     return Error{written.error().code,

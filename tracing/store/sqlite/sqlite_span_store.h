@@ -105,8 +105,8 @@ class SqliteSpanStore final : public SpanStore {
   Result<WriteStats> WriteBatch(std::span<const Span> spans);
   Result<void> RequireWriter(std::string_view operation) const;
   // The summary row of a trace with stored spans after `batch`: the batch added to it where the batch
-  // alone tells (summary_increment.h), else recomputed from all its spans.
-  Result<void> UpdateSummary(const std::string& trace_hex, const std::vector<SummaryBatchSpan>& batch);
+  // alone tells (summary_increment.h), else (and for a null batch) recomputed from all its spans.
+  Result<void> UpdateSummary(const std::string& trace_hex, const std::vector<SummaryBatchSpan>* batch);
 
   const std::string path_;
   const StoreOptions options_;

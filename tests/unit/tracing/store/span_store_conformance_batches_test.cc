@@ -307,3 +307,49 @@ TEST_P(SpanStoreConformance, AnAttemptOfACallPerTraceFollowsEachCallAsItArrives)
 
 }  // namespace
 }  // namespace sparktrace::tracing::store
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// An Airflow task span sent again with another start is kept as stored (the upsert's rule): a later
+// batch that carries it changes neither the trace's summary nor its attempt.
+TEST_P(SpanStoreConformance, AnAirflowTaskSpanTheStoreKeepsIsNotCountedAgain) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  using testing_spans::kBase;
+  using testing_spans::kMs;
+  Span task = testing_spans::MakeSpan(7, 1, 0, std::string(kAirflowTaskSpanName), kBase + 10 * kMs,
+                                      kBase + 100 * kMs);
+  task.attributes = {{std::string(kAirflowDagIdKey), std::string("etl")},
+                     {std::string(kAirflowTaskIdKey), std::string("load")},
+                     {std::string(kAirflowRunIdKey), std::string("manual__1")},
+                     {std::string(kAirflowTryNumberKey), std::int64_t{1}}};
+  const Span child = testing_spans::MakeSpan(7, 2, 1, "rpc", kBase + 20 * kMs, kBase + 30 * kMs);
+  ASSERT_TRUE(store->Write(std::vector<Span>{task, child}).ok());
+  Span moved = task;  // another start: not a newer version of the same report
+  moved.start_time_unix_nano = kBase + 5 * kMs;
+  moved.end_time_unix_nano = kBase + 300 * kMs;
+  moved.status_code = StatusCode::kError;
+  const Span later = testing_spans::MakeSpan(7, 3, 1, "rpc", kBase + 40 * kMs, kBase + 50 * kMs);
+  ASSERT_TRUE(store->Write(std::vector<Span>{moved, later}).ok());
+
+  TraceFilter every;
+  auto summaries = store->ListTraces(every);
+  ASSERT_TRUE(summaries.ok());
+  ASSERT_EQ(summaries->size(), 1u);
+  EXPECT_EQ(summaries->front().span_count, 3u);
+  EXPECT_EQ(summaries->front().error_count, 0u);
+  EXPECT_EQ(summaries->front().start_time_unix_nano, kBase + 10 * kMs);
+  EXPECT_EQ(summaries->front().end_time_unix_nano, kBase + 100 * kMs);
+  TaskAttemptFilter filter;
+  filter.task_id = "load";
+  auto page = store->ListTaskAttempts(filter);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->rows.size(), 1u);
+  EXPECT_EQ(page->rows.front().span_count, 3);
+  EXPECT_EQ(page->rows.front().start_unix_nano, kBase + 10 * kMs);
+  EXPECT_EQ(page->rows.front().end_unix_nano, kBase + 100 * kMs);
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store

@@ -1,4 +1,4 @@
-#include "tracing/store/postgres/postgres_index_reads.h"
+#include "tracing/store/postgres/index/postgres_index_reads.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -142,9 +142,9 @@ FROM traces WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($3::
   std::map<std::string, std::set<std::string>> parents;  // of the spans found, by trace
   for (int row = 0; row < spans->rows(); ++row) {
     if (spans->IsNull(row, 1)) {  // a trace's bounds
-      before.bounds.emplace(std::string(spans->Text(row, 0)),
-                            std::make_pair(spans->Int64(row, kIndexSpanColumns + 2),
-                                           spans->Int64(row, kIndexSpanColumns + 3)));
+      before.bounds.emplace(
+          std::string(spans->Text(row, 0)),
+          std::make_pair(spans->Int64(row, kIndexSpanColumns + 2), spans->Int64(row, kIndexSpanColumns + 3)));
       continue;
     }
     auto index = PostgresIndexSpanFrom(*spans, row);

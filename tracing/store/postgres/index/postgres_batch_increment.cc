@@ -1,4 +1,4 @@
-#include "tracing/store/postgres/postgres_batch_increment.h"
+#include "tracing/store/postgres/index/postgres_batch_increment.h"
 
 #include <algorithm>
 
