@@ -447,8 +447,8 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
 
 Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text) {
   auto stmt = db.Prepare(
-      "SELECT trace_id FROM traces WHERE trace_id = lower(?1) "
-      "UNION SELECT trace_id FROM spans WHERE operation_id = ?1 "
+      "SELECT lower(hex(trace_id)) FROM traces WHERE trace_id = sparktrace_unhex(lower(?1)) "
+      "UNION SELECT lower(hex(trace_id)) FROM spans WHERE operation_id = ?1 "
       "UNION SELECT trace_id FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
   if (!stmt.ok()) return stmt.error();
   stmt->BindText(1, text);
