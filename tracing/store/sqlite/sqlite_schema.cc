@@ -225,8 +225,11 @@ ALTER TABLE traces ADD COLUMN awaited_parents TEXT;
 
 // Version 10 shrinks what a trace and a span write (a call per trace writes both for every span):
 //   - ids as BLOBs in spans and traces: 16 bytes a trace id, 8 a span id, where the hex text took
-//     twice that in the row and again in every index holding the key (traces_by_start). The task
-//     index (attempt_parts, task_attempts) keeps hex text: its keys are the API's. Existing rows are
+//     twice that in the row and again in every index holding the key (traces_by_start); so is the
+//     trace key of a task_attempts row without Airflow identity (its trace id; in the row and in
+//     task_attempts_by_start and task_attempts_unsettled). The rest of the task index keeps hex text
+//     (attempt_parts' trace ids, the comma-separated trace_ids, '' as an Airflow row's trace key),
+//     and the API spells every id in hex as before (sqlite_span_rows.h). Existing rows are
 //     converted by sparktrace_unhex() (sqlite_attribute_function.h; SQLite 3.40 has no unhex()), which
 //     passes an id that is a BLOB already unchanged. `sqlite3 traces.db` users match ids with
 //     x'4bf9…' or hex(trace_id) from now on.
@@ -287,6 +290,7 @@ DROP TABLE traces;
 ALTER TABLE traces_v10 RENAME TO traces;
 CREATE INDEX traces_by_start ON traces (start_unix_nano);
 CREATE INDEX traces_inverted ON traces (end_unix_nano) WHERE end_unix_nano < start_unix_nano;
+UPDATE task_attempts SET trace_key = sparktrace_unhex(trace_key) WHERE airflow = 0;
 )sql";
 
 struct Migration {

@@ -31,11 +31,11 @@ constexpr std::string_view kPartsOfTraceSql = "airflow = 1 AND trace_id = ?1";
 constexpr std::string_view kPartWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
     "AND trace_key = ?1 AND trace_id = ?1";
-// The attempt of trace ?1 without identity, by task_attempts' primary key (sqlite_schema.cc,
-// kPartsOnlyWithAppIdSchema).
+// The attempt without identity of trace ?2 (its id as a BLOB), by task_attempts' primary key
+// (sqlite_schema.cc, kPartsOnlyWithAppIdSchema and kBinaryIdsSchema).
 constexpr std::string_view kAttemptWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
-    "AND trace_key = ?1";
+    "AND trace_key = ?2";
 
 void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
   stmt.BindInt64(first, key.airflow ? 1 : 0);
@@ -45,6 +45,13 @@ void BindKey(SqliteStatement& stmt, int first, const PartKey& key) {
   stmt.BindInt64(first + 4, key.attempt.try_number);
   stmt.BindInt64(first + 5, key.attempt.map_index);
   stmt.BindText(first + 6, key.trace_key);
+}
+
+// BindKey for a task_attempts row: the trace key of an attempt without identity (its trace id) is a
+// BLOB there since schema version 10 (sqlite_schema.cc, kBinaryIdsSchema); an Airflow attempt's is ''.
+void BindAttemptKey(SqliteStatement& stmt, int first, const PartKey& key) {
+  BindKey(stmt, first, key);
+  if (!key.airflow) BindIdHex(stmt, first + 6, key.trace_key);
 }
 
 constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
@@ -76,6 +83,7 @@ Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<s
   for (const std::string& trace_id : trace_ids) {
     select->Reset();
     select->BindText(1, trace_id);
+    BindIdHex(*select, 2, trace_id);
     while (true) {
       auto row = select->Step();
       if (!row.ok()) return row.error();
@@ -83,7 +91,7 @@ Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<s
       keys.insert(PartKey{select->ColumnInt64(0) != 0,
                           TaskAttemptKey{select->ColumnText(1), select->ColumnText(2), select->ColumnText(3),
                                          select->ColumnInt64(4), select->ColumnInt64(5)},
-                          select->ColumnText(6)});
+                          IdHexOfColumn(*select, 6)});
     }
   }
   select->Reset();  // a finished read still pins its snapshot until reset
@@ -311,7 +319,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   static void BindWholeAttempt(SqliteStatement& row, int first, const PartKey& key, const Part& part,
                                std::int64_t now) {
     const int at = first - 1;  // parameter n of the row is at + n
-    BindKey(row, at + 1, key);
+    BindAttemptKey(row, at + 1, key);
     row.BindText(at + 8, part.name);
     row.BindText(at + 9, "");  // its one trace is its trace key (AttemptRowColumnsSql)
     BindSums(row, at + 10, task_index::SumsOf(part));
@@ -336,7 +344,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
         continue;
       }
       (*remove)->Reset();
-      BindKey(**remove, 1, *key);
+      BindAttemptKey(**remove, 1, *key);
       if (auto ran = (*remove)->Run(); !ran.ok()) return ran.error();
     }
     (*upsert)->Reset();
@@ -415,9 +423,9 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
       }
     }
     if (filter.trace_ids) {
-      for (int twice = 0; twice < 2; ++twice) {  // the parts' trace ids, then the trace keys
-        for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
-      }
+      // The parts' trace ids (text), then the trace keys of attempts without identity (BLOBs).
+      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+      for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
     }
     return index;
   };

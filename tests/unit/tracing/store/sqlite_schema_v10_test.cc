@@ -28,7 +28,8 @@ namespace {
 
 using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
 
-// What version 9 made of spans and traces: ids as lower-case hex text, and traces_by_end.
+// What version 9 made of spans, traces and the trace key of an attempt without identity: ids as
+// lower-case hex text; and traces_by_end.
 constexpr std::string_view kVersionNineIdsSql = R"sql(
 CREATE TABLE spans_v9 (
   trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT, name TEXT NOT NULL,
@@ -53,6 +54,7 @@ DROP TABLE traces;
 ALTER TABLE traces_v9 RENAME TO traces;
 CREATE INDEX traces_by_start ON traces (start_unix_nano);
 CREATE INDEX traces_by_end ON traces (end_unix_nano);
+UPDATE task_attempts SET trace_key = lower(hex(trace_key)) WHERE airflow = 0;
 PRAGMA user_version = 9;
 )sql";
 
@@ -202,7 +204,12 @@ TEST_F(SqliteSchemaV10Test, NewStoreKeepsIdsAsBlobsWithoutAnIndexOnTheEnd) {
   EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(trace_id) = 'blob' AND length(trace_id) = 16 "
                     "AND typeof(span_id) = 'blob' AND length(span_id) = 8"),
             6);
-  EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(parent_span_id) = 'blob'"), 4);
+  EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(parent_span_id) = 'blob'"), 3);
+  // The call's attempt is keyed by its trace id, a BLOB too; the Airflow attempts by ''.
+  EXPECT_EQ(CountOf(fmt::format("SELECT count(*) FROM task_attempts WHERE airflow = 0 AND trace_key = x'{}'",
+                                ToHex(TraceIdOf(1)))),
+            1);
+  EXPECT_EQ(CountOf("SELECT count(*) FROM task_attempts WHERE airflow = 1 AND trace_key = ''"), 2);
   EXPECT_EQ(CountOf("SELECT count(*) FROM traces WHERE typeof(trace_id) = 'blob'"), 3);
   EXPECT_EQ(CountOf("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_by_end'"), 0);
   // What a sqlite3 shell user writes now.
@@ -227,10 +234,12 @@ TEST_F(SqliteSchemaV10Test, MigratesAVersionNineStoreAnsweringAsBefore) {
   }
   {
     SqliteConnection raw = RawV10TestConnection();
-    ASSERT_TRUE(raw.Exec(kVersionNineIdsSql).ok());
+    auto converted = raw.Exec(kVersionNineIdsSql);
+    ASSERT_TRUE(converted.ok()) << converted.error().ToString();
   }
   EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(trace_id) = 'text'"), 6);
   EXPECT_EQ(CountOf("SELECT count(*) FROM traces WHERE typeof(trace_id) = 'text'"), 3);
+  EXPECT_EQ(CountOf("SELECT count(*) FROM task_attempts WHERE typeof(trace_key) = 'text'"), 3);
   auto stale_reader = SqliteSpanStore::Open(path_, {.read_only = true});
   ASSERT_FALSE(stale_reader.ok());  // a reader asks for the writer's migration first
 
@@ -244,7 +253,11 @@ TEST_F(SqliteSchemaV10Test, MigratesAVersionNineStoreAnsweringAsBefore) {
                     "AND (parent_span_id IS NULL OR typeof(parent_span_id) = 'blob')"),
             static_cast<std::int64_t>(written.size()));
   EXPECT_EQ(CountOf("SELECT count(*) FROM traces WHERE typeof(trace_id) = 'blob'"), 3);
+  EXPECT_EQ(CountOf("SELECT count(*) FROM task_attempts WHERE airflow = 0 AND typeof(trace_key) = 'blob' "
+                    "AND length(trace_key) = 16"),
+            1);
   EXPECT_EQ(CountOf("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_by_end'"), 0);
+  EXPECT_EQ(CountOf("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_inverted'"), 1);
   EXPECT_EQ(V10TestReads(*store), before);
 
   // A span written again after the migration replaces the converted row.
