@@ -223,6 +223,19 @@ TEST_F(SqliteSchemaV10Test, NewStoreKeepsIdsAsBlobsWithoutAnIndexOnTheEnd) {
             reads.end());
 }
 
+// sparktrace_unhex: hex of either case to its bytes, a BLOB unchanged, anything else NULL (so that a
+// search text that is no id matches nothing, and the migration can run over ids already converted).
+TEST_F(SqliteSchemaV10Test, UnhexConvertsHexTextOnly) {
+  ASSERT_NE(OpenV10TestStore(), nullptr);
+  EXPECT_EQ(
+      CountOf("SELECT sparktrace_unhex('0aFF') = x'0aff' AND typeof(sparktrace_unhex('0aFF')) = 'blob'"), 1);
+  EXPECT_EQ(CountOf("SELECT length(sparktrace_unhex('')) = 0 AND typeof(sparktrace_unhex('')) = 'blob'"), 1);
+  EXPECT_EQ(CountOf("SELECT sparktrace_unhex(x'01ab') = x'01ab'"), 1);
+  for (std::string_view not_hex : {"'abc'", "'zz'", "'0g'", "' 1'", "NULL", "12", "1.5"}) {
+    EXPECT_EQ(CountOf(fmt::format("SELECT sparktrace_unhex({}) IS NULL", not_hex)), 1) << not_hex;
+  }
+}
+
 TEST_F(SqliteSchemaV10Test, MigratesAVersionNineStoreAnsweringAsBefore) {
   const std::vector<Span> written = V10TestSpans();
   std::vector<std::string> before;
