@@ -215,15 +215,14 @@ void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const
 
 Result<Span> SpanFromRow(const SqliteStatement& stmt) {
   StoredSpanColumns columns;
-  const std::string trace_hex = IdHexOfColumn(stmt, 0);
-  const std::string span_hex = IdHexOfColumn(stmt, 1);
-  std::string parent_hex;
-  columns.trace_id = trace_hex;
-  columns.span_id = span_hex;
-  if (!stmt.ColumnIsNull(2)) {
-    parent_hex = IdHexOfColumn(stmt, 2);
-    columns.parent_span_id = parent_hex;
-  }
+  // BLOBs since schema version 10 (the migration converts every row), taken as they are.
+  columns.ids_binary = stmt.ColumnIsBlob(0);
+  const auto id = [&stmt, &columns](int column) {
+    return columns.ids_binary ? stmt.ColumnBlobView(column) : stmt.ColumnView(column);
+  };
+  columns.trace_id = id(0);
+  columns.span_id = id(1);
+  if (!stmt.ColumnIsNull(2)) columns.parent_span_id = id(2);
   columns.name = stmt.ColumnView(3);
   columns.kind = stmt.ColumnInt64(4);
   columns.start_unix_nano = stmt.ColumnInt64(5);
