@@ -487,7 +487,9 @@ def read_store(path, sparktrace):
         sample = {}
         for name in ("spark.connect.SparkConnectService/Config",
                      "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
-            row = con.execute("SELECT trace_id FROM spans WHERE name = ? LIMIT 1", (name,)).fetchone()
+            # Ids are BLOBs from trace schema 10 on, hex text before: either build can be the one measured.
+            row = con.execute("SELECT CASE WHEN typeof(trace_id) = 'blob' THEN lower(hex(trace_id)) ELSE trace_id END "
+                              "FROM spans WHERE name = ? LIMIT 1", (name,)).fetchone()
             sample[name] = sample_span_attributes(sparktrace, path, row[0], name) if row else None
         out["sample_attributes"] = sample
         out["operation_ids_placeholder"] = con.execute(

@@ -989,9 +989,9 @@ class SecretsTest(TracingCase):
                 places[str(path.relative_to(self.tmp.name))] = path.read_bytes()
         store_bytes = b"".join(data for name, data in places.items() if name.startswith("traces.db"))
         # Positive controls: the span data is there, where the secrets are looked for: the trace id in its
-        # columns' plain text, the session id in the compact attributes (a UUID packs into its 16 bytes;
-        # the SQLite store has no session_id column since schema version 8).
-        self.assertIn(trace_id.encode(), store_bytes)
+        # columns (16 bytes: a BLOB since the SQLite store's schema version 10), the session id in the
+        # compact attributes (a UUID packs into its 16 bytes; no session_id column since schema version 8).
+        self.assertIn(bytes.fromhex(trace_id), store_bytes)
         self.assertIn(uuid.UUID(self.session_id).bytes, store_bytes)
         self.assertIn(self.session_id.encode(), places["otlp"])
         for name, data in places.items():

@@ -32,6 +32,19 @@ bool ParseHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
   return true;
 }
 
+// An id stored as its bytes (SQLite since schema version 10).
+template <std::size_t N>
+bool CopyIdBytes(std::string_view bytes, std::array<std::uint8_t, N>& out) {
+  if (bytes.size() != N) return false;
+  for (std::size_t i = 0; i < N; ++i) out[i] = static_cast<std::uint8_t>(bytes[i]);
+  return true;
+}
+
+template <std::size_t N>
+bool ReadId(std::string_view stored, bool binary, std::array<std::uint8_t, N>& out) {
+  return binary ? CopyIdBytes(stored, out) : ParseHex(stored, out);
+}
+
 // The well-known attributes (tracing/span_vocabulary.h) that get columns of their own.
 void Extract(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
   for (const auto& attribute : attributes) {
@@ -169,12 +182,17 @@ TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows,
 
 Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   Span span;
-  if (!ParseHex(columns.trace_id, span.trace_id) || !ParseHex(columns.span_id, span.span_id)) {
-    return Error{ErrorCode::kInternal,
-                 fmt::format("malformed ids in stored span {}/{}", columns.trace_id, columns.span_id)};
+  const bool binary = columns.ids_binary;
+  if (!ReadId(columns.trace_id, binary, span.trace_id) || !ReadId(columns.span_id, binary, span.span_id)) {
+    return Error{ErrorCode::kInternal, binary ? fmt::format("malformed ids in stored span ({} and {} bytes)",
+                                                            columns.trace_id.size(), columns.span_id.size())
+                                              : fmt::format("malformed ids in stored span {}/{}",
+                                                            columns.trace_id, columns.span_id)};
   }
-  if (columns.parent_span_id && !ParseHex(*columns.parent_span_id, span.parent_span_id)) {
-    return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", columns.span_id)};
+  // From here on, errors name the span by its hex id (made only for an error).
+  const auto span_hex = [&] { return binary ? ToHex(span.span_id) : std::string(columns.span_id); };
+  if (columns.parent_span_id && !ReadId(*columns.parent_span_id, binary, span.parent_span_id)) {
+    return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", span_hex())};
   }
   span.name = std::string(columns.name);
   span.kind = EnumFromSql(columns.kind, SpanKind::kConsumer, SpanKind::kUnspecified);
@@ -186,18 +204,17 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   if (columns.attributes_compact) {
     if (!ReadCompactAttributes(columns.attributes, span.attributes)) {
       return Error{ErrorCode::kInternal,
-                   fmt::format("attributes of stored span {} are not in the compact form", columns.span_id)};
+                   fmt::format("attributes of stored span {} are not in the compact form", span_hex())};
     }
   } else if (!ReadAttributesJson(columns.attributes, span.attributes)) {
     // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
     // dominated by building and dropping JSON trees (tracing/store/span_rows/attribute_json_reader.h).
     return Error{ErrorCode::kInternal,
-                 fmt::format("attributes of stored span {} are not a JSON object", columns.span_id)};
+                 fmt::format("attributes of stored span {} are not a JSON object", span_hex())};
   }
   if (!ReadEventsJson(columns.events_json, span.events)) {
-    return Error{
-        ErrorCode::kInternal,
-        fmt::format("stored span {}: events column is not a JSON array of objects", columns.span_id)};
+    return Error{ErrorCode::kInternal,
+                 fmt::format("stored span {}: events column is not a JSON array of objects", span_hex())};
   }
   return span;
 }

@@ -92,9 +92,10 @@ TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows,
 // The stored columns of one span, as a backend reads them (in the order of the schema's first 12
 // columns), back into a Span. Malformed ids or JSON are kInternal errors naming the span.
 struct StoredSpanColumns {
-  std::string_view trace_id;
+  std::string_view trace_id;  // hex, or the id's bytes when ids_binary
   std::string_view span_id;
   std::optional<std::string_view> parent_span_id;
+  bool ids_binary = false;  // SQLite's BLOB ids (schema version 10); PostgreSQL reads its bytea as hex
   std::string_view name;
   std::int64_t kind = 0;
   std::int64_t start_unix_nano = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -84,6 +85,51 @@ void AttributeFunction(sqlite3_context* context, int argc, sqlite3_value** argv)
   }
 }
 
+int HexDigitValue(char digit) {
+  if (digit >= '0' && digit <= '9') return digit - '0';
+  if (digit >= 'a' && digit <= 'f') return digit - 'a' + 10;
+  if (digit >= 'A' && digit <= 'F') return digit - 'A' + 10;
+  return -1;
+}
+
+// sparktrace_unhex(text): the bytes an even number of hex digits spell, as a BLOB; a BLOB unchanged (an
+// id already converted); NULL for NULL or anything else. SQLite 3.41 has unhex(); 3.40 does not.
+void UnhexFunction(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  if (argc != 1) {
+    sqlite3_result_error(context, "sparktrace_unhex(text) takes one argument", -1);
+    return;
+  }
+  const int type = sqlite3_value_type(argv[0]);
+  if (type == SQLITE_BLOB) {
+    sqlite3_result_value(context, argv[0]);
+    return;
+  }
+  if (type != SQLITE_TEXT) {
+    sqlite3_result_null(context);
+    return;
+  }
+  const std::string_view hex = ArgumentBytes(argv[0], /*blob=*/false);
+  if (hex.size() % 2 != 0) {
+    sqlite3_result_null(context);
+    return;
+  }
+  try {
+    std::string bytes(hex.size() / 2, '\0');
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      const int high = HexDigitValue(hex[2 * i]);
+      const int low = HexDigitValue(hex[2 * i + 1]);
+      if (high < 0 || low < 0) {
+        sqlite3_result_null(context);
+        return;
+      }
+      bytes[i] = static_cast<char>(high * 16 + low);
+    }
+    sqlite3_result_blob64(context, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  } catch (const std::exception&) {
+    sqlite3_result_error_nomem(context);  // only std::bad_alloc can get here
+  }
+}
+
 }  // namespace
 
 Result<void> RegisterAttributeFunction(SqliteConnection& db) {
@@ -94,6 +140,13 @@ Result<void> RegisterAttributeFunction(SqliteConnection& db) {
   if (rc != SQLITE_OK) {
     return Error{ErrorCode::kInternal,
                  fmt::format("register {}(): {}", kSqliteAttributeFunction, sqlite3_errstr(rc))};
+  }
+  const int unhex_rc = sqlite3_create_function_v2(db.handle(), kSqliteUnhexFunction, 1,
+                                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                                  nullptr, &UnhexFunction, nullptr, nullptr, nullptr);
+  if (unhex_rc != SQLITE_OK) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("register {}(): {}", kSqliteUnhexFunction, sqlite3_errstr(unhex_rc))};
   }
   return {};
 }

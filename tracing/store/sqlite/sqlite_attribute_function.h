@@ -16,6 +16,12 @@ class SqliteConnection;
 
 inline constexpr const char* kSqliteAttributeFunction = "sparktrace_attribute";
 
+// sparktrace_unhex(hex): the BLOB that hex text spells (a BLOB passes unchanged, anything else is
+// NULL). Trace and span ids are BLOBs in spans and traces since schema version 10; SQL that holds
+// ids as hex text (the migration, a JSON list of ids, a search for an id) converts them with it.
+inline constexpr const char* kSqliteUnhexFunction = "sparktrace_unhex";
+
+// Registers both functions on `db`.
 Result<void> RegisterAttributeFunction(SqliteConnection& db);
 
 }  // namespace sparktrace::tracing::store

@@ -30,6 +30,7 @@ constexpr std::int64_t kJournalSizeLimitBytes = 64LL << 20;
 
 // Ids are stored as lower-case hex text, not blobs: the extra 24 bytes a span are small next to its
 // attributes JSON, and `sqlite3 traces.db "... WHERE trace_id = '4bf9…'"` then works as users expect.
+// (Until version 10, kBinaryIdsSchema: with compact attributes the ids had become a large share.)
 //
 // The per-trace summary is a table kept up to date by Write() rather than a view: a view would
 // aggregate every span on each listing (seconds for a full 1 GiB store), the table costs one indexed
@@ -222,6 +223,76 @@ ALTER TABLE attempt_parts ADD COLUMN failed_job_count INTEGER;
 ALTER TABLE traces ADD COLUMN awaited_parents TEXT;
 )sql";
 
+// Version 10 shrinks what a trace and a span write (a call per trace writes both for every span):
+//   - ids as BLOBs in spans and traces: 16 bytes a trace id, 8 a span id, where the hex text took
+//     twice that in the row and again in every index holding the key (traces_by_start); so is the
+//     trace key of a task_attempts row without Airflow identity (its trace id; in the row and in
+//     task_attempts_by_start and task_attempts_unsettled). The rest of the task index keeps hex text
+//     (attempt_parts' trace ids, the comma-separated trace_ids, '' as an Airflow row's trace key),
+//     and the API spells every id in hex as before (sqlite_span_rows.h). Existing rows are
+//     converted by sparktrace_unhex() (sqlite_attribute_function.h; SQLite 3.40 has no unhex()), which
+//     passes an id that is a BLOB already unchanged. `sqlite3 traces.db` users match ids with
+//     x'4bf9…' or hex(trace_id) from now on.
+//   - no traces_by_end: retention finds traces by their end through traces_by_start, and the traces
+//     that end before they start (normally none) through traces_inverted, which holds only them
+//     (upkeep/sqlite_retention.cc says why that deletes the same traces); the index on the end cost
+//     every trace a B-tree insert and ~50 bytes for a query run once a minute.
+constexpr std::string_view kBinaryIdsSchema = R"sql(
+CREATE TABLE spans_v10 (
+  trace_id        BLOB    NOT NULL,  -- 16 bytes
+  span_id         BLOB    NOT NULL,  -- 8 bytes
+  parent_span_id  BLOB,              -- NULL for a root span
+  name            TEXT    NOT NULL,
+  kind            INTEGER NOT NULL,  -- OTLP Span.SpanKind
+  start_unix_nano INTEGER NOT NULL,
+  end_unix_nano   INTEGER NOT NULL,
+  status_code     INTEGER NOT NULL,  -- OTLP Status.StatusCode: 0 unset, 1 ok, 2 error
+  status_message  TEXT    NOT NULL,
+  trace_state     TEXT    NOT NULL,
+  attributes      TEXT    NOT NULL,  -- a compact BLOB (span_rows/compact_attributes.h); JSON text before v6
+  events          TEXT    NOT NULL,  -- JSON array of {name, time_unix_nano, attributes}
+  operation_id    TEXT,              -- spark.connect.operation_id
+  dag_id          TEXT,              -- airflow.dag_id
+  task_id         TEXT,              -- airflow.task_id
+  run_id          TEXT,              -- airflow.run_id
+  try_number      INTEGER,           -- airflow.try_number
+  PRIMARY KEY (trace_id, span_id)
+) WITHOUT ROWID;
+INSERT INTO spans_v10 (trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code,
+                       status_message, trace_state, attributes, events, operation_id, dag_id, task_id, run_id,
+                       try_number)
+SELECT sparktrace_unhex(trace_id), sparktrace_unhex(span_id), sparktrace_unhex(parent_span_id), name, kind,
+       start_unix_nano, end_unix_nano, status_code, status_message, trace_state, attributes, events,
+       operation_id, dag_id, task_id, run_id, try_number
+FROM spans ORDER BY trace_id, span_id;
+DROP TABLE spans;
+ALTER TABLE spans_v10 RENAME TO spans;
+CREATE INDEX spans_by_operation ON spans (operation_id) WHERE operation_id IS NOT NULL;
+CREATE TABLE traces_v10 (
+  trace_id        BLOB    NOT NULL PRIMARY KEY,  -- 16 bytes
+  root_name       TEXT    NOT NULL,
+  start_unix_nano INTEGER NOT NULL,  -- earliest span start
+  end_unix_nano   INTEGER NOT NULL,  -- latest span end
+  span_count      INTEGER NOT NULL,
+  error_count     INTEGER NOT NULL,
+  dag_id          TEXT,
+  task_id         TEXT,
+  run_id          TEXT,
+  try_number      INTEGER,
+  awaited_parents TEXT
+) WITHOUT ROWID;
+INSERT INTO traces_v10 (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id,
+                        task_id, run_id, try_number, awaited_parents)
+SELECT sparktrace_unhex(trace_id), root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id,
+       task_id, run_id, try_number, awaited_parents
+FROM traces ORDER BY trace_id;
+DROP TABLE traces;
+ALTER TABLE traces_v10 RENAME TO traces;
+CREATE INDEX traces_by_start ON traces (start_unix_nano);
+CREATE INDEX traces_inverted ON traces (end_unix_nano) WHERE end_unix_nano < start_unix_nano;
+UPDATE task_attempts SET trace_key = sparktrace_unhex(trace_key) WHERE airflow = 0;
+)sql";
+
 struct Migration {
   std::int64_t to_version;
   std::string_view sql;
@@ -255,12 +326,15 @@ const Migration kMigrations[] = {
     // Parts keep their operation counts and traces the parents their spans wait for: a batch updates the task
     // index of a long trace from its own spans.
     {9, kIncrementalIndexSchema},
+    // Ids as BLOBs in spans and traces, retention through traces_by_start: a call per trace writes ~100
+    // bytes and a B-tree insert less a span. Both tables are copied once.
+    {10, kBinaryIdsSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 
 // Schema version 2 added the task index; a store written before has traces but no index rows.
 Result<void> BackfillTaskIndex(SqliteConnection& db) {
-  auto stmt = db.Prepare("SELECT trace_id FROM traces");
+  auto stmt = db.Prepare("SELECT lower(hex(trace_id)) FROM traces");
   if (!stmt.ok()) return stmt.error();
   auto traces = stmt->CollectText();
   if (!traces.ok()) return traces.error();

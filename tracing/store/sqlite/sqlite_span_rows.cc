@@ -2,6 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -45,7 +46,56 @@ std::string WithoutSessionId(std::string sql, std::string_view spelling) {
   return sql;
 }
 
+template <std::size_t N>
+std::string_view IdBytes(const std::array<std::uint8_t, N>& id) {
+  return {reinterpret_cast<const char*>(id.data()), N};
+}
+
+int HexValue(char digit) {
+  if (digit >= '0' && digit <= '9') return digit - '0';
+  if (digit >= 'a' && digit <= 'f') return digit - 'a' + 10;
+  return -1;
+}
+
 }  // namespace
+
+void BindIdHex(SqliteStatement& stmt, int index, std::string_view hex) {
+  std::string bytes(hex.size() / 2, '\0');
+  bool spelled = hex.size() % 2 == 0 && !hex.empty();
+  for (std::size_t i = 0; spelled && i < bytes.size(); ++i) {
+    const int high = HexValue(hex[2 * i]);
+    const int low = HexValue(hex[2 * i + 1]);
+    spelled = high >= 0 && low >= 0;
+    bytes[i] = static_cast<char>(high * 16 + low);
+  }
+  if (spelled) {
+    stmt.BindBlob(index, bytes);
+  } else {
+    stmt.BindText(index, hex);  // not an id this store wrote: matches no BLOB
+  }
+}
+
+std::string IdHexOfColumn(const SqliteStatement& stmt, int column) {
+  if (!stmt.ColumnIsBlob(column)) return stmt.ColumnText(column);
+  static constexpr std::string_view kDigits = "0123456789abcdef";
+  const std::string_view bytes = stmt.ColumnBlobView(column);
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (const char byte : bytes) {
+    const auto value = static_cast<unsigned char>(byte);
+    hex += kDigits[value >> 4];
+    hex += kDigits[value & 0xf];
+  }
+  return hex;
+}
+
+bool TraceIdOfColumn(const SqliteStatement& stmt, int column, TraceId& out) {
+  if (!stmt.ColumnIsBlob(column)) return ParseTraceHex(stmt.ColumnView(column), out);
+  const std::string_view bytes = stmt.ColumnBlobView(column);
+  if (bytes.size() != out.size()) return false;
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::uint8_t>(bytes[i]);
+  return true;
+}
 
 std::string NumberedValuesSql(int rows, int columns) {
   std::string values;
@@ -105,13 +155,14 @@ UPDATE traces SET end_unix_nano = ?2, span_count = span_count + ?3, error_count 
 WHERE trace_id = ?1
 )sql";
 
-void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first) {
+void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& span, int first) {
   // Unowned: the row outlives the statement's run, and the writer resets the statement right after.
+  // The ids are the span's bytes (BLOBs since schema version 10), the row's hex spelling of them.
   const int at = first - 1;  // parameter n of the row is at + n
-  upsert.BindTextUnowned(at + 1, row.trace_id);
-  upsert.BindTextUnowned(at + 2, row.span_id);
+  upsert.BindBlobUnowned(at + 1, IdBytes(span.trace_id));
+  upsert.BindBlobUnowned(at + 2, IdBytes(span.span_id));
   if (row.parent_span_id) {
-    upsert.BindTextUnowned(at + 3, *row.parent_span_id);
+    upsert.BindBlobUnowned(at + 3, IdBytes(span.parent_span_id));
   } else {
     upsert.BindNull(at + 3);
   }
@@ -133,7 +184,7 @@ void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first) {
 
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,
                     const std::optional<std::string>& awaited_parents) {
-  insert.BindText(1, trace_hex);
+  BindIdHex(insert, 1, trace_hex);
   insert.BindText(2, summary.root_name);
   insert.BindInt64(3, summary.start_unix_nano);
   insert.BindInt64(4, summary.end_unix_nano);
@@ -152,9 +203,14 @@ void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const
 
 Result<Span> SpanFromRow(const SqliteStatement& stmt) {
   StoredSpanColumns columns;
-  columns.trace_id = stmt.ColumnView(0);
-  columns.span_id = stmt.ColumnView(1);
-  if (!stmt.ColumnIsNull(2)) columns.parent_span_id = stmt.ColumnView(2);
+  // BLOBs since schema version 10 (the migration converts every row), taken as they are.
+  columns.ids_binary = stmt.ColumnIsBlob(0);
+  const auto id = [&stmt, &columns](int column) {
+    return columns.ids_binary ? stmt.ColumnBlobView(column) : stmt.ColumnView(column);
+  };
+  columns.trace_id = id(0);
+  columns.span_id = id(1);
+  if (!stmt.ColumnIsNull(2)) columns.parent_span_id = id(2);
   columns.name = stmt.ColumnView(3);
   columns.kind = stmt.ColumnInt64(4);
   columns.start_unix_nano = stmt.ColumnInt64(5);
@@ -171,9 +227,9 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt) {
 
 Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt) {
   TraceSummary summary;
-  const std::string trace_hex = stmt.ColumnText(0);
-  if (!ParseTraceHex(trace_hex, summary.trace_id)) {
-    return Error{ErrorCode::kInternal, fmt::format("malformed trace id in trace summary: {}", trace_hex)};
+  if (!TraceIdOfColumn(stmt, 0, summary.trace_id)) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("malformed trace id in trace summary: {}", IdHexOfColumn(stmt, 0))};
   }
   summary.root_name = stmt.ColumnText(1);
   summary.start_time_unix_nano = FromSql(stmt.ColumnInt64(2));

@@ -20,6 +20,15 @@ namespace sparktrace::tracing::store {
 
 class SqliteStatement;
 
+// Trace and span ids are BLOBs (16 and 8 bytes) in spans and traces since schema version 10
+// (sqlite_schema.cc, kBinaryIdsSchema); the task index and every API spell them as lower-case hex.
+// Binds the id that `hex` spells as a BLOB (copied); text that is no id is bound as text, matching none.
+void BindIdHex(SqliteStatement& stmt, int index, std::string_view hex);
+// An id column as lower-case hex (a BLOB converted; text as it is).
+std::string IdHexOfColumn(const SqliteStatement& stmt, int column);
+// A trace id column (a 16-byte BLOB, or hex text) into `out`; false when it is neither.
+bool TraceIdOfColumn(const SqliteStatement& stmt, int column, TraceId& out);
+
 // "(?1, …, ?columns), (?columns+1, …), …" for `rows` rows: row r's parameters start at 1 + r * columns.
 // The writer's hot statements write many rows at once, so that a statement's own cost (reset, cursors
 // opened and closed, its end) is paid once for all of them; SQLite applies the rows in order, as that
@@ -44,9 +53,9 @@ extern const std::string_view kInsertSummarySql;
 // none), kept where they exceed the row's, as kRefreshSummarySql's max() would.
 extern const std::string_view kAddToSummarySql;
 
-// Binds without copying (SqliteStatement::BindTextUnowned): `row`, and the span its pointers are into,
-// must outlive the statement's run up to its next Reset().
-void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, int first = 1);
+// Binds without copying (SqliteStatement::BindTextUnowned): `row`, and `span` (the span it was made
+// from, whose ids are bound as they are), must outlive the statement's run up to its next Reset().
+void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& span, int first = 1);
 // Binds kInsertSummarySql for a trace that the batch may create, with the parents its spans wait for
 // (increment/part_increment.h's AwaitedParentsText; nullopt: unknown).
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,

@@ -133,7 +133,7 @@ Result<void> SqliteSpanStore::UpdateSummary(const std::string& trace_hex,
   if (batch != nullptr) {
     SqliteStatement& bounds = *summary_bounds_;
     bounds.Reset();
-    bounds.BindText(1, trace_hex);
+    BindIdHex(bounds, 1, trace_hex);
     auto row = bounds.Step();
     if (!row.ok()) return row.error();
     if (*row) change = SummaryIncrement(bounds.ColumnInt64(0), bounds.ColumnInt64(1), *batch);
@@ -142,14 +142,14 @@ Result<void> SqliteSpanStore::UpdateSummary(const std::string& trace_hex,
   if (!change) {
     SqliteStatement& refresh = *refresh_summary_;
     refresh.Reset();
-    refresh.BindText(1, trace_hex);
+    BindIdHex(refresh, 1, trace_hex);
     auto ran = refresh.Run();
     refresh.Reset();
     return ran;
   }
   SqliteStatement& add = *add_to_summary_;
   add.Reset();
-  add.BindText(1, trace_hex);
+  BindIdHex(add, 1, trace_hex);
   add.BindInt64(2, change->end_unix_nano);
   add.BindInt64(3, change->spans_added);
   add.BindInt64(4, change->errors_added);
@@ -258,7 +258,8 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     for (; rows.size() - next >= kSpansPerUpsert; next += kSpansPerUpsert) {
       chunk.Reset();
       for (std::size_t row = 0; row < kSpansPerUpsert; ++row) {
-        BindSpanRow(chunk, rows[next + row], 1 + static_cast<int>(row) * kSpanRowParameters);
+        BindSpanRow(chunk, rows[next + row], *sources[next + row],
+                    1 + static_cast<int>(row) * kSpanRowParameters);
       }
       if (auto ran = chunk.Run(); !ran.ok()) return ran.error();
       stats.spans_written += kSpansPerUpsert;
@@ -267,7 +268,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     SqliteStatement& upsert = *upsert_span_;
     for (; next < rows.size(); ++next) {
       upsert.Reset();
-      BindSpanRow(upsert, rows[next]);
+      BindSpanRow(upsert, rows[next], *sources[next]);
       if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
       ++stats.spans_written;
     }
@@ -335,7 +336,7 @@ Result<std::vector<Span>> SqliteSpanStore::GetTrace(const TraceId& trace_id) {
     const std::string trace_hex = ToHex(trace_id);
     SqliteStatement& stmt = *get_trace_;
     stmt.Reset();
-    stmt.BindText(1, trace_hex);
+    BindIdHex(stmt, 1, trace_hex);
     std::vector<Span> spans;
     while (true) {
       auto row = stmt.Step();
@@ -364,7 +365,7 @@ Result<std::vector<Span>> SqliteSpanStore::GetTraces(std::span<const TraceId> tr
   return NoThrow("get traces", [&]() -> Result<std::vector<Span>> {
     if (trace_ids.empty()) return std::vector<Span>{};
     // One statement for any number of traces: the ids travel as one JSON array (hex only, nothing
-    // to escape), and each is looked up through the (trace_id, span_id) key.
+    // to escape), and each is looked up, as a BLOB, through the (trace_id, span_id) key.
     std::string ids = "[";
     for (const TraceId& trace_id : trace_ids) {
       if (ids.size() > 1) ids += ',';
@@ -372,7 +373,7 @@ Result<std::vector<Span>> SqliteSpanStore::GetTraces(std::span<const TraceId> tr
     }
     ids += ']';
     auto stmt = db_->Prepare(fmt::format(
-        "SELECT {} FROM spans WHERE trace_id IN (SELECT value FROM json_each(?1)) "
+        "SELECT {} FROM spans WHERE trace_id IN (SELECT sparktrace_unhex(value) FROM json_each(?1)) "
         "ORDER BY trace_id, start_unix_nano, span_id",
         kSpanReadColumns));
     if (!stmt.ok()) return stmt.error();
@@ -409,7 +410,7 @@ Result<TraceId> SqliteSpanStore::FindTraceByOperation(std::string_view operation
       return Error{ErrorCode::kNotFound, fmt::format("no trace has operation {} in {}", operation_id, path_)};
     }
     TraceId trace_id{};
-    const bool parsed = ParseTraceHex(stmt.ColumnText(0), trace_id);
+    const bool parsed = TraceIdOfColumn(stmt, 0, trace_id);
     stmt.Reset();
     if (!parsed)
       return Error{ErrorCode::kInternal,

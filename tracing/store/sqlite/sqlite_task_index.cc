@@ -32,11 +32,19 @@ constexpr std::string_view kPartsOfTraceSql = "airflow = 1 AND trace_id = ?1";
 constexpr std::string_view kPartWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
     "AND trace_key = ?1 AND trace_id = ?1";
-// The attempt of trace ?1 without identity, by task_attempts' primary key (sqlite_schema.cc,
-// kPartsOnlyWithAppIdSchema).
+// The attempt without identity of trace ?2 (its id as a BLOB), by task_attempts' primary key
+// (sqlite_schema.cc, kPartsOnlyWithAppIdSchema and kBinaryIdsSchema).
 constexpr std::string_view kAttemptWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
-    "AND trace_key = ?1";
+    "AND trace_key = ?2";
+
+// BindPartKey (index/sqlite_index_reads.h) for a task_attempts row: the trace key of an attempt without
+// identity (its trace id) is a BLOB there since schema version 10 (sqlite_schema.cc, kBinaryIdsSchema);
+// an Airflow attempt's is ''.
+void BindAttemptKey(SqliteStatement& stmt, int first, const PartKey& key) {
+  BindPartKey(stmt, first, key);
+  if (!key.airflow) BindIdHex(stmt, first + 6, key.trace_key);
+}
 
 constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
 constexpr std::string_view kInsertPartSql =
@@ -58,6 +66,7 @@ Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<s
   for (const std::string& trace_id : trace_ids) {
     select->Reset();
     select->BindText(1, trace_id);
+    BindIdHex(*select, 2, trace_id);
     while (true) {
       auto row = select->Step();
       if (!row.ok()) return row.error();
@@ -65,7 +74,7 @@ Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<s
       keys.insert(PartKey{select->ColumnInt64(0) != 0,
                           TaskAttemptKey{select->ColumnText(1), select->ColumnText(2), select->ColumnText(3),
                                          select->ColumnInt64(4), select->ColumnInt64(5)},
-                          select->ColumnText(6)});
+                          IdHexOfColumn(*select, 6)});
     }
   }
   select->Reset();  // a finished read still pins its snapshot until reset
@@ -310,7 +319,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   static void BindWholeAttempt(SqliteStatement& row, int first, const PartKey& key, const Part& part,
                                std::int64_t now) {
     const int at = first - 1;  // parameter n of the row is at + n
-    BindPartKey(row, at + 1, key);
+    BindAttemptKey(row, at + 1, key);
     row.BindText(at + 8, part.name);
     row.BindText(at + 9, "");  // its one trace is its trace key (AttemptRowColumnsSql)
     BindSums(row, at + 10, task_index::SumsOf(part));
@@ -335,7 +344,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
         continue;
       }
       (*remove)->Reset();
-      BindPartKey(**remove, 1, *key);
+      BindAttemptKey(**remove, 1, *key);
       if (auto ran = (*remove)->Run(); !ran.ok()) return ran.error();
     }
     (*upsert)->Reset();
@@ -414,9 +423,9 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
       }
     }
     if (filter.trace_ids) {
-      for (int twice = 0; twice < 2; ++twice) {  // the parts' trace ids, then the trace keys
-        for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
-      }
+      // The parts' trace ids (text), then the trace keys of attempts without identity (BLOBs).
+      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+      for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
     }
     return index;
   };
@@ -446,8 +455,8 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
 
 Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text) {
   auto stmt = db.Prepare(
-      "SELECT trace_id FROM traces WHERE trace_id = lower(?1) "
-      "UNION SELECT trace_id FROM spans WHERE operation_id = ?1 "
+      "SELECT lower(hex(trace_id)) FROM traces WHERE trace_id = sparktrace_unhex(lower(?1)) "
+      "UNION SELECT lower(hex(trace_id)) FROM spans WHERE operation_id = ?1 "
       "UNION SELECT trace_id FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
   if (!stmt.ok()) return stmt.error();
   stmt->BindText(1, text);

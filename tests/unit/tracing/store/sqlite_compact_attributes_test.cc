@@ -108,7 +108,10 @@ TEST_F(SqliteCompactAttributesTest, MigratesAVersionFiveStoreAndReadsItsJsonRows
   {
     // Back to what version 5 wrote: the same tables, attributes as JSON text.
     SqliteConnection raw = RawCompactTestConnection();
-    auto update = raw.Prepare("UPDATE spans SET attributes = ?1 WHERE trace_id = ?2 AND span_id = ?3");
+    ASSERT_TRUE(RegisterAttributeFunction(raw).ok());  // sparktrace_unhex: ids are BLOBs (schema 10)
+    auto update = raw.Prepare(
+        "UPDATE spans SET attributes = ?1 WHERE trace_id = sparktrace_unhex(?2) "
+        "AND span_id = sparktrace_unhex(?3)");
     ASSERT_TRUE(update.ok());
     for (const Span& span : written) {
       const StoredSpanRow row = ToStoredRow(span, AttributeEncoding::kJson);

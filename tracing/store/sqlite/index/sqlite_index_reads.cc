@@ -6,6 +6,7 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
@@ -57,6 +58,8 @@ std::optional<std::pair<PartKey, Part>> StoredPartFrom(const SqliteStatement& ro
 
 }  // namespace
 
+std::string StatementColumns::Text(int column) const { return IdHexOfColumn(stmt_, column); }
+
 // One span as the index needs it (span_table_sql.h: each attribute read only on the spans that can
 // carry it; 20,000 stage spans need none), for one trace.
 std::string SpansForIndexSql() {
@@ -67,7 +70,7 @@ std::string SpansForIndexSql() {
 // `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).
 Result<std::vector<IndexSpan>> ReadIndexSpans(SqliteStatement* stmt, const std::string& trace_id) {
   stmt->Reset();
-  stmt->BindText(1, trace_id);
+  BindIdHex(*stmt, 1, trace_id);
   std::vector<IndexSpan> spans;
   while (true) {
     auto row = stmt->Step();
@@ -98,7 +101,7 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndex
   for (const std::string& trace_id : trace_ids) {
     SqliteStatement& waiting = **awaited;
     waiting.Reset();
-    waiting.BindText(1, trace_id);
+    BindIdHex(waiting, 1, trace_id);
     auto row = waiting.Step();
     if (!row.ok()) return row.error();
     if (!*row || waiting.ColumnIsNull(0)) continue;  // unknown: recomputed
@@ -133,8 +136,8 @@ Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db,
   if (!read.ok()) return read.error();
   SqliteStatement& select = **read;
   select.Reset();
-  select.BindText(1, trace_id);
-  select.BindText(2, span_id);
+  BindIdHex(select, 1, trace_id);
+  BindIdHex(select, 2, span_id);
   auto row = select.Step();
   if (!row.ok()) return row.error();
   std::optional<StoredSpanVersion> version;
@@ -166,7 +169,7 @@ Result<void> WriteAwaitedParents(SqliteConnection& db,
   if (!update.ok()) return update.error();
   for (const auto& [trace_id, awaited] : awaited_by_trace) {
     (*update)->Reset();
-    (*update)->BindText(1, trace_id);
+    BindIdHex(**update, 1, trace_id);
     if (awaited) {
       (*update)->BindText(2, *awaited);
     } else {

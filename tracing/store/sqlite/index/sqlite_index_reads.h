@@ -29,7 +29,8 @@ class StatementColumns {
   bool IsNull(int column) const { return stmt_.ColumnIsNull(column); }
   std::int64_t Int64(int column) const { return stmt_.ColumnInt64(column); }
   double Double(int column) const { return stmt_.ColumnDouble(column); }
-  std::string Text(int column) const { return stmt_.ColumnText(column); }
+  // Text, or an id column's BLOB as lower-case hex (spans' ids are BLOBs since schema version 10).
+  std::string Text(int column) const;
   std::string_view View(int column) const { return stmt_.ColumnView(column); }
   // json_extract hands out a JSON number as an integer (a fraction truncated, as SQLite converts).
   std::optional<std::int64_t> JsonInteger(int column) const { return stmt_.ColumnInt64(column); }

@@ -15,6 +15,27 @@
 #include "tracing/store/sqlite/sqlite_task_index.h"
 
 namespace sparktrace::tracing::store {
+
+// Retention finds traces by their end through traces_by_start (schema version 10 has no index on
+// end_unix_nano: it cost every trace a B-tree insert and ~50 bytes for a query run once a minute).
+// A trace that ends no earlier than it starts and ended before a time also started before it, so the
+// start range holds it; the traces that end before they start (spans with an inverted clock; normally
+// none) are in traces_inverted (sqlite_schema.cc, kBinaryIdsSchema), a partial index of them only.
+// Each selection picks exactly the traces the plain one on the end picked.
+const std::string_view kSqliteTracesEndedBeforeSql =
+    "SELECT trace_id FROM traces WHERE start_unix_nano < ?1 AND end_unix_nano < ?1 "
+    "UNION ALL SELECT trace_id FROM traces WHERE end_unix_nano < start_unix_nano AND end_unix_nano < ?1 "
+    "AND start_unix_nano >= ?1";
+
+// The ?1 traces that ended first, (end, trace id) ascending. The ?1 traces that started first end by
+// some time E (their latest end, {0}), so the ?1 that ended first end by E too: they started by E, or
+// are inverted traces that end by E. Ordering those by their end gives exactly them.
+const std::string kSqliteTracesEndedFirstSql = fmt::format(
+    "SELECT trace_id FROM (SELECT trace_id, end_unix_nano FROM traces WHERE start_unix_nano <= {0} "
+    "UNION ALL SELECT trace_id, end_unix_nano FROM traces WHERE end_unix_nano < start_unix_nano "
+    "AND end_unix_nano <= {0} AND start_unix_nano > {0}) ORDER BY end_unix_nano, trace_id LIMIT ?1",
+    "(SELECT max(end_unix_nano) FROM (SELECT end_unix_nano FROM traces ORDER BY start_unix_nano LIMIT ?1))");
+
 namespace {
 
 struct Deleted {
@@ -22,9 +43,10 @@ struct Deleted {
   std::size_t spans = 0;
 };
 
+// The ids (BLOBs, schema version 10) as the task index spells them: lower-case hex.
 Result<std::vector<std::string>> SelectTraceIds(SqliteConnection& db, std::string_view selection,
                                                 std::int64_t parameter) {
-  auto stmt = db.Prepare(selection);
+  auto stmt = db.Prepare(fmt::format("SELECT lower(hex(trace_id)) FROM ({})", selection));
   if (!stmt.ok()) return stmt.error();
   stmt->BindInt64(1, parameter);
   return stmt->CollectText();
@@ -80,7 +102,7 @@ Result<RetentionStats> EnforceSqliteRetention(SqliteConnection& db, const std::s
   const auto now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   const auto max_age_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(options.max_age).count();
   if (now_ns > max_age_ns) {
-    auto aged = DeleteTraces(db, "SELECT trace_id FROM traces WHERE end_unix_nano < ?1", now_ns - max_age_ns);
+    auto aged = DeleteTraces(db, kSqliteTracesEndedBeforeSql, now_ns - max_age_ns);
     if (!aged.ok()) return fail(aged.error());
     stats.traces_deleted_by_age = aged->traces;
     stats.spans_deleted += aged->spans;
@@ -100,8 +122,7 @@ Result<RetentionStats> EnforceSqliteRetention(SqliteConnection& db, const std::s
     const std::uint64_t average = std::max<std::uint64_t>(1, *used / trace_count);
     const std::uint64_t excess = *used - options.max_bytes;
     const std::uint64_t batch = std::clamp<std::uint64_t>((excess + average - 1) / average, 1, trace_count);
-    auto oldest = DeleteTraces(db, "SELECT trace_id FROM traces ORDER BY end_unix_nano, trace_id LIMIT ?1",
-                               static_cast<std::int64_t>(batch));
+    auto oldest = DeleteTraces(db, kSqliteTracesEndedFirstSql, static_cast<std::int64_t>(batch));
     if (!oldest.ok()) return fail(oldest.error());
     if (oldest->traces == 0) break;
     stats.traces_deleted_by_size += oldest->traces;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "tracing/store/span_store.h"
@@ -15,6 +16,13 @@
 namespace sparktrace::tracing::store {
 
 class SqliteConnection;
+
+// What retention deletes, by age and by size: the trace ids (?1 a time in unix nanoseconds) of the
+// traces that ended before ?1, and of the ?1 traces that ended first ((end, trace id) ascending).
+// Both read traces_by_start (schema version 10 has no index on the end); exported for the test that
+// holds them to the plain queries on the end.
+extern const std::string_view kSqliteTracesEndedBeforeSql;
+extern const std::string kSqliteTracesEndedFirstSql;
 
 // Deletes the traces whose last span ended before `now - options.max_age`, then, while the pages in use
 // exceed options.max_bytes, the traces that ended longest ago; then runs an incremental vacuum and a

@@ -6,6 +6,7 @@
 
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/sqlite/sqlite_span_rows.h"
 
 namespace sparktrace::tracing::store {
 
@@ -44,7 +45,11 @@ void BindRef(SqliteStatement& stmt, const AttemptRef& ref) {
   stmt.BindText(4, ref.key.run_id);
   stmt.BindInt64(5, ref.key.try_number);
   stmt.BindInt64(6, ref.key.map_index);
-  stmt.BindText(7, ref.trace_key);
+  if (ref.airflow) {
+    stmt.BindText(7, ref.trace_key);
+  } else {
+    BindIdHex(stmt, 7, ref.trace_key);  // a trace id, a BLOB since schema version 10
+  }
 }
 
 void BindOptional(SqliteStatement& stmt, int index, const std::optional<double>& value) {
@@ -91,7 +96,7 @@ Result<DueAttempts> ListSqliteDueAttempts(SqliteConnection& db, std::chrono::sys
     due.ref.airflow = select->ColumnInt64(0) != 0;
     due.ref.key = TaskAttemptKey{select->ColumnText(1), select->ColumnText(2), select->ColumnText(3),
                                  select->ColumnInt64(4), select->ColumnInt64(5)};
-    due.ref.trace_key = select->ColumnText(6);
+    due.ref.trace_key = IdHexOfColumn(*select, 6);
     due.indexed_unix_nano = static_cast<std::uint64_t>(select->ColumnInt64(7));
     result.due.push_back(std::move(due));
   }
