@@ -10,6 +10,8 @@
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/index/postgres_attempt_deltas.h"
+#include "tracing/store/postgres/index/postgres_attempt_keys.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
@@ -54,34 +56,6 @@ Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db
   }
   return by_trace;
 }
-
-// The keys as parallel arrays, for unnest().
-struct KeyArrays {
-  std::vector<std::int64_t> airflow, try_number, map_index;
-  std::vector<std::string> dag_id, task_id, run_id, trace_key;
-  explicit KeyArrays(const std::set<PartKey>& keys) {
-    for (const PartKey& key : keys) {
-      airflow.push_back(key.airflow ? 1 : 0);
-      dag_id.push_back(key.attempt.dag_id);
-      task_id.push_back(key.attempt.task_id);
-      run_id.push_back(key.attempt.run_id);
-      try_number.push_back(key.attempt.try_number);
-      map_index.push_back(key.attempt.map_index);
-      trace_key.push_back(key.trace_key);
-    }
-  }
-  std::vector<PgParam> Params() const {
-    return {IntArray(airflow),    TextArray(dag_id),   TextArray(task_id),  TextArray(run_id),
-            IntArray(try_number), IntArray(map_index), TextArray(trace_key)};
-  }
-};
-
-constexpr std::string_view kKeysCte =
-    "WITH keys AS (SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], "
-    "$6::bigint[], $7::text[]) AS k(airflow, dag_id, task_id, run_id, try_number, map_index, trace_key))";
-constexpr std::string_view kMatchKey =
-    "p.airflow = k.airflow AND p.dag_id = k.dag_id AND p.task_id = k.task_id AND p.run_id = k.run_id AND "
-    "p.try_number = k.try_number AND p.map_index = k.map_index AND p.trace_key = k.trace_key";
 
 // A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that trace
 // id (PartsOfTrace), kept in attempt_parts only when it names an application (the search by app id
@@ -211,26 +185,12 @@ void CopyWholeAttempt(CopyRows& copy, const PartKey& key, const Part& part, std:
   copy.End();
 }
 
-std::string KeyText(const PartKey& key) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", key.airflow ? 1 : 0, key.attempt.dag_id,
-                     key.attempt.task_id, key.attempt.run_id, key.attempt.try_number, key.attempt.map_index,
-                     key.trace_key);
-}
-
 // An attempt's row is the sum of its parts; no parts left, no row. The attempts' advisory locks
 // come first, in lock-id order (see the header). The upsert keeps the settled figures
 // (AttemptRowUpsertSql says how the row is updated).
 Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
   if (keys.empty()) return {};
-  std::vector<std::string> key_texts;
-  key_texts.reserve(keys.size());
-  for (const PartKey& key : keys) key_texts.push_back(KeyText(key));
-  auto locked =
-      db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
-                           "FROM unnest($1::text[]) t ORDER BY 1) ordered",
-                           kLockClassAttempt),
-               {TextArray(key_texts)});
-  if (!locked.ok()) return locked.error();
+  if (auto locked = LockAttempts(db, keys); !locked.ok()) return locked.error();
 
   const KeyArrays arrays(keys);
   std::vector<PgParam> upsert_params = arrays.Params();
@@ -313,6 +273,22 @@ class PostgresTaskIndex final : public TaskIndexDialect {
   Result<void> WriteAwaitedParents(
       const std::map<std::string, std::optional<std::string>>& awaited_by_trace) override {
     return WritePostgresAwaitedParents(db_, awaited_by_trace);
+  }
+  Result<void> AddUpChanges(const PartChanges& changes, std::int64_t now) override {
+    // An attempt without identity is its part's row (AddUp writes it); an Airflow one adds the changes.
+    PartChanges airflow;
+    std::set<PartKey> others;
+    for (const auto& [key, part_changes] : changes) {
+      if (key.airflow) {
+        airflow.emplace(key, part_changes);
+      } else {
+        others.insert(key);
+      }
+    }
+    auto rest = AddToPostgresAttemptRows(db_, airflow, now);
+    if (!rest.ok()) return rest.error();
+    rest->insert(others.begin(), others.end());
+    return AddUp(*rest, now);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
     std::set<PartKey> airflow_keys;
