@@ -52,7 +52,7 @@ def main(argv):
     parser.add_argument("--after", required=True, help="the change's sparktrace-store-bench")
     parser.add_argument("--spans", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--shapes", default="calls,tasks", help="comma-separated: calls, tasks, long (20,000 spans in one trace)")
+    parser.add_argument("--shapes", default="calls,tasks", help="comma-separated: calls, tasks, long (20,000 spans in one trace), attempt (50,000 calls, each its own trace, in one attempt), app")
     parser.add_argument("--writers", default="1,4", help="comma-separated writer counts")
     parser.add_argument("--output", required=True)
     parser.add_argument("--note", default="", help="what before and after are, for the JSON")

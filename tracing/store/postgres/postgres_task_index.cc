@@ -186,11 +186,14 @@ void CopyWholeAttempt(CopyRows& copy, const PartKey& key, const Part& part, std:
 }
 
 // An attempt's row is the sum of its parts; no parts left, no row. The attempts' advisory locks
-// come first, in lock-id order (see the header). The upsert keeps the settled figures
-// (AttemptRowUpsertSql says how the row is updated).
-Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
+// come first, in lock-id order (see the header), unless the caller holds them already. The upsert
+// keeps the settled figures (AttemptRowUpsertSql says how the row is updated).
+Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys, std::int64_t now,
+                         bool locked_already = false) {
   if (keys.empty()) return {};
-  if (auto locked = LockAttempts(db, keys); !locked.ok()) return locked.error();
+  if (!locked_already) {
+    if (auto locked = LockAttempts(db, keys); !locked.ok()) return locked.error();
+  }
 
   const KeyArrays arrays(keys);
   std::vector<PgParam> upsert_params = arrays.Params();
@@ -285,10 +288,13 @@ class PostgresTaskIndex final : public TaskIndexDialect {
         others.insert(key);
       }
     }
+    // The rows it could not add to are added up under the locks it took (a round trip less a batch).
     auto rest = AddToPostgresAttemptRows(db_, airflow, now);
     if (!rest.ok()) return rest.error();
-    rest->insert(others.begin(), others.end());
-    return AddUp(*rest, now);
+    if (auto added = Reaggregate(db_, *rest, now, /*locked_already=*/true); !added.ok()) return added.error();
+    std::vector<const PartKey*> other_keys;
+    for (const PartKey& key : others) other_keys.push_back(&key);
+    return WriteAttemptsWithoutIdentity(other_keys, now);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
     std::set<PartKey> airflow_keys;

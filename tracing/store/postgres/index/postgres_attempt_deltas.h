@@ -16,7 +16,8 @@ namespace sparktrace::tracing::store {
 
 // Adds `changes` (Airflow attempts only; the parts already written) to their attempts' rows; returns
 // the attempts it could not (no row yet, or attempt_delta.h cannot tell), which the caller adds up
-// from their parts.
+// from their parts. Takes the advisory locks of every attempt in `changes`, held to the transaction's
+// end.
 Result<std::set<PartKey>> AddToPostgresAttemptRows(PgConnection& db, const PartChanges& changes,
                                                    std::int64_t indexed_unix_nano);
 
