@@ -278,22 +278,14 @@ class PostgresTaskIndex final : public TaskIndexDialect {
     return WritePostgresAwaitedParents(db_, awaited_by_trace);
   }
   Result<void> AddUpChanges(const PartChanges& changes, std::int64_t now) override {
-    // An attempt without identity is its part's row (AddUp writes it); an Airflow one adds the changes.
-    PartChanges airflow;
-    std::set<PartKey> others;
-    for (const auto& [key, part_changes] : changes) {
-      if (key.airflow) {
-        airflow.emplace(key, part_changes);
-      } else {
-        others.insert(key);
-      }
-    }
-    // The rows it could not add to are added up under the locks it took (a round trip less a batch).
-    auto rest = AddToPostgresAttemptRows(db_, airflow, now);
+    // An attempt without identity is its part's row; an Airflow one adds the changes, and the rows it
+    // could not add to are added up under the locks it took (a round trip less a batch).
+    const ChangesByIdentity split = SplitByIdentity(changes);
+    auto rest = AddToPostgresAttemptRows(db_, split.airflow, now);
     if (!rest.ok()) return rest.error();
     if (auto added = Reaggregate(db_, *rest, now, /*locked_already=*/true); !added.ok()) return added.error();
     std::vector<const PartKey*> other_keys;
-    for (const PartKey& key : others) other_keys.push_back(&key);
+    for (const PartKey& key : split.without_identity) other_keys.push_back(&key);
     return WriteAttemptsWithoutIdentity(other_keys, now);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {

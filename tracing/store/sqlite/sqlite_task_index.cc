@@ -278,18 +278,10 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   }
   Result<void> AddUpChanges(const PartChanges& changes, std::int64_t now) override {
     // An attempt without identity is its part's row (AddUp writes it); an Airflow one adds the changes.
-    PartChanges airflow;
-    std::set<PartKey> others;
-    for (const auto& [key, part_changes] : changes) {
-      if (key.airflow) {
-        airflow.emplace(key, part_changes);
-      } else {
-        others.insert(key);
-      }
-    }
-    auto rest = AddToAttemptRows(db_, airflow, now);
+    ChangesByIdentity split = SplitByIdentity(changes);
+    auto rest = AddToAttemptRows(db_, split.airflow, now);
     if (!rest.ok()) return rest.error();
-    rest->insert(others.begin(), others.end());
+    rest->insert(split.without_identity.begin(), split.without_identity.end());
     return AddUp(*rest, now);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {

@@ -121,6 +121,26 @@ Result<void> Forget(TaskIndexDialect& dialect, const std::vector<std::string>& t
   return dialect.AddUp(*keys, NowUnixNano());
 }
 
+}  // namespace sparktrace::tracing::store::task_index
+
+namespace sparktrace::tracing::store {
+
+ChangesByIdentity SplitByIdentity(const PartChanges& changes) {
+  ChangesByIdentity split;
+  for (const auto& [key, part_changes] : changes) {
+    if (key.airflow) {
+      split.airflow.emplace(key, part_changes);
+    } else {
+      split.without_identity.insert(key);
+    }
+  }
+  return split;
+}
+
+}  // namespace sparktrace::tracing::store
+
+namespace sparktrace::tracing::store::task_index {
+
 PartSums SumsOf(const Part& part) {
   PartSums sums;
   sums.start_unix_nano = static_cast<std::int64_t>(part.start == UINT64_MAX ? 0 : part.start);

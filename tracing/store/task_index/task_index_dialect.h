@@ -27,6 +27,14 @@ using PartsByTrace = std::map<std::string, std::map<PartKey, Part>>;
 // What a batch did to the parts of Airflow attempts, by attempt.
 using PartChanges = std::map<PartKey, std::vector<task_index::PartChange>>;
 
+// `changes` split by the kind of attempt: Airflow attempts, whose rows add up parts from many traces,
+// and the keys of attempts without identity, each one part's row (both dialects' AddUpChanges).
+struct ChangesByIdentity {
+  PartChanges airflow;
+  std::set<PartKey> without_identity;
+};
+ChangesByIdentity SplitByIdentity(const PartChanges& changes);
+
 // A part whose attempt has no other part (a trace without Airflow identity): its row is the part.
 struct WholeAttemptPart {
   const PartKey* key = nullptr;

@@ -16,6 +16,17 @@ namespace {
 
 const TaskAttemptKey kLoadAttempt{"etl", "load", "scheduled__1", 1, -1};
 
+// What the index keeps of a trace made of `spans`, as a recompute writes it.
+StoredTraceIndex IndexOfStoredSpans(const std::map<std::string, IndexSpan>& spans) {
+  std::vector<IndexSpan> all;
+  for (const auto& [id, span] : spans) all.push_back(span);
+  StoredTraceIndex index;
+  index.parts = PartsOfTrace("t", all);
+  index.awaited = AwaitedParentsOf(all);
+  index.exact = true;
+  return index;
+}
+
 IndexSpan IndexSpanNamed(std::string id, std::string parent, std::string name, std::uint64_t start,
                          std::uint64_t end) {
   IndexSpan span;
@@ -37,15 +48,7 @@ struct StoredLoadTrace {
   std::map<std::string, IndexSpan> spans{{"op", operation},
                                          {"rpc", IndexSpanNamed("rpc", "op", "rpc", 20, 30)}};
 
-  StoredTraceIndex Index() const {
-    std::vector<IndexSpan> all;
-    for (const auto& [id, span] : spans) all.push_back(span);
-    StoredTraceIndex index;
-    index.parts = PartsOfTrace("t", all);
-    index.awaited = AwaitedParentsOf(all);
-    index.exact = true;
-    return index;
-  }
+  StoredTraceIndex Index() const { return IndexOfStoredSpans(spans); }
   StoredSpanById Lookup() const {
     return [this](const std::string& id) -> Result<std::optional<IndexSpan>> {
       const auto found = spans.find(id);
@@ -188,15 +191,7 @@ struct StoredApplicationTrace {
     return std::map<std::string, IndexSpan>{{"app", application},
                                             {"job", IndexSpanNamed("job", "app", "spark.job", 20, 40)}};
   }();
-  StoredTraceIndex Index() const {
-    std::vector<IndexSpan> all;
-    for (const auto& [id, span] : spans) all.push_back(span);
-    StoredTraceIndex index;
-    index.parts = PartsOfTrace("t", all);
-    index.awaited = AwaitedParentsOf(all);
-    index.exact = true;
-    return index;
-  }
+  StoredTraceIndex Index() const { return IndexOfStoredSpans(spans); }
 };
 
 TEST(PartIncrement, ATraceWithoutIdentityTakesEveryNewSpanIntoItsOnePart) {
