@@ -25,21 +25,6 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-// One row of a query's result, as index_columns.h reads it.
-class ResultColumns {
- public:
-  ResultColumns(const PgResult& result, int row) : result_(result), row_(row) {}
-  bool IsNull(int column) const { return result_.IsNull(row_, column); }
-  std::int64_t Int64(int column) const { return result_.Int64(row_, column); }
-  double Double(int column) const { return result_.Double(row_, column); }
-  std::string Text(int column) const { return std::string(result_.Text(row_, column)); }
-  std::string_view View(int column) const { return result_.Text(row_, column); }
-
- private:
-  const PgResult& result_;
-  int row_;
-};
-
 // The stored spans of these traces as the index takes a span being written (IndexSpanOf).
 Result<std::map<std::string, std::vector<IndexSpan>>> ReadSpans(PgConnection& db,
                                                                 const std::vector<std::string>& trace_ids) {

@@ -58,6 +58,33 @@ IndexSpan IndexSpanFrom(const Columns& columns, int first) {
   return span;
 }
 
+// A stored part's figures from its attempt_parts columns name, app_id, start_unix_nano, end_unix_nano,
+// span_count, open_count, the four phase columns, finding_count, top_finding, top_impact,
+// operation_count, failed_operation_count and failed_job_count, the first at `first` (both backends'
+// reads for increment/part_increment.h); nullopt for a row written before the operation counts were
+// kept (SQLite schema 9, PostgreSQL schema 4).
+template <typename Columns>
+std::optional<Part> StoredPartFrom(const Columns& columns, int first) {
+  const auto at = [first](int column) { return first + column; };
+  if (columns.IsNull(at(13)) || columns.IsNull(at(14)) || columns.IsNull(at(15))) return std::nullopt;
+  Part part;
+  part.name = columns.Text(at(0));
+  if (!columns.IsNull(at(1))) part.app_id = columns.Text(at(1));
+  part.start = static_cast<std::uint64_t>(columns.Int64(at(2)));
+  part.end = static_cast<std::uint64_t>(columns.Int64(at(3)));
+  part.spans = columns.Int64(at(4));
+  part.open = columns.Int64(at(5));
+  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
+    part.phase_ms[phase] = columns.Int64(at(6 + static_cast<int>(phase)));
+  part.findings = columns.Int64(at(10));
+  if (!columns.IsNull(at(11))) part.top_finding = columns.Text(at(11));
+  part.top_impact = columns.Double(at(12));
+  part.operations = columns.Int64(at(13));
+  part.failed_operations = columns.Int64(at(14));
+  part.failed_jobs = columns.Int64(at(15));
+  return part;
+}
+
 // An attempt's row from the columns of kAttemptRowColumns.
 template <typename Columns>
 TaskAttemptRow AttemptRowFrom(const Columns& columns) {

@@ -9,6 +9,7 @@
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -27,31 +28,6 @@ FROM traces t LEFT JOIN attempt_parts p ON p.airflow = 1 AND p.trace_id = encode
 WHERE t.trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id))
   AND t.awaited_parents IS NOT NULL
 )sql";
-
-// A part row of kStoredPartsSql (from column 2); nullopt when it was written before schema 4 (no
-// operation counts).
-std::optional<std::pair<PartKey, Part>> StoredPartFrom(const PgResult& result, int row) {
-  if (result.IsNull(row, 20) || result.IsNull(row, 21) || result.IsNull(row, 22)) return std::nullopt;
-  const auto text = [&](int column) { return std::string(result.Text(row, column)); };
-  PartKey key{true, TaskAttemptKey{text(2), text(3), text(4), result.Int64(row, 5), result.Int64(row, 6)},
-              ""};
-  Part part;
-  part.name = text(7);
-  if (!result.IsNull(row, 8)) part.app_id = text(8);
-  part.start = static_cast<std::uint64_t>(result.Int64(row, 9));
-  part.end = static_cast<std::uint64_t>(result.Int64(row, 10));
-  part.spans = result.Int64(row, 11);
-  part.open = result.Int64(row, 12);
-  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
-    part.phase_ms[phase] = result.Int64(row, 13 + static_cast<int>(phase));
-  part.findings = result.Int64(row, 17);
-  if (!result.IsNull(row, 18)) part.top_finding = text(18);
-  part.top_impact = result.Double(row, 19);
-  part.operations = result.Int64(row, 20);
-  part.failed_operations = result.Int64(row, 21);
-  part.failed_jobs = result.Int64(row, 22);
-  return std::make_pair(std::move(key), std::move(part));
-}
 
 }  // namespace
 
@@ -213,12 +189,18 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadPostgresTraceInd
       index.exact = true;
     }
     if (rows->IsNull(row, 2)) continue;  // no parts (the LEFT JOIN's row)
-    auto stored = StoredPartFrom(*rows, row);
-    if (!stored) {
+    // Columns 2-6 are the Airflow part's key, its figures follow (StoredPartFrom, index_columns.h).
+    const ResultColumns columns(*rows, row);
+    std::optional<Part> part = StoredPartFrom(columns, 7);
+    if (!part) {
       index.exact = false;
       continue;
     }
-    index.parts.insert(std::move(*stored));
+    index.parts.emplace(PartKey{true,
+                                TaskAttemptKey{columns.Text(2), columns.Text(3), columns.Text(4),
+                                               columns.Int64(5), columns.Int64(6)},
+                                ""},
+                        std::move(*part));
   }
   return indexes;
 }

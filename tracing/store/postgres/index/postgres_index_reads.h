@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -21,6 +22,21 @@
 #include "tracing/store/task_index/attempt_parts.h"
 
 namespace sparktrace::tracing::store {
+
+// One row of a query's result, as index_columns.h reads it.
+class ResultColumns {
+ public:
+  ResultColumns(const PgResult& result, int row) : result_(result), row_(row) {}
+  bool IsNull(int column) const { return result_.IsNull(row_, column); }
+  std::int64_t Int64(int column) const { return result_.Int64(row_, column); }
+  double Double(int column) const { return result_.Double(row_, column); }
+  std::string Text(int column) const { return std::string(result_.Text(row_, column)); }
+  std::string_view View(int column) const { return result_.Text(row_, column); }
+
+ private:
+  const PgResult& result_;
+  int row_;
+};
 
 // The columns a stored span is read with for the index (span_rows/span_table_sql.h's
 // IndexSpanColumnsSql, spelled for this schema), the trace id (hex) first: its tree, times, status and

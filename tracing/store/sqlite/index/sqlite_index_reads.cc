@@ -31,31 +31,6 @@ const std::string& StoredPartsSql() {
   return sql;
 }
 
-// A row of StoredPartsSql; nullopt when it was written before schema 9 (no operation counts).
-std::optional<std::pair<PartKey, Part>> StoredPartFrom(const SqliteStatement& row) {
-  if (row.ColumnIsNull(20) || row.ColumnIsNull(21) || row.ColumnIsNull(22)) return std::nullopt;
-  PartKey key{row.ColumnInt64(0) != 0,
-              TaskAttemptKey{row.ColumnText(1), row.ColumnText(2), row.ColumnText(3), row.ColumnInt64(4),
-                             row.ColumnInt64(5)},
-              row.ColumnText(6)};
-  Part part;
-  part.name = row.ColumnText(7);
-  if (!row.ColumnIsNull(8)) part.app_id = row.ColumnText(8);
-  part.start = static_cast<std::uint64_t>(row.ColumnInt64(9));
-  part.end = static_cast<std::uint64_t>(row.ColumnInt64(10));
-  part.spans = row.ColumnInt64(11);
-  part.open = row.ColumnInt64(12);
-  for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
-    part.phase_ms[phase] = row.ColumnInt64(13 + static_cast<int>(phase));
-  part.findings = row.ColumnInt64(17);
-  if (!row.ColumnIsNull(18)) part.top_finding = row.ColumnText(18);
-  part.top_impact = row.ColumnDouble(19);
-  part.operations = row.ColumnInt64(20);
-  part.failed_operations = row.ColumnInt64(21);
-  part.failed_jobs = row.ColumnInt64(22);
-  return std::make_pair(std::move(key), std::move(part));
-}
-
 }  // namespace
 
 std::string StatementColumns::Text(int column) const { return IdHexOfColumn(stmt_, column); }
@@ -112,15 +87,21 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndex
     select.Reset();
     select.BindText(1, trace_id);
     while (true) {
-      auto part = select.Step();
-      if (!part.ok()) return part.error();
-      if (!*part) break;
-      auto stored = StoredPartFrom(select);
-      if (!stored) {
+      auto part_row = select.Step();
+      if (!part_row.ok()) return part_row.error();
+      if (!*part_row) break;
+      // Columns 0-6 are the part's key, its figures follow (StoredPartFrom, index_columns.h).
+      std::optional<Part> part = StoredPartFrom(StatementColumns(select), 7);
+      if (!part) {
         index.exact = false;
         break;
       }
-      index.parts.insert(std::move(*stored));
+      index.parts.emplace(
+          PartKey{select.ColumnInt64(0) != 0,
+                  TaskAttemptKey{select.ColumnText(1), select.ColumnText(2), select.ColumnText(3),
+                                 select.ColumnInt64(4), select.ColumnInt64(5)},
+                  select.ColumnText(6)},
+          std::move(*part));
     }
     indexes.emplace(trace_id, std::move(index));
   }
