@@ -176,9 +176,24 @@ ALTER TABLE attempt_parts ADD COLUMN operation_count bigint, ADD COLUMN failed_o
 ALTER TABLE traces ADD COLUMN awaited_parents text
 )sql";
 
+// Version 5: which attempts have anything to settle, as in the SQLite store's version 11
+// (tracing/store/sqlite/upkeep/sqlite_settlement.cc, kSettlesSchema, says why): a trace without
+// identity that names no application leaves the settling queue. The column's default changes only the
+// catalogue; the rows updated are those still waiting, and the index is built again without them.
+constexpr std::string_view kSchemaV5 = R"sql(
+ALTER TABLE task_attempts ADD COLUMN settles smallint NOT NULL DEFAULT 1;
+UPDATE task_attempts t SET settles = 0
+  WHERE t.airflow = 0 AND t.state <> 'running' AND (t.settled_version IS NULL OR t.settled_version <> t.indexed_at)
+    AND NOT EXISTS (SELECT 1 FROM attempt_parts p
+                    WHERE p.airflow = 0 AND p.trace_id = t.trace_key AND p.app_id IS NOT NULL);
+DROP INDEX task_attempts_unsettled;
+CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
+  WHERE settles = 1 AND state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)
+)sql";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

@@ -156,7 +156,7 @@ const std::string& AttemptRowReadColumns() {
 constexpr std::string_view kWholeAttemptColumns =
     "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids, start_unix_nano, "
     "end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, "
-    "finding_count, top_finding, state, indexed_at";
+    "finding_count, top_finding, state, indexed_at, settles";
 
 // The row of an attempt made of one part (a trace without identity: its trace key is its trace id),
 // as Reaggregate would add it up.
@@ -167,6 +167,7 @@ void CopyWholeAttempt(CopyRows& copy, const PartKey& key, const Part& part, std:
   CopySums(copy, task_index::SumsOf(part));
   copy.Text(AttemptState(part.open, part.Errors()));
   copy.Int(now);
+  copy.Int(task_index::HasAnythingToSettle(key, part) ? 1 : 0);
   copy.End();
 }
 

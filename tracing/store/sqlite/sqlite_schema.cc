@@ -329,6 +329,9 @@ const Migration kMigrations[] = {
     // Ids as BLOBs in spans and traces, retention through traces_by_start: a call per trace writes ~100
     // bytes and a B-tree insert less a span. Both tables are copied once.
     {10, kBinaryIdsSchema},
+    // Attempts with nothing to settle (a trace without identity or application) leave the settling
+    // queue: a call per trace writes an index entry less, and the settler no longer reads it back.
+    {11, kSettlesSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

@@ -247,7 +247,8 @@ std::string InsertAttemptsSql(int rows) {
   return fmt::format(R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
-                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
+                           compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at,
+                           settles)
 VALUES {}
 )sql",
                      NumberedValuesSql(rows, kAttemptRowParameters));

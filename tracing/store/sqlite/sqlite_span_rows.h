@@ -62,8 +62,9 @@ void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const
                     const std::optional<std::string>& awaited_parents);
 
 // The parameters one attempt takes in InsertAttemptsSql: its key (airflow, dag, task, run, try, map
-// index, trace key), name, trace ids, the sums in task_index.h's PartSums order, state, indexed_at.
-inline constexpr int kAttemptRowParameters = 22;
+// index, trace key), name, trace ids, the sums in task_index.h's PartSums order, state, indexed_at,
+// settles (upkeep/sqlite_settlement.h, kSettlesSchema).
+inline constexpr int kAttemptRowParameters = 23;
 // Inserts `rows` attempts (multi-row VALUES); row r's parameters start at 1 + r * kAttemptRowParameters.
 std::string InsertAttemptsSql(int rows);
 

@@ -317,6 +317,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     BindSums(row, at + 10, task_index::SumsOf(part));
     row.BindText(at + 21, AttemptState(part.open, part.Errors()));
     row.BindInt64(at + 22, now);
+    row.BindInt64(at + 23, task_index::HasAnythingToSettle(key, part) ? 1 : 0);
   }
 
   // An attempt without identity after a refresh: its row from the part just computed (the settled

@@ -24,7 +24,7 @@ ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
   end_unix_nano = excluded.end_unix_nano, span_count = excluded.span_count, error_count = excluded.error_count,
   open_count = excluded.open_count, resource_wait_ms = excluded.resource_wait_ms, compute_ms = excluded.compute_ms,
   io_write_ms = excluded.io_write_ms, idle_ms = excluded.idle_ms, finding_count = excluded.finding_count,
-  top_finding = excluded.top_finding, state = excluded.state
+  top_finding = excluded.top_finding, state = excluded.state, settles = excluded.settles
 )sql",
                      greatest);
 }

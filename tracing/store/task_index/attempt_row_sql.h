@@ -16,4 +16,10 @@ namespace sparktrace::tracing::store {
 // (PostgreSQL).
 std::string AttemptRowUpsertSql(std::string_view greatest);
 
+// The rows due for settling, or about to be: ended, with something to settle (task_index.h,
+// HasAnythingToSettle) and not settled at their latest version. Both backends' task_attempts_unsettled
+// index holds exactly these rows, and a query repeats the condition for the planner to use it.
+inline constexpr std::string_view kUnsettledAttemptSql =
+    "settles = 1 AND state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)";
+
 }  // namespace sparktrace::tracing::store

@@ -154,6 +154,8 @@ PartSums SumsOf(const Part& part) {
   return sums;
 }
 
+bool HasAnythingToSettle(const PartKey& key, const Part& part) { return key.airflow || !part.app_id.empty(); }
+
 std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter) {
   std::vector<AttemptCondition> conditions;
   if (filter.dag_id) conditions.push_back({"dag_id =", *filter.dag_id});

@@ -53,6 +53,13 @@ struct PartSums {
 };
 PartSums SumsOf(const Part& part);
 
+// Whether settling the attempt a part makes whole (tracing/store/task_attempts.h, SettledFigures)
+// could find anything: an Airflow attempt has its task's history and may have executors; an attempt
+// without identity only when its trace names an application, whose driver feed brings the executors
+// a cost is made of. A call per trace never has: its row says so (the `settles` column), and stays
+// out of the settling queue.
+bool HasAnythingToSettle(const PartKey& key, const Part& part);
+
 // One condition of a list page on task_attempts, from a TaskAttemptFilter field in use, in the order
 // the filter lists them: "<column> <operator>" and the value, for which each backend writes its own
 // placeholder (values are bound, never spliced in). Not here: airflow_only (a literal) and trace_ids

@@ -123,7 +123,7 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
 
   auto store = backend_.Open();  // a writer migrates
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(*PostgresSchemaVersion(*raw), 4);
+  EXPECT_EQ(*PostgresSchemaVersion(*raw), kPostgresSchemaVersion);
   EXPECT_EQ(IncrementTestScalar(*raw,
                                 "SELECT count(*) FROM attempt_parts WHERE operation_count IS NULL AND "
                                 "failed_operation_count IS NULL AND failed_job_count IS NULL"),

@@ -2,6 +2,7 @@
 // RecordSettlement; the figures on task_attempts.h's rows), against each backend as the rest of the
 // suite (span_store_conformance_test.cc).
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -289,6 +290,52 @@ TEST_P(SpanStoreSettlement, AReaderListsButCannotRecord) {
   auto recorded = reader->RecordSettlement(due->due[0].ref, due->due[0].indexed_unix_nano, Figures(1, 1));
   ASSERT_FALSE(recorded.ok());
   EXPECT_EQ(recorded.error().code, ErrorCode::kInvalidArgument);
+}
+
+// A trace without Airflow identity has nothing to settle unless it names an application (whose driver
+// feed brings the executors a cost is made of): a flood of calls without a traceparent, a trace each,
+// does not queue up ahead of the attempts that do.
+TEST_P(SpanStoreSettlement, ATraceWithoutIdentityIsDueOnlyWhenItNamesAnApplication) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const auto call = [](std::uint32_t trace) {
+    Span span = MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", kBase + trace * kMs,
+                         kBase + (trace + 1) * kMs);
+    span.attributes = {{"rpc.method", std::string("Config")}};
+    return span;
+  };
+  const auto application = [](std::uint32_t trace, std::uint32_t span_id, std::uint32_t parent) {
+    Span span = MakeSpan(trace, span_id, parent, "spark.application", kBase + trace * kMs,
+                         kBase + (trace + 5) * kMs);
+    span.attributes = {{"spark.app.id", "app-" + std::to_string(trace)},
+                       {"spark.app.name", std::string("nightly")}};
+    return span;
+  };
+  // Forty calls in one batch (the store's many-row insert) and one alone, and an application's trace.
+  std::vector<Span> calls;
+  for (std::uint32_t trace = 100; trace < 140; ++trace) calls.push_back(call(trace));
+  ASSERT_TRUE(store->Write(calls).ok());
+  ASSERT_TRUE(store->Write(std::vector<Span>{call(1)}).ok());
+  ASSERT_TRUE(store->Write(std::vector<Span>{application(2, 1, 0)}).ok());
+
+  auto due = store->ListDueAttempts(Later(), hours(1), 100);
+  ASSERT_TRUE(due.ok()) << due.error().ToString();
+  EXPECT_EQ(due->backlog, 1);
+  ASSERT_EQ(due->due.size(), 1u);
+  EXPECT_FALSE(due->due[0].ref.airflow);
+  EXPECT_EQ(due->due[0].ref.trace_key, ToHex(TraceIdOf(2)));
+  auto page = store->ListTaskAttempts({});
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 42);  // listed as before, each call its own row
+
+  // The lone call's trace gains the application's span: it has something to settle from now on.
+  ASSERT_TRUE(store->Write(std::vector<Span>{application(1, 2, 1)}).ok());
+  auto both = store->ListDueAttempts(Later(), hours(1), 100);
+  ASSERT_TRUE(both.ok()) << both.error().ToString();
+  EXPECT_EQ(both->backlog, 2);
+  std::vector<std::string> keys;
+  for (const DueAttempt& attempt : both->due) keys.push_back(attempt.ref.trace_key);
+  EXPECT_THAT(keys, testing::UnorderedElementsAre(ToHex(TraceIdOf(1)), ToHex(TraceIdOf(2))));
 }
 
 }  // namespace

@@ -247,7 +247,7 @@ TEST_F(SqliteSchemaV10Test, MigratesAVersionNineStoreAnsweringAsBefore) {
   }
   {
     SqliteConnection raw = RawV10TestConnection();
-    auto converted = raw.Exec(kVersionNineIdsSql);
+    auto converted = raw.Exec(std::string(kUndoVersionElevenSql) + std::string(kVersionNineIdsSql));
     ASSERT_TRUE(converted.ok()) << converted.error().ToString();
   }
   EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(trace_id) = 'text'"), 6);

@@ -222,7 +222,10 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   {
     auto store = OpenStore();
     ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(1, 1, 0, "kept", kBase, kBase + kMs)}).ok());
+    // An application's trace: something to settle (upkeep/sqlite_settlement.cc, kSettlesSchema).
+    Span kept = MakeSpan(1, 1, 0, "spark.application", kBase, kBase + kMs);
+    kept.attributes = {{"spark.app.id", std::string("app-1")}};
+    ASSERT_TRUE(store->Write(std::vector<Span>{kept}).ok());
   }
   {
     SqliteConnection raw = Raw();
@@ -251,7 +254,7 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_by_airflow'"), 0);
   auto spans = migrated->GetTrace(TraceIdOf(1));
   ASSERT_TRUE(spans.ok());
-  EXPECT_EQ((*spans)[0].name, "kept");
+  EXPECT_EQ((*spans)[0].name, "spark.application");
   // Version 4: the row indexed before is unsettled, and quiet since long (indexed_at 0).
   auto due = migrated->ListDueAttempts(std::chrono::system_clock::now(), std::chrono::hours(1), 10);
   ASSERT_TRUE(due.ok()) << due.error().ToString();

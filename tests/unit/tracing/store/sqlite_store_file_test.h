@@ -12,9 +12,18 @@
 
 namespace sparktrace::tracing::store {
 
-// What schema version 9 added (sqlite_schema.cc, kIncrementalIndexSchema), for a test that turns a
-// current file into an older version: its migration adds the columns again.
-inline constexpr std::string_view kDropVersionNineColumnsSql =
+// What schema version 11 changed (upkeep/sqlite_settlement.cc, kSettlesSchema), for a test that turns a
+// current file into an older version: the `settles` column goes and the settling queue's index is
+// version 4's again; the migration makes both anew.
+inline constexpr std::string_view kUndoVersionElevenSql =
+    "DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
+    "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE state <> 'running' AND "
+    "(settled_version IS NULL OR settled_version <> indexed_at); ";
+
+// What schema version 9 added (sqlite_schema.cc, kIncrementalIndexSchema), and the later versions',
+// for a test that turns a current file into an older version: its migration adds the columns again.
+inline const std::string kDropVersionNineColumnsSql =
+    std::string(kUndoVersionElevenSql) +
     "ALTER TABLE attempt_parts DROP COLUMN operation_count; "
     "ALTER TABLE attempt_parts DROP COLUMN failed_operation_count; "
     "ALTER TABLE attempt_parts DROP COLUMN failed_job_count; ALTER TABLE traces DROP COLUMN "

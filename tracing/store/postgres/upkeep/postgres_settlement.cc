@@ -1,4 +1,5 @@
 #include "tracing/store/postgres/upkeep/postgres_settlement.h"
+#include "tracing/store/task_index/attempt_row_sql.h"
 
 #include <spdlog/fmt/fmt.h>
 
@@ -9,8 +10,7 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-constexpr std::string_view kUnsettled =
-    "state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)";
+constexpr std::string_view kUnsettled = kUnsettledAttemptSql;
 
 std::int64_t Nanos(std::chrono::system_clock::time_point time) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();

@@ -7,6 +7,7 @@
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
+#include "tracing/store/task_index/attempt_row_sql.h"
 
 namespace sparktrace::tracing::store {
 
@@ -27,10 +28,27 @@ CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
   WHERE state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at);
 )sql";
 
+// settles: 0 for an attempt with nothing to settle, a trace without Airflow identity that names no
+// application (a Config call of a client without a traceparent, say): no executors, so no cost, and no
+// task, so no history to regress against. Such rows were a trace each in the settling queue, which
+// passes of --settle-max-per-pass could not empty under a flood of calls, and ahead of the Airflow
+// attempts that ended after them. The rows written from now on say it themselves
+// (sqlite_task_index.cc, BindWholeAttempt); of the rows written before, those still waiting are taken
+// out of the queue here (the settled ones are not in the index and keep their figures), and the
+// index is built again without any of them.
+const std::string_view kSettlesSchema = R"sql(
+ALTER TABLE task_attempts ADD COLUMN settles INTEGER NOT NULL DEFAULT 1;
+UPDATE task_attempts SET settles = 0
+  WHERE airflow = 0 AND state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)
+    AND lower(hex(trace_key)) NOT IN (SELECT trace_id FROM attempt_parts WHERE airflow = 0 AND app_id IS NOT NULL);
+DROP INDEX task_attempts_unsettled;
+CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
+  WHERE settles = 1 AND state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at);
+)sql";
+
 namespace {
 
-constexpr std::string_view kUnsettled =
-    "state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)";
+constexpr std::string_view kUnsettled = kUnsettledAttemptSql;
 // `(?1 + 0)`: a bound value compared with a partial index's column would make SQLite prepare the
 // statement again at every binding (sqlite_task_index.cc's kKeyMatch).
 constexpr std::string_view kKeyMatch =

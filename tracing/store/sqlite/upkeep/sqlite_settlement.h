@@ -18,6 +18,8 @@ class SqliteConnection;
 
 // Schema version 4: the row's version (indexed_at) and its settled figures.
 extern const std::string_view kSettlementSchema;
+// Schema version 11: which rows have anything to settle (the `settles` column).
+extern const std::string_view kSettlesSchema;
 
 Result<DueAttempts> ListSqliteDueAttempts(SqliteConnection& db, std::chrono::system_clock::time_point now,
                                           std::chrono::milliseconds quiet, std::size_t limit);

@@ -1,0 +1,142 @@
+// The settling queue without the attempts that have nothing to settle (SQLite schema 11, PostgreSQL
+// schema 5; tracing/store/sqlite/upkeep/sqlite_settlement.cc, kSettlesSchema): a store of the version
+// before, whose queue holds a call per trace, migrates with those rows out of the queue and every other
+// row where it was, on both backends.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tests/unit/tracing/store/sqlite_store_file_test.h"
+#include "tests/unit/tracing/store/store_test_backends.h"
+#include "tests/unit/tracing/store/store_test_spans.h"
+#include "tracing/store/postgres/postgres_schema.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
+using std::chrono::hours;
+
+// The queue's condition before the `settles` column.
+constexpr std::string_view kOldUnsettled =
+    "state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)";
+
+class StoreSettlesMigration : public testing::TestWithParam<StoreBackend> {
+ protected:
+  void SetUp() override { ASSERT_TRUE(backend_.Create(GetParam())) << backend_.problem(); }
+  void TearDown() override { backend_.Destroy(); }
+
+  bool Sqlite() const { return GetParam() == StoreBackend::kSqlite; }
+
+  // Runs `sql` on a plain connection to the store.
+  void Exec(const std::string& sql) {
+    if (Sqlite()) {
+      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READWRITE);
+      ASSERT_TRUE(db.ok()) << db.error().ToString();
+      auto ran = db->Exec(sql);
+      ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
+      return;
+    }
+    auto db = backend_.Raw();
+    ASSERT_TRUE(db.ok()) << db.error().ToString();
+    auto ran = db->Exec(sql);
+    ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
+  }
+
+  std::int64_t Count(const std::string& sql) {
+    if (Sqlite()) {
+      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READONLY);
+      EXPECT_TRUE(db.ok());
+      auto count = db.ok() ? db->QueryInt64(sql) : Result<std::int64_t>(db.error());
+      EXPECT_TRUE(count.ok()) << sql;
+      return count.ok() ? *count : -1;
+    }
+    auto db = backend_.Raw();
+    EXPECT_TRUE(db.ok());
+    auto result = db.ok() ? db->Exec(sql) : Result<PgResult>(db.error());
+    EXPECT_TRUE(result.ok()) << sql;
+    return result.ok() ? result->Int64(0, 0) : -1;
+  }
+
+  // Turns the current store into the version before: no `settles` column, the queue's old index.
+  void UndoSettles() {
+    if (Sqlite()) {
+      Exec(fmt::format("{} PRAGMA user_version = {}", kUndoVersionElevenSql, SqliteSpanStore::kSchemaVersion - 1));
+      return;
+    }
+    Exec(fmt::format(
+        "DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
+        "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE {}; "
+        "UPDATE sparktrace_schema SET version = {}",
+        kOldUnsettled, kPostgresSchemaVersion - 1));
+  }
+
+  TestBackend backend_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreSettlesMigration,
+                         testing::Values(StoreBackend::kSqlite, StoreBackend::kPostgres),
+                         [](const testing::TestParamInfo<StoreBackend>& param) {
+                           return BackendName(param.param);
+                         });
+
+TEST_P(StoreSettlesMigration, CallsLeaveTheQueueAndEveryOtherRowStaysWhereItWas) {
+  // Two calls without identity, an application's trace without identity, an Airflow attempt.
+  std::vector<Span> spans;
+  for (std::uint32_t trace : {1u, 2u}) {
+    Span call = MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", kBase + trace * kMs,
+                         kBase + (trace + 1) * kMs);
+    call.attributes = {{"rpc.method", std::string("Config")}};
+    spans.push_back(call);
+  }
+  Span application = MakeSpan(3, 1, 0, "spark.application", kBase, kBase + 9 * kMs);
+  application.attributes = {{"spark.app.id", std::string("app-3")}, {"spark.app.name", std::string("etl")}};
+  spans.push_back(application);
+  Span operation = MakeSpan(4, 1, 0, "spark_connect.operation", kBase, kBase + 5 * kMs);
+  operation.attributes = {{"airflow.dag_id", std::string("etl")},
+                          {"airflow.task_id", std::string("load")},
+                          {"airflow.run_id", std::string("r1")},
+                          {"airflow.try_number", std::int64_t{1}}};
+  spans.push_back(operation);
+  {
+    auto store = backend_.Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(spans).ok());
+  }
+  UndoSettles();
+  // The second call was settled already under the old version: it is not in the queue, and keeps its row.
+  const std::string second_call = Sqlite() ? fmt::format("x'{}'", ToHex(TraceIdOf(2)))
+                                           : fmt::format("'{}'", ToHex(TraceIdOf(2)));
+  Exec(fmt::format("UPDATE task_attempts SET settled_version = indexed_at, settled_at = 1 WHERE trace_key = {}",
+                   second_call));
+  ASSERT_EQ(Count(fmt::format("SELECT count(*) FROM task_attempts WHERE {}", kOldUnsettled)), 3);
+
+  auto store = backend_.Open();  // a writer migrates
+  ASSERT_NE(store, nullptr);
+  auto due = store->ListDueAttempts(std::chrono::system_clock::now() + hours(2), hours(1), 10);
+  ASSERT_TRUE(due.ok()) << due.error().ToString();
+  EXPECT_EQ(due->backlog, 2);
+  std::vector<std::string> keys;
+  for (const DueAttempt& attempt : due->due)
+    keys.push_back(attempt.ref.airflow ? attempt.ref.key.task_id : attempt.ref.trace_key);
+  EXPECT_THAT(keys, testing::UnorderedElementsAre("load", ToHex(TraceIdOf(3))));
+  EXPECT_EQ(Count("SELECT count(*) FROM task_attempts WHERE settles = 0"), 1);  // the first call only
+  auto page = store->ListTaskAttempts({});
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  EXPECT_EQ(page->total, 4);
+  int settled = 0;
+  for (const TaskAttemptRow& row : page->rows) settled += row.settled.has_value() ? 1 : 0;
+  EXPECT_EQ(settled, 1);  // the second call's figures stay
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store
