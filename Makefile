@@ -70,7 +70,7 @@ asan: deps
 	test -f $(ASAN_DIR)/CMakeCache.txt || cmake -S . -B $(ASAN_DIR) $(GENERATOR) -DSPARKTRACE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j 2 -LE '^(eval|browser)$$'
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j 2 -LE '^(eval|browser|script)$$'
 
 # The end-to-end modules many times over under CPU contention, each test with a deadline that dumps
 # every thread when it hangs (tests/stress/e2e_stress.py): the relay module STRESS_RELAY_RUNS times,

@@ -7,7 +7,8 @@
 #      (nice 19): the tests wait on sockets, timers and child processes much of the time, and the
 #      build takes only the cycles they leave, so the tests see the machine as if it were quiet;
 #   3. what is left of the sanitizer build, at full priority;
-#   4. the sanitizer tests (all but eval and browser: see the Makefile's `asan`).
+#   4. the sanitizer tests (all but eval, browser and script: see the Makefile's `asan` and
+#      tests/CMakeLists.txt's `script` label).
 #
 # Each phase's wall time is printed at the end and written to $BUILD_DIR/make-test-times.json (the
 # README's "The loop" quotes them). A failure stops at its phase with a non-zero exit; the
@@ -70,7 +71,7 @@ end
 
 begin sanitizer-tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$TEST_JOBS" -LE '^(eval|browser)$'
+  ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$TEST_JOBS" -LE '^(eval|browser|script)$'
 end
 
 total=0

@@ -305,8 +305,8 @@ TEST_P(SpanStoreSettlement, ATraceWithoutIdentityIsDueOnlyWhenItNamesAnApplicati
     return span;
   };
   const auto application = [](std::uint32_t trace, std::uint32_t span_id, std::uint32_t parent) {
-    Span span = MakeSpan(trace, span_id, parent, "spark.application", kBase + trace * kMs,
-                         kBase + (trace + 5) * kMs);
+    Span span =
+        MakeSpan(trace, span_id, parent, "spark.application", kBase + trace * kMs, kBase + (trace + 5) * kMs);
     span.attributes = {{"spark.app.id", "app-" + std::to_string(trace)},
                        {"spark.app.name", std::string("nightly")}};
     return span;

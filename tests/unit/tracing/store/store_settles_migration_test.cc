@@ -70,14 +70,15 @@ class StoreSettlesMigration : public testing::TestWithParam<StoreBackend> {
   // Turns the current store into the version before: no `settles` column, the queue's old index.
   void UndoSettles() {
     if (Sqlite()) {
-      Exec(fmt::format("{} PRAGMA user_version = {}", kUndoVersionElevenSql, SqliteSpanStore::kSchemaVersion - 1));
+      Exec(fmt::format("{} PRAGMA user_version = {}", kUndoVersionElevenSql,
+                       SqliteSpanStore::kSchemaVersion - 1));
       return;
     }
-    Exec(fmt::format(
-        "DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
-        "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE {}; "
-        "UPDATE sparktrace_schema SET version = {}",
-        kOldUnsettled, kPostgresSchemaVersion - 1));
+    Exec(
+        fmt::format("DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
+                    "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE {}; "
+                    "UPDATE sparktrace_schema SET version = {}",
+                    kOldUnsettled, kPostgresSchemaVersion - 1));
   }
 
   TestBackend backend_;
@@ -114,10 +115,11 @@ TEST_P(StoreSettlesMigration, CallsLeaveTheQueueAndEveryOtherRowStaysWhereItWas)
   }
   UndoSettles();
   // The second call was settled already under the old version: it is not in the queue, and keeps its row.
-  const std::string second_call = Sqlite() ? fmt::format("x'{}'", ToHex(TraceIdOf(2)))
-                                           : fmt::format("'{}'", ToHex(TraceIdOf(2)));
-  Exec(fmt::format("UPDATE task_attempts SET settled_version = indexed_at, settled_at = 1 WHERE trace_key = {}",
-                   second_call));
+  const std::string second_call =
+      Sqlite() ? fmt::format("x'{}'", ToHex(TraceIdOf(2))) : fmt::format("'{}'", ToHex(TraceIdOf(2)));
+  Exec(fmt::format(
+      "UPDATE task_attempts SET settled_version = indexed_at, settled_at = 1 WHERE trace_key = {}",
+      second_call));
   ASSERT_EQ(Count(fmt::format("SELECT count(*) FROM task_attempts WHERE {}", kOldUnsettled)), 3);
 
   auto store = backend_.Open();  // a writer migrates

@@ -1,11 +1,12 @@
 #include "tracing/store/postgres/upkeep/postgres_settlement.h"
-#include "tracing/store/task_index/attempt_row_sql.h"
 
 #include <spdlog/fmt/fmt.h>
 
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tracing/store/task_index/attempt_row_sql.h"
 
 namespace sparktrace::tracing::store {
 namespace {
