@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace sparktrace::tracing {
 
@@ -49,31 +51,36 @@ void WriteValue(JsonWriter& out, const AttributeValue& value) {
 
 }  // namespace
 
+bool KeysAreUnique(const std::vector<Attribute>& attributes) {
+  // Pairwise while that is cheap (a span's usual twenty attributes), through the keys sorted beyond.
+  constexpr std::size_t kPairwiseUpTo = 32;
+  if (attributes.size() <= kPairwiseUpTo) {
+    for (std::size_t i = 1; i < attributes.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (attributes[i].key == attributes[j].key) return false;
+      }
+    }
+    return true;
+  }
+  std::vector<std::string_view> keys;
+  keys.reserve(attributes.size());
+  for (const Attribute& attribute : attributes) keys.emplace_back(attribute.key);
+  std::sort(keys.begin(), keys.end());
+  return std::adjacent_find(keys.begin(), keys.end()) == keys.end();
+}
+
 std::vector<std::size_t> AttributesToWrite(const std::vector<Attribute>& attributes) {
   std::vector<std::size_t> order(attributes.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (KeysAreUnique(attributes)) return order;  // OTLP requires unique keys: nearly always
   const auto same_key = [&attributes](std::size_t a, std::size_t b) {
-    return attributes[a].key.size() == attributes[b].key.size() && attributes[a].key == attributes[b].key;
+    return attributes[a].key == attributes[b].key;
   };
-  // A repeat is rare (OTLP requires unique keys): looked for pairwise while that is cheap (a span's
-  // usual twenty attributes), through the keys sorted beyond.
-  constexpr std::size_t kPairwiseUpTo = 32;
-  std::vector<std::size_t> by_key;
-  bool repeated = false;
-  if (attributes.size() <= kPairwiseUpTo) {
-    for (std::size_t i = 1; i < attributes.size() && !repeated; ++i) {
-      for (std::size_t j = 0; j < i && !repeated; ++j) repeated = same_key(i, j);
-    }
-    if (!repeated) return order;
-  }
   // Keys sorted, each group in span order.
-  by_key = order;
+  std::vector<std::size_t> by_key = order;
   std::stable_sort(by_key.begin(), by_key.end(), [&attributes](std::size_t a, std::size_t b) {
     return attributes[a].key < attributes[b].key;
   });
-  repeated = false;
-  for (std::size_t i = 1; i < by_key.size() && !repeated; ++i) repeated = same_key(by_key[i], by_key[i - 1]);
-  if (!repeated) return order;
   // value_at[first index of a key] = its last index; later occurrences are dropped.
   constexpr std::size_t kDropped = static_cast<std::size_t>(-1);
   std::vector<std::size_t> value_at(attributes.size(), kDropped);

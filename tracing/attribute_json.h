@@ -28,6 +28,9 @@ void WriteAttributesJson(JsonWriter& out, const std::vector<Attribute>& attribut
 // Which attributes an encoding writes, in order: each key once, where it first appears, with the
 // index of its last value (the rule above). O(n log n): a span may carry thousands of attributes.
 std::vector<std::size_t> AttributesToWrite(const std::vector<Attribute>& attributes);
+// Whether no key repeats, when every attribute is written as it is (OTLP requires unique keys, so
+// nearly always): without allocating for up to 32 attributes, the store's hot path.
+bool KeysAreUnique(const std::vector<Attribute>& attributes);
 
 nlohmann::ordered_json AttributeValueToJson(const AttributeValue& value);
 nlohmann::ordered_json AttributesToJson(const std::vector<Attribute>& attributes);

@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "common/hex_digit.h"
 #include "tracing/attribute_json.h"
@@ -233,20 +235,38 @@ bool ReadFormat(CompactReader& reader) {
   return reader.Varint(format) && format == kCompactAttributesFormat;
 }
 
+void AppendAttribute(std::string& out, const Attribute& attribute) {
+  if (const auto code = CompactKeyCode(attribute.key)) {
+    AppendVarint(out, *code);
+  } else {
+    AppendVarint(out, 0);
+    AppendBytes(out, attribute.key);
+  }
+  AppendValue(out, attribute.value);
+}
+
+// At most what `attributes` take in the compact form, unless they hold string lists or long keys
+// outside the dictionary (then the string grows as it must): a span's row is written without
+// reallocating as it grows.
+std::size_t CompactSizeBound(const std::vector<Attribute>& attributes) {
+  constexpr std::size_t kAttributeBound = 12;  // a varint key code, a kind byte, a double or a varint
+  std::size_t bound = 1 + attributes.size() * kAttributeBound;
+  for (const Attribute& attribute : attributes) {
+    if (const auto* text = std::get_if<std::string>(&attribute.value)) bound += text->size();
+  }
+  return bound;
+}
+
 }  // namespace
 
 void AppendCompactAttributes(std::string& out, const std::vector<Attribute>& attributes) {
+  out.reserve(out.size() + CompactSizeBound(attributes));
   out.push_back(static_cast<char>(kCompactAttributesFormat));
-  for (const std::size_t index : AttributesToWrite(attributes)) {
-    const Attribute& attribute = attributes[index];
-    if (const auto code = CompactKeyCode(attribute.key)) {
-      AppendVarint(out, *code);
-    } else {
-      AppendVarint(out, 0);
-      AppendBytes(out, attribute.key);
-    }
-    AppendValue(out, attribute.value);
+  if (KeysAreUnique(attributes)) {
+    for (const Attribute& attribute : attributes) AppendAttribute(out, attribute);
+    return;
   }
+  for (const std::size_t index : AttributesToWrite(attributes)) AppendAttribute(out, attributes[index]);
 }
 
 bool ReadCompactAttributes(std::string_view bytes, std::vector<Attribute>& out) {

@@ -200,6 +200,41 @@ TEST(CompactAttributesTest, DictionaryCodesAreUniqueAndRoundTrip) {
   EXPECT_EQ(CompactValueOfCode(0), "grpc");
 }
 
+// The dictionaries' lookup table answers only for its own entries: a text next to an entry (one byte
+// changed, one short, one long, the same first and last eight bytes around another middle) or empty
+// is spelt out, or is another entry spelt exactly so.
+TEST(CompactAttributesTest, DictionaryLookupFindsOnlyItsEntries) {
+  const auto check = [](auto code_of, auto entry_of, std::uint64_t first) {
+    for (std::uint64_t code = first; const auto entry = entry_of(code); ++code) {
+      const std::string text(*entry);
+      std::vector<std::string> near = {text + "x", text.substr(0, text.size() - 1), "", text};
+      near.back().back() = static_cast<char>(near.back().back() ^ 1);
+      if (text.size() > 16) near.push_back(text.substr(0, 8) + "?" + text.substr(text.size() - 8));
+      for (const std::string& probe : near) {
+        const auto found = code_of(probe);
+        if (found) {
+          EXPECT_EQ(entry_of(*found), probe) << "probe " << probe << " near " << text;
+        }
+      }
+    }
+  };
+  check(CompactKeyCode, CompactKeyOfCode, 1);
+  check(CompactValueCode, CompactValueOfCode, 0);
+}
+
+// Past the pairwise check (32 attributes), unique keys are found unique through sorting, and written
+// in their order.
+TEST(CompactAttributesTest, ManyUniqueAttributesKeepTheirOrder) {
+  std::vector<Attribute> attributes;
+  for (std::int64_t i = 0; i < 100; ++i) attributes.push_back({"key." + std::to_string(99 - i), i});
+  EXPECT_TRUE(KeysAreUnique(attributes));
+  std::vector<Attribute> read;
+  ASSERT_TRUE(ReadCompactAttributes(CompactOf(attributes), read));
+  EXPECT_TRUE(SameCompactTestAttributes(read, attributes));
+  attributes.push_back({"key.7", std::int64_t{-1}});
+  EXPECT_FALSE(KeysAreUnique(attributes));
+}
+
 // FNV-1a over the first `count` entries, each followed by a newline.
 template <typename EntryOfCode>
 std::uint64_t DictionaryFingerprint(EntryOfCode entry_of_code, std::uint64_t first, std::uint64_t count) {
