@@ -18,10 +18,10 @@
 
 namespace sparktrace::tracing::store::task_index {
 
-// The figures of an attempt's row that its parts add up to (task_index.h's PartSums order), and its
-// traces as stored: comma-separated, in ascending order (the order of the parts' primary key).
+// The figures of an attempt's row that its parts add up to (task_index.h's PartSums order). Its traces
+// are not among them: a listing reads them from the parts (SQLite schema 12, PostgreSQL schema 6), so
+// that a batch adding a few traces to an attempt of 50,000 does not rewrite the list of all of them.
 struct AttemptSums {
-  std::string trace_ids;
   std::int64_t start_unix_nano = 0;
   std::int64_t end_unix_nano = 0;
   std::int64_t span_count = 0;

@@ -191,9 +191,15 @@ CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
   WHERE settles = 1 AND state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)
 )sql";
 
+// Version 6: an Airflow attempt's traces are read from its parts (postgres_task_index.cc,
+// AttemptRowReadColumns), no longer kept on its row, which an attempt of a call per trace rewrote whole
+// at every batch (its 50,000 trace ids), as in the SQLite store's version 12: the lists kept so far go.
+constexpr std::string_view kSchemaV6 =
+    "UPDATE task_attempts SET trace_ids = '' WHERE airflow = 1 AND trace_ids <> ''";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5, kSchemaV6};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

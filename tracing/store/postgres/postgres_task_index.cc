@@ -138,14 +138,19 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
 }
 
 // kAttemptRowColumns (index_columns.h) with an attempt's traces: the row of an attempt without
-// identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3).
+// identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3),
+// and an Airflow attempt's traces are read from its parts (version 6). Read from task_attempts as `t`.
 const std::string& AttemptRowReadColumns() {
   static const std::string columns = [] {
     std::string text(kAttemptRowColumns);
     const std::string_view column = "trace_ids,";
     if (const std::size_t at = text.find(column); at != std::string::npos) {
-      text.replace(at, column.size(),
-                   "CASE WHEN airflow = 0 AND trace_ids = '' THEN trace_key ELSE trace_ids END,");
+      text.replace(
+          at, column.size(),
+          "CASE WHEN t.airflow = 0 THEN t.trace_key ELSE (SELECT string_agg(p.trace_id, ',' ORDER BY "
+          "p.trace_id) FROM attempt_parts p WHERE p.airflow = 1 AND p.dag_id = t.dag_id AND "
+          "p.task_id = t.task_id AND p.run_id = t.run_id AND p.try_number = t.try_number AND "
+          "p.map_index = t.map_index AND p.trace_key = t.trace_key) END,");
     }
     return text;
   }();
@@ -189,7 +194,7 @@ INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_ind
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
                            compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
 SELECT k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key, max(p.name),
-       string_agg(p.trace_id, ',' ORDER BY p.trace_id), min(p.start_unix_nano), max(p.end_unix_nano),
+       '', min(p.start_unix_nano), max(p.end_unix_nano),
        sum(p.span_count), sum(p.error_count), sum(p.open_count), sum(p.resource_wait_ms), sum(p.compute_ms),
        sum(p.io_write_ms), sum(p.idle_ms), sum(p.finding_count),
        (array_agg(p.top_finding ORDER BY p.top_impact DESC) FILTER (WHERE p.top_finding IS NOT NULL))[1],

@@ -259,7 +259,11 @@ const std::string& AttemptRowColumnsSql() {
     std::string sql(kAttemptRowColumns);
     constexpr std::string_view kTraceIds = "trace_ids";
     sql.replace(sql.find(kTraceIds), kTraceIds.size(),
-                "CASE WHEN trace_ids = '' THEN trace_key ELSE trace_ids END");
+                "CASE WHEN airflow = 0 THEN trace_key ELSE (SELECT group_concat(p.trace_id, ',') FROM "
+                "attempt_parts p WHERE p.airflow = 1 AND p.dag_id = task_attempts.dag_id AND p.task_id = "
+                "task_attempts.task_id AND p.run_id = task_attempts.run_id AND p.try_number = "
+                "task_attempts.try_number AND p.map_index = task_attempts.map_index AND p.trace_key = "
+                "task_attempts.trace_key) END");
     return sql;
   }();
   return columns;

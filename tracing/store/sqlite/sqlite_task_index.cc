@@ -145,12 +145,13 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
 }
 
 // An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
-// the settled figures stay on the row (AttemptRowUpsertSql says how it is updated).
+// the settled figures stay on the row (AttemptRowUpsertSql says how it is updated). Its traces are
+// read from its parts (AttemptRowColumnsSql), not kept on it.
 constexpr std::string_view kAggregateSelectSql = R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
                            compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), group_concat(trace_id, ','), min(start_unix_nano),
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), '', min(start_unix_nano),
        max(end_unix_nano), sum(span_count), sum(error_count), sum(open_count), sum(resource_wait_ms),
        sum(compute_ms), sum(io_write_ms), sum(idle_ms), sum(finding_count),
        (SELECT top_finding FROM attempt_parts p WHERE p.airflow = (?1 + 0) AND p.dag_id = ?2 AND p.task_id = ?3

@@ -7,8 +7,7 @@ namespace sparktrace::tracing::store {
 std::string AttemptRowUpsertSql(std::string_view greatest) {
   return fmt::format(R"sql(
 ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key) DO UPDATE SET
-  indexed_at = CASE WHEN task_attempts.trace_ids <> excluded.trace_ids
-                      OR task_attempts.start_unix_nano <> excluded.start_unix_nano
+  indexed_at = CASE WHEN task_attempts.start_unix_nano <> excluded.start_unix_nano
                       OR task_attempts.end_unix_nano <> excluded.end_unix_nano
                       OR task_attempts.span_count <> excluded.span_count
                       OR task_attempts.error_count <> excluded.error_count

@@ -11,9 +11,9 @@ namespace sparktrace::tracing::store {
 
 // "ON CONFLICT (key) DO UPDATE SET ..." of the attempt row's upsert (the row arrives as `excluded`).
 // The sums are replaced and the settled figures (task_attempts.h) stay; indexed_at, the row's version,
-// moves only when a sum changed, so that the spans of other attempts written to a shared trace do not
-// keep this one from ever being quiet, and it only grows. `greatest`: "max" (SQLite), "GREATEST"
-// (PostgreSQL).
+// moves only when a sum changed (a new trace adds its spans to the count), so that the spans of other
+// attempts written to a shared trace do not keep this one from ever being quiet, and it only grows.
+// `greatest`: "max" (SQLite), "GREATEST" (PostgreSQL).
 std::string AttemptRowUpsertSql(std::string_view greatest);
 
 // The rows due for settling, or about to be: ended, with something to settle (task_index.h,

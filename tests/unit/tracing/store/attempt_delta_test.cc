@@ -15,40 +15,37 @@ Part PartSpanning(std::uint64_t start, std::uint64_t end, std::int64_t spans) {
   return part;
 }
 
-AttemptSums RowOf(std::string trace_ids, std::int64_t start, std::int64_t end, std::int64_t spans) {
+AttemptSums RowOf(std::int64_t start, std::int64_t end, std::int64_t spans) {
   AttemptSums sums;
-  sums.trace_ids = std::move(trace_ids);
   sums.start_unix_nano = start;
   sums.end_unix_nano = end;
   sums.span_count = spans;
   return sums;
 }
 
-TEST(AttemptDelta, NewPartsAddTheirTraceInOrderAndTheirFigures) {
+TEST(AttemptDelta, NewPartsAddTheirFigures) {
   Part failed = PartSpanning(5, 50, 2);
   failed.operations = 1;
   failed.failed_operations = 1;
-  auto next = AddPartChanges(RowOf("b,d", 10, 40, 3), {{"e", std::nullopt, PartSpanning(20, 30, 1)},
-                                                       {"a", std::nullopt, failed},
-                                                       {"c", std::nullopt, PartSpanning(12, 20, 1)}});
+  auto next = AddPartChanges(RowOf(10, 40, 3), {{"e", std::nullopt, PartSpanning(20, 30, 1)},
+                                                {"a", std::nullopt, failed},
+                                                {"c", std::nullopt, PartSpanning(12, 20, 1)}});
   ASSERT_TRUE(next);
-  EXPECT_EQ(next->trace_ids, "a,b,c,d,e");  // as the parts' key orders them
   EXPECT_EQ(next->start_unix_nano, 5);
   EXPECT_EQ(next->end_unix_nano, 50);
   EXPECT_EQ(next->span_count, 7);
   EXPECT_EQ(next->error_count, 1);
-  EXPECT_EQ(AddPartChanges(RowOf("", 0, 0, 0), {{"x", std::nullopt, PartSpanning(1, 2, 1)}})->trace_ids, "x");
+  EXPECT_EQ(AddPartChanges(RowOf(0, 0, 0), {{"x", std::nullopt, PartSpanning(1, 2, 1)}})->span_count, 1);
 }
 
 TEST(AttemptDelta, AChangedPartReplacesItsOldFigures) {
   Part before = PartSpanning(10, 20, 2);
   before.open = 1;
   Part after = PartSpanning(10, 25, 3);
-  AttemptSums row = RowOf("t", 10, 20, 2);
+  AttemptSums row = RowOf(10, 20, 2);
   row.open_count = 1;
   auto next = AddPartChanges(row, {{"t", before, after}});
   ASSERT_TRUE(next);
-  EXPECT_EQ(next->trace_ids, "t");
   EXPECT_EQ(next->span_count, 3);
   EXPECT_EQ(next->open_count, 0);
   EXPECT_EQ(next->end_unix_nano, 25);
@@ -57,12 +54,11 @@ TEST(AttemptDelta, AChangedPartReplacesItsOldFigures) {
 TEST(AttemptDelta, WhatOnlyAddingUpEveryPartCanTell) {
   Part with_finding = PartSpanning(10, 20, 1);
   with_finding.findings = 1;
-  EXPECT_FALSE(AddPartChanges(RowOf("a", 10, 20, 1), {{"b", std::nullopt, with_finding}}));
+  EXPECT_FALSE(AddPartChanges(RowOf(10, 20, 1), {{"b", std::nullopt, with_finding}}));
   // The part that held the attempt's end ends earlier now.
-  EXPECT_FALSE(
-      AddPartChanges(RowOf("a,b", 10, 20, 2), {{"b", PartSpanning(15, 20, 1), PartSpanning(15, 18, 1)}}));
-  // A new part in a trace the row already names.
-  EXPECT_FALSE(AddPartChanges(RowOf("a,b", 10, 20, 2), {{"b", std::nullopt, PartSpanning(15, 18, 1)}}));
+  EXPECT_FALSE(AddPartChanges(RowOf(10, 20, 2), {{"b", PartSpanning(15, 20, 1), PartSpanning(15, 18, 1)}}));
+  // The part that held the attempt's start starts later now.
+  EXPECT_FALSE(AddPartChanges(RowOf(10, 20, 2), {{"a", PartSpanning(10, 15, 1), PartSpanning(12, 15, 1)}}));
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ namespace {
 using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
 
 // What version 7 made of spans: a rowid table with a UNIQUE key, the session id in a column of its own;
-// task_attempts_by_state over every row, and an attempt without identity naming its trace twice.
+// task_attempts_by_state over every row, an attempt without identity naming its trace twice, and an
+// Airflow attempt naming its traces on its row (until version 12).
 constexpr std::string_view kVersionSevenSpansSql = R"sql(
 CREATE TABLE spans_v7 (
   trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT, name TEXT NOT NULL,
@@ -41,6 +42,10 @@ CREATE INDEX spans_by_operation ON spans (operation_id) WHERE operation_id IS NO
 DROP INDEX task_attempts_by_state;
 CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 UPDATE task_attempts SET trace_ids = trace_key WHERE airflow = 0;
+UPDATE task_attempts SET trace_ids = (SELECT group_concat(p.trace_id, ',') FROM attempt_parts p
+  WHERE p.airflow = 1 AND p.dag_id = task_attempts.dag_id AND p.task_id = task_attempts.task_id
+    AND p.run_id = task_attempts.run_id AND p.try_number = task_attempts.try_number
+    AND p.map_index = task_attempts.map_index AND p.trace_key = task_attempts.trace_key) WHERE airflow = 1;
 PRAGMA user_version = 7;
 )sql";
 
@@ -167,7 +172,9 @@ TEST_F(SqliteSchemaV8Test, MigratesAVersionSevenStoreAnsweringAsBefore) {
     SqliteConnection raw = RawV8TestConnection();
     EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), SqliteSpanStore::kSchemaVersion);
     EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM spans"), static_cast<std::int64_t>(written.size()));
-    EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM task_attempts WHERE trace_ids = ''"), 1);
+    EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM task_attempts WHERE airflow = 0 AND trace_ids = ''"), 1);
+    // Version 12: no row keeps its traces; the listing reads them from the parts.
+    EXPECT_EQ(*raw.QueryInt64("SELECT count(*) FROM task_attempts WHERE trace_ids <> ''"), 0);
   }
   EXPECT_NE(SchemaSqlOf("spans").find("WITHOUT ROWID"), std::string::npos);
   EXPECT_NE(SchemaSqlOf("task_attempts_by_state").find("WHERE state <> 'success'"), std::string::npos);

@@ -16,15 +16,14 @@ namespace sparktrace::tracing::store {
 namespace {
 
 // The rows to change, as the parameters of one UPDATE … FROM unnest: the keys' arrays ($1-$7, in key
-// order, as the map iterates) and the rows' new figures beside them ($8-$18), then indexed_at ($19).
+// order, as the map iterates) and the rows' new figures beside them ($8-$17), then indexed_at ($18).
 std::vector<PgParam> UpdateParams(const std::map<PartKey, task_index::AttemptSums>& rows, std::int64_t now) {
   std::set<PartKey> keys;
-  std::vector<std::string> trace_ids, states;
+  std::vector<std::string> states;
   std::vector<std::int64_t> start, end, spans, errors, open;
   std::array<std::vector<std::int64_t>, kSparkPhaseCount> phases;
   for (const auto& [key, sums] : rows) {
     keys.insert(key);
-    trace_ids.push_back(sums.trace_ids);
     start.push_back(sums.start_unix_nano);
     end.push_back(sums.end_unix_nano);
     spans.push_back(sums.span_count);
@@ -35,7 +34,6 @@ std::vector<PgParam> UpdateParams(const std::map<PartKey, task_index::AttemptSum
     states.emplace_back(AttemptState(sums.open_count, sums.error_count));
   }
   std::vector<PgParam> params = KeyArrays(keys).Params();
-  params.emplace_back(TextArray(trace_ids));
   for (const auto* column : {&start, &end, &spans, &errors, &open}) params.emplace_back(IntArray(*column));
   for (const auto& column : phases) params.emplace_back(IntArray(column));
   params.emplace_back(TextArray(states));
@@ -44,8 +42,8 @@ std::vector<PgParam> UpdateParams(const std::map<PartKey, task_index::AttemptSum
 }
 
 constexpr std::string_view kSumColumns =
-    "trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
-    "compute_ms, io_write_ms, idle_ms";
+    "start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
+    "io_write_ms, idle_ms";
 
 }  // namespace
 
@@ -59,7 +57,7 @@ Result<std::set<PartKey>> AddToPostgresAttemptRows(PgConnection& db, const PartC
 
   static const std::string read_sql = fmt::format(
       "{} SELECT k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key, "
-      "p.trace_ids, p.start_unix_nano, p.end_unix_nano, p.span_count, p.error_count, p.open_count, "
+      "p.start_unix_nano, p.end_unix_nano, p.span_count, p.error_count, p.open_count, "
       "p.resource_wait_ms, p.compute_ms, p.io_write_ms, p.idle_ms FROM keys k JOIN task_attempts p ON {}",
       kKeysCte, kMatchKey);
   auto rows = db.Query(read_sql, KeyArrays(keys).Params());
@@ -72,14 +70,13 @@ Result<std::set<PartKey>> AddToPostgresAttemptRows(PgConnection& db, const PartC
                        std::string(rows->Text(row, 3)), rows->Int64(row, 4), rows->Int64(row, 5)},
         std::string(rows->Text(row, 6))};
     task_index::AttemptSums sums;
-    sums.trace_ids = rows->Text(row, 7);
-    sums.start_unix_nano = rows->Int64(row, 8);
-    sums.end_unix_nano = rows->Int64(row, 9);
-    sums.span_count = rows->Int64(row, 10);
-    sums.error_count = rows->Int64(row, 11);
-    sums.open_count = rows->Int64(row, 12);
+    sums.start_unix_nano = rows->Int64(row, 7);
+    sums.end_unix_nano = rows->Int64(row, 8);
+    sums.span_count = rows->Int64(row, 9);
+    sums.error_count = rows->Int64(row, 10);
+    sums.open_count = rows->Int64(row, 11);
     for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
-      sums.phase_ms[phase] = rows->Int64(row, 13 + static_cast<int>(phase));
+      sums.phase_ms[phase] = rows->Int64(row, 12 + static_cast<int>(phase));
     stored.emplace(key, std::move(sums));
   }
 
@@ -100,14 +97,15 @@ Result<std::set<PartKey>> AddToPostgresAttemptRows(PgConnection& db, const PartC
   if (updates.empty()) return rest;
   // indexed_at as AttemptRowUpsertSql moves it when a row's figures change.
   static const std::string update_sql = fmt::format(
-      "UPDATE task_attempts p SET trace_ids = k.trace_ids, start_unix_nano = k.start_unix_nano, "
+      "UPDATE task_attempts p SET start_unix_nano = k.start_unix_nano, "
       "end_unix_nano = k.end_unix_nano, span_count = k.span_count, error_count = k.error_count, "
       "open_count = k.open_count, resource_wait_ms = k.resource_wait_ms, compute_ms = k.compute_ms, "
       "io_write_ms = k.io_write_ms, idle_ms = k.idle_ms, state = k.state, "
-      "indexed_at = GREATEST($19::bigint, p.indexed_at + 1) "
+      "indexed_at = GREATEST($18::bigint, p.indexed_at + 1) "
       "FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], "
-      "$8::text[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], "
-      "$15::bigint[], $16::bigint[], $17::bigint[], $18::text[]) AS k(airflow, dag_id, task_id, run_id, "
+      "$8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "
+      "$14::bigint[], "
+      "$15::bigint[], $16::bigint[], $17::text[]) AS k(airflow, dag_id, task_id, run_id, "
       "try_number, map_index, trace_key, {}, state) WHERE {}",
       kSumColumns, kMatchKey);
   auto updated = db.Query(update_sql, UpdateParams(updates, indexed_unix_nano));

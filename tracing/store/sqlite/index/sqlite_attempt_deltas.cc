@@ -15,8 +15,8 @@ namespace {
 
 const std::string& ReadRowSql() {
   static const std::string sql = fmt::format(
-      "SELECT trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
-      "resource_wait_ms, compute_ms, io_write_ms, idle_ms, indexed_at FROM task_attempts WHERE {}",
+      "SELECT start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+      "compute_ms, io_write_ms, idle_ms, indexed_at FROM task_attempts WHERE {}",
       kPartKeyMatchSql);
   return sql;
 }
@@ -25,9 +25,10 @@ const std::string& ReadRowSql() {
 // value when the clock went back, so that a settled row is settled again.
 const std::string& UpdateRowSql() {
   static const std::string sql = fmt::format(
-      "UPDATE task_attempts SET trace_ids = ?8, start_unix_nano = ?9, end_unix_nano = ?10, span_count = ?11, "
-      "error_count = ?12, open_count = ?13, resource_wait_ms = ?14, compute_ms = ?15, io_write_ms = ?16, "
-      "idle_ms = ?17, state = ?18, indexed_at = max(?19, indexed_at + 1) WHERE {}",
+      "UPDATE task_attempts SET start_unix_nano = ?8, end_unix_nano = ?9, span_count = ?10, error_count = "
+      "?11, "
+      "open_count = ?12, resource_wait_ms = ?13, compute_ms = ?14, io_write_ms = ?15, idle_ms = ?16, "
+      "state = ?17, indexed_at = max(?18, indexed_at + 1) WHERE {}",
       kPartKeyMatchSql);
   return sql;
 }
@@ -54,14 +55,13 @@ Result<std::set<PartKey>> AddToAttemptRows(SqliteConnection& db, const PartChang
       continue;
     }
     task_index::AttemptSums stored;
-    stored.trace_ids = select.ColumnText(0);
-    stored.start_unix_nano = select.ColumnInt64(1);
-    stored.end_unix_nano = select.ColumnInt64(2);
-    stored.span_count = select.ColumnInt64(3);
-    stored.error_count = select.ColumnInt64(4);
-    stored.open_count = select.ColumnInt64(5);
+    stored.start_unix_nano = select.ColumnInt64(0);
+    stored.end_unix_nano = select.ColumnInt64(1);
+    stored.span_count = select.ColumnInt64(2);
+    stored.error_count = select.ColumnInt64(3);
+    stored.open_count = select.ColumnInt64(4);
     for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
-      stored.phase_ms[phase] = select.ColumnInt64(6 + static_cast<int>(phase));
+      stored.phase_ms[phase] = select.ColumnInt64(5 + static_cast<int>(phase));
     select.Reset();
     const std::optional<task_index::AttemptSums> next = task_index::AddPartChanges(stored, part_changes);
     if (!next) {
@@ -71,16 +71,15 @@ Result<std::set<PartKey>> AddToAttemptRows(SqliteConnection& db, const PartChang
     if (*next == stored) continue;
     write.Reset();
     BindPartKey(write, 1, key);
-    write.BindText(8, next->trace_ids);
-    write.BindInt64(9, next->start_unix_nano);
-    write.BindInt64(10, next->end_unix_nano);
-    write.BindInt64(11, next->span_count);
-    write.BindInt64(12, next->error_count);
-    write.BindInt64(13, next->open_count);
+    write.BindInt64(8, next->start_unix_nano);
+    write.BindInt64(9, next->end_unix_nano);
+    write.BindInt64(10, next->span_count);
+    write.BindInt64(11, next->error_count);
+    write.BindInt64(12, next->open_count);
     for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
-      write.BindInt64(14 + static_cast<int>(phase), next->phase_ms[phase]);
-    write.BindText(18, AttemptState(next->open_count, next->error_count));
-    write.BindInt64(19, indexed_unix_nano);
+      write.BindInt64(13 + static_cast<int>(phase), next->phase_ms[phase]);
+    write.BindText(17, AttemptState(next->open_count, next->error_count));
+    write.BindInt64(18, indexed_unix_nano);
     if (auto ran = write.Run(); !ran.ok()) return ran.error();
   }
   select.Reset();

@@ -1,12 +1,16 @@
-// The settling queue without the attempts that have nothing to settle (SQLite schema 11, PostgreSQL
-// schema 5; tracing/store/sqlite/upkeep/sqlite_settlement.cc, kSettlesSchema): a store of the version
-// before, whose queue holds a call per trace, migrates with those rows out of the queue and every other
-// row where it was, on both backends.
+// Two migrations of the attempt rows, on both backends:
+//   - the settling queue without the attempts that have nothing to settle (SQLite schema 11,
+//     PostgreSQL schema 5; tracing/store/sqlite/upkeep/sqlite_settlement.cc, kSettlesSchema): a store
+//     of the version before, whose queue holds a call per trace, migrates with those rows out of the
+//     queue and every other row where it was;
+//   - an Airflow attempt's traces read from its parts, not kept on its row (SQLite schema 12,
+//     PostgreSQL schema 6): the lists an older version kept go, and the listing names the same traces.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -16,9 +20,7 @@
 #include "tests/unit/tracing/store/sqlite_store_file_test.h"
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
-#include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
-#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -26,11 +28,16 @@ namespace {
 using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
 using std::chrono::hours;
 
-// The queue's condition before the `settles` column.
+// The versions before the `settles` column and before the traces were read from the parts, and the
+// queue's condition before the column.
+constexpr std::int64_t kSqliteBeforeSettles = 10;
+constexpr std::int64_t kPostgresBeforeSettles = 4;
+constexpr std::int64_t kSqliteBeforeTracesFromParts = 11;
+constexpr std::int64_t kPostgresBeforeTracesFromParts = 5;
 constexpr std::string_view kOldUnsettled =
     "state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)";
 
-class StoreSettlesMigration : public testing::TestWithParam<StoreBackend> {
+class StoreAttemptRowMigrations : public testing::TestWithParam<StoreBackend> {
  protected:
   void SetUp() override { ASSERT_TRUE(backend_.Create(GetParam())) << backend_.problem(); }
   void TearDown() override { backend_.Destroy(); }
@@ -70,27 +77,26 @@ class StoreSettlesMigration : public testing::TestWithParam<StoreBackend> {
   // Turns the current store into the version before: no `settles` column, the queue's old index.
   void UndoSettles() {
     if (Sqlite()) {
-      Exec(fmt::format("{} PRAGMA user_version = {}", kUndoVersionElevenSql,
-                       SqliteSpanStore::kSchemaVersion - 1));
+      Exec(fmt::format("{} PRAGMA user_version = {}", kUndoVersionElevenSql, kSqliteBeforeSettles));
       return;
     }
     Exec(
         fmt::format("DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
                     "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE {}; "
                     "UPDATE sparktrace_schema SET version = {}",
-                    kOldUnsettled, kPostgresSchemaVersion - 1));
+                    kOldUnsettled, kPostgresBeforeSettles));
   }
 
   TestBackend backend_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreSettlesMigration,
+INSTANTIATE_TEST_SUITE_P(Backends, StoreAttemptRowMigrations,
                          testing::Values(StoreBackend::kSqlite, StoreBackend::kPostgres),
                          [](const testing::TestParamInfo<StoreBackend>& param) {
                            return BackendName(param.param);
                          });
 
-TEST_P(StoreSettlesMigration, CallsLeaveTheQueueAndEveryOtherRowStaysWhereItWas) {
+TEST_P(StoreAttemptRowMigrations, CallsLeaveTheQueueAndEveryOtherRowStaysWhereItWas) {
   // Two calls without identity, an application's trace without identity, an Airflow attempt.
   std::vector<Span> spans;
   for (std::uint32_t trace : {1u, 2u}) {
@@ -138,6 +144,44 @@ TEST_P(StoreSettlesMigration, CallsLeaveTheQueueAndEveryOtherRowStaysWhereItWas)
   int settled = 0;
   for (const TaskAttemptRow& row : page->rows) settled += row.settled.has_value() ? 1 : 0;
   EXPECT_EQ(settled, 1);  // the second call's figures stay
+}
+
+// An attempt of a trace per call: the version before kept its traces on its row, comma-separated in
+// ascending order; after the migration the row keeps none and the listing reads them from the parts.
+TEST_P(StoreAttemptRowMigrations, AnAttemptsTracesAreReadFromItsParts) {
+  std::vector<Span> spans;
+  std::vector<std::string> trace_ids;
+  for (std::uint32_t trace : {7u, 3u, 5u}) {
+    Span call = MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", kBase + trace * kMs,
+                         kBase + (trace + 1) * kMs);
+    call.attributes = {{"airflow.dag_id", std::string("etl")},
+                       {"airflow.task_id", std::string("load")},
+                       {"airflow.run_id", std::string("r1")},
+                       {"airflow.try_number", std::int64_t{1}}};
+    spans.push_back(call);
+    trace_ids.push_back(ToHex(TraceIdOf(trace)));
+  }
+  std::sort(trace_ids.begin(), trace_ids.end());
+  const std::string listed = fmt::format("{}", fmt::join(trace_ids, ","));
+  {
+    auto store = backend_.Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>(spans.begin(), spans.begin() + 2)).ok());
+    ASSERT_TRUE(store->Write(std::vector<Span>(spans.begin() + 2, spans.end())).ok());  // added to the row
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM task_attempts WHERE trace_ids <> ''"), 0);
+  Exec(fmt::format("UPDATE task_attempts SET trace_ids = '{}'", listed));
+  Exec(Sqlite() ? fmt::format("PRAGMA user_version = {}", kSqliteBeforeTracesFromParts)
+                : fmt::format("UPDATE sparktrace_schema SET version = {}", kPostgresBeforeTracesFromParts));
+
+  auto store = backend_.Open();  // a writer migrates
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Count("SELECT count(*) FROM task_attempts WHERE trace_ids <> ''"), 0);
+  auto page = store->ListTaskAttempts({});
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->rows.size(), 1u);
+  EXPECT_EQ(page->rows[0].trace_ids, trace_ids);
+  EXPECT_EQ(page->rows[0].span_count, 3);
 }
 
 }  // namespace
