@@ -141,19 +141,8 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
 // identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3),
 // and an Airflow attempt's traces are read from its parts (version 6). Read from task_attempts as `t`.
 const std::string& AttemptRowReadColumns() {
-  static const std::string columns = [] {
-    std::string text(kAttemptRowColumns);
-    const std::string_view column = "trace_ids,";
-    if (const std::size_t at = text.find(column); at != std::string::npos) {
-      text.replace(
-          at, column.size(),
-          "CASE WHEN t.airflow = 0 THEN t.trace_key ELSE (SELECT string_agg(p.trace_id, ',' ORDER BY "
-          "p.trace_id) FROM attempt_parts p WHERE p.airflow = 1 AND p.dag_id = t.dag_id AND "
-          "p.task_id = t.task_id AND p.run_id = t.run_id AND p.try_number = t.try_number AND "
-          "p.map_index = t.map_index AND p.trace_key = t.trace_key) END,");
-    }
-    return text;
-  }();
+  static const std::string columns =
+      AttemptRowReadColumnsSql("t", "string_agg(p.trace_id, ',' ORDER BY p.trace_id)");
   return columns;
 }
 

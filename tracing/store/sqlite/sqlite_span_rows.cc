@@ -9,6 +9,7 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
@@ -255,17 +256,8 @@ VALUES {}
 }
 
 const std::string& AttemptRowColumnsSql() {
-  static const std::string columns = [] {
-    std::string sql(kAttemptRowColumns);
-    constexpr std::string_view kTraceIds = "trace_ids";
-    sql.replace(sql.find(kTraceIds), kTraceIds.size(),
-                "CASE WHEN airflow = 0 THEN trace_key ELSE (SELECT group_concat(p.trace_id, ',') FROM "
-                "attempt_parts p WHERE p.airflow = 1 AND p.dag_id = task_attempts.dag_id AND p.task_id = "
-                "task_attempts.task_id AND p.run_id = task_attempts.run_id AND p.try_number = "
-                "task_attempts.try_number AND p.map_index = task_attempts.map_index AND p.trace_key = "
-                "task_attempts.trace_key) END");
-    return sql;
-  }();
+  static const std::string columns =
+      AttemptRowReadColumnsSql("task_attempts", "group_concat(p.trace_id, ',')");
   return columns;
 }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "tracing/store/task_index/index_columns.h"
+
 namespace sparktrace::tracing::store {
 
 std::string AttemptRowUpsertSql(std::string_view greatest) {
@@ -26,6 +28,19 @@ ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
   top_finding = excluded.top_finding, state = excluded.state, settles = excluded.settles
 )sql",
                      greatest);
+}
+
+std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trace_list) {
+  std::string columns(kAttemptRowColumns);
+  constexpr std::string_view kTraceIds = "trace_ids";
+  columns.replace(
+      columns.find(kTraceIds), kTraceIds.size(),
+      fmt::format("CASE WHEN {0}.airflow = 0 THEN {0}.trace_key ELSE (SELECT {1} FROM attempt_parts p "
+                  "WHERE p.airflow = 1 AND p.dag_id = {0}.dag_id AND p.task_id = {0}.task_id AND "
+                  "p.run_id = {0}.run_id AND p.try_number = {0}.try_number AND p.map_index = "
+                  "{0}.map_index AND p.trace_key = {0}.trace_key) END",
+                  row, trace_list));
+  return columns;
 }
 
 }  // namespace sparktrace::tracing::store

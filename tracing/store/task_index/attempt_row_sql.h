@@ -16,6 +16,14 @@ namespace sparktrace::tracing::store {
 // `greatest`: "max" (SQLite), "GREATEST" (PostgreSQL).
 std::string AttemptRowUpsertSql(std::string_view greatest);
 
+// kAttemptRowColumns (index_columns.h) as both backends read them from task_attempts named `row`, the
+// trace ids as each row keeps them: an attempt without identity's one trace is its trace key (its
+// trace_ids is ''), and an Airflow attempt's traces are its parts' (SQLite schema 12, PostgreSQL schema
+// 6), `trace_list` aggregating `p.trace_id` over them in ascending order: "group_concat(p.trace_id,
+// ',')" (SQLite, which visits the parts in their key's order), "string_agg(p.trace_id, ',' ORDER BY
+// p.trace_id)" (PostgreSQL).
+std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trace_list);
+
 // The rows due for settling, or about to be: ended, with something to settle (task_index.h,
 // HasAnythingToSettle) and not settled at their latest version. Both backends' task_attempts_unsettled
 // index holds exactly these rows, and a query repeats the condition for the planner to use it.
