@@ -96,7 +96,7 @@ format:
 # in unity batches, with the generated protos the tests include.
 LINT_DIR ?= build-lint
 lint: deps
-	test -f $(LINT_DIR)/CMakeCache.txt || cmake -S . -B $(LINT_DIR) $(GENERATOR) -DSPARKTRACE_UNITY_TESTS=OFF $(CMAKE_FLAGS)
+	test -f $(LINT_DIR)/CMakeCache.txt || cmake -S . -B $(LINT_DIR) $(GENERATOR) -DSPARKTRACE_UNITY=OFF $(CMAKE_FLAGS)
 	cmake --build $(LINT_DIR) -j $(JOBS) --target sparktrace_test_protos sparktrace_sim_protos
 	git ls-files '*.cc' | xargs clang-tidy -p $(LINT_DIR) --quiet
 

@@ -43,8 +43,8 @@ Result<sparktrace::diagnose::cost::CostPrices> CostPricesFromFlags(const ParsedF
   return prices;
 }
 
-sparktrace::diagnose::cost::CostPrices WithRulesFilePrices(sparktrace::diagnose::cost::CostPrices from_flags,
-                                          const diagnose::RulesPrices& from_file) {
+sparktrace::diagnose::cost::CostPrices WithRulesFilePrices(
+    sparktrace::diagnose::cost::CostPrices from_flags, const sparktrace::diagnose::RulesPrices& from_file) {
   if (!from_flags.core_hour) from_flags.core_hour = from_file.core_hour;
   if (!from_flags.gib_hour) from_flags.gib_hour = from_file.gib_hour;
   return from_flags;

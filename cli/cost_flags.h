@@ -21,7 +21,7 @@ std::span<const FlagSpec> CostFlagSpecs();
 Result<sparktrace::diagnose::cost::CostPrices> CostPricesFromFlags(const ParsedFlags& flags);
 
 // Each price the flags leave unset, from the rules file.
-sparktrace::diagnose::cost::CostPrices WithRulesFilePrices(sparktrace::diagnose::cost::CostPrices from_flags,
-                                          const diagnose::RulesPrices& from_file);
+sparktrace::diagnose::cost::CostPrices WithRulesFilePrices(
+    sparktrace::diagnose::cost::CostPrices from_flags, const sparktrace::diagnose::RulesPrices& from_file);
 
 }  // namespace sparktrace::cli

@@ -143,7 +143,7 @@ namespace diagnosis = sparktrace::diagnose;  // the diagnose module, not cli::di
 namespace sparktrace::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kDiagnoseUsage =
     "Usage: sparktrace diagnose [--json] [--rules FILE] [--regressions] [--cost-core-hour P]\n"
     "                           [--cost-gib-hour P] [--sql-max-plan-nodes N] [--sql-max-executions N]\n"
     "                           [--sql-max-task-values N] EVENTLOG_OR_DIR...\n"
@@ -396,7 +396,7 @@ InputResult ReadInput(const std::string& path, const SqlBounds& bounds) {
 
 int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   if (args.empty() || WantsHelp(args)) {
-    (args.empty() ? err : out) << kUsage << FormatFlagHelp(Specs());
+    (args.empty() ? err : out) << kDiagnoseUsage << FormatFlagHelp(Specs());
     return args.empty() ? 2 : 0;
   }
   auto flags = ParseFlags(Specs(), args);
@@ -405,7 +405,7 @@ int RunDiagnoseCommand(std::span<const std::string> args, std::ostream& out, std
     return 2;
   }
   if (flags->positional().empty()) {
-    err << "sparktrace diagnose: no event log or directory given\n\n" << kUsage;
+    err << "sparktrace diagnose: no event log or directory given\n\n" << kDiagnoseUsage;
     return 2;
   }
   // The feed reports decode problems through the process logger; keep that on stderr (never in the

@@ -34,7 +34,7 @@
 namespace sparktrace::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kProxyUsage =
     "Usage: sparktrace proxy --upstream HOST:PORT [flags]\n"
     "\n"
     "Runs the transparent Spark Connect proxy: point clients at --listen (sc://HOST:PORT) instead of\n"
@@ -54,7 +54,7 @@ sigset_t BlockShutdownSignals() {
 }
 
 // The proxy's own flags, then tracing's, the trace view's prices, settling, then the admin port's limits.
-std::span<const FlagSpec> AllFlagSpecs() {
+std::span<const FlagSpec> ProxyFlagSpecs() {
   static const std::vector<FlagSpec> kSpecs = [] {
     std::vector<FlagSpec> specs(proxy::ProxyFlagSpecs().begin(), proxy::ProxyFlagSpecs().end());
     const auto help =
@@ -78,10 +78,10 @@ std::span<const FlagSpec> AllFlagSpecs() {
 
 int RunProxyCommand(std::span<const std::string> args) {
   if (WantsHelp(args)) {
-    std::cout << kUsage << FormatFlagHelp(AllFlagSpecs());
+    std::cout << kProxyUsage << FormatFlagHelp(ProxyFlagSpecs());
     return 0;
   }
-  auto flags = ParseFlags(AllFlagSpecs(), args);
+  auto flags = ParseFlags(ProxyFlagSpecs(), args);
   if (!flags.ok()) {
     std::cerr << "sparktrace proxy: " << flags.error().message << "\n";
     return 2;

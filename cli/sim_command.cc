@@ -18,7 +18,7 @@
 namespace sparktrace::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kSimUsage =
     "Usage: sparktrace sim [flags]\n"
     "\n"
     "Simulates the Spark Connect gRPC protocol, not Spark: a test peer for sparktrace and for\n"
@@ -54,7 +54,7 @@ int RunSimCommand(std::span<const std::string> args) {
     return RunSimGenerateLogCommand(args.subspan(1), std::cout, std::cerr);
   }
   if (WantsHelp(args)) {
-    std::cout << kUsage << FormatFlagHelp(sim::SimFlagSpecs());
+    std::cout << kSimUsage << FormatFlagHelp(sim::SimFlagSpecs());
     return 0;
   }
   auto flags = ParseFlags(sim::SimFlagSpecs(), args);

@@ -13,7 +13,7 @@
 namespace sparktrace::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kGenerateLogUsage =
     "Usage: sparktrace sim generate-log --out-dir DIR [flags]\n"
     "\n"
     "Writes the Spark event log a Spark Connect server would write while its sessions run\n"
@@ -85,7 +85,7 @@ std::string DefaultAppId(const std::string& scenario, const std::string& strengt
 
 int RunSimGenerateLogCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   if (WantsHelp(args)) {
-    out << kUsage << FormatFlagHelp(GenerateLogFlagSpecs());
+    out << kGenerateLogUsage << FormatFlagHelp(GenerateLogFlagSpecs());
     return 0;
   }
   auto flags = ParseFlags(GenerateLogFlagSpecs(), args);

@@ -11,7 +11,7 @@
 namespace sparktrace::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kTracesUsage =
     "Usage: sparktrace traces list [--dag ID] [--task ID] [--run ID] [--try N] [--limit N] [--json]\n"
     "       sparktrace traces show TRACE_ID [--json]\n"
     "       sparktrace traces show --operation OPERATION_ID [--json]\n"
@@ -21,7 +21,7 @@ constexpr const char* kUsage =
     "DAG / task / run / try; `show` prints one trace as a tree with durations.\n"
     "\n";
 
-const std::array<FlagSpec, 9> kSpecs = {{
+const std::array<FlagSpec, 9> kTracesSpecs = {{
     {"store", "PATH|URL", "sparktrace.db",
      "the trace store the proxy writes (a SQLite file or a postgresql:// URL)"},
     {"dag", "ID", "", "list: only attempts of this Airflow DAG id"},
@@ -34,7 +34,7 @@ const std::array<FlagSpec, 9> kSpecs = {{
     {"help", "", "", "show this help"},
 }};
 
-int Fail(std::ostream& err, int code, const std::string& message) {
+int FailTraces(std::ostream& err, int code, const std::string& message) {
   err << "sparktrace traces: " << message << "\n";
   return code;
 }
@@ -74,17 +74,17 @@ int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   if (flags.IsSet("run")) filter.run_id = flags.Get("run");
   if (flags.IsSet("try")) {
     auto try_number = NumberFlag(flags, "try");
-    if (!try_number.ok()) return Fail(err, 2, try_number.error().message);
+    if (!try_number.ok()) return FailTraces(err, 2, try_number.error().message);
     filter.try_number = *try_number;
   }
   filter.airflow_only = filter.dag_id || filter.task_id || filter.run_id || filter.try_number;
   auto limit = NumberFlag(flags, "limit");
-  if (!limit.ok()) return Fail(err, 2, limit.error().message);
+  if (!limit.ok()) return FailTraces(err, 2, limit.error().message);
   filter.limit = *limit == 0 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::size_t>(*limit);
   auto store = OpenStore(flags);
-  if (!store.ok()) return Fail(err, 1, store.error().message);
+  if (!store.ok()) return FailTraces(err, 1, store.error().message);
   auto page = (*store)->ListTaskAttempts(filter);
-  if (!page.ok()) return Fail(err, 1, page.error().message);
+  if (!page.ok()) return FailTraces(err, 1, page.error().message);
   std::vector<AttemptListing> listing;
   listing.reserve(page->rows.size());
   for (const auto& row : page->rows) listing.push_back(ListingOf(row));
@@ -96,23 +96,23 @@ int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
 int Show(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   const bool by_operation = flags.IsSet("operation");
   if (by_operation == !flags.positional().empty() || flags.positional().size() > 1) {
-    return Fail(err, 2, "show takes one TRACE_ID or --operation OPERATION_ID");
+    return FailTraces(err, 2, "show takes one TRACE_ID or --operation OPERATION_ID");
   }
   std::optional<tracing::TraceId> trace_id;
   if (!by_operation) {
     trace_id = tracing::ParseTraceId(flags.positional().front());
     if (!trace_id)
-      return Fail(err, 2, "'" + flags.positional().front() + "' is not a trace id (32 hex digits)");
+      return FailTraces(err, 2, "'" + flags.positional().front() + "' is not a trace id (32 hex digits)");
   }
   auto store = OpenStore(flags);
-  if (!store.ok()) return Fail(err, 1, store.error().message);
+  if (!store.ok()) return FailTraces(err, 1, store.error().message);
   if (by_operation) {
     auto found = (*store)->FindTraceByOperation(flags.Get("operation"));
-    if (!found.ok()) return Fail(err, 1, found.error().message);
+    if (!found.ok()) return FailTraces(err, 1, found.error().message);
     trace_id = *found;
   }
   auto spans = (*store)->GetTrace(*trace_id);
-  if (!spans.ok()) return Fail(err, 1, spans.error().message);
+  if (!spans.ok()) return FailTraces(err, 1, spans.error().message);
   out << (flags.GetBool("json") ? RenderTraceJson(*spans) : RenderTraceText(*spans));
   return 0;
 }
@@ -121,17 +121,17 @@ int Show(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
 
 int RunTracesCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   if (args.empty() || WantsHelp(args)) {
-    (args.empty() ? err : out) << kUsage << FormatFlagHelp(kSpecs);
+    (args.empty() ? err : out) << kTracesUsage << FormatFlagHelp(kTracesSpecs);
     return args.empty() ? 2 : 0;
   }
   const std::string& action = args.front();
   if (action != "list" && action != "show")
-    return Fail(err, 2, "unknown action '" + action + "' (list or show)");
-  auto flags = ParseFlags(kSpecs, args.subspan(1));
-  if (!flags.ok()) return Fail(err, 2, flags.error().message);
+    return FailTraces(err, 2, "unknown action '" + action + "' (list or show)");
+  auto flags = ParseFlags(kTracesSpecs, args.subspan(1));
+  if (!flags.ok()) return FailTraces(err, 2, flags.error().message);
   if (action == "list") {
     if (!flags->positional().empty())
-      return Fail(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+      return FailTraces(err, 2, "unexpected argument '" + flags->positional().front() + "'");
     return List(*flags, out, err);
   }
   return Show(*flags, out, err);

@@ -208,7 +208,7 @@ Result<TracingConfig> TracingConfigFromFlags(const ParsedFlags& flags) {
   config.event_log_poll = *poll;
 
   if (flags.IsSet("rules")) {
-    auto rules = diagnose::LoadRulesFile(flags.Get("rules"));
+    auto rules = sparktrace::diagnose::LoadRulesFile(flags.Get("rules"));
     if (!rules.ok()) return FlagError("rules", rules.error());
     config.rules = rules->thresholds;
     config.suppressions = std::move(rules->suppressions);

@@ -62,11 +62,11 @@ struct TracingConfig {
   // Task attempts whose reports POST /api/v1/airflow/task-attempts remembers (tracing/airflow_report_ledger.h).
   std::size_t max_reported_attempts = tracing::kDefaultMaxReportedAttempts;
   // Thresholds of the diagnosis rules whose findings go on the driver's spans (--rules).
-  diagnose::RuleThresholds rules;
+  sparktrace::diagnose::RuleThresholds rules;
   // The same file's suppressions of findings (expired ones included: the feed logs and ignores them).
-  std::vector<diagnose::Suppression> suppressions;
+  std::vector<sparktrace::diagnose::Suppression> suppressions;
   // The same file's prices (its `cost` section); the --cost-* flags win over them.
-  diagnose::RulesPrices prices;
+  sparktrace::diagnose::RulesPrices prices;
 
   bool enabled() const { return store.has_value() || otlp.has_value(); }
 };

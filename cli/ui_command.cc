@@ -25,7 +25,7 @@
 namespace sparktrace::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kUiUsage =
     "Usage: sparktrace ui --store PATH|URL [--listen HOST:PORT] [--admin-token TOKEN]\n"
     "\n"
     "Serves the trace view (one page per Airflow task attempt) over a trace store, without a proxy:\n"
@@ -39,7 +39,7 @@ constexpr const char* kUsage =
     "too, through a writer connection of its own, where the file or role allows writing.\n"
     "\n";
 
-const std::array<FlagSpec, 5> kSpecs = {{
+const std::array<FlagSpec, 5> kUiSpecs = {{
     {"store", "PATH|URL", "sparktrace.db", "the trace store to show: a SQLite file or a postgresql:// URL"},
     {"listen", "HOST:PORT", "127.0.0.1:9470", "where to serve the trace view (port 0 picks a free port)"},
     {"admin-token", "TOKEN", "", "require this token (Bearer header, or ?token= once in the browser)"},
@@ -50,22 +50,22 @@ const std::array<FlagSpec, 5> kSpecs = {{
 // The command's own flags, the prices, settling, then the admin port's limits (the same as `sparktrace
 // proxy`'s), then
 // --help.
-std::span<const FlagSpec> AllFlagSpecs() {
+std::span<const FlagSpec> UiFlagSpecs() {
   static const std::vector<FlagSpec> kAll = [] {
-    std::vector<FlagSpec> specs(kSpecs.begin(), kSpecs.end() - 1);
+    std::vector<FlagSpec> specs(kUiSpecs.begin(), kUiSpecs.end() - 1);
     specs.insert(specs.end(), CostFlagSpecs().begin(), CostFlagSpecs().end());
     const std::vector<FlagSpec> settle = traceview::SettleFlagSpecs(/*ui=*/true);
     specs.insert(specs.end(), settle.begin(), settle.end());
     const std::vector<FlagSpec> view = traceview::ViewFlagSpecs();
     specs.insert(specs.end(), view.begin(), view.end());
     specs.insert(specs.end(), admin::AdminFlagSpecs().begin(), admin::AdminFlagSpecs().end());
-    specs.push_back(kSpecs.back());
+    specs.push_back(kUiSpecs.back());
     return specs;
   }();
   return kAll;
 }
 
-int Fail(std::ostream& err, int code, const std::string& message) {
+int FailUi(std::ostream& err, int code, const std::string& message) {
   err << "sparktrace ui: " << message << "\n";
   return code;
 }
@@ -74,32 +74,32 @@ int Fail(std::ostream& err, int code, const std::string& message) {
 
 int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
   if (WantsHelp(args)) {
-    out << kUsage << FormatFlagHelp(AllFlagSpecs());
+    out << kUiUsage << FormatFlagHelp(UiFlagSpecs());
     return 0;
   }
-  auto flags = ParseFlags(AllFlagSpecs(), args);
-  if (!flags.ok()) return Fail(err, 2, flags.error().message);
+  auto flags = ParseFlags(UiFlagSpecs(), args);
+  if (!flags.ok()) return FailUi(err, 2, flags.error().message);
   if (!flags->positional().empty())
-    return Fail(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+    return FailUi(err, 2, "unexpected argument '" + flags->positional().front() + "'");
   const std::string& listen = flags->Get("listen");
   if (auto valid = proxy::ValidateHostPort(listen); !valid.ok()) {
-    return Fail(err, 2, "--listen: " + valid.error().message);
+    return FailUi(err, 2, "--listen: " + valid.error().message);
   }
   if (const std::string& token = flags->Get("admin-token"); !token.empty()) {
     if (auto valid = admin::ValidateAdminToken(token); !valid.ok()) {
-      return Fail(err, 2, FlagError("admin-token", valid.error()).message);
+      return FailUi(err, 2, FlagError("admin-token", valid.error()).message);
     }
   }
   auto limits = admin::AdminLimitsFromFlags(*flags);
-  if (!limits.ok()) return Fail(err, 2, limits.error().message);
+  if (!limits.ok()) return FailUi(err, 2, limits.error().message);
   auto prices = CostPricesFromFlags(*flags);
-  if (!prices.ok()) return Fail(err, 2, prices.error().message);
+  if (!prices.ok()) return FailUi(err, 2, prices.error().message);
   auto settle = traceview::SettleConfigFromFlags(*flags, *prices);
-  if (!settle.ok()) return Fail(err, 2, settle.error().message);
+  if (!settle.ok()) return FailUi(err, 2, settle.error().message);
   auto view_flags = traceview::ViewConfigFromFlags(*flags);
-  if (!view_flags.ok()) return Fail(err, 2, view_flags.error().message);
+  if (!view_flags.ok()) return FailUi(err, 2, view_flags.error().message);
   auto location = tracing::store::ParseStoreLocation(flags->Get("store"));
-  if (!location.ok()) return Fail(err, 2, FlagError("store", location.error()).message);
+  if (!location.ok()) return FailUi(err, 2, FlagError("store", location.error()).message);
   // Refuse a file that is not a readable store now, rather than answer 503 on every page. A
   // database server is another matter: it may come up after the ui (a Deployment starting beside
   // its PostgreSQL), so the ui starts, and /readyz says when it can read.
@@ -107,7 +107,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
     tracing::store::StoreOptions options;
     options.read_only = true;
     auto store = tracing::store::OpenSpanStore(*location, options);
-    if (!store.ok()) return Fail(err, 1, store.error().message);
+    if (!store.ok()) return FailUi(err, 1, store.error().message);
   }
 
   // The admin server's warnings (and libevent's, through it) go to stderr: stdout carries the URL.
@@ -145,7 +145,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   auto server = admin::AdminServer::Start(
       listen, [&probe] { return probe ? probe->NotReadyReason() : std::string(); },
       std::make_shared<prometheus::Registry>(), collectables, {}, std::move(ui), std::move(*limits));
-  if (!server.ok()) return Fail(err, 1, server.error().message);
+  if (!server.ok()) return FailUi(err, 1, server.error().message);
   out << "trace view http://" << (*server)->address() << "/\n" << std::flush;
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -8,7 +8,7 @@
 namespace sparktrace::cli::demo {
 
 std::string ScaledDemoRulesYaml(double time_scale) {
-  const diagnose::RuleThresholds defaults;
+  const sparktrace::diagnose::RuleThresholds defaults;
   const auto scaled = [&](double seconds) { return seconds * time_scale; };
   std::string yaml = fmt::format(
       "# sparktrace demo: the default time floors x {} (the simulated application runs that much faster).\n",
@@ -64,7 +64,7 @@ std::string DemoSuppressionsYaml(std::chrono::sys_days today) {
       "    task: \"load_*\"\n"
       "    reason: \"demo: the summary repeats its causes, which stay counted\"\n"
       "    until: \"{}\"\n",
-      diagnose::kSlowSparkJobs, diagnose::DateText(today + std::chrono::days(30)));
+      sparktrace::diagnose::kSlowSparkJobs, sparktrace::diagnose::DateText(today + std::chrono::days(30)));
 }
 
 }  // namespace sparktrace::cli::demo

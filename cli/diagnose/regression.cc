@@ -36,7 +36,7 @@ std::optional<RunSummary> RunOf(const DiagnosedLog& log) {
   return run;
 }
 
-std::string Seconds(double ms) { return std::to_string(static_cast<long long>(ms / 1000)) + " s"; }
+std::string WholeSeconds(double ms) { return std::to_string(static_cast<long long>(ms / 1000)) + " s"; }
 
 diagnosis::Finding RegressionFinding(const DiagnosedLog& log, const Regression& regression) {
   diagnosis::Finding finding;
@@ -64,7 +64,7 @@ diagnosis::Finding RegressionFinding(const DiagnosedLog& log, const Regression& 
       "read the findings of the phase that grew most (" +
           (regression.grown.empty() ? std::string("none grew alone")
                                     : std::string(tracing::ViewPhaseLabel(regression.grown.front().phase)) +
-                                          ", +" + Seconds(regression.grown.front().delta_ms)) +
+                                          ", +" + WholeSeconds(regression.grown.front().delta_ms)) +
           "), and compare this run's log with an earlier one's",
       "with the proxy, the attempt page's history panel shows each run's phases side by side"};
   finding.recipe = std::string(kRegressionRecipe);

@@ -70,7 +70,7 @@ void WriteExecution(JsonWriter& json, const DiagnosedLog& log, const SqlExecutio
   json.EndObject();
 }
 
-std::string Seconds(double ms) {
+std::string SecondsText(double ms) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3fs", ms / 1000.0);
   return text;
@@ -121,7 +121,7 @@ void RenderSqlExecutionsText(const DiagnosedLog& log, const std::string& indent,
     const auto record = model.sql_executions().find(id);
     std::string line = indent + "  sql " + std::to_string(id) + "  ";
     if (record != model.sql_executions().end() && record->second.start_ms && record->second.end_ms) {
-      line += Seconds(static_cast<double>(*record->second.end_ms - *record->second.start_ms));
+      line += SecondsText(static_cast<double>(*record->second.end_ms - *record->second.start_ms));
       if (record->second.error_message && !record->second.error_message->empty()) line += " failed";
     } else {
       line += execution.ended ? "ended" : "no end";
@@ -140,7 +140,7 @@ void RenderSqlExecutionsText(const DiagnosedLog& log, const std::string& indent,
          listener::correlate::TopOperatorsByTime(execution.plan, summaries, kTextOperators)) {
       const std::string& name = execution.plan.nodes[facts.node].name;
       std::string row =
-          fmt::format("{}    #{} {}  task time {}", indent, facts.node, name, Seconds(facts.time_ms));
+          fmt::format("{}    #{} {}  task time {}", indent, facts.node, name, SecondsText(facts.time_ms));
       if (facts.output_rows) row += "  rows " + std::to_string(*facts.output_rows);
       if (facts.spill_bytes && *facts.spill_bytes > 0)
         row += "  spill " + FormatByteSize(static_cast<std::uint64_t>(*facts.spill_bytes));

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/eventlog/whole_number.h"
+
 namespace sparktrace::sim::eventlog {
 namespace {
 
@@ -16,8 +18,6 @@ constexpr std::int64_t kAccumulatorsPerExecution = 1000;
 constexpr std::int64_t kDimensionRows = 50'000;      // customers: the clean broadcast side
 constexpr std::int64_t kBroadcastRowBytes = 48;      // a hashed relation's bytes per row
 constexpr std::int64_t kParquetRowsPerBatch = 4096;  // ColumnarToRow's batches
-
-std::int64_t Round(double value) { return std::llround(value); }
 
 struct MetricSpec {
   const char* name;

@@ -17,11 +17,9 @@
 #include "sim/eventlog/operation_plan.h"
 #include "sim/eventlog/random_source.h"
 #include "sim/eventlog/scenario.h"
+#include "sim/eventlog/whole_number.h"
 
 namespace sparktrace::sim::eventlog {
-
-// Metrics and times are whole numbers; this rounds the simulated figures to them.
-inline std::int64_t Round(double value) { return static_cast<std::int64_t>(std::llround(value)); }
 
 // The tasks of an operation of this size (OperationSize) and the input each map task reads.
 struct SizeShape {

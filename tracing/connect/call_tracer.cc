@@ -10,6 +10,7 @@
 #include "tracing/connect/operation_span.h"
 #include "tracing/connect/rpc_attributes.h"
 #include "tracing/connect/rpc_method_name.h"
+#include "tracing/connect/span_values.h"
 #include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::connect {
@@ -51,14 +52,6 @@ std::string_view MethodLabel(sc::Method method) {
 
 void AddString(std::vector<Attribute>& attributes, std::string_view key, std::string_view value) {
   if (!value.empty()) attributes.push_back({std::string(key), std::string(value)});
-}
-
-void AddInt(std::vector<Attribute>& attributes, std::string_view key, std::int64_t value) {
-  attributes.push_back({std::string(key), value});
-}
-
-double Millis(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
 }
 
 // The request identity every span of a Spark Connect call carries.

@@ -4,18 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "tracing/connect/span_values.h"
 #include "tracing/span_vocabulary.h"
 
 namespace sparktrace::tracing::connect {
 namespace {
-
-double Millis(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-void AddInt(std::vector<Attribute>& attributes, std::string_view key, std::int64_t value) {
-  attributes.push_back({std::string(key), value});
-}
 
 // The same keys on the span (the latest figures) and on each progress event (the figures then).
 void AddProgressTotals(std::vector<Attribute>& attributes, const ProgressTotals& totals) {
