@@ -92,8 +92,8 @@ fuzz: deps
 format:
 	git ls-files '*.cc' '*.h' | xargs clang-format -i
 
-# clang-tidy needs each test file's own compile command: a build directory whose unit tests are not
-# in unity batches, with the generated protos the tests include.
+# clang-tidy needs each file's own compile command: a build directory without unity batches, with
+# the generated protos the tests include.
 LINT_DIR ?= build-lint
 lint: deps
 	test -f $(LINT_DIR)/CMakeCache.txt || cmake -S . -B $(LINT_DIR) $(GENERATOR) -DSPARKTRACE_UNITY=OFF $(CMAKE_FLAGS)

@@ -76,13 +76,13 @@ struct Phase {
   std::vector<float> latencies_us;                              // successful calls; guarded by mu
 };
 
-constexpr std::int64_t kMaxErrors = 20;
+constexpr std::int64_t kMaxStreamErrors = 20;
 
 class StreamCall;
 
-class Worker {
+class StreamWorker {
  public:
-  Worker(Phase* phase, grpc::GenericStub* stub, double call_timeout_s)
+  StreamWorker(Phase* phase, grpc::GenericStub* stub, double call_timeout_s)
       : phase_(phase), stub_(stub), call_timeout_s_(call_timeout_s) {}
   void Issue();
   void OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status,
@@ -103,8 +103,10 @@ class Worker {
 // the backpressure reaches the sender (through a proxy, the proxy and then the upstream).
 class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  StreamCall(Worker* worker, grpc::GenericStub* stub, const Phase& phase, double call_timeout_s)
-      : worker_(worker), started_(Clock::now()), progress_(phase.progress),
+  StreamCall(StreamWorker* worker, grpc::GenericStub* stub, const Phase& phase, double call_timeout_s)
+      : worker_(worker),
+        started_(Clock::now()),
+        progress_(phase.progress),
         read_bytes_per_s_(phase.read_bytes_per_s) {
     context_.set_deadline(std::chrono::system_clock::now() +
                           std::chrono::milliseconds(static_cast<std::int64_t>(call_timeout_s * 1000)));
@@ -162,7 +164,7 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
   }
 
  private:
-  Worker* worker_;
+  StreamWorker* worker_;
   const Clock::time_point started_;
   Progress* const progress_;
   const std::int64_t read_bytes_per_s_;
@@ -174,12 +176,12 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
   std::int64_t received_ = 0;
 };
 
-void Worker::Issue() {
+void StreamWorker::Issue() {
   bool more = Clock::now() < phase_->issue_until &&
               phase_->budget.fetch_sub(1, std::memory_order_relaxed) > 0;
   if (more) {
     std::lock_guard lock(phase_->mu);
-    more = phase_->errors < kMaxErrors;
+    more = phase_->errors < kMaxStreamErrors;
   }
   if (!more) {
     std::lock_guard lock(phase_->mu);
@@ -189,8 +191,8 @@ void Worker::Issue() {
   new StreamCall(this, stub_, *phase_, call_timeout_s_);
 }
 
-void Worker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status,
-                        Clock::time_point started) {
+void StreamWorker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::Status& status,
+                              Clock::time_point started) {
   const auto now = Clock::now();
   {
     std::lock_guard lock(phase_->mu);
@@ -217,12 +219,14 @@ void Worker::OnCallDone(std::int64_t bytes, std::int64_t received, const grpc::S
 
 // Runs one phase with one worker per --concurrency; false if calls were still running after
 // `wait_s` (the caller must then exit without destroying the workers).
-bool RunPhase(Phase* phase, const std::vector<std::unique_ptr<grpc::GenericStub>>& stubs, const ClientOptions& options,
-              std::vector<std::unique_ptr<Worker>>* workers, double wait_s) {
+bool RunPhase(Phase* phase, const std::vector<std::unique_ptr<grpc::GenericStub>>& stubs,
+              const ClientOptions& options, std::vector<std::unique_ptr<StreamWorker>>* workers,
+              double wait_s) {
   phase->active = options.concurrency;
   for (int i = 0; i < options.concurrency; ++i) {
-    workers->push_back(std::make_unique<Worker>(
-        phase, stubs[static_cast<std::size_t>(i / options.streams_per_channel)].get(), options.call_timeout_s));
+    workers->push_back(std::make_unique<StreamWorker>(
+        phase, stubs[static_cast<std::size_t>(i / options.streams_per_channel)].get(),
+        options.call_timeout_s));
   }
   for (auto& worker : *workers) worker->Issue();
   std::unique_lock lock(phase->mu);
@@ -257,7 +261,7 @@ int RunStreamClient(const ClientOptions& options) {
   warmup.message_bytes = options.message_bytes;
   warmup.issue_until = Clock::now() + std::chrono::hours(1);
   warmup.budget = options.concurrency;
-  std::vector<std::unique_ptr<Worker>> warmup_workers;
+  std::vector<std::unique_ptr<StreamWorker>> warmup_workers;
   if (!RunPhase(&warmup, stubs, options, &warmup_workers, wait_s)) {
     JsonLine().Add("mode", "stream").Add("error", "warm-up calls did not finish").Print();
     std::_Exit(3);
@@ -273,7 +277,7 @@ int RunStreamClient(const ClientOptions& options) {
   measured.issue_until =
       start + std::chrono::milliseconds(static_cast<std::int64_t>(options.duration_s * 1000));
   measured.budget = options.calls > 0 ? options.calls : (std::int64_t{1} << 40);
-  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<StreamWorker>> workers;
   if (!RunPhase(&measured, stubs, options, &workers, wait_s)) {
     JsonLine().Add("mode", "stream").Add("error", "stream calls still running after the deadline").Print();
     std::_Exit(3);

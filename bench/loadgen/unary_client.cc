@@ -38,7 +38,7 @@ struct Run {
   std::string first_error;                     // guarded by mu
 };
 
-constexpr std::int64_t kMaxErrors = 100;       // give up early instead of spinning on failures
+constexpr std::int64_t kMaxUnaryErrors = 100;  // give up early instead of spinning on failures
 
 // What every call sends: the method, the request (fixed, or a fresh copy per call from `fixed`)
 // and extra metadata.
@@ -49,10 +49,13 @@ struct CallShape {
   std::vector<std::pair<std::string, std::string>> metadata;
 };
 
-class Worker {
+class UnaryWorker {
  public:
-  Worker(Run* run, grpc::GenericStub* stub, const CallShape* shape, double call_timeout_s)
-      : run_(run), stub_(stub), shape_(shape), request_(shape->request),
+  UnaryWorker(Run* run, grpc::GenericStub* stub, const CallShape* shape, double call_timeout_s)
+      : run_(run),
+        stub_(stub),
+        shape_(shape),
+        request_(shape->request),
         call_timeout_(std::chrono::milliseconds(static_cast<std::int64_t>(call_timeout_s * 1000))) {
     latencies_.reserve(1 << 16);
   }
@@ -81,7 +84,7 @@ class Worker {
     auto now = Clock::now();
     run_->calls_total.fetch_add(1, std::memory_order_relaxed);
     if (!status.ok()) {
-      if (run_->errors.fetch_add(1) + 1 >= kMaxErrors) run_->stopping = true;
+      if (run_->errors.fetch_add(1) + 1 >= kMaxUnaryErrors) run_->stopping = true;
       std::lock_guard lock(run_->mu);
       if (run_->first_error.empty()) {
         run_->first_error = std::to_string(status.error_code()) + ": " + status.error_message();
@@ -140,10 +143,10 @@ int RunUnaryClient(const ClientOptions& options) {
   run.stop_at = start + ms(cap_s);
   const double cpu_before = OwnCpuSeconds();
 
-  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::unique_ptr<UnaryWorker>> workers;
   for (int i = 0; i < options.concurrency; ++i) {
     auto* stub = stubs[static_cast<std::size_t>(i / options.streams_per_channel)].get();
-    workers.push_back(std::make_unique<Worker>(&run, stub, &shape, options.call_timeout_s));
+    workers.push_back(std::make_unique<UnaryWorker>(&run, stub, &shape, options.call_timeout_s));
   }
   run.active = options.concurrency;
   for (auto& worker : workers) worker->Issue();
