@@ -23,12 +23,13 @@ deps-compile:
 $(BUILD_DIR)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_DIR) $(GENERATOR) $(CMAKE_FLAGS)
 
-# Everything `make test` runs: the binary, the unit tests and the test fixtures (not the benchmarks).
+# The binary, the unit tests and the test fixtures (not the benchmarks).
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Every test: the normal build's, then the same tests against the sanitizer build, which compiles
-# at low priority while the first pass runs (scripts/make_test.sh; phase times at the end).
+# at low priority while the first pass runs; the GoogleTest suites run in the sanitizer pass only
+# (scripts/make_test.sh says why; phase times at the end).
 test: deps
 	BUILD_DIR=$(BUILD_DIR) ASAN_DIR=$(ASAN_DIR) JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" scripts/make_test.sh
 

@@ -2,13 +2,18 @@
 # `make test`: every test, twice — against the normal build, then against the AddressSanitizer +
 # UBSan build — arranged so that a 2-core machine is never idle and never oversubscribed:
 #
-#   1. the normal build (everything `make test` runs; the benchmarks are `make bench`'s);
-#   2. the normal tests, while the sanitizer build compiles beside them at the lowest CPU priority
+#   1. the normal build of what the normal tests run (target sparktrace_test_subjects: the binary
+#      and the OTLP fixture; the benchmarks are `make bench`'s);
+#   2. the normal tests. The sanitizer build compiles beside both at the lowest CPU priority
 #      (nice 19): the tests wait on sockets, timers and child processes much of the time, and the
 #      build takes only the cycles they leave, so the tests see the machine as if it were quiet;
 #   3. what is left of the sanitizer build, at full priority;
 #   4. the sanitizer tests (all but eval, browser and script: see the Makefile's `asan` and
 #      tests/CMakeLists.txt's `script` label).
+#
+# The GoogleTest suites (label `gtest`) run once, in the sanitizer pass: their bodies compile at -O0
+# in both builds, and under ASan + UBSan the same tests check more. The normal pass leaves them out,
+# and the normal build does not compile them (`make unit-test` runs them on the normal build).
 #
 # Each phase's wall time is printed at the end and written to $BUILD_DIR/make-test-times.json (the
 # README's "The loop" quotes them). A failure stops at its phase with a non-zero exit; the
@@ -43,18 +48,20 @@ asan_pid=""
 stop_asan_build() { [[ -n $asan_pid ]] && kill -- "$asan_pid" 2>/dev/null || true; }
 trap stop_asan_build EXIT
 
-begin build
-configure "$BUILD_DIR"
-cmake --build "$BUILD_DIR" -j "$JOBS"
-end
-
+# The sanitizer build starts first, at the lowest priority: beside the normal build it takes only
+# the cycles that build leaves (its links, the last steps that one core finishes alone).
 configure "$ASAN_DIR" -DSPARKTRACE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 asan_log=$ASAN_DIR/make-test-build.log
 nice -n 19 cmake --build "$ASAN_DIR" -j "$JOBS" >"$asan_log" 2>&1 &
 asan_pid=$!
 
+begin build
+configure "$BUILD_DIR"
+cmake --build "$BUILD_DIR" -j "$JOBS" --target sparktrace_test_subjects
+end
+
 begin tests
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$TEST_JOBS"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$TEST_JOBS" -LE '^gtest$'
 end
 
 begin sanitizer-build-rest

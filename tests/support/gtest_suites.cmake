@@ -7,7 +7,12 @@
 # about 0.4 s, more than most tests themselves, 1,125 times over.
 #
 # Inputs (-D): TEST_EXECUTABLE, CTEST_FILE, TEST_PREFIX, TEST_LABELS, TEST_TIMEOUT,
-# TEST_ENVIRONMENT, TEST_FIXTURES (optional), LIST_TIMEOUT.
+# TEST_ENVIRONMENT, LIST_TIMEOUT; optional: TEST_FIXTURES, required by the suites whose name matches
+# TEST_FIXTURE_SUITES (a regex; every suite without it).
+#
+# Only the suites that need a fixture require it: CTest runs a fixture's users ahead of every test
+# without dependencies, whatever their COST, so suites that required it needlessly would all run
+# before the end-to-end chain that COST starts first (tests/CMakeLists.txt).
 
 execute_process(
   COMMAND "${TEST_EXECUTABLE}" --gtest_list_tests
@@ -39,7 +44,7 @@ foreach(suite IN LISTS suites)
     "add_test([==[${name}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*]==])\n"
     "set_tests_properties([==[${name}]==] PROPERTIES LABELS [==[${TEST_LABELS}]==] TIMEOUT ${TEST_TIMEOUT}"
     " ENVIRONMENT [==[${TEST_ENVIRONMENT}]==]")
-  if(TEST_FIXTURES)
+  if(TEST_FIXTURES AND (NOT DEFINED TEST_FIXTURE_SUITES OR suite MATCHES "${TEST_FIXTURE_SUITES}"))
     string(APPEND script " FIXTURES_REQUIRED [==[${TEST_FIXTURES}]==]")
   endif()
   string(APPEND script ")\n")

@@ -3,6 +3,8 @@
 // database on the PostgreSQL server that CTest's `postgres` fixture starts
 // (tests/support/postgres_server.py; its socket directory arrives as SPARKTRACE_TEST_POSTGRES_HOST).
 // Without that variable the PostgreSQL tests fail and say how to run them: never a silent skip.
+// CTest gives the fixture to the suites named Backends/… (instantiated for both backends) or
+// Postgres… (tests/CMakeLists.txt, TEST_FIXTURE_SUITES): a suite that uses this server is named so.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
