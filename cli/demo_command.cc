@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/command_failure.h"
 #include "cli/demo/child_process.h"
 #include "cli/demo/port_probe.h"
 #include "cli/demo/report.h"
@@ -85,11 +86,6 @@ constexpr std::string_view kDemoOperator = "PySparkOperator";
 constexpr std::chrono::milliseconds kDemoTaskCode{250};
 // The proxy is local; a report that takes longer is lost, as the plugin's would be.
 constexpr std::chrono::milliseconds kReportTimeout{2000};
-
-int FailDemo(std::ostream& err, int code, std::string_view message) {
-  err << "sparktrace demo: " << message << "\n";
-  return code;
-}
 
 // Blocks SIGINT, SIGTERM and SIGCHLD in this thread and in every thread it starts later (gRPC's),
 // so that they wait for WaitForSignal: Ctrl-C and SIGTERM stop the demo in order, and SIGCHLD
@@ -273,28 +269,30 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
     return 0;
   }
   auto flags = ParseFlags(kDemoSpecs, args);
-  if (!flags.ok()) return FailDemo(err, 2, flags.error().message);
+  if (!flags.ok()) return FailCommand(err, "demo", 2, flags.error().message);
   if (!flags->positional().empty())
-    return FailDemo(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+    return FailCommand(err, "demo", 2, "unexpected argument '" + flags->positional().front() + "'");
   const std::string& log_level = flags->Get("log-level");
   if (auto level = ParseLogLevel(log_level); !level.ok())
-    return FailDemo(err, 2, "--log-level: " + level.error().message);
+    return FailCommand(err, "demo", 2, "--log-level: " + level.error().message);
   const std::string& store = flags->Get("store");
-  if (store.empty() || store == "none") return FailDemo(err, 2, "--store: the demo needs a trace database");
+  if (store.empty() || store == "none")
+    return FailCommand(err, "demo", 2, "--store: the demo needs a trace database");
   auto store_location = tracing::store::ParseStoreLocation(store);
-  if (!store_location.ok()) return FailDemo(err, 2, FlagError("store", store_location.error()).message);
+  if (!store_location.ok())
+    return FailCommand(err, "demo", 2, FlagError("store", store_location.error()).message);
   const bool once = flags->GetBool("once");
   const std::string& scenario = flags->Get("scenario");
-  if (scenario.empty()) return FailDemo(err, 2, "--scenario: empty (clean, or problem names)");
+  if (scenario.empty()) return FailCommand(err, "demo", 2, "--scenario: empty (clean, or problem names)");
   auto event_log_dir = MakeRunDirectory(flags->Get("event-log-dir"));
-  if (!event_log_dir.ok()) return FailDemo(err, 2, event_log_dir.error().message);
+  if (!event_log_dir.ok()) return FailCommand(err, "demo", 2, event_log_dir.error().message);
   // Next to the log, not in it: the proxy reads every file of its event-log directory.
   const std::string rules = *event_log_dir + ".rules.yaml";
   const std::string rules_yaml =
       demo::ScaledDemoRulesYaml(kDemoTimeScaleValue) +
       demo::DemoSuppressionsYaml(sparktrace::diagnose::UtcDay(std::chrono::system_clock::now()));
   if (auto written = WriteFile(rules, rules_yaml); !written.ok())
-    return FailDemo(err, 1, written.error().message);
+    return FailCommand(err, "demo", 1, written.error().message);
 
   const sigset_t signals = BlockDemoSignals();
   std::string listen = flags->Get("listen");
@@ -309,22 +307,23 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
 
   auto simulator =
       demo::ChildProcess::Spawn("the simulator", SimulatorArgs(log_level, *event_log_dir, scenario));
-  if (!simulator.ok()) return FailDemo(err, 1, simulator.error().message);
+  if (!simulator.ok()) return FailCommand(err, "demo", 1, simulator.error().message);
   auto simulator_fields = AwaitListening(*simulator, {"grpc"});
   if (!simulator_fields.ok()) {
-    return StopChildren(FailDemo(err, 1, simulator_fields.error().message),
+    return StopChildren(FailCommand(err, "demo", 1, simulator_fields.error().message),
                         {{&*simulator, kSimulatorStopGrace}}, err);
   }
   auto proxy = demo::ChildProcess::Spawn(
       "the proxy", ProxyArgs(simulator_fields->at(0), listen, store, log_level, *event_log_dir, rules));
   if (!proxy.ok()) {
-    return StopChildren(FailDemo(err, 1, proxy.error().message), {{&*simulator, kSimulatorStopGrace}}, err);
+    return StopChildren(FailCommand(err, "demo", 1, proxy.error().message),
+                        {{&*simulator, kSimulatorStopGrace}}, err);
   }
   const auto stop = [&](int code) {
     return StopChildren(code, {{&*proxy, kProxyStopGrace}, {&*simulator, kSimulatorStopGrace}}, err);
   };
   auto proxy_fields = AwaitListening(*proxy, {"grpc", "admin"});
-  if (!proxy_fields.ok()) return stop(FailDemo(err, 1, proxy_fields.error().message));
+  if (!proxy_fields.ok()) return stop(FailCommand(err, "demo", 1, proxy_fields.error().message));
   const demo::DemoEndpoints endpoints{proxy_fields->at(0), proxy_fields->at(1), store_location->display,
                                       DisplayedProgram(),  *event_log_dir,      rules};
 
@@ -370,7 +369,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
   };
   send_report();
   auto operations = demo::RunDemoWorkload(options, out);
-  if (!operations.ok()) return stop(FailDemo(err, 1, operations.error().message));
+  if (!operations.ok()) return stop(FailCommand(err, "demo", 1, operations.error().message));
   report.state = "success";
   report.end_unix_nano = NowUnixNano();
 
@@ -385,7 +384,7 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
                                       stop_signal = WaitForSignal(signals, pause);
                                       return stop_signal == 0;
                                     });
-    if (!spans.ok() && stop_signal == 0) return stop(FailDemo(err, 1, spans.error().message));
+    if (!spans.ok() && stop_signal == 0) return stop(FailCommand(err, "demo", 1, spans.error().message));
     if (spans.ok()) demo::PrintTrace(out, *spans, *operations);
   }
   if (stop_signal == 0) {
@@ -399,14 +398,15 @@ int RunDemoCommand(std::span<const std::string> args, std::ostream& out, std::os
           stop_signal = WaitForSignal(signals, pause);
           return stop_signal == 0;
         });
-    if (!settled.ok() && stop_signal == 0) return stop(FailDemo(err, 1, settled.error().message));
+    if (!settled.ok() && stop_signal == 0) return stop(FailCommand(err, "demo", 1, settled.error().message));
     if (settled.ok()) demo::PrintSettledCost(out, endpoints, *settled);
   }
   const auto child_ended = [&] {
-    return stop(FailDemo(err, 1, DescribeEndedChildren({&*proxy, &*simulator}) + " before the demo ended"));
+    return stop(FailCommand(err, "demo", 1,
+                            DescribeEndedChildren({&*proxy, &*simulator}) + " before the demo ended"));
   };
   if (stop_signal == SIGCHLD) return child_ended();
-  if (stop_signal != 0) return stop(FailDemo(err, 130, "stopped before the demo finished"));
+  if (stop_signal != 0) return stop(FailCommand(err, "demo", 130, "stopped before the demo finished"));
 
   demo::PrintNextSteps(out, endpoints, trace_id, options.airflow);
   if (once) return stop(0);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <limits>
 
+#include "cli/command_failure.h"
 #include "cli/trace_tree.h"
 #include "common/flags.h"
 #include "tracing/store/open/open_span_store.h"
@@ -33,11 +34,6 @@ const std::array<FlagSpec, 9> kTracesSpecs = {{
     {"json", "", "", "print JSON instead of text"},
     {"help", "", "", "show this help"},
 }};
-
-int FailTraces(std::ostream& err, int code, const std::string& message) {
-  err << "sparktrace traces: " << message << "\n";
-  return code;
-}
 
 Result<std::unique_ptr<tracing::store::SpanStore>> OpenStore(const ParsedFlags& flags) {
   auto location = tracing::store::ParseStoreLocation(flags.Get("store"));
@@ -74,17 +70,17 @@ int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   if (flags.IsSet("run")) filter.run_id = flags.Get("run");
   if (flags.IsSet("try")) {
     auto try_number = NumberFlag(flags, "try");
-    if (!try_number.ok()) return FailTraces(err, 2, try_number.error().message);
+    if (!try_number.ok()) return FailCommand(err, "traces", 2, try_number.error().message);
     filter.try_number = *try_number;
   }
   filter.airflow_only = filter.dag_id || filter.task_id || filter.run_id || filter.try_number;
   auto limit = NumberFlag(flags, "limit");
-  if (!limit.ok()) return FailTraces(err, 2, limit.error().message);
+  if (!limit.ok()) return FailCommand(err, "traces", 2, limit.error().message);
   filter.limit = *limit == 0 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::size_t>(*limit);
   auto store = OpenStore(flags);
-  if (!store.ok()) return FailTraces(err, 1, store.error().message);
+  if (!store.ok()) return FailCommand(err, "traces", 1, store.error().message);
   auto page = (*store)->ListTaskAttempts(filter);
-  if (!page.ok()) return FailTraces(err, 1, page.error().message);
+  if (!page.ok()) return FailCommand(err, "traces", 1, page.error().message);
   std::vector<AttemptListing> listing;
   listing.reserve(page->rows.size());
   for (const auto& row : page->rows) listing.push_back(ListingOf(row));
@@ -96,23 +92,24 @@ int List(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
 int Show(const ParsedFlags& flags, std::ostream& out, std::ostream& err) {
   const bool by_operation = flags.IsSet("operation");
   if (by_operation == !flags.positional().empty() || flags.positional().size() > 1) {
-    return FailTraces(err, 2, "show takes one TRACE_ID or --operation OPERATION_ID");
+    return FailCommand(err, "traces", 2, "show takes one TRACE_ID or --operation OPERATION_ID");
   }
   std::optional<tracing::TraceId> trace_id;
   if (!by_operation) {
     trace_id = tracing::ParseTraceId(flags.positional().front());
     if (!trace_id)
-      return FailTraces(err, 2, "'" + flags.positional().front() + "' is not a trace id (32 hex digits)");
+      return FailCommand(err, "traces", 2,
+                         "'" + flags.positional().front() + "' is not a trace id (32 hex digits)");
   }
   auto store = OpenStore(flags);
-  if (!store.ok()) return FailTraces(err, 1, store.error().message);
+  if (!store.ok()) return FailCommand(err, "traces", 1, store.error().message);
   if (by_operation) {
     auto found = (*store)->FindTraceByOperation(flags.Get("operation"));
-    if (!found.ok()) return FailTraces(err, 1, found.error().message);
+    if (!found.ok()) return FailCommand(err, "traces", 1, found.error().message);
     trace_id = *found;
   }
   auto spans = (*store)->GetTrace(*trace_id);
-  if (!spans.ok()) return FailTraces(err, 1, spans.error().message);
+  if (!spans.ok()) return FailCommand(err, "traces", 1, spans.error().message);
   out << (flags.GetBool("json") ? RenderTraceJson(*spans) : RenderTraceText(*spans));
   return 0;
 }
@@ -126,12 +123,12 @@ int RunTracesCommand(std::span<const std::string> args, std::ostream& out, std::
   }
   const std::string& action = args.front();
   if (action != "list" && action != "show")
-    return FailTraces(err, 2, "unknown action '" + action + "' (list or show)");
+    return FailCommand(err, "traces", 2, "unknown action '" + action + "' (list or show)");
   auto flags = ParseFlags(kTracesSpecs, args.subspan(1));
-  if (!flags.ok()) return FailTraces(err, 2, flags.error().message);
+  if (!flags.ok()) return FailCommand(err, "traces", 2, flags.error().message);
   if (action == "list") {
     if (!flags->positional().empty())
-      return FailTraces(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+      return FailCommand(err, "traces", 2, "unexpected argument '" + flags->positional().front() + "'");
     return List(*flags, out, err);
   }
   return Show(*flags, out, err);

@@ -11,6 +11,7 @@
 #include "admin/admin_flags.h"
 #include "admin/admin_server.h"
 #include "admin/ui_access.h"
+#include "cli/command_failure.h"
 #include "cli/cost_flags.h"
 #include "cli/store_probe.h"
 #include "common/flags.h"
@@ -65,11 +66,6 @@ std::span<const FlagSpec> UiFlagSpecs() {
   return kAll;
 }
 
-int FailUi(std::ostream& err, int code, const std::string& message) {
-  err << "sparktrace ui: " << message << "\n";
-  return code;
-}
-
 }  // namespace
 
 int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostream& err) {
@@ -78,28 +74,28 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
     return 0;
   }
   auto flags = ParseFlags(UiFlagSpecs(), args);
-  if (!flags.ok()) return FailUi(err, 2, flags.error().message);
+  if (!flags.ok()) return FailCommand(err, "ui", 2, flags.error().message);
   if (!flags->positional().empty())
-    return FailUi(err, 2, "unexpected argument '" + flags->positional().front() + "'");
+    return FailCommand(err, "ui", 2, "unexpected argument '" + flags->positional().front() + "'");
   const std::string& listen = flags->Get("listen");
   if (auto valid = proxy::ValidateHostPort(listen); !valid.ok()) {
-    return FailUi(err, 2, "--listen: " + valid.error().message);
+    return FailCommand(err, "ui", 2, "--listen: " + valid.error().message);
   }
   if (const std::string& token = flags->Get("admin-token"); !token.empty()) {
     if (auto valid = admin::ValidateAdminToken(token); !valid.ok()) {
-      return FailUi(err, 2, FlagError("admin-token", valid.error()).message);
+      return FailCommand(err, "ui", 2, FlagError("admin-token", valid.error()).message);
     }
   }
   auto limits = admin::AdminLimitsFromFlags(*flags);
-  if (!limits.ok()) return FailUi(err, 2, limits.error().message);
+  if (!limits.ok()) return FailCommand(err, "ui", 2, limits.error().message);
   auto prices = CostPricesFromFlags(*flags);
-  if (!prices.ok()) return FailUi(err, 2, prices.error().message);
+  if (!prices.ok()) return FailCommand(err, "ui", 2, prices.error().message);
   auto settle = traceview::SettleConfigFromFlags(*flags, *prices);
-  if (!settle.ok()) return FailUi(err, 2, settle.error().message);
+  if (!settle.ok()) return FailCommand(err, "ui", 2, settle.error().message);
   auto view_flags = traceview::ViewConfigFromFlags(*flags);
-  if (!view_flags.ok()) return FailUi(err, 2, view_flags.error().message);
+  if (!view_flags.ok()) return FailCommand(err, "ui", 2, view_flags.error().message);
   auto location = tracing::store::ParseStoreLocation(flags->Get("store"));
-  if (!location.ok()) return FailUi(err, 2, FlagError("store", location.error()).message);
+  if (!location.ok()) return FailCommand(err, "ui", 2, FlagError("store", location.error()).message);
   // Refuse a file that is not a readable store now, rather than answer 503 on every page. A
   // database server is another matter: it may come up after the ui (a Deployment starting beside
   // its PostgreSQL), so the ui starts, and /readyz says when it can read.
@@ -107,7 +103,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
     tracing::store::StoreOptions options;
     options.read_only = true;
     auto store = tracing::store::OpenSpanStore(*location, options);
-    if (!store.ok()) return FailUi(err, 1, store.error().message);
+    if (!store.ok()) return FailCommand(err, "ui", 1, store.error().message);
   }
 
   // The admin server's warnings (and libevent's, through it) go to stderr: stdout carries the URL.
@@ -145,7 +141,7 @@ int RunUiCommand(std::span<const std::string> args, std::ostream& out, std::ostr
   auto server = admin::AdminServer::Start(
       listen, [&probe] { return probe ? probe->NotReadyReason() : std::string(); },
       std::make_shared<prometheus::Registry>(), collectables, {}, std::move(ui), std::move(*limits));
-  if (!server.ok()) return FailUi(err, 1, server.error().message);
+  if (!server.ok()) return FailCommand(err, "ui", 1, server.error().message);
   out << "trace view http://" << (*server)->address() << "/\n" << std::flush;
   int signal_number = 0;
   sigwait(&signals, &signal_number);

@@ -1,6 +1,6 @@
 #pragma once
 // Parsing of the human-friendly quantities our flags take: byte sizes ("256MiB", "1048576") and
-// durations ("150s", "500ms", "2m", "1h30m").
+// durations ("150s", "500ms", "2m", "1h30m"); their rendering; durations as fractional milliseconds.
 
 #include <chrono>
 #include <cstdint>
@@ -23,5 +23,11 @@ std::string FormatByteSize(std::uint64_t bytes);
 
 // "150s", "2m30s", "500ms".
 std::string FormatDuration(std::chrono::milliseconds duration);
+
+// A duration in milliseconds, fraction kept (0.25 for 250 µs): what the spans' and the access log's
+// `_ms` fields record.
+inline double FractionalMilliseconds(std::chrono::nanoseconds duration) {
+  return std::chrono::duration<double, std::milli>(duration).count();
+}
 
 }  // namespace sparktrace

@@ -1,11 +1,12 @@
 #include "proxy/access_log.h"
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <string>
 
-#include <spdlog/spdlog.h>
-
 #include "common/logging.h"
+#include "common/units.h"
 #include "proxy/metadata_policy.h"
 #include "proxy/status_names.h"
 
@@ -14,10 +15,6 @@ namespace {
 
 // Status messages come from the upstream and can be long (Spark puts stack traces in some).
 constexpr std::size_t kMaxErrorChars = 300;
-
-double Millis(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
 
 class AccessLogTap final : public CallTap {
  public:
@@ -32,8 +29,9 @@ class AccessLogTap final : public CallTap {
     LogFields fields(CurrentLogFormat());
     fields.Add("method", method_)
         .Add("code", StatusCodeName(end.code))
-        .Add("duration_ms", Millis(end.duration));
-    if (end.time_to_first_response) fields.Add("ttfr_ms", Millis(*end.time_to_first_response));
+        .Add("duration_ms", FractionalMilliseconds(end.duration));
+    if (end.time_to_first_response)
+      fields.Add("ttfr_ms", FractionalMilliseconds(*end.time_to_first_response));
     fields.Add("req_msgs", static_cast<std::int64_t>(end.requests.messages))
         .Add("req_bytes", static_cast<std::int64_t>(end.requests.bytes))
         .Add("resp_msgs", static_cast<std::int64_t>(end.responses.messages))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "common/units.h"
 #include "spark_connect/relation_type.h"
 #include "spark_connect/request_decoder.h"
 #include "spark_connect/response_decoder.h"
@@ -372,8 +373,8 @@ Span CallTracer::BuildSpan(const proxy::CallEnd& end) const {
   AddInt(attributes, tracing::kRpcResponseMessagesKey, static_cast<std::int64_t>(end.responses.messages));
   AddInt(attributes, tracing::kRpcResponseBytesKey, static_cast<std::int64_t>(end.responses.bytes));
   if (end.time_to_first_response) {
-    attributes.push_back(
-        {std::string(tracing::kRpcTimeToFirstResponseMsKey), Millis(*end.time_to_first_response)});
+    attributes.push_back({std::string(tracing::kRpcTimeToFirstResponseMsKey),
+                          FractionalMilliseconds(*end.time_to_first_response)});
   }
   attributes.push_back({std::string(tracing::kTraceOriginKey), std::string(TraceOriginName(trace_.origin))});
   AddMethodAttributes(attributes);

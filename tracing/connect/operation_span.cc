@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/units.h"
 #include "tracing/connect/span_values.h"
 #include "tracing/span_vocabulary.h"
 
@@ -65,7 +66,7 @@ void AddResultAndEvents(Span& span, const Operation& operation, const WallClock&
   AddInt(attributes, kSparkConnectReattachCountKey, static_cast<std::int64_t>(operation.reattaches));
   if (operation.first_batch_at) {
     attributes.push_back({std::string(kSparkConnectTimeToFirstBatchMsKey),
-                          Millis(*operation.first_batch_at - operation.started_at)});
+                          FractionalMilliseconds(*operation.first_batch_at - operation.started_at)});
   }
   if (operation.dropped_events > 0) AddInt(attributes, kDroppedEventsKey, operation.dropped_events);
   for (const OperationEvent& event : operation.events) {
