@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make test`: every test, twice — against the normal build, then against the AddressSanitizer +
-# UBSan build — arranged so that a 2-core machine is never idle and never oversubscribed:
+# `make test`: every test at least once, in a pass against the normal build and one against the
+# AddressSanitizer + UBSan build (which tests run in which pass: below), arranged so that a 2-core
+# machine is never idle and never oversubscribed:
 #
 #   1. the normal build of what the normal tests run (target sparktrace_test_subjects: the binary
 #      and the OTLP fixture; the benchmarks are `make bench`'s);
