@@ -7,14 +7,10 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "common/text_trim.h"
+
 namespace sparktrace::admin {
 namespace {
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -29,7 +25,7 @@ template <typename Visit>
 void ForEachListItem(std::string_view list, Visit visit) {
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
-    visit(Trim(list.substr(0, comma)));
+    visit(TrimBlanks(list.substr(0, comma)));
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
@@ -65,7 +61,7 @@ bool AcceptsGzip(std::string_view accept_encoding) {
   bool accepted = false;
   ForEachListItem(accept_encoding, [&](std::string_view item) {
     const std::size_t semicolon = item.find(';');
-    const std::string_view coding = Trim(item.substr(0, semicolon));
+    const std::string_view coding = TrimBlanks(item.substr(0, semicolon));
     if (!EqualsIgnoringCase(coding, "gzip")) return;
     const std::string_view parameters = semicolon == std::string_view::npos ? "" : item.substr(semicolon + 1);
     const std::size_t q = parameters.find("q=");
@@ -74,7 +70,7 @@ bool AcceptsGzip(std::string_view accept_encoding) {
       return;
     }
     // q=0, q=0.0, q=0.000 refuse it; anything else accepts.
-    const std::string_view value = Trim(parameters.substr(q + 2));
+    const std::string_view value = TrimBlanks(parameters.substr(q + 2));
     accepted = value.find_first_not_of("0.") != std::string_view::npos;
   });
   return accepted;

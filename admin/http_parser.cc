@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/text_trim.h"
+
 namespace sparktrace::admin {
 namespace {
 
@@ -31,12 +33,6 @@ bool IsFieldValueText(std::string_view text) {
   });
 }
 
-std::string_view TrimWhitespace(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
 bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && EqualsIgnoreCase(text.substr(0, prefix.size()), prefix);
 }
@@ -48,7 +44,7 @@ bool HasToken(const RequestHead& head, std::string_view name, std::string_view t
     std::string_view list = header.value;
     while (!list.empty()) {
       const std::size_t comma = list.find(',');
-      if (EqualsIgnoreCase(TrimWhitespace(list.substr(0, comma)), token)) return true;
+      if (EqualsIgnoreCase(TrimBlanks(list.substr(0, comma)), token)) return true;
       if (comma == std::string_view::npos) break;
       list.remove_prefix(comma + 1);
     }
@@ -95,7 +91,7 @@ bool RequestHead::KeepAlive() const {
 
 bool RequestHead::ExpectsContinue() const {
   const auto expect = Header("Expect");
-  return expect && EqualsIgnoreCase(TrimWhitespace(*expect), "100-continue");
+  return expect && EqualsIgnoreCase(TrimBlanks(*expect), "100-continue");
 }
 
 void RequestHeadParser::Reset() {
@@ -165,7 +161,7 @@ RequestHeadParser::Status RequestHeadParser::TakeLine(std::string_view line) {
   const std::string_view name = line.substr(0, colon);
   // No whitespace between the name and the colon (RFC 9112 5.1): IsToken refuses it.
   if (!IsToken(name)) return Fail(HeadError::kBadRequest);
-  const std::string_view value = TrimWhitespace(line.substr(colon + 1));
+  const std::string_view value = TrimBlanks(line.substr(colon + 1));
   if (!IsFieldValueText(value)) return Fail(HeadError::kBadRequest);
   if (head_.headers.size() >= limits_.max_headers) return Fail(HeadError::kHeadersTooLarge);
   head_.headers.push_back(HttpHeader{std::string(name), std::string(value)});
@@ -230,7 +226,7 @@ BodyLength RequestBodyLength(const RequestHead& head) {
     std::string_view list = header.value;
     while (true) {
       const std::size_t comma = list.find(',');
-      const std::string_view item = TrimWhitespace(list.substr(0, comma));
+      const std::string_view item = TrimBlanks(list.substr(0, comma));
       if (item.empty() || !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         return BodyLength{0, 400};
       }

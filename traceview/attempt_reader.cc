@@ -21,11 +21,6 @@ constexpr std::size_t kTaskAttempts = 200;
 
 using tracing::store::TaskAttemptRow;
 
-double StartMs(const TaskAttemptRow& row) { return NanosToMs(row.start_unix_nano); }
-double WallMs(const TaskAttemptRow& row) {
-  return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - StartMs(row);
-}
-
 }  // namespace
 
 Result<std::vector<tracing::Span>> ReadAttemptSpans(tracing::store::SpanReader& store,
@@ -119,13 +114,13 @@ Result<ReadAttempt> AttemptReader::Read(tracing::store::SpanReader& store, Attem
     diagnose::regression::RunSummary summary =
         is_current ? RunOfBreakdown(read.breakdown) : diagnose::regression::RunSummary{};
     if (!is_current) {
-      summary.wall_ms = WallMs(other);
+      summary.wall_ms = AttemptWallMs(other);
       summary.phases = HistoryPhases(store, other);
     }
     summary.run_id = other.key.run_id;
     summary.try_number = other.key.try_number;
     summary.state = other.state;
-    summary.start_ms = StartMs(other);  // the index orders the runs
+    summary.start_ms = AttemptStartMs(other);  // the index orders the runs
     summary.href = AttemptPageHref(other.key);
     summary.current = is_current;
     runs.push_back(std::move(summary));

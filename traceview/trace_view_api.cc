@@ -34,12 +34,12 @@ using admin::HttpRequest;
 using admin::HttpResponse;
 using nlohmann::ordered_json;
 
-HttpResponse Json(int status, const ordered_json& body) {
+HttpResponse JsonResponse(int status, const ordered_json& body) {
   return HttpResponse{status, "application/json; charset=utf-8", tracing::DumpJson(body) + "\n", {}};
 }
 
 HttpResponse JsonError(int status, std::string message) {
-  return Json(status, {{"error", std::move(message)}});
+  return JsonResponse(status, {{"error", std::move(message)}});
 }
 
 // A read-only SQLite store whose file is not there (yet): 404, without the path.
@@ -90,14 +90,8 @@ StoreOpener ReaderOf(const TraceViewOptions& options) {
   };
 }
 
-// An index row's start and wall time in the view's epoch milliseconds.
-double StartMs(const tracing::store::TaskAttemptRow& row) { return NanosToMs(row.start_unix_nano); }
-double WallMs(const tracing::store::TaskAttemptRow& row) {
-  return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - StartMs(row);
-}
-
 ordered_json PhasesOfRow(const tracing::store::TaskAttemptRow& row) {
-  const double wall = WallMs(row);
+  const double wall = AttemptWallMs(row);
   double driver = 0;
   for (const std::int64_t ms : row.phase_ms) driver += static_cast<double>(ms);
   const auto driver_ms = [&row](tracing::SparkPhase phase) {
@@ -143,8 +137,8 @@ ordered_json TaskRowJson(const tracing::store::TaskAttemptRow& row) {
     top = ordered_json::parse(row.top_finding_json, nullptr, /*allow_exceptions=*/false);
     if (top.is_discarded()) top = nullptr;
   }
-  const double start = StartMs(row);
-  const double wall = WallMs(row);
+  const double start = AttemptStartMs(row);
+  const double wall = AttemptWallMs(row);
   ordered_json json = {{"kind", row.airflow ? "airflow" : "trace"}};
   if (row.airflow) {
     json["dag_id"] = row.key.dag_id;
@@ -168,7 +162,7 @@ ordered_json TaskRowJson(const tracing::store::TaskAttemptRow& row) {
 }
 
 AttemptLink LinkOf(const tracing::store::TaskAttemptRow& row) {
-  return AttemptLink{row.key.run_id, row.key.try_number, row.state, WallMs(row), RowHref(row)};
+  return AttemptLink{row.key.run_id, row.key.try_number, row.state, AttemptWallMs(row), RowHref(row)};
 }
 
 // A download of the attempt's spans, or nullopt when none was asked for.
@@ -300,11 +294,11 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
   if (!page.ok()) return StoreFailure(page.error(), kNoStoreMessage);
   ordered_json tasks = ordered_json::array();
   for (const tracing::store::TaskAttemptRow& row : page->rows) tasks.push_back(TaskRowJson(row));
-  return Json(200, {{"schema", "sparktrace.tasks/1"},
-                    {"total", page->total},
-                    {"offset", filter.offset},
-                    {"limit", filter.limit},
-                    {"tasks", std::move(tasks)}});
+  return JsonResponse(200, {{"schema", "sparktrace.tasks/1"},
+                            {"total", page->total},
+                            {"offset", filter.offset},
+                            {"limit", filter.limit},
+                            {"tasks", std::move(tasks)}});
 }
 
 HttpResponse TraceViewApi::ShowAttempt(const AttemptAddress& address, const HttpRequest& request) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "tracing/span.h"
+#include "tracing/store/task_attempts.h"
 
 namespace sparktrace::traceview {
 
@@ -28,5 +29,13 @@ inline std::uint64_t SpanEndNanos(const tracing::Span& span) {
 }
 inline double SpanStartMs(const tracing::Span& span) { return NanosToMs(SpanStartNanos(span)); }
 inline double SpanEndMs(const tracing::Span& span) { return NanosToMs(SpanEndNanos(span)); }
+
+// A task index row's start and wall time, read as its spans' are.
+inline double AttemptStartMs(const tracing::store::TaskAttemptRow& row) {
+  return NanosToMs(row.start_unix_nano);
+}
+inline double AttemptWallMs(const tracing::store::TaskAttemptRow& row) {
+  return NanosToMs(std::max(row.start_unix_nano, row.end_unix_nano)) - AttemptStartMs(row);
+}
 
 }  // namespace sparktrace::traceview

@@ -6,6 +6,7 @@
 #include <limits>
 #include <ostream>
 
+#include "common/text_trim.h"
 #include "tracing/sha256.h"
 #include "tracing/span_vocabulary.h"
 
@@ -13,12 +14,6 @@ namespace sparktrace::tracing {
 namespace {
 
 static_assert(kMaxAirflowInteger == std::numeric_limits<std::int32_t>::max());
-
-std::string_view TrimBlanks(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 // Plain decimal digits only: no sign, no spaces, no hex. Leading zeros are tolerated ("02" is 2);
 // the canonical key uses the number, so "02" and "2" are the same attempt.

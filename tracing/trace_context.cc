@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/text_trim.h"
+
 namespace sparktrace::tracing {
 namespace {
 
@@ -36,14 +38,6 @@ HexStatus DecodeHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
     out[i] = static_cast<std::uint8_t>((LowerHexDigit(hex[2 * i]) << 4) | LowerHexDigit(hex[2 * i + 1]));
   }
   return status;
-}
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view TrimBlanks(std::string_view text) {
-  while (!text.empty() && IsBlank(text.front())) text.remove_prefix(1);
-  while (!text.empty() && IsBlank(text.back())) text.remove_suffix(1);
-  return text;
 }
 
 bool IsLcAlpha(char c) { return c >= 'a' && c <= 'z'; }

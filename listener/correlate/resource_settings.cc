@@ -13,7 +13,6 @@
 namespace sparktrace::listener::correlate {
 namespace {
 
-constexpr std::int64_t kMiB = 1024 * 1024;
 constexpr std::int64_t kDefaultHeapBytes = 1024 * kMiB;     // spark.{executor,driver}.memory=1g
 constexpr std::int64_t kMinimumOverheadBytes = 384 * kMiB;  // Spark's MEMORY_OVERHEAD_MIN
 constexpr double kDefaultOverheadFactor = 0.10;

@@ -11,8 +11,6 @@
 namespace sparktrace::listener::correlate {
 namespace {
 
-constexpr std::int64_t kMiB = std::int64_t{1} << 20;
-
 // Suffix → bytes of one unit (ByteUnit in Spark's common/utils).
 constexpr std::array<std::pair<std::string_view, std::int64_t>, 11> kUnits = {{
     {"b", 1},

@@ -14,6 +14,9 @@
 
 namespace sparktrace::listener::correlate {
 
+// Spark counts memory settings without a unit, and the heap it hands the JVM, in these.
+inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
 // The heap in bytes; nullopt when Spark would reject the value (or it overflows).
 std::optional<std::int64_t> SparkMemoryBytes(std::string_view value);
 

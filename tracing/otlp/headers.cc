@@ -3,14 +3,10 @@
 #include <algorithm>
 #include <array>
 
+#include "common/text_trim.h"
+
 namespace sparktrace::tracing::otlp {
 namespace {
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -53,14 +49,14 @@ constexpr std::array<std::string_view, 7> kReservedKeys = {
 Result<std::pair<std::string, std::string>> ParseOtlpHeader(std::string_view flag_value) {
   const auto equals = flag_value.find('=');
   if (equals == std::string_view::npos) return InvalidArgument("--otlp-header: expected key=value");
-  std::string key = Lower(Trim(flag_value.substr(0, equals)));
+  std::string key = Lower(TrimBlanks(flag_value.substr(0, equals)));
   if (key.empty()) return InvalidArgument("--otlp-header: empty key");
   return std::make_pair(std::move(key), std::string(flag_value.substr(equals + 1)));
 }
 
 Result<std::vector<std::pair<std::string, std::string>>> ParseOtelKeyValueList(std::string_view text) {
   std::vector<std::pair<std::string, std::string>> entries;
-  if (Trim(text).empty()) return entries;
+  if (TrimBlanks(text).empty()) return entries;
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto comma = text.find(',', start);
@@ -69,10 +65,10 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseOtelKeyValueList(s
     const std::string position = "entry " + std::to_string(entries.size() + 1);
     const auto equals = entry.find('=');
     if (equals == std::string_view::npos) return InvalidArgument(position + ": expected key=value");
-    auto key = PercentDecode(Trim(entry.substr(0, equals)));
+    auto key = PercentDecode(TrimBlanks(entry.substr(0, equals)));
     if (!key.ok()) return InvalidArgument(position + ": key: " + key.error().message);
-    if (Trim(*key).empty()) return InvalidArgument(position + ": empty key");
-    auto value = PercentDecode(Trim(entry.substr(equals + 1)));
+    if (TrimBlanks(*key).empty()) return InvalidArgument(position + ": empty key");
+    auto value = PercentDecode(TrimBlanks(entry.substr(equals + 1)));
     if (!value.ok()) return InvalidArgument(position + " (" + *key + "): value: " + value.error().message);
     entries.emplace_back(std::move(*key), std::move(*value));
     if (comma == std::string_view::npos) break;

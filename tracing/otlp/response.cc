@@ -12,9 +12,9 @@ constexpr std::uint32_t kPartialSuccessErrorMessage = 2;   // ExportTracePartial
 
 // googleapis google/rpc/status.proto, google/rpc/error_details.proto, and protobuf's any.proto and
 // duration.proto: the shape gRPC's rich error model and the OTLP/HTTP error body use.
-constexpr std::uint32_t kStatusCode = 1;       // google.rpc.Status.code (int32)
-constexpr std::uint32_t kStatusMessage = 2;    // google.rpc.Status.message
-constexpr std::uint32_t kStatusDetails = 3;    // google.rpc.Status.details (repeated Any)
+constexpr std::uint32_t kRpcStatusCode = 1;     // google.rpc.Status.code (int32)
+constexpr std::uint32_t kRpcStatusMessage = 2;  // google.rpc.Status.message
+constexpr std::uint32_t kRpcStatusDetails = 3;  // google.rpc.Status.details (repeated Any)
 constexpr std::uint32_t kAnyTypeUrl = 1;       // google.protobuf.Any.type_url
 constexpr std::uint32_t kAnyValue = 2;         // google.protobuf.Any.value
 constexpr std::uint32_t kRetryInfoDelay = 1;   // google.rpc.RetryInfo.retry_delay
@@ -75,11 +75,11 @@ Result<OtlpPartialSuccess> ParseExportTraceServiceResponse(std::string_view byte
 Result<RpcStatus> ParseRpcStatus(std::string_view bytes) {
   RpcStatus status;
   auto parsed = ForEachField(bytes, [&](const ProtoField& field) -> Result<void> {
-    if (field.number == kStatusCode && field.type == WireType::kVarint) {
+    if (field.number == kRpcStatusCode && field.type == WireType::kVarint) {
       status.code = static_cast<std::int32_t>(field.number_value);
-    } else if (field.number == kStatusMessage && field.type == WireType::kLengthDelimited) {
+    } else if (field.number == kRpcStatusMessage && field.type == WireType::kLengthDelimited) {
       status.message = std::string(field.bytes);
-    } else if (field.number == kStatusDetails && field.type == WireType::kLengthDelimited) {
+    } else if (field.number == kRpcStatusDetails && field.type == WireType::kLengthDelimited) {
       std::string_view type_url;
       std::string_view value;
       auto any = ForEachField(field.bytes, [&](const ProtoField& inner) -> Result<void> {

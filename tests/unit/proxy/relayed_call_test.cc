@@ -47,7 +47,7 @@ std::string GrpcMessage(std::string_view payload) {
   return wire;
 }
 
-std::span<const std::uint8_t> Bytes(std::string_view text) {
+std::span<const std::uint8_t> BytesOf(std::string_view text) {
   return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
 }
 
@@ -251,7 +251,7 @@ TEST_F(RelayedCallTest, RelaysAUnaryCallThroughEveryStateOfBothDirections) {
 
   // Request DATA waits for the upstream connection to pull it; the client's window reopens then.
   const std::string request = GrpcMessage("ping");
-  client().OnData(Bytes(request));
+  client().OnData(BytesOf(request));
   EXPECT_EQ(upstream_.resumed, 1);
   EXPECT_EQ(downstream_.consumed, 0U);
   client().OnEndOfData();
@@ -269,7 +269,7 @@ TEST_F(RelayedCallTest, RelaysAUnaryCallThroughEveryStateOfBothDirections) {
   EXPECT_TRUE(downstream_.responses[0].with_body);
 
   const std::string response = GrpcMessage("pong");
-  upstream().OnData(Bytes(response));
+  upstream().OnData(BytesOf(response));
   EXPECT_EQ(downstream_.resumed, 1);
   Headers(upstream(), {{"grpc-status", "0"}}, true);
   EXPECT_EQ(call.response_state(), ResponseState::kTrailersQueued);
@@ -315,7 +315,7 @@ TEST_F(RelayedCallTest, PassesATrailersOnlyAnswerOnInOneBlock) {
 TEST_F(RelayedCallTest, AClientResetCancelsTheUpstreamStream) {
   RelayedCall& call = StartCall();
   ClientHeaders(false);
-  client().OnData(Bytes(GrpcMessage("half")));
+  client().OnData(BytesOf(GrpcMessage("half")));
   client().OnStreamClosed(NGHTTP2_CANCEL);
 
   EXPECT_EQ(call.request_state(), RequestState::kClosed);
@@ -349,7 +349,7 @@ TEST_F(RelayedCallTest, AnUpstreamResetAfterTheHeadersEndsTheResponseWithTrailer
   RelayedCall& call = StartCall();
   ClientHeaders(true);
   Headers(upstream(), {{":status", "200"}}, false);
-  upstream().OnData(Bytes(GrpcMessage("partial")));
+  upstream().OnData(BytesOf(GrpcMessage("partial")));
   upstream().OnStreamClosed(NGHTTP2_CANCEL);
 
   EXPECT_EQ(call.response_state(), ResponseState::kTrailersQueued);
@@ -407,7 +407,7 @@ TEST_F(RelayedCallTest, RequestMetadataOverTheLimitIsRefusedWithoutAnUpstreamStr
 TEST_F(RelayedCallTest, AMessageOverTheLimitIsResourceExhaustedAndResetsTheUpstream) {
   StartCall();
   ClientHeaders(false);
-  client().OnData(Bytes(GrpcMessage(std::string(2048, 'x'))));  // the limit is 1024
+  client().OnData(BytesOf(GrpcMessage(std::string(2048, 'x'))));  // the limit is 1024
   ASSERT_EQ(downstream_.responses.size(), 1U);
   EXPECT_EQ(Find(downstream_.responses[0].headers, "grpc-status"), "8");
   ASSERT_EQ(upstream_.resets.size(), 1U);
@@ -471,7 +471,7 @@ TEST_F(RelayedCallTest, ARequestWaitingForTheUpstreamSettingsIsPulledOnceOpened)
   upstream_.opens_at_once = false;
   StartCall();
   ClientHeaders(false);
-  client().OnData(Bytes(GrpcMessage("early")));
+  client().OnData(BytesOf(GrpcMessage("early")));
   EXPECT_EQ(upstream_.resumed, 1);  // asked with no stream id yet: only a flush
   upstream().OnOpened(kUpstreamStreamId);
   client().OnEndOfData();
@@ -485,7 +485,7 @@ TEST_F(RelayedCallTest, ResponseBytesTheClientWillNeverGetGiveTheUpstreamWindowB
   ClientHeaders(true);
   Headers(upstream(), {{":status", "200"}}, false);
   const std::string response = GrpcMessage("unread");
-  upstream().OnData(Bytes(response));
+  upstream().OnData(BytesOf(response));
   EXPECT_EQ(upstream_.consumed, 0U);
   client().OnStreamClosed(NGHTTP2_CANCEL);
   EXPECT_EQ(upstream_.consumed, response.size());
