@@ -252,7 +252,7 @@ def _dump_live_proxies(say):
     for proxy in proxies:
         if proxy.proc.poll() is not None:
             continue
-        say(f"--- proxy pid {proxy.pid}: {' '.join(proxy.args)}")
+        say(f"--- proxy pid {proxy.pid}: {' '.join(proxy.args)} (its files stay in {proxy.tmpdir.name})")
         say(proxy._dump_tail())
         left = budget_end - time.monotonic()
         if left <= 1:

@@ -96,7 +96,9 @@ def run_child(source, deadline_seconds):
         fake.chmod(0o755)
         (Path(tmp) / "child_module.py").write_text(textwrap.dedent(source))
         env = {k: v for k, v in os.environ.items() if not k.startswith("SPARKTRACE_")}
-        env.update(PYTHONPATH=str(HERE), PYTHONDONTWRITEBYTECODE="1", SPARKTRACE_BIN=str(fake),
+        # TMPDIR: a child ended at its deadline keeps its proxy's files (harness's dump says where);
+        # here they are the case's own, removed with this directory.
+        env.update(PYTHONPATH=str(HERE), PYTHONDONTWRITEBYTECODE="1", SPARKTRACE_BIN=str(fake), TMPDIR=tmp,
                    **{deadline.ENV: str(deadline_seconds)})
         started = time.monotonic()
         result = subprocess.run([sys.executable, "-m", "unittest", "-v", "child_module"], cwd=tmp,

@@ -18,7 +18,6 @@ import harness
 from harness import wait_until
 from promtext import Metrics
 from test_sim import CALL_TIMEOUT, Sim, load_stubs
-import test_sim
 
 SETTLE_WAIT = 30  # seconds: the driver's events, the spans' export and the quiet period
 CORE_HOUR, GIB_HOUR = 0.05, 0.01
@@ -32,7 +31,6 @@ class SettledCostTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         pb, pb_grpc = load_stubs()
-        cls.addClassCleanup(test_sim.tearDownModule)  # removes the generated stubs
         logs = tempfile.TemporaryDirectory(prefix="sparktrace-settle-logs-")
         cls.addClassCleanup(logs.cleanup)
         # 0.002: a simulated minute takes 120 ms.

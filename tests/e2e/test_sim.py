@@ -6,6 +6,7 @@ resumed by ReattachExecute without lost or duplicated responses, ReleaseExecute,
 Spark-style errors, and stable server-side session ids.
 """
 
+import atexit
 import importlib
 import os
 import queue
@@ -36,6 +37,9 @@ def load_stubs():
     global _STUBS_DIR
     if _STUBS_DIR is None:
         _STUBS_DIR = tempfile.mkdtemp(prefix="sparktrace-sim-stubs-")
+        # At exit, not in a tearDownModule: the other modules that import the stubs from here
+        # never run this module's teardown.
+        atexit.register(shutil.rmtree, _STUBS_DIR, ignore_errors=True)
         protos = sorted(str(p.relative_to(PROTO_ROOT)) for p in (PROTO_ROOT / "spark" / "connect").glob("*.proto"))
         try:
             import grpc_tools  # noqa: F401
@@ -54,11 +58,6 @@ def load_stubs():
         sys.path.insert(0, _STUBS_DIR)
     return (importlib.import_module("spark.connect.base_pb2"),
             importlib.import_module("spark.connect.base_pb2_grpc"))
-
-
-def tearDownModule():
-    if _STUBS_DIR:
-        shutil.rmtree(_STUBS_DIR, ignore_errors=True)
 
 
 class Sim:

@@ -20,10 +20,6 @@ from harness import run_cli
 from test_sim import CALL_TIMEOUT, Sim, load_stubs
 
 
-def tearDownModule():
-    test_sim.tearDownModule()
-
-
 def now_ms():
     return int(time.time() * 1000)
 

@@ -28,7 +28,6 @@ import uuid
 import harness
 from harness import BIN, proxy_env, wait_until
 from test_sim import CALL_TIMEOUT, Sim, load_stubs
-import test_sim
 
 RUN_TIMEOUT = 120
 # The demo's page address: /attempt?… or the earlier /tasks/<dag>/<task>/<run>/<try>.
@@ -233,7 +232,6 @@ class AwkwardIdsThroughTheProxy(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         pb, pb_grpc = load_stubs()
-        cls.addClassCleanup(test_sim.tearDownModule)  # removes the generated stubs
         sim = Sim()
         cls.addClassCleanup(sim.stop)
         cls.proxy = harness.start_proxy(cls, sim.address, "--span-batch-delay", "50ms")

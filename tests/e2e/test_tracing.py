@@ -28,7 +28,6 @@ from pathlib import Path
 import grpc
 
 import harness
-import test_sim
 from harness import new_id, run_cli, wait_until
 from promtext import Metrics
 from test_sim import Sim, load_stubs
@@ -61,7 +60,6 @@ def setUpModule():
     if harness.DIRECT:
         return  # every test here needs the proxy
     PB, PB_GRPC = load_stubs()
-    unittest.addModuleCleanup(test_sim.tearDownModule)  # removes the generated stubs
     # Batches of 100 bytes by default; a reattachable stream is cut after 2000 bytes, so only the
     # test that asks for 1000-byte batches (x-sim-batch-bytes) sees cuts.
     SIM = Sim("--batch-bytes", "100", "--stream-cut-bytes", "2000")

@@ -6,6 +6,8 @@ const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
 const readline = require('node:readline');
 const path = require('node:path');
+const fs = require('node:fs');
+const os = require('node:os');
 const crypto = require('node:crypto');
 const grpc = require('@grpc/grpc-js');
 
@@ -59,13 +61,16 @@ function cleanEnv() {
 let upstream;
 let proxy;
 let client;
+// The proxy traces by default: its store and spool go here, never into the working directory.
+let tmp;
 
 before(async () => {
   upstream = await startServer(PYTHON, [UPSTREAM, '--port', '0'], /^listening (\d+)$/, process.env);
   let address = `127.0.0.1:${upstream.match[1]}`;
   if (!DIRECT) {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sparktrace-node-forwarding-'));
     proxy = await startServer(BIN, ['proxy', '--upstream', address, '--listen', '127.0.0.1:0',
-      '--admin', '127.0.0.1:0', '--drain-timeout', '3s'],
+      '--admin', '127.0.0.1:0', '--drain-timeout', '3s', '--store', path.join(tmp, 'spans.db')],
     /^listening grpc=(127\.0\.0\.1:\d+) admin=(127\.0\.0\.1:\d+)$/, cleanEnv());
     address = proxy.match[1];
   }
@@ -93,6 +98,7 @@ after(async () => {
     // Always, or its open pipes keep the test process alive.
     if (proxy && proxy.child.exitCode === null && proxy.child.signalCode === null) proxy.child.kill('SIGKILL');
     if (upstream) upstream.child.kill('SIGKILL');
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   }
 }, LIMIT);
 
