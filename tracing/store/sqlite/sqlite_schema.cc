@@ -293,6 +293,17 @@ CREATE INDEX traces_inverted ON traces (end_unix_nano) WHERE end_unix_nano < sta
 UPDATE task_attempts SET trace_key = sparktrace_unhex(trace_key) WHERE airflow = 0;
 )sql";
 
+// Version 13 keeps the attempt of a trace without Airflow identity in the trace's summary row when
+// the row says all the attempt's would (index/sqlite_summary_attempts.h): `attempt` is 1 on such a
+// summary, which then has no task_attempts row. traces_by_start carries it, so that the task list and
+// its count read the held attempts from the index alone. Rows written before keep their task_attempts
+// row (an attempt is either, never both), until their trace is indexed again.
+constexpr std::string_view kSummaryAttemptsSchema = R"sql(
+ALTER TABLE traces ADD COLUMN attempt INTEGER;
+DROP INDEX traces_by_start;
+CREATE INDEX traces_by_start ON traces (start_unix_nano, attempt);
+)sql";
+
 struct Migration {
   std::int64_t to_version;
   std::string_view sql;
@@ -336,6 +347,9 @@ const Migration kMigrations[] = {
     // no longer kept on its row, which an attempt of a call per trace rewrote whole at every batch (its
     // 50,000 trace ids, 1.6 MB): the lists kept so far go.
     {12, "UPDATE task_attempts SET trace_ids = '' WHERE airflow = 1 AND trace_ids <> ''"},
+    // A trace without identity whose summary says all its attempt's row would keeps no such row: a call
+    // per trace writes ~180 bytes and two B-tree inserts less a span.
+    {13, kSummaryAttemptsSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

@@ -139,11 +139,12 @@ ON CONFLICT (trace_id) DO UPDATE SET
 )sql";
 
 // The summary of a trace the batch creates, computed from its spans (BindNewSummary) with the
-// rules of kRefreshSummarySql, and the parents its spans wait for.
+// rules of kRefreshSummarySql, the parents its spans wait for, and whether it holds its attempt
+// (index/sqlite_summary_attempts.h).
 const std::string_view kInsertSummarySql = R"sql(
 INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
-                    dag_id, task_id, run_id, try_number, awaited_parents)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                    dag_id, task_id, run_id, try_number, awaited_parents, attempt)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
 ON CONFLICT (trace_id) DO NOTHING
 )sql";
 
@@ -184,7 +185,7 @@ void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& 
 }
 
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,
-                    const std::optional<std::string>& awaited_parents) {
+                    const std::optional<std::string>& awaited_parents, bool holds_attempt) {
   BindIdHex(insert, 1, trace_hex);
   insert.BindText(2, summary.root_name);
   insert.BindInt64(3, summary.start_unix_nano);
@@ -199,6 +200,11 @@ void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const
     insert.BindText(11, *awaited_parents);
   } else {
     insert.BindNull(11);
+  }
+  if (holds_attempt) {
+    insert.BindInt64(12, 1);
+  } else {
+    insert.BindNull(12);
   }
 }
 

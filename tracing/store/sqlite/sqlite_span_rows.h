@@ -57,9 +57,10 @@ extern const std::string_view kAddToSummarySql;
 // from, whose ids are bound as they are), must outlive the statement's run up to its next Reset().
 void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& span, int first = 1);
 // Binds kInsertSummarySql for a trace that the batch may create, with the parents its spans wait for
-// (increment/part_increment.h's AwaitedParentsText; nullopt: unknown).
+// (increment/part_increment.h's AwaitedParentsText; nullopt: unknown) and whether the summary holds
+// the trace's attempt (index/sqlite_summary_attempts.h, SummaryHoldsAttempt).
 void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,
-                    const std::optional<std::string>& awaited_parents);
+                    const std::optional<std::string>& awaited_parents, bool holds_attempt);
 
 // The parameters one attempt takes in InsertAttemptsSql: its key (airflow, dag, task, run, try, map
 // index, trace key), name, trace ids, the sums in task_index.h's PartSums order, state, indexed_at,

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -16,7 +17,9 @@
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/index/sqlite_attempt_list.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
 #include "tracing/store/sqlite/sqlite_schema.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
@@ -41,6 +44,18 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
 // Spans a chunked upsert writes (sqlite_span_rows.h, UpsertSpansSql): 32 × 17 parameters, well inside
 // SQLite's limit, and enough that a statement's own cost is small next to its rows'.
 constexpr std::size_t kSpansPerUpsert = 32;
+
+// Whether a trace the batch may create keeps its attempt in its summary row rather than a task_attempts
+// row (index/sqlite_summary_attempts.h): only a trace without Airflow identity can, and only when its
+// summary says all its attempt would.
+bool HoldsItsAttempt(const std::string& trace_hex, const std::vector<IndexSpan>& spans,
+                     const TraceSummaryRow& summary) {
+  if (std::any_of(spans.begin(), spans.end(),
+                  [](const IndexSpan& span) { return span.identity.has_value(); }))
+    return false;
+  const std::map<PartKey, Part> parts = PartsOfTrace(trace_hex, spans);
+  return parts.size() == 1 && SummaryHoldsAttempt(parts.begin()->first, parts.begin()->second, summary);
+}
 
 }  // namespace
 
@@ -200,6 +215,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     // stored versions of its spans (UpdateSummary, UpdateTaskIndex).
     std::map<std::string, std::vector<IndexSpan>> created;
     std::map<std::string, std::vector<IndexSpan>> existing;
+    std::set<std::string> held;  // new traces whose summary holds their attempt
     SqliteStatement& insert = *insert_summary_;
     for (const auto& [trace_hex, versions] : traces) {
       std::vector<IndexSpan> index_spans;
@@ -208,10 +224,14 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       // A new trace's awaited parents come with its summary, so that its next batch is incremental too.
       const std::optional<std::string> awaited =
           task_index::AwaitedParentsText(task_index::AwaitedParentsOf(index_spans));
+      const TraceSummaryRow summary = SummarizeTrace(rows, versions);
+      const bool holds_attempt = HoldsItsAttempt(trace_hex, index_spans, summary);
       insert.Reset();
-      BindNewSummary(insert, trace_hex, SummarizeTrace(rows, versions), awaited);
+      BindNewSummary(insert, trace_hex, summary, awaited, holds_attempt);
       if (auto ran = insert.Run(); !ran.ok()) return ran.error();
-      (sqlite3_changes(db_->handle()) == 0 ? existing : created).emplace(trace_hex, std::move(index_spans));
+      const bool is_new = sqlite3_changes(db_->handle()) != 0;
+      if (is_new && holds_attempt) held.insert(trace_hex);
+      (is_new ? created : existing).emplace(trace_hex, std::move(index_spans));
     }
     insert.Reset();
 
@@ -281,7 +301,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     for (const std::string& trace_hex : reread) {
       if (auto summarised = UpdateSummary(trace_hex, nullptr); !summarised.ok()) return summarised.error();
     }
-    if (auto indexed = IndexNewTraces(*db_, created); !indexed.ok()) return indexed.error();
+    if (auto indexed = IndexNewTraces(*db_, created, held); !indexed.ok()) return indexed.error();
     if (auto updated = UpdateTaskIndex(*db_, index_batch); !updated.ok()) return updated.error();
     return RefreshTaskIndex(*db_, reread);
   });

@@ -15,6 +15,7 @@
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/index/sqlite_attempt_deltas.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
@@ -56,9 +57,11 @@ constexpr std::string_view kInsertPartSql =
     "failed_job_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
     "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  static const std::string keys_sql =
-      fmt::format("SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM task_attempts WHERE {2}",
-                  kKeyColumns, kPartsOfTraceSql, kAttemptWithoutIdentitySql);
+  // An attempt without identity is a task_attempts row or held by its summary (sqlite_summary_attempts.h).
+  static const std::string keys_sql = fmt::format(
+      "SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM task_attempts WHERE {2} "
+      "UNION ALL SELECT 0, '', '', '', 0, -1, trace_id FROM traces WHERE trace_id = ?2 AND attempt = 1",
+      kKeyColumns, kPartsOfTraceSql, kAttemptWithoutIdentitySql);
   auto stmt = db.PrepareCached(keys_sql);
   if (!stmt.ok()) return stmt.error();
   SqliteStatement* select = *stmt;
@@ -199,7 +202,10 @@ constexpr std::size_t kAttemptsPerInsert = 32;
 // them) and run once per trace or row.
 class SqliteTaskIndex final : public TaskIndexDialect {
  public:
-  explicit SqliteTaskIndex(SqliteConnection& db) : db_(db) {}
+  // `held`: the new traces (hex ids) whose summary holds their attempt (sqlite_summary_attempts.h), which
+  // InsertWholeAttempts then leaves out.
+  explicit SqliteTaskIndex(SqliteConnection& db, const std::set<std::string>* held = nullptr)
+      : db_(db), held_(held) {}
 
   Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
     return store::KeysOfTraces(db_, trace_ids);
@@ -250,7 +256,17 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     (*insert)->Reset();  // drop the copies of the last part's text
     return {};
   }
-  Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
+  Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& all_attempts,
+                                   std::int64_t now) override {
+    std::vector<WholeAttemptPart> with_rows;
+    if (held_ != nullptr && !held_->empty()) {
+      with_rows.reserve(all_attempts.size());
+      for (const WholeAttemptPart& attempt : all_attempts) {
+        if (!held_->contains(*attempt.trace_id)) with_rows.push_back(attempt);
+      }
+    }
+    const std::vector<WholeAttemptPart>& attempts =
+        held_ != nullptr && !held_->empty() ? with_rows : all_attempts;
     static const std::string chunk_sql = InsertAttemptsSql(static_cast<int>(kAttemptsPerInsert));
     static const std::string single_sql = InsertAttemptsSql(1);
     std::size_t next = 0;
@@ -334,12 +350,16 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     for (const PartKey* key : keys) {
       const auto part = parts_without_identity_.find(*key);
       if (part != parts_without_identity_.end()) {
+        auto held = HoldInSummary(db_, *key, part->second);
+        if (!held.ok()) return held.error();
+        if (*held) continue;  // its row, if it had one, is gone
         if (auto ran = RunWholeAttempt(**upsert, *key, part->second, now); !ran.ok()) return ran.error();
-        continue;
+      } else {
+        (*remove)->Reset();
+        BindAttemptKey(**remove, 1, *key);
+        if (auto ran = (*remove)->Run(); !ran.ok()) return ran.error();
       }
-      (*remove)->Reset();
-      BindAttemptKey(**remove, 1, *key);
-      if (auto ran = (*remove)->Run(); !ran.ok()) return ran.error();
+      if (auto released = ReleaseFromSummary(db_, key->trace_key); !released.ok()) return released.error();
     }
     (*upsert)->Reset();
     (*remove)->Reset();
@@ -347,6 +367,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   }
 
   SqliteConnection& db_;
+  const std::set<std::string>* held_;
   // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
   std::map<PartKey, Part> parts_without_identity_;
 };
@@ -358,9 +379,9 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
   return task_index::Refresh(dialect, trace_ids);
 }
 
-Result<void> IndexNewTraces(SqliteConnection& db,
-                            const std::map<std::string, std::vector<IndexSpan>>& traces) {
-  SqliteTaskIndex dialect(db);
+Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces,
+                            const std::set<std::string>& held) {
+  SqliteTaskIndex dialect(db, &held);
   return task_index::AddNewTraces(dialect, traces);
 }
 
@@ -372,79 +393,6 @@ Result<void> UpdateTaskIndex(SqliteConnection& db, const task_index::BatchOfTrac
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   SqliteTaskIndex dialect(db);
   return task_index::Forget(dialect, trace_ids);
-}
-
-Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter) {
-  // Only the filters in use appear in the SQL, so that SQLite can pick the matching index; values are
-  // bound, never spliced in.
-  std::string where = " WHERE 1";
-  // Only Airflow rows have a dag or task that is not empty, and only they are in
-  // task_attempts_by_task (sqlite_schema.cc, kAirflowOnlyIndexesSchema), which SQLite uses when the query
-  // says so.
-  const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
-  if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
-  // task_attempts_by_state holds the rows that are not 'success' only (sqlite_schema.cc,
-  // kCompactSpansSchema); SQLite uses a partial index when the query repeats its condition.
-  if (filter.state && *filter.state != "success") where += " AND state <> 'success'";
-  const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
-  for (const task_index::AttemptCondition& condition : conditions) {
-    where += fmt::format(" AND {} ?", condition.column_op);
-  }
-  if (filter.trace_ids) {
-    if (filter.trace_ids->empty()) return TaskAttemptPage{};
-    std::string placeholders;
-    for (std::size_t i = 0; i < filter.trace_ids->size(); ++i) placeholders += i == 0 ? "?" : ", ?";
-    where += fmt::format(
-        " AND (EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = task_attempts.airflow AND "
-        "p.dag_id = task_attempts.dag_id AND p.task_id = task_attempts.task_id AND p.run_id = "
-        "task_attempts.run_id "
-        "AND p.try_number = task_attempts.try_number AND p.map_index = task_attempts.map_index AND "
-        "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({0})) "
-        // an attempt without identity may have no part row (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
-        "OR (task_attempts.airflow = 0 AND task_attempts.trace_key IN ({0})))",
-        placeholders);
-  }
-  const auto bind = [&filter, &conditions](SqliteStatement& stmt) {
-    int index = 1;
-    for (const task_index::AttemptCondition& condition : conditions) {
-      const int at = index++;
-      if (const auto* text = std::get_if<std::string>(&condition.value)) {
-        stmt.BindText(at, *text);
-      } else if (const auto* number = std::get_if<std::int64_t>(&condition.value)) {
-        stmt.BindInt64(at, *number);
-      } else {
-        stmt.BindInt64(at, static_cast<std::int64_t>(std::get<std::uint64_t>(condition.value)));
-      }
-    }
-    if (filter.trace_ids) {
-      // The parts' trace ids (text), then the trace keys of attempts without identity (BLOBs).
-      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
-      for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
-    }
-    return index;
-  };
-
-  TaskAttemptPage page;
-  auto count = db.Prepare("SELECT count(*) FROM task_attempts" + where);
-  if (!count.ok()) return count.error();
-  bind(*count);
-  auto counted = count->Step();
-  if (!counted.ok()) return counted.error();
-  page.total = *counted ? count->ColumnInt64(0) : 0;
-
-  auto select = db.Prepare(fmt::format("SELECT {} FROM task_attempts{} ORDER BY {} LIMIT ? OFFSET ?",
-                                       AttemptRowColumnsSql(), where, TaskAttemptOrderSql(filter.order)));
-  if (!select.ok()) return select.error();
-  const int next = bind(*select);
-  select->BindInt64(next, static_cast<std::int64_t>(filter.limit));
-  select->BindInt64(next + 1, static_cast<std::int64_t>(filter.offset));
-  while (true) {
-    auto row = select->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    page.rows.push_back(AttemptRowFrom(StatementColumns(*select)));
-  }
-  return page;
 }
 
 Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text) {

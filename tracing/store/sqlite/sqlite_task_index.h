@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,16 +27,17 @@ class SqliteConnection;
 // had or now have. Call inside the write transaction that changed the spans.
 Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
 // Adds traces that the current transaction created (none of their spans was stored before), from the
-// spans themselves: no read-back. The result is what RefreshTaskIndex would compute.
-Result<void> IndexNewTraces(SqliteConnection& db,
-                            const std::map<std::string, std::vector<IndexSpan>>& traces);
+// spans themselves: no read-back. The result is what RefreshTaskIndex would compute. `held`: those of
+// them whose summary row, written by the same transaction, holds their attempt (no task_attempts row;
+// index/sqlite_summary_attempts.h).
+Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces,
+                            const std::set<std::string>& held);
 // Brings the index up to date with a batch written to traces that had spans already, re-reading only
 // the traces whose parts the batch alone cannot settle (task_index/task_index.h, Update).
 Result<void> UpdateTaskIndex(SqliteConnection& db, const task_index::BatchOfTraces& batch);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
 
-Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter);
 // The traces a search text names: a trace id, a Spark Connect operation id, or a Spark application id.
 Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::string_view text);
 

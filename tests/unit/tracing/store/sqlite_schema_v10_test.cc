@@ -205,10 +205,12 @@ TEST_F(SqliteSchemaV10Test, NewStoreKeepsIdsAsBlobsWithoutAnIndexOnTheEnd) {
                     "AND typeof(span_id) = 'blob' AND length(span_id) = 8"),
             6);
   EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(parent_span_id) = 'blob'"), 3);
-  // The call's attempt is keyed by its trace id, a BLOB too; the Airflow attempts by ''.
-  EXPECT_EQ(CountOf(fmt::format("SELECT count(*) FROM task_attempts WHERE airflow = 0 AND trace_key = x'{}'",
+  // The call's attempt is held by its summary (schema version 13), keyed by its trace id, a BLOB too; the
+  // Airflow attempts by ''.
+  EXPECT_EQ(CountOf(fmt::format("SELECT count(*) FROM traces WHERE attempt = 1 AND trace_id = x'{}'",
                                 ToHex(TraceIdOf(1)))),
             1);
+  EXPECT_EQ(CountOf("SELECT count(*) FROM task_attempts WHERE airflow = 0"), 0);
   EXPECT_EQ(CountOf("SELECT count(*) FROM task_attempts WHERE airflow = 1 AND trace_key = ''"), 2);
   EXPECT_EQ(CountOf("SELECT count(*) FROM traces WHERE typeof(trace_id) = 'blob'"), 3);
   EXPECT_EQ(CountOf("SELECT count(*) FROM sqlite_schema WHERE name = 'traces_by_end'"), 0);

@@ -12,10 +12,25 @@
 
 namespace sparktrace::tracing::store {
 
-// What schema version 11 changed (upkeep/sqlite_settlement.cc, kSettlesSchema), for a test that turns a
-// current file into an older version: the `settles` column goes and the settling queue's index is
-// version 4's again; the migration makes both anew.
-inline constexpr std::string_view kUndoVersionElevenSql =
+// What schema version 13 changed (sqlite_schema.cc, kSummaryAttemptsSchema), for a test that turns a
+// current file into version 12: each attempt a summary held gets the task_attempts row version 12
+// wrote for it (its figures are the summary's, index/sqlite_summary_attempts.h), the `attempt` column
+// goes and traces_by_start is on the start alone again.
+inline constexpr std::string_view kUndoVersionThirteenSql =
+    "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, "
+    "trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+    "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at, settles) "
+    "SELECT 0, '', '', '', 0, -1, trace_id, root_name, '', start_unix_nano, end_unix_nano, span_count, "
+    "error_count, 0, 0, 0, 0, 0, 0, NULL, CASE WHEN error_count > 0 THEN 'failed' ELSE 'success' END, "
+    "end_unix_nano, 0 FROM traces WHERE attempt = 1; "
+    "DROP INDEX traces_by_start; ALTER TABLE traces DROP COLUMN attempt; "
+    "CREATE INDEX traces_by_start ON traces (start_unix_nano); ";
+
+// What schema version 11 changed (upkeep/sqlite_settlement.cc, kSettlesSchema), and version 13, for a
+// test that turns a current file into an older version: the `settles` column goes and the settling
+// queue's index is version 4's again; the migration makes both anew.
+inline const std::string kUndoVersionElevenSql =
+    std::string(kUndoVersionThirteenSql) +
     "DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
     "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE state <> 'running' AND "
     "(settled_version IS NULL OR settled_version <> indexed_at); ";

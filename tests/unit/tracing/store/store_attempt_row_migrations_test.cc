@@ -171,8 +171,9 @@ TEST_P(StoreAttemptRowMigrations, AnAttemptsTracesAreReadFromItsParts) {
   }
   EXPECT_EQ(Count("SELECT count(*) FROM task_attempts WHERE trace_ids <> ''"), 0);
   Exec(fmt::format("UPDATE task_attempts SET trace_ids = '{}'", listed));
-  Exec(Sqlite() ? fmt::format("PRAGMA user_version = {}", kSqliteBeforeTracesFromParts)
-                : fmt::format("UPDATE sparktrace_schema SET version = {}", kPostgresBeforeTracesFromParts));
+  Exec(Sqlite()
+           ? fmt::format("{} PRAGMA user_version = {}", kUndoVersionThirteenSql, kSqliteBeforeTracesFromParts)
+           : fmt::format("UPDATE sparktrace_schema SET version = {}", kPostgresBeforeTracesFromParts));
 
   auto store = backend_.Open();  // a writer migrates
   ASSERT_NE(store, nullptr);

@@ -1,0 +1,119 @@
+#include "tracing/store/sqlite/index/sqlite_attempt_list.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/index/sqlite_index_reads.h"
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
+#include "tracing/store/sqlite/sqlite_span_rows.h"
+#include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/index_columns.h"
+#include "tracing/store/task_index/task_index.h"
+
+namespace sparktrace::tracing::store {
+
+Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttemptFilter& filter) {
+  // Two arms: the task_attempts rows, and the attempts held by their trace's summary
+  // (index/sqlite_summary_attempts.h), which are all without identity. Only the filters in use appear
+  // in the SQL, so that SQLite can pick the matching index; values are bound, never spliced in.
+  std::string where = " WHERE 1";
+  // Only Airflow rows have a dag or task that is not empty, and only they are in
+  // task_attempts_by_task (sqlite_schema.cc, kAirflowOnlyIndexesSchema), which SQLite uses when the query
+  // says so.
+  const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
+  const bool airflow_only = filter.airflow_only || names(filter.dag_id) || names(filter.task_id);
+  if (airflow_only) where += " AND airflow = 1";
+  // task_attempts_by_state holds the rows that are not 'success' only (sqlite_schema.cc,
+  // kCompactSpansSchema); SQLite uses a partial index when the query repeats its condition.
+  if (filter.state && *filter.state != "success") where += " AND state <> 'success'";
+  const std::vector<task_index::AttemptCondition> conditions = task_index::AttemptConditions(filter);
+  for (const task_index::AttemptCondition& condition : conditions) {
+    where += fmt::format(" AND {} ?", condition.column_op);
+  }
+  std::string rows_where = where;
+  std::string held_trace_match;
+  if (filter.trace_ids) {
+    if (filter.trace_ids->empty()) return TaskAttemptPage{};
+    std::string placeholders;
+    for (std::size_t i = 0; i < filter.trace_ids->size(); ++i) placeholders += i == 0 ? "?" : ", ?";
+    rows_where += fmt::format(
+        " AND (EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = task_attempts.airflow AND "
+        "p.dag_id = task_attempts.dag_id AND p.task_id = task_attempts.task_id AND p.run_id = "
+        "task_attempts.run_id "
+        "AND p.try_number = task_attempts.try_number AND p.map_index = task_attempts.map_index AND "
+        "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({0})) "
+        // an attempt without identity may have no part row (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
+        "OR (task_attempts.airflow = 0 AND task_attempts.trace_key IN ({0})))",
+        placeholders);
+    held_trace_match = fmt::format("trace_id IN ({})", placeholders);
+  }
+  // Binds one arm's parameters from `index` on: the conditions, then (rows) the parts' trace ids as
+  // text and the trace keys of attempts without identity as BLOBs, or (held) the summaries' trace ids.
+  const auto bind = [&filter, &conditions](SqliteStatement& stmt, int index, bool held_arm) {
+    if (held_arm && filter.trace_ids) {
+      for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
+    }
+    for (const task_index::AttemptCondition& condition : conditions) {
+      const int at = index++;
+      if (const auto* text = std::get_if<std::string>(&condition.value)) {
+        stmt.BindText(at, *text);
+      } else if (const auto* number = std::get_if<std::int64_t>(&condition.value)) {
+        stmt.BindInt64(at, *number);
+      } else {
+        stmt.BindInt64(at, static_cast<std::int64_t>(std::get<std::uint64_t>(condition.value)));
+      }
+    }
+    if (!held_arm && filter.trace_ids) {
+      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
+      for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
+    }
+    return index;
+  };
+  // An Airflow filter leaves the held attempts out, as does a state they never have.
+  const bool with_held = !airflow_only && !(filter.state && *filter.state == "running");
+  const std::string held_sql = with_held ? SummaryAttemptsSql(where, held_trace_match) : std::string();
+  const auto bind_both = [&](SqliteStatement& stmt) {
+    const int next = bind(stmt, 1, false);
+    return with_held ? bind(stmt, next, true) : next;
+  };
+
+  TaskAttemptPage page;
+  std::string count_sql = "SELECT (SELECT count(*) FROM task_attempts" + rows_where + ")";
+  if (with_held) count_sql += fmt::format(" + (SELECT count(*) FROM ({}))", held_sql);
+  auto count = db.Prepare(count_sql);
+  if (!count.ok()) return count.error();
+  bind_both(*count);
+  auto counted = count->Step();
+  if (!counted.ok()) return counted.error();
+  page.total = *counted ? count->ColumnInt64(0) : 0;
+
+  // Newest or oldest first, both arms are read in traces_by_start's and task_attempts_by_start's order
+  // and merged; by cost, the rows are sorted (as they were before).
+  std::string rows_sql = fmt::format("SELECT {} FROM task_attempts{}", AttemptRowColumnsSql(), rows_where);
+  if (with_held) rows_sql += " UNION ALL " + held_sql;
+  const bool by_start =
+      filter.order == TaskAttemptOrder::kNewestFirst || filter.order == TaskAttemptOrder::kOldestFirst;
+  const std::string select_sql =
+      by_start || !with_held
+          ? fmt::format("{} ORDER BY {} LIMIT ? OFFSET ?", rows_sql, TaskAttemptOrderSql(filter.order))
+          : fmt::format("SELECT * FROM ({}) ORDER BY {} LIMIT ? OFFSET ?", rows_sql,
+                        TaskAttemptOrderSql(filter.order));
+  auto select = db.Prepare(select_sql);
+  if (!select.ok()) return select.error();
+  const int next = bind_both(*select);
+  select->BindInt64(next, static_cast<std::int64_t>(filter.limit));
+  select->BindInt64(next + 1, static_cast<std::int64_t>(filter.offset));
+  while (true) {
+    auto row = select->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    page.rows.push_back(AttemptRowFrom(StatementColumns(*select)));
+  }
+  return page;
+}
+
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,95 @@
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
+
+#include <spdlog/fmt/fmt.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/sqlite_span_rows.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// What a part holds that a trace's summary has no column for: any of it, and the attempt needs a row.
+bool OnlyWhatASummarySays(const PartKey& key, const Part& part) {
+  return !key.airflow && key.trace_key.size() == 32 && part.app_id.empty() && part.open == 0 &&
+         part.findings == 0 && part.top_finding.empty() &&
+         std::all_of(part.phase_ms.begin(), part.phase_ms.end(), [](std::int64_t ms) { return ms == 0; });
+}
+
+// The state of a held attempt: never running (OnlyWhatASummarySays), failed when its errors, which
+// are the summary's (SummaryHoldsAttempt), are not none; as AttemptState (attempt_parts.h) says.
+constexpr std::string_view kHeldStateSql = "CASE WHEN error_count > 0 THEN 'failed' ELSE 'success' END";
+
+}  // namespace
+
+bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummaryRow& summary) {
+  return OnlyWhatASummarySays(key, part) && part.name == summary.root_name &&
+         part.spans == summary.span_count && part.Errors() == summary.error_count &&
+         part.start == static_cast<std::uint64_t>(summary.start_unix_nano) &&
+         part.end == static_cast<std::uint64_t>(summary.end_unix_nano);
+}
+
+Result<bool> HoldInSummary(SqliteConnection& db, const PartKey& key, const Part& part) {
+  if (!OnlyWhatASummarySays(key, part)) return false;
+  // The summary as stored (the batch's summary writes came first, sqlite_span_store.cc): held when it
+  // says what the attempt's row would.
+  auto hold = db.PrepareCached(
+      "UPDATE traces SET attempt = 1 WHERE trace_id = ?1 AND root_name = ?2 AND span_count = ?3 AND "
+      "error_count = ?4 AND start_unix_nano = ?5 AND end_unix_nano = ?6");
+  if (!hold.ok()) return hold.error();
+  SqliteStatement& update = **hold;
+  update.Reset();
+  BindIdHex(update, 1, key.trace_key);
+  update.BindText(2, part.name);
+  update.BindInt64(3, part.spans);
+  update.BindInt64(4, part.Errors());
+  update.BindInt64(5, static_cast<std::int64_t>(part.start));
+  update.BindInt64(6, static_cast<std::int64_t>(part.end));
+  auto ran = update.Run();
+  update.Reset();
+  if (!ran.ok()) return ran.error();
+  if (sqlite3_changes(db.handle()) == 0) return false;
+  auto remove = db.PrepareCached(
+      "DELETE FROM task_attempts WHERE airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND "
+      "try_number = 0 AND map_index = -1 AND trace_key = ?1");
+  if (!remove.ok()) return remove.error();
+  (*remove)->Reset();
+  BindIdHex(**remove, 1, key.trace_key);
+  auto removed = (*remove)->Run();
+  (*remove)->Reset();
+  if (!removed.ok()) return removed.error();
+  return true;
+}
+
+Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_hex) {
+  auto release =
+      db.PrepareCached("UPDATE traces SET attempt = NULL WHERE trace_id = ?1 AND attempt IS NOT NULL");
+  if (!release.ok()) return release.error();
+  (*release)->Reset();
+  BindIdHex(**release, 1, trace_hex);
+  auto ran = (*release)->Run();
+  (*release)->Reset();
+  return ran;
+}
+
+std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_match) {
+  // The columns of kAttemptRowColumns (index_columns.h), as a task_attempts row of an attempt without
+  // identity has them: its trace id as its trace list (a BLOB, read as hex), its end as the version of
+  // its figures (AttemptRevisionTag hashes the figures themselves too), nothing settled. SQLite
+  // flattens the inner SELECT, so that `where` reads traces_by_start and the list merges both arms
+  // in the index's order (sqlite_task_index.cc).
+  return fmt::format(
+      "SELECT * FROM (SELECT 0 AS airflow, '' AS dag_id, '' AS task_id, '' AS run_id, 0 AS try_number, "
+      "-1 AS map_index, root_name AS name, trace_id AS trace_ids, start_unix_nano, end_unix_nano, "
+      "span_count, "
+      "error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, 0 AS idle_ms, "
+      "0 AS finding_count, NULL AS top_finding, {} AS state, end_unix_nano AS indexed_at, "
+      "NULL AS settled_version, NULL AS settled_at, NULL AS core_seconds, NULL AS gib_seconds, NULL AS "
+      "money, "
+      "NULL AS idle_fraction, NULL AS regression FROM traces WHERE attempt = 1{}){}",
+      kHeldStateSql, trace_match.empty() ? std::string() : fmt::format(" AND {}", trace_match), where);
+}
+
+}  // namespace sparktrace::tracing::store
