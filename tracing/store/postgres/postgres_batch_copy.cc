@@ -10,6 +10,7 @@
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -107,7 +108,7 @@ WHERE t.trace_id = decode(c.trace_hex, 'hex')
 
 const std::string_view kSummaryCopyColumns =
     "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, run_id, "
-    "try_number, approx_bytes, awaited_parents";
+    "try_number, approx_bytes, awaited_parents, attempt";
 
 bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored_map_index,
                    const StoredSpanRow& row, const Span& span) {
@@ -162,7 +163,9 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
 }
 
 std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
-                        const std::map<std::string, std::optional<std::string>>& awaited) {
+                        const std::map<std::string, std::optional<std::string>>& awaited,
+                        const std::map<std::string, std::vector<IndexSpan>>& index_spans,
+                        std::set<std::string>& holding) {
   const std::vector<StoredSpanRow>& rows = batch.rows;
   std::string text;
   CopyRows copy(text);
@@ -183,6 +186,14 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
     copy.Int(bytes);
     const auto waiting = awaited.find(trace_hex);
     AppendOptional(copy, waiting == awaited.end() || !waiting->second ? nullptr : &*waiting->second);
+    const auto spans = index_spans.find(trace_hex);
+    if (spans != index_spans.end() &&
+        task_index::NewTraceSummaryHoldsAttempt(trace_hex, spans->second, summary)) {
+      holding.insert(trace_hex);
+      copy.Text("t");
+    } else {
+      copy.Null();
+    }
     copy.End();
   }
   return text;

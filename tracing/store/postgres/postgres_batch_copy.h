@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/task_index/attempt_parts.h"
 
 namespace sparktrace::tracing::store {
 
@@ -46,9 +48,12 @@ extern const std::string_view kSummaryCopyColumns;
 // (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which).
 std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces);
 // Each trace's summary as the batch alone would make it, in COPY text for incoming_traces (columns
-// kSummaryCopyColumns), with its awaited parents from `awaited` (absent or nullopt: NULL); used only
-// for the traces the batch creates.
+// kSummaryCopyColumns), with its awaited parents from `awaited` (absent or nullopt: NULL) and whether it
+// holds its attempt (task_index.h, NewTraceSummaryHoldsAttempt, from `index_spans`: those that do are
+// added to `holding`); used only for the traces the batch creates.
 std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
-                        const std::map<std::string, std::optional<std::string>>& awaited);
+                        const std::map<std::string, std::optional<std::string>>& awaited,
+                        const std::map<std::string, std::vector<IndexSpan>>& index_spans,
+                        std::set<std::string>& holding);
 
 }  // namespace sparktrace::tracing::store

@@ -197,9 +197,17 @@ CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at)
 constexpr std::string_view kSchemaV6 =
     "UPDATE task_attempts SET trace_ids = '' WHERE airflow = 1 AND trace_ids <> ''";
 
+// Version 7: the attempt of a trace without identity whose summary says all its row would is held by
+// that summary, with no task_attempts row, as in the SQLite store's version 13
+// (tracing/store/task_index/task_index.h, SummaryHoldsAttempt): `attempt` is true on such a summary.
+// ADD COLUMN without a default changes only the catalogue; the rows written before keep their attempt
+// rows (an attempt is either, never both) until their trace is indexed again.
+constexpr std::string_view kSchemaV7 = "ALTER TABLE traces ADD COLUMN attempt boolean";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5, kSchemaV6};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
+                                            kSchemaV5, kSchemaV6, kSchemaV7};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

@@ -6,11 +6,13 @@
 #include <exception>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/index/postgres_attempt_list.h"
 #include "tracing/store/postgres/index/postgres_batch_increment.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_batch_copy.h"
@@ -160,18 +162,21 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   std::map<std::string, std::optional<std::string>> awaited;
   for (const auto& [trace_hex, trace_spans] : index_spans)
     awaited.emplace(trace_hex, NewTraceAwaitedParents(trace_spans));
+  std::set<std::string> holding;  // traces whose new summary holds their attempt
   if (auto copied = db_.CopyIn(fmt::format("COPY incoming_traces ({}) FROM STDIN", kSummaryCopyColumns),
-                               SummaryCopy(batch, traces, awaited));
+                               SummaryCopy(batch, traces, awaited, index_spans, holding));
       !copied.ok()) {
     return fail(copied.error());
   }
   auto inserted = db_.Exec(kInsertNewSummariesSql);
   if (!inserted.ok()) return fail(inserted.error());
   std::map<std::string, std::vector<IndexSpan>> created;
+  std::set<std::string> held;  // of those, the traces the batch creates
   for (int row = 0; row < inserted->rows(); ++row) {
     const std::string trace_hex(inserted->Text(row, 0));
     const auto trace_spans = index_spans.find(trace_hex);
     if (trace_spans == index_spans.end()) continue;
+    if (holding.contains(trace_hex)) held.insert(trace_hex);
     created.emplace(trace_hex, std::move(trace_spans->second));
     index_spans.erase(trace_spans);
   }
@@ -198,7 +203,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   const ExistingTraceBatch existing = ExistingTraceBatchOf(batch, traces, index_spans, read_before, *before);
   if (auto summarised = UpdateSummaries(db_, existing, before->bounds); !summarised.ok())
     return fail(summarised.error());
-  if (auto indexed = IndexNewPostgresTraces(db_, created); !indexed.ok()) return fail(indexed.error());
+  if (auto indexed = IndexNewPostgresTraces(db_, created, held); !indexed.ok()) return fail(indexed.error());
   if (auto indexed = UpdatePostgresTaskIndex(db_, existing.index, before->ancestors); !indexed.ok())
     return fail(indexed.error());
   if (auto committed = transaction.Commit(); !committed.ok()) return fail(committed.error());

@@ -54,8 +54,11 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
       "SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM attempt_parts "
       "WHERE airflow = 1 AND trace_id = ANY($1::text[]) "
       "UNION SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM task_attempts "
-      "WHERE {} AND trace_key = ANY($1::text[])",
-      kWithoutIdentityKey);
+      "WHERE {} AND trace_key = ANY($1::text[]) "
+      // or held by its summary (task_index.h, SummaryHoldsAttempt)
+      "UNION SELECT 0, '', '', '', 0, -1, encode(trace_id, 'hex') COLLATE \"C\" FROM traces "
+      "WHERE trace_id = ANY({}) AND attempt",
+      kWithoutIdentityKey, IdsFromHexSql("$1"));
   auto result = db.Query(keys_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::set<PartKey> keys;
@@ -135,15 +138,6 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
       "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
       "failed_operation_count, failed_job_count) FROM STDIN",
       rows);
-}
-
-// kAttemptRowColumns (index_columns.h) with an attempt's traces: the row of an attempt without
-// identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3),
-// and an Airflow attempt's traces are read from its parts (version 6). Read from task_attempts as `t`.
-const std::string& AttemptRowReadColumns() {
-  static const std::string columns =
-      AttemptRowReadColumnsSql("t", "string_agg(p.trace_id, ',' ORDER BY p.trace_id)");
-  return columns;
 }
 
 // The columns of an attempt's row made of one part, in CopyWholeAttempt's order.
@@ -288,16 +282,30 @@ class PostgresTaskIndex final : public TaskIndexDialect {
   // AttemptRowUpsertSql), or no row when its trace has no such part any more.
   Result<void> WriteAttemptsWithoutIdentity(const std::vector<const PartKey*>& keys, std::int64_t now) {
     if (keys.empty()) return {};
+    auto held = HoldInSummaries(keys);
+    if (!held.ok()) return held.error();
     std::string rows;
     CopyRows copy(rows);
-    std::vector<std::string> gone;
+    std::vector<std::string> gone;      // no row: held by its summary, or no such attempt any more
+    std::vector<std::string> released;  // its summary does not hold it
     for (const PartKey* key : keys) {
       const auto part = parts_without_identity_.find(*key);
+      if (held->contains(key->trace_key)) {
+        gone.push_back(key->trace_key);
+        continue;
+      }
+      released.push_back(key->trace_key);
       if (part == parts_without_identity_.end()) {
         gone.push_back(key->trace_key);
       } else {
         CopyWholeAttempt(copy, *key, part->second, now);
       }
+    }
+    if (!released.empty()) {
+      static const std::string release_sql =
+          fmt::format("UPDATE traces SET attempt = NULL WHERE trace_id = ANY({}) AND attempt IS NOT NULL",
+                      IdsFromHexSql("$1"));
+      if (auto updated = db_.Query(release_sql, {TextArray(released)}); !updated.ok()) return updated.error();
     }
     if (!gone.empty()) {
       static const std::string remove_sql = fmt::format(
@@ -315,6 +323,43 @@ class PostgresTaskIndex final : public TaskIndexDialect {
                     kWholeAttemptColumns, AttemptRowUpsertSql("GREATEST"));
     if (auto upserted = db_.Exec(upsert_sql); !upserted.ok()) return upserted.error();
     return {};
+  }
+
+  // The attempts of `keys` whose part a summary can hold (task_index.h, SummaryMayHoldAttempt) and whose
+  // trace's summary, as stored after the batch's summary writes, says all their row would: marked
+  // held there, by their trace keys.
+  Result<std::set<std::string>> HoldInSummaries(const std::vector<const PartKey*>& keys) {
+    std::vector<std::string> trace_hex;
+    std::vector<std::string> names;
+    std::vector<std::int64_t> spans;
+    std::vector<std::int64_t> errors;
+    std::vector<std::int64_t> starts;
+    std::vector<std::int64_t> ends;
+    for (const PartKey* key : keys) {
+      const auto part = parts_without_identity_.find(*key);
+      if (part == parts_without_identity_.end() || !task_index::SummaryMayHoldAttempt(*key, part->second))
+        continue;
+      trace_hex.push_back(key->trace_key);
+      names.push_back(part->second.name);
+      spans.push_back(part->second.spans);
+      errors.push_back(part->second.Errors());
+      starts.push_back(static_cast<std::int64_t>(part->second.start));
+      ends.push_back(static_cast<std::int64_t>(part->second.end));
+    }
+    std::set<std::string> held;
+    if (trace_hex.empty()) return held;
+    static const std::string hold_sql = R"sql(
+UPDATE traces t SET attempt = true
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+     AS c (trace_hex, name, spans, errors, start_unix_nano, end_unix_nano)
+WHERE t.trace_id = decode(c.trace_hex, 'hex') AND t.root_name = c.name AND t.span_count = c.spans
+  AND t.error_count = c.errors AND t.start_unix_nano = c.start_unix_nano AND t.end_unix_nano = c.end_unix_nano
+RETURNING encode(t.trace_id, 'hex'))sql";
+    auto result = db_.Query(hold_sql, {TextArray(trace_hex), TextArray(names), IntArray(spans),
+                                       IntArray(errors), IntArray(starts), IntArray(ends)});
+    if (!result.ok()) return result.error();
+    for (int row = 0; row < result->rows(); ++row) held.emplace(result->Text(row, 0));
+    return held;
   }
 
   PgConnection& db_;
@@ -337,63 +382,15 @@ Result<void> UpdatePostgresTaskIndex(PgConnection& db, const task_index::BatchOf
 }
 
 Result<void> IndexNewPostgresTraces(PgConnection& db,
-                                    const std::map<std::string, std::vector<IndexSpan>>& traces) {
+                                    const std::map<std::string, std::vector<IndexSpan>>& traces,
+                                    const std::set<std::string>& held) {
   PostgresTaskIndex dialect(db);
-  return task_index::AddNewTraces(dialect, traces);
+  return task_index::AddNewTraces(dialect, traces, held);
 }
 
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids) {
   PostgresTaskIndex dialect(db);
   return task_index::Forget(dialect, trace_ids);
-}
-
-Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAttemptFilter& filter) {
-  // Only the filters in use appear in the SQL; values are parameters, never spliced in.
-  std::vector<PgParam> params;
-  const auto next = [&params](std::string value) {
-    params.emplace_back(std::move(value));
-    return fmt::format("${}", params.size());
-  };
-  std::string where = " WHERE true";
-  // Only Airflow rows have a dag or task that is not empty, and only they are in task_attempts_by_task
-  // (postgres_schema.cc, version 3), which PostgreSQL uses when the query says so.
-  const auto names = [](const std::optional<std::string>& value) { return value && !value->empty(); };
-  if (filter.airflow_only || names(filter.dag_id) || names(filter.task_id)) where += " AND airflow = 1";
-  for (const task_index::AttemptCondition& condition : task_index::AttemptConditions(filter)) {
-    if (const auto* text = std::get_if<std::string>(&condition.value)) {
-      where += fmt::format(" AND {} {}", condition.column_op, next(*text));
-    } else if (const auto* number = std::get_if<std::int64_t>(&condition.value)) {
-      where += fmt::format(" AND {} {}::bigint", condition.column_op, next(std::to_string(*number)));
-    } else {
-      where += fmt::format(" AND {} {}::bigint", condition.column_op,
-                           next(std::to_string(std::get<std::uint64_t>(condition.value))));
-    }
-  }
-  if (filter.trace_ids) {
-    if (filter.trace_ids->empty()) return TaskAttemptPage{};
-    // The Airflow attempts through their parts, the others by key (kWithoutIdentityKey): a semi-join
-    // PostgreSQL drives from the ids, then task_attempts' primary key.
-    where += fmt::format(
-        " AND (t.trace_key, t.airflow, t.dag_id, t.task_id, t.run_id, t.try_number, t.map_index) IN ("
-        "SELECT p.trace_key, p.airflow, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index "
-        "FROM attempt_parts p WHERE p.airflow = 1 AND p.trace_id = ANY({0}::text[]) "
-        "UNION SELECT id COLLATE \"C\", 0, '', '', '', 0, -1 FROM unnest({0}::text[]) id)",
-        next(TextArray(*filter.trace_ids)));
-  }
-  TaskAttemptPage page;
-  auto count = db.Query("SELECT count(*) FROM task_attempts t" + where, params);
-  if (!count.ok()) return count.error();
-  page.total = count->Int64(0, 0);
-
-  const std::string limit = next(std::to_string(filter.limit));
-  const std::string offset = next(std::to_string(filter.offset));
-  auto rows =
-      db.Query(fmt::format("SELECT {} FROM task_attempts t{} ORDER BY {} LIMIT {}::bigint OFFSET {}::bigint",
-                           AttemptRowReadColumns(), where, TaskAttemptOrderSql(filter.order), limit, offset),
-               params);
-  if (!rows.ok()) return rows.error();
-  for (int row = 0; row < rows->rows(); ++row) page.rows.push_back(AttemptRowFrom(ResultColumns(*rows, row)));
-  return page;
 }
 
 Result<std::vector<std::string>> PostgresTracesMatching(PgConnection& db, std::string_view text) {

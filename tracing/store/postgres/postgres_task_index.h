@@ -12,6 +12,7 @@
 // Threads: the caller's, inside its transaction.
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,13 +36,14 @@ Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::s
 Result<void> UpdatePostgresTaskIndex(PgConnection& db, const task_index::BatchOfTraces& batch,
                                      const KnownSpans& known);
 // Adds traces that the current transaction created, from their spans (no read-back); the result is
-// what RefreshPostgresTaskIndex would compute.
+// what RefreshPostgresTaskIndex would compute. `held`: those whose new summary holds their attempt
+// (task_index.h, SummaryHoldsAttempt).
 Result<void> IndexNewPostgresTraces(PgConnection& db,
-                                    const std::map<std::string, std::vector<IndexSpan>>& traces);
+                                    const std::map<std::string, std::vector<IndexSpan>>& traces,
+                                    const std::set<std::string>& held);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
 
-Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAttemptFilter& filter);
 Result<std::vector<std::string>> PostgresTracesMatching(PgConnection& db, std::string_view text);
 
 }  // namespace sparktrace::tracing::store

@@ -19,7 +19,6 @@
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
 #include "tracing/store/sqlite/index/sqlite_attempt_list.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
-#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
 #include "tracing/store/sqlite/sqlite_schema.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
@@ -44,18 +43,6 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
 // Spans a chunked upsert writes (sqlite_span_rows.h, UpsertSpansSql): 32 × 17 parameters, well inside
 // SQLite's limit, and enough that a statement's own cost is small next to its rows'.
 constexpr std::size_t kSpansPerUpsert = 32;
-
-// Whether a trace the batch may create keeps its attempt in its summary row rather than a task_attempts
-// row (index/sqlite_summary_attempts.h): only a trace without Airflow identity can, and only when its
-// summary says all its attempt would.
-bool HoldsItsAttempt(const std::string& trace_hex, const std::vector<IndexSpan>& spans,
-                     const TraceSummaryRow& summary) {
-  if (std::any_of(spans.begin(), spans.end(),
-                  [](const IndexSpan& span) { return span.identity.has_value(); }))
-    return false;
-  const std::map<PartKey, Part> parts = PartsOfTrace(trace_hex, spans);
-  return parts.size() == 1 && SummaryHoldsAttempt(parts.begin()->first, parts.begin()->second, summary);
-}
 
 }  // namespace
 
@@ -225,7 +212,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       const std::optional<std::string> awaited =
           task_index::AwaitedParentsText(task_index::AwaitedParentsOf(index_spans));
       const TraceSummaryRow summary = SummarizeTrace(rows, versions);
-      const bool holds_attempt = HoldsItsAttempt(trace_hex, index_spans, summary);
+      const bool holds_attempt = task_index::NewTraceSummaryHoldsAttempt(trace_hex, index_spans, summary);
       insert.Reset();
       BindNewSummary(insert, trace_hex, summary, awaited, holds_attempt);
       if (auto ran = insert.Run(); !ran.ok()) return ran.error();

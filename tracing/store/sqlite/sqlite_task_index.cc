@@ -202,10 +202,7 @@ constexpr std::size_t kAttemptsPerInsert = 32;
 // them) and run once per trace or row.
 class SqliteTaskIndex final : public TaskIndexDialect {
  public:
-  // `held`: the new traces (hex ids) whose summary holds their attempt (sqlite_summary_attempts.h), which
-  // InsertWholeAttempts then leaves out.
-  explicit SqliteTaskIndex(SqliteConnection& db, const std::set<std::string>* held = nullptr)
-      : db_(db), held_(held) {}
+  explicit SqliteTaskIndex(SqliteConnection& db) : db_(db) {}
 
   Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
     return store::KeysOfTraces(db_, trace_ids);
@@ -256,17 +253,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     (*insert)->Reset();  // drop the copies of the last part's text
     return {};
   }
-  Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& all_attempts,
-                                   std::int64_t now) override {
-    std::vector<WholeAttemptPart> with_rows;
-    if (held_ != nullptr && !held_->empty()) {
-      with_rows.reserve(all_attempts.size());
-      for (const WholeAttemptPart& attempt : all_attempts) {
-        if (!held_->contains(*attempt.trace_id)) with_rows.push_back(attempt);
-      }
-    }
-    const std::vector<WholeAttemptPart>& attempts =
-        held_ != nullptr && !held_->empty() ? with_rows : all_attempts;
+  Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
     static const std::string chunk_sql = InsertAttemptsSql(static_cast<int>(kAttemptsPerInsert));
     static const std::string single_sql = InsertAttemptsSql(1);
     std::size_t next = 0;
@@ -367,7 +354,6 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   }
 
   SqliteConnection& db_;
-  const std::set<std::string>* held_;
   // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
   std::map<PartKey, Part> parts_without_identity_;
 };
@@ -381,8 +367,8 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
 
 Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces,
                             const std::set<std::string>& held) {
-  SqliteTaskIndex dialect(db, &held);
-  return task_index::AddNewTraces(dialect, traces);
+  SqliteTaskIndex dialect(db);
+  return task_index::AddNewTraces(dialect, traces, held);
 }
 
 Result<void> UpdateTaskIndex(SqliteConnection& db, const task_index::BatchOfTraces& batch) {

@@ -1,5 +1,6 @@
 #include "tracing/store/task_index/task_index.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <utility>
@@ -89,7 +90,8 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
 }
 
 Result<void> AddNewTraces(TaskIndexDialect& dialect,
-                          const std::map<std::string, std::vector<IndexSpan>>& traces) {
+                          const std::map<std::string, std::vector<IndexSpan>>& traces,
+                          const std::set<std::string>& held) {
   if (traces.empty()) return {};
   PartsByTrace parts_by_trace;
   for (const auto& [trace_id, spans] : traces)
@@ -100,7 +102,7 @@ Result<void> AddNewTraces(TaskIndexDialect& dialect,
     for (const auto& [key, part] : parts) {
       if (key.airflow) {
         airflow_changes[key].push_back(PartChange{trace_id, std::nullopt, part});
-      } else {
+      } else if (!held.contains(trace_id)) {
         whole.push_back(WholeAttemptPart{&key, &trace_id, &part});
       }
     }
@@ -155,6 +157,29 @@ PartSums SumsOf(const Part& part) {
 }
 
 bool HasAnythingToSettle(const PartKey& key, const Part& part) { return key.airflow || !part.app_id.empty(); }
+
+bool SummaryMayHoldAttempt(const PartKey& key, const Part& part) {
+  return !key.airflow && part.app_id.empty() && part.open == 0 && part.findings == 0 &&
+         part.top_finding.empty() &&
+         std::all_of(part.phase_ms.begin(), part.phase_ms.end(), [](std::int64_t ms) { return ms == 0; });
+}
+
+bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummaryRow& summary) {
+  return SummaryMayHoldAttempt(key, part) && part.name == summary.root_name &&
+         part.spans == summary.span_count && part.Errors() == summary.error_count &&
+         part.start == static_cast<std::uint64_t>(summary.start_unix_nano) &&
+         part.end == static_cast<std::uint64_t>(summary.end_unix_nano);
+}
+
+bool NewTraceSummaryHoldsAttempt(const std::string& trace_hex, const std::vector<IndexSpan>& spans,
+                                 const TraceSummaryRow& summary) {
+  // A trace with an identity has no attempt without one; PartsOfTrace is then not needed.
+  if (std::any_of(spans.begin(), spans.end(),
+                  [](const IndexSpan& span) { return span.identity.has_value(); }))
+    return false;
+  const std::map<PartKey, Part> parts = PartsOfTrace(trace_hex, spans);
+  return parts.size() == 1 && SummaryHoldsAttempt(parts.begin()->first, parts.begin()->second, summary);
+}
 
 std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter) {
   std::vector<AttemptCondition> conditions;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -32,9 +33,12 @@ using BatchOfTraces = std::map<std::string, std::vector<BatchSpan>>;
 // re-reading it; the others recomputed, as Refresh does.
 Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch);
 // Adds traces that the current transaction created (none of their spans was stored before), from the
-// spans themselves: no read-back. The result is what Refresh would compute.
+// spans themselves: no read-back. The result is what Refresh would compute. `held`: those of them whose
+// summary row, written by the same transaction, holds their attempt (SummaryHoldsAttempt): their
+// attempt gets no row.
 Result<void> AddNewTraces(TaskIndexDialect& dialect,
-                          const std::map<std::string, std::vector<IndexSpan>>& traces);
+                          const std::map<std::string, std::vector<IndexSpan>>& traces,
+                          const std::set<std::string>& held);
 // Drops the parts of these traces (about to be deleted) and adds up again the attempts they were of.
 Result<void> Forget(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids);
 
@@ -59,6 +63,22 @@ PartSums SumsOf(const Part& part);
 // a cost is made of. A call per trace never has: its row says so (the `settles` column), and stays
 // out of the settling queue.
 bool HasAnythingToSettle(const PartKey& key, const Part& part);
+
+// Attempts held by their trace's summary (SQLite schema 13, PostgreSQL schema 7): the attempt of a trace
+// without Airflow identity whose summary row says all its task_attempts row would has no such row; the
+// summary says so (traces.attempt), and the task list reads it from there. A call per trace, the
+// store's commonest shape, then writes one row and its index entries less per span. Each attempt
+// without identity is either a row or held, never both (each backend's task index keeps it so).
+//
+// Whether a part holds nothing a summary has no column for (an application, a span still open, a
+// phase, a finding): else its attempt needs a row.
+bool SummaryMayHoldAttempt(const PartKey& key, const Part& part);
+// ... and whether `summary`, its trace's, says what the row would: the name, bounds, span and error
+// counts (a failed call counts an error its attempt does not: that attempt keeps a row).
+bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummaryRow& summary);
+// For a trace a batch may create, from its spans: whether its summary will hold its attempt.
+bool NewTraceSummaryHoldsAttempt(const std::string& trace_hex, const std::vector<IndexSpan>& spans,
+                                 const TraceSummaryRow& summary);
 
 // One condition of a list page on task_attempts, from a TaskAttemptFilter field in use, in the order
 // the filter lists them: "<column> <operator>" and the value, for which each backend writes its own

@@ -34,6 +34,15 @@ constexpr std::int64_t kSqliteBeforeSettles = 10;
 constexpr std::int64_t kPostgresBeforeSettles = 4;
 constexpr std::int64_t kSqliteBeforeTracesFromParts = 11;
 constexpr std::int64_t kPostgresBeforeTracesFromParts = 5;
+// What PostgreSQL schema 7 changed, undone (as kUndoVersionThirteenSql does for SQLite): each attempt a
+// summary held gets the row version 6 wrote for it, and the `attempt` column goes.
+constexpr std::string_view kUndoPostgresVersionSevenSql =
+    "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, "
+    "trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+    "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at, settles) "
+    "SELECT 0, '', '', '', 0, -1, encode(trace_id, 'hex'), root_name, '', start_unix_nano, end_unix_nano, "
+    "span_count, error_count, 0, 0, 0, 0, 0, 0, NULL, CASE WHEN error_count > 0 THEN 'failed' ELSE 'success' "
+    "END, end_unix_nano, 0 FROM traces WHERE attempt; ALTER TABLE traces DROP COLUMN attempt; ";
 constexpr std::string_view kOldUnsettled =
     "state <> 'running' AND (settled_version IS NULL OR settled_version <> indexed_at)";
 
@@ -81,10 +90,10 @@ class StoreAttemptRowMigrations : public testing::TestWithParam<StoreBackend> {
       return;
     }
     Exec(
-        fmt::format("DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
+        fmt::format("{}DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
                     "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE {}; "
                     "UPDATE sparktrace_schema SET version = {}",
-                    kOldUnsettled, kPostgresBeforeSettles));
+                    kUndoPostgresVersionSevenSql, kOldUnsettled, kPostgresBeforeSettles));
   }
 
   TestBackend backend_;
@@ -173,7 +182,8 @@ TEST_P(StoreAttemptRowMigrations, AnAttemptsTracesAreReadFromItsParts) {
   Exec(fmt::format("UPDATE task_attempts SET trace_ids = '{}'", listed));
   Exec(Sqlite()
            ? fmt::format("{} PRAGMA user_version = {}", kUndoVersionThirteenSql, kSqliteBeforeTracesFromParts)
-           : fmt::format("UPDATE sparktrace_schema SET version = {}", kPostgresBeforeTracesFromParts));
+           : fmt::format("{} UPDATE sparktrace_schema SET version = {}", kUndoPostgresVersionSevenSql,
+                         kPostgresBeforeTracesFromParts));
 
   auto store = backend_.Open();  // a writer migrates
   ASSERT_NE(store, nullptr);

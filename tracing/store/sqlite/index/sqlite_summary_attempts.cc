@@ -3,36 +3,21 @@
 #include <spdlog/fmt/fmt.h>
 #include <sqlite3.h>
 
-#include <algorithm>
-
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 
 namespace sparktrace::tracing::store {
 namespace {
 
-// What a part holds that a trace's summary has no column for: any of it, and the attempt needs a row.
-bool OnlyWhatASummarySays(const PartKey& key, const Part& part) {
-  return !key.airflow && key.trace_key.size() == 32 && part.app_id.empty() && part.open == 0 &&
-         part.findings == 0 && part.top_finding.empty() &&
-         std::all_of(part.phase_ms.begin(), part.phase_ms.end(), [](std::int64_t ms) { return ms == 0; });
-}
-
-// The state of a held attempt: never running (OnlyWhatASummarySays), failed when its errors, which
-// are the summary's (SummaryHoldsAttempt), are not none; as AttemptState (attempt_parts.h) says.
+// The state of a held attempt: never running (task_index::SummaryMayHoldAttempt), failed when its
+// errors, which are the summary's (SummaryHoldsAttempt), are not none; as AttemptState (attempt_parts.h)
+// says.
 constexpr std::string_view kHeldStateSql = "CASE WHEN error_count > 0 THEN 'failed' ELSE 'success' END";
 
 }  // namespace
 
-bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummaryRow& summary) {
-  return OnlyWhatASummarySays(key, part) && part.name == summary.root_name &&
-         part.spans == summary.span_count && part.Errors() == summary.error_count &&
-         part.start == static_cast<std::uint64_t>(summary.start_unix_nano) &&
-         part.end == static_cast<std::uint64_t>(summary.end_unix_nano);
-}
-
 Result<bool> HoldInSummary(SqliteConnection& db, const PartKey& key, const Part& part) {
-  if (!OnlyWhatASummarySays(key, part)) return false;
+  if (!task_index::SummaryMayHoldAttempt(key, part) || key.trace_key.size() != 32) return false;
   // The summary as stored (the batch's summary writes came first, sqlite_span_store.cc): held when it
   // says what the attempt's row would.
   auto hold = db.PrepareCached(

@@ -1,10 +1,10 @@
 #pragma once
-// Attempts kept in their trace's summary row (SQLite schema version 13): a trace without Airflow
-// identity whose attempt adds up to nothing its summary does not say already (no application, nothing
-// open, no phases, no findings; the same name, bounds, span and error counts) has no task_attempts row.
-// Its summary row says so (traces.attempt = 1), and the task list reads such traces as attempts
-// (SummaryAttemptsSql). A call per trace, the store's commonest shape, then writes one index row
-// fewer per span: ~180 bytes and two B-tree inserts (docs/shared-store.md).
+// Attempts kept in their trace's summary row (SQLite schema version 13; task_index/task_index.h,
+// SummaryHoldsAttempt, says which): a trace without Airflow identity whose attempt adds up to nothing
+// its summary does not say already has no task_attempts row. Its summary row says so
+// (traces.attempt = 1), and the task list reads such traces as attempts (SummaryAttemptsSql). A call
+// per trace, the store's commonest shape, then writes one index row fewer per span: ~180 bytes and two
+// B-tree inserts (docs/shared-store.md).
 //
 // Each attempt without identity is either a task_attempts row (traces.attempt NULL) or held by its
 // summary (traces.attempt = 1), never both: the writes below keep that whenever the attempt changes.
@@ -23,10 +23,6 @@
 namespace sparktrace::tracing::store {
 
 class SqliteConnection;
-
-// Whether the summary of `part`'s trace, `summary`, holds everything the attempt's row would: for a
-// trace the batch creates, decided before its summary goes in.
-bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummaryRow& summary);
 
 // After the parts of an existing trace were recomputed: holds the attempt without identity of `key`
 // (its trace key is the trace id) in its trace's summary when the summary as stored agrees, and

@@ -1,8 +1,8 @@
-// The SQLite store's attempts held by their trace's summary (schema version 13,
-// index/sqlite_summary_attempts.h): a trace without identity whose summary says all its attempt would
-// keeps no task_attempts row, and the task list reads it from the summary exactly as it read the row.
-// The list of a store is compared, filter by filter and page by page, with the same store where every
-// held attempt is turned back into the row version 12 wrote.
+// Attempts held by their trace's summary, on both backends (SQLite schema 13, PostgreSQL schema 7;
+// tracing/store/task_index/task_index.h, SummaryHoldsAttempt): a trace without identity whose summary
+// says all its attempt would keeps no task_attempts row, and the task list reads it from the summary
+// exactly as it read the row. The list of a store is compared, filter by filter and page by page, with
+// the same store after every held attempt is turned back into the row the version before wrote.
 
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
@@ -14,24 +14,23 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/tracing/store/sqlite_store_file_test.h"
+#include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
-#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::tracing::store {
 namespace {
 
 using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
 
-// Turns every held attempt into the task_attempts row version 12 wrote for it, the schema unchanged.
+// Turns every held attempt into the task_attempts row the version before wrote, the schema unchanged.
 constexpr std::string_view kEveryAttemptARowSql =
     "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, "
     "trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
     "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at, settles) "
-    "SELECT 0, '', '', '', 0, -1, trace_id, root_name, '', start_unix_nano, end_unix_nano, span_count, "
+    "SELECT 0, '', '', '', 0, -1, {}, root_name, '', start_unix_nano, end_unix_nano, span_count, "
     "error_count, 0, 0, 0, 0, 0, 0, NULL, CASE WHEN error_count > 0 THEN 'failed' ELSE 'success' END, "
-    "end_unix_nano, 0 FROM traces WHERE attempt = 1; UPDATE traces SET attempt = NULL";
+    "end_unix_nano, 0 FROM traces WHERE attempt IS NOT NULL; UPDATE traces SET attempt = NULL";
 
 Span Call(std::uint32_t trace, std::uint64_t start_ms, bool failed = false) {
   Span call = MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", kBase + start_ms * kMs,
@@ -67,20 +66,51 @@ std::string RowLine(const TaskAttemptRow& row) {
                      row.indexed_unix_nano, row.settled.has_value());
 }
 
-class SqliteSummaryAttemptsTest : public SqliteStoreFileTest {
+class StoreSummaryAttempts : public testing::TestWithParam<StoreBackend> {
  protected:
-  std::unique_ptr<SqliteSpanStore> Open(const std::string& path, bool read_only = false) {
-    auto store = SqliteSpanStore::Open(path, {.read_only = read_only});
-    EXPECT_TRUE(store.ok()) << store.error().ToString();
-    return store.ok() ? std::move(store).value() : nullptr;
+  void SetUp() override { ASSERT_TRUE(backend_.Create(GetParam())) << backend_.problem(); }
+  void TearDown() override { backend_.Destroy(); }
+
+  bool Sqlite() const { return GetParam() == StoreBackend::kSqlite; }
+
+  std::unique_ptr<SpanStore> Open() { return backend_.Open(); }
+
+  // Runs `sql` on a plain connection to the store.
+  void Exec(const std::string& sql) {
+    if (Sqlite()) {
+      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READWRITE);
+      ASSERT_TRUE(db.ok()) << db.error().ToString();
+      auto ran = db->Exec(sql);
+      ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
+      return;
+    }
+    auto db = backend_.Raw();
+    ASSERT_TRUE(db.ok()) << db.error().ToString();
+    auto ran = db->Exec(sql);
+    ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
   }
 
-  std::int64_t Count(const std::string& path, std::string_view sql) {
-    auto db = SqliteConnection::Open(path, SQLITE_OPEN_READONLY);
+  std::int64_t Count(const std::string& sql) {
+    if (Sqlite()) {
+      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READONLY);
+      EXPECT_TRUE(db.ok());
+      auto count = db.ok() ? db->QueryInt64(sql) : Result<std::int64_t>(db.error());
+      EXPECT_TRUE(count.ok()) << sql;
+      return count.ok() ? *count : -1;
+    }
+    auto db = backend_.Raw();
     EXPECT_TRUE(db.ok());
-    auto count = db.ok() ? db->QueryInt64(sql) : Result<std::int64_t>(db.error());
-    EXPECT_TRUE(count.ok()) << sql;
-    return count.ok() ? *count : -1;
+    auto result = db.ok() ? db->Exec(sql) : Result<PgResult>(db.error());
+    EXPECT_TRUE(result.ok()) << sql;
+    return result.ok() ? result->Int64(0, 0) : -1;
+  }
+
+  std::int64_t Held() { return Count("SELECT count(*) FROM traces WHERE attempt IS NOT NULL"); }
+  std::int64_t RowsWithoutIdentity() { return Count("SELECT count(*) FROM task_attempts WHERE airflow = 0"); }
+  // An id as the backend stores a trace key of an attempt without identity.
+  std::string TraceKeyLiteral(std::uint32_t trace) const {
+    return Sqlite() ? fmt::format("x'{}'", ToHex(TraceIdOf(trace)))
+                    : fmt::format("'{}'", ToHex(TraceIdOf(trace)));
   }
 
   // The page as lines, its total last.
@@ -94,22 +124,12 @@ class SqliteSummaryAttemptsTest : public SqliteStoreFileTest {
     return lines;
   }
 
-  // A copy of the store's file (closed first) where every attempt is a row.
-  std::string CopyWithEveryAttemptARow() {
-    const std::string copy = (dir_ / "rows.db").string();
-    std::filesystem::copy_file(path_, copy);
-    auto db = SqliteConnection::Open(copy, SQLITE_OPEN_READWRITE);
-    EXPECT_TRUE(db.ok());
-    if (db.ok()) {
-      EXPECT_TRUE(db->Exec(std::string(kEveryAttemptARowSql)).ok());
-    }
-    return copy;
-  }
+  TestBackend backend_;
 };
 
-TEST_F(SqliteSummaryAttemptsTest, ACallPerTraceKeepsNoAttemptRow) {
+TEST_P(StoreSummaryAttempts, ACallPerTraceKeepsNoAttemptRow) {
   {
-    auto store = Open(path_);
+    auto store = Open();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(std::vector<Span>{Call(1, 0), Call(2, 10), Call(3, 20, /*failed=*/true)}).ok());
     auto page = store->ListTaskAttempts({});
@@ -133,16 +153,15 @@ TEST_F(SqliteSummaryAttemptsTest, ACallPerTraceKeepsNoAttemptRow) {
   }
   // The two plain calls are held by their summaries; the failed one's summary counts an error its
   // attempt does not, so it keeps its row.
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 2);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM task_attempts"), 1);
-  EXPECT_EQ(Count(path_, fmt::format("SELECT count(*) FROM task_attempts WHERE trace_key = x'{}'",
-                                     ToHex(TraceIdOf(3)))),
+  EXPECT_EQ(Held(), 2);
+  EXPECT_EQ(Count("SELECT count(*) FROM task_attempts"), 1);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM task_attempts WHERE trace_key = {}", TraceKeyLiteral(3))),
             1);
 }
 
-TEST_F(SqliteSummaryAttemptsTest, ListsEveryFilterOrderAndPageAsTheRowsWould) {
+TEST_P(StoreSummaryAttempts, ListsEveryFilterOrderAndPageAsTheRowsWould) {
   {
-    auto store = Open(path_);
+    auto store = Open();
     ASSERT_NE(store, nullptr);
     std::vector<Span> spans;
     for (std::uint32_t trace = 1; trace <= 6; ++trace) spans.push_back(Call(trace, trace * 10));
@@ -154,20 +173,16 @@ TEST_F(SqliteSummaryAttemptsTest, ListsEveryFilterOrderAndPageAsTheRowsWould) {
         MakeSpan(11, 1, 0, "spark_connect.operation", kBase + 55 * kMs, kBase + 60 * kMs), "publish", 2);
     failed_operation.status_code = StatusCode::kError;
     spans.push_back(failed_operation);
-    spans.push_back(Call(12, 10));  // the same start as trace 1's call
+    spans.push_back(Call(12, 11));  // (starts are distinct: the list's order of equal ones is unspecified)
     Span failed_without_identity =
         MakeSpan(13, 1, 0, "spark_connect.operation", kBase + 40 * kMs, kBase + 41 * kMs);
     failed_without_identity.status_code = StatusCode::kError;  // a failed attempt its summary holds
     spans.push_back(failed_without_identity);
     ASSERT_TRUE(store->Write(spans).ok());
   }
-  ASSERT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 8);
-  const std::string rows_path = CopyWithEveryAttemptARow();
-  ASSERT_EQ(Count(rows_path, "SELECT count(*) FROM traces WHERE attempt = 1"), 0);
-  auto held = Open(path_, /*read_only=*/true);
-  auto rows = Open(rows_path, /*read_only=*/true);
-  ASSERT_NE(held, nullptr);
-  ASSERT_NE(rows, nullptr);
+  ASSERT_EQ(Held(), 8);
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
 
   std::vector<TaskAttemptFilter> filters;
   for (TaskAttemptOrder order : {TaskAttemptOrder::kNewestFirst, TaskAttemptOrder::kOldestFirst,
@@ -208,22 +223,28 @@ TEST_F(SqliteSummaryAttemptsTest, ListsEveryFilterOrderAndPageAsTheRowsWould) {
   no_traces.trace_ids = std::vector<std::string>{};
   filters.push_back(no_traces);
 
-  for (std::size_t i = 0; i < filters.size(); ++i) {
-    EXPECT_EQ(Lines(*held, filters[i]), Lines(*rows, filters[i])) << "filter " << i;
-  }
+  std::vector<std::vector<std::string>> held_pages;
+  for (const TaskAttemptFilter& filter : filters) held_pages.push_back(Lines(*store, filter));
   // The comparison is not empty-handed: the whole list holds every attempt once.
   TaskAttemptFilter all;
   all.limit = 100;
-  const std::vector<std::string> every = Lines(*held, all);
+  const std::vector<std::string> every = Lines(*store, all);
   ASSERT_EQ(every.size(), 14u);
   EXPECT_EQ(every.back(), "total 13");
   TaskAttemptFilter failed;
   failed.state = "failed";
-  EXPECT_EQ(Lines(*held, failed).size(), 3u);  // the held operation and the Airflow one, and the total
+  EXPECT_EQ(Lines(*store, failed).size(), 3u);  // the held operation and the Airflow one, and the total
+
+  Exec(fmt::format(kEveryAttemptARowSql, Sqlite() ? "trace_id" : "encode(trace_id, 'hex')"));
+  ASSERT_EQ(Held(), 0);
+  ASSERT_EQ(RowsWithoutIdentity(), 11);
+  for (std::size_t i = 0; i < filters.size(); ++i) {
+    EXPECT_EQ(held_pages[i], Lines(*store, filters[i])) << "filter " << i;
+  }
 }
 
-TEST_F(SqliteSummaryAttemptsTest, AHeldAttemptFollowsItsTrace) {
-  auto store = Open(path_);
+TEST_P(StoreSummaryAttempts, AHeldAttemptFollowsItsTrace) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   const auto only_row = [&store]() -> std::optional<TaskAttemptRow> {
     auto page = store->ListTaskAttempts({});
@@ -232,7 +253,7 @@ TEST_F(SqliteSummaryAttemptsTest, AHeldAttemptFollowsItsTrace) {
     return page->rows[0];
   };
   ASSERT_TRUE(store->Write(std::vector<Span>{Call(1, 0)}).ok());
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 1);
+  EXPECT_EQ(Held(), 1);
 
   // A later span of the same trace: recomputed, still all its summary says.
   Span child = MakeSpan(1, 2, 1, "child", kBase, kBase + 5 * kMs);
@@ -241,8 +262,8 @@ TEST_F(SqliteSummaryAttemptsTest, AHeldAttemptFollowsItsTrace) {
   ASSERT_TRUE(grown.has_value());
   EXPECT_EQ(grown->span_count, 2);
   EXPECT_EQ(grown->end_unix_nano, kBase + 5 * kMs);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 1);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM task_attempts"), 0);
+  EXPECT_EQ(Held(), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM task_attempts"), 0);
 
   // An application under it: the attempt is named by it and running, which only a row can say.
   ASSERT_TRUE(store->Write(std::vector<Span>{Application(1, 3, 1, 1, /*running=*/true)}).ok());
@@ -251,8 +272,8 @@ TEST_F(SqliteSummaryAttemptsTest, AHeldAttemptFollowsItsTrace) {
   EXPECT_EQ(running->name, "nightly");
   EXPECT_EQ(running->state, "running");
   EXPECT_EQ(running->span_count, 3);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 0);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM task_attempts WHERE airflow = 0"), 1);
+  EXPECT_EQ(Held(), 0);
+  EXPECT_EQ(RowsWithoutIdentity(), 1);
 
   // A span with Airflow identity: the trace is that attempt's; none without identity is left.
   ASSERT_TRUE(store
@@ -262,23 +283,23 @@ TEST_F(SqliteSummaryAttemptsTest, AHeldAttemptFollowsItsTrace) {
   auto airflow = only_row();
   ASSERT_TRUE(airflow.has_value());
   EXPECT_TRUE(airflow->airflow);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM task_attempts WHERE airflow = 0"), 0);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 0);
+  EXPECT_EQ(RowsWithoutIdentity(), 0);
+  EXPECT_EQ(Held(), 0);
 }
 
-TEST_F(SqliteSummaryAttemptsTest, AnAttemptWithARowIsHeldOnceItsSummarySaysAll) {
-  auto store = Open(path_);
+TEST_P(StoreSummaryAttempts, AnAttemptWithARowIsHeldOnceItsSummarySaysAll) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   // The root arrives after a child that waits for it: the first batch's summary is named after the
   // child, the attempt (without a root) has no name, so it keeps a row.
   Span child = MakeSpan(1, 2, 1, "child", kBase + kMs, kBase + 2 * kMs);
   ASSERT_TRUE(store->Write(std::vector<Span>{child}).ok());
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM task_attempts WHERE airflow = 0"), 1);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 0);
+  EXPECT_EQ(RowsWithoutIdentity(), 1);
+  EXPECT_EQ(Held(), 0);
   ASSERT_TRUE(store->Write(std::vector<Span>{Call(1, 0)}).ok());
   // The summary and the attempt are named after the root now: the row goes, the summary holds it.
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM task_attempts"), 0);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces WHERE attempt = 1"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM task_attempts"), 0);
+  EXPECT_EQ(Held(), 1);
   auto page = store->ListTaskAttempts({});
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->rows.size(), 1u);
@@ -286,8 +307,8 @@ TEST_F(SqliteSummaryAttemptsTest, AnAttemptWithARowIsHeldOnceItsSummarySaysAll) 
   EXPECT_EQ(page->rows[0].span_count, 2);
 }
 
-TEST_F(SqliteSummaryAttemptsTest, RetentionTakesHeldAttemptsWithTheirTraces) {
-  auto store = Open(path_);
+TEST_P(StoreSummaryAttempts, RetentionTakesHeldAttemptsWithTheirTraces) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->Write(std::vector<Span>{Call(1, 0), Call(2, 10), Call(3, 20, /*failed=*/true)}).ok());
   auto retained = store->EnforceRetention(std::chrono::system_clock::now());  // kBase is years ago
@@ -296,9 +317,15 @@ TEST_F(SqliteSummaryAttemptsTest, RetentionTakesHeldAttemptsWithTheirTraces) {
   auto page = store->ListTaskAttempts({});
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->total, 0);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM task_attempts"), 0);
-  EXPECT_EQ(Count(path_, "SELECT count(*) FROM traces"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM task_attempts"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM traces"), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreSummaryAttempts,
+                         testing::Values(StoreBackend::kSqlite, StoreBackend::kPostgres),
+                         [](const testing::TestParamInfo<StoreBackend>& param) {
+                           return BackendName(param.param);
+                         });
 
 }  // namespace
 }  // namespace sparktrace::tracing::store
