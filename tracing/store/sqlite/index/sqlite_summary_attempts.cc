@@ -64,16 +64,14 @@ std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_ma
   // identity has them: its trace id as its trace list (a BLOB, read as hex), its end as the version of
   // its figures (AttemptRevisionTag hashes the figures themselves too), nothing settled. SQLite
   // flattens the inner SELECT, so that `where` reads traces_by_start and the list merges both arms
-  // in the index's order (sqlite_task_index.cc).
+  // in the index's order (sqlite_attempt_list.cc).
   return fmt::format(
       "SELECT * FROM (SELECT 0 AS airflow, '' AS dag_id, '' AS task_id, '' AS run_id, 0 AS try_number, "
       "-1 AS map_index, root_name AS name, trace_id AS trace_ids, start_unix_nano, end_unix_nano, "
-      "span_count, "
-      "error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, 0 AS idle_ms, "
-      "0 AS finding_count, NULL AS top_finding, {} AS state, end_unix_nano AS indexed_at, "
-      "NULL AS settled_version, NULL AS settled_at, NULL AS core_seconds, NULL AS gib_seconds, NULL AS "
-      "money, "
-      "NULL AS idle_fraction, NULL AS regression FROM traces WHERE attempt = 1{}){}",
+      "span_count, error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, "
+      "0 AS idle_ms, 0 AS finding_count, NULL AS top_finding, {} AS state, end_unix_nano AS indexed_at, "
+      "NULL AS settled_version, NULL AS settled_at, NULL AS core_seconds, NULL AS gib_seconds, "
+      "NULL AS money, NULL AS idle_fraction, NULL AS regression FROM traces WHERE attempt = 1{}){}",
       kHeldStateSql, trace_match.empty() ? std::string() : fmt::format(" AND {}", trace_match), where);
 }
 
