@@ -162,7 +162,7 @@ std::vector<std::string> V10TestReads(SqliteSpanStore& store) {
   };
   for (const TraceId& id : ids) spans_of(store.GetTrace(id));
   spans_of(store.GetTraces(ids));
-  const auto attempts = [&](TaskAttemptFilter filter) {
+  const auto attempts = [&](const TaskAttemptFilter& filter) {
     auto page = store.ListTaskAttempts(filter);
     EXPECT_TRUE(page.ok()) << page.error().ToString();
     if (!page.ok()) return;

@@ -20,7 +20,6 @@
 #include "tests/unit/tracing/store/sqlite_store_file_test.h"
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
-#include "tracing/store/sqlite/client/sqlite_connection.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -53,35 +52,8 @@ class StoreAttemptRowMigrations : public testing::TestWithParam<StoreBackend> {
 
   bool Sqlite() const { return GetParam() == StoreBackend::kSqlite; }
 
-  // Runs `sql` on a plain connection to the store.
-  void Exec(const std::string& sql) {
-    if (Sqlite()) {
-      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READWRITE);
-      ASSERT_TRUE(db.ok()) << db.error().ToString();
-      auto ran = db->Exec(sql);
-      ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
-      return;
-    }
-    auto db = backend_.Raw();
-    ASSERT_TRUE(db.ok()) << db.error().ToString();
-    auto ran = db->Exec(sql);
-    ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
-  }
-
-  std::int64_t Count(const std::string& sql) {
-    if (Sqlite()) {
-      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READONLY);
-      EXPECT_TRUE(db.ok());
-      auto count = db.ok() ? db->QueryInt64(sql) : Result<std::int64_t>(db.error());
-      EXPECT_TRUE(count.ok()) << sql;
-      return count.ok() ? *count : -1;
-    }
-    auto db = backend_.Raw();
-    EXPECT_TRUE(db.ok());
-    auto result = db.ok() ? db->Exec(sql) : Result<PgResult>(db.error());
-    EXPECT_TRUE(result.ok()) << sql;
-    return result.ok() ? result->Int64(0, 0) : -1;
-  }
+  void Exec(const std::string& sql) { backend_.Exec(sql); }
+  std::int64_t Count(const std::string& sql) { return backend_.Count(sql); }
 
   // Turns the current store into the version before: no `settles` column, the queue's old index.
   void UndoSettles() {

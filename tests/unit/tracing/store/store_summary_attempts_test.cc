@@ -16,7 +16,6 @@
 
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
-#include "tracing/store/sqlite/client/sqlite_connection.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -75,35 +74,8 @@ class StoreSummaryAttempts : public testing::TestWithParam<StoreBackend> {
 
   std::unique_ptr<SpanStore> Open() { return backend_.Open(); }
 
-  // Runs `sql` on a plain connection to the store.
-  void Exec(const std::string& sql) {
-    if (Sqlite()) {
-      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READWRITE);
-      ASSERT_TRUE(db.ok()) << db.error().ToString();
-      auto ran = db->Exec(sql);
-      ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
-      return;
-    }
-    auto db = backend_.Raw();
-    ASSERT_TRUE(db.ok()) << db.error().ToString();
-    auto ran = db->Exec(sql);
-    ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
-  }
-
-  std::int64_t Count(const std::string& sql) {
-    if (Sqlite()) {
-      auto db = SqliteConnection::Open(backend_.location().target, SQLITE_OPEN_READONLY);
-      EXPECT_TRUE(db.ok());
-      auto count = db.ok() ? db->QueryInt64(sql) : Result<std::int64_t>(db.error());
-      EXPECT_TRUE(count.ok()) << sql;
-      return count.ok() ? *count : -1;
-    }
-    auto db = backend_.Raw();
-    EXPECT_TRUE(db.ok());
-    auto result = db.ok() ? db->Exec(sql) : Result<PgResult>(db.error());
-    EXPECT_TRUE(result.ok()) << sql;
-    return result.ok() ? result->Int64(0, 0) : -1;
-  }
+  void Exec(const std::string& sql) { backend_.Exec(sql); }
+  std::int64_t Count(const std::string& sql) { return backend_.Count(sql); }
 
   std::int64_t Held() { return Count("SELECT count(*) FROM traces WHERE attempt IS NOT NULL"); }
   std::int64_t RowsWithoutIdentity() { return Count("SELECT count(*) FROM task_attempts WHERE airflow = 0"); }
@@ -164,7 +136,8 @@ TEST_P(StoreSummaryAttempts, ListsEveryFilterOrderAndPageAsTheRowsWould) {
     auto store = Open();
     ASSERT_NE(store, nullptr);
     std::vector<Span> spans;
-    for (std::uint32_t trace = 1; trace <= 6; ++trace) spans.push_back(Call(trace, trace * 10));
+    for (std::uint32_t trace = 1; trace <= 6; ++trace)
+      spans.push_back(Call(trace, std::uint64_t{trace} * 10));
     spans.push_back(Call(7, 35, /*failed=*/true));
     spans.push_back(Application(8, 1, 0, 45, /*running=*/false));
     spans.push_back(Application(9, 1, 0, 15, /*running=*/true));
@@ -224,6 +197,7 @@ TEST_P(StoreSummaryAttempts, ListsEveryFilterOrderAndPageAsTheRowsWould) {
   filters.push_back(no_traces);
 
   std::vector<std::vector<std::string>> held_pages;
+  held_pages.reserve(filters.size());
   for (const TaskAttemptFilter& filter : filters) held_pages.push_back(Lines(*store, filter));
   // The comparison is not empty-handed: the whole list holds every attempt once.
   TaskAttemptFilter all;

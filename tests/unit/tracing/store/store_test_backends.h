@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "tracing/store/open/open_span_store.h"
 #include "tracing/store/postgres/client/pg_connection.h"
 #include "tracing/store/span_store.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/store_location.h"
 
 namespace sparktrace::tracing::store {
@@ -95,6 +97,36 @@ class TestBackend {
   // A plain connection to this test's database, to look at or tamper with it (PostgreSQL only).
   Result<PgConnection> Raw() const {
     return PgConnection::Connect(location_.target, "test database", PgConnectOptions{});
+  }
+
+  // Runs `sql` on a plain connection to the store (either backend), to tamper with it.
+  void Exec(const std::string& sql) const {
+    if (location_.backend == StoreBackend::kSqlite) {
+      auto db = SqliteConnection::Open(location_.target, SQLITE_OPEN_READWRITE);
+      ASSERT_TRUE(db.ok()) << db.error().ToString();
+      auto ran = db->Exec(sql);
+      ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
+      return;
+    }
+    auto db = Raw();
+    ASSERT_TRUE(db.ok()) << db.error().ToString();
+    auto ran = db->Exec(sql);
+    ASSERT_TRUE(ran.ok()) << sql << ": " << ran.error().ToString();
+  }
+  // The first column of the first row `sql` gives, on a plain connection (-1 when it fails).
+  std::int64_t Count(const std::string& sql) const {
+    if (location_.backend == StoreBackend::kSqlite) {
+      auto db = SqliteConnection::Open(location_.target, SQLITE_OPEN_READONLY);
+      EXPECT_TRUE(db.ok());
+      auto count = db.ok() ? db->QueryInt64(sql) : Result<std::int64_t>(db.error());
+      EXPECT_TRUE(count.ok()) << sql;
+      return count.ok() ? *count : -1;
+    }
+    auto db = Raw();
+    EXPECT_TRUE(db.ok());
+    auto result = db.ok() ? db->Exec(sql) : Result<PgResult>(db.error());
+    EXPECT_TRUE(result.ok()) << sql;
+    return result.ok() ? result->Int64(0, 0) : -1;
   }
 
   const StoreLocation& location() const { return location_; }
