@@ -9,6 +9,7 @@
 #include "admin/http_caching.h"
 #include "admin/http_message.h"
 #include "admin/ui_access.h"
+#include "common/text_trim.h"
 
 namespace sparktrace::admin {
 namespace {
@@ -62,9 +63,7 @@ HttpResponse JsonError(int status, std::string_view message) {
 
 // "application/x-ndjson; charset=utf-8" -> "application/x-ndjson".
 std::string MediaType(std::string_view content_type) {
-  std::string_view type = content_type.substr(0, content_type.find(';'));
-  while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
-  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+  const std::string_view type = TrimBlanks(content_type.substr(0, content_type.find(';')));
   std::string lower(type);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });

@@ -3,17 +3,11 @@
 #include <algorithm>
 #include <array>
 
+#include "common/hex_digit.h"
 #include "common/text_trim.h"
 
 namespace sparktrace::tracing::otlp {
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // RFC 3986 percent-decoding; '+' stays '+' (this is not form encoding).
 Result<std::string> PercentDecode(std::string_view text) {
@@ -25,8 +19,8 @@ Result<std::string> PercentDecode(std::string_view text) {
       continue;
     }
     if (i + 2 >= text.size()) return InvalidArgument("truncated %-escape");
-    const int high = HexDigit(text[i + 1]);
-    const int low = HexDigit(text[i + 2]);
+    const int high = HexDigitValue(text[i + 1]);
+    const int low = HexDigitValue(text[i + 2]);
     if (high < 0 || low < 0) return InvalidArgument("bad %-escape");
     out.push_back(static_cast<char>(high * 16 + low));
     i += 2;

@@ -5,6 +5,8 @@
 #include <ctime>
 #include <string>
 
+#include "common/text_trim.h"
+
 namespace sparktrace::tracing::otlp {
 namespace {
 
@@ -55,8 +57,7 @@ bool IsRetryableHttpStatus(int status) {
 
 std::optional<std::chrono::nanoseconds> ParseRetryAfter(std::string_view value,
                                                         std::chrono::system_clock::time_point now) {
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  value = TrimBlanks(value);
   if (value.empty()) return std::nullopt;
   if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     long long seconds = 0;
