@@ -336,16 +336,20 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     if (!remove.ok()) return remove.error();
     for (const PartKey* key : keys) {
       const auto part = parts_without_identity_.find(*key);
+      bool held = false;
       if (part != parts_without_identity_.end()) {
-        auto held = HoldInSummary(db_, *key, part->second);
-        if (!held.ok()) return held.error();
-        if (*held) continue;  // its row, if it had one, is gone
+        auto holds = HoldInSummary(db_, *key, part->second);
+        if (!holds.ok()) return holds.error();
+        held = *holds;
+      }
+      if (part != parts_without_identity_.end() && !held) {
         if (auto ran = RunWholeAttempt(**upsert, *key, part->second, now); !ran.ok()) return ran.error();
-      } else {
+      } else {  // held by its summary, or no such attempt any more: no row
         (*remove)->Reset();
         BindAttemptKey(**remove, 1, *key);
         if (auto ran = (*remove)->Run(); !ran.ok()) return ran.error();
       }
+      if (held) continue;
       if (auto released = ReleaseFromSummary(db_, key->trace_key); !released.ok()) return released.error();
     }
     (*upsert)->Reset();

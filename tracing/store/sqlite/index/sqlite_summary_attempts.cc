@@ -35,17 +35,7 @@ Result<bool> HoldInSummary(SqliteConnection& db, const PartKey& key, const Part&
   auto ran = update.Run();
   update.Reset();
   if (!ran.ok()) return ran.error();
-  if (sqlite3_changes(db.handle()) == 0) return false;
-  auto remove = db.PrepareCached(
-      "DELETE FROM task_attempts WHERE airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND "
-      "try_number = 0 AND map_index = -1 AND trace_key = ?1");
-  if (!remove.ok()) return remove.error();
-  (*remove)->Reset();
-  BindIdHex(**remove, 1, key.trace_key);
-  auto removed = (*remove)->Run();
-  (*remove)->Reset();
-  if (!removed.ok()) return removed.error();
-  return true;
+  return sqlite3_changes(db.handle()) != 0;
 }
 
 Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_hex) {

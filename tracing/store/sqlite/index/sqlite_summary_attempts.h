@@ -25,9 +25,9 @@ namespace sparktrace::tracing::store {
 class SqliteConnection;
 
 // After the parts of an existing trace were recomputed: holds the attempt without identity of `key`
-// (its trace key is the trace id) in its trace's summary when the summary as stored agrees, and
-// then deletes its task_attempts row if it had one. False when it cannot be held: the caller writes
-// the row, and the summary no longer claims it.
+// (its trace key is the trace id) in its trace's summary when the summary as stored agrees: the
+// caller then deletes its task_attempts row, if it had one. False when it cannot be held: the caller
+// writes the row, and the summary no longer claims it (ReleaseFromSummary).
 Result<bool> HoldInSummary(SqliteConnection& db, const PartKey& key, const Part& part);
 // The summary of trace `trace_hex` no longer holds its attempt (it has a row, or no attempt).
 Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_hex);
