@@ -272,7 +272,53 @@ class CodeTable {
   std::size_t mask_ = 0;
 };
 
+// Shareable keys (sets/shared_attributes.h): what a call repeats from its client, connection, session
+// and Airflow task, so that a session's calls keep it once. APPEND ONLY as well: a stored row's own
+// part leaves out every key listed here, and the reads look a listed key up in its set alone.
+// airflow.map_index is not listed: the task index reads it in SQL from every Airflow span.
+constexpr std::array<std::string_view, 13> kShareableKeys = {
+    "rpc.system",
+    "rpc.service",
+    "server.address",
+    "server.port",
+    "network.peer.address",
+    "spark.connect.session_id",
+    "spark.connect.user_id",
+    "spark.connect.client_type",
+    "spark.connect.server_side_session_id",
+    "airflow.dag_id",
+    "airflow.task_id",
+    "airflow.run_id",
+    "airflow.try_number",
+};
+
+// The shareable keys by length (kShareableKeys' indexes, kNoKey after the last): asked for every
+// attribute of every span written, most keys are told apart by their length alone.
+constexpr std::size_t kLongestShareable = 40;
+constexpr std::size_t kShareableOfOneLength = 4;
+constexpr std::uint8_t kNoKey = 0xff;
+constexpr auto kShareableByLength = [] {
+  std::array<std::array<std::uint8_t, kShareableOfOneLength>, kLongestShareable + 1> table{};
+  for (auto& same_length : table) same_length.fill(kNoKey);
+  for (std::size_t i = 0; i < kShareableKeys.size(); ++i) {
+    auto& same_length = table[kShareableKeys[i].size()];  // out of range: not a constant expression
+    std::size_t at = 0;
+    while (same_length[at] != kNoKey) ++at;
+    same_length[at] = static_cast<std::uint8_t>(i);
+  }
+  return table;
+}();
+
 }  // namespace
+
+bool IsShareableAttributeKey(std::string_view key) {
+  if (key.size() > kLongestShareable) return false;
+  for (const std::uint8_t index : kShareableByLength[key.size()]) {
+    if (index == kNoKey) return false;
+    if (kShareableKeys[index] == key) return true;
+  }
+  return false;
+}
 
 std::optional<std::uint32_t> CompactKeyCode(std::string_view key) {
   static const CodeTable codes(kKeys, 1);

@@ -133,6 +133,8 @@ class CompactReader {
   explicit CompactReader(std::string_view bytes) : bytes_(bytes) {}
 
   bool AtEnd() const { return at_ == bytes_.size(); }
+  // What is left to read.
+  std::string_view Rest() const { return bytes_.substr(at_); }
 
   bool Varint(std::uint64_t& value) {
     value = 0;
@@ -286,6 +288,11 @@ bool ReadCompactAttributes(std::string_view bytes, std::vector<Attribute>& out) 
 std::optional<AttributeValue> FindCompactAttribute(std::string_view bytes, std::string_view key) {
   CompactReader reader(bytes);
   if (!ReadFormat(reader)) return std::nullopt;
+  return FindInCompactBody(reader.Rest(), key);
+}
+
+std::optional<AttributeValue> FindInCompactBody(std::string_view body, std::string_view key) {
+  CompactReader reader(body);
   while (!reader.AtEnd()) {
     std::string_view stored_key;
     if (!reader.Key(stored_key)) return std::nullopt;
@@ -298,6 +305,27 @@ std::optional<AttributeValue> FindCompactAttribute(std::string_view bytes, std::
     return value;
   }
   return std::nullopt;
+}
+
+void AppendCompactVarint(std::string& out, std::uint64_t value) { AppendVarint(out, value); }
+
+void AppendCompactAttribute(std::string& out, const Attribute& attribute) { AppendAttribute(out, attribute); }
+
+bool ConsumeCompactVarint(std::string_view& bytes, std::uint64_t& value) {
+  CompactReader reader(bytes);
+  if (!reader.Varint(value)) return false;
+  bytes = reader.Rest();
+  return true;
+}
+
+bool ConsumeCompactAttribute(std::string_view& bytes, Attribute& out) {
+  CompactReader reader(bytes);
+  std::string_view key;
+  AttributeValue value;
+  if (!reader.Key(key) || !reader.Value(&value)) return false;
+  out = Attribute{std::string(key), std::move(value)};
+  bytes = reader.Rest();
+  return true;
 }
 
 }  // namespace sparktrace::tracing::store

@@ -18,6 +18,7 @@
 //
 // Pure functions; no exceptions escape them (a std::bad_alloc aside).
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,5 +40,16 @@ bool ReadCompactAttributes(std::string_view bytes, std::vector<Attribute>& out);
 // The value of `key` in compact `bytes`, decoding that value only (the SQL function
 // sparktrace_attribute reads one attribute of many rows); nullopt when absent or malformed.
 std::optional<AttributeValue> FindCompactAttribute(std::string_view bytes, std::string_view key);
+
+// The layout's pieces, for the forms built on it (sets/shared_attributes.h): the Append* functions
+// write one varint, or one attribute's key and value; the Consume* functions read one from the front
+// of `bytes` and advance it past what they read (false, `bytes` then unspecified, when it is
+// truncated or holds an unknown code or kind).
+void AppendCompactVarint(std::string& out, std::uint64_t value);
+void AppendCompactAttribute(std::string& out, const Attribute& attribute);
+bool ConsumeCompactVarint(std::string_view& bytes, std::uint64_t& value);
+bool ConsumeCompactAttribute(std::string_view& bytes, Attribute& out);
+// The value of `key` among the attributes `body` holds (the layout after its format byte).
+std::optional<AttributeValue> FindInCompactBody(std::string_view body, std::string_view key);
 
 }  // namespace sparktrace::tracing::store

@@ -14,6 +14,7 @@
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/span_rows/attribute_json_reader.h"
 #include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -115,7 +116,7 @@ StoredSpanRow ToStoredRow(const Span& span, AttributeEncoding encoding) {
   row.trace_state = span.trace_state;
   if (encoding == AttributeEncoding::kCompact) {
     AppendCompactAttributes(row.attributes, span.attributes);
-  } else {
+  } else if (encoding == AttributeEncoding::kJson) {
     JsonWriter attributes;
     WriteAttributesJson(attributes, span.attributes);
     row.attributes = attributes.Take();
@@ -202,10 +203,12 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   span.status_message = std::string(columns.status_message);
   span.trace_state = std::string(columns.trace_state);
   if (columns.attributes_compact) {
-    if (!ReadCompactAttributes(columns.attributes, span.attributes)) {
-      return Error{ErrorCode::kInternal,
-                   fmt::format("attributes of stored span {} are not in the compact form", span_hex())};
+    auto attributes = ReadCompactOrSharedAttributes(columns.attributes, columns.attribute_sets);
+    if (!attributes.ok()) {
+      return Error{attributes.error().code,
+                   fmt::format("attributes of stored span {}: {}", span_hex(), attributes.error().message)};
     }
+    span.attributes = std::move(attributes).value();
   } else if (!ReadAttributesJson(columns.attributes, span.attributes)) {
     // simdjson, not a nlohmann tree: reading a 20,000-span trace for the trace view is otherwise
     // dominated by building and dropping JSON trees (tracing/store/span_rows/attribute_json_reader.h).

@@ -25,11 +25,15 @@
 
 namespace sparktrace::tracing::store {
 
+class AttributeSetSource;
+
 // How a row carries the span's attributes.
 enum class AttributeEncoding {
   kJson,     // JSON text (the rows both stores wrote before their compact versions; tests)
   kCompact,  // compact_attributes.h bytes (SQLite: a BLOB, read in SQL by sparktrace_attribute;
              // PostgreSQL: bytea, read in C++ only, postgres_span_columns.h)
+  kLater,    // left empty for the backend to encode: SQLite's shared form (sqlite/rows/
+             // sqlite_attribute_sets.h), which needs the database to number a row's attribute set
 };
 
 struct StoredSpanRow {
@@ -105,6 +109,9 @@ struct StoredSpanColumns {
   std::string_view trace_state;
   std::string_view attributes;  // JSON text, or compact bytes when attributes_compact
   bool attributes_compact = false;
+  // Where a row in the shared form (span_rows/shared/shared_attributes.h) finds its set: null for a
+  // backend that writes no such rows.
+  AttributeSetSource* attribute_sets = nullptr;
   std::string_view events_json;
 };
 Result<Span> FromStoredColumns(const StoredSpanColumns& columns);

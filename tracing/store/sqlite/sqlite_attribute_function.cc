@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,7 @@
 
 #include "tracing/attribute_json.h"
 #include "tracing/store/span_rows/attribute_json_reader.h"
-#include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 
 namespace sparktrace::tracing::store {
@@ -35,6 +36,32 @@ std::optional<AttributeValue> FindJsonAttribute(std::string_view text, std::stri
   }
   return std::nullopt;
 }
+
+// The sets of rows in the shared form, read from the function's own connection: only a shareable key
+// of such a row needs its set (the queries of this store ask for none), so each is read when asked.
+class ConnectionSetSource final : public AttributeSetSource {
+ public:
+  explicit ConnectionSetSource(sqlite3* db) : db_(db) {}
+
+  Result<std::string> AttributeSetBytes(std::uint64_t set_id) override {
+    sqlite3_stmt* raw = nullptr;
+    if (const int rc = sqlite3_prepare_v2(db_, "SELECT attributes FROM attribute_sets WHERE set_id = ?1", -1,
+                                          &raw, nullptr);
+        rc != SQLITE_OK) {
+      return SqliteError(db_, rc, "read an attribute set");
+    }
+    const std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> stmt(raw, &sqlite3_finalize);
+    sqlite3_bind_int64(stmt.get(), 1, static_cast<sqlite3_int64>(set_id));
+    const int rc = sqlite3_step(stmt.get());
+    if (rc == SQLITE_DONE)
+      return Error{ErrorCode::kNotFound, fmt::format("attribute set {} is not in the store", set_id)};
+    if (rc != SQLITE_ROW) return SqliteError(db_, rc, "read an attribute set");
+    return std::string(ArgumentBytes(sqlite3_column_value(stmt.get(), 0), /*blob=*/true));
+  }
+
+ private:
+  sqlite3* db_;
+};
 
 void SetResult(sqlite3_context* context, const AttributeValue& value) {
   std::visit(
@@ -73,8 +100,18 @@ void AttributeFunction(sqlite3_context* context, int argc, sqlite3_value** argv)
   try {
     const std::string_view key = ArgumentBytes(argv[1], /*blob=*/false);
     const std::string_view row = ArgumentBytes(argv[0], type == SQLITE_BLOB);
-    const std::optional<AttributeValue> value =
-        type == SQLITE_BLOB ? FindCompactAttribute(row, key) : FindJsonAttribute(row, key);
+    std::optional<AttributeValue> value;
+    if (type == SQLITE_BLOB) {
+      ConnectionSetSource sets(sqlite3_context_db_handle(context));
+      auto found = FindCompactOrSharedAttribute(row, key, &sets);
+      if (!found.ok()) {
+        sqlite3_result_error(context, found.error().message.c_str(), -1);
+        return;
+      }
+      value = std::move(found).value();
+    } else {
+      value = FindJsonAttribute(row, key);
+    }
     if (value) {
       SetResult(context, *value);
     } else {

@@ -30,7 +30,7 @@ constexpr std::int64_t kWriterCacheKiB = std::int64_t{16} * 1024;
 // one split where four had theirs, so a call per trace writes 1.2x the spans/s and every other shape
 // of the store bench 1.1-1.2x, in fewer bytes (409 -> 404 B a call, 336 -> 316 in 50-span attempts;
 // docs/shared-store.md, "Sizing"). The page cache is sized in bytes (kWriterCacheKiB), not in pages.
-constexpr std::int64_t kNewFilePageSize = 16 * 1024;
+constexpr std::int64_t kNewFilePageSize = std::int64_t{16} * 1024;
 
 // Bounds the WAL file after checkpoints; without it the WAL keeps its largest size forever.
 constexpr std::int64_t kJournalSizeLimitBytes = 64LL << 20;
@@ -311,6 +311,17 @@ DROP INDEX traces_by_start;
 CREATE INDEX traces_by_start ON traces (start_unix_nano, attempt);
 )sql";
 
+// Version 14 keeps what a call repeats from its client, connection, session and Airflow task once per
+// set of it (rows/sqlite_attribute_sets.h): a span row in the shared form names its set by id. Rows
+// written before keep the compact form. AUTOINCREMENT: an id is never given to another set.
+constexpr std::string_view kAttributeSetsSchema = R"sql(
+CREATE TABLE attribute_sets (
+  set_id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  attributes       BLOB    NOT NULL UNIQUE,  -- span_rows/shared/shared_attributes.h's set layout
+  leased_unix_nano INTEGER NOT NULL          -- rows/sqlite_attribute_sets.h: what retention keeps
+);
+)sql";
+
 struct Migration {
   std::int64_t to_version;
   std::string_view sql;
@@ -357,6 +368,8 @@ const Migration kMigrations[] = {
     // A trace without identity whose summary says all its attempt's row would keeps no such row: a call
     // per trace writes ~180 bytes and two B-tree inserts less a span.
     {13, kSummaryAttemptsSchema},
+    // What a session's calls repeat is kept once per set of it: a Config call's row ~90 bytes less.
+    {14, kAttributeSetsSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
@@ -175,7 +176,7 @@ void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& 
   upsert.BindInt64(at + 8, row.status_code);
   upsert.BindTextUnowned(at + 9, row.status_message);
   upsert.BindTextUnowned(at + 10, row.trace_state);
-  upsert.BindBlobUnowned(at + 11, row.attributes);  // compact: WriteBatch encodes AttributeEncoding::kCompact
+  upsert.BindBlobUnowned(at + 11, row.attributes);  // compact or shared: rows/sqlite_attribute_sets.h
   upsert.BindTextUnowned(at + 12, row.events_json);
   BindOptionalTextUnowned(upsert, at + 13, row.operation_id);
   BindOptionalTextUnowned(upsert, at + 14, row.dag_id);
@@ -208,7 +209,7 @@ void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const
   }
 }
 
-Result<Span> SpanFromRow(const SqliteStatement& stmt) {
+Result<Span> SpanFromRow(const SqliteStatement& stmt, AttributeSetSource& sets) {
   StoredSpanColumns columns;
   // BLOBs since schema version 10 (the migration converts every row), taken as they are.
   columns.ids_binary = stmt.ColumnIsBlob(0);
@@ -228,6 +229,7 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt) {
   // A BLOB in the compact form; text for rows written before schema version 6, which stay JSON.
   columns.attributes_compact = stmt.ColumnIsBlob(10);
   columns.attributes = columns.attributes_compact ? stmt.ColumnBlobView(10) : stmt.ColumnView(10);
+  columns.attribute_sets = &sets;
   columns.events_json = stmt.ColumnView(11);
   return FromStoredColumns(columns);
 }

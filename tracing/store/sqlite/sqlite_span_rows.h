@@ -19,6 +19,7 @@
 namespace sparktrace::tracing::store {
 
 class SqliteStatement;
+class AttributeSetSource;
 
 // Trace and span ids are BLOBs (16 and 8 bytes) in spans and traces since schema version 10
 // (sqlite_schema.cc, kBinaryIdsSchema); the task index and every API spell them as lower-case hex.
@@ -77,8 +78,9 @@ std::string InsertAttemptsSql(int rows);
 // attempt of 50,000 no longer rewrites the list of all of them.
 const std::string& AttemptRowColumnsSql();
 
-// Reads a row of kSpanReadColumns (span_table_sql.h).
-Result<Span> SpanFromRow(const SqliteStatement& stmt);
+// Reads a row of kSpanReadColumns (span_table_sql.h); a row in the shared form finds its attribute
+// set through `sets` (rows/sqlite_attribute_sets.h).
+Result<Span> SpanFromRow(const SqliteStatement& stmt, AttributeSetSource& sets);
 // Reads a row of kSummaryReadColumns; kInternal for a malformed trace id.
 Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt);
 

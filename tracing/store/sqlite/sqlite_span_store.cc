@@ -19,6 +19,7 @@
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
 #include "tracing/store/sqlite/index/sqlite_attempt_list.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
+#include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
 #include "tracing/store/sqlite/sqlite_schema.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
@@ -48,7 +49,10 @@ constexpr std::size_t kSpansPerUpsert = 32;
 
 SqliteSpanStore::SqliteSpanStore(ConstructionKey, std::string path, StoreOptions options,
                                  std::unique_ptr<SqliteConnection> db)
-    : path_(std::move(path)), options_(options), db_(std::move(db)) {}
+    : path_(std::move(path)),
+      options_(options),
+      db_(std::move(db)),
+      attribute_sets_(std::make_unique<SqliteAttributeSets>(*db_)) {}
 
 SqliteSpanStore::~SqliteSpanStore() = default;
 
@@ -189,13 +193,18 @@ Result<WriteStats> SqliteSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  const StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kCompact);
+  StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kLater);
   const std::vector<StoredSpanRow>& rows = batch.rows;
   const std::vector<const Span*>& sources = batch.sources;
   stats.spans_rejected = batch.rejected;
   const BatchTraces traces = GroupByTrace(rows);
 
   auto written = InWriteTransaction(*db_, [&]() -> Result<void> {
+    // The write's time is taken once the transaction holds the lock: retention, in its own, decides by it.
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    if (auto encoded = attribute_sets_->EncodeRows(batch.rows, batch.sources, now.count()); !encoded.ok())
+      return encoded.error();
     // A trace the batch creates is summarised and indexed from the batch itself: its summary row,
     // computed from the batch, goes in first, and whether it went in (no row for the trace yet) is
     // what tells a new trace. One that has stored spans already is updated from the batch and the
@@ -293,6 +302,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     return RefreshTaskIndex(*db_, reread);
   });
   if (!written.ok()) {
+    attribute_sets_->ForgetNumbers();  // the sets the transaction numbered are gone with it
     return Error{written.error().code,
                  fmt::format("write {} spans to {}: {}", spans.size(), path_, written.error().message)};
   }
@@ -353,7 +363,7 @@ Result<std::vector<Span>> SqliteSpanStore::GetTrace(const TraceId& trace_id) {
                      fmt::format("read trace {} from {}: {}", trace_hex, path_, row.error().message)};
       }
       if (!*row) break;
-      auto span = SpanFromRow(stmt);
+      auto span = SpanFromRow(stmt, *attribute_sets_);
       if (!span.ok()) {
         stmt.Reset();
         return span.error();
@@ -393,7 +403,7 @@ Result<std::vector<Span>> SqliteSpanStore::GetTraces(std::span<const TraceId> tr
                      fmt::format("read {} traces from {}: {}", trace_ids.size(), path_, row.error().message)};
       }
       if (!*row) break;
-      auto span = SpanFromRow(*stmt);
+      auto span = SpanFromRow(*stmt, *attribute_sets_);
       if (!span.ok()) return span.error();
       spans.push_back(std::move(span).value());
     }
@@ -474,7 +484,8 @@ Result<SettleClaim> SqliteSpanStore::RecordSettlement(const AttemptRef& ref, std
 
 Result<RetentionStats> SqliteSpanStore::EnforceRetention(std::chrono::system_clock::time_point now) {
   if (auto writer = RequireWriter("enforce retention"); !writer.ok()) return writer.error();
-  return NoThrow("enforce retention", [&] { return EnforceSqliteRetention(*db_, path_, options_, now); });
+  return NoThrow("enforce retention",
+                 [&] { return EnforceSqliteRetention(*db_, *attribute_sets_, path_, options_, now); });
 }
 
 }  // namespace sparktrace::tracing::store

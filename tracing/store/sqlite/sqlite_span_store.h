@@ -1,6 +1,6 @@
 #pragma once
 // SqliteSpanStore: the embedded trace database behind `sparktrace traces list/show` and the trace view.
-// Spans are kept one row each (attributes and events as JSON), with a per-trace summary row maintained
+// Spans are kept one row each (attributes compact, events as JSON), with a per-trace summary row maintained
 // on every write so that listing never scans spans, and columns extracted from the well-known
 // attributes (tracing/span_vocabulary.h) for lookup by operation and by Airflow task.
 //
@@ -38,12 +38,13 @@ namespace sparktrace::tracing::store {
 // Kept out of this header so that its users (the CLI, the admin server) do not see <sqlite3.h>.
 class SqliteConnection;
 class SqliteStatement;
+class SqliteAttributeSets;
 
 class SqliteSpanStore final : public SpanStore {
  public:
   // The schema version this build writes (PRAGMA user_version). Older databases are migrated by a
   // writer's Open; newer ones are refused.
-  static constexpr std::int64_t kSchemaVersion = 13;
+  static constexpr std::int64_t kSchemaVersion = 14;
 
   // Opens (a writer creates the file, its parent directories and the schema; a reader requires an
   // existing, current database). Fails with a clear error for an unwritable or corrupt path, a file
@@ -112,6 +113,8 @@ class SqliteSpanStore final : public SpanStore {
   const StoreOptions options_;
   // Declared before the statements so that it is destroyed after them.
   std::unique_ptr<SqliteConnection> db_;
+  // The attribute sets of rows in the shared form (rows/sqlite_attribute_sets.h): on db_, so after it.
+  std::unique_ptr<SqliteAttributeSets> attribute_sets_;
   // Prepared once, reused for every call. The writer statements are null in a read-only store.
   std::unique_ptr<SqliteStatement> upsert_span_;
   std::unique_ptr<SqliteStatement> upsert_span_chunk_;  // kSpansPerUpsert spans in one statement

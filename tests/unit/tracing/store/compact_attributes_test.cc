@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/json_writer.h"
+#include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/attribute_json.h"
 #include "tracing/store/span_rows/attribute_json_reader.h"
 #include "tracing/store/span_rows/compact_attribute_dictionary.h"
@@ -41,29 +42,6 @@ std::vector<Attribute> ThroughJson(const std::vector<Attribute>& attributes) {
   std::vector<Attribute> read;
   EXPECT_TRUE(ReadAttributesJson(out.Take(), read));
   return read;
-}
-
-// A Config call's attributes as the proxy records them (bench/store_bench.cc's calls shape).
-std::vector<Attribute> CompactTestConfigCall() {
-  return {{"rpc.system", std::string("grpc")},
-          {"rpc.service", std::string("spark.connect.SparkConnectService")},
-          {"rpc.method", std::string("Config")},
-          {"rpc.grpc.status_code", std::int64_t{0}},
-          {"server.address", std::string("127.0.0.1")},
-          {"server.port", std::int64_t{15002}},
-          {"network.peer.address", std::string("10.1.2.3")},
-          {"network.peer.port", std::int64_t{41234}},
-          {"rpc.request.messages", std::int64_t{1}},
-          {"rpc.request.bytes", std::int64_t{99}},
-          {"rpc.response.messages", std::int64_t{1}},
-          {"rpc.response.bytes", std::int64_t{76}},
-          {"rpc.time_to_first_response_ms", 0.382747},
-          {"sparktrace.trace_origin", std::string("new")},
-          {"spark.connect.session_id", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")},
-          {"spark.connect.user_id", std::string("bench")},
-          {"spark.connect.client_type", std::string("sparktrace-bench")},
-          {"spark.connect.server_side_session_id", std::string("26da0a0a-3e96-43f5-bb60-baead94bd698")},
-          {"spark.connect.config.operation", std::string("get")}};
 }
 
 TEST(CompactAttributesTest, ReadsBackWhatTheJsonFormReadsBack) {
@@ -141,7 +119,7 @@ TEST(CompactAttributesTest, KeepsNonFiniteAsNanAndAnyBytes) {
 }
 
 TEST(CompactAttributesTest, AConfigCallTakesAQuarterOfItsJson) {
-  const std::vector<Attribute> attributes = CompactTestConfigCall();
+  const std::vector<Attribute> attributes = testing_spans::ConfigCallAttributes();
   JsonWriter json;
   WriteAttributesJson(json, attributes);
   const std::string compact = CompactOf(attributes);
@@ -152,7 +130,7 @@ TEST(CompactAttributesTest, AConfigCallTakesAQuarterOfItsJson) {
 }
 
 TEST(CompactAttributesTest, FindsOneAttributeWithoutDecodingTheOthers) {
-  const std::string bytes = CompactOf(CompactTestConfigCall());
+  const std::string bytes = CompactOf(testing_spans::ConfigCallAttributes());
   EXPECT_EQ(FindCompactAttribute(bytes, "rpc.method"), AttributeValue(std::string("Config")));
   EXPECT_EQ(FindCompactAttribute(bytes, "server.port"), AttributeValue(std::int64_t{15002}));
   EXPECT_EQ(FindCompactAttribute(bytes, "spark.connect.config.operation"),
@@ -163,14 +141,14 @@ TEST(CompactAttributesTest, FindsOneAttributeWithoutDecodingTheOthers) {
 
 TEST(CompactAttributesTest, RefusesBytesThatAreNotTheCompactForm) {
   std::vector<Attribute> read = {{"untouched", true}};
-  const std::string good = CompactOf(CompactTestConfigCall());
+  const std::string good = CompactOf(testing_spans::ConfigCallAttributes());
   EXPECT_FALSE(ReadCompactAttributes("", read));
   EXPECT_FALSE(ReadCompactAttributes("{\"a\":1}", read));  // JSON text
   for (std::size_t cut = 1; cut < good.size(); ++cut) {
     std::vector<Attribute> partial;
     // Every prefix either fails or ends exactly between two attributes.
     if (ReadCompactAttributes(good.substr(0, cut), partial)) {
-      EXPECT_LT(partial.size(), CompactTestConfigCall().size()) << cut;
+      EXPECT_LT(partial.size(), testing_spans::ConfigCallAttributes().size()) << cut;
     }
   }
   std::string unknown_kind = CompactOf({{"k", true}});

@@ -107,6 +107,7 @@ TEST_F(SqliteCompactAttributesTest, MigratesAVersionFiveStoreAndReadsItsJsonRows
   }
   {
     // Back to what version 5 wrote: the same tables, attributes as JSON text.
+    UndoAttributeSets(path_);
     SqliteConnection raw = RawCompactTestConnection();
     ASSERT_TRUE(RegisterAttributeFunction(raw).ok());  // sparktrace_unhex: ids are BLOBs (schema 10)
     auto update = raw.Prepare(
@@ -200,6 +201,7 @@ TEST_F(SqliteCompactAttributesTest, AttemptsWithoutIdentityNeedNoPartRows) {
   EXPECT_EQ(parts_without_identity(), 1);  // the application's, for the search by app id
   {
     // Version 6 kept a part for the call's trace too.
+    UndoAttributeSets(path_);
     SqliteConnection raw = RawCompactTestConnection();
     ASSERT_TRUE(raw.Exec(std::string(kDropVersionNineColumnsSql) +
                          "INSERT INTO attempt_parts SELECT airflow, dag_id, task_id, run_id, try_number, "

@@ -248,6 +248,7 @@ TEST_F(SqliteSchemaV10Test, MigratesAVersionNineStoreAnsweringAsBefore) {
     before = V10TestReads(*store);
   }
   {
+    UndoAttributeSets(path_);
     SqliteConnection raw = RawV10TestConnection();
     auto converted = raw.Exec(std::string(kUndoVersionElevenSql) + std::string(kVersionNineIdsSql));
     ASSERT_TRUE(converted.ok()) << converted.error().ToString();

@@ -159,6 +159,7 @@ TEST_F(SqliteSchemaV8Test, MigratesAVersionSevenStoreAnsweringAsBefore) {
     failed_before = V8TestAttemptLines(*store, "failed");
   }
   {
+    UndoAttributeSets(path_);
     SqliteConnection raw = RawV8TestConnection();
     ASSERT_TRUE(raw.Exec(std::string(kDropVersionNineColumnsSql) + std::string(kVersionSevenSpansSql)).ok());
     EXPECT_EQ(SchemaSqlOf("spans").find("WITHOUT ROWID"), std::string::npos);

@@ -228,6 +228,7 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
     ASSERT_TRUE(store->Write(std::vector<Span>{kept}).ok());
   }
   {
+    UndoAttributeSets(path_);
     SqliteConnection raw = Raw();
     // What version 4 added goes too, so that its columns are added again.
     ASSERT_TRUE(
@@ -278,6 +279,7 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionFourStoreToAirflowOnlyIndexes) {
     ASSERT_TRUE(store->Write(std::vector<Span>{task, call}).ok());
   }
   {
+    UndoAttributeSets(path_);
     SqliteConnection raw = Raw();
     ASSERT_TRUE(
         raw.Exec(std::string(kDropVersionNineColumnsSql) +

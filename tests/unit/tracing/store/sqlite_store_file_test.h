@@ -9,6 +9,13 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
+#include <vector>
+
+#include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
 
 namespace sparktrace::tracing::store {
 
@@ -43,6 +50,41 @@ inline const std::string kDropVersionNineColumnsSql =
     "ALTER TABLE attempt_parts DROP COLUMN failed_operation_count; "
     "ALTER TABLE attempt_parts DROP COLUMN failed_job_count; ALTER TABLE traces DROP COLUMN "
     "awaited_parents; ";
+
+// What schema version 14 changed (sqlite_schema.cc, kAttributeSetsSchema), undone in the file at
+// `path` for a test that turns a current file into an older version: every span row in the shared
+// form gets the compact row version 13 wrote (its set read back in), and attribute_sets goes.
+// Run before the SQL that undoes the earlier versions.
+inline void UndoAttributeSets(const std::string& path) {
+  auto db = SqliteConnection::Open(path, SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(db.ok()) << db.error().ToString();
+  SqliteAttributeSets sets(*db);
+  std::vector<std::pair<std::string, std::string>> rewritten;  // (rowid-less key as hex, compact row)
+  {
+    auto rows = db->Prepare(
+        "SELECT lower(hex(trace_id || span_id)), attributes FROM spans WHERE typeof(attributes) = "
+        "'blob' AND substr(attributes, 1, 1) = x'02'");
+    ASSERT_TRUE(rows.ok()) << rows.error().ToString();
+    while (true) {
+      auto step = rows->Step();
+      ASSERT_TRUE(step.ok()) << step.error().ToString();
+      if (!*step) break;
+      auto attributes = ReadCompactOrSharedAttributes(rows->ColumnBlobView(1), &sets);
+      ASSERT_TRUE(attributes.ok()) << attributes.error().ToString();
+      std::string compact;
+      AppendCompactAttributes(compact, *attributes);
+      rewritten.emplace_back(rows->ColumnText(0), std::move(compact));
+    }
+  }
+  for (const auto& [key, compact] : rewritten) {
+    auto update = db->Prepare("UPDATE spans SET attributes = ?2 WHERE lower(hex(trace_id || span_id)) = ?1");
+    ASSERT_TRUE(update.ok()) << update.error().ToString();
+    update->BindText(1, key);
+    update->BindBlob(2, compact);
+    ASSERT_TRUE(update->Run().ok());
+  }
+  ASSERT_TRUE(db->Exec("DROP TABLE attribute_sets").ok());
+}
 
 class SqliteStoreFileTest : public testing::Test {
  protected:

@@ -58,6 +58,7 @@ class StoreAttemptRowMigrations : public testing::TestWithParam<StoreBackend> {
   // Turns the current store into the version before: no `settles` column, the queue's old index.
   void UndoSettles() {
     if (Sqlite()) {
+      UndoAttributeSets(backend_.location().target);
       Exec(fmt::format("{} PRAGMA user_version = {}", kUndoVersionElevenSql, kSqliteBeforeSettles));
       return;
     }
@@ -152,6 +153,7 @@ TEST_P(StoreAttemptRowMigrations, AnAttemptsTracesAreReadFromItsParts) {
   }
   EXPECT_EQ(Count("SELECT count(*) FROM task_attempts WHERE trace_ids <> ''"), 0);
   Exec(fmt::format("UPDATE task_attempts SET trace_ids = '{}'", listed));
+  if (Sqlite()) UndoAttributeSets(backend_.location().target);
   Exec(Sqlite()
            ? fmt::format("{} PRAGMA user_version = {}", kUndoVersionThirteenSql, kSqliteBeforeTracesFromParts)
            : fmt::format("{} UPDATE sparktrace_schema SET version = {}", kUndoPostgresVersionSevenSql,

@@ -42,6 +42,31 @@ inline Span MakeSpan(std::uint32_t trace, std::uint32_t span, std::uint32_t pare
   return result;
 }
 
+// A Config call's attributes as the proxy records them (tracing/connect/call_tracer.cc's order;
+// bench/store_bench.cc's calls shape), with the figures that differ from call to call.
+inline std::vector<Attribute> ConfigCallAttributes(std::int64_t peer_port = 41234,
+                                                   double first_response_ms = 0.382747) {
+  return {{"rpc.system", std::string("grpc")},
+          {"rpc.service", std::string("spark.connect.SparkConnectService")},
+          {"rpc.method", std::string("Config")},
+          {"rpc.grpc.status_code", std::int64_t{0}},
+          {"server.address", std::string("127.0.0.1")},
+          {"server.port", std::int64_t{15002}},
+          {"network.peer.address", std::string("10.1.2.3")},
+          {"network.peer.port", peer_port},
+          {"rpc.request.messages", std::int64_t{1}},
+          {"rpc.request.bytes", std::int64_t{99}},
+          {"rpc.response.messages", std::int64_t{1}},
+          {"rpc.response.bytes", std::int64_t{76}},
+          {"rpc.time_to_first_response_ms", first_response_ms},
+          {"sparktrace.trace_origin", std::string("new")},
+          {"spark.connect.session_id", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")},
+          {"spark.connect.user_id", std::string("bench")},
+          {"spark.connect.client_type", std::string("sparktrace-bench")},
+          {"spark.connect.server_side_session_id", std::string("26da0a0a-3e96-43f5-bb60-baead94bd698")},
+          {"spark.connect.config.operation", std::string("get")}};
+}
+
 inline void ExpectAttributesEq(const std::vector<Attribute>& actual, const std::vector<Attribute>& expected) {
   ASSERT_EQ(actual.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {

@@ -12,6 +12,7 @@
 
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
 
 namespace sparktrace::tracing::store {
@@ -88,8 +89,8 @@ Result<Deleted> DeleteTraces(SqliteConnection& db, std::string_view selection, s
 
 }  // namespace
 
-Result<RetentionStats> EnforceSqliteRetention(SqliteConnection& db, const std::string& path,
-                                              const StoreOptions& options,
+Result<RetentionStats> EnforceSqliteRetention(SqliteConnection& db, SqliteAttributeSets& sets,
+                                              const std::string& path, const StoreOptions& options,
                                               std::chrono::system_clock::time_point now) {
   const auto fail = [&path](const Error& error) {
     return Error{error.code, fmt::format("enforce retention on {}: {}", path, error.message)};
@@ -128,6 +129,17 @@ Result<RetentionStats> EnforceSqliteRetention(SqliteConnection& db, const std::s
     stats.traces_deleted_by_size += oldest->traces;
     stats.spans_deleted += oldest->spans;
   }
+
+  // The attribute sets no stored span can name any more (rows/sqlite_attribute_sets.h).
+  std::size_t sets_removed = 0;
+  auto removed = InWriteTransaction(db, [&]() -> Result<void> {
+    auto unnamed = RemoveUnnamedAttributeSets(db, now_ns);
+    if (!unnamed.ok()) return unnamed.error();
+    sets_removed = *unnamed;
+    return {};
+  });
+  if (!removed.ok()) return fail(removed.error());
+  if (sets_removed > 0) sets.ForgetNumbers();
 
   // incremental_vacuum moves the free pages to the end and truncates them away (in the WAL); the
   // checkpoint then copies that into the database file, which is when the file itself shrinks, and

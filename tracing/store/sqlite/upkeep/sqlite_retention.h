@@ -16,6 +16,7 @@
 namespace sparktrace::tracing::store {
 
 class SqliteConnection;
+class SqliteAttributeSets;
 
 // What retention deletes, by age and by size: the trace ids (?1 a time in unix nanoseconds) of the
 // traces that ended before ?1, and of the ?1 traces that ended first ((end, trace id) ascending).
@@ -26,9 +27,11 @@ extern const std::string kSqliteTracesEndedFirstSql;
 
 // Deletes the traces whose last span ended before `now - options.max_age`, then, while the pages in use
 // exceed options.max_bytes, the traces that ended longest ago; then runs an incremental vacuum and a
-// WAL checkpoint so that the file shrinks. `path` names the file in errors.
-Result<RetentionStats> EnforceSqliteRetention(SqliteConnection& db, const std::string& path,
-                                              const StoreOptions& options,
+// WAL checkpoint so that the file shrinks. Also removes the attribute sets no stored span can name any
+// more (rows/sqlite_attribute_sets.h), and then tells `sets`, its writer's, to forget its ids. `path`
+// names the file in errors.
+Result<RetentionStats> EnforceSqliteRetention(SqliteConnection& db, SqliteAttributeSets& sets,
+                                              const std::string& path, const StoreOptions& options,
                                               std::chrono::system_clock::time_point now);
 
 }  // namespace sparktrace::tracing::store

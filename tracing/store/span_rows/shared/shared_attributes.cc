@@ -1,0 +1,135 @@
+#include "tracing/store/span_rows/shared/shared_attributes.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <utility>
+
+#include "tracing/attribute_json.h"
+#include "tracing/store/span_rows/compact_attribute_dictionary.h"
+#include "tracing/store/span_rows/compact_attributes.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+// Below two, a set's own row and id cost about what it saves.
+constexpr std::size_t kLeastShared = 2;
+
+struct PlacedAttribute {
+  std::uint64_t position = 0;
+  Attribute attribute;
+};
+
+// A set's attributes with their positions; false when malformed (positions not increasing).
+bool ReadSet(std::string_view bytes, std::vector<PlacedAttribute>& out) {
+  if (bytes.empty() || static_cast<unsigned char>(bytes.front()) != kAttributeSetFormat) return false;
+  bytes.remove_prefix(1);
+  std::vector<PlacedAttribute> placed;
+  while (!bytes.empty()) {
+    PlacedAttribute& next = placed.emplace_back();
+    if (!ConsumeCompactVarint(bytes, next.position) || !ConsumeCompactAttribute(bytes, next.attribute))
+      return false;
+    if (placed.size() > 1 && next.position <= placed[placed.size() - 2].position) return false;
+  }
+  out = std::move(placed);
+  return true;
+}
+
+Error Malformed(std::string_view what) {
+  return Error{ErrorCode::kInternal, fmt::format("malformed {}", what)};
+}
+
+// The set of a shared row, through `sets`.
+Result<std::string> SetBytesOf(std::uint64_t set_id, AttributeSetSource* sets) {
+  if (sets == nullptr)
+    return Error{ErrorCode::kInternal, fmt::format("attribute set {} cannot be read here", set_id)};
+  return sets->AttributeSetBytes(set_id);
+}
+
+}  // namespace
+
+bool SplitSharedAttributes(const std::vector<Attribute>& attributes, std::string& set, std::string& own) {
+  set.assign(1, static_cast<char>(kAttributeSetFormat));
+  own.clear();
+  std::size_t shared = 0;
+  for (std::size_t position = 0; position < attributes.size(); ++position) {
+    const Attribute& attribute = attributes[position];
+    if (!IsShareableAttributeKey(attribute.key)) {
+      AppendCompactAttribute(own, attribute);
+      continue;
+    }
+    AppendCompactVarint(set, position);
+    AppendCompactAttribute(set, attribute);
+    ++shared;
+  }
+  return shared >= kLeastShared && KeysAreUnique(attributes);
+}
+
+void AppendSharedAttributes(std::string& out, std::uint64_t set_id, std::string_view own) {
+  out.push_back(static_cast<char>(kSharedAttributesFormat));
+  AppendCompactVarint(out, set_id);
+  out.append(own);
+}
+
+std::optional<std::uint64_t> SharedAttributesSetId(std::string_view bytes) {
+  if (bytes.empty() || static_cast<unsigned char>(bytes.front()) != kSharedAttributesFormat)
+    return std::nullopt;
+  bytes.remove_prefix(1);
+  std::uint64_t set_id = 0;
+  if (!ConsumeCompactVarint(bytes, set_id)) return std::nullopt;
+  return set_id;
+}
+
+Result<std::vector<Attribute>> ReadCompactOrSharedAttributes(std::string_view bytes,
+                                                             AttributeSetSource* sets) {
+  std::vector<Attribute> attributes;
+  if (!bytes.empty() && static_cast<unsigned char>(bytes.front()) == kCompactAttributesFormat) {
+    if (!ReadCompactAttributes(bytes, attributes)) return Malformed("compact attributes");
+    return attributes;
+  }
+  std::uint64_t set_id = 0;
+  if (bytes.empty() || static_cast<unsigned char>(bytes.front()) != kSharedAttributesFormat) {
+    return Malformed("attributes (neither the compact nor the shared form)");
+  }
+  bytes.remove_prefix(1);
+  if (!ConsumeCompactVarint(bytes, set_id)) return Malformed("shared attributes");
+  auto set_bytes = SetBytesOf(set_id, sets);
+  if (!set_bytes.ok()) return set_bytes.error();
+  std::vector<PlacedAttribute> placed;
+  if (!ReadSet(*set_bytes, placed)) return Malformed(fmt::format("attribute set {}", set_id));
+  // The own attributes fill the positions the set leaves, in order.
+  auto next_placed = placed.begin();
+  while (!bytes.empty() || next_placed != placed.end()) {
+    if (next_placed != placed.end() && next_placed->position == attributes.size()) {
+      attributes.push_back(std::move(next_placed->attribute));
+      ++next_placed;
+      continue;
+    }
+    if (bytes.empty())
+      return Malformed(fmt::format("shared attributes (set {} has a position past them)", set_id));
+    if (!ConsumeCompactAttribute(bytes, attributes.emplace_back())) return Malformed("shared attributes");
+  }
+  return attributes;
+}
+
+Result<std::optional<AttributeValue>> FindCompactOrSharedAttribute(std::string_view bytes,
+                                                                   std::string_view key,
+                                                                   AttributeSetSource* sets) {
+  const auto set_id = SharedAttributesSetId(bytes);
+  if (!set_id) return FindCompactAttribute(bytes, key);
+  if (!IsShareableAttributeKey(key)) {
+    bytes.remove_prefix(1);
+    std::uint64_t skipped = 0;
+    ConsumeCompactVarint(bytes, skipped);  // read once already by SharedAttributesSetId
+    return FindInCompactBody(bytes, key);
+  }
+  auto set_bytes = SetBytesOf(*set_id, sets);
+  if (!set_bytes.ok()) return set_bytes.error();
+  std::vector<PlacedAttribute> placed;
+  if (!ReadSet(*set_bytes, placed)) return Malformed(fmt::format("attribute set {}", *set_id));
+  for (PlacedAttribute& entry : placed) {
+    if (entry.attribute.key == key) return std::optional<AttributeValue>(std::move(entry.attribute.value));
+  }
+  return std::optional<AttributeValue>();
+}
+
+}  // namespace sparktrace::tracing::store
