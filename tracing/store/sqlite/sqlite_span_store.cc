@@ -188,7 +188,10 @@ Result<void> SqliteSpanStore::RequireWriter(std::string_view operation) const {
 
 Result<WriteStats> SqliteSpanStore::Write(std::span<const Span> spans) {
   if (auto writer = RequireWriter("write spans"); !writer.ok()) return writer.error();
-  return NoThrow("write spans", [&] { return WriteBatch(spans); });
+  auto written = NoThrow("write spans", [&] { return WriteBatch(spans); });
+  // The sets the failed transaction numbered are gone with it (also when an exception unwound it).
+  if (!written.ok()) attribute_sets_->ForgetNumbers();
+  return written;
 }
 
 Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
@@ -302,7 +305,6 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     return RefreshTaskIndex(*db_, reread);
   });
   if (!written.ok()) {
-    attribute_sets_->ForgetNumbers();  // the sets the transaction numbered are gone with it
     return Error{written.error().code,
                  fmt::format("write {} spans to {}: {}", spans.size(), path_, written.error().message)};
   }

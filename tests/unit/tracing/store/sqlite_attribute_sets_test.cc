@@ -159,6 +159,31 @@ TEST_F(SqliteAttributeSetsTest, ASetAnotherWriterHoldsSurvivesItsRetention) {
   ExpectReadsBack(*other, next);
 }
 
+TEST_F(SqliteAttributeSetsTest, AWriteThatFailsTakesItsNewSetsWithIt) {
+  auto store = OpenSetsTestStore();
+  ASSERT_NE(store, nullptr);
+  {
+    // The spans' insert fails after the batch numbered its set, in the same transaction.
+    auto raw = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE(
+        raw->Exec("CREATE TRIGGER planted BEFORE INSERT ON spans BEGIN SELECT RAISE(ABORT, 'planted'); END")
+            .ok());
+  }
+  EXPECT_FALSE(store->Write(std::vector<Span>{SessionCall(1, "s-1", kBase)}).ok());
+  EXPECT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 0);
+  {
+    auto raw = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE(raw->Exec("DROP TRIGGER planted").ok());
+  }
+  // The writer numbers the set anew rather than naming the id that went with the transaction.
+  const Span call = SessionCall(2, "s-1", kBase);
+  ASSERT_TRUE(store->Write(std::vector<Span>{call}).ok());
+  EXPECT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 1);
+  ExpectReadsBack(*store, call);
+}
+
 TEST_F(SqliteAttributeSetsTest, ASpanFromAClockAheadKeepsItsSetAsLongAsItIsStored) {
   StoreOptions options;
   options.max_age = std::chrono::hours(24);
