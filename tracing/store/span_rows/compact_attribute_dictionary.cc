@@ -272,7 +272,7 @@ class CodeTable {
   std::size_t mask_ = 0;
 };
 
-// Shareable keys (sets/shared_attributes.h): what a call repeats from its client, connection, session
+// Shareable keys (shared/shared_attributes.h): what a call repeats from its client, connection, session
 // and Airflow task, so that a session's calls keep it once. APPEND ONLY as well: a stored row's own
 // part leaves out every key listed here, and the reads look a listed key up in its set alone.
 // airflow.map_index is not listed: the task index reads it in SQL from every Airflow span.

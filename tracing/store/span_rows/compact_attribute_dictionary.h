@@ -20,7 +20,7 @@ std::optional<std::string_view> CompactKeyOfCode(std::uint64_t code);
 std::optional<std::uint32_t> CompactValueCode(std::string_view value);
 std::optional<std::string_view> CompactValueOfCode(std::uint64_t code);
 
-// Whether a key's value is one a span shares with its session's others (sets/shared_attributes.h).
+// Whether a key's value is one a span shares with its session's others (shared/shared_attributes.h).
 bool IsShareableAttributeKey(std::string_view key);
 
 }  // namespace sparktrace::tracing::store

@@ -41,7 +41,7 @@ bool ReadCompactAttributes(std::string_view bytes, std::vector<Attribute>& out);
 // sparktrace_attribute reads one attribute of many rows); nullopt when absent or malformed.
 std::optional<AttributeValue> FindCompactAttribute(std::string_view bytes, std::string_view key);
 
-// The layout's pieces, for the forms built on it (sets/shared_attributes.h): the Append* functions
+// The layout's pieces, for the forms built on it (shared/shared_attributes.h): the Append* functions
 // write one varint, or one attribute's key and value; the Consume* functions read one from the front
 // of `bytes` and advance it past what they read (false, `bytes` then unspecified, when it is
 // truncated or holds an unknown code or kind).

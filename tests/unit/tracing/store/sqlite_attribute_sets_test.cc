@@ -70,7 +70,7 @@ class SqliteAttributeSetsTest : public SqliteStoreFileTest {
   }
 };
 
-TEST_F(SqliteAttributeSetsTest, ASessionsCallsShareOneSetAndReadBackExactly) {
+TEST_F(SqliteAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndReadBackExactly) {
   auto store = OpenSetsTestStore();
   ASSERT_NE(store, nullptr);
   std::vector<Span> calls;
@@ -80,8 +80,10 @@ TEST_F(SqliteAttributeSetsTest, ASessionsCallsShareOneSetAndReadBackExactly) {
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 10)).ok());
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 10, calls.end())).ok());
 
-  EXPECT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 2);  // one a session
-  EXPECT_EQ(SetsTestCount("SELECT count(*) FROM spans WHERE substr(attributes, 1, 1) = x'02'"), 21);
+  // s-1's first call keeps the compact row, its 19 others name one set; s-2's one call has none (a
+  // client that opens a session for every call gets no set row for each).
+  EXPECT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 1);
+  EXPECT_EQ(SetsTestCount("SELECT count(*) FROM spans WHERE substr(attributes, 1, 1) = x'02'"), 19);
   for (const Span& call : calls) ExpectReadsBack(*store, call);
   // A reader in another process (its own object), and the SQL function for a key in the set and one not.
   StoreOptions reader_options;
@@ -104,13 +106,15 @@ TEST_F(SqliteAttributeSetsTest, RetentionRemovesASetOnlyOnceNoStoredSpanCanNameI
   ASSERT_NE(store, nullptr);
   const std::uint64_t now = NowNanos();
   const std::uint64_t days_ago = now - 3 * kDayNanos;
-  // Session "old" only in a trace retention deletes; "kept" in one it deletes and in one it keeps,
+  // Session "old" only in traces retention deletes; "kept" in one it deletes and in one it keeps,
   // which starts 90 minutes from now (a client's clock ahead: the one way a test can have a span
-  // start well after a set's last use without waiting for it).
+  // start well after a set's last use without waiting for it). Each session's second call names
+  // its set.
   const Span old_call = SessionCall(1, "old", days_ago);
+  const Span old_call_again = SessionCall(5, "old", days_ago);
   const Span kept_old_call = SessionCall(2, "kept", days_ago);
   const Span kept_call = SessionCall(3, "kept", now + 90 * kMinuteNanos);
-  ASSERT_TRUE(store->Write(std::vector<Span>{old_call, kept_old_call, kept_call}).ok());
+  ASSERT_TRUE(store->Write(std::vector<Span>{old_call, old_call_again, kept_old_call, kept_call}).ok());
   ASSERT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 2);
 
   // Within the lease both stay, though no stored span names "old" any more.
@@ -148,7 +152,11 @@ TEST_F(SqliteAttributeSetsTest, ASetAnotherWriterHoldsSurvivesItsRetention) {
   ASSERT_NE(writer, nullptr);
   ASSERT_NE(other, nullptr);
   const std::uint64_t now = NowNanos();
-  ASSERT_TRUE(writer->Write(std::vector<Span>{SessionCall(1, "s-1", now - 3 * kDayNanos)}).ok());
+  ASSERT_TRUE(writer
+                  ->Write(std::vector<Span>{SessionCall(1, "s-1", now - 3 * kDayNanos),
+                                            SessionCall(3, "s-1", now - 3 * kDayNanos)})
+                  .ok());
+  ASSERT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 1);
   // The other writer's retention deletes the only trace naming the set, within the lease.
   ASSERT_TRUE(other->EnforceRetention(std::chrono::system_clock::now() + std::chrono::minutes(20)).ok());
   EXPECT_EQ(SetsTestCount("SELECT count(*) FROM traces"), 0);
@@ -163,14 +171,16 @@ TEST_F(SqliteAttributeSetsTest, AWriteThatFailsTakesItsNewSetsWithIt) {
   auto store = OpenSetsTestStore();
   ASSERT_NE(store, nullptr);
   {
-    // The spans' insert fails after the batch numbered its set, in the same transaction.
+    // The spans' insert fails after the batch numbered its set (at its second call), in the same
+    // transaction.
     auto raw = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(raw.ok());
     ASSERT_TRUE(
         raw->Exec("CREATE TRIGGER planted BEFORE INSERT ON spans BEGIN SELECT RAISE(ABORT, 'planted'); END")
             .ok());
   }
-  EXPECT_FALSE(store->Write(std::vector<Span>{SessionCall(1, "s-1", kBase)}).ok());
+  EXPECT_FALSE(
+      store->Write(std::vector<Span>{SessionCall(1, "s-1", kBase), SessionCall(3, "s-1", kBase)}).ok());
   EXPECT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 0);
   {
     auto raw = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
@@ -191,10 +201,11 @@ TEST_F(SqliteAttributeSetsTest, ASpanFromAClockAheadKeepsItsSetAsLongAsItIsStore
   ASSERT_NE(store, nullptr);
   // Started three hours from now (the client's clock is ahead): its set's lease counts from its start.
   const Span ahead = SessionCall(1, "ahead", NowNanos() + 3 * kHourNanos);
-  ASSERT_TRUE(store->Write(std::vector<Span>{ahead}).ok());
+  const Span ahead_again = SessionCall(2, "ahead", NowNanos() + 3 * kHourNanos);
+  ASSERT_TRUE(store->Write(std::vector<Span>{ahead, ahead_again}).ok());
   ASSERT_TRUE(store->EnforceRetention(std::chrono::system_clock::now() + std::chrono::hours(2)).ok());
   EXPECT_EQ(SetsTestCount("SELECT count(*) FROM attribute_sets"), 1);
-  ExpectReadsBack(*store, ahead);
+  ExpectReadsBack(*store, ahead_again);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -37,17 +38,21 @@ constexpr std::int64_t kLeaseNanos = kAttributeSetLease.count();
 
 }  // namespace
 
-Result<std::int64_t> SqliteAttributeSets::Number(const std::string& set, std::int64_t stamp) {
+Result<std::optional<std::int64_t>> SqliteAttributeSets::Number(const std::string& set, std::int64_t stamp) {
   // A session's calls come together: most spans name the set the span before them named.
   if (last_ && last_->second.leased >= stamp - kLeaseNanos / 2 && last_->first == set)
-    return last_->second.id;
+    return std::optional<std::int64_t>(last_->second.id);
   last_ = nullptr;
   const auto found = numbers_.find(set);
   if (found != numbers_.end() && found->second.leased >= stamp - kLeaseNanos / 2) {
     last_ = &*found;
-    return found->second.id;
+    return std::optional<std::int64_t>(found->second.id);
   }
   const bool known = found != numbers_.end();
+  if (!known && met_once_.insert(std::hash<std::string>{}(set)).second) {
+    if (met_once_.size() > kCachedAttributeSets) met_once_.clear();
+    return std::optional<std::int64_t>();
+  }
   std::optional<std::int64_t> id;
   for (const std::string_view sql :
        {known ? kStampSetSql : kInsertSetSql, known ? kInsertSetSql : kStampSetSql}) {
@@ -70,7 +75,7 @@ Result<std::int64_t> SqliteAttributeSets::Number(const std::string& set, std::in
     if (numbers_.size() >= kCachedAttributeSets) numbers_.clear();
     last_ = &*numbers_.emplace(set, Numbered{*id, stamp}).first;
   }
-  return *id;
+  return id;
 }
 
 Result<void> SqliteAttributeSets::EncodeRows(std::vector<StoredSpanRow>& rows,
@@ -87,7 +92,11 @@ Result<void> SqliteAttributeSets::EncodeRows(std::vector<StoredSpanRow>& rows,
     // set by the starts of the stored spans (sqlite_attribute_sets.h).
     auto id = Number(set_, std::max(now, ToSql(span.start_time_unix_nano)));
     if (!id.ok()) return id.error();
-    AppendSharedAttributes(encoded, static_cast<std::uint64_t>(*id), own_);
+    if (!*id) {
+      AppendCompactAttributes(encoded, span.attributes);
+      continue;
+    }
+    AppendSharedAttributes(encoded, static_cast<std::uint64_t>(**id), own_);
   }
   return {};
 }

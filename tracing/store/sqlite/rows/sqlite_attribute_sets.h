@@ -24,8 +24,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -48,8 +50,10 @@ class SqliteAttributeSets final : public AttributeSetSource {
   explicit SqliteAttributeSets(SqliteConnection& db) : db_(db) {}
 
   // Encodes the attributes of `rows` (ToStoredBatch with AttributeEncoding::kLater; rows[i] from
-  // *sources[i]): the shared form where a span has a set, numbered within the caller's write
-  // transaction, the compact form otherwise. `now` (unix nanoseconds) is the write's time.
+  // *sources[i]): the shared form where a span has a set this writer has met before, numbered within
+  // the caller's write transaction, the compact form otherwise. A set is numbered from its second
+  // span on: a client that opens a session for every call would otherwise get a set row (and its
+  // UNIQUE entry) per call, more than its attributes inline. `now` (unix nanoseconds) is the write's time.
   Result<void> EncodeRows(std::vector<StoredSpanRow>& rows, const std::vector<const Span*>& sources,
                           std::int64_t now);
   // Forgets every id the writer numbered: after a write transaction that failed (the sets it added
@@ -66,13 +70,15 @@ class SqliteAttributeSets final : public AttributeSetSource {
     std::int64_t id = 0;
     std::int64_t leased = 0;  // the stamp this writer last gave it
   };
-  Result<std::int64_t> Number(const std::string& set, std::int64_t stamp);
+  // The set's id, numbered if need be; nullopt for a set met for the first time.
+  Result<std::optional<std::int64_t>> Number(const std::string& set, std::int64_t stamp);
 
   SqliteConnection& db_;
   std::string set_;  // the set and own part of the span being encoded (their capacity kept)
   std::string own_;
   std::unordered_map<std::string, Numbered> numbers_;       // the writer's: a set's bytes to its id
   std::pair<const std::string, Numbered>* last_ = nullptr;  // the entry the span before named
+  std::unordered_set<std::size_t> met_once_;  // hashes of the sets met once (a collision numbers early)
   std::unordered_map<std::uint64_t, std::string> bytes_;    // the reads': an id to its set's bytes
 };
 
