@@ -34,6 +34,23 @@ bool ReadSet(std::string_view bytes, std::vector<PlacedAttribute>& out) {
   return true;
 }
 
+// A row in the shared form: the set it names and the compact body of its own attributes.
+struct SharedRow {
+  std::uint64_t set_id = 0;
+  std::string_view own;
+};
+
+// nullopt for any other form or a truncated id.
+std::optional<SharedRow> ParseSharedRow(std::string_view bytes) {
+  if (bytes.empty() || static_cast<unsigned char>(bytes.front()) != kSharedAttributesFormat)
+    return std::nullopt;
+  bytes.remove_prefix(1);
+  SharedRow row;
+  if (!ConsumeCompactVarint(bytes, row.set_id)) return std::nullopt;
+  row.own = bytes;
+  return row;
+}
+
 Error Malformed(std::string_view what) {
   return Error{ErrorCode::kInternal, fmt::format("malformed {}", what)};
 }
@@ -71,12 +88,9 @@ void AppendSharedAttributes(std::string& out, std::uint64_t set_id, std::string_
 }
 
 std::optional<std::uint64_t> SharedAttributesSetId(std::string_view bytes) {
-  if (bytes.empty() || static_cast<unsigned char>(bytes.front()) != kSharedAttributesFormat)
-    return std::nullopt;
-  bytes.remove_prefix(1);
-  std::uint64_t set_id = 0;
-  if (!ConsumeCompactVarint(bytes, set_id)) return std::nullopt;
-  return set_id;
+  const auto row = ParseSharedRow(bytes);
+  if (!row) return std::nullopt;
+  return row->set_id;
 }
 
 Result<std::vector<Attribute>> ReadCompactOrSharedAttributes(std::string_view bytes,
@@ -86,27 +100,24 @@ Result<std::vector<Attribute>> ReadCompactOrSharedAttributes(std::string_view by
     if (!ReadCompactAttributes(bytes, attributes)) return Malformed("compact attributes");
     return attributes;
   }
-  std::uint64_t set_id = 0;
-  if (bytes.empty() || static_cast<unsigned char>(bytes.front()) != kSharedAttributesFormat) {
-    return Malformed("attributes (neither the compact nor the shared form)");
-  }
-  bytes.remove_prefix(1);
-  if (!ConsumeCompactVarint(bytes, set_id)) return Malformed("shared attributes");
-  auto set_bytes = SetBytesOf(set_id, sets);
+  const auto row = ParseSharedRow(bytes);
+  if (!row) return Malformed("attributes (neither the compact nor the shared form)");
+  auto set_bytes = SetBytesOf(row->set_id, sets);
   if (!set_bytes.ok()) return set_bytes.error();
   std::vector<PlacedAttribute> placed;
-  if (!ReadSet(*set_bytes, placed)) return Malformed(fmt::format("attribute set {}", set_id));
+  if (!ReadSet(*set_bytes, placed)) return Malformed(fmt::format("attribute set {}", row->set_id));
   // The own attributes fill the positions the set leaves, in order.
+  std::string_view own = row->own;
   auto next_placed = placed.begin();
-  while (!bytes.empty() || next_placed != placed.end()) {
+  while (!own.empty() || next_placed != placed.end()) {
     if (next_placed != placed.end() && next_placed->position == attributes.size()) {
       attributes.push_back(std::move(next_placed->attribute));
       ++next_placed;
       continue;
     }
-    if (bytes.empty())
-      return Malformed(fmt::format("shared attributes (set {} has a position past them)", set_id));
-    if (!ConsumeCompactAttribute(bytes, attributes.emplace_back())) return Malformed("shared attributes");
+    if (own.empty())
+      return Malformed(fmt::format("shared attributes (set {} has a position past them)", row->set_id));
+    if (!ConsumeCompactAttribute(own, attributes.emplace_back())) return Malformed("shared attributes");
   }
   return attributes;
 }
@@ -114,18 +125,13 @@ Result<std::vector<Attribute>> ReadCompactOrSharedAttributes(std::string_view by
 Result<std::optional<AttributeValue>> FindCompactOrSharedAttribute(std::string_view bytes,
                                                                    std::string_view key,
                                                                    AttributeSetSource* sets) {
-  const auto set_id = SharedAttributesSetId(bytes);
-  if (!set_id) return FindCompactAttribute(bytes, key);
-  if (!IsShareableAttributeKey(key)) {
-    bytes.remove_prefix(1);
-    std::uint64_t skipped = 0;
-    ConsumeCompactVarint(bytes, skipped);  // read once already by SharedAttributesSetId
-    return FindInCompactBody(bytes, key);
-  }
-  auto set_bytes = SetBytesOf(*set_id, sets);
+  const auto row = ParseSharedRow(bytes);
+  if (!row) return FindCompactAttribute(bytes, key);
+  if (!IsShareableAttributeKey(key)) return FindInCompactBody(row->own, key);
+  auto set_bytes = SetBytesOf(row->set_id, sets);
   if (!set_bytes.ok()) return set_bytes.error();
   std::vector<PlacedAttribute> placed;
-  if (!ReadSet(*set_bytes, placed)) return Malformed(fmt::format("attribute set {}", *set_id));
+  if (!ReadSet(*set_bytes, placed)) return Malformed(fmt::format("attribute set {}", row->set_id));
   for (PlacedAttribute& entry : placed) {
     if (entry.attribute.key == key) return std::optional<AttributeValue>(std::move(entry.attribute.value));
   }
