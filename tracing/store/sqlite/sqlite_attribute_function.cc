@@ -16,6 +16,7 @@
 #include "tracing/store/span_rows/attribute_json_reader.h"
 #include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -45,16 +46,15 @@ class ConnectionSetSource final : public AttributeSetSource {
 
   Result<std::string> AttributeSetBytes(std::uint64_t set_id) override {
     sqlite3_stmt* raw = nullptr;
-    if (const int rc = sqlite3_prepare_v2(db_, "SELECT attributes FROM attribute_sets WHERE set_id = ?1", -1,
-                                          &raw, nullptr);
+    if (const int rc = sqlite3_prepare_v2(db_, kAttributeSetBytesSql.data(),
+                                          static_cast<int>(kAttributeSetBytesSql.size()), &raw, nullptr);
         rc != SQLITE_OK) {
       return SqliteError(db_, rc, "read an attribute set");
     }
     const std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> stmt(raw, &sqlite3_finalize);
     sqlite3_bind_int64(stmt.get(), 1, static_cast<sqlite3_int64>(set_id));
     const int rc = sqlite3_step(stmt.get());
-    if (rc == SQLITE_DONE)
-      return Error{ErrorCode::kNotFound, fmt::format("attribute set {} is not in the store", set_id)};
+    if (rc == SQLITE_DONE) return AttributeSetMissing(set_id);
     if (rc != SQLITE_ROW) return SqliteError(db_, rc, "read an attribute set");
     return std::string(ArgumentBytes(sqlite3_column_value(stmt.get(), 0), /*blob=*/true));
   }

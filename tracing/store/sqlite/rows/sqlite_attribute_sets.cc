@@ -26,8 +26,6 @@ constexpr std::string_view kInsertSetSql = R"sql(
 INSERT INTO attribute_sets (attributes, leased_unix_nano) VALUES (?1, ?2) ON CONFLICT DO NOTHING RETURNING set_id
 )sql";
 
-constexpr std::string_view kSetBytesSql = "SELECT attributes FROM attribute_sets WHERE set_id = ?1";
-
 // ?1 is the retention's now less a lease; min() of no traces is NULL, which leaves ?1.
 constexpr std::string_view kRemoveUnnamedSetsSql = R"sql(
 DELETE FROM attribute_sets
@@ -37,6 +35,12 @@ WHERE leased_unix_nano < min(?1, coalesce((SELECT min(start_unix_nano) FROM trac
 constexpr std::int64_t kLeaseNanos = kAttributeSetLease.count();
 
 }  // namespace
+
+const std::string_view kAttributeSetBytesSql = "SELECT attributes FROM attribute_sets WHERE set_id = ?1";
+
+Error AttributeSetMissing(std::uint64_t set_id) {
+  return Error{ErrorCode::kNotFound, fmt::format("attribute set {} is not in the store", set_id)};
+}
 
 Result<std::optional<std::int64_t>> SqliteAttributeSets::Number(const std::string& set, std::int64_t stamp) {
   // A session's calls come together: most spans name the set the span before them named.
@@ -103,14 +107,14 @@ Result<void> SqliteAttributeSets::EncodeRows(std::vector<StoredSpanRow>& rows,
 
 Result<std::string> SqliteAttributeSets::AttributeSetBytes(std::uint64_t set_id) {
   if (const auto found = bytes_.find(set_id); found != bytes_.end()) return found->second;
-  auto stmt = db_.PrepareCached(kSetBytesSql);
+  auto stmt = db_.PrepareCached(kAttributeSetBytesSql);
   if (!stmt.ok()) return stmt.error();
   (*stmt)->BindInt64(1, static_cast<std::int64_t>(set_id));
   auto row = (*stmt)->Step();
   if (!row.ok()) return row.error();
   if (!*row) {
     (*stmt)->Reset();
-    return Error{ErrorCode::kNotFound, fmt::format("attribute set {} is not in the store", set_id)};
+    return AttributeSetMissing(set_id);
   }
   std::string bytes((*stmt)->ColumnBlobView(0));
   (*stmt)->Reset();

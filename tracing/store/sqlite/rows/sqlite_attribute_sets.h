@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -81,6 +82,11 @@ class SqliteAttributeSets final : public AttributeSetSource {
   std::unordered_set<std::size_t> met_once_;  // hashes of the sets met once (a collision numbers early)
   std::unordered_map<std::uint64_t, std::string> bytes_;    // the reads': an id to its set's bytes
 };
+
+// The bytes of set ?1 (one row, or none); and the error for a set that is not there. The store's
+// reads (SqliteAttributeSets) and the SQL function's (sqlite_attribute_function.h) both use them.
+extern const std::string_view kAttributeSetBytesSql;
+Error AttributeSetMissing(std::uint64_t set_id);
 
 // Removes the sets no stored or future span row can name (above) at `now` (unix nanoseconds); how
 // many. Retention's (upkeep/sqlite_retention.h), in the caller's write transaction; the caller tells
