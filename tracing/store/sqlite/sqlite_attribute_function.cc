@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/hex_digit.h"
 #include "tracing/attribute_json.h"
 #include "tracing/store/span_rows/attribute_json_reader.h"
 #include "tracing/store/span_rows/shared/shared_attributes.h"
@@ -120,13 +121,6 @@ void AttributeFunction(sqlite3_context* context, int argc, sqlite3_value** argv)
   } catch (const std::exception&) {
     sqlite3_result_error_nomem(context);  // only std::bad_alloc can get here
   }
-}
-
-int HexDigitValue(char digit) {
-  if (digit >= '0' && digit <= '9') return digit - '0';
-  if (digit >= 'a' && digit <= 'f') return digit - 'a' + 10;
-  if (digit >= 'A' && digit <= 'F') return digit - 'A' + 10;
-  return -1;
 }
 
 // sparktrace_unhex(text): the bytes an even number of hex digits spell, as a BLOB; a BLOB unchanged (an
