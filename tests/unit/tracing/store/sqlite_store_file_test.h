@@ -9,7 +9,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <utility>
 #include <vector>
 
 #include "tracing/store/span_rows/compact_attributes.h"
@@ -59,29 +58,37 @@ inline void UndoAttributeSets(const std::string& path) {
   auto db = SqliteConnection::Open(path, SQLITE_OPEN_READWRITE);
   ASSERT_TRUE(db.ok()) << db.error().ToString();
   SqliteAttributeSets sets(*db);
-  std::vector<std::pair<std::string, std::string>> rewritten;  // (rowid-less key as hex, compact row)
+  struct Rewritten {
+    std::string trace_id;  // the key's BLOBs (schema version 10)
+    std::string span_id;
+    std::string compact;
+  };
+  std::vector<Rewritten> rewritten;
   {
     auto rows = db->Prepare(
-        "SELECT lower(hex(trace_id || span_id)), attributes FROM spans WHERE typeof(attributes) = "
-        "'blob' AND substr(attributes, 1, 1) = x'02'");
+        "SELECT trace_id, span_id, attributes FROM spans WHERE typeof(attributes) = 'blob' AND "
+        "substr(attributes, 1, 1) = x'02'");
     ASSERT_TRUE(rows.ok()) << rows.error().ToString();
     while (true) {
       auto step = rows->Step();
       ASSERT_TRUE(step.ok()) << step.error().ToString();
       if (!*step) break;
-      auto attributes = ReadCompactOrSharedAttributes(rows->ColumnBlobView(1), &sets);
+      auto attributes = ReadCompactOrSharedAttributes(rows->ColumnBlobView(2), &sets);
       ASSERT_TRUE(attributes.ok()) << attributes.error().ToString();
-      std::string compact;
-      AppendCompactAttributes(compact, *attributes);
-      rewritten.emplace_back(rows->ColumnText(0), std::move(compact));
+      Rewritten& row = rewritten.emplace_back();
+      row.trace_id = rows->ColumnBlobView(0);
+      row.span_id = rows->ColumnBlobView(1);
+      AppendCompactAttributes(row.compact, *attributes);
     }
   }
-  for (const auto& [key, compact] : rewritten) {
-    auto update = db->Prepare("UPDATE spans SET attributes = ?2 WHERE lower(hex(trace_id || span_id)) = ?1");
+  for (const Rewritten& row : rewritten) {
+    auto update = db->Prepare("UPDATE spans SET attributes = ?3 WHERE trace_id = ?1 AND span_id = ?2");
     ASSERT_TRUE(update.ok()) << update.error().ToString();
-    update->BindText(1, key);
-    update->BindBlob(2, compact);
+    update->BindBlob(1, row.trace_id);
+    update->BindBlob(2, row.span_id);
+    update->BindBlob(3, row.compact);
     ASSERT_TRUE(update->Run().ok());
+    ASSERT_EQ(sqlite3_changes(db->handle()), 1);
   }
   ASSERT_TRUE(db->Exec("DROP TABLE attribute_sets").ok());
 }
