@@ -47,12 +47,6 @@ std::uint64_t NowNanos() {
 
 class SqliteAttributeSetsTest : public SqliteStoreFileTest {
  protected:
-  std::unique_ptr<SqliteSpanStore> OpenSetsTestStore(StoreOptions options = {}) {
-    auto store = SqliteSpanStore::Open(path_, options);
-    EXPECT_TRUE(store.ok()) << store.error().ToString();
-    return store.ok() ? std::move(store).value() : nullptr;
-  }
-
   std::int64_t SetsTestCount(const std::string& sql) {
     auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READONLY);
     EXPECT_TRUE(db.ok());
@@ -71,7 +65,7 @@ class SqliteAttributeSetsTest : public SqliteStoreFileTest {
 };
 
 TEST_F(SqliteAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndReadBackExactly) {
-  auto store = OpenSetsTestStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   std::vector<Span> calls;
   for (std::uint32_t trace = 1; trace <= 20; ++trace)
@@ -88,7 +82,7 @@ TEST_F(SqliteAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndReadB
   // A reader in another process (its own object), and the SQL function for a key in the set and one not.
   StoreOptions reader_options;
   reader_options.read_only = true;
-  auto reader = OpenSetsTestStore(reader_options);
+  auto reader = OpenFileStore(reader_options);
   ASSERT_NE(reader, nullptr);
   ExpectReadsBack(*reader, calls.back());
   EXPECT_EQ(SetsTestCount("SELECT count(*) FROM spans WHERE sparktrace_attribute(attributes, "
@@ -102,7 +96,7 @@ TEST_F(SqliteAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndReadB
 TEST_F(SqliteAttributeSetsTest, RetentionRemovesASetOnlyOnceNoStoredSpanCanNameIt) {
   StoreOptions options;
   options.max_age = std::chrono::hours(24);
-  auto store = OpenSetsTestStore(options);
+  auto store = OpenFileStore(options);
   ASSERT_NE(store, nullptr);
   const std::uint64_t now = NowNanos();
   const std::uint64_t days_ago = now - 3 * kDayNanos;
@@ -147,8 +141,8 @@ TEST_F(SqliteAttributeSetsTest, RetentionRemovesASetOnlyOnceNoStoredSpanCanNameI
 TEST_F(SqliteAttributeSetsTest, ASetAnotherWriterHoldsSurvivesItsRetention) {
   StoreOptions options;
   options.max_age = std::chrono::hours(24);
-  auto writer = OpenSetsTestStore(options);
-  auto other = OpenSetsTestStore(options);
+  auto writer = OpenFileStore(options);
+  auto other = OpenFileStore(options);
   ASSERT_NE(writer, nullptr);
   ASSERT_NE(other, nullptr);
   const std::uint64_t now = NowNanos();
@@ -168,7 +162,7 @@ TEST_F(SqliteAttributeSetsTest, ASetAnotherWriterHoldsSurvivesItsRetention) {
 }
 
 TEST_F(SqliteAttributeSetsTest, AWriteThatFailsTakesItsNewSetsWithIt) {
-  auto store = OpenSetsTestStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   {
     // The spans' insert fails after the batch numbered its set (at its second call), in the same
@@ -197,7 +191,7 @@ TEST_F(SqliteAttributeSetsTest, AWriteThatFailsTakesItsNewSetsWithIt) {
 TEST_F(SqliteAttributeSetsTest, ASpanFromAClockAheadKeepsItsSetAsLongAsItIsStored) {
   StoreOptions options;
   options.max_age = std::chrono::hours(24);
-  auto store = OpenSetsTestStore(options);
+  auto store = OpenFileStore(options);
   ASSERT_NE(store, nullptr);
   // Started three hours from now (the client's clock is ahead): its set's lease counts from its start.
   const Span ahead = SessionCall(1, "ahead", NowNanos() + 3 * kHourNanos);

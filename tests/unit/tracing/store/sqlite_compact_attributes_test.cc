@@ -28,12 +28,6 @@ namespace fs = std::filesystem;
 
 class SqliteCompactAttributesTest : public SqliteStoreFileTest {
  protected:
-  std::unique_ptr<SqliteSpanStore> OpenCompactTestStore() {
-    auto store = SqliteSpanStore::Open(path_, {});
-    EXPECT_TRUE(store.ok()) << store.error().ToString();
-    return store.ok() ? std::move(store).value() : nullptr;
-  }
-
   SqliteConnection RawCompactTestConnection() {
     auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     EXPECT_TRUE(db.ok()) << db.error().ToString();
@@ -101,7 +95,7 @@ TEST_F(SqliteCompactAttributesTest, MigratesAVersionFiveStoreAndReadsItsJsonRows
                      {"spark.connect.session_id", std::string("3f1c2a9e-8b7d-4c6e-9a1f-2b3c4d5e6f70")}};
   const std::vector<Span> written = {task, job, call};
   {
-    auto store = OpenCompactTestStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(written).ok());
   }
@@ -128,7 +122,7 @@ TEST_F(SqliteCompactAttributesTest, MigratesAVersionFiveStoreAndReadsItsJsonRows
   auto stale_reader = SqliteSpanStore::Open(path_, {.read_only = true});
   ASSERT_FALSE(stale_reader.ok());
 
-  auto store = OpenCompactTestStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   {
     SqliteConnection raw = RawCompactTestConnection();
@@ -194,7 +188,7 @@ TEST_F(SqliteCompactAttributesTest, AttemptsWithoutIdentityNeedNoPartRows) {
     return *raw.QueryInt64("SELECT count(*) FROM attempt_parts WHERE airflow = 0");
   };
   {
-    auto store = OpenCompactTestStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(std::vector<Span>{call, application}).ok());
   }
@@ -212,7 +206,7 @@ TEST_F(SqliteCompactAttributesTest, AttemptsWithoutIdentityNeedNoPartRows) {
                     .ok());
   }
   EXPECT_EQ(parts_without_identity(), 2);
-  auto store = OpenCompactTestStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(parts_without_identity(), 1);
 

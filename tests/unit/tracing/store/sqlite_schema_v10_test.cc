@@ -60,12 +60,6 @@ PRAGMA user_version = 9;
 
 class SqliteSchemaV10Test : public SqliteStoreFileTest {
  protected:
-  std::unique_ptr<SqliteSpanStore> OpenV10TestStore(StoreOptions options = {}) {
-    auto store = SqliteSpanStore::Open(path_, options);
-    EXPECT_TRUE(store.ok()) << store.error().ToString();
-    return store.ok() ? std::move(store).value() : nullptr;
-  }
-
   SqliteConnection RawV10TestConnection() {
     auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
     EXPECT_TRUE(db.ok()) << db.error().ToString();
@@ -198,7 +192,7 @@ std::vector<std::string> V10TestReads(SqliteSpanStore& store) {
 }
 
 TEST_F(SqliteSchemaV10Test, NewStoreKeepsIdsAsBlobsWithoutAnIndexOnTheEnd) {
-  auto store = OpenV10TestStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->Write(V10TestSpans()).ok());
   EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(trace_id) = 'blob' AND length(trace_id) = 16 "
@@ -228,7 +222,7 @@ TEST_F(SqliteSchemaV10Test, NewStoreKeepsIdsAsBlobsWithoutAnIndexOnTheEnd) {
 // sparktrace_unhex: hex of either case to its bytes, a BLOB unchanged, anything else NULL (so that a
 // search text that is no id matches nothing, and the migration can run over ids already converted).
 TEST_F(SqliteSchemaV10Test, UnhexConvertsHexTextOnly) {
-  ASSERT_NE(OpenV10TestStore(), nullptr);
+  ASSERT_NE(OpenFileStore(), nullptr);
   EXPECT_EQ(
       CountOf("SELECT sparktrace_unhex('0aFF') = x'0aff' AND typeof(sparktrace_unhex('0aFF')) = 'blob'"), 1);
   EXPECT_EQ(CountOf("SELECT length(sparktrace_unhex('')) = 0 AND typeof(sparktrace_unhex('')) = 'blob'"), 1);
@@ -242,7 +236,7 @@ TEST_F(SqliteSchemaV10Test, MigratesAVersionNineStoreAnsweringAsBefore) {
   const std::vector<Span> written = V10TestSpans();
   std::vector<std::string> before;
   {
-    auto store = OpenV10TestStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(written).ok());
     before = V10TestReads(*store);
@@ -262,7 +256,7 @@ TEST_F(SqliteSchemaV10Test, MigratesAVersionNineStoreAnsweringAsBefore) {
   // Retention by age after the migration: the call's trace (ended at kBase + 1 ms) goes, the rest stay.
   StoreOptions options;
   options.max_age = std::chrono::hours(1);
-  auto store = OpenV10TestStore(options);
+  auto store = OpenFileStore(options);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(CountOf("PRAGMA user_version"), SqliteSpanStore::kSchemaVersion);
   EXPECT_EQ(CountOf("SELECT count(*) FROM spans WHERE typeof(trace_id) = 'blob' AND typeof(span_id) = 'blob' "
@@ -309,7 +303,7 @@ TEST_F(SqliteSchemaV10Test, RetentionSelectionsPickWhatOrderingByTheEndPicks) {
     spans.push_back(MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", start, end));
   }
   {
-    auto store = OpenV10TestStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(spans).ok());
   }

@@ -51,12 +51,6 @@ PRAGMA user_version = 7;
 
 class SqliteSchemaV8Test : public SqliteStoreFileTest {
  protected:
-  std::unique_ptr<SqliteSpanStore> OpenV8TestStore() {
-    auto store = SqliteSpanStore::Open(path_, {});
-    EXPECT_TRUE(store.ok()) << store.error().ToString();
-    return store.ok() ? std::move(store).value() : nullptr;
-  }
-
   SqliteConnection RawV8TestConnection() {
     auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
     EXPECT_TRUE(db.ok()) << db.error().ToString();
@@ -119,7 +113,7 @@ std::vector<std::string> V8TestAttemptLines(SqliteSpanStore& store, std::optiona
 }
 
 TEST_F(SqliteSchemaV8Test, NewStoreKeysSpansByTheirIdsWithoutSessionColumn) {
-  auto store = OpenV8TestStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(store->Write(V8TestSpans()).ok());
   EXPECT_NE(SchemaSqlOf("spans").find("WITHOUT ROWID"), std::string::npos);
@@ -152,7 +146,7 @@ TEST_F(SqliteSchemaV8Test, MigratesAVersionSevenStoreAnsweringAsBefore) {
   std::vector<std::string> attempts_before;
   std::vector<std::string> failed_before;
   {
-    auto store = OpenV8TestStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(written).ok());
     attempts_before = V8TestAttemptLines(*store, std::nullopt);
@@ -169,7 +163,7 @@ TEST_F(SqliteSchemaV8Test, MigratesAVersionSevenStoreAnsweringAsBefore) {
   auto stale_reader = SqliteSpanStore::Open(path_, {.read_only = true});
   ASSERT_FALSE(stale_reader.ok());  // a reader asks for the writer's migration first
 
-  auto store = OpenV8TestStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   {
     SqliteConnection raw = RawV8TestConnection();

@@ -30,16 +30,10 @@ namespace fs = std::filesystem;
 
 class SqliteSpanStoreTest : public SqliteStoreFileTest {
  protected:
-  std::unique_ptr<SqliteSpanStore> OpenStore(StoreOptions options = {}) {
-    auto store = SqliteSpanStore::Open(path_, options);
-    EXPECT_TRUE(store.ok()) << store.error().ToString();
-    return store.ok() ? std::move(store).value() : nullptr;
-  }
-
   std::unique_ptr<SqliteSpanStore> OpenReader() {
     StoreOptions options;
     options.read_only = true;
-    return OpenStore(options);
+    return OpenFileStore(options);
   }
 
   // A plain connection, to look at or tamper with the file the way another program would.
@@ -51,7 +45,7 @@ class SqliteSpanStoreTest : public SqliteStoreFileTest {
 };
 
 TEST_F(SqliteSpanStoreTest, StoresWellKnownAttributesInQueryableColumns) {
-  auto store = OpenStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   Span span = MakeSpan(7, 1, 0, "op", kBase, kBase + kMs);
   span.attributes = {{"spark.connect.operation_id", std::string("op-7")},
@@ -83,7 +77,7 @@ TEST_F(SqliteSpanStoreTest, StoresWellKnownAttributesInQueryableColumns) {
 }
 
 TEST_F(SqliteSpanStoreTest, LooksUpOperationsThroughTheirIndex) {
-  auto store = OpenStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   // The lookup goes through the operation index, not a scan of every span.
   SqliteConnection raw = Raw();
@@ -97,7 +91,7 @@ TEST_F(SqliteSpanStoreTest, LooksUpOperationsThroughTheirIndex) {
 TEST_F(SqliteSpanStoreTest, RetentionBySizeDeletesOldestAndShrinksTheFile) {
   const std::string payload(4000, 'x');  // about one page of attributes per span
   {
-    auto store = OpenStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     std::vector<Span> spans;
     for (std::uint32_t t = 1; t <= 200; ++t) {
@@ -122,7 +116,7 @@ TEST_F(SqliteSpanStoreTest, RetentionBySizeDeletesOldestAndShrinksTheFile) {
   constexpr std::uint64_t kBudget = 1u << 20;
   StoreOptions options;
   options.max_bytes = kBudget;
-  auto store = OpenStore(options);
+  auto store = OpenFileStore(options);
   ASSERT_NE(store, nullptr);
   auto retention =
       store->EnforceRetention(std::chrono::system_clock::time_point(std::chrono::nanoseconds(kBase)));
@@ -157,12 +151,12 @@ TEST_F(SqliteSpanStoreTest, RetentionBySizeDeletesOldestAndShrinksTheFile) {
 
 TEST_F(SqliteSpanStoreTest, ReopensAfterClose) {
   {
-    auto store = OpenStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(std::vector<Span>{MakeSpan(1, 1, 0, "first", kBase, kBase + kMs)}).ok());
   }
   {
-    auto store = OpenStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(
         store->Write(std::vector<Span>{MakeSpan(2, 1, 0, "second", kBase + kMs, kBase + 2 * kMs)}).ok());
@@ -184,20 +178,20 @@ TEST_F(SqliteSpanStoreTest, ReopensAfterClose) {
 
 TEST_F(SqliteSpanStoreTest, OpensAnEmptyExistingFile) {
   std::ofstream(path_).close();
-  auto store = OpenStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(store->Write(std::vector<Span>{MakeSpan(1, 1, 0, "s", kBase, kBase + 1)}).ok());
 }
 
 TEST_F(SqliteSpanStoreTest, CreatesMissingParentDirectories) {
   path_ = (dir_ / "a" / "b" / "traces.db").string();
-  auto store = OpenStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(path_));
 }
 
 TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
-  { ASSERT_NE(OpenStore(), nullptr); }
+  { ASSERT_NE(OpenFileStore(), nullptr); }
   {
     SqliteConnection raw = Raw();
     ASSERT_TRUE(raw.Exec(fmt::format("PRAGMA user_version = {}", SqliteSpanStore::kSchemaVersion + 1)).ok());
@@ -220,7 +214,7 @@ TEST_F(SqliteSpanStoreTest, RefusesANewerSchemaVersion) {
 // file is migrated by the first writer, its data kept.
 TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   {
-    auto store = OpenStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     // An application's trace: something to settle (upkeep/sqlite_settlement.cc, kSettlesSchema).
     Span kept = MakeSpan(1, 1, 0, "spark.application", kBase, kBase + kMs);
@@ -248,7 +242,7 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionTwoStore) {
   ASSERT_FALSE(stale_reader.ok());
   EXPECT_NE(stale_reader.error().message.find("start the proxy once"), std::string::npos);
 
-  auto migrated = OpenStore();
+  auto migrated = OpenFileStore();
   ASSERT_NE(migrated, nullptr);
   SqliteConnection raw = Raw();
   EXPECT_EQ(*raw.QueryInt64("PRAGMA user_version"), SqliteSpanStore::kSchemaVersion);
@@ -274,7 +268,7 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionFourStoreToAirflowOnlyIndexes) {
                      {"airflow.try_number", std::int64_t{1}}};
   const Span call = MakeSpan(2, 1, 0, "spark.connect.SparkConnectService/Config", kBase, kBase + kMs);
   {
-    auto store = OpenStore();
+    auto store = OpenFileStore();
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->Write(std::vector<Span>{task, call}).ok());
   }
@@ -289,7 +283,7 @@ TEST_F(SqliteSpanStoreTest, MigratesAVersionFourStoreToAirflowOnlyIndexes) {
                  "PRAGMA user_version = 4")
             .ok());
   }
-  auto store = OpenStore();
+  auto store = OpenFileStore();
   ASSERT_NE(store, nullptr);
   {
     SqliteConnection raw = Raw();
@@ -392,7 +386,7 @@ TEST_F(SqliteSpanStoreTest, ReaderNeedsAnExistingFileAndCannotWrite) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
   EXPECT_FALSE(fs::exists(path_));
 
-  { ASSERT_NE(OpenStore(), nullptr); }
+  { ASSERT_NE(OpenFileStore(), nullptr); }
   auto reader = OpenReader();
   ASSERT_NE(reader, nullptr);
   auto written = reader->Write(std::vector<Span>{MakeSpan(1, 1, 0, "s", kBase, kBase + 1)});
@@ -405,7 +399,7 @@ TEST_F(SqliteSpanStoreTest, ReaderKeepsItsSnapshotWhileTheWriterCommits) {
   // A short busy timeout: without WAL the writer's commit would wait for the reader and fail fast.
   StoreOptions options;
   options.busy_timeout = std::chrono::milliseconds(100);
-  auto writer = OpenStore(options);
+  auto writer = OpenFileStore(options);
   ASSERT_NE(writer, nullptr);
   ASSERT_TRUE(writer->Write(std::vector<Span>{MakeSpan(1, 1, 0, "first", kBase, kBase + 1)}).ok());
 

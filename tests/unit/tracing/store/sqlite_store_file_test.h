@@ -6,15 +6,18 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
 #include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
+#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::tracing::store {
 
@@ -104,6 +107,14 @@ class SqliteStoreFileTest : public testing::Test {
     std::filesystem::create_directories(dir_);
     path_ = (dir_ / "traces.db").string();
   }
+  // The store at path_ (opened as a writer unless `options` say otherwise), or null with the
+  // failure reported.
+  std::unique_ptr<SqliteSpanStore> OpenFileStore(StoreOptions options = {}) {
+    auto store = SqliteSpanStore::Open(path_, options);
+    EXPECT_TRUE(store.ok()) << store.error().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
   void TearDown() override {
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
