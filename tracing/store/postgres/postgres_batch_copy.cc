@@ -10,6 +10,7 @@
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store {
@@ -62,7 +63,8 @@ ON CONFLICT (trace_id, span_id) DO UPDATE SET
   status_code = excluded.status_code, status_message = excluded.status_message,
   trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
   operation_id = excluded.operation_id, dag_id = excluded.dag_id, task_id = excluded.task_id,
-  run_id = excluded.run_id, try_number = excluded.try_number, task_map_index = excluded.task_map_index
+  run_id = excluded.run_id, try_number = excluded.try_number, task_map_index = excluded.task_map_index,
+  attribute_set = excluded.attribute_set
 WHERE excluded.name <> '{1}'
    OR (spans.name = '{1}' AND spans.dag_id IS NOT DISTINCT FROM excluded.dag_id
        AND spans.task_id IS NOT DISTINCT FROM excluded.task_id
@@ -156,6 +158,9 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
       AppendOptional(copy, row.run_id);
       AppendOptional(copy, row.try_number);
       AppendOptional(copy, TaskMapIndexOf(span));
+      const std::optional<std::uint64_t> set_id = SharedAttributesSetId(row.attributes);
+      AppendOptional(copy, set_id ? std::optional<std::int64_t>(static_cast<std::int64_t>(*set_id))
+                                  : std::optional<std::int64_t>());
       copy.End();
     }
   }

@@ -204,10 +204,33 @@ constexpr std::string_view kSchemaV6 =
 // rows (an attempt is either, never both) until their trace is indexed again.
 constexpr std::string_view kSchemaV7 = "ALTER TABLE traces ADD COLUMN attempt boolean";
 
+// Version 8: attribute sets (rows/postgres_attribute_sets.h), as in the SQLite store's version 14: what a
+// call repeats from its client, connection, session and Airflow task is a row of attribute_sets, and a
+// span's attributes in the shared form name it by id, in their bytes and in attribute_set, which the
+// reads join on (a bigint costs a shared row 8 bytes of the ~95 the set saves it; a NULL, a compact
+// row nothing). The set's bytes are named set_bytes so that a join with spans leaves every column name
+// of spans unambiguous. ADD COLUMN without a default changes only the catalogue; rows written before
+// stay compact.
+//
+// And no traces_by_end, as in the SQLite store's version 10: retention finds traces by their end
+// through traces_by_start and traces_inverted, a partial index of the traces that end before they start
+// (span_rows/span_table_sql.h, TracesEndedBeforeSql, says why that picks the same traces); the index on
+// the end cost every trace a B-tree insert and ~33 bytes.
+constexpr std::string_view kSchemaV8 = R"sql(
+CREATE TABLE attribute_sets (
+  set_id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  set_bytes        bytea  NOT NULL UNIQUE,
+  leased_unix_nano bigint NOT NULL
+);
+ALTER TABLE spans ADD COLUMN attribute_set bigint;
+DROP INDEX traces_by_end;
+CREATE INDEX traces_inverted ON traces (end_unix_nano) WHERE end_unix_nano < start_unix_nano
+)sql";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
 constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                            kSchemaV5, kSchemaV6, kSchemaV7};
+                                            kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

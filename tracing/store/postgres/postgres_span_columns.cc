@@ -4,12 +4,15 @@
 
 #include <charconv>
 #include <cmath>
+#include <unordered_map>
+#include <utility>
 #include <variant>
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/span_rows/attribute_json_reader.h"
 #include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
@@ -18,23 +21,62 @@ std::string IdsFromHexSql(std::string_view param) {
   return fmt::format("ARRAY(SELECT decode(id, 'hex') FROM unnest({}::text[]) id)", param);
 }
 
+namespace {
+
+// The sets the rows of one result name, from the set_bytes each row joined: decoded once per id.
+class JoinedSets final : public AttributeSetSource {
+ public:
+  // The set_bytes text of the row being read (nullopt: NULL).
+  void ReadingRow(std::optional<std::string_view> set_text) { row_set_ = set_text; }
+
+  Result<std::string> AttributeSetBytes(std::uint64_t set_id) override {
+    if (const auto found = decoded_.find(set_id); found != decoded_.end()) return found->second;
+    if (!row_set_) return AttributeSetMissing(set_id);
+    auto bytes = ByteaFromText(*row_set_);
+    if (!bytes) return Error{ErrorCode::kInternal, fmt::format("attribute set {} is not bytea", set_id)};
+    return decoded_.emplace(set_id, std::move(*bytes)).first->second;
+  }
+
+ private:
+  std::optional<std::string_view> row_set_;
+  std::unordered_map<std::uint64_t, std::string> decoded_;
+};
+
+}  // namespace
+
 bool AreCompactAttributes(std::string_view bytes) {
-  return !bytes.empty() && static_cast<unsigned char>(bytes.front()) == kCompactAttributesFormat;
+  if (bytes.empty()) return false;
+  const auto format = static_cast<unsigned char>(bytes.front());
+  return format == kCompactAttributesFormat || format == kSharedAttributesFormat;
 }
 
-Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text, std::string_view span_hex) {
-  std::vector<Attribute> attributes;
-  const auto bytes = ByteaFromText(bytea_text);
-  const bool read = bytes && (AreCompactAttributes(*bytes) ? ReadCompactAttributes(*bytes, attributes)
-                                                           : ReadAttributesJson(*bytes, attributes));
-  if (!read)
+Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text,
+                                                std::optional<std::string_view> set_text,
+                                                std::string_view span_hex) {
+  const auto malformed = [span_hex] {
     return Error{ErrorCode::kInternal, fmt::format("malformed attributes of stored span {}", span_hex)};
+  };
+  const auto bytes = ByteaFromText(bytea_text);
+  if (!bytes) return malformed();
+  if (!AreCompactAttributes(*bytes)) {
+    std::vector<Attribute> attributes;
+    if (!ReadAttributesJson(*bytes, attributes)) return malformed();
+    return attributes;
+  }
+  JoinedSets sets;
+  sets.ReadingRow(set_text);
+  auto attributes = ReadCompactOrSharedAttributes(*bytes, &sets);
+  if (!attributes.ok()) {
+    return Error{attributes.error().code,
+                 fmt::format("attributes of stored span {}: {}", span_hex, attributes.error().message)};
+  }
   return attributes;
 }
 
 Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first) {
   std::vector<Span> spans;
   spans.reserve(static_cast<std::size_t>(result.rows()));
+  JoinedSets sets;
   const auto at = [first](int column) { return first + column; };
   for (int row = 0; row < result.rows(); ++row) {
     StoredSpanColumns columns;
@@ -56,6 +98,9 @@ Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first) {
     columns.attributes = *attributes;
     columns.attributes_compact = AreCompactAttributes(*attributes);
     columns.events_json = result.Text(row, at(11));
+    sets.ReadingRow(result.IsNull(row, at(12)) ? std::nullopt
+                                               : std::optional<std::string_view>(result.Text(row, at(12))));
+    columns.attribute_sets = &sets;
     auto span = FromStoredColumns(columns);
     if (!span.ok()) return span.error();
     spans.push_back(std::move(span).value());

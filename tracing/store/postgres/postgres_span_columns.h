@@ -19,32 +19,38 @@
 
 namespace sparktrace::tracing::store {
 
-// What a read of spans selects, in StoredSpanColumns' order: the ids as hex text, the attributes as
-// bytea (SpansOfResult reads either form).
+// What a read of spans selects, from kPostgresSpansWithSets, in StoredSpanColumns' order: the ids as
+// hex text, the attributes as bytea (SpansOfResult reads either form), and the attribute set a row in
+// the shared form names (rows/postgres_attribute_sets.h; NULL for any other row).
 inline constexpr std::string_view kPostgresSpanReadColumns =
     "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, kind, "
-    "start_unix_nano, end_unix_nano, status_code, status_message, trace_state, attributes, events";
+    "start_unix_nano, end_unix_nano, status_code, status_message, trace_state, attributes, events, set_bytes";
+// The spans with the set each names: what a read of whole spans selects from.
+inline constexpr std::string_view kPostgresSpansWithSets =
+    "spans LEFT JOIN attribute_sets ON set_id = attribute_set";
 
 // Every column a write fills, in SpanCopy's order (postgres_batch_copy.h).
 inline constexpr std::string_view kPostgresSpanWriteColumns =
     "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
     "status_message, trace_state, attributes, events, operation_id, dag_id, task_id, run_id, try_number, "
-    "task_map_index";
+    "task_map_index, attribute_set";
 
 // SQL for the bytea ids of a text[] parameter of hex ids (`param`, "$1"): for `trace_id = ANY(…)`.
 std::string IdsFromHexSql(std::string_view param);
 
 // The spans of a result whose columns from `first` on are kPostgresSpanReadColumns, in its order.
-// A row's attributes are compact when their first byte says so (kCompactAttributesFormat), else the
-// JSON text a version-2 row held; malformed rows are kInternal errors naming the span.
+// A row's attributes are compact or shared when their first byte says so, else the JSON text a
+// version-2 row held; malformed rows are kInternal errors naming the span.
 Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first = 0);
 
-// Whether stored attribute bytes are in the compact form (its format byte) rather than the JSON
-// text of a row written before version 3.
+// Whether stored attribute bytes are in the compact or the shared form (their format byte) rather than
+// the JSON text of a row written before version 3.
 bool AreCompactAttributes(std::string_view bytes);
-// The attributes of a stored row from the text form of its bytea column (either form); kInternal,
-// naming the span, when they are neither.
-Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text, std::string_view span_hex);
+// The attributes of a stored row from the text form of its bytea column (any form) and of the set it
+// names (nullopt: none); kInternal, naming the span, when they are none of them.
+Result<std::vector<Attribute>> StoredAttributes(std::string_view bytea_text,
+                                                std::optional<std::string_view> set_text,
+                                                std::string_view span_hex);
 
 // The map index an "airflow.task" span is replaced under (its airflow.map_index attribute as the task
 // index takes it: an integer, a double truncated or text holding an integer); nullopt when it has none

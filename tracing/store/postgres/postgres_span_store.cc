@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <map>
 #include <optional>
@@ -19,7 +20,9 @@
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/postgres/postgres_task_index.h"
+#include "tracing/store/postgres/rows/postgres_attribute_sets.h"
 #include "tracing/store/postgres/upkeep/postgres_settlement.h"
+#include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/attempt_parts.h"
 
@@ -128,7 +131,7 @@ Result<WriteStats> PostgresSpanStore::Write(std::span<const Span> spans) {
 
 Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   WriteStats stats;
-  const StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kCompact);
+  StoredBatch batch = ToStoredBatch(spans, AttributeEncoding::kLater);
   const std::vector<StoredSpanRow>& rows = batch.rows;
   stats.spans_rejected = batch.rejected;
   stats.spans_written = rows.size();
@@ -145,6 +148,12 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   if (!incoming_tables_ready_) {
     if (auto created = db_.Exec(kIncomingTablesSql); !created.ok()) return fail(created.error());
     incoming_tables_ready_ = true;
+  }
+  // Before the transaction (rows/postgres_attribute_sets.h says why).
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  if (auto encoded = attribute_sets_.EncodeRows(db_, batch.rows, batch.sources, now.count()); !encoded.ok()) {
+    return fail(encoded.error());
   }
   Transaction transaction(db_);
   if (auto begun = transaction.Begin(); !begun.ok()) return fail(begun.error());
@@ -240,9 +249,9 @@ Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilte
 Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
   return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
     const std::string trace_hex = ToHex(trace_id);
-    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = decode($1, 'hex') "
+    auto result = db_.Query(fmt::format("SELECT {} FROM {} WHERE trace_id = decode($1, 'hex') "
                                         "ORDER BY start_unix_nano, span_id",
-                                        kPostgresSpanReadColumns),
+                                        kPostgresSpanReadColumns, kPostgresSpansWithSets),
                             {trace_hex});
     if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
     auto spans = SpansOfResult(*result);
@@ -264,10 +273,11 @@ Result<std::vector<Span>> PostgresSpanStore::GetTraces(std::span<const TraceId> 
       ids += ToHex(trace_id);
     }
     ids += '}';
-    auto result = db_.Query(fmt::format("SELECT {} FROM spans WHERE trace_id = ANY({}) "
-                                        "ORDER BY trace_id, start_unix_nano, span_id",
-                                        kPostgresSpanReadColumns, IdsFromHexSql("$1")),
-                            {ids});
+    auto result =
+        db_.Query(fmt::format("SELECT {} FROM {} WHERE trace_id = ANY({}) "
+                              "ORDER BY trace_id, start_unix_nano, span_id",
+                              kPostgresSpanReadColumns, kPostgresSpansWithSets, IdsFromHexSql("$1")),
+                  {ids});
     if (!result.ok()) return Named(result.error(), fmt::format("read {} traces", trace_ids.size()));
     return SpansOfResult(*result);
   });
@@ -387,10 +397,12 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
     };
     if (now_ns > max_age_ns) {
       while (true) {
-        auto more = delete_selected(
-            "SELECT encode(trace_id, 'hex') FROM traces WHERE end_unix_nano < $1::bigint "
-            "ORDER BY end_unix_nano LIMIT $2::bigint",
-            {std::to_string(now_ns - max_age_ns), std::to_string(kBatchTraces)}, stats.traces_deleted_by_age);
+        static const std::string aged_sql =
+            fmt::format("SELECT encode(trace_id, 'hex') FROM ({}) aged LIMIT $2::bigint",
+                        TracesEndedBeforeSql("$1::bigint"));
+        auto more =
+            delete_selected(aged_sql, {std::to_string(now_ns - max_age_ns), std::to_string(kBatchTraces)},
+                            stats.traces_deleted_by_age);
         if (!more.ok()) return fail(more.error());
         if (!*more) break;
       }
@@ -407,12 +419,16 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
       const std::uint64_t average = std::max<std::uint64_t>(1, *used / traces);
       const std::uint64_t batch = std::clamp<std::uint64_t>(
           (*used - options_.max_bytes + average - 1) / average, 1, static_cast<std::uint64_t>(kBatchTraces));
-      auto more = delete_selected(
-          "SELECT encode(trace_id, 'hex') FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint",
-          {std::to_string(batch)}, stats.traces_deleted_by_size);
+      static const std::string oldest_sql =
+          fmt::format("SELECT encode(trace_id, 'hex') FROM ({}) oldest", TracesEndedFirstSql("$1::bigint"));
+      auto more = delete_selected(oldest_sql, {std::to_string(batch)}, stats.traces_deleted_by_size);
       if (!more.ok()) return fail(more.error());
       if (!*more) break;
     }
+    // Then the attribute sets no stored span names and no writer may name from its cache.
+    auto removed = RemoveUnnamedPostgresAttributeSets(db_, now_ns);
+    if (!removed.ok()) return fail(removed.error());
+    if (*removed > 0) attribute_sets_.ForgetNumbers();
     return stats;
   });
 }

@@ -2,7 +2,8 @@
 // PostgresSpanStore: the trace store shared by every proxy, driver sidecar and `sparktrace ui` of a
 // deployment (tracing/store/span_store.h says what every store promises). The same rows as the
 // SQLite store (tracing/store/span_rows/stored_span.h) with ids as bytea and the compact attributes
-// (postgres_span_columns.h), the same task index (tracing/store/task_index/attempt_parts.h).
+// (postgres_span_columns.h), what a session's calls repeat kept once (rows/postgres_attribute_sets.h), the
+// same task index (tracing/store/task_index/attempt_parts.h).
 //
 // Many writers: each batch is one transaction that first takes a transaction-scoped advisory lock
 // per trace it touches (in lock-id order), so two proxies writing spans of one trace (a retry on
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "tracing/store/postgres/client/pg_connection.h"
+#include "tracing/store/postgres/rows/postgres_attribute_sets.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
 
@@ -67,6 +69,7 @@ class PostgresSpanStore final : public SpanStore {
   const std::string display_;
   const StoreOptions options_;
   bool incoming_tables_ready_ = false;
+  PostgresAttributeSets attribute_sets_;  // the sets this writer numbered
 };
 
 }  // namespace sparktrace::tracing::store

@@ -62,4 +62,29 @@ WHERE excluded.name <> '{0}'
                      MapIndexSql(dialect, "excluded"));
 }
 
+// A trace that ends no earlier than it starts and ended before a time also started before it, so the
+// start range holds it; the inverted ones are the second arm.
+std::string TracesEndedBeforeSql(std::string_view cutoff) {
+  return fmt::format(
+      "SELECT trace_id FROM traces WHERE start_unix_nano < {0} AND end_unix_nano < {0} "
+      "UNION ALL SELECT trace_id FROM traces WHERE end_unix_nano < start_unix_nano AND end_unix_nano < {0} "
+      "AND start_unix_nano >= {0}",
+      cutoff);
+}
+
+// The `limit` traces that started first end by some time E (their latest end), so the `limit` that
+// ended first end by E too: they started by E, or are inverted traces that end by E. Ordering those by
+// their end gives exactly them.
+std::string TracesEndedFirstSql(std::string_view limit) {
+  const std::string latest_end = fmt::format(
+      "(SELECT max(end_unix_nano) FROM (SELECT end_unix_nano FROM traces ORDER BY start_unix_nano LIMIT {}) "
+      "first_started)",
+      limit);
+  return fmt::format(
+      "SELECT trace_id FROM (SELECT trace_id, end_unix_nano FROM traces WHERE start_unix_nano <= {0} "
+      "UNION ALL SELECT trace_id, end_unix_nano FROM traces WHERE end_unix_nano < start_unix_nano "
+      "AND end_unix_nano <= {0} AND start_unix_nano > {0}) ended ORDER BY end_unix_nano, trace_id LIMIT {1}",
+      latest_end, limit);
+}
+
 }  // namespace sparktrace::tracing::store

@@ -51,6 +51,16 @@ std::string IndexSpanColumnsSql(SpanSqlDialect dialect);
 // not. IS NOT DISTINCT FROM: an attempt without a run id has NULL there (SQLite 3.39+ and PostgreSQL).
 std::string SpanReplacesStoredSql(SpanSqlDialect dialect);
 
+// What retention deletes, by age and by size, in either store: the trace ids of the traces that ended
+// before `cutoff`, and of the `limit` traces that ended first ((end, trace id) ascending), each the SQL
+// of a parameter (SQLite "?1", PostgreSQL "$1::bigint"). Both read traces by their start
+// (traces_by_start) and the traces that end before they start (spans with an inverted clock; normally
+// none) through traces_inverted, a partial index of those only: an index on the end cost every trace a
+// B-tree insert and ~35-50 bytes for a query run once a minute. Each picks exactly the traces the plain
+// query on the end picks (sqlite_schema_v10_test.cc and postgres_attribute_sets_test.cc hold them to it).
+std::string TracesEndedBeforeSql(std::string_view cutoff);
+std::string TracesEndedFirstSql(std::string_view limit);
+
 // The columns a read selects: what StoredSpanRow's readers (SpanFromRow) and the summary readers
 // (SummaryFromRow) take, in their order.
 inline constexpr std::string_view kSpanReadColumns =

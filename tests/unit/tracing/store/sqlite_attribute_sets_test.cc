@@ -22,29 +22,6 @@ namespace {
 
 using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
 
-// A call of session `session`, trace `trace`, starting at `start`.
-Span SessionCall(std::uint32_t trace, const std::string& session, std::uint64_t start) {
-  Span call = MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", start, start + kMs);
-  call.attributes = {{"rpc.system", std::string("grpc")},
-                     {"rpc.service", std::string("spark.connect.SparkConnectService")},
-                     {"rpc.method", std::string("Config")},
-                     {"network.peer.port", static_cast<std::int64_t>(40000 + trace)},
-                     {"spark.connect.session_id", session},
-                     {"spark.connect.user_id", std::string("etl")},
-                     {"spark.connect.client_type", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1")}};
-  return call;
-}
-
-constexpr std::uint64_t kMinuteNanos = 60'000'000'000ULL;
-constexpr std::uint64_t kHourNanos = 60 * kMinuteNanos;
-constexpr std::uint64_t kDayNanos = 24 * kHourNanos;
-
-std::uint64_t NowNanos() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
-}
-
 class SqliteAttributeSetsTest : public SqliteStoreFileTest {
  protected:
   std::int64_t SetsTestCount(const std::string& sql) {

@@ -322,7 +322,7 @@ TEST_F(SqliteSchemaV10Test, RetentionSelectionsPickWhatOrderingByTheEndPicks) {
         << cutoff_ms;
   }
   for (std::string_view selection :
-       {std::string_view(kSqliteTracesEndedFirstSql), kSqliteTracesEndedBeforeSql}) {
+       {std::string_view(kSqliteTracesEndedFirstSql), std::string_view(kSqliteTracesEndedBeforeSql)}) {
     const std::string plan = PlanOf(selection);
     EXPECT_EQ(plan.find("SCAN traces\n"), std::string::npos) << plan;
     EXPECT_FALSE(plan.ends_with("SCAN traces")) << plan;

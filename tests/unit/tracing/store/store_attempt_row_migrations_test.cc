@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/unit/tracing/store/postgres_schema_undo.h"
 #include "tests/unit/tracing/store/sqlite_store_file_test.h"
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
@@ -62,11 +63,18 @@ class StoreAttemptRowMigrations : public testing::TestWithParam<StoreBackend> {
       Exec(fmt::format("{} PRAGMA user_version = {}", kUndoVersionElevenSql, kSqliteBeforeSettles));
       return;
     }
+    UndoPostgresAttributeSets();
     Exec(
         fmt::format("{}DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
                     "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE {}; "
                     "UPDATE sparktrace_schema SET version = {}",
                     kUndoPostgresVersionSevenSql, kOldUnsettled, kPostgresBeforeSettles));
+  }
+
+  void UndoPostgresAttributeSets() {
+    auto db = backend_.Raw();
+    ASSERT_TRUE(db.ok()) << db.error().ToString();
+    UndoPostgresVersionEight(*db);
   }
 
   TestBackend backend_;
@@ -153,7 +161,11 @@ TEST_P(StoreAttemptRowMigrations, AnAttemptsTracesAreReadFromItsParts) {
   }
   EXPECT_EQ(Count("SELECT count(*) FROM task_attempts WHERE trace_ids <> ''"), 0);
   Exec(fmt::format("UPDATE task_attempts SET trace_ids = '{}'", listed));
-  if (Sqlite()) UndoAttributeSets(backend_.location().target);
+  if (Sqlite()) {
+    UndoAttributeSets(backend_.location().target);
+  } else {
+    UndoPostgresAttributeSets();
+  }
   Exec(Sqlite()
            ? fmt::format("{} PRAGMA user_version = {}", kUndoVersionThirteenSql, kSqliteBeforeTracesFromParts)
            : fmt::format("{} UPDATE sparktrace_schema SET version = {}", kUndoPostgresVersionSevenSql,

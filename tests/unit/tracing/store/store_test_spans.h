@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -65,6 +66,30 @@ inline std::vector<Attribute> ConfigCallAttributes(std::int64_t peer_port = 4123
           {"spark.connect.client_type", std::string("sparktrace-bench")},
           {"spark.connect.server_side_session_id", std::string("26da0a0a-3e96-43f5-bb60-baead94bd698")},
           {"spark.connect.config.operation", std::string("get")}};
+}
+
+// A call of session `session` (what it shares with the session's other calls: rows in the shared form,
+// span_rows/shared/shared_attributes.h), trace `trace`, starting at `start`.
+inline Span SessionCall(std::uint32_t trace, const std::string& session, std::uint64_t start) {
+  Span call = MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", start, start + kMs);
+  call.attributes = {{"rpc.system", std::string("grpc")},
+                     {"rpc.service", std::string("spark.connect.SparkConnectService")},
+                     {"rpc.method", std::string("Config")},
+                     {"network.peer.port", static_cast<std::int64_t>(40000 + trace)},
+                     {"spark.connect.session_id", session},
+                     {"spark.connect.user_id", std::string("etl")},
+                     {"spark.connect.client_type", std::string("_SPARK_CONNECT_PYTHON spark/3.5.1")}};
+  return call;
+}
+
+inline constexpr std::uint64_t kMinuteNanos = 60'000'000'000ULL;
+inline constexpr std::uint64_t kHourNanos = 60 * kMinuteNanos;
+inline constexpr std::uint64_t kDayNanos = 24 * kHourNanos;
+
+inline std::uint64_t NowNanos() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
 }
 
 inline void ExpectAttributesEq(const std::vector<Attribute>& actual, const std::vector<Attribute>& expected) {

@@ -62,6 +62,15 @@ void CopyRows::Text(std::string_view text) {
   }
 }
 
+void AppendLowerHex(std::string& out, std::string_view bytes) {
+  static constexpr std::string_view kDigits = "0123456789abcdef";
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += kDigits[byte >> 4];
+    out += kDigits[byte & 0xF];
+  }
+}
+
 void CopyRows::Null() {
   Separate();
   out_ += "\\N";
@@ -73,14 +82,9 @@ void CopyRows::Int(std::int64_t value) {
 }
 
 void CopyRows::Bytes(std::string_view bytes) {
-  static constexpr std::string_view kDigits = "0123456789abcdef";
   Separate();
   out_ += "\\\\x";
-  for (const char c : bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    out_ += kDigits[byte >> 4];
-    out_ += kDigits[byte & 0xF];
-  }
+  AppendLowerHex(out_, bytes);
 }
 
 void CopyRows::End() {

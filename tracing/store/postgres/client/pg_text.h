@@ -42,6 +42,9 @@ std::string TextArray(std::span<const std::optional<std::string>> items);
 // {1,2}: a bigint[] literal.
 std::string IntArray(std::span<const std::int64_t> items);
 
+// Appends the lower-case hex digits of `bytes` (what decode(…, 'hex') reads back).
+void AppendLowerHex(std::string& out, std::string_view bytes);
+
 // A bytea value as a text-format result gives it (\x followed by lower-case hex) back into its bytes;
 // nullopt when `text` is not that form.
 std::optional<std::string> ByteaFromText(std::string_view text);

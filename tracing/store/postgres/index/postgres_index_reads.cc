@@ -14,8 +14,8 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-// PostgresIndexSpanColumnsSql's columns, after which ReadStoredBeforeBatch reads two more.
-constexpr int kIndexSpanColumns = 13;
+// PostgresIndexSpanColumnsSql's columns, after which ReadStoredBeforeBatch reads more.
+constexpr int kIndexSpanColumns = 14;
 
 // The Airflow parts of the traces in $1 (hex ids, text[]) whose awaited parents are known, with all a
 // part keeps (increment/part_increment.h); a trace without parts has one row of NULLs after its id.
@@ -32,15 +32,20 @@ WHERE t.trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id
 }  // namespace
 
 std::string PostgresIndexSpanColumnsSql() {
+  // The set a shared row names is looked up by its key for those rows only (a join would read it for
+  // every span).
+  const std::string carries = fmt::format(
+      "dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}')", tracing::kSparkPhasePrefix,
+      tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName, tracing::kSparkApplicationSpanName,
+      tracing::kSparkConnectLifecycleSpanName);
   return fmt::format(
       "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, "
       "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
-      "  CASE WHEN dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}')\n"
-      "       THEN attributes END,\n"
-      "  CASE WHEN strpos(events, '{}') > 0 THEN events END",
-      tracing::kSparkPhasePrefix, tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName,
-      tracing::kSparkApplicationSpanName, tracing::kSparkConnectLifecycleSpanName,
-      tracing::kFindingEventName);
+      "  CASE WHEN {0} THEN attributes END,\n"
+      "  CASE WHEN strpos(events, '{1}') > 0 THEN events END,\n"
+      "  CASE WHEN attribute_set IS NOT NULL AND ({0})\n"
+      "       THEN (SELECT set_bytes FROM attribute_sets WHERE set_id = attribute_set) END",
+      carries, tracing::kFindingEventName);
 }
 
 // A span and its row hold what these columns hold, and nothing else.
@@ -57,7 +62,10 @@ Result<IndexSpan> PostgresIndexSpanFrom(const PgResult& result, int row) {
   span.end_time_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 5));
   span.status_code = static_cast<StatusCode>(result.Int64(row, 6));
   if (!result.IsNull(row, 11)) {
-    auto attributes = StoredAttributes(result.Text(row, 11), result.Text(row, 1));
+    auto attributes = StoredAttributes(
+        result.Text(row, 11),
+        result.IsNull(row, 13) ? std::nullopt : std::optional<std::string_view>(result.Text(row, 13)),
+        result.Text(row, 1));
     if (!attributes.ok()) return attributes.error();
     span.attributes = std::move(attributes).value();
   }
@@ -109,7 +117,7 @@ FROM up CROSS JOIN LATERAL (SELECT * FROM spans WHERE trace_id = up.walk_trace A
                             LIMIT 1) stored
 UNION ALL
 SELECT encode(trace_id, 'hex'), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, start_unix_nano, end_unix_nano
+       NULL, NULL, start_unix_nano, end_unix_nano
 FROM traces WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($3::text[]) id))
 )sql",
                                                   PostgresIndexSpanColumnsSql());

@@ -64,6 +64,10 @@ Result<std::string> SetBytesOf(std::uint64_t set_id, AttributeSetSource* sets) {
 
 }  // namespace
 
+Error AttributeSetMissing(std::uint64_t set_id) {
+  return Error{ErrorCode::kNotFound, fmt::format("attribute set {} is not in the store", set_id)};
+}
+
 bool SplitSharedAttributes(const std::vector<Attribute>& attributes, std::string& set, std::string& own) {
   set.assign(1, static_cast<char>(kAttributeSetFormat));
   own.clear();

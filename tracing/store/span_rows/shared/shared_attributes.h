@@ -1,5 +1,5 @@
 #pragma once
-// The shared form of a span's attributes in the SQLite store: what a call repeats from its client,
+// The shared form of a span's attributes in both stores: what a call repeats from its client,
 // connection, session and Airflow task (the shareable keys, compact_attribute_dictionary.h) is kept
 // once, as an attribute set of its own row, and the span's row holds the set's id and the rest. A
 // Config call's shareable attributes (session and server-side session ids, user, client type, server
@@ -42,12 +42,16 @@ void AppendSharedAttributes(std::string& out, std::uint64_t set_id, std::string_
 std::optional<std::uint64_t> SharedAttributesSetId(std::string_view bytes);
 
 // Where reads find a set's bytes by its id: kNotFound when there is none, another error when the
-// lookup failed. The SQLite store's is sqlite/rows/sqlite_attribute_sets.h.
+// lookup failed. The SQLite store's is sqlite/rows/sqlite_attribute_sets.h; the PostgreSQL store's
+// reads join each row's set (postgres/postgres_span_columns.cc).
 class AttributeSetSource {
  public:
   virtual ~AttributeSetSource() = default;
   virtual Result<std::string> AttributeSetBytes(std::uint64_t set_id) = 0;
 };
+
+// The error of a read whose row names a set that is not in the store.
+Error AttributeSetMissing(std::uint64_t set_id);
 
 // A row's attributes in the compact or the shared form (`sets` may be null when the row is not
 // shared). kInternal for a malformed row or set, kNotFound (naming the set) for a set that is gone.

@@ -4,7 +4,6 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -38,25 +37,11 @@ constexpr std::int64_t kLeaseNanos = kAttributeSetLease.count();
 
 const std::string_view kAttributeSetBytesSql = "SELECT attributes FROM attribute_sets WHERE set_id = ?1";
 
-Error AttributeSetMissing(std::uint64_t set_id) {
-  return Error{ErrorCode::kNotFound, fmt::format("attribute set {} is not in the store", set_id)};
-}
-
 Result<std::optional<std::int64_t>> SqliteAttributeSets::Number(const std::string& set, std::int64_t stamp) {
-  // A session's calls come together: most spans name the set the span before them named.
-  if (last_ && last_->second.leased >= stamp - kLeaseNanos / 2 && last_->first == set)
-    return std::optional<std::int64_t>(last_->second.id);
-  last_ = nullptr;
-  const auto found = numbers_.find(set);
-  if (found != numbers_.end() && found->second.leased >= stamp - kLeaseNanos / 2) {
-    last_ = &*found;
-    return std::optional<std::int64_t>(found->second.id);
-  }
-  const bool known = found != numbers_.end();
-  if (!known && met_once_.insert(std::hash<std::string>{}(set)).second) {
-    if (met_once_.size() > kCachedAttributeSets) met_once_.clear();
-    return std::optional<std::int64_t>();
-  }
+  const AttributeSetNumbers::Lookup lookup = numbers_.Find(set, stamp);
+  if (lookup.state == AttributeSetNumbers::State::kFresh) return std::optional<std::int64_t>(lookup.id);
+  if (lookup.state == AttributeSetNumbers::State::kFirstMet) return std::optional<std::int64_t>();
+  const bool known = lookup.state == AttributeSetNumbers::State::kStale;
   std::optional<std::int64_t> id;
   for (const std::string_view sql :
        {known ? kStampSetSql : kInsertSetSql, known ? kInsertSetSql : kStampSetSql}) {
@@ -72,13 +57,7 @@ Result<std::optional<std::int64_t>> SqliteAttributeSets::Number(const std::strin
     if (id) break;
   }
   if (!id) return Error{ErrorCode::kInternal, "numbering an attribute set returned no id"};
-  if (known) {
-    found->second = Numbered{*id, stamp};
-    last_ = &*found;
-  } else {
-    if (numbers_.size() >= kCachedAttributeSets) numbers_.clear();
-    last_ = &*numbers_.emplace(set, Numbered{*id, stamp}).first;
-  }
+  numbers_.Remember(set, *id, stamp);
   return id;
 }
 

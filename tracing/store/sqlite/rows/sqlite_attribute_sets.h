@@ -22,29 +22,22 @@
 //
 // Threads: the connection's (one store object, one thread at a time).
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
-#include <utility>
 #include <vector>
 
 #include "common/result.h"
 #include "tracing/span.h"
+#include "tracing/store/span_rows/shared/attribute_set_numbers.h"
 #include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
 
 class SqliteConnection;
-
-inline constexpr std::chrono::nanoseconds kAttributeSetLease = std::chrono::hours(1);
-// Each cache holds at most this many sets; a full one starts again empty. A session has a few
-// (a set per shape of call: with or without a time to first response, its method's extra keys).
-inline constexpr std::size_t kCachedAttributeSets = 4096;
 
 class SqliteAttributeSets final : public AttributeSetSource {
  public:
@@ -59,34 +52,24 @@ class SqliteAttributeSets final : public AttributeSetSource {
                           std::int64_t now);
   // Forgets every id the writer numbered: after a write transaction that failed (the sets it added
   // are gone with it) and after retention removed sets (upkeep/sqlite_retention.h).
-  void ForgetNumbers() {
-    last_ = nullptr;
-    numbers_.clear();
-  }
+  void ForgetNumbers() { numbers_.Forget(); }
 
   Result<std::string> AttributeSetBytes(std::uint64_t set_id) override;
 
  private:
-  struct Numbered {
-    std::int64_t id = 0;
-    std::int64_t leased = 0;  // the stamp this writer last gave it
-  };
   // The set's id, numbered if need be; nullopt for a set met for the first time.
   Result<std::optional<std::int64_t>> Number(const std::string& set, std::int64_t stamp);
 
   SqliteConnection& db_;
   std::string set_;  // the set and own part of the span being encoded (their capacity kept)
   std::string own_;
-  std::unordered_map<std::string, Numbered> numbers_;       // the writer's: a set's bytes to its id
-  std::pair<const std::string, Numbered>* last_ = nullptr;  // the entry the span before named
-  std::unordered_set<std::size_t> met_once_;  // hashes of the sets met once (a collision numbers early)
-  std::unordered_map<std::uint64_t, std::string> bytes_;    // the reads': an id to its set's bytes
+  AttributeSetNumbers numbers_;                           // the writer's
+  std::unordered_map<std::uint64_t, std::string> bytes_;  // the reads': an id to its set's bytes (bounded)
 };
 
-// The bytes of set ?1 (one row, or none); and the error for a set that is not there. The store's
-// reads (SqliteAttributeSets) and the SQL function's (sqlite_attribute_function.h) both use them.
+// The bytes of set ?1 (one row, or none). The store's reads (SqliteAttributeSets) and the SQL
+// function's (sqlite_attribute_function.h) both use it.
 extern const std::string_view kAttributeSetBytesSql;
-Error AttributeSetMissing(std::uint64_t set_id);
 
 // Removes the sets no stored or future span row can name (above) at `now` (unix nanoseconds); how
 // many. Retention's (upkeep/sqlite_retention.h), in the caller's write transaction; the caller tells

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
 #include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
@@ -17,25 +18,8 @@
 
 namespace sparktrace::tracing::store {
 
-// Retention finds traces by their end through traces_by_start (schema version 10 has no index on
-// end_unix_nano: it cost every trace a B-tree insert and ~50 bytes for a query run once a minute).
-// A trace that ends no earlier than it starts and ended before a time also started before it, so the
-// start range holds it; the traces that end before they start (spans with an inverted clock; normally
-// none) are in traces_inverted (sqlite_schema.cc, kBinaryIdsSchema), a partial index of them only.
-// Each selection picks exactly the traces the plain one on the end picked.
-const std::string_view kSqliteTracesEndedBeforeSql =
-    "SELECT trace_id FROM traces WHERE start_unix_nano < ?1 AND end_unix_nano < ?1 "
-    "UNION ALL SELECT trace_id FROM traces WHERE end_unix_nano < start_unix_nano AND end_unix_nano < ?1 "
-    "AND start_unix_nano >= ?1";
-
-// The ?1 traces that ended first, (end, trace id) ascending. The ?1 traces that started first end by
-// some time E (their latest end, {0}), so the ?1 that ended first end by E too: they started by E, or
-// are inverted traces that end by E. Ordering those by their end gives exactly them.
-const std::string kSqliteTracesEndedFirstSql = fmt::format(
-    "SELECT trace_id FROM (SELECT trace_id, end_unix_nano FROM traces WHERE start_unix_nano <= {0} "
-    "UNION ALL SELECT trace_id, end_unix_nano FROM traces WHERE end_unix_nano < start_unix_nano "
-    "AND end_unix_nano <= {0} AND start_unix_nano > {0}) ORDER BY end_unix_nano, trace_id LIMIT ?1",
-    "(SELECT max(end_unix_nano) FROM (SELECT end_unix_nano FROM traces ORDER BY start_unix_nano LIMIT ?1))");
+const std::string kSqliteTracesEndedBeforeSql = TracesEndedBeforeSql("?1");
+const std::string kSqliteTracesEndedFirstSql = TracesEndedFirstSql("?1");
 
 namespace {
 

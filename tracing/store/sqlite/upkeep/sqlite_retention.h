@@ -18,11 +18,10 @@ namespace sparktrace::tracing::store {
 class SqliteConnection;
 class SqliteAttributeSets;
 
-// What retention deletes, by age and by size: the trace ids (?1 a time in unix nanoseconds) of the
-// traces that ended before ?1, and of the ?1 traces that ended first ((end, trace id) ascending).
-// Both read traces_by_start (schema version 10 has no index on the end); exported for the test that
-// holds them to the plain queries on the end.
-extern const std::string_view kSqliteTracesEndedBeforeSql;
+// What retention deletes, by age and by size (span_rows/span_table_sql.h, TracesEndedBeforeSql; schema
+// version 10 has no index on the end): the trace ids of the traces that ended before ?1 (unix ns), and
+// of the ?1 traces that ended first. Exported for the test that holds them to the plain queries.
+extern const std::string kSqliteTracesEndedBeforeSql;
 extern const std::string kSqliteTracesEndedFirstSql;
 
 // Deletes the traces whose last span ended before `now - options.max_age`, then, while the pages in use

@@ -1,0 +1,270 @@
+// The PostgreSQL store's attribute sets (postgres/rows/postgres_attribute_sets.h, schema version 8):
+// what rows and sets a session's calls write, that every read (the trace, another reader, the task
+// index re-reading a trace's stored spans) gets the attributes back exactly, that writers numbering
+// the same sets at once neither wait on each other's batches nor deadlock, which sets retention
+// removes, and that retention's selections through the start pick the traces the plain ones on the
+// end picked.
+#include "tracing/store/postgres/rows/postgres_attribute_sets.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/unit/tracing/store/store_test_backends.h"
+#include "tests/unit/tracing/store/store_test_spans.h"
+#include "tracing/store/span_rows/span_table_sql.h"
+
+namespace sparktrace::tracing::store {
+namespace {
+
+using namespace testing_spans;  // NOLINT(google-build-using-namespace): test helpers
+
+class PostgresAttributeSetsTest : public testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(backend_.Create(StoreBackend::kPostgres)) << backend_.problem(); }
+  void TearDown() override { backend_.Destroy(); }
+
+  std::int64_t Count(const std::string& sql) { return backend_.Count(sql); }
+
+  void ExpectReadsBack(SpanStore& store, const Span& written) {
+    auto read = store.GetTrace(written.trace_id);
+    ASSERT_TRUE(read.ok()) << read.error().ToString();
+    ASSERT_EQ(read->size(), 1U);
+    ExpectSpanEq(read->front(), written);
+  }
+
+  // The trace ids (hex) `sql` selects (a SELECT of trace_id, its parameter $1), sorted unless ordered.
+  std::vector<std::string> Selected(const std::string& selection, std::int64_t parameter, bool sort) {
+    auto db = backend_.Raw();
+    EXPECT_TRUE(db.ok());
+    if (!db.ok()) return {};
+    auto rows = db->Query(fmt::format("SELECT encode(trace_id, 'hex') FROM ({}) picked", selection),
+                          {std::to_string(parameter)});
+    EXPECT_TRUE(rows.ok()) << selection << ": " << (rows.ok() ? "" : rows.error().ToString());
+    std::vector<std::string> ids;
+    for (int row = 0; rows.ok() && row < rows->rows(); ++row) ids.emplace_back(rows->Text(row, 0));
+    if (sort) std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  TestBackend backend_;
+};
+
+TEST_F(PostgresAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndReadBackExactly) {
+  auto store = backend_.Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<Span> calls;
+  for (std::uint32_t trace = 1; trace <= 20; ++trace)
+    calls.push_back(SessionCall(trace, "s-1", kBase + trace * kMs));
+  calls.push_back(SessionCall(21, "s-2", kBase));
+  ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 10)).ok());
+  ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 10, calls.end())).ok());
+
+  // s-1's first call keeps the compact row, its 19 others name one set, by id in their bytes and in
+  // attribute_set; s-2's one call has none.
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 2 AND attribute_set = "
+                  "(SELECT set_id FROM attribute_sets)"),
+            19);
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 1 AND attribute_set IS NULL"),
+            2);
+  for (const Span& call : calls) ExpectReadsBack(*store, call);
+  // A reader in another process (its own object), one trace and many at once.
+  StoreOptions reader_options;
+  reader_options.read_only = true;
+  auto reader = backend_.Open(reader_options);
+  ASSERT_NE(reader, nullptr);
+  ExpectReadsBack(*reader, calls[5]);
+  std::vector<TraceId> ids;
+  ids.reserve(calls.size());
+  for (const Span& call : calls) ids.push_back(call.trace_id);
+  auto all = reader->GetTraces(ids);
+  ASSERT_TRUE(all.ok()) << all.error().ToString();
+  ASSERT_EQ(all->size(), calls.size());
+  for (const Span& read : *all) {
+    const auto written = std::find_if(calls.begin(), calls.end(),
+                                      [&](const Span& call) { return call.trace_id == read.trace_id; });
+    ASSERT_NE(written, calls.end());
+    ExpectSpanEq(read, *written);
+  }
+}
+
+TEST_F(PostgresAttributeSetsTest, TheIndexReadsAnAttemptsIdentityOutOfTheSetsOfItsStoredSpans) {
+  auto store = backend_.Open();
+  ASSERT_NE(store, nullptr);
+  // An Airflow task's calls in one trace, over two batches: the second batch's index update reads the
+  // stored spans (their identity in a set) it adds to.
+  std::vector<Span> calls;
+  for (std::uint32_t span = 1; span <= 12; ++span) {
+    Span call = MakeSpan(1, span, 0, "spark.connect.SparkConnectService/ExecutePlan", kBase + span * kMs,
+                         kBase + (span + 1) * kMs);
+    call.attributes = SessionCall(1, "s-1", kBase).attributes;
+    call.attributes.push_back({"airflow.dag_id", std::string("etl")});
+    call.attributes.push_back({"airflow.task_id", std::string("load")});
+    call.attributes.push_back({"airflow.run_id", std::string("scheduled__2024-05-01")});
+    call.attributes.push_back({"airflow.try_number", std::int64_t{1}});
+    calls.push_back(std::move(call));
+  }
+  ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 6)).ok());
+  ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 6, calls.end())).ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE attribute_set IS NOT NULL"), 11);
+  TaskAttemptFilter filter;
+  filter.dag_id = "etl";
+  auto page = store->ListTaskAttempts(filter);
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->rows.size(), 1U);
+  EXPECT_EQ(page->rows[0].key.task_id, "load");
+  EXPECT_EQ(page->rows[0].key.try_number, 1);
+  EXPECT_EQ(page->rows[0].span_count, 12);
+  auto read = store->GetTrace(TraceIdOf(1));
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  ASSERT_EQ(read->size(), calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) ExpectSpanEq((*read)[i], calls[i]);
+}
+
+TEST_F(PostgresAttributeSetsTest, WritersNumberingTheSameSetsAtOnceEachGetTheOneRow) {
+  // Four writers (proxies behind one Service) take calls of the same eight sessions, in different
+  // orders, at once: no batch fails (no deadlock between their numberings), and each set is one row.
+  constexpr int kWriters = 4;
+  constexpr std::uint32_t kSessions = 8;
+  constexpr std::uint32_t kBatches = 6;
+  std::vector<std::unique_ptr<SpanStore>> stores;
+  for (int writer = 0; writer < kWriters; ++writer) {
+    stores.push_back(backend_.Open());
+    ASSERT_NE(stores.back(), nullptr);
+  }
+  std::vector<std::vector<Span>> written(kWriters);
+  std::vector<int> failed(kWriters, 0);
+  std::vector<std::thread> threads;
+  threads.reserve(kWriters);
+  for (int writer = 0; writer < kWriters; ++writer) {
+    threads.emplace_back([&, writer] {
+      for (std::uint32_t batch = 0; batch < kBatches; ++batch) {
+        std::vector<Span> spans;
+        for (std::uint32_t i = 0; i < kSessions; ++i) {
+          const std::uint32_t session = (writer % 2 == 0) ? i : kSessions - 1 - i;  // two orders
+          const auto trace = static_cast<std::uint32_t>(1 + (writer * kBatches + batch) * kSessions + i);
+          spans.push_back(SessionCall(trace, fmt::format("s-{}", session), kBase + trace * kMs));
+        }
+        if (!stores[static_cast<std::size_t>(writer)]->Write(spans).ok()) ++failed[writer];
+        for (Span& span : spans) written[writer].push_back(std::move(span));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failed, std::vector<int>(kWriters, 0));
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), kSessions);
+  EXPECT_EQ(Count("SELECT count(DISTINCT attribute_set) FROM spans"), kSessions);
+  for (const std::vector<Span>& spans : written) {
+    for (const Span& span : spans) ExpectReadsBack(*stores[0], span);
+  }
+}
+
+TEST_F(PostgresAttributeSetsTest, RetentionRemovesASetOnlyOnceNoStoredSpanCanNameIt) {
+  StoreOptions options;
+  options.max_age = std::chrono::hours(24);
+  auto store = backend_.Open(options);
+  ASSERT_NE(store, nullptr);
+  const std::uint64_t now = NowNanos();
+  const std::uint64_t days_ago = now - 3 * kDayNanos;
+  // Session "old" only in traces retention deletes; "kept" in one it deletes and in one it keeps,
+  // which starts 90 minutes from now (a client's clock ahead). Each session's second call names its set.
+  const Span old_call = SessionCall(1, "old", days_ago);
+  const Span old_call_again = SessionCall(5, "old", days_ago);
+  const Span kept_old_call = SessionCall(2, "kept", days_ago);
+  const Span kept_call = SessionCall(3, "kept", now + 90 * kMinuteNanos);
+  ASSERT_TRUE(store->Write(std::vector<Span>{old_call, old_call_again, kept_old_call, kept_call}).ok());
+  ASSERT_EQ(Count("SELECT count(*) FROM attribute_sets"), 2);
+
+  // Within the lease both stay, though no stored span names "old" any more.
+  auto soon = store->EnforceRetention(std::chrono::system_clock::now() + std::chrono::minutes(10));
+  ASSERT_TRUE(soon.ok()) << soon.error().ToString();
+  EXPECT_EQ(Count("SELECT count(*) FROM traces"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 2);
+
+  // Past it, "old" goes; "kept" stays: a stored span names it.
+  auto later = store->EnforceRetention(std::chrono::system_clock::now() + std::chrono::hours(3));
+  ASSERT_TRUE(later.ok()) << later.error().ToString();
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
+  ExpectReadsBack(*store, kept_call);
+
+  // Met again, "old" is a set anew, under an id never used before, and its calls read back.
+  const std::int64_t highest = Count("SELECT max(set_id) FROM attribute_sets");
+  const Span again = SessionCall(4, "old", now + kMs);
+  ASSERT_TRUE(store->Write(std::vector<Span>{again}).ok());
+  EXPECT_GT(Count("SELECT max(set_id) FROM attribute_sets"), highest);
+  ExpectReadsBack(*store, again);
+  ExpectReadsBack(*store, kept_call);
+
+  // Once every trace is gone, so is every set whose lease is over.
+  auto last = store->EnforceRetention(std::chrono::system_clock::now() + std::chrono::hours(144));
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM traces"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 0);
+}
+
+TEST_F(PostgresAttributeSetsTest, ASetAnotherWriterHoldsSurvivesItsRetention) {
+  StoreOptions options;
+  options.max_age = std::chrono::hours(24);
+  auto writer = backend_.Open(options);
+  auto other = backend_.Open(options);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_NE(other, nullptr);
+  const std::uint64_t now = NowNanos();
+  ASSERT_TRUE(writer
+                  ->Write(std::vector<Span>{SessionCall(1, "s-1", now - 3 * kDayNanos),
+                                            SessionCall(3, "s-1", now - 3 * kDayNanos)})
+                  .ok());
+  ASSERT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
+  // The other writer's retention deletes the only trace naming the set, within the lease.
+  ASSERT_TRUE(other->EnforceRetention(std::chrono::system_clock::now() + std::chrono::minutes(20)).ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM traces"), 0);
+  // The first writer still names the set from its cache: it is there.
+  const Span next = SessionCall(2, "s-1", now);
+  ASSERT_TRUE(writer->Write(std::vector<Span>{next}).ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE attribute_set IS NOT NULL"), 1);
+  ExpectReadsBack(*other, next);
+}
+
+TEST_F(PostgresAttributeSetsTest, RetentionsSelectionsPickWhatThePlainOnesOnTheEndPicked) {
+  // Traces ending in any order against their starts: short, long, and with an inverted clock.
+  std::vector<Span> spans;
+  std::uint64_t random = 12345;
+  const auto next = [&random] { return random = random * 6364136223846793005ULL + 1442695040888963407ULL; };
+  for (std::uint32_t trace = 1; trace <= 300; ++trace) {
+    const std::uint64_t start = kBase + (next() >> 33) % 1000 * kMs;
+    std::uint64_t end = start + (next() >> 33) % 5 * kMs;
+    if (trace % 17 == 0) end = start + (next() >> 33) % 400 * kMs;  // long
+    if (trace % 29 == 0) end = start - (next() >> 33) % 300 * kMs;  // an inverted clock
+    spans.push_back(MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", start, end));
+  }
+  {
+    auto store = backend_.Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(spans).ok());
+  }
+  ASSERT_GT(Count("SELECT count(*) FROM traces WHERE end_unix_nano < start_unix_nano"), 5);
+  for (std::int64_t limit : {1, 2, 3, 10, 17, 100, 250, 299, 300, 400}) {
+    EXPECT_EQ(Selected(TracesEndedFirstSql("$1::bigint"), limit, false),
+              Selected("SELECT trace_id FROM traces ORDER BY end_unix_nano, trace_id LIMIT $1::bigint", limit,
+                       false))
+        << limit;
+  }
+  for (std::uint64_t cutoff_ms : {0, 1, 5, 100, 333, 500, 999, 1200, 2000}) {
+    const auto cutoff = static_cast<std::int64_t>(kBase + cutoff_ms * kMs);
+    EXPECT_EQ(Selected(TracesEndedBeforeSql("$1::bigint"), cutoff, true),
+              Selected("SELECT trace_id FROM traces WHERE end_unix_nano < $1::bigint", cutoff, true))
+        << cutoff_ms;
+  }
+}
+
+}  // namespace
+}  // namespace sparktrace::tracing::store

@@ -1,0 +1,48 @@
+#pragma once
+// Turns a current PostgreSQL store back into what version 7 wrote, for the migration tests that start
+// from an older version: version 8 undone (postgres_schema.cc, kSchemaV8). Every row in the shared form
+// is rewritten as the compact row version 7 wrote for the same attributes, then the set table, the
+// spans' set column and traces_inverted go and traces_by_end comes back. The caller sets the version.
+
+#include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracing/store/postgres/client/pg_connection.h"
+#include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/span_rows/compact_attributes.h"
+
+namespace sparktrace::tracing::store {
+
+inline void UndoPostgresVersionEight(PgConnection& db) {
+  auto shared = db.Exec(
+      "SELECT encode(trace_id, 'hex'), encode(span_id, 'hex'), attributes, set_bytes FROM spans "
+      "JOIN attribute_sets ON set_id = attribute_set");
+  ASSERT_TRUE(shared.ok()) << shared.error().ToString();
+  for (int row = 0; row < shared->rows(); ++row) {
+    auto attributes = StoredAttributes(shared->Text(row, 2), shared->Text(row, 3), shared->Text(row, 1));
+    ASSERT_TRUE(attributes.ok()) << attributes.error().ToString();
+    std::string compact;
+    AppendCompactAttributes(compact, *attributes);
+    std::string compact_hex;
+    AppendLowerHex(compact_hex, compact);
+    auto updated = db.Query(
+        "WITH rewritten AS (UPDATE spans SET attributes = decode($3, 'hex'), attribute_set = NULL "
+        "WHERE trace_id = decode($1, 'hex') AND span_id = decode($2, 'hex') RETURNING 1) "
+        "SELECT count(*) FROM rewritten",
+        {std::string(shared->Text(row, 0)), std::string(shared->Text(row, 1)), compact_hex});
+    ASSERT_TRUE(updated.ok()) << updated.error().ToString();
+    ASSERT_EQ(updated->Int64(0, 0), 1);
+  }
+  auto undone = db.Exec(
+      "DROP TABLE attribute_sets; ALTER TABLE spans DROP COLUMN attribute_set; DROP INDEX traces_inverted; "
+      "CREATE INDEX traces_by_end ON traces (end_unix_nano)");
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+}  // namespace sparktrace::tracing::store
