@@ -1,16 +1,15 @@
 // The PostgreSQL store's attribute sets (postgres/rows/postgres_attribute_sets.h, schema version 8):
 // what rows and sets a session's calls write, that every read (the trace, another reader, the task
 // index re-reading a trace's stored spans) gets the attributes back exactly, that writers numbering
-// the same sets at once neither wait on each other's batches nor deadlock, which sets retention
-// removes, and that retention's selections through the start pick the traces the plain ones on the
-// end picked.
+// the same sets at once neither wait on each other's batches nor deadlock, and that retention's
+// selections through the start pick the traces the plain ones on the end picked. Which sets retention
+// removes: store_attribute_sets_test.cc, on both backends.
 #include "tracing/store/postgres/rows/postgres_attribute_sets.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,13 +32,6 @@ class PostgresAttributeSetsTest : public testing::Test {
 
   std::int64_t Count(const std::string& sql) { return backend_.Count(sql); }
 
-  void ExpectReadsBack(SpanStore& store, const Span& written) {
-    auto read = store.GetTrace(written.trace_id);
-    ASSERT_TRUE(read.ok()) << read.error().ToString();
-    ASSERT_EQ(read->size(), 1U);
-    ExpectSpanEq(read->front(), written);
-  }
-
   // The trace ids (hex) `sql` selects (a SELECT of trace_id, its parameter $1), sorted unless ordered.
   std::vector<std::string> Selected(const std::string& selection, std::int64_t parameter, bool sort) {
     auto db = backend_.Raw();
@@ -60,10 +52,7 @@ class PostgresAttributeSetsTest : public testing::Test {
 TEST_F(PostgresAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndReadBackExactly) {
   auto store = backend_.Open();
   ASSERT_NE(store, nullptr);
-  std::vector<Span> calls;
-  for (std::uint32_t trace = 1; trace <= 20; ++trace)
-    calls.push_back(SessionCall(trace, "s-1", kBase + trace * kMs));
-  calls.push_back(SessionCall(21, "s-2", kBase));
+  const std::vector<Span> calls = TwentyCallsOfASessionAndOneOfAnother();
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 10)).ok());
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 10, calls.end())).ok());
 
@@ -165,73 +154,6 @@ TEST_F(PostgresAttributeSetsTest, WritersNumberingTheSameSetsAtOnceEachGetTheOne
   for (const std::vector<Span>& spans : written) {
     for (const Span& span : spans) ExpectReadsBack(*stores[0], span);
   }
-}
-
-TEST_F(PostgresAttributeSetsTest, RetentionRemovesASetOnlyOnceNoStoredSpanCanNameIt) {
-  StoreOptions options;
-  options.max_age = std::chrono::hours(24);
-  auto store = backend_.Open(options);
-  ASSERT_NE(store, nullptr);
-  const std::uint64_t now = NowNanos();
-  const std::uint64_t days_ago = now - 3 * kDayNanos;
-  // Session "old" only in traces retention deletes; "kept" in one it deletes and in one it keeps,
-  // which starts 90 minutes from now (a client's clock ahead). Each session's second call names its set.
-  const Span old_call = SessionCall(1, "old", days_ago);
-  const Span old_call_again = SessionCall(5, "old", days_ago);
-  const Span kept_old_call = SessionCall(2, "kept", days_ago);
-  const Span kept_call = SessionCall(3, "kept", now + 90 * kMinuteNanos);
-  ASSERT_TRUE(store->Write(std::vector<Span>{old_call, old_call_again, kept_old_call, kept_call}).ok());
-  ASSERT_EQ(Count("SELECT count(*) FROM attribute_sets"), 2);
-
-  // Within the lease both stay, though no stored span names "old" any more.
-  auto soon = store->EnforceRetention(std::chrono::system_clock::now() + std::chrono::minutes(10));
-  ASSERT_TRUE(soon.ok()) << soon.error().ToString();
-  EXPECT_EQ(Count("SELECT count(*) FROM traces"), 1);
-  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 2);
-
-  // Past it, "old" goes; "kept" stays: a stored span names it.
-  auto later = store->EnforceRetention(std::chrono::system_clock::now() + std::chrono::hours(3));
-  ASSERT_TRUE(later.ok()) << later.error().ToString();
-  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
-  ExpectReadsBack(*store, kept_call);
-
-  // Met again, "old" is a set anew, under an id never used before, and its calls read back.
-  const std::int64_t highest = Count("SELECT max(set_id) FROM attribute_sets");
-  const Span again = SessionCall(4, "old", now + kMs);
-  ASSERT_TRUE(store->Write(std::vector<Span>{again}).ok());
-  EXPECT_GT(Count("SELECT max(set_id) FROM attribute_sets"), highest);
-  ExpectReadsBack(*store, again);
-  ExpectReadsBack(*store, kept_call);
-
-  // Once every trace is gone, so is every set whose lease is over.
-  auto last = store->EnforceRetention(std::chrono::system_clock::now() + std::chrono::hours(144));
-  ASSERT_TRUE(last.ok());
-  EXPECT_EQ(Count("SELECT count(*) FROM traces"), 0);
-  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 0);
-}
-
-TEST_F(PostgresAttributeSetsTest, ASetAnotherWriterHoldsSurvivesItsRetention) {
-  StoreOptions options;
-  options.max_age = std::chrono::hours(24);
-  auto writer = backend_.Open(options);
-  auto other = backend_.Open(options);
-  ASSERT_NE(writer, nullptr);
-  ASSERT_NE(other, nullptr);
-  const std::uint64_t now = NowNanos();
-  ASSERT_TRUE(writer
-                  ->Write(std::vector<Span>{SessionCall(1, "s-1", now - 3 * kDayNanos),
-                                            SessionCall(3, "s-1", now - 3 * kDayNanos)})
-                  .ok());
-  ASSERT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
-  // The other writer's retention deletes the only trace naming the set, within the lease.
-  ASSERT_TRUE(other->EnforceRetention(std::chrono::system_clock::now() + std::chrono::minutes(20)).ok());
-  EXPECT_EQ(Count("SELECT count(*) FROM traces"), 0);
-  // The first writer still names the set from its cache: it is there.
-  const Span next = SessionCall(2, "s-1", now);
-  ASSERT_TRUE(writer->Write(std::vector<Span>{next}).ok());
-  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
-  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE attribute_set IS NOT NULL"), 1);
-  ExpectReadsBack(*other, next);
 }
 
 TEST_F(PostgresAttributeSetsTest, RetentionsSelectionsPickWhatThePlainOnesOnTheEndPicked) {

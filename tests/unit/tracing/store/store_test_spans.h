@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tracing/span.h"
+#include "tracing/store/span_store.h"
 #include "tracing/trace_summary.h"
 
 namespace sparktrace::tracing::store::testing_spans {
@@ -82,6 +83,15 @@ inline Span SessionCall(std::uint32_t trace, const std::string& session, std::ui
   return call;
 }
 
+// Session "s-1"'s 20 calls (traces 1-20), then session "s-2"'s one (trace 21).
+inline std::vector<Span> TwentyCallsOfASessionAndOneOfAnother() {
+  std::vector<Span> calls;
+  for (std::uint32_t trace = 1; trace <= 20; ++trace)
+    calls.push_back(SessionCall(trace, "s-1", kBase + trace * kMs));
+  calls.push_back(SessionCall(21, "s-2", kBase));
+  return calls;
+}
+
 inline constexpr std::uint64_t kMinuteNanos = 60'000'000'000ULL;
 inline constexpr std::uint64_t kHourNanos = 60 * kMinuteNanos;
 inline constexpr std::uint64_t kDayNanos = 24 * kHourNanos;
@@ -119,6 +129,14 @@ inline void ExpectSpanEq(const Span& actual, const Span& expected) {
     EXPECT_EQ(actual.events[i].time_unix_nano, expected.events[i].time_unix_nano);
     ExpectAttributesEq(actual.events[i].attributes, expected.events[i].attributes);
   }
+}
+
+// The trace of `written` reads back from `store` as that one span, exactly.
+inline void ExpectReadsBack(SpanStore& store, const Span& written) {
+  auto read = store.GetTrace(written.trace_id);
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  ASSERT_EQ(read->size(), 1U);
+  ExpectSpanEq(read->front(), written);
 }
 
 inline std::vector<std::string> TraceHexes(const std::vector<TraceSummary>& summaries) {
