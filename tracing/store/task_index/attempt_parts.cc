@@ -172,9 +172,6 @@ IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row) {
 }
 
 std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans) {
-  std::unordered_map<std::string_view, std::size_t> by_id;
-  by_id.reserve(spans.size());
-  for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
   const bool any_identity =
       std::any_of(spans.begin(), spans.end(), [](const IndexSpan& s) { return s.identity; });
 
@@ -190,6 +187,10 @@ std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vec
     if (part.name.empty() && root != nullptr) part.name = root->name;
     return parts;
   }
+  // Only spans under an attempt's span count: each is owned by its nearest ancestor with an identity.
+  std::unordered_map<std::string_view, std::size_t> by_id;
+  by_id.reserve(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
   const auto owners = NearestOwners(
       spans.size(),
       [&](std::size_t i) -> std::optional<std::size_t> {

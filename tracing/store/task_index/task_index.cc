@@ -94,15 +94,19 @@ Result<void> AddNewTraces(TaskIndexDialect& dialect,
                           const std::set<std::string>& held) {
   if (traces.empty()) return {};
   PartsByTrace parts_by_trace;
-  for (const auto& [trace_id, spans] : traces)
+  for (const auto& [trace_id, spans] : traces) {
+    // A held trace has nothing here (its one part has no identity and names no application: no part
+    // row, and its summary is its attempt's row), so its parts are not computed again.
+    if (held.contains(trace_id)) continue;
     parts_by_trace.emplace(trace_id, PartsOfTrace(trace_id, spans));
+  }
   PartChanges airflow_changes;  // their attempts may have parts in other traces: added to their rows
   std::vector<WholeAttemptPart> whole;
   for (const auto& [trace_id, parts] : parts_by_trace) {
     for (const auto& [key, part] : parts) {
       if (key.airflow) {
         airflow_changes[key].push_back(PartChange{trace_id, std::nullopt, part});
-      } else if (!held.contains(trace_id)) {
+      } else {
         whole.push_back(WholeAttemptPart{&key, &trace_id, &part});
       }
     }
