@@ -192,8 +192,7 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
     const auto waiting = awaited.find(trace_hex);
     AppendOptional(copy, waiting == awaited.end() || !waiting->second ? nullptr : &*waiting->second);
     const auto spans = index_spans.find(trace_hex);
-    if (spans != index_spans.end() &&
-        task_index::NewTraceSummaryHoldsAttempt(trace_hex, spans->second, summary)) {
+    if (spans != index_spans.end() && task_index::NewTraceSummaryHoldsAttempt(spans->second, summary)) {
       holding.insert(trace_hex);
       copy.Text("t");
     } else {

@@ -224,7 +224,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       const std::optional<std::string> awaited =
           task_index::AwaitedParentsText(task_index::AwaitedParentsOf(index_spans));
       const TraceSummaryRow summary = SummarizeTrace(rows, versions);
-      const bool holds_attempt = task_index::NewTraceSummaryHoldsAttempt(trace_hex, index_spans, summary);
+      const bool holds_attempt = task_index::NewTraceSummaryHoldsAttempt(index_spans, summary);
       insert.Reset();
       BindNewSummary(insert, trace_hex, summary, awaited, holds_attempt);
       if (auto ran = insert.Run(); !ran.ok()) return ran.error();

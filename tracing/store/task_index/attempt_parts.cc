@@ -171,20 +171,25 @@ IndexSpan IndexSpanOf(const Span& span, const StoredSpanRow& row) {
   return index;
 }
 
+Part PartWithoutIdentity(const std::vector<IndexSpan>& spans) {
+  Part part;
+  const IndexSpan* root = nullptr;
+  for (const IndexSpan& span : spans) {
+    AddSpan(span, part);
+    if (span.parent_id.empty() && (root == nullptr || span.start < root->start)) root = &span;
+    if (part.name.empty() && !span.app_name.empty()) part.name = span.app_name;
+  }
+  if (part.name.empty() && root != nullptr) part.name = root->name;
+  return part;
+}
+
 std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans) {
   const bool any_identity =
       std::any_of(spans.begin(), spans.end(), [](const IndexSpan& s) { return s.identity; });
 
   std::map<PartKey, Part> parts;
   if (!any_identity) {
-    Part& part = parts[PartKey{false, TaskAttemptKey{"", "", "", 0, -1}, trace_id}];
-    const IndexSpan* root = nullptr;
-    for (const IndexSpan& span : spans) {
-      AddSpan(span, part);
-      if (span.parent_id.empty() && (root == nullptr || span.start < root->start)) root = &span;
-      if (part.name.empty() && !span.app_name.empty()) part.name = span.app_name;
-    }
-    if (part.name.empty() && root != nullptr) part.name = root->name;
+    parts.emplace(PartKey{false, TaskAttemptKey{"", "", "", 0, -1}, trace_id}, PartWithoutIdentity(spans));
     return parts;
   }
   // Only spans under an attempt's span count: each is owned by its nearest ancestor with an identity.

@@ -85,6 +85,9 @@ bool ReplaceInPart(const IndexSpan& before, const IndexSpan& now, Part& part);
 // The parts of one trace: each span goes to the attempt of its nearest ancestor-or-self with an
 // identity; a trace where no span has one is a single part of its own.
 std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vector<IndexSpan>& spans);
+// That single part of a trace where no span has an identity (the caller knows none has), keyed
+// (0, '', '', '', 0, -1, trace id) by PartsOfTrace.
+Part PartWithoutIdentity(const std::vector<IndexSpan>& spans);
 
 // The state an attempt's row shows, from the sums of its parts.
 std::string_view AttemptState(std::int64_t open_count, std::int64_t error_count);

@@ -175,14 +175,14 @@ bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummar
          part.end == static_cast<std::uint64_t>(summary.end_unix_nano);
 }
 
-bool NewTraceSummaryHoldsAttempt(const std::string& trace_hex, const std::vector<IndexSpan>& spans,
-                                 const TraceSummaryRow& summary) {
+bool NewTraceSummaryHoldsAttempt(const std::vector<IndexSpan>& spans, const TraceSummaryRow& summary) {
   // A trace with an identity has no attempt without one; PartsOfTrace is then not needed.
   if (std::any_of(spans.begin(), spans.end(),
                   [](const IndexSpan& span) { return span.identity.has_value(); }))
     return false;
-  const std::map<PartKey, Part> parts = PartsOfTrace(trace_hex, spans);
-  return parts.size() == 1 && SummaryHoldsAttempt(parts.begin()->first, parts.begin()->second, summary);
+  // Its one part, without building PartsOfTrace's map for it (the checks read the key's identity only).
+  static const PartKey kWithoutIdentity{false, TaskAttemptKey{"", "", "", 0, -1}, ""};
+  return SummaryHoldsAttempt(kWithoutIdentity, PartWithoutIdentity(spans), summary);
 }
 
 std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter) {

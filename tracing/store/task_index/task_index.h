@@ -77,8 +77,7 @@ bool SummaryMayHoldAttempt(const PartKey& key, const Part& part);
 // counts (a failed call counts an error its attempt does not: that attempt keeps a row).
 bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummaryRow& summary);
 // For a trace a batch may create, from its spans: whether its summary will hold its attempt.
-bool NewTraceSummaryHoldsAttempt(const std::string& trace_hex, const std::vector<IndexSpan>& spans,
-                                 const TraceSummaryRow& summary);
+bool NewTraceSummaryHoldsAttempt(const std::vector<IndexSpan>& spans, const TraceSummaryRow& summary);
 
 // One condition of a list page on task_attempts, from a TaskAttemptFilter field in use, in the order
 // the filter lists them: "<column> <operator>" and the value, for which each backend writes its own
