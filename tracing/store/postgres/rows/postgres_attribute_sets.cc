@@ -53,22 +53,16 @@ Result<void> PostgresAttributeSets::EncodeRows(PgConnection& db, std::vector<Sto
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Span& span = *sources[i];
     std::string& encoded = rows[i].attributes;
-    encoded.clear();
-    if (!SplitSharedAttributes(span.attributes, set_, own_)) {
-      AppendCompactAttributes(encoded, span.attributes);
-      continue;
-    }
-    // A span that starts later than now (a client's clock ahead) stamps its start: retention keeps a
-    // set by the starts of the stored spans.
-    const std::int64_t stamp = std::max(now, ToSql(span.start_time_unix_nano));
-    const AttributeSetNumbers::Lookup lookup = numbers_.Find(set_, stamp);
+    const std::optional<std::int64_t> stamp = BeginSharedRow(span, now, encoded, set_, own_);
+    if (!stamp) continue;
+    const AttributeSetNumbers::Lookup lookup = numbers_.Find(set_, *stamp);
     if (lookup.state == AttributeSetNumbers::State::kFresh) {
       AppendSharedAttributes(encoded, static_cast<std::uint64_t>(lookup.id), own_);
     } else if (lookup.state == AttributeSetNumbers::State::kFirstMet) {
       AppendCompactAttributes(encoded, span.attributes);
     } else {
       PendingSet& waiting = pending[set_];
-      waiting.stamp = std::max(waiting.stamp, stamp);
+      waiting.stamp = std::max(waiting.stamp, *stamp);
       waiting.rows.push_back(i);
       encoded = own_;
     }

@@ -1,6 +1,11 @@
 #include "tracing/store/span_rows/shared/attribute_set_numbers.h"
 
+#include <algorithm>
 #include <functional>
+
+#include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
+#include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -8,6 +13,16 @@ namespace {
 constexpr std::int64_t kHalfLeaseNanos = kAttributeSetLease.count() / 2;
 
 }  // namespace
+
+std::optional<std::int64_t> BeginSharedRow(const Span& span, std::int64_t now, std::string& encoded,
+                                           std::string& set, std::string& own) {
+  encoded.clear();
+  if (!SplitSharedAttributes(span.attributes, set, own)) {
+    AppendCompactAttributes(encoded, span.attributes);
+    return std::nullopt;
+  }
+  return std::max(now, ToSql(span.start_time_unix_nano));
+}
 
 AttributeSetNumbers::Lookup AttributeSetNumbers::Find(const std::string& set, std::int64_t stamp) {
   // A session's calls come together: most spans name the set the span before them named.

@@ -14,10 +14,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+
+#include "tracing/span.h"
 
 namespace sparktrace::tracing::store {
 
@@ -25,6 +28,14 @@ inline constexpr std::chrono::nanoseconds kAttributeSetLease = std::chrono::hour
 // A session has a few sets (one per shape of call: with or without a time to first response, its
 // method's extra keys); this many covers thousands of sessions at once.
 inline constexpr std::size_t kCachedAttributeSets = 4096;
+
+// How a store with sets begins a span's row: `encoded` cleared, then either the compact form, when the
+// span's attributes keep it (SplitSharedAttributes says no; the result is nullopt), or their set and
+// own part in `set` and `own` and, returned, the stamp the span gives its set: the later of `now` (the
+// write's time, unix ns) and the span's start (a client's clock ahead: retention keeps a set by the
+// starts of the stored spans).
+std::optional<std::int64_t> BeginSharedRow(const Span& span, std::int64_t now, std::string& encoded,
+                                           std::string& set, std::string& own);
 
 class AttributeSetNumbers {
  public:

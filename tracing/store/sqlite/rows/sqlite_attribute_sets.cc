@@ -66,14 +66,9 @@ Result<void> SqliteAttributeSets::EncodeRows(std::vector<StoredSpanRow>& rows,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Span& span = *sources[i];
     std::string& encoded = rows[i].attributes;
-    encoded.clear();
-    if (!SplitSharedAttributes(span.attributes, set_, own_)) {
-      AppendCompactAttributes(encoded, span.attributes);
-      continue;
-    }
-    // A span that starts later than now (a client's clock ahead) stamps its start: retention keeps a
-    // set by the starts of the stored spans (sqlite_attribute_sets.h).
-    auto id = Number(set_, std::max(now, ToSql(span.start_time_unix_nano)));
+    const std::optional<std::int64_t> stamp = BeginSharedRow(span, now, encoded, set_, own_);
+    if (!stamp) continue;
+    auto id = Number(set_, *stamp);
     if (!id.ok()) return id.error();
     if (!*id) {
       AppendCompactAttributes(encoded, span.attributes);
