@@ -6,6 +6,7 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -102,6 +103,14 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
 
 }  // namespace
 
+PostgresSpanStore::PostgresSpanStore(PgConnection db, std::string display, StoreOptions options)
+    : db_(std::move(db)),
+      display_(std::move(display)),
+      options_(options),
+      attribute_sets_(std::make_unique<PostgresAttributeSets>()) {}
+
+PostgresSpanStore::~PostgresSpanStore() = default;
+
 Result<std::unique_ptr<PostgresSpanStore>> PostgresSpanStore::Open(const StoreLocation& location,
                                                                    const StoreOptions& options) {
   return NoThrow("open " + location.display, [&]() -> Result<std::unique_ptr<PostgresSpanStore>> {
@@ -152,7 +161,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatch(std::span<const Span> spans) {
   // Before the transaction (rows/postgres_attribute_sets.h says why).
   const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::system_clock::now().time_since_epoch());
-  if (auto encoded = attribute_sets_.EncodeRows(db_, batch.rows, batch.sources, now.count()); !encoded.ok()) {
+  if (auto encoded = attribute_sets_->EncodeRows(db_, batch.rows, batch.sources, now.count());
+      !encoded.ok()) {
     return fail(encoded.error());
   }
   Transaction transaction(db_);
@@ -428,7 +438,7 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
     // Then the attribute sets no stored span names and no writer may name from its cache.
     auto removed = RemoveUnnamedPostgresAttributeSets(db_, now_ns);
     if (!removed.ok()) return fail(removed.error());
-    if (*removed > 0) attribute_sets_.ForgetNumbers();
+    if (*removed > 0) attribute_sets_->ForgetNumbers();
     return stats;
   });
 }

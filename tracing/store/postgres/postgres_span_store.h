@@ -24,11 +24,12 @@
 #include <string>
 
 #include "tracing/store/postgres/client/pg_connection.h"
-#include "tracing/store/postgres/rows/postgres_attribute_sets.h"
 #include "tracing/store/span_store.h"
 #include "tracing/store/store_location.h"
 
 namespace sparktrace::tracing::store {
+
+class PostgresAttributeSets;  // rows/postgres_attribute_sets.h: kept out of the headers other modules see
 
 class PostgresSpanStore final : public SpanStore {
  public:
@@ -55,8 +56,10 @@ class PostgresSpanStore final : public SpanStore {
   const std::string& description() const override { return display_; }
   bool read_only() const override { return options_.read_only; }
 
-  PostgresSpanStore(PgConnection db, std::string display, StoreOptions options)
-      : db_(std::move(db)), display_(std::move(display)), options_(options) {}
+  PostgresSpanStore(PgConnection db, std::string display, StoreOptions options);
+  ~PostgresSpanStore() override;
+  PostgresSpanStore(const PostgresSpanStore&) = delete;
+  PostgresSpanStore& operator=(const PostgresSpanStore&) = delete;
 
  private:
   Result<WriteStats> WriteBatch(std::span<const Span> spans);
@@ -69,7 +72,7 @@ class PostgresSpanStore final : public SpanStore {
   const std::string display_;
   const StoreOptions options_;
   bool incoming_tables_ready_ = false;
-  PostgresAttributeSets attribute_sets_;  // the sets this writer numbered
+  std::unique_ptr<PostgresAttributeSets> attribute_sets_;  // the sets this writer numbered
 };
 
 }  // namespace sparktrace::tracing::store
