@@ -129,10 +129,11 @@ std::int64_t ApproxBytes(const StoredSpanRow& row) {
   return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() + 160);
 }
 
-std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
+std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceChoice choice) {
   std::string text;
   CopyRows copy(text);
   for (const auto& [trace_hex, versions] : traces) {
+    if (!choice.Holds(trace_hex)) continue;
     for (const auto& [span_hex, i] : versions) {
       const StoredSpanRow& row = batch.rows[i];
       const Span& span = *batch.sources[i];
@@ -170,11 +171,12 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces) {
 std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
                         const std::map<std::string, std::optional<std::string>>& awaited,
                         const std::map<std::string, std::vector<IndexSpan>>& index_spans,
-                        std::set<std::string>& holding) {
+                        std::set<std::string>& holding, TraceChoice choice) {
   const std::vector<StoredSpanRow>& rows = batch.rows;
   std::string text;
   CopyRows copy(text);
   for (const auto& [trace_hex, versions] : traces) {
+    if (!choice.Holds(trace_hex)) continue;
     const TraceSummaryRow summary = SummarizeTrace(rows, versions);
     std::int64_t bytes = 0;
     for (const auto& [span_hex, i] : versions) bytes += ApproxBytes(rows[i]);

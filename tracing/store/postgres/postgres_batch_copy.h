@@ -44,16 +44,28 @@ extern const std::string_view kAddToSummariesSql;
 // The columns of incoming_traces that SummaryCopy fills.
 extern const std::string_view kSummaryCopyColumns;
 
-// The batch's spans in COPY text for incoming_spans, kPostgresSpanWriteColumns
-// (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which).
-std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces);
-// Each trace's summary as the batch alone would make it, in COPY text for incoming_traces (columns
-// kSummaryCopyColumns), with its awaited parents from `awaited` (absent or nullopt: NULL) and whether it
-// holds its attempt (task_index.h, NewTraceSummaryHoldsAttempt, from `index_spans`: those that do are
-// added to `holding`); used only for the traces the batch creates.
+// Which of a batch's traces a copy holds: all of them, or those the store holds already (`stored`,
+// hex ids) or those it does not (the batch creates them).
+struct TraceChoice {
+  const std::set<std::string>* stored = nullptr;  // nullptr: every trace
+  bool of_stored = false;
+  bool Holds(const std::string& trace_hex) const {
+    return stored == nullptr || stored->contains(trace_hex) == of_stored;
+  }
+};
+
+// The batch's spans in COPY text for spans or incoming_spans, kPostgresSpanWriteColumns
+// (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which), of
+// the traces `choice` holds.
+std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceChoice choice = {});
+// Each trace's summary as the batch alone would make it, in COPY text for traces or incoming_traces
+// (columns kSummaryCopyColumns), with its awaited parents from `awaited` (absent or nullopt: NULL) and
+// whether it holds its attempt (task_index.h, NewTraceSummaryHoldsAttempt, from `index_spans`: those
+// that do are added to `holding`), of the traces `choice` holds; used only for the traces the batch
+// creates.
 std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
                         const std::map<std::string, std::optional<std::string>>& awaited,
                         const std::map<std::string, std::vector<IndexSpan>>& index_spans,
-                        std::set<std::string>& holding);
+                        std::set<std::string>& holding, TraceChoice choice = {});
 
 }  // namespace sparktrace::tracing::store

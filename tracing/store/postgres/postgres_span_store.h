@@ -9,7 +9,9 @@
 // per trace it touches (in lock-id order), so two proxies writing spans of one trace (a retry on
 // another replica, a reattach through another pod) serialise on that trace and its summary and
 // task index see both; writers of different traces never wait on each other. A batch is sent with
-// COPY into a temporary table and merged with one INSERT … ON CONFLICT (idempotent upserts).
+// COPY: the spans and summaries of the traces it creates straight into spans and traces, those of
+// traces already stored into a temporary table, merged with one INSERT … ON CONFLICT (idempotent
+// upserts; postgres_batch_copy.h).
 //
 // The schema version is checked in every write transaction, so a proxy left running while a newer
 // one migrated the database stops writing (kInvalidArgument) instead of writing rows it does not
@@ -63,6 +65,12 @@ class PostgresSpanStore final : public SpanStore {
 
  private:
   Result<WriteStats> WriteBatch(std::span<const Span> spans);
+  // How a batch writes the traces it creates: copied straight into their tables, or merged as the
+  // traces already stored are (WriteBatch says when).
+  enum class NewTraces { kCopied, kMerged };
+  // One attempt at a batch, in one transaction. `conflicted`: the attempt failed because a trace
+  // without a summary row had stored spans after all.
+  Result<WriteStats> WriteBatchAs(std::span<const Span> spans, NewTraces new_traces, bool& conflicted);
   // Deletes these traces (spans, summary, task index) in one transaction; returns spans deleted.
   Result<std::size_t> DeleteTraces(const std::vector<std::string>& trace_ids);
   Result<std::uint64_t> BytesInUse();

@@ -1,6 +1,7 @@
 // What only the PostgreSQL store has (the rest is the conformance suite's): migrations under an
 // advisory lock when many proxies start at once, refusing a newer schema (at open, and in a writer
-// left running while a newer one migrated), and passwords never in messages.
+// left running while a newer one migrated), a batch that lands where rows were written around the
+// store, and passwords never in messages.
 
 #include "tracing/store/postgres/postgres_span_store.h"
 
@@ -86,6 +87,35 @@ TEST_F(PostgresSpanStoreTest, ANewerSchemaIsRefusedAtOpenAndByARunningWriter) {
     EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
     EXPECT_NE(store.error().message.find("newer"), std::string::npos) << store.error().message;
   }
+}
+
+// A batch copies the spans of a trace without a summary row straight into spans (it holds none, as
+// the store writes them); where rows written around the store break that, the batch still lands.
+TEST_F(PostgresSpanStoreTest, ASpanStoredWithoutItsSummaryIsMergedNotRefused) {
+  auto store = backend_.Open();
+  ASSERT_NE(store, nullptr);
+  const std::vector<Span> batch{MakeSpan(1, 1, 0, "root", kBase, kBase + kMs),
+                                MakeSpan(2, 1, 0, "other", kBase, kBase + kMs)};
+  ASSERT_TRUE(store->Write(batch).ok());
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  ASSERT_TRUE(raw->Exec("DELETE FROM traces WHERE span_count = 1 AND root_name = 'root'").ok());
+
+  // The same span again and a new trace: the copy of trace 1's span meets the stored one.
+  const std::vector<Span> again{MakeSpan(1, 1, 0, "root", kBase, kBase + 2 * kMs),
+                                MakeSpan(3, 1, 0, "third", kBase, kBase + kMs)};
+  auto written = store->Write(again);
+  ASSERT_TRUE(written.ok()) << written.error().ToString();
+  auto trace = store->GetTrace(TraceIdOf(1));
+  ASSERT_TRUE(trace.ok()) << trace.error().ToString();
+  ASSERT_EQ(trace->size(), 1U);
+  EXPECT_EQ(trace->front().end_time_unix_nano, kBase + 2 * kMs);
+  auto summaries = store->ListTraces({});
+  ASSERT_TRUE(summaries.ok());
+  EXPECT_EQ(summaries->size(), 3U);  // trace 1 has its summary row again
+  auto spans = raw->Exec("SELECT count(*) FROM spans");
+  ASSERT_TRUE(spans.ok());
+  EXPECT_EQ(spans->Int64(0, 0), 3);
 }
 
 TEST_F(PostgresSpanStoreTest, RefusesADatabaseThatIsNotOurs) {

@@ -91,10 +91,12 @@ Error PgConnection::ConnectionError(std::string_view what) const {
 
 Result<PgResult> PgConnection::Check(pg_result* raw, std::string_view what) {
   PgResult result(raw);
+  last_sqlstate_.clear();
   if (raw == nullptr) return ConnectionError(what);
   const ExecStatusType status = PQresultStatus(raw);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_COPY_IN) return result;
   const char* state = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+  if (state != nullptr) last_sqlstate_ = state;
   const bool transient = (state != nullptr && IsTransient(state)) || broken();
   return Error{transient ? ErrorCode::kUnavailable : ErrorCode::kInternal,
                fmt::format("{} on {}: {}", what, display_, Trimmed(PQresultErrorMessage(raw)))};

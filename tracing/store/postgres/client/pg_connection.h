@@ -72,6 +72,9 @@ class PgConnection {
   // Whether the next statement can run: not broken and outside any transaction (a transaction left
   // open or failed would make every later statement fail).
   bool reusable() const;
+  // The SQLSTATE of the last statement if it failed with one ("23505": a unique violation); empty
+  // after a statement that succeeded. Lets a caller tell one expected failure from the rest.
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
 
  private:
   struct Finish {
@@ -84,6 +87,7 @@ class PgConnection {
 
   std::unique_ptr<pg_conn, Finish> connection_;
   std::string display_;
+  std::string last_sqlstate_;
 };
 
 }  // namespace sparktrace::tracing::store
