@@ -227,10 +227,24 @@ DROP INDEX traces_by_end;
 CREATE INDEX traces_inverted ON traces (end_unix_nano) WHERE end_unix_nano < start_unix_nano
 )sql";
 
+// Version 9: attempt_parts without a primary key. Its key began with the attempt's identity and ended
+// with the trace: for an attempt of a call per trace (48,000 traces of one Airflow task), every part
+// wrote an index entry of ~160 bytes repeating the dag, task and run, as much as the part's row, and
+// nothing needs it unique: a trace's parts are only ever replaced whole (deleted, then copied in) under
+// its trace lock. An index on the attempt's key alone takes its place for the lookups by attempt and
+// by key: not unique, so PostgreSQL keeps one entry per key with a list of the rows it is in
+// (deduplication, since PostgreSQL 13), a few bytes a part. The parts of a trace stay found by
+// attempt_parts_by_trace.
+constexpr std::string_view kSchemaV9 = R"sql(
+ALTER TABLE attempt_parts DROP CONSTRAINT attempt_parts_pkey;
+CREATE INDEX attempt_parts_by_attempt ON attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index,
+                                                        trace_key)
+)sql";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,
-                                            kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
+                                            kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

@@ -1,8 +1,6 @@
 #pragma once
-// Turns a current PostgreSQL store back into what version 7 wrote, for the migration tests that start
-// from an older version: version 8 undone (postgres_schema.cc, kSchemaV8). Every row in the shared form
-// is rewritten as the compact row version 7 wrote for the same attributes, then the set table, the
-// spans' set column and traces_inverted go and traces_by_end comes back. The caller sets the version.
+// Turns a current PostgreSQL store back into what an older version wrote, for the migration tests that
+// start from one (postgres_schema.cc says what each version changed). The caller sets the version.
 
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
@@ -19,7 +17,19 @@
 
 namespace sparktrace::tracing::store {
 
-inline void UndoPostgresVersionEight(PgConnection& db) {
+// Version 9 undone: attempt_parts gets its primary key back.
+inline void UndoPostgresVersionNine(PgConnection& db) {
+  auto undone = db.Exec(
+      "DROP INDEX attempt_parts_by_attempt; ALTER TABLE attempt_parts ADD CONSTRAINT attempt_parts_pkey "
+      "PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)");
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+// Versions 9 and 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
+// row version 7 wrote for the same attributes, then the set table, the spans' set column and
+// traces_inverted go and traces_by_end comes back.
+inline void UndoPostgresVersionsAfterSeven(PgConnection& db) {
+  UndoPostgresVersionNine(db);
   auto shared = db.Exec(
       "SELECT encode(trace_id, 'hex'), encode(span_id, 'hex'), attributes, set_bytes FROM spans "
       "JOIN attribute_sets ON set_id = attribute_set");

@@ -1,7 +1,7 @@
 // What only the PostgreSQL store has (the rest is the conformance suite's): migrations under an
 // advisory lock when many proxies start at once, refusing a newer schema (at open, and in a writer
-// left running while a newer one migrated), a batch that lands where rows were written around the
-// store, and passwords never in messages.
+// left running while a newer one migrated), version 9's parts without a key, a batch that lands where
+// rows were written around the store, and passwords never in messages.
 
 #include "tracing/store/postgres/postgres_span_store.h"
 
@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/tracing/store/postgres_schema_undo.h"
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/store/postgres/postgres_schema.h"
@@ -116,6 +117,63 @@ TEST_F(PostgresSpanStoreTest, ASpanStoredWithoutItsSummaryIsMergedNotRefused) {
   auto spans = raw->Exec("SELECT count(*) FROM spans");
   ASSERT_TRUE(spans.ok());
   EXPECT_EQ(spans->Int64(0, 0), 3);
+}
+
+// An Airflow attempt's calls, each its own trace (a client without traceparent), `first` on.
+std::vector<Span> AttemptCalls(std::uint32_t first, std::uint32_t count, const std::string& task) {
+  std::vector<Span> calls;
+  for (std::uint32_t trace = first; trace < first + count; ++trace) {
+    Span call = MakeSpan(trace, 1, 0, "spark.connect.SparkConnectService/Config", kBase + trace * kMs,
+                         kBase + (trace + 1) * kMs);
+    call.attributes = {{"airflow.dag_id", std::string("etl")},
+                       {"airflow.task_id", task},
+                       {"airflow.run_id", std::string("r1")},
+                       {"airflow.try_number", std::int64_t{1}}};
+    calls.push_back(call);
+  }
+  return calls;
+}
+
+// Version 9 (postgres_schema.cc): attempt_parts loses its primary key for an index on the attempt's
+// key; every attempt keeps its traces, and the parts stay one a trace and attempt as writes replace them.
+TEST_F(PostgresSpanStoreTest, VersionNineKeepsEveryAttemptWithoutThePartsKey) {
+  {
+    auto store = backend_.Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(AttemptCalls(1, 30, "load")).ok());
+    ASSERT_TRUE(store->Write(AttemptCalls(31, 5, "publish")).ok());
+  }
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  UndoPostgresVersionNine(*raw);
+  ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 8").ok());
+
+  auto store = backend_.Open();  // a writer migrates
+  ASSERT_NE(store, nullptr);
+  const auto count = [&raw](const std::string& sql) {
+    auto result = raw->Exec(sql);
+    EXPECT_TRUE(result.ok()) << sql;
+    return result.ok() ? result->Int64(0, 0) : -1;
+  };
+  EXPECT_EQ(count("SELECT count(*) FROM pg_indexes WHERE indexname = 'attempt_parts_pkey'"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM pg_indexes WHERE indexname = 'attempt_parts_by_attempt'"), 1);
+  // Calls 1-30 again (a retry), with a later end each: their parts are replaced, not added.
+  std::vector<Span> again = AttemptCalls(1, 30, "load");
+  for (Span& call : again) call.end_time_unix_nano += kMs;
+  ASSERT_TRUE(store->Write(again).ok());
+  EXPECT_EQ(count("SELECT count(*) FROM attempt_parts"), 35);
+  EXPECT_EQ(count("SELECT count(*) FROM (SELECT DISTINCT airflow, dag_id, task_id, run_id, try_number, "
+                  "map_index, trace_key, trace_id FROM attempt_parts) d"),
+            35);
+  auto page = store->ListTaskAttempts({});
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->rows.size(), 2U);
+  for (const TaskAttemptRow& row : page->rows) {
+    const bool load = row.key.task_id == "load";
+    EXPECT_EQ(row.trace_ids.size(), load ? 30U : 5U) << row.key.task_id;
+    EXPECT_EQ(row.span_count, load ? 30 : 5) << row.key.task_id;
+    EXPECT_EQ(row.end_unix_nano, kBase + (load ? 32 : 36) * kMs) << row.key.task_id;
+  }
 }
 
 TEST_F(PostgresSpanStoreTest, RefusesADatabaseThatIsNotOurs) {

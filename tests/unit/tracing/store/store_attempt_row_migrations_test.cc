@@ -74,7 +74,7 @@ class StoreAttemptRowMigrations : public testing::TestWithParam<StoreBackend> {
   void UndoPostgresAttributeSets() {
     auto db = backend_.Raw();
     ASSERT_TRUE(db.ok()) << db.error().ToString();
-    UndoPostgresVersionEight(*db);
+    UndoPostgresVersionsAfterSeven(*db);
   }
 
   TestBackend backend_;
