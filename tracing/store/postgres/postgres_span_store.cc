@@ -220,9 +220,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
       }
     }
   } else {
-    if (auto copied =
-            db_.CopyIn(fmt::format("COPY incoming_traces ({}) FROM STDIN", kSummaryCopyColumns),
-                       SummaryCopy(batch, traces, awaited, index_spans, holding));
+    if (auto copied = db_.CopyIn(fmt::format("COPY incoming_traces ({}) FROM STDIN", kSummaryCopyColumns),
+                                 SummaryCopy(batch, traces, awaited, index_spans, holding));
         !copied.ok()) {
       return fail(copied.error());
     }
