@@ -34,6 +34,7 @@ TEST_F(PostgresSpanStoreTest, ManyWritersStartingAtOnceMigrateOnce) {
   std::atomic<int> opened{0};
   std::vector<std::string> failures(kWriters);
   std::vector<std::thread> threads;
+  threads.reserve(kWriters);
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
       auto store = OpenSpanStore(backend_.location(), {});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -164,6 +166,53 @@ TEST(SharedAttributesTest, AMissingOrMalformedSetIsAnErrorNotOtherAttributes) {
 
   // A truncated row.
   EXPECT_FALSE(ReadCompactOrSharedAttributes(row.substr(0, 1), &sets).ok());
+}
+
+// The splitter a writer keeps gives, span after span, what SplitSharedAttributes gives each span alone:
+// when a span repeats the set before it (kept, not encoded again) and whenever it does not (a value,
+// a position, a key more or less, a double's sign or a NaN, the compact form and back).
+TEST(SharedAttributesTest, TheWritersSplitterGivesWhatEachSpanAloneWould) {
+  const auto call = ConfigCallAttributes(41234, 0.38);
+  std::vector<std::vector<Attribute>> spans = {call, ConfigCallAttributes(41234, 2.5), call};
+  std::vector<Attribute> other_value = call;
+  for (Attribute& attribute : other_value) {
+    if (attribute.key == "spark.connect.session_id") attribute.value = std::string("another session");
+  }
+  spans.push_back(other_value);
+  spans.push_back(call);
+  std::vector<Attribute> moved = call;
+  std::rotate(moved.begin(), moved.begin() + 1, moved.end());
+  spans.push_back(moved);
+  std::vector<Attribute> one_more = call;
+  one_more.push_back({"airflow.dag_id", std::string("etl")});
+  spans.push_back(one_more);
+  spans.push_back(call);
+  spans.push_back(one_more);
+  const std::vector<Attribute> little = {{"airflow.dag_id", std::string("etl")}, {"own", std::int64_t{1}}};
+  spans.push_back(little);
+  spans.push_back(little);
+  spans.push_back(call);
+  // A double under a shareable key: 0.0 and -0.0 are equal, but encode apart; a NaN equals nothing.
+  for (const double value : {0.0, -0.0, -0.0, std::nan(""), std::nan("")}) {
+    std::vector<Attribute> with_double = call;
+    with_double.push_back({"airflow.try_number", value});
+    spans.push_back(with_double);
+  }
+  std::vector<Attribute> repeated = call;
+  repeated.push_back(repeated.front());
+  spans.push_back(repeated);
+  spans.push_back(call);
+
+  SharedAttributeSplitter splitter;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    std::string set;
+    std::string own;
+    const bool shared = SplitSharedAttributes(spans[i], set, own);
+    ASSERT_EQ(splitter.Split(spans[i]), shared) << "span " << i;
+    if (!shared) continue;
+    EXPECT_EQ(splitter.set(), set) << "span " << i;
+    EXPECT_EQ(splitter.own(), own) << "span " << i;
+  }
 }
 
 }  // namespace

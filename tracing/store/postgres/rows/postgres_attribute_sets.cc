@@ -53,18 +53,18 @@ Result<void> PostgresAttributeSets::EncodeRows(PgConnection& db, std::vector<Sto
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Span& span = *sources[i];
     std::string& encoded = rows[i].attributes;
-    const std::optional<std::int64_t> stamp = BeginSharedRow(span, now, encoded, set_, own_);
+    const std::optional<std::int64_t> stamp = BeginSharedRow(span, now, encoded, split_);
     if (!stamp) continue;
-    const AttributeSetNumbers::Lookup lookup = numbers_.Find(set_, *stamp);
+    const AttributeSetNumbers::Lookup lookup = numbers_.Find(split_.set(), *stamp);
     if (lookup.state == AttributeSetNumbers::State::kFresh) {
-      AppendSharedAttributes(encoded, static_cast<std::uint64_t>(lookup.id), own_);
+      AppendSharedAttributes(encoded, static_cast<std::uint64_t>(lookup.id), split_.own());
     } else if (lookup.state == AttributeSetNumbers::State::kFirstMet) {
       AppendCompactAttributes(encoded, span.attributes);
     } else {
-      PendingSet& waiting = pending[set_];
+      PendingSet& waiting = pending[split_.set()];
       waiting.stamp = std::max(waiting.stamp, *stamp);
       waiting.rows.push_back(i);
-      encoded = own_;
+      encoded = split_.own();
     }
   }
   if (pending.empty()) return {};

@@ -25,6 +25,7 @@
 #include "common/result.h"
 #include "tracing/span.h"
 #include "tracing/store/span_rows/shared/attribute_set_numbers.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
@@ -43,8 +44,7 @@ class PostgresAttributeSets {
 
  private:
   AttributeSetNumbers numbers_;
-  std::string set_;  // the set and own part of the span being encoded (their capacity kept)
-  std::string own_;
+  SharedAttributeSplitter split_;  // the set and own part of the span being encoded
 };
 
 // Removes the sets no stored or future span row can name (sqlite/rows/sqlite_attribute_sets.h says

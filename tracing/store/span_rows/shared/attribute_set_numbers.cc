@@ -15,9 +15,9 @@ constexpr std::int64_t kHalfLeaseNanos = kAttributeSetLease.count() / 2;
 }  // namespace
 
 std::optional<std::int64_t> BeginSharedRow(const Span& span, std::int64_t now, std::string& encoded,
-                                           std::string& set, std::string& own) {
+                                           SharedAttributeSplitter& split) {
   encoded.clear();
-  if (!SplitSharedAttributes(span.attributes, set, own)) {
+  if (!split.Split(span.attributes)) {
     AppendCompactAttributes(encoded, span.attributes);
     return std::nullopt;
   }

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "tracing/span.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 
 namespace sparktrace::tracing::store {
 
@@ -31,11 +32,11 @@ inline constexpr std::size_t kCachedAttributeSets = 4096;
 
 // How a store with sets begins a span's row: `encoded` cleared, then either the compact form, when the
 // span's attributes keep it (SplitSharedAttributes says no; the result is nullopt), or their set and
-// own part in `set` and `own` and, returned, the stamp the span gives its set: the later of `now` (the
-// write's time, unix ns) and the span's start (a client's clock ahead: retention keeps a set by the
-// starts of the stored spans).
+// own part in `split` and, returned, the stamp the span gives its set: the later of `now` (the write's
+// time, unix ns) and the span's start (a client's clock ahead: retention keeps a set by the starts of
+// the stored spans).
 std::optional<std::int64_t> BeginSharedRow(const Span& span, std::int64_t now, std::string& encoded,
-                                           std::string& set, std::string& own);
+                                           SharedAttributeSplitter& split);
 
 class AttributeSetNumbers {
  public:

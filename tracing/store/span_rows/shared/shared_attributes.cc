@@ -2,7 +2,10 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <bit>
+#include <cstdint>
 #include <utility>
+#include <variant>
 
 #include "tracing/attribute_json.h"
 #include "tracing/store/span_rows/compact_attribute_dictionary.h"
@@ -81,6 +84,50 @@ bool SplitSharedAttributes(const std::vector<Attribute>& attributes, std::string
     AppendCompactVarint(set, position);
     AppendCompactAttribute(set, attribute);
     ++shared;
+  }
+  return shared >= kLeastShared && KeysAreUnique(attributes);
+}
+
+namespace {
+
+// Whether two values encode to the same bytes: equal, and a double bit for bit (0.0 == -0.0, and a NaN
+// equals nothing, not even itself).
+bool SameEncoding(const AttributeValue& a, const AttributeValue& b) {
+  const double* a_double = std::get_if<double>(&a);
+  const double* b_double = std::get_if<double>(&b);
+  if (a_double == nullptr || b_double == nullptr) return a == b;
+  return std::bit_cast<std::uint64_t>(*a_double) == std::bit_cast<std::uint64_t>(*b_double);
+}
+
+}  // namespace
+
+bool SharedAttributeSplitter::Split(const std::vector<Attribute>& attributes) {
+  own_.clear();
+  bool same_set = !in_set_.empty();
+  std::size_t shared = 0;
+  for (std::size_t position = 0; position < attributes.size(); ++position) {
+    const Attribute& attribute = attributes[position];
+    if (!IsShareableAttributeKey(attribute.key)) {
+      AppendCompactAttribute(own_, attribute);
+      continue;
+    }
+    if (same_set) {
+      same_set = shared < in_set_.size() && in_set_[shared].first == position &&
+                 in_set_[shared].second.key == attribute.key &&
+                 SameEncoding(in_set_[shared].second.value, attribute.value);
+    }
+    ++shared;
+  }
+  if (!same_set || shared != in_set_.size()) {
+    set_.assign(1, static_cast<char>(kAttributeSetFormat));
+    in_set_.clear();
+    for (std::size_t position = 0; position < attributes.size(); ++position) {
+      const Attribute& attribute = attributes[position];
+      if (!IsShareableAttributeKey(attribute.key)) continue;
+      AppendCompactVarint(set_, position);
+      AppendCompactAttribute(set_, attribute);
+      in_set_.emplace_back(position, attribute);
+    }
   }
   return shared >= kLeastShared && KeysAreUnique(attributes);
 }

@@ -66,15 +66,15 @@ Result<void> SqliteAttributeSets::EncodeRows(std::vector<StoredSpanRow>& rows,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Span& span = *sources[i];
     std::string& encoded = rows[i].attributes;
-    const std::optional<std::int64_t> stamp = BeginSharedRow(span, now, encoded, set_, own_);
+    const std::optional<std::int64_t> stamp = BeginSharedRow(span, now, encoded, split_);
     if (!stamp) continue;
-    auto id = Number(set_, *stamp);
+    auto id = Number(split_.set(), *stamp);
     if (!id.ok()) return id.error();
     if (!*id) {
       AppendCompactAttributes(encoded, span.attributes);
       continue;
     }
-    AppendSharedAttributes(encoded, static_cast<std::uint64_t>(**id), own_);
+    AppendSharedAttributes(encoded, static_cast<std::uint64_t>(**id), split_.own());
   }
   return {};
 }

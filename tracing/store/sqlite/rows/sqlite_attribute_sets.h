@@ -61,8 +61,7 @@ class SqliteAttributeSets final : public AttributeSetSource {
   Result<std::optional<std::int64_t>> Number(const std::string& set, std::int64_t stamp);
 
   SqliteConnection& db_;
-  std::string set_;  // the set and own part of the span being encoded (their capacity kept)
-  std::string own_;
+  SharedAttributeSplitter split_;                         // the set and own part of the span being encoded
   AttributeSetNumbers numbers_;                           // the writer's
   std::unordered_map<std::uint64_t, std::string> bytes_;  // the reads': an id to its set's bytes (bounded)
 };
