@@ -237,14 +237,18 @@ bool ReadFormat(CompactReader& reader) {
   return reader.Varint(format) && format == kCompactAttributesFormat;
 }
 
-void AppendAttribute(std::string& out, const Attribute& attribute) {
-  if (const auto code = CompactKeyCode(attribute.key)) {
-    AppendVarint(out, *code);
+void AppendAttribute(std::string& out, const Attribute& attribute, std::optional<std::uint32_t> key_code) {
+  if (key_code) {
+    AppendVarint(out, *key_code);
   } else {
     AppendVarint(out, 0);
     AppendBytes(out, attribute.key);
   }
   AppendValue(out, attribute.value);
+}
+
+void AppendAttribute(std::string& out, const Attribute& attribute) {
+  AppendAttribute(out, attribute, CompactKeyCode(attribute.key));
 }
 
 // At most what `attributes` take in the compact form, unless they hold string lists or long keys
@@ -310,6 +314,11 @@ std::optional<AttributeValue> FindInCompactBody(std::string_view body, std::stri
 void AppendCompactVarint(std::string& out, std::uint64_t value) { AppendVarint(out, value); }
 
 void AppendCompactAttribute(std::string& out, const Attribute& attribute) { AppendAttribute(out, attribute); }
+
+void AppendCompactAttribute(std::string& out, const Attribute& attribute,
+                            std::optional<std::uint32_t> key_code) {
+  AppendAttribute(out, attribute, key_code);
+}
 
 bool ConsumeCompactVarint(std::string_view& bytes, std::uint64_t& value) {
   CompactReader reader(bytes);

@@ -47,6 +47,9 @@ std::optional<AttributeValue> FindCompactAttribute(std::string_view bytes, std::
 // truncated or holds an unknown code or kind).
 void AppendCompactVarint(std::string& out, std::uint64_t value);
 void AppendCompactAttribute(std::string& out, const Attribute& attribute);
+// ... with its key's code already looked up (CompactKeyCode(attribute.key), compact_attribute_dictionary.h).
+void AppendCompactAttribute(std::string& out, const Attribute& attribute,
+                            std::optional<std::uint32_t> key_code);
 bool ConsumeCompactVarint(std::string_view& bytes, std::uint64_t& value);
 bool ConsumeCompactAttribute(std::string_view& bytes, Attribute& out);
 // The value of `key` among the attributes `body` holds (the layout after its format byte).

@@ -169,8 +169,9 @@ TEST(SharedAttributesTest, AMissingOrMalformedSetIsAnErrorNotOtherAttributes) {
 }
 
 // The splitter a writer keeps gives, span after span, what SplitSharedAttributes gives each span alone:
-// when a span repeats the set before it (kept, not encoded again) and whenever it does not (a value,
-// a position, a key more or less, a double's sign or a NaN, the compact form and back).
+// when a span repeats the keys or the set before it (kept, not looked up or encoded again) and
+// whenever it does not (a value, a position, a key more, less or renamed, a double's sign or a NaN,
+// the compact form and back).
 TEST(SharedAttributesTest, TheWritersSplitterGivesWhatEachSpanAloneWould) {
   const auto call = ConfigCallAttributes(41234, 0.38);
   std::vector<std::vector<Attribute>> spans = {call, ConfigCallAttributes(41234, 2.5), call};
@@ -201,6 +202,14 @@ TEST(SharedAttributesTest, TheWritersSplitterGivesWhatEachSpanAloneWould) {
   std::vector<Attribute> repeated = call;
   repeated.push_back(repeated.front());
   spans.push_back(repeated);
+  spans.push_back(call);
+  // The same number of keys, one of them another: an own key become shareable, then one without a code.
+  for (const char* key : {"airflow.dag_id", "an.own.key.without.a.code"}) {
+    std::vector<Attribute> renamed = call;
+    renamed[2].key = key;  // was rpc.method
+    spans.push_back(renamed);
+    spans.push_back(renamed);
+  }
   spans.push_back(call);
 
   SharedAttributeSplitter splitter;

@@ -2,6 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <utility>
@@ -101,14 +102,30 @@ bool SameEncoding(const AttributeValue& a, const AttributeValue& b) {
 
 }  // namespace
 
+void SharedAttributeSplitter::LearnKeys(const std::vector<Attribute>& attributes) {
+  const bool same_keys =
+      keys_.size() == attributes.size() &&
+      std::equal(keys_.begin(), keys_.end(), attributes.begin(),
+                 [](const std::string& key, const Attribute& attribute) { return key == attribute.key; });
+  if (same_keys) return;
+  keys_.clear();
+  facts_.clear();
+  for (const Attribute& attribute : attributes) {
+    keys_.push_back(attribute.key);
+    facts_.push_back(KeyFacts{IsShareableAttributeKey(attribute.key), CompactKeyCode(attribute.key)});
+  }
+  unique_ = KeysAreUnique(attributes);
+}
+
 bool SharedAttributeSplitter::Split(const std::vector<Attribute>& attributes) {
+  LearnKeys(attributes);
   own_.clear();
   bool same_set = !in_set_.empty();
   std::size_t shared = 0;
   for (std::size_t position = 0; position < attributes.size(); ++position) {
     const Attribute& attribute = attributes[position];
-    if (!IsShareableAttributeKey(attribute.key)) {
-      AppendCompactAttribute(own_, attribute);
+    if (!facts_[position].shareable) {
+      AppendCompactAttribute(own_, attribute, facts_[position].code);
       continue;
     }
     if (same_set) {
@@ -122,14 +139,14 @@ bool SharedAttributeSplitter::Split(const std::vector<Attribute>& attributes) {
     set_.assign(1, static_cast<char>(kAttributeSetFormat));
     in_set_.clear();
     for (std::size_t position = 0; position < attributes.size(); ++position) {
+      if (!facts_[position].shareable) continue;
       const Attribute& attribute = attributes[position];
-      if (!IsShareableAttributeKey(attribute.key)) continue;
       AppendCompactVarint(set_, position);
-      AppendCompactAttribute(set_, attribute);
+      AppendCompactAttribute(set_, attribute, facts_[position].code);
       in_set_.emplace_back(position, attribute);
     }
   }
-  return shared >= kLeastShared && KeysAreUnique(attributes);
+  return shared >= kLeastShared && unique_;
 }
 
 void AppendSharedAttributes(std::string& out, std::uint64_t set_id, std::string_view own) {

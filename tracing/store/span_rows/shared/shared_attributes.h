@@ -36,11 +36,13 @@ inline constexpr unsigned char kAttributeSetFormat = 0x03;
 // they keep the plain compact form (then `set` and `own` hold nothing of use).
 bool SplitSharedAttributes(const std::vector<Attribute>& attributes, std::string& set, std::string& own);
 
-// SplitSharedAttributes with a memory of the span before, for a writer: a session's calls repeat their
-// shareable attributes, and when a span's are the span before's (the same positions, keys and values,
-// doubles bit for bit) so are the set's bytes, which are then kept, not encoded again. The encoding, its
-// dictionary look-ups and UUID packing, was a sixth of the SQLite writer's instructions for a call per
-// trace. Gives what SplitSharedAttributes gives. Threads: one writer's.
+// SplitSharedAttributes with a memory of the span before, for a writer. A session's calls repeat their
+// keys, in the same order: when a span's keys are the span before's, so are which of them are
+// shareable, their dictionary codes and whether any repeats, and these are not looked up again. And
+// they repeat their shareable attributes: when a span's are the span before's (the same positions,
+// keys and values, doubles bit for bit), so are the set's bytes, which are then kept, not encoded
+// again. Together these were a fifth of the SQLite writer's instructions for a call per trace. Gives
+// what SplitSharedAttributes gives. Threads: one writer's.
 class SharedAttributeSplitter {
  public:
   // As SplitSharedAttributes, into set() and own().
@@ -49,10 +51,21 @@ class SharedAttributeSplitter {
   const std::string& own() const { return own_; }
 
  private:
+  // What the keys of the span before say, position by position.
+  struct KeyFacts {
+    bool shareable = false;
+    std::optional<std::uint32_t> code;  // CompactKeyCode
+  };
+  // Brings keys_, facts_ and unique_ to `attributes`' keys, looking them up only when they changed.
+  void LearnKeys(const std::vector<Attribute>& attributes);
+
   std::string set_;
   std::string own_;
   // The shareable attributes set_ holds, with their positions; none before the first Split.
   std::vector<std::pair<std::size_t, Attribute>> in_set_;
+  std::vector<std::string> keys_;
+  std::vector<KeyFacts> facts_;
+  bool unique_ = true;  // no key of keys_ repeats
 };
 
 // Appends a span row in the shared form: its set's id and the own body SplitSharedAttributes gave.
