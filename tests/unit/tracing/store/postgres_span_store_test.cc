@@ -120,6 +120,49 @@ TEST_F(PostgresSpanStoreTest, ASpanStoredWithoutItsSummaryIsMergedNotRefused) {
   EXPECT_EQ(spans->Int64(0, 0), 3);
 }
 
+// Writers that create the same traces at once: each finds, under the trace's lock, whether another
+// created it first (then merges), so no batch fails and every trace has one summary of all its spans.
+TEST_F(PostgresSpanStoreTest, WritersCreatingTheSameTracesAtOnceAllLand) {
+  constexpr std::uint32_t kWriters = 4;
+  constexpr std::uint32_t kTraces = 40;
+  std::vector<std::string> failures(kWriters);
+  std::vector<std::thread> threads;
+  threads.reserve(kWriters);
+  for (std::uint32_t writer = 0; writer < kWriters; ++writer) {
+    threads.emplace_back([&, writer] {
+      auto store = OpenSpanStore(backend_.location(), {});
+      if (!store.ok()) {
+        failures[writer] = store.error().ToString();
+        return;
+      }
+      // Each writer's own span in every trace, ten traces a batch, in another order for each writer.
+      for (std::uint32_t batch = 0; batch < kTraces / 10; ++batch) {
+        std::vector<Span> spans;
+        for (std::uint32_t n = 0; n < 10; ++n) {
+          const std::uint32_t trace = 1 + (batch * 10 + n + writer * 7) % kTraces;
+          spans.push_back(
+              MakeSpan(trace, 1 + writer, 0, "call", kBase + writer * kMs, kBase + (writer + 1) * kMs));
+        }
+        if (auto written = (*store)->Write(spans); !written.ok()) {
+          failures[writer] = written.error().ToString();
+          return;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const std::string& failure : failures) EXPECT_EQ(failure, "");
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  auto counts = raw->Exec(
+      "SELECT (SELECT count(*) FROM traces), (SELECT count(*) FROM spans), "
+      "(SELECT count(*) FROM traces WHERE span_count = 4 AND end_unix_nano - start_unix_nano = 4000000)");
+  ASSERT_TRUE(counts.ok()) << counts.error().ToString();
+  EXPECT_EQ(counts->Int64(0, 0), kTraces);
+  EXPECT_EQ(counts->Int64(0, 1), kTraces * kWriters);
+  EXPECT_EQ(counts->Int64(0, 2), kTraces);
+}
+
 // An Airflow attempt's calls, each its own trace (a client without traceparent), `first` on.
 std::vector<Span> AttemptCalls(std::uint32_t first, std::uint32_t count, const std::string& task) {
   std::vector<Span> calls;
