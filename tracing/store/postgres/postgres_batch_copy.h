@@ -1,8 +1,10 @@
 #pragma once
-// How PostgresSpanStore::Write sends a batch: its spans and the summaries of the traces it may create
-// go in COPY text into temporary tables (one round trip each, where row-by-row INSERTs would cost one
-// per span), and these statements merge them into spans and traces. Kept apart from the store, which
-// runs them in order under its transaction and trace locks.
+// How PostgresSpanStore::Write sends a batch, in COPY text (one round trip each, where row-by-row
+// INSERTs would cost one per span): the spans and summaries of the traces it creates straight into
+// spans and traces, the spans of traces already stored into a temporary table, which these
+// statements merge into spans (and, should a created trace turn out to have stored spans, every span
+// and summary so: postgres_span_store.cc). Kept apart from the store, which runs them in order under
+// its transaction and trace locks.
 //
 // Pure functions and constant SQL text; thread-safe.
 
@@ -41,7 +43,7 @@ extern const std::string_view kRefreshSummariesSql;
 // approx_bytes to add, $6-$9 the batch's greatest dag, task, run and try (NULL: none), kept where they
 // exceed the row's, as kRefreshSummariesSql's max() would.
 extern const std::string_view kAddToSummariesSql;
-// The columns of incoming_traces that SummaryCopy fills.
+// The columns of traces (or incoming_traces) that SummaryCopy fills.
 extern const std::string_view kSummaryCopyColumns;
 
 // Which of a batch's traces a copy holds: all of them, or those the store holds already (`stored`,
