@@ -1,5 +1,6 @@
 #include "tracing/store/increment/part_increment.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -142,13 +143,18 @@ Result<std::optional<TraceIncrement>> IncrementTrace(const StoredTraceIndex& sto
 }
 
 AwaitedParents AwaitedParentsOf(const std::vector<IndexSpan>& spans) {
+  AwaitedParents awaited;
+  // Nothing waits in a trace without identity, nor where every span's walk ends where it starts (its
+  // own identity, or no parent): a call per trace, with or without identity, skips the map below.
+  const bool any_identity = std::any_of(spans.begin(), spans.end(),
+                                        [](const IndexSpan& span) { return span.identity.has_value(); });
+  const bool any_walk = std::any_of(spans.begin(), spans.end(), [](const IndexSpan& span) {
+    return !span.identity && !span.parent_id.empty();
+  });
+  if (!any_identity || !any_walk) return awaited;
   std::unordered_map<std::string_view, std::size_t> by_id;
   by_id.reserve(spans.size());
   for (std::size_t i = 0; i < spans.size(); ++i) by_id.emplace(spans[i].span_id, i);
-  bool any_identity = false;
-  for (const IndexSpan& span : spans) any_identity = any_identity || span.identity.has_value();
-  AwaitedParents awaited;
-  if (!any_identity) return awaited;
 
   // Each span's walk decided once: in an attempt or under a root (kDone), or waiting (kWaiting).
   enum : std::uint8_t { kUndecided, kDone, kWaiting };
