@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Two sparktrace-store-bench binaries side by side on the SQLite store, in instructions: what a span
+"""Two sparktrace-store-bench binaries side by side on one store backend, in instructions: what a span
 costs the writer, counted by valgrind's callgrind, which gives the same count for the same binary and
 input whatever else the machine does. Wall-clock figures on a shared 2-core machine spread by 20% and
 more from run to run (bench/store_compare.py reports that spread); a change of a few percent in the
 write path shows here and drowns there.
 
-For each shape it runs each binary once under `valgrind --tool=callgrind` on a fresh file of --spans
-spans and reads, from callgrind_annotate's inclusive counts, the instructions spent in
-SqliteSpanStore::Write (every batch: rows, index, SQLite, commit; not the bench's own span making) and
+For each shape it runs each binary once under `valgrind --tool=callgrind` on a fresh store of --spans
+spans and reads, from callgrind_annotate's inclusive counts, the instructions spent in the store's
+Write (SQLite: every batch's rows, index, SQLite itself and commit; PostgreSQL, `--backend postgresql`:
+the writer's side only, the server's work is another process; never the bench's own span making) and
 in a few of its parts. Reports instructions per span, the ratio after/before, and writes the JSON.
+PostgreSQL is Debian's, started here on a unix socket (tests/support/postgres_server.py).
 
     /usr/bin/python3 bench/store_instructions.py --before OLD/build/sparktrace-store-bench \\
         --after build/sparktrace-store-bench --output bench/results/store_step5_instructions.json
@@ -17,6 +19,7 @@ Standard library and Debian's valgrind only. Exit status 0 when it ran, 2 on a h
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -26,22 +29,34 @@ import sys
 import tempfile
 import time
 
-from store_bench import SHAPE_FLAGS  # noqa: E402  (the bench's flags for each shape, as make bench runs them)
+from store_bench import SHAPE_FLAGS, PostgresServer  # noqa: E402  (make bench's flags for each shape)
 
 # The write path and the parts of it reported apart (a substring of the function's name in
-# callgrind_annotate's output; the first match counts).
+# callgrind_annotate's output; the first match counts), by backend.
 FUNCTIONS = {
-    "write": "SqliteSpanStore::Write(",
-    "to_stored_batch": "store::ToStoredBatch(",
-    "index_new_traces": "store::IndexNewTraces(",
-    "begin_commit": "sqlite3_exec",  # BEGIN and COMMIT: the WAL frames, fsync and checkpoints
+    "sqlite": {
+        "write": "SqliteSpanStore::Write(",
+        "to_stored_batch": "store::ToStoredBatch(",
+        "index_new_traces": "store::IndexNewTraces(",
+        "begin_commit": "sqlite3_exec",  # BEGIN and COMMIT: the WAL frames, fsync and checkpoints
+    },
+    "postgresql": {
+        "write": "PostgresSpanStore::Write(",
+        "to_stored_batch": "store::ToStoredBatch(",
+        "span_copy": "store::SpanCopy(",
+        "summary_copy": "store::SummaryCopy(",
+    },
 }
 COUNT = re.compile(r"^\s*([\d,]+)\s")
 
 
-def instructions(binary, shape, spans, tmp):
-    """Inclusive instruction counts of FUNCTIONS for one run."""
+def instructions(binary, shape, spans, tmp, backend, pg):
+    """Inclusive instruction counts of the backend's FUNCTIONS for one run."""
+    functions = FUNCTIONS[backend]
     store = os.path.join(tmp, f"{os.path.basename(binary)}-{shape}.db")
+    if backend == "postgresql":
+        database = pg.create_database()
+        store = pg.url(database)
     out_file = os.path.join(tmp, "callgrind.out")
     run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", binary,
                           "--store", store, "--spans", str(spans)] + SHAPE_FLAGS[shape],
@@ -54,16 +69,18 @@ def instructions(binary, shape, spans, tmp):
     annotate = subprocess.run(["callgrind_annotate", "--inclusive=yes", out_file], capture_output=True,
                               text=True, timeout=600, check=True).stdout
     counts = {}
-    for name, needle in FUNCTIONS.items():
+    for name, needle in functions.items():
         for line in annotate.splitlines():
             match = COUNT.match(line)
             if match and needle in line:
                 counts[name] = int(match.group(1).replace(",", ""))
                 break
     if "write" not in counts:
-        raise RuntimeError(f"{binary} {shape}: no {FUNCTIONS['write']} in callgrind's output")
+        raise RuntimeError(f"{binary} {shape}: no {functions['write']} in callgrind's output")
+    if backend == "postgresql":
+        pg.psql(f'DROP DATABASE "{database}"')
     for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(store + suffix):
+        if backend == "sqlite" and os.path.exists(store + suffix):
             os.remove(store + suffix)
     os.remove(out_file)
     return {name: count / result["spans"] for name, count in counts.items()}
@@ -75,6 +92,7 @@ def main(argv):
     parser.add_argument("--after", required=True, help="the change's sparktrace-store-bench")
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--shapes", default="calls,tasks", help="comma-separated shapes of bench/store_bench.py")
+    parser.add_argument("--backend", choices=sorted(FUNCTIONS), default="sqlite")
     parser.add_argument("--output", required=True)
     parser.add_argument("--note", default="", help="what before and after are, for the JSON")
     parser.add_argument("--before-commit", default="", help="the baseline's commit, for the JSON")
@@ -87,21 +105,23 @@ def main(argv):
 
     started = time.time()
     cases = []
-    with tempfile.TemporaryDirectory(prefix="sparktrace-store-instructions-") as tmp:
+    functions = FUNCTIONS[args.backend]
+    with tempfile.TemporaryDirectory(prefix="sparktrace-store-instructions-") as tmp, \
+            (PostgresServer() if args.backend == "postgresql" else contextlib.nullcontext()) as pg:
         for shape in args.shapes.split(","):
             if shape not in SHAPE_FLAGS:
                 print(f"store_instructions: unknown shape {shape!r}", file=sys.stderr)
                 return 2
-            before = instructions(args.before, shape, args.spans, tmp)
-            after = instructions(args.after, shape, args.spans, tmp)
+            before = instructions(args.before, shape, args.spans, tmp, args.backend, pg)
+            after = instructions(args.after, shape, args.spans, tmp, args.backend, pg)
             case = {"shape": shape}
-            for name in FUNCTIONS:
+            for name in functions:
                 if name in before and name in after:
                     case[f"{name}_instructions_per_span_before"] = round(before[name])
                     case[f"{name}_instructions_per_span_after"] = round(after[name])
                     case[f"{name}_ratio_after_over_before"] = round(after[name] / before[name], 3)
             cases.append(case)
-            print(f"{shape}: SqliteSpanStore::Write {before['write']:,.0f} -> {after['write']:,.0f} instructions "
+            print(f"{shape}: {functions['write']}) {before['write']:,.0f} -> {after['write']:,.0f} instructions "
                   f"a span ({case['write_ratio_after_over_before']}x)", flush=True)
 
     document = {
@@ -110,9 +130,11 @@ def main(argv):
         "duration_s": round(time.time() - started, 1),
         "what": args.note,
         "method": f"one run of each build per shape under valgrind --tool=callgrind, {args.spans} spans "
-                  "(batches of 512) on a fresh SQLite file; inclusive instructions of each function "
-                  "(callgrind_annotate), divided by the spans; repeatable for the same binary and input",
-        "config": {"spans_per_run": args.spans, "batch": 512, "functions": FUNCTIONS},
+                  f"(batches of 512) on a fresh {args.backend} store; inclusive instructions of each function "
+                  "(callgrind_annotate), divided by the spans; repeatable for the same binary and input"
+                  + ("; the writer's side only (the server is another process)" if args.backend == "postgresql"
+                     else ""),
+        "config": {"spans_per_run": args.spans, "batch": 512, "backend": args.backend, "functions": functions},
         "baseline": {"commit": args.before_commit, "binary": args.before},
         "after": {"commit": args.after_commit, "binary": args.after},
         "cases": cases,

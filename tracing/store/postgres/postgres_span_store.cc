@@ -64,12 +64,13 @@ class Transaction {
   bool open_ = false;
 };
 
-Result<void> LockTraces(PgConnection& db, const std::vector<std::string>& trace_ids) {
+// `trace_ids`: a text[] literal of hex ids (TextArray).
+Result<void> LockTraces(PgConnection& db, const std::string& trace_ids) {
   auto locked =
       db.Query(fmt::format("SELECT pg_advisory_xact_lock({}, h) FROM (SELECT DISTINCT hashtext(t) AS h "
                            "FROM unnest($1::text[]) t ORDER BY 1) ordered",
                            kLockClassTrace),
-               {TextArray(trace_ids)});
+               {trace_ids});
   if (!locked.ok()) return locked.error();
   return {};
 }
@@ -186,7 +187,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
         fmt::format("{} now holds trace schema version {}, this sparktrace writes {}: not writing", display_,
                     *version, kPostgresSchemaVersion));
   }
-  if (auto locked = LockTraces(db_, touched); !locked.ok()) return fail(locked.error());
+  const std::string touched_ids = TextArray(touched);
+  if (auto locked = LockTraces(db_, touched_ids); !locked.ok()) return fail(locked.error());
   // A trace the batch creates is summarised and indexed from the batch itself: its summary row goes
   // in only where the trace has none.
   std::map<std::string, std::vector<IndexSpan>> index_spans = IndexSpansByTrace(batch, traces);
@@ -202,7 +204,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     // inserts, which took two thirds of the server's time for a call per trace.
     auto found = db_.Query(fmt::format("SELECT encode(trace_id, 'hex') FROM traces WHERE trace_id = ANY({})",
                                        IdsFromHexSql("$1")),
-                           {TextArray(touched)});
+                           {touched_ids});
     if (!found.ok()) return fail(found.error());
     for (int row = 0; row < found->rows(); ++row) stored.emplace(found->Text(row, 0));
     const TraceChoice created_ones{&stored, false};
@@ -402,7 +404,7 @@ Result<SettleClaim> PostgresSpanStore::RecordSettlement(const AttemptRef& ref,
 Result<std::size_t> PostgresSpanStore::DeleteTraces(const std::vector<std::string>& trace_ids) {
   Transaction transaction(db_);
   if (auto begun = transaction.Begin(); !begun.ok()) return begun.error();
-  if (auto locked = LockTraces(db_, trace_ids); !locked.ok()) return locked.error();
+  if (auto locked = LockTraces(db_, TextArray(trace_ids)); !locked.ok()) return locked.error();
   if (auto forgotten = ForgetTracesInPostgresTaskIndex(db_, trace_ids); !forgotten.ok())
     return forgotten.error();
   auto spans = db_.Query(fmt::format("WITH gone AS (DELETE FROM spans WHERE trace_id = ANY({}) RETURNING 1) "

@@ -1,11 +1,23 @@
 #include "tracing/store/postgres/client/pg_text.h"
 
+#include <array>
+#include <charconv>
+
 #include "common/utf8.h"
 
 namespace sparktrace::tracing::store {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Whether `text` is plain ASCII without NUL, as nearly every value is: valid as it is, so only the
+// rest pays for ValidUtf8's copy.
+bool IsPlainAscii(std::string_view text) {
+  for (const char c : text) {
+    if (c == '\0' || (static_cast<unsigned char>(c) & 0x80) != 0) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -33,14 +45,10 @@ void CopyRows::Separate() {
 
 void CopyRows::Text(std::string_view text) {
   Separate();
-  // Nearly every value is plain ASCII; only the rest pays for the UTF-8 check.
   std::string cleaned;
-  for (const char c : text) {
-    if (c == '\0' || (static_cast<unsigned char>(c) & 0x80) != 0) {
-      cleaned = ValidUtf8(text);
-      text = cleaned;
-      break;
-    }
+  if (!IsPlainAscii(text)) {
+    cleaned = ValidUtf8(text);
+    text = cleaned;
   }
   for (const char c : text) {
     switch (c) {
@@ -78,7 +86,9 @@ void CopyRows::Null() {
 
 void CopyRows::Int(std::int64_t value) {
   Separate();
-  out_ += std::to_string(value);
+  std::array<char, 24> digits{};  // an int64 has at most 20 characters with its sign
+  const auto written = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out_.append(digits.data(), written.ptr);
 }
 
 void CopyRows::Bytes(std::string_view bytes) {
@@ -95,8 +105,13 @@ void CopyRows::End() {
 namespace {
 
 void AppendArrayElement(std::string& literal, std::string_view item) {
+  std::string cleaned;
+  if (!IsPlainAscii(item)) {
+    cleaned = ValidUtf8(item);
+    item = cleaned;
+  }
   literal += '"';
-  for (const char c : ValidUtf8(item)) {
+  for (const char c : item) {
     if (c == '"' || c == '\\') literal += '\\';
     literal += c;
   }
