@@ -18,13 +18,14 @@ TEST(PgTextTest, CopyRowsEscapeTextAndCleanWhatIsNotUtf8) {
   std::string out;
   CopyRows copy(out);
   copy.Text("plain");
-  copy.Text("tab\there\\ and\nnewline");
+  copy.Text("tab\there\\ and\nnewline\r");
+  copy.Text("\\");
   copy.Text(std::string("bad\xff\0end", 8));
   copy.Text("caf\xc3\xa9");  // valid UTF-8 stays
   copy.Null();
   copy.End();
   EXPECT_EQ(out,
-            "plain\ttab\\there\\\\ and\\nnewline\tbad\xEF\xBF\xBD\xEF\xBF\xBD"
+            "plain\ttab\\there\\\\ and\\nnewline\\r\t\\\\\tbad\xEF\xBF\xBD\xEF\xBF\xBD"
             "end\tcaf\xc3\xa9\t\\N\n");
 }
 

@@ -50,24 +50,31 @@ void CopyRows::Text(std::string_view text) {
     cleaned = ValidUtf8(text);
     text = cleaned;
   }
-  for (const char c : text) {
-    switch (c) {
+  // The runs between the characters COPY needs escaped are appended whole.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    std::string_view escaped;
+    switch (text[i]) {
       case '\\':
-        out_ += "\\\\";
+        escaped = "\\\\";
         break;
       case '\t':
-        out_ += "\\t";
+        escaped = "\\t";
         break;
       case '\n':
-        out_ += "\\n";
+        escaped = "\\n";
         break;
       case '\r':
-        out_ += "\\r";
+        escaped = "\\r";
         break;
       default:
-        out_ += c;
+        continue;
     }
+    out_.append(text.substr(run, i - run));
+    out_.append(escaped);
+    run = i + 1;
   }
+  out_.append(text.substr(run));
 }
 
 void AppendLowerHex(std::string& out, std::string_view bytes) {
