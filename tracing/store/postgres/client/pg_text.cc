@@ -10,15 +10,6 @@ namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
-// Whether `text` is plain ASCII without NUL, as nearly every value is: valid as it is, so only the
-// rest pays for ValidUtf8's copy.
-bool IsPlainAscii(std::string_view text) {
-  for (const char c : text) {
-    if (c == '\0' || (static_cast<unsigned char>(c) & 0x80) != 0) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string ValidUtf8(std::string_view text) {
@@ -43,13 +34,26 @@ void CopyRows::Separate() {
   row_started_ = true;
 }
 
+namespace {
+
+// `text` made valid UTF-8 for PostgreSQL's text: plain ASCII without NUL, nearly every value, as it is;
+// the rest through ValidUtf8, into `cleaned`, which the view then points into.
+std::string_view AsValidUtf8(std::string_view text, std::string& cleaned) {
+  for (const char c : text) {
+    if (c == '\0' || (static_cast<unsigned char>(c) & 0x80) != 0) {
+      cleaned = ValidUtf8(text);
+      return cleaned;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
 void CopyRows::Text(std::string_view text) {
   Separate();
   std::string cleaned;
-  if (!IsPlainAscii(text)) {
-    cleaned = ValidUtf8(text);
-    text = cleaned;
-  }
+  text = AsValidUtf8(text, cleaned);
   // The runs between the characters COPY needs escaped are appended whole.
   std::size_t run = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -113,10 +117,7 @@ namespace {
 
 void AppendArrayElement(std::string& literal, std::string_view item) {
   std::string cleaned;
-  if (!IsPlainAscii(item)) {
-    cleaned = ValidUtf8(item);
-    item = cleaned;
-  }
+  item = AsValidUtf8(item, cleaned);
   literal += '"';
   for (const char c : item) {
     if (c == '"' || c == '\\') literal += '\\';

@@ -73,20 +73,11 @@ Error AttributeSetMissing(std::uint64_t set_id) {
 }
 
 bool SplitSharedAttributes(const std::vector<Attribute>& attributes, std::string& set, std::string& own) {
-  set.assign(1, static_cast<char>(kAttributeSetFormat));
-  own.clear();
-  std::size_t shared = 0;
-  for (std::size_t position = 0; position < attributes.size(); ++position) {
-    const Attribute& attribute = attributes[position];
-    if (!IsShareableAttributeKey(attribute.key)) {
-      AppendCompactAttribute(own, attribute);
-      continue;
-    }
-    AppendCompactVarint(set, position);
-    AppendCompactAttribute(set, attribute);
-    ++shared;
-  }
-  return shared >= kLeastShared && KeysAreUnique(attributes);
+  SharedAttributeSplitter split;  // no span before: every key looked up, the set encoded
+  const bool shared = split.Split(attributes);
+  set = split.set();
+  own = split.own();
+  return shared;
 }
 
 namespace {

@@ -31,9 +31,10 @@ namespace sparktrace::tracing::store {
 inline constexpr unsigned char kSharedAttributesFormat = 0x02;
 inline constexpr unsigned char kAttributeSetFormat = 0x03;
 
-// Splits `attributes` in one pass: the bytes of the set they would share into `set`, the compact body
-// of the others into `own` (both cleared first, their capacity reused from span to span). False when
-// they keep the plain compact form (then `set` and `own` hold nothing of use).
+// Splits `attributes`: the bytes of the set they would share into `set`, the compact body of the
+// others into `own`. False when they keep the plain compact form (then `set` and `own` hold nothing of
+// use). A span alone, as a SharedAttributeSplitter without a span before splits it; a writer keeps
+// one splitter instead.
 bool SplitSharedAttributes(const std::vector<Attribute>& attributes, std::string& set, std::string& own);
 
 // SplitSharedAttributes with a memory of the span before, for a writer. A session's calls repeat their
@@ -41,8 +42,8 @@ bool SplitSharedAttributes(const std::vector<Attribute>& attributes, std::string
 // shareable, their dictionary codes and whether any repeats, and these are not looked up again. And
 // they repeat their shareable attributes: when a span's are the span before's (the same positions,
 // keys and values, doubles bit for bit), so are the set's bytes, which are then kept, not encoded
-// again. Together these were a fifth of the SQLite writer's instructions for a call per trace. Gives
-// what SplitSharedAttributes gives. Threads: one writer's.
+// again. Together these were a fifth of the SQLite writer's instructions for a call per trace. Gives,
+// span after span, what SplitSharedAttributes gives each span alone. Threads: one writer's.
 class SharedAttributeSplitter {
  public:
   // As SplitSharedAttributes, into set() and own().
