@@ -25,6 +25,11 @@ class Http2Stream;
 struct Header {
   std::string name;
   std::string value;
+  // A value made for this one call (an observer's traceparent): HPACK sends it as a literal never
+  // indexed. Indexed, a value that never repeats would fill the connection's dynamic table and push
+  // out the headers that do repeat (content-type, user-agent, the session's metadata), which every
+  // call would then send and index again.
+  bool never_index = false;
 };
 
 // The size RFC 9113 gives a header field in a header list: its name and value, plus 32 bytes.

@@ -43,7 +43,8 @@ using ClientMetadata = std::multimap<std::string_view, std::string_view>;
 
 // Request headers an observer sets on the upstream call in place of the client's: tracing swaps
 // the client's traceparent for one naming its own span. Every client header with an overridden
-// key is left out; a key set to nullopt is only removed.
+// key is left out; a key set to nullopt is only removed. A value set here is taken to be made for
+// this call, and is sent never indexed (Header::never_index).
 class UpstreamHeaderOverrides {
  public:
   void Set(std::string key, std::optional<std::string> value) {

@@ -139,8 +139,9 @@ void RelayedCall::StartUpstream(const UpstreamHeaderOverrides& overrides) {
   for (const Header& header : request_headers_) {
     if (!header.name.starts_with(':') && !overrides.Overrides(header.name)) headers.push_back(header);
   }
+  // An observer's value is made for this call (UpstreamHeaderOverrides): never indexed.
   for (const auto& [name, value] : overrides.entries()) {
-    if (value) headers.push_back({name, *value});
+    if (value) headers.push_back({name, *value, /*never_index=*/true});
   }
   switch (upstream_->SubmitRequest(std::move(headers), upstream_side_)) {
     case CallConnection::Submitted::kYes:

@@ -15,6 +15,7 @@ import time
 import unittest
 
 import grpc
+from hpack import NeverIndexedHeaderTuple
 
 import harness
 from harness import new_id, proxy_only
@@ -143,6 +144,10 @@ class Http2RelayTest(unittest.TestCase):
         forwarded = non_pseudo(upstream.headers)
         if not harness.DIRECT:
             self.assertEqual(forwarded[-1][0], b"traceparent", forwarded)
+            # A value made for this one call goes as a never-indexed literal: indexed, each call's
+            # would push the repeated headers out of the connection's HPACK table (Header::never_index).
+            never_indexed = [h[0] for h in upstream.headers if isinstance(h, NeverIndexedHeaderTuple)]
+            self.assertEqual(never_indexed, [b"traceparent"], upstream.headers)
             self.assertRegex(forwarded.pop()[1], rb"^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$")
         self.assertEqual(forwarded, non_pseudo(request_headers))
         for name in (b":method", b":path"):
