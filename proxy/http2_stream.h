@@ -32,7 +32,9 @@ inline constexpr ssize_t kNothingToSendYet = -508;
 class Http2Stream {
  public:
   virtual ~Http2Stream() = default;
-  virtual void OnHeader(std::string_view name, std::string_view value) = 0;
+  // `never_index`: the peer sent it as a never-indexed literal (a secret, RFC 7541 §7.1.3), which an
+  // intermediary forwards as such (§6.2.3).
+  virtual void OnHeader(std::string_view name, std::string_view value, bool never_index) = 0;
   // A complete HEADERS block (request headers, response headers or trailers).
   virtual void OnHeadersComplete(bool end_stream) = 0;
   virtual void OnData(std::span<const std::uint8_t> bytes) = 0;

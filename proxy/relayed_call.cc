@@ -373,12 +373,13 @@ void RelayedCall::FinishIfDone() {
 
 // --- the two sides, as the connections see them ------------------------------------------------
 
-void RelayedCall::Side::OnHeader(std::string_view name, std::string_view value) {
+void RelayedCall::Side::OnHeader(std::string_view name, std::string_view value, bool never_index) {
   std::size_t& block_bytes = upstream_ ? call_.incoming_header_bytes_ : call_.request_header_bytes_;
   block_bytes += HeaderFieldSize(name, value);
   // Past the limit the block is refused when complete; nothing more of it is kept meanwhile.
   if (block_bytes > call_.environment_.max_header_list_bytes) return;
-  (upstream_ ? call_.incoming_ : call_.request_headers_).push_back({std::string(name), std::string(value)});
+  (upstream_ ? call_.incoming_ : call_.request_headers_)
+      .push_back({std::string(name), std::string(value), never_index});
 }
 
 void RelayedCall::Side::OnHeadersComplete(bool end_stream) {

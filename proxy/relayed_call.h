@@ -111,7 +111,7 @@ class RelayedCall final : public Retirable {
   class Side final : public Http2Stream {
    public:
     Side(RelayedCall& call, bool upstream) : call_(call), upstream_(upstream) {}
-    void OnHeader(std::string_view name, std::string_view value) override;
+    void OnHeader(std::string_view name, std::string_view value, bool never_index) override;
     void OnHeadersComplete(bool end_stream) override;
     void OnData(std::span<const std::uint8_t> bytes) override;
     void OnEndOfData() override;

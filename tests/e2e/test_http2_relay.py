@@ -116,12 +116,15 @@ class Http2RelayTest(unittest.TestCase):
             ("grpc-encoding", "gzip"), ("grpc-accept-encoding", "gzip,identity"),
             ("x-test-id", tid), ("x-custom", "Value with  spaces/1.0"),
             ("x-blob-bin", b64_nopad(bytes(range(256)))), ("x-custom", "second")])
+        # A secret the client sends as a never-indexed literal stays one upstream (RFC 7541 §6.2.3).
+        request_headers.append(NeverIndexedHeaderTuple(b"x-api-token", b"e2e-secret"))
         responses = [gzip_frame(b"response one " * 200), gzip_frame(os.urandom(1500)),
                      gzip_frame(b"third")]
         response_frames = [responses[0] + responses[1], responses[2][:4], responses[2][4:]]
         response_headers = [(b":status", b"200"), (b"content-type", b"application/grpc"),
                             (b"grpc-encoding", b"gzip"), (b"grpc-accept-encoding", b"gzip"),
-                            (b"x-resp", b"r1"), (b"x-resp-bin", b64_nopad(b"\x00\xff\x10"))]
+                            (b"x-resp", b"r1"), (b"x-resp-bin", b64_nopad(b"\x00\xff\x10")),
+                            NeverIndexedHeaderTuple(b"x-resp-token", b"downstream-secret")]
         trailers = [(b"grpc-status", b"0"), (b"x-custom-trailer", b"t"),
                     (b"x-trailer-bin", b64_nopad(bytes(range(255, 200, -1))))]
 
@@ -147,15 +150,17 @@ class Http2RelayTest(unittest.TestCase):
             # A value made for this one call goes as a never-indexed literal: indexed, each call's
             # would push the repeated headers out of the connection's HPACK table (Header::never_index).
             never_indexed = [h[0] for h in upstream.headers if isinstance(h, NeverIndexedHeaderTuple)]
-            self.assertEqual(never_indexed, [b"traceparent"], upstream.headers)
+            self.assertEqual(never_indexed, [b"x-api-token", b"traceparent"], upstream.headers)
             self.assertRegex(forwarded.pop()[1], rb"^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$")
         self.assertEqual(forwarded, non_pseudo(request_headers))
         for name in (b":method", b":path"):
             self.assertEqual(header(upstream.headers, name), header(request_headers, name))
         self.assertEqual([flag for flag, _ in parse_grpc_frames(upstream.data)], [1, 1, 1])
 
-        # What the client got: the upstream's bytes, headers and trailers.
+        # What the client got: the upstream's bytes, headers and trailers, the secret never indexed.
         self.assertEqual(stream.headers, response_headers)
+        self.assertEqual([h[0] for h in stream.headers if isinstance(h, NeverIndexedHeaderTuple)],
+                         [b"x-resp-token"])
         self.assertEqual(bytes(stream.data), b"".join(responses))
         self.assertEqual(stream.trailers, trailers)
         self.assertIsNone(stream.reset_code)

@@ -206,14 +206,14 @@ class RelayedCallTest : public ::testing::Test {
                                                     {":path", "/spark.connect.SparkConnectService/Config"},
                                                     {":authority", "proxy:15002"},
                                                     {"content-type", "application/grpc"}}) {
-      client.OnHeader(header.name, header.value);
+      client.OnHeader(header.name, header.value, header.never_index);
     }
-    for (const Header& header : extra) client.OnHeader(header.name, header.value);
+    for (const Header& header : extra) client.OnHeader(header.name, header.value, header.never_index);
     client.OnHeadersComplete(end_stream);
   }
 
   static void Headers(Http2Stream& stream, const std::vector<Header>& block, bool end_stream) {
-    for (const Header& header : block) stream.OnHeader(header.name, header.value);
+    for (const Header& header : block) stream.OnHeader(header.name, header.value, header.never_index);
     stream.OnHeadersComplete(end_stream);
   }
 
