@@ -236,8 +236,9 @@ def start_sim(binary, logdir):
     return child, f"{m.group(1)}:{m.group(2)}"
 
 
-def start_proxy(binary, leg, upstream, tmp, otlp_port, pg_url=None):
-    argv = [binary, "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
+def start_proxy(binary, leg, upstream, tmp, otlp_port, pg_url=None, wrapper=(), start_timeout=20, extra=()):
+    """`wrapper`: a command the proxy runs under, `extra`: more flags (bench/tracing_instructions.py's)."""
+    argv = list(wrapper) + [binary, "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0",
             "--log-level", "warn"]
     store = None
     if leg == "off":
@@ -248,8 +249,9 @@ def start_proxy(binary, leg, upstream, tmp, otlp_port, pg_url=None):
         argv += ["--store", store, "--spool-dir", os.path.join(tmp, leg, "spool")]
         if leg == "on_otlp":
             argv += ["--otlp-endpoint", f"http://127.0.0.1:{otlp_port}/v1/traces", "--otlp-protocol", "http"]
+    argv += list(extra)
     child = pb.Child(f"proxy_{leg}", argv, tmp)
-    m = child.wait_for_line(r"listening grpc=([0-9.]+):(\d+) admin=([0-9.]+):(\d+)", 20)
+    m = child.wait_for_line(r"listening grpc=([0-9.]+):(\d+) admin=([0-9.]+):(\d+)", start_timeout)
     return child, f"{m.group(1)}:{m.group(2)}", f"{m.group(3)}:{m.group(4)}", store, argv
 
 

@@ -372,11 +372,12 @@ int Http2Connection::OnBeginHeaders(nghttp2_session* /*session*/, const nghttp2_
 
 int Http2Connection::OnHeaderCallback(nghttp2_session* /*session*/, const nghttp2_frame* frame,
                                       const std::uint8_t* name, std::size_t name_length,
-                                      const std::uint8_t* value, std::size_t value_length,
-                                      std::uint8_t flags, void* self) {
+                                      const std::uint8_t* value, std::size_t value_length, std::uint8_t flags,
+                                      void* self) {
   auto* connection = static_cast<Http2Connection*>(self);
   if (Http2Stream* stream = connection->StreamFor(frame->hd.stream_id)) {
-    stream->OnHeader(View(name, name_length), View(value, value_length), (flags & NGHTTP2_NV_FLAG_NO_INDEX) != 0);
+    stream->OnHeader(View(name, name_length), View(value, value_length),
+                     (flags & NGHTTP2_NV_FLAG_NO_INDEX) != 0);
   }
   return 0;
 }
