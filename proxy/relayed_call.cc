@@ -10,6 +10,10 @@
 namespace sparktrace::proxy {
 namespace {
 
+// Headers a block's list makes room for at its first header: a grpcio request has 11 (pseudo-headers,
+// content-type, te, user-agent, grpc-accept-encoding, grpc-timeout, one of metadata).
+constexpr std::size_t kUsualHeaderBlock = 14;
+
 std::string_view Find(const std::vector<Header>& headers, std::string_view name) {
   for (const Header& header : headers) {
     if (header.name == name) return header.value;
@@ -378,8 +382,11 @@ void RelayedCall::Side::OnHeader(std::string_view name, std::string_view value, 
   block_bytes += HeaderFieldSize(name, value);
   // Past the limit the block is refused when complete; nothing more of it is kept meanwhile.
   if (block_bytes > call_.environment_.max_header_list_bytes) return;
-  (upstream_ ? call_.incoming_ : call_.request_headers_)
-      .push_back({std::string(name), std::string(value), never_index});
+  std::vector<Header>& block = upstream_ ? call_.incoming_ : call_.request_headers_;
+  // A usual block in one allocation, rather than five as it grows (1, 2, 4, 8, 16), and one that
+  // stays within the allocator's per-thread cache (glibc's tcache: up to 1,032 bytes, 14 headers).
+  if (block.capacity() == 0) block.reserve(kUsualHeaderBlock);
+  block.push_back({std::string(name), std::string(value), never_index});
 }
 
 void RelayedCall::Side::OnHeadersComplete(bool end_stream) {
