@@ -36,6 +36,7 @@ packages=(
 )
 if [[ $mode == bench ]]; then
   packages+=(nginx)                 # the reference proxy the benchmark compares against
+  packages+=(valgrind)              # bench/tracing_instructions.py: tracing's cost in instructions (callgrind)
 fi
 
 missing=()
