@@ -16,22 +16,6 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-void BindOptionalText(SqliteStatement& stmt, int index, const std::string* text) {
-  if (text == nullptr) {
-    stmt.BindNull(index);
-  } else {
-    stmt.BindText(index, *text);
-  }
-}
-
-void BindOptionalTextUnowned(SqliteStatement& stmt, int index, const std::string* text) {
-  if (text == nullptr) {
-    stmt.BindNull(index);
-  } else {
-    stmt.BindTextUnowned(index, *text);
-  }
-}
-
 void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value) {
   if (value) {
     stmt.BindInt64(index, *value);
@@ -48,11 +32,6 @@ std::string WithoutSessionId(std::string sql, std::string_view spelling) {
   return sql;
 }
 
-template <std::size_t N>
-std::string_view IdBytes(const std::array<std::uint8_t, N>& id) {
-  return {reinterpret_cast<const char*>(id.data()), N};
-}
-
 int HexValue(char digit) {
   if (digit >= '0' && digit <= '9') return digit - '0';
   if (digit >= 'a' && digit <= 'f') return digit - 'a' + 10;
@@ -60,6 +39,14 @@ int HexValue(char digit) {
 }
 
 }  // namespace
+
+void BindOptionalTextUnowned(SqliteStatement& stmt, int index, const std::string* text) {
+  if (text == nullptr) {
+    stmt.BindNull(index);
+  } else {
+    stmt.BindTextUnowned(index, *text);
+  }
+}
 
 void BindIdHex(SqliteStatement& stmt, int index, std::string_view hex) {
   std::string bytes(hex.size() / 2, '\0');
@@ -139,16 +126,6 @@ ON CONFLICT (trace_id) DO UPDATE SET
   run_id = excluded.run_id, try_number = excluded.try_number
 )sql";
 
-// The summary of a trace the batch creates, computed from its spans (BindNewSummary) with the
-// rules of kRefreshSummarySql, the parents its spans wait for, and whether it holds its attempt
-// (index/sqlite_summary_attempts.h).
-const std::string_view kInsertSummarySql = R"sql(
-INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count,
-                    dag_id, task_id, run_id, try_number, awaited_parents, attempt)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-ON CONFLICT (trace_id) DO NOTHING
-)sql";
-
 const std::string_view kAddToSummarySql = R"sql(
 UPDATE traces SET end_unix_nano = ?2, span_count = span_count + ?3, error_count = error_count + ?4,
   dag_id = CASE WHEN ?5 IS NULL OR dag_id >= ?5 THEN dag_id ELSE ?5 END,
@@ -183,30 +160,6 @@ void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& 
   BindOptionalTextUnowned(upsert, at + 15, row.task_id);
   BindOptionalTextUnowned(upsert, at + 16, row.run_id);
   BindOptionalInt(upsert, at + 17, row.try_number);
-}
-
-void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,
-                    const std::optional<std::string>& awaited_parents, bool holds_attempt) {
-  BindIdHex(insert, 1, trace_hex);
-  insert.BindText(2, summary.root_name);
-  insert.BindInt64(3, summary.start_unix_nano);
-  insert.BindInt64(4, summary.end_unix_nano);
-  insert.BindInt64(5, summary.span_count);
-  insert.BindInt64(6, summary.error_count);
-  BindOptionalText(insert, 7, summary.dag_id);
-  BindOptionalText(insert, 8, summary.task_id);
-  BindOptionalText(insert, 9, summary.run_id);
-  BindOptionalInt(insert, 10, summary.try_number);
-  if (awaited_parents) {
-    insert.BindText(11, *awaited_parents);
-  } else {
-    insert.BindNull(11);
-  }
-  if (holds_attempt) {
-    insert.BindInt64(12, 1);
-  } else {
-    insert.BindNull(12);
-  }
 }
 
 Result<Span> SpanFromRow(const SqliteStatement& stmt, AttributeSetSource& sets) {

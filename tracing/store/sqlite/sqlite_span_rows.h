@@ -7,6 +7,9 @@
 //
 // Threads: the statement's (its connection's thread).
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +30,15 @@ class AttributeSetSource;
 void BindIdHex(SqliteStatement& stmt, int index, std::string_view hex);
 // An id column as lower-case hex (a BLOB converted; text as it is).
 std::string IdHexOfColumn(const SqliteStatement& stmt, int column);
+// Binds `text` without a copy (on SqliteStatement::BindTextUnowned's terms), NULL for nullptr.
+void BindOptionalTextUnowned(SqliteStatement& stmt, int index, const std::string* text);
+
+// An id's bytes, as spans and traces store it since schema version 10 (a BLOB), without a copy.
+template <std::size_t N>
+std::string_view IdBytes(const std::array<std::uint8_t, N>& id) {
+  return {reinterpret_cast<const char*>(id.data()), N};
+}
+
 // A trace id column (a 16-byte BLOB, or hex text) into `out`; false when it is neither.
 bool TraceIdOfColumn(const SqliteStatement& stmt, int column, TraceId& out);
 
@@ -45,9 +57,6 @@ inline constexpr int kSpanRowParameters = 17;
 std::string UpsertSpansSql(int rows);
 // Recomputes the summary row of trace ?1 from all its stored spans.
 extern const std::string_view kRefreshSummarySql;
-// Inserts the summary of a trace that has none yet, else does nothing (sqlite3_changes tells which);
-// bound by BindNewSummary.
-extern const std::string_view kInsertSummarySql;
 
 // Adds a batch to the summary row of trace ?1 (increment/summary_increment.h's SummaryChange): ?2 the
 // new end, ?3 spans and ?4 errors to add, ?5-?8 the batch's greatest dag, task, run and try (NULL:
@@ -57,12 +66,6 @@ extern const std::string_view kAddToSummarySql;
 // Binds without copying (SqliteStatement::BindTextUnowned): `row`, and `span` (the span it was made
 // from, whose ids are bound as they are), must outlive the statement's run up to its next Reset().
 void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& span, int first = 1);
-// Binds kInsertSummarySql for a trace that the batch may create, with the parents its spans wait for
-// (increment/part_increment.h's AwaitedParentsText; nullopt: unknown) and whether the summary holds
-// the trace's attempt (index/sqlite_summary_attempts.h, SummaryHoldsAttempt).
-void BindNewSummary(SqliteStatement& insert, const std::string& trace_hex, const TraceSummaryRow& summary,
-                    const std::optional<std::string>& awaited_parents, bool holds_attempt);
-
 // The parameters one attempt takes in InsertAttemptsSql: its key (airflow, dag, task, run, try, map
 // index, trace key), name, trace ids, the sums in task_index.h's PartSums order, state, indexed_at,
 // settles (upkeep/sqlite_settlement.h, kSettlesSchema).

@@ -20,6 +20,7 @@
 #include "tracing/store/sqlite/index/sqlite_attempt_list.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
+#include "tracing/store/sqlite/rows/sqlite_new_summaries.h"
 #include "tracing/store/sqlite/sqlite_schema.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
@@ -126,9 +127,9 @@ Result<void> SqliteSpanStore::PrepareStatements() {
   auto add = db_->Prepare(kAddToSummarySql, /*persistent=*/true);
   if (!add.ok()) return add.error();
   add_to_summary_ = std::make_unique<SqliteStatement>(std::move(add).value());
-  auto insert = db_->Prepare(kInsertSummarySql, /*persistent=*/true);
-  if (!insert.ok()) return insert.error();
-  insert_summary_ = std::make_unique<SqliteStatement>(std::move(insert).value());
+  auto new_summaries = SqliteNewSummaries::Prepare(*db_);
+  if (!new_summaries.ok()) return new_summaries.error();
+  new_summaries_ = std::make_unique<SqliteNewSummaries>(std::move(new_summaries).value());
 
   return {};
 }
@@ -212,27 +213,36 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     // computed from the batch, goes in first, and whether it went in (no row for the trace yet) is
     // what tells a new trace. One that has stored spans already is updated from the batch and the
     // stored versions of its spans (UpdateSummary, UpdateTaskIndex).
-    std::map<std::string, std::vector<IndexSpan>> created;
-    std::map<std::string, std::vector<IndexSpan>> existing;
-    std::set<std::string> held;  // new traces whose summary holds their attempt
-    SqliteStatement& insert = *insert_summary_;
+    std::vector<std::vector<IndexSpan>> index_spans_of;
+    std::vector<std::optional<std::string>> awaited_of;  // sized once: the summaries point into it
+    std::vector<NewSummary> summaries;
+    index_spans_of.reserve(traces.size());
+    awaited_of.reserve(traces.size());
+    summaries.reserve(traces.size());
     for (const auto& [trace_hex, versions] : traces) {
-      std::vector<IndexSpan> index_spans;
+      std::vector<IndexSpan>& index_spans = index_spans_of.emplace_back();
       index_spans.reserve(versions.size());
       for (const auto& [span_hex, i] : versions) index_spans.push_back(IndexSpanOf(*sources[i], rows[i]));
       // A new trace's awaited parents come with its summary, so that its next batch is incremental too.
-      const std::optional<std::string> awaited =
-          task_index::AwaitedParentsText(task_index::AwaitedParentsOf(index_spans));
-      const TraceSummaryRow summary = SummarizeTrace(rows, versions);
-      const bool holds_attempt = task_index::NewTraceSummaryHoldsAttempt(index_spans, summary);
-      insert.Reset();
-      BindNewSummary(insert, trace_hex, summary, awaited, holds_attempt);
-      if (auto ran = insert.Run(); !ran.ok()) return ran.error();
-      const bool is_new = sqlite3_changes(db_->handle()) != 0;
-      if (is_new && holds_attempt) held.insert(trace_hex);
-      (is_new ? created : existing).emplace(trace_hex, std::move(index_spans));
+      awaited_of.push_back(task_index::AwaitedParentsText(task_index::AwaitedParentsOf(index_spans)));
+      NewSummary& summary = summaries.emplace_back();
+      summary.trace_id = IdBytes(sources[versions.begin()->second]->trace_id);
+      summary.row = SummarizeTrace(rows, versions);
+      summary.awaited_parents = &awaited_of.back();
+      summary.holds_attempt = task_index::NewTraceSummaryHoldsAttempt(index_spans, summary.row);
     }
-    insert.Reset();
+    auto inserted = new_summaries_->Insert(summaries);
+    if (!inserted.ok()) return inserted.error();
+    std::map<std::string, std::vector<IndexSpan>> created;
+    std::map<std::string, std::vector<IndexSpan>> existing;
+    std::set<std::string> held;  // new traces whose summary holds their attempt
+    std::size_t at_trace = 0;
+    for (const auto& [trace_hex, versions] : traces) {
+      const bool is_new = (*inserted)[at_trace];
+      if (is_new && summaries[at_trace].holds_attempt) held.insert(trace_hex);
+      (is_new ? created : existing).emplace(trace_hex, std::move(index_spans_of[at_trace]));
+      ++at_trace;
+    }
 
     // The stored versions of the spans a batch writes to existing traces, read before the upsert
     // replaces them: what the summary and the task index take back out of a trace for a new version.

@@ -39,6 +39,7 @@ namespace sparktrace::tracing::store {
 class SqliteConnection;
 class SqliteStatement;
 class SqliteAttributeSets;
+class SqliteNewSummaries;
 
 class SqliteSpanStore final : public SpanStore {
  public:
@@ -119,7 +120,7 @@ class SqliteSpanStore final : public SpanStore {
   std::unique_ptr<SqliteStatement> upsert_span_;
   std::unique_ptr<SqliteStatement> upsert_span_chunk_;  // kSpansPerUpsert spans in one statement
   std::unique_ptr<SqliteStatement> refresh_summary_;
-  std::unique_ptr<SqliteStatement> insert_summary_;
+  std::unique_ptr<SqliteNewSummaries> new_summaries_;  // rows/sqlite_new_summaries.h
   std::unique_ptr<SqliteStatement> summary_bounds_;
   std::unique_ptr<SqliteStatement> add_to_summary_;  // kAddToSummarySql
   std::unique_ptr<SqliteStatement> get_trace_;

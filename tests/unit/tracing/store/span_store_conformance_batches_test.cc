@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -257,6 +258,64 @@ TEST_P(SpanStoreConformance, SpansInManyBatchesIndexAsTheSameSpansInOne) {
     batched_backend.Destroy();
     whole_backend.Destroy();
   }
+}
+
+// A batch of more traces than a statement writes summaries for (the SQLite writer looks up and inserts
+// 32 at a time, rows/sqlite_new_summaries.h), some stored already, in and at the edges of the chunks:
+// the new ones are created from the batch and the stored ones updated, as when each trace comes alone.
+TEST_P(SpanStoreConformance, AWideBatchOfNewAndStoredTracesIndexesAsTracesOneByOne) {
+  using testing_spans::kBase;
+  using testing_spans::kMs;
+  constexpr std::uint32_t kTraces = 75;
+  const std::vector<std::uint32_t> stored_first = {1, 2, 32, 33, 40, 64, 65, 75};
+  const auto call = [](std::uint32_t trace, std::uint32_t span) {
+    Span made = testing_spans::MakeSpan(trace, span, span == 1 ? 0 : 1, std::string(kSparkConnectOperationSpanName),
+                                        kBase + (trace * 10 + span) * kMs, kBase + (trace * 10 + span + 4) * kMs);
+    if (trace % 3 != 0) {  // two in three carry a task's identity, the rest none
+      made.attributes = {{std::string(kAirflowDagIdKey), std::string("etl")},
+                         {std::string(kAirflowTaskIdKey), std::string("wide")},
+                         {std::string(kAirflowRunIdKey), std::string("manual__1")},
+                         {std::string(kAirflowTryNumberKey), std::int64_t{1}}};
+    }
+    if (trace % 7 == 0) made.status_code = StatusCode::kError;
+    return made;
+  };
+  std::vector<Span> first;
+  for (std::uint32_t trace : stored_first) first.push_back(call(trace, 1));
+  std::vector<Span> wide;
+  for (std::uint32_t trace = 1; trace <= kTraces; ++trace) {
+    const bool stored = std::find(stored_first.begin(), stored_first.end(), trace) != stored_first.end();
+    wide.push_back(call(trace, stored ? 2 : 1));
+  }
+
+  TestBackend wide_backend;
+  ASSERT_TRUE(wide_backend.Create(GetParam())) << wide_backend.problem();
+  TestBackend alone_backend;
+  ASSERT_TRUE(alone_backend.Create(GetParam())) << alone_backend.problem();
+  {
+    auto wide_store = wide_backend.Open();
+    auto alone_store = alone_backend.Open();
+    ASSERT_NE(wide_store, nullptr);
+    ASSERT_NE(alone_store, nullptr);
+    ASSERT_TRUE(wide_store->Write(first).ok());
+    auto written = wide_store->Write(wide);
+    ASSERT_TRUE(written.ok()) << written.error().ToString();
+    EXPECT_EQ(written->spans_written, kTraces);
+    for (const Span& span : first) ASSERT_TRUE(alone_store->Write(std::vector<Span>{span}).ok());
+    for (const Span& span : wide) ASSERT_TRUE(alone_store->Write(std::vector<Span>{span}).ok());
+
+    const std::vector<std::string> summaries = SummaryLinesOf(*alone_store);
+    ASSERT_EQ(summaries.size(), kTraces);
+    EXPECT_EQ(std::count_if(summaries.begin(), summaries.end(),
+                            [](const std::string& line) { return line.find(" spans 2 ") != std::string::npos; }),
+              static_cast<std::ptrdiff_t>(stored_first.size()));
+    EXPECT_EQ(SummaryLinesOf(*wide_store), summaries);
+    const auto rows = AttemptRowsOf(*alone_store);
+    ASSERT_FALSE(rows.empty());
+    EXPECT_EQ(AttemptRowsOf(*wide_store), rows);
+  }
+  wide_backend.Destroy();
+  alone_backend.Destroy();
 }
 
 }  // namespace
