@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "tracing/span_vocabulary.h"
@@ -45,6 +47,17 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
 // Spans a chunked upsert writes (sqlite_span_rows.h, UpsertSpansSql): 32 × 17 parameters, well inside
 // SQLite's limit, and enough that a statement's own cost is small next to its rows'.
 constexpr std::size_t kSpansPerUpsert = 32;
+
+// The batch's spans by (trace id, span id), the versions of one span in the batch's order (the upsert
+// applies them in turn, the later one kept as it would be alone).
+std::vector<std::size_t> InKeyOrder(const std::vector<const Span*>& sources) {
+  std::vector<std::size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&sources](std::size_t a, std::size_t b) {
+    return std::tie(sources[a]->trace_id, sources[a]->span_id) < std::tie(sources[b]->trace_id, sources[b]->span_id);
+  });
+  return order;
+}
 
 }  // namespace
 
@@ -281,14 +294,17 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     }
 
     // Whole chunks of spans a statement, the rest one by one: a statement's own cost (reset, cursors
-    // opened and closed, its end) is then paid once for kSpansPerUpsert spans.
+    // opened and closed, its end) is then paid once for kSpansPerUpsert spans. In key order (a span's
+    // versions in the batch's): consecutive upserts land on the same or the next page of the spans
+    // table instead of one anywhere in it.
+    const std::vector<std::size_t> order = InKeyOrder(sources);
     std::size_t next = 0;
     SqliteStatement& chunk = *upsert_span_chunk_;
     for (; rows.size() - next >= kSpansPerUpsert; next += kSpansPerUpsert) {
       chunk.Reset();
       for (std::size_t row = 0; row < kSpansPerUpsert; ++row) {
-        BindSpanRow(chunk, rows[next + row], *sources[next + row],
-                    1 + static_cast<int>(row) * kSpanRowParameters);
+        const std::size_t i = order[next + row];
+        BindSpanRow(chunk, rows[i], *sources[i], 1 + static_cast<int>(row) * kSpanRowParameters);
       }
       if (auto ran = chunk.Run(); !ran.ok()) return ran.error();
       stats.spans_written += kSpansPerUpsert;
@@ -297,7 +313,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     SqliteStatement& upsert = *upsert_span_;
     for (; next < rows.size(); ++next) {
       upsert.Reset();
-      BindSpanRow(upsert, rows[next], *sources[next]);
+      BindSpanRow(upsert, rows[order[next]], *sources[order[next]]);
       if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
       ++stats.spans_written;
     }
