@@ -7,10 +7,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <set>
 #include <system_error>
-#include <tuple>
 #include <utility>
 
 #include "tracing/span_vocabulary.h"
@@ -23,6 +21,7 @@
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
 #include "tracing/store/sqlite/rows/sqlite_new_summaries.h"
+#include "tracing/store/sqlite/rows/sqlite_span_upserts.h"
 #include "tracing/store/sqlite/sqlite_schema.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
@@ -42,21 +41,6 @@ auto NoThrow(std::string_view what, Function&& function) -> decltype(function())
   } catch (const std::exception& e) {
     return Error{ErrorCode::kInternal, fmt::format("{}: {}", what, e.what())};
   }
-}
-
-// Spans a chunked upsert writes (sqlite_span_rows.h, UpsertSpansSql): 32 × 17 parameters, well inside
-// SQLite's limit, and enough that a statement's own cost is small next to its rows'.
-constexpr std::size_t kSpansPerUpsert = 32;
-
-// The batch's spans by (trace id, span id), the versions of one span in the batch's order (the upsert
-// applies them in turn, the later one kept as it would be alone).
-std::vector<std::size_t> InKeyOrder(const std::vector<const Span*>& sources) {
-  std::vector<std::size_t> order(sources.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&sources](std::size_t a, std::size_t b) {
-    return std::tie(sources[a]->trace_id, sources[a]->span_id) < std::tie(sources[b]->trace_id, sources[b]->span_id);
-  });
-  return order;
 }
 
 }  // namespace
@@ -124,12 +108,9 @@ Result<void> SqliteSpanStore::PrepareStatements() {
   find_by_operation_ = std::make_unique<SqliteStatement>(std::move(find).value());
 
   if (options_.read_only) return {};
-  auto upsert = db_->Prepare(kUpsertSpanSql, /*persistent=*/true);
-  if (!upsert.ok()) return upsert.error();
-  upsert_span_ = std::make_unique<SqliteStatement>(std::move(upsert).value());
-  auto upsert_chunk = db_->Prepare(UpsertSpansSql(static_cast<int>(kSpansPerUpsert)), /*persistent=*/true);
-  if (!upsert_chunk.ok()) return upsert_chunk.error();
-  upsert_span_chunk_ = std::make_unique<SqliteStatement>(std::move(upsert_chunk).value());
+  auto upserts = SqliteSpanUpserts::Prepare(*db_);
+  if (!upserts.ok()) return upserts.error();
+  span_upserts_ = std::make_unique<SqliteSpanUpserts>(std::move(upserts).value());
   auto refresh = db_->Prepare(kRefreshSummarySql, /*persistent=*/true);
   if (!refresh.ok()) return refresh.error();
   refresh_summary_ = std::make_unique<SqliteStatement>(std::move(refresh).value());
@@ -293,31 +274,10 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       summary_batch.emplace(trace_hex, std::move(summary_spans));
     }
 
-    // Whole chunks of spans a statement, the rest one by one: a statement's own cost (reset, cursors
-    // opened and closed, its end) is then paid once for kSpansPerUpsert spans. In key order (a span's
-    // versions in the batch's): consecutive upserts land on the same or the next page of the spans
-    // table instead of one anywhere in it.
-    const std::vector<std::size_t> order = InKeyOrder(sources);
-    std::size_t next = 0;
-    SqliteStatement& chunk = *upsert_span_chunk_;
-    for (; rows.size() - next >= kSpansPerUpsert; next += kSpansPerUpsert) {
-      chunk.Reset();
-      for (std::size_t row = 0; row < kSpansPerUpsert; ++row) {
-        const std::size_t i = order[next + row];
-        BindSpanRow(chunk, rows[i], *sources[i], 1 + static_cast<int>(row) * kSpanRowParameters);
-      }
-      if (auto ran = chunk.Run(); !ran.ok()) return ran.error();
-      stats.spans_written += kSpansPerUpsert;
-    }
-    chunk.Reset();  // drop the copies of the last chunk's text
-    SqliteStatement& upsert = *upsert_span_;
-    for (; next < rows.size(); ++next) {
-      upsert.Reset();
-      BindSpanRow(upsert, rows[order[next]], *sources[order[next]]);
-      if (auto ran = upsert.Run(); !ran.ok()) return ran.error();
-      ++stats.spans_written;
-    }
-    upsert.Reset();  // drop the copies of the last span's text
+    // Many to a statement, in key order (rows/sqlite_span_upserts.h).
+    auto upserted = span_upserts_->Upsert(rows, sources);
+    if (!upserted.ok()) return upserted.error();
+    stats.spans_written += *upserted;
 
     for (const auto& [trace_hex, summary_spans] : summary_batch) {
       if (auto summarised = UpdateSummary(trace_hex, &summary_spans); !summarised.ok())

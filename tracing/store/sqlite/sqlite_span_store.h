@@ -40,6 +40,7 @@ class SqliteConnection;
 class SqliteStatement;
 class SqliteAttributeSets;
 class SqliteNewSummaries;
+class SqliteSpanUpserts;
 
 class SqliteSpanStore final : public SpanStore {
  public:
@@ -117,8 +118,7 @@ class SqliteSpanStore final : public SpanStore {
   // The attribute sets of rows in the shared form (rows/sqlite_attribute_sets.h): on db_, so after it.
   std::unique_ptr<SqliteAttributeSets> attribute_sets_;
   // Prepared once, reused for every call. The writer statements are null in a read-only store.
-  std::unique_ptr<SqliteStatement> upsert_span_;
-  std::unique_ptr<SqliteStatement> upsert_span_chunk_;  // kSpansPerUpsert spans in one statement
+  std::unique_ptr<SqliteSpanUpserts> span_upserts_;  // rows/sqlite_span_upserts.h
   std::unique_ptr<SqliteStatement> refresh_summary_;
   std::unique_ptr<SqliteNewSummaries> new_summaries_;  // rows/sqlite_new_summaries.h
   std::unique_ptr<SqliteStatement> summary_bounds_;
