@@ -42,10 +42,11 @@ std::vector<nghttp2_nv> ToNv(const std::vector<Header>& headers) {
   nva.reserve(headers.size());
   for (const Header& header : headers) {
     // No NO_COPY flags: nghttp2 copies names and values, as the call may end before they are sent.
-    nva.push_back({const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.name.data())),
-                   const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.value.data())),
-                   header.name.size(), header.value.size(),
-                   header.never_index ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE});
+    nva.push_back(
+        {const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.name.data())),
+         const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(header.value.data())),
+         header.name.size(), header.value.size(),
+         static_cast<std::uint8_t>(header.never_index ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE)});
   }
   return nva;
 }

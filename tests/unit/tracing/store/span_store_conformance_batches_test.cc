@@ -281,8 +281,10 @@ TEST_P(SpanStoreConformance, AWideBatchOfNewAndStoredTracesIndexesAsTracesOneByO
     return made;
   };
   std::vector<Span> first;
+  first.reserve(stored_first.size());
   for (std::uint32_t trace : stored_first) first.push_back(call(trace, 1));
   std::vector<Span> wide;
+  wide.reserve(kTraces);
   for (std::uint32_t trace = 1; trace <= kTraces; ++trace) {
     const bool stored = std::find(stored_first.begin(), stored_first.end(), trace) != stored_first.end();
     wide.push_back(call(trace, stored ? 2 : 1));
