@@ -16,14 +16,6 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value) {
-  if (value) {
-    stmt.BindInt64(index, *value);
-  } else {
-    stmt.BindNull(index);
-  }
-}
-
 // The shared column list and conflict rule (span_table_sql.h) less session_id, which this store's
 // spans table has no column for since schema version 8 (sqlite_schema.cc, kCompactSpansSchema).
 std::string WithoutSessionId(std::string sql, std::string_view spelling) {
@@ -39,6 +31,14 @@ int HexValue(char digit) {
 }
 
 }  // namespace
+
+void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value) {
+  if (value) {
+    stmt.BindInt64(index, *value);
+  } else {
+    stmt.BindNull(index);
+  }
+}
 
 void BindOptionalTextUnowned(SqliteStatement& stmt, int index, const std::string* text) {
   if (text == nullptr) {

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,8 @@ class AttributeSetSource;
 void BindIdHex(SqliteStatement& stmt, int index, std::string_view hex);
 // An id column as lower-case hex (a BLOB converted; text as it is).
 std::string IdHexOfColumn(const SqliteStatement& stmt, int column);
+// Binds `value`, NULL for nullopt.
+void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value);
 // Binds `text` without a copy (on SqliteStatement::BindTextUnowned's terms), NULL for nullptr.
 void BindOptionalTextUnowned(SqliteStatement& stmt, int index, const std::string* text);
 

@@ -34,18 +34,10 @@ void BindSummary(SqliteStatement& insert, const NewSummary& summary, int first) 
   BindOptionalTextUnowned(insert, at + 7, row.dag_id);
   BindOptionalTextUnowned(insert, at + 8, row.task_id);
   BindOptionalTextUnowned(insert, at + 9, row.run_id);
-  if (row.try_number) {
-    insert.BindInt64(at + 10, *row.try_number);
-  } else {
-    insert.BindNull(at + 10);
-  }
+  BindOptionalInt(insert, at + 10, row.try_number);
   const std::optional<std::string>* awaited = summary.awaited_parents;
   BindOptionalTextUnowned(insert, at + 11, awaited != nullptr && *awaited ? &**awaited : nullptr);
-  if (summary.holds_attempt) {
-    insert.BindInt64(at + 12, 1);
-  } else {
-    insert.BindNull(at + 12);
-  }
+  BindOptionalInt(insert, at + 12, summary.holds_attempt ? std::optional<std::int64_t>(1) : std::nullopt);
 }
 
 std::string LookupSql() {
