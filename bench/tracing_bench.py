@@ -453,15 +453,19 @@ def read_pg_store(pg, database, sparktrace):
            "bytes": int(one("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
                             "ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'") or 0),
            "spans": int(one("SELECT count(*) FROM spans")), "traces": int(one("SELECT count(*) FROM traces"))}
-    out["spans_by_name"] = {name: int(n) for name, n in
-                            (line.split("|") for line in one("SELECT name, count(*) FROM spans GROUP BY name").splitlines())}
+    # Names as trace schema 10 keeps them (tracing/store/span_rows/stored_span.h, StoredName) read back
+    # whole; a name stored before is left as it is.
+    name = ("CASE left(name, 1) WHEN chr(1) THEN 'spark.connect.SparkConnectService/' || substr(name, 2) "
+            "WHEN chr(2) THEN substr(name, 2) ELSE name END")
+    out["spans_by_name"] = {span_name: int(n) for span_name, n in
+                            (line.split("|") for line in one(f"SELECT {name}, count(*) FROM spans GROUP BY 1").splitlines())}
     sample = {}
-    for name in ("spark.connect.SparkConnectService/Config",
-                 "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
+    for span_name in ("spark.connect.SparkConnectService/Config",
+                      "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
         # Ids are bytea from trace schema 3 on, hex text before: either build can be the one measured.
         row = one("SELECT CASE WHEN pg_typeof(trace_id) = 'bytea'::regtype THEN encode(trace_id::bytea, 'hex') "
-                  f"ELSE trace_id::text END FROM spans WHERE name = '{name}' LIMIT 1")
-        sample[name] = sample_span_attributes(sparktrace, pg.url(database), row, name) if row else None
+                  f"ELSE trace_id::text END FROM spans WHERE {name} = '{span_name}' LIMIT 1")
+        sample[span_name] = sample_span_attributes(sparktrace, pg.url(database), row, span_name) if row else None
     out["sample_attributes"] = sample
     out["operation_ids_placeholder"] = int(one(f"SELECT count(*) FROM spans WHERE operation_id = '{OPERATION_PLACEHOLDER}'"))
     out["operation_ids_distinct"] = int(one("SELECT count(DISTINCT operation_id) FROM spans WHERE name = "

@@ -11,6 +11,7 @@
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/shared/shared_attributes.h"
+#include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store {
@@ -125,13 +126,17 @@ bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored
          stored.start_unix_nano == row.start_unix_nano && stored.end_unix_nano <= row.end_unix_nano;
 }
 
+// As kRefreshSummariesSql counts a stored span (the name as the row keeps it, StoredName).
 std::int64_t ApproxBytes(const StoredSpanRow& row) {
-  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() + row.name.size() + 160);
+  std::string scratch;
+  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() +
+                                   StoredName(row.name, scratch).size() + 160);
 }
 
 std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceChoice choice) {
   std::string text;
   CopyRows copy(text);
+  std::string name_scratch;
   for (const auto& [trace_hex, versions] : traces) {
     if (!choice.Holds(trace_hex)) continue;
     for (const auto& [span_hex, i] : versions) {
@@ -144,7 +149,7 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceC
       } else {
         copy.Null();
       }
-      copy.Text(row.name);
+      copy.Text(StoredName(row.name, name_scratch));
       copy.Int(row.kind);
       copy.Int(row.start_unix_nano);
       copy.Int(row.end_unix_nano);
@@ -175,13 +180,14 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
   const std::vector<StoredSpanRow>& rows = batch.rows;
   std::string text;
   CopyRows copy(text);
+  std::string name_scratch;
   for (const auto& [trace_hex, versions] : traces) {
     if (!choice.Holds(trace_hex)) continue;
     const TraceSummaryRow summary = SummarizeTrace(rows, versions);
     std::int64_t bytes = 0;
     for (const auto& [span_hex, i] : versions) bytes += ApproxBytes(rows[i]);
     copy.Bytes(BytesOf(batch.sources[versions.begin()->second]->trace_id));
-    copy.Text(summary.root_name);
+    copy.Text(StoredName(summary.root_name, name_scratch));
     copy.Int(summary.start_unix_nano);
     copy.Int(summary.end_unix_nano);
     copy.Int(summary.span_count);

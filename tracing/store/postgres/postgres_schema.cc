@@ -4,6 +4,8 @@
 
 #include <string_view>
 
+#include "tracing/store/span_rows/stored_span.h"
+
 namespace sparktrace::tracing::store {
 namespace {
 
@@ -241,10 +243,20 @@ CREATE INDEX attempt_parts_by_attempt ON attempt_parts (airflow, dag_id, task_id
                                                         trace_key)
 )sql";
 
+// Version 10: a span's name kept by StoredName (span_rows/stored_span.h): a Spark Connect call's RPC
+// prefix as one byte, in spans.name and traces.root_name (~66 of a call's ~490 bytes). Rows written
+// before keep their names as they are, which read back unchanged, but for a name that starts with one
+// of the code bytes: those few get the escape byte in front. (The rewrite reads the tables once.)
+constexpr std::string_view kSchemaV10 = R"sql(
+UPDATE spans SET name = chr(2) || name WHERE left(name, 1) IN (chr(1), chr(2));
+UPDATE traces SET root_name = chr(2) || root_name WHERE left(root_name, 1) IN (chr(1), chr(2))
+)sql";
+static_assert(kStoredNamePrefixCode == '\x01' && kStoredNameEscapeCode == '\x02');
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
 constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
-                                            kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9};
+                                            kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

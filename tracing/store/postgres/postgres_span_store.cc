@@ -81,7 +81,7 @@ Result<TraceSummary> SummaryFrom(const PgResult& result, int row) {
     return Error{ErrorCode::kInternal,
                  fmt::format("malformed trace id in trace summary: {}", result.Text(row, 0))};
   }
-  summary.root_name = std::string(result.Text(row, 1));
+  summary.root_name = NameOfStored(result.Text(row, 1));
   summary.start_time_unix_nano = FromSql(result.Int64(row, 2));
   summary.end_time_unix_nano = FromSql(result.Int64(row, 3));
   summary.span_count = FromSql(result.Int64(row, 4));

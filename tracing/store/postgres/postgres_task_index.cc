@@ -340,7 +340,8 @@ class PostgresTaskIndex final : public TaskIndexDialect {
       if (part == parts_without_identity_.end() || !task_index::SummaryMayHoldAttempt(*key, part->second))
         continue;
       trace_hex.push_back(key->trace_key);
-      names.push_back(part->second.name);
+      std::string scratch;
+      names.emplace_back(StoredName(part->second.name, scratch));  // as root_name keeps it
       spans.push_back(part->second.spans);
       errors.push_back(part->second.Errors());
       starts.push_back(static_cast<std::int64_t>(part->second.start));

@@ -340,4 +340,6 @@ std::optional<std::string_view> CompactValueOfCode(std::uint64_t code) {
   return kValues[code];
 }
 
+std::string_view StoredNamePrefix() { return "spark.connect.SparkConnectService/"; }
+
 }  // namespace sparktrace::tracing::store

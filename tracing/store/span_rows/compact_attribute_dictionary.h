@@ -1,6 +1,7 @@
 #pragma once
 // The shared dictionaries of the compact attribute form (compact_attributes.h): attribute keys and
-// string values that most stored spans carry, each stored as its position in the list.
+// string values that most stored spans carry, each stored as its position in the list; and the span-name
+// prefix a stored name keeps as one byte (stored_span.h).
 //
 // APPEND-ONLY: stored rows hold these codes, so an entry is never removed, reordered or respelt (a
 // renamed key gets a new entry at the end). The entries are literal strings, not the vocabulary's
@@ -19,6 +20,9 @@ std::optional<std::string_view> CompactKeyOfCode(std::uint64_t code);
 // Codes start at 0.
 std::optional<std::uint32_t> CompactValueCode(std::string_view value);
 std::optional<std::string_view> CompactValueOfCode(std::uint64_t code);
+
+// The span-name prefix the stores keep as one byte (stored_span.h, StoredName): a Spark Connect call's.
+std::string_view StoredNamePrefix();
 
 // Whether a key's value is one a span shares with its session's others (shared/shared_attributes.h).
 bool IsShareableAttributeKey(std::string_view key);

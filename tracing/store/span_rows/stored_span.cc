@@ -13,6 +13,7 @@
 #include "tracing/attribute_json.h"
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/span_rows/attribute_json_reader.h"
+#include "tracing/store/span_rows/compact_attribute_dictionary.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/shared/shared_attributes.h"
 
@@ -196,7 +197,7 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   if (columns.parent_span_id && !ReadId(*columns.parent_span_id, binary, span.parent_span_id)) {
     return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", span_hex())};
   }
-  span.name = std::string(columns.name);
+  span.name = columns.name_stored_coded ? NameOfStored(columns.name) : std::string(columns.name);
   span.kind = EnumFromSql(columns.kind, SpanKind::kConsumer, SpanKind::kUnspecified);
   span.start_time_unix_nano = FromSql(columns.start_unix_nano);
   span.end_time_unix_nano = FromSql(columns.end_unix_nano);
@@ -221,6 +222,36 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
                  fmt::format("stored span {}: events column is not a JSON array of objects", span_hex())};
   }
   return span;
+}
+
+std::string_view StoredName(std::string_view name, std::string& scratch) {
+  const std::string_view prefix = StoredNamePrefix();
+  const bool prefixed = name.starts_with(prefix);
+  if (!prefixed &&
+      (name.empty() || (name.front() != kStoredNamePrefixCode && name.front() != kStoredNameEscapeCode)))
+    return name;
+  scratch.assign(1, prefixed ? kStoredNamePrefixCode : kStoredNameEscapeCode);
+  scratch.append(prefixed ? name.substr(prefix.size()) : name);
+  return scratch;
+}
+
+std::string NameOfStored(std::string_view stored) {
+  if (stored.empty()) return {};
+  if (stored.front() == kStoredNameEscapeCode) return std::string(stored.substr(1));
+  if (stored.front() != kStoredNamePrefixCode) return std::string(stored);
+  const std::string_view prefix = StoredNamePrefix();
+  std::string name;
+  name.reserve(prefix.size() + stored.size() - 1);
+  name.append(prefix).append(stored.substr(1));
+  return name;
+}
+
+std::string NameOfStoredSql(std::string_view column) {
+  return fmt::format(
+      "CASE left({0}, 1) WHEN chr({1}) THEN '{2}' || substr({0}, 2) WHEN chr({3}) THEN substr({0}, 2) "
+      "ELSE {0} END",
+      column, static_cast<int>(kStoredNamePrefixCode), StoredNamePrefix(),
+      static_cast<int>(kStoredNameEscapeCode));
 }
 
 }  // namespace sparktrace::tracing::store

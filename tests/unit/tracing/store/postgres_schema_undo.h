@@ -14,8 +14,18 @@
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
+
+// Version 10 undone: names back as they are (span_rows/stored_span.h, StoredName undone in SQL).
+inline void UndoPostgresVersionTen(PgConnection& db) {
+  auto undone =
+      db.Exec(fmt::format("UPDATE spans SET name = {} WHERE left(name, 1) IN (chr(1), chr(2)); "
+                          "UPDATE traces SET root_name = {} WHERE left(root_name, 1) IN (chr(1), chr(2))",
+                          NameOfStoredSql("name"), NameOfStoredSql("root_name")));
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
 
 // Version 9 undone: attempt_parts gets its primary key back.
 inline void UndoPostgresVersionNine(PgConnection& db) {
@@ -25,10 +35,11 @@ inline void UndoPostgresVersionNine(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 9 and 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
+// Versions 10, 9 and 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
 // row version 7 wrote for the same attributes, then the set table, the spans' set column and
 // traces_inverted go and traces_by_end comes back.
 inline void UndoPostgresVersionsAfterSeven(PgConnection& db) {
+  UndoPostgresVersionTen(db);
   UndoPostgresVersionNine(db);
   auto shared = db.Exec(
       "SELECT encode(trace_id, 'hex'), encode(span_id, 'hex'), attributes, set_bytes FROM spans "

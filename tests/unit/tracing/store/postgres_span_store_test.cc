@@ -189,6 +189,7 @@ TEST_F(PostgresSpanStoreTest, VersionNineKeepsEveryAttemptWithoutThePartsKey) {
   }
   auto raw = backend_.Raw();
   ASSERT_TRUE(raw.ok());
+  UndoPostgresVersionTen(*raw);
   UndoPostgresVersionNine(*raw);
   ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 8").ok());
 

@@ -9,6 +9,7 @@
 
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
+#include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
@@ -33,7 +34,7 @@ const std::string& AttemptRowReadColumns() {
 std::string HeldAttemptsSql(std::string_view trace_match) {
   return fmt::format(
       "(SELECT 0 AS airflow, ''::text AS dag_id, ''::text AS task_id, ''::text AS run_id, 0::bigint AS "
-      "try_number, -1::bigint AS map_index, encode(trace_id, 'hex') COLLATE \"C\" AS trace_key, root_name AS "
+      "try_number, -1::bigint AS map_index, encode(trace_id, 'hex') COLLATE \"C\" AS trace_key, {} AS "
       "name, ''::text AS trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, 0::bigint AS "
       "open_count, 0::bigint AS resource_wait_ms, 0::bigint AS compute_ms, 0::bigint AS io_write_ms, "
       "0::bigint "
@@ -42,7 +43,7 @@ std::string HeldAttemptsSql(std::string_view trace_match) {
       "NULL::bigint AS settled_at, NULL::double precision AS core_seconds, NULL::double precision AS "
       "gib_seconds, NULL::double precision AS money, NULL::double precision AS idle_fraction, NULL::integer "
       "AS regression FROM traces WHERE attempt{}) t",
-      trace_match);
+      NameOfStoredSql("root_name"), trace_match);
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ Result<IndexSpan> PostgresIndexSpanFrom(const PgResult& result, int row) {
     return &value;
   };
   Span span;
-  span.name = text(3);
+  span.name = NameOfStored(result.Text(row, 3));
   span.start_time_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 4));
   span.end_time_unix_nano = static_cast<std::uint64_t>(result.Int64(row, 5));
   span.status_code = static_cast<StatusCode>(result.Int64(row, 6));
@@ -138,7 +138,7 @@ FROM traces WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($3::
     PostgresStoredVersion version;
     SummarySpan& summary = version.summary;
     summary.root = spans->IsNull(row, 2);
-    summary.name = std::string(spans->Text(row, 3));
+    summary.name = NameOfStored(spans->Text(row, 3));
     summary.start_unix_nano = spans->Int64(row, 4);
     summary.end_unix_nano = spans->Int64(row, 5);
     summary.error = spans->Int64(row, 6) == 2;
