@@ -455,7 +455,7 @@ def read_pg_store(pg, database, sparktrace):
            "spans": int(one("SELECT count(*) FROM spans")), "traces": int(one("SELECT count(*) FROM traces"))}
     # Names as trace schema 10 keeps them (tracing/store/span_rows/stored_span.h, StoredName) read back
     # whole; a name stored before is left as it is.
-    name = ("CASE left(name, 1) WHEN chr(1) THEN 'spark.connect.SparkConnectService/' || substr(name, 2) "
+    name = ("CASE substr(name, 1, 1) WHEN chr(1) THEN 'spark.connect.SparkConnectService/' || substr(name, 2) "
             "WHEN chr(2) THEN substr(name, 2) ELSE name END")
     out["spans_by_name"] = {span_name: int(n) for span_name, n in
                             (line.split("|") for line in one(f"SELECT {name}, count(*) FROM spans GROUP BY 1").splitlines())}
@@ -489,14 +489,17 @@ def read_store(path, sparktrace):
     try:
         out["spans"] = con.execute("SELECT count(*) FROM spans").fetchone()[0]
         out["traces"] = con.execute("SELECT count(*) FROM traces").fetchone()[0]
-        out["spans_by_name"] = dict(con.execute("SELECT name, count(*) FROM spans GROUP BY name"))
+        # Names as schema 15 keeps them (tracing/store/span_rows/stored_span.h, StoredName) read back whole.
+        name = ("CASE substr(name, 1, 1) WHEN char(1) THEN 'spark.connect.SparkConnectService/' || substr(name, 2) "
+                "WHEN char(2) THEN substr(name, 2) ELSE name END")
+        out["spans_by_name"] = dict(con.execute(f"SELECT {name}, count(*) FROM spans GROUP BY 1"))
         sample = {}
-        for name in ("spark.connect.SparkConnectService/Config",
-                     "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
+        for span_name in ("spark.connect.SparkConnectService/Config",
+                          "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
             # Ids are BLOBs from trace schema 10 on, hex text before: either build can be the one measured.
             row = con.execute("SELECT CASE WHEN typeof(trace_id) = 'blob' THEN lower(hex(trace_id)) ELSE trace_id END "
-                              "FROM spans WHERE name = ? LIMIT 1", (name,)).fetchone()
-            sample[name] = sample_span_attributes(sparktrace, path, row[0], name) if row else None
+                              f"FROM spans WHERE {name} = ? LIMIT 1", (span_name,)).fetchone()
+            sample[span_name] = sample_span_attributes(sparktrace, path, row[0], span_name) if row else None
         out["sample_attributes"] = sample
         out["operation_ids_placeholder"] = con.execute(
             "SELECT count(*) FROM spans WHERE operation_id = ?", (OPERATION_PLACEHOLDER,)).fetchone()[0]

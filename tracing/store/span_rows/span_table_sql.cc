@@ -3,6 +3,8 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "tracing/span_vocabulary.h"
+#include "tracing/store/span_rows/compact_attribute_dictionary.h"
+#include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
 
@@ -18,7 +20,8 @@ std::string IndexSpanColumnsSql(SpanSqlDialect dialect) {
   const auto attribute = [dialect](std::string_view key) { return AttributeTextSql(dialect, key); };
   const bool sqlite = dialect == SpanSqlDialect::kSqlite;
   const std::string map_index = attribute(tracing::kAirflowMapIndexKey);
-  return fmt::format(R"sql(span_id, parent_span_id, name, start_unix_nano, end_unix_nano, status_code,
+  return fmt::format(
+      R"sql(span_id, parent_span_id, {}, start_unix_nano, end_unix_nano, status_code,
        dag_id, task_id, run_id, try_number,
        CASE WHEN dag_id IS NOT NULL THEN {} END,
        CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
@@ -28,11 +31,19 @@ std::string IndexSpanColumnsSql(SpanSqlDialect dialect) {
        CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
             THEN {} END,
        CASE WHEN {}(events, 'sparktrace.finding') > 0 THEN events END)sql",
-                     sqlite ? fmt::format("CAST({} AS INTEGER)", map_index) : map_index,
-                     attribute(tracing::kSparkPhaseDurationMsKey), attribute(tracing::kSparkJobStatusKey),
-                     attribute(tracing::kSparkConnectOperationStateKey),
-                     attribute(tracing::kSparkAppStatusKey), attribute(tracing::kSparkAppNameKey),
-                     attribute(tracing::kSparkAppIdKey), sqlite ? "instr" : "strpos");
+      NameOfStoredSql(dialect, "name"), sqlite ? fmt::format("CAST({} AS INTEGER)", map_index) : map_index,
+      attribute(tracing::kSparkPhaseDurationMsKey), attribute(tracing::kSparkJobStatusKey),
+      attribute(tracing::kSparkConnectOperationStateKey), attribute(tracing::kSparkAppStatusKey),
+      attribute(tracing::kSparkAppNameKey), attribute(tracing::kSparkAppIdKey), sqlite ? "instr" : "strpos");
+}
+
+std::string NameOfStoredSql(SpanSqlDialect dialect, std::string_view column) {
+  const char* code = dialect == SpanSqlDialect::kSqlite ? "char" : "chr";
+  return fmt::format(
+      "CASE substr({0}, 1, 1) WHEN {1}({2}) THEN '{3}' || substr({0}, 2) WHEN {1}({4}) THEN substr({0}, 2) "
+      "ELSE {0} END",
+      column, code, static_cast<int>(kStoredNamePrefixCode), StoredNamePrefix(),
+      static_cast<int>(kStoredNameEscapeCode));
 }
 
 std::string MapIndexSql(SpanSqlDialect dialect, std::string_view table) {

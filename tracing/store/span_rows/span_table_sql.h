@@ -38,6 +38,9 @@ std::string MapIndexSql(SpanSqlDialect dialect, std::string_view table);
 // a finding. The map index is an integer in SQLite, its text in PostgreSQL.
 std::string IndexSpanColumnsSql(SpanSqlDialect dialect);
 
+// SQL reading a column of names kept by StoredName (stored_span.h) back as the names.
+std::string NameOfStoredSql(SpanSqlDialect dialect, std::string_view column);
+
 // The conflict clause of the span upsert (the new row arrives as `excluded`): a span written again
 // replaces the stored one, every column but its key.
 //

@@ -246,12 +246,4 @@ std::string NameOfStored(std::string_view stored) {
   return name;
 }
 
-std::string NameOfStoredSql(std::string_view column) {
-  return fmt::format(
-      "CASE left({0}, 1) WHEN chr({1}) THEN '{2}' || substr({0}, 2) WHEN chr({3}) THEN substr({0}, 2) "
-      "ELSE {0} END",
-      column, static_cast<int>(kStoredNamePrefixCode), StoredNamePrefix(),
-      static_cast<int>(kStoredNameEscapeCode));
-}
-
 }  // namespace sparktrace::tracing::store

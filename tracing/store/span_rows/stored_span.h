@@ -131,8 +131,6 @@ inline constexpr char kStoredNameEscapeCode = '\x02';
 std::string_view StoredName(std::string_view name, std::string& scratch);
 // The name a row's bytes keep (StoredName undone).
 std::string NameOfStored(std::string_view stored);
-// SQL (PostgreSQL) reading a column of names kept by StoredName back as the names.
-std::string NameOfStoredSql(std::string_view column);
 
 // 32 hex digits back into a trace id (any value, zero included, unlike ParseTraceId).
 bool ParseTraceHex(std::string_view hex, TraceId& out);

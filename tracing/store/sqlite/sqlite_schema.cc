@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
 #include "tracing/store/sqlite/sqlite_attribute_function.h"
@@ -322,6 +323,16 @@ CREATE TABLE attribute_sets (
 );
 )sql";
 
+// Version 15 keeps a Spark Connect call's RPC name prefix as one byte in spans.name and
+// traces.root_name (span_rows/stored_span.h, StoredName). Rows written before keep their names, which
+// read back unchanged, but for a name that starts with a code byte: those few get the escape byte in
+// front (a read of both tables).
+constexpr std::string_view kStoredNamesSchema = R"sql(
+UPDATE spans SET name = char(2) || name WHERE substr(name, 1, 1) IN (char(1), char(2));
+UPDATE traces SET root_name = char(2) || root_name WHERE substr(root_name, 1, 1) IN (char(1), char(2));
+)sql";
+static_assert(kStoredNamePrefixCode == '\x01' && kStoredNameEscapeCode == '\x02');
+
 struct Migration {
   std::int64_t to_version;
   std::string_view sql;
@@ -370,6 +381,8 @@ const Migration kMigrations[] = {
     {13, kSummaryAttemptsSchema},
     // What a session's calls repeat is kept once per set of it: a Config call's row ~90 bytes less.
     {14, kAttributeSetsSchema},
+    // A call's name keeps its RPC prefix as one byte, in its span and its trace's summary: ~66 bytes.
+    {15, kStoredNamesSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

@@ -40,6 +40,16 @@ void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_
   }
 }
 
+void BindStoredName(SqliteStatement& stmt, int index, std::string_view name) {
+  // A coded name lives in `coded` (StoredName fills it only then), which dies here: bound as a copy.
+  std::string coded;
+  if (const std::string_view stored = StoredName(name, coded); coded.empty()) {
+    stmt.BindTextUnowned(index, stored);
+  } else {
+    stmt.BindText(index, stored);
+  }
+}
+
 void BindOptionalTextUnowned(SqliteStatement& stmt, int index, const std::string* text) {
   if (text == nullptr) {
     stmt.BindNull(index);
@@ -146,7 +156,7 @@ void BindSpanRow(SqliteStatement& upsert, const StoredSpanRow& row, const Span& 
   } else {
     upsert.BindNull(at + 3);
   }
-  upsert.BindTextUnowned(at + 4, row.name);
+  BindStoredName(upsert, at + 4, row.name);
   upsert.BindInt64(at + 5, row.kind);
   upsert.BindInt64(at + 6, row.start_unix_nano);
   upsert.BindInt64(at + 7, row.end_unix_nano);
@@ -173,6 +183,7 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt, AttributeSetSource& sets) 
   columns.span_id = id(1);
   if (!stmt.ColumnIsNull(2)) columns.parent_span_id = id(2);
   columns.name = stmt.ColumnView(3);
+  columns.name_stored_coded = true;  // schema version 15
   columns.kind = stmt.ColumnInt64(4);
   columns.start_unix_nano = stmt.ColumnInt64(5);
   columns.end_unix_nano = stmt.ColumnInt64(6);
@@ -193,7 +204,7 @@ Result<TraceSummary> SummaryFromRow(const SqliteStatement& stmt) {
     return Error{ErrorCode::kInternal,
                  fmt::format("malformed trace id in trace summary: {}", IdHexOfColumn(stmt, 0))};
   }
-  summary.root_name = stmt.ColumnText(1);
+  summary.root_name = NameOfStored(stmt.ColumnView(1));
   summary.start_time_unix_nano = FromSql(stmt.ColumnInt64(2));
   summary.end_time_unix_nano = FromSql(stmt.ColumnInt64(3));
   summary.span_count = FromSql(stmt.ColumnInt64(4));

@@ -14,7 +14,7 @@
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/compact_attributes.h"
-#include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/span_rows/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
 
@@ -23,7 +23,8 @@ inline void UndoPostgresVersionTen(PgConnection& db) {
   auto undone =
       db.Exec(fmt::format("UPDATE spans SET name = {} WHERE left(name, 1) IN (chr(1), chr(2)); "
                           "UPDATE traces SET root_name = {} WHERE left(root_name, 1) IN (chr(1), chr(2))",
-                          NameOfStoredSql("name"), NameOfStoredSql("root_name")));
+                          NameOfStoredSql(SpanSqlDialect::kPostgres, "name"),
+                          NameOfStoredSql(SpanSqlDialect::kPostgres, "root_name")));
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 

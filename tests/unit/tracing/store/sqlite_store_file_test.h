@@ -3,6 +3,7 @@
 // that parallel ctest runs share nothing), removed afterwards, and the file's path in it.
 
 #include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
 #include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
@@ -21,11 +23,19 @@
 
 namespace sparktrace::tracing::store {
 
-// What schema version 13 changed (sqlite_schema.cc, kSummaryAttemptsSchema), for a test that turns a
-// current file into version 12: each attempt a summary held gets the task_attempts row version 12
-// wrote for it (its figures are the summary's, index/sqlite_summary_attempts.h), the `attempt` column
-// goes and traces_by_start is on the start alone again.
-inline constexpr std::string_view kUndoVersionThirteenSql =
+// What schema version 15 changed (sqlite_schema.cc, kStoredNamesSchema), for a test that turns a current
+// file into an older version: names back as they are (StoredName undone).
+inline const std::string kUndoVersionFifteenSql = fmt::format(
+    "UPDATE spans SET name = {} WHERE substr(name, 1, 1) IN (char(1), char(2)); "
+    "UPDATE traces SET root_name = {} WHERE substr(root_name, 1, 1) IN (char(1), char(2)); ",
+    NameOfStoredSql(SpanSqlDialect::kSqlite, "name"), NameOfStoredSql(SpanSqlDialect::kSqlite, "root_name"));
+
+// What schema version 13 changed (sqlite_schema.cc, kSummaryAttemptsSchema), and version 15, for a test
+// that turns a current file into version 12: each attempt a summary held gets the task_attempts row version
+// 12 wrote for it (its figures are the summary's, index/sqlite_summary_attempts.h), the `attempt` column goes
+// and traces_by_start is on the start alone again.
+inline const std::string kUndoVersionThirteenSql =
+    kUndoVersionFifteenSql +
     "INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, "
     "trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
     "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at, settles) "
@@ -39,7 +49,7 @@ inline constexpr std::string_view kUndoVersionThirteenSql =
 // test that turns a current file into an older version: the `settles` column goes and the settling
 // queue's index is version 4's again; the migration makes both anew.
 inline const std::string kUndoVersionElevenSql =
-    std::string(kUndoVersionThirteenSql) +
+    kUndoVersionThirteenSql +
     "DROP INDEX task_attempts_unsettled; ALTER TABLE task_attempts DROP COLUMN settles; "
     "CREATE INDEX task_attempts_unsettled ON task_attempts (indexed_at) WHERE state <> 'running' AND "
     "(settled_version IS NULL OR settled_version <> indexed_at); ";

@@ -16,7 +16,7 @@
 
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
-#include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/span_rows/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -210,9 +210,11 @@ TEST_P(StoreSummaryAttempts, ListsEveryFilterOrderAndPageAsTheRowsWould) {
   failed.state = "failed";
   EXPECT_EQ(Lines(*store, failed).size(), 3u);  // the held operation and the Airflow one, and the total
 
-  // PostgreSQL keeps a call's name coded (trace schema 10, StoredName): the row takes it whole.
-  Exec(fmt::format(kEveryAttemptARowSql, Sqlite() ? "trace_id" : "encode(trace_id, 'hex')",
-                   Sqlite() ? "root_name" : NameOfStoredSql("root_name")));
+  // A call's name is kept coded (StoredName: SQLite schema 15, PostgreSQL trace schema 10): the row
+  // takes it whole.
+  Exec(fmt::format(
+      kEveryAttemptARowSql, Sqlite() ? "trace_id" : "encode(trace_id, 'hex')",
+      NameOfStoredSql(Sqlite() ? SpanSqlDialect::kSqlite : SpanSqlDialect::kPostgres, "root_name")));
   ASSERT_EQ(Held(), 0);
   ASSERT_EQ(RowsWithoutIdentity(), 11);
   for (std::size_t i = 0; i < filters.size(); ++i) {

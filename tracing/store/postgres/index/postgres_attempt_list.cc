@@ -9,7 +9,7 @@
 
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
-#include "tracing/store/span_rows/stored_span.h"
+#include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
@@ -43,7 +43,7 @@ std::string HeldAttemptsSql(std::string_view trace_match) {
       "NULL::bigint AS settled_at, NULL::double precision AS core_seconds, NULL::double precision AS "
       "gib_seconds, NULL::double precision AS money, NULL::double precision AS idle_fraction, NULL::integer "
       "AS regression FROM traces WHERE attempt{}) t",
-      NameOfStoredSql("root_name"), trace_match);
+      NameOfStoredSql(SpanSqlDialect::kPostgres, "root_name"), trace_match);
 }
 
 }  // namespace

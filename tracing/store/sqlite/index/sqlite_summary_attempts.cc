@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <sqlite3.h>
 
+#include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 
@@ -27,7 +28,7 @@ Result<bool> HoldInSummary(SqliteConnection& db, const PartKey& key, const Part&
   SqliteStatement& update = **hold;
   update.Reset();
   BindIdHex(update, 1, key.trace_key);
-  update.BindText(2, part.name);
+  BindStoredName(update, 2, part.name);  // as root_name keeps it
   update.BindInt64(3, part.spans);
   update.BindInt64(4, part.Errors());
   update.BindInt64(5, static_cast<std::int64_t>(part.start));
@@ -57,12 +58,13 @@ std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_ma
   // in the index's order (sqlite_attempt_list.cc).
   return fmt::format(
       "SELECT * FROM (SELECT 0 AS airflow, '' AS dag_id, '' AS task_id, '' AS run_id, 0 AS try_number, "
-      "-1 AS map_index, root_name AS name, trace_id AS trace_ids, start_unix_nano, end_unix_nano, "
+      "-1 AS map_index, {} AS name, trace_id AS trace_ids, start_unix_nano, end_unix_nano, "
       "span_count, error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, "
       "0 AS idle_ms, 0 AS finding_count, NULL AS top_finding, {} AS state, end_unix_nano AS indexed_at, "
       "NULL AS settled_version, NULL AS settled_at, NULL AS core_seconds, NULL AS gib_seconds, "
       "NULL AS money, NULL AS idle_fraction, NULL AS regression FROM traces WHERE attempt = 1{}){}",
-      kHeldStateSql, trace_match.empty() ? std::string() : fmt::format(" AND {}", trace_match), where);
+      NameOfStoredSql(SpanSqlDialect::kSqlite, "root_name"), kHeldStateSql,
+      trace_match.empty() ? std::string() : fmt::format(" AND {}", trace_match), where);
 }
 
 }  // namespace sparktrace::tracing::store

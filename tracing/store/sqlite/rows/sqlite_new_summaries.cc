@@ -26,7 +26,7 @@ void BindSummary(SqliteStatement& insert, const NewSummary& summary, int first) 
   const int at = first - 1;  // parameter n of the summary is at + n
   const TraceSummaryRow& row = summary.row;
   insert.BindBlobUnowned(at + 1, summary.trace_id);
-  insert.BindTextUnowned(at + 2, row.root_name);
+  BindStoredName(insert, at + 2, row.root_name);
   insert.BindInt64(at + 3, row.start_unix_nano);
   insert.BindInt64(at + 4, row.end_unix_nano);
   insert.BindInt64(at + 5, row.span_count);
