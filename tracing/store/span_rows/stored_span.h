@@ -101,7 +101,7 @@ struct StoredSpanColumns {
   std::optional<std::string_view> parent_span_id;
   bool ids_binary = false;  // SQLite's BLOB ids (schema version 10); PostgreSQL reads its bytea as hex
   std::string_view name;
-  bool name_stored_coded = false;  // `name` as StoredName keeps it (PostgreSQL's trace schema 10)
+  bool name_stored_coded = false;  // `name` as StoredName keeps it (SQLite 15, PostgreSQL 10)
   std::int64_t kind = 0;
   std::int64_t start_unix_nano = 0;
   std::int64_t end_unix_nano = 0;
@@ -117,11 +117,11 @@ struct StoredSpanColumns {
 };
 Result<Span> FromStoredColumns(const StoredSpanColumns& columns);
 
-// A span's name as PostgreSQL's rows keep it (trace schema 10), in `spans.name` and `traces.root_name`:
-// the prefix of every Spark Connect call's span, "spark.connect.SparkConnectService/" (34 bytes, in
-// a call's span and again in its trace's summary; compact_attribute_dictionary.h's StoredNamePrefix)
-// is kept as the one byte kStoredNamePrefixCode, as
-// HPACK's static table keeps a header it knows. A name that itself starts with either code byte is
+// A span's name as both stores' rows keep it (SQLite schema 15, PostgreSQL trace schema 10), in
+// `spans.name` and `traces.root_name`: the prefix of every Spark Connect call's span,
+// "spark.connect.SparkConnectService/" (34 bytes, in a call's span and again in its trace's summary;
+// compact_attribute_dictionary.h's StoredNamePrefix), is kept as the one byte kStoredNamePrefixCode,
+// as HPACK's static table keeps a header it knows. A name that itself starts with either code byte is
 // kept behind kStoredNameEscapeCode, so that every name reads back exact. No SQL matches a call's name
 // by its text (the names SQL looks for, "airflow.task" and the Spark phases, are kept as they are).
 // APPEND-ONLY, as the attribute dictionaries: stored rows hold these bytes.
