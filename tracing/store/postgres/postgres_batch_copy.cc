@@ -2,6 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -178,12 +179,27 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
                         const std::map<std::string, std::vector<IndexSpan>>& index_spans,
                         std::set<std::string>& holding, TraceChoice choice) {
   const std::vector<StoredSpanRow>& rows = batch.rows;
+  // By start: the batch's traces then reach traces_by_start at its end in order, and PostgreSQL splits
+  // its last page there, leaving the pages before full (in trace-id order they split half full).
+  struct NewTrace {
+    const std::string* trace_hex;
+    const std::map<std::string, std::size_t>* versions;
+    TraceSummaryRow summary;
+  };
+  std::vector<NewTrace> chosen;
+  for (const auto& [trace_hex, versions] : traces) {
+    if (choice.Holds(trace_hex)) chosen.push_back({&trace_hex, &versions, SummarizeTrace(rows, versions)});
+  }
+  std::stable_sort(chosen.begin(), chosen.end(), [](const NewTrace& a, const NewTrace& b) {
+    return a.summary.start_unix_nano < b.summary.start_unix_nano;
+  });
   std::string text;
   CopyRows copy(text);
   std::string name_scratch;
-  for (const auto& [trace_hex, versions] : traces) {
-    if (!choice.Holds(trace_hex)) continue;
-    const TraceSummaryRow summary = SummarizeTrace(rows, versions);
+  for (const NewTrace& trace : chosen) {
+    const std::string& trace_hex = *trace.trace_hex;
+    const std::map<std::string, std::size_t>& versions = *trace.versions;
+    const TraceSummaryRow& summary = trace.summary;
     std::int64_t bytes = 0;
     for (const auto& [span_hex, i] : versions) bytes += ApproxBytes(rows[i]);
     copy.Bytes(BytesOf(batch.sources[versions.begin()->second]->trace_id));
