@@ -108,6 +108,33 @@ std::string NumberedValuesSql(int rows, int columns) {
   return values;
 }
 
+Result<void> RunManyRows(SqliteStatement& many, SqliteStatement& one, std::size_t rows,
+                         std::size_t rows_per_statement, int parameters_per_row,
+                         const std::function<void(SqliteStatement&, std::size_t row, int first)>& bind) {
+  std::size_t next = 0;
+  for (; rows - next >= rows_per_statement; next += rows_per_statement) {
+    many.Reset();
+    for (std::size_t row = 0; row < rows_per_statement; ++row) {
+      bind(many, next + row, 1 + static_cast<int>(row) * parameters_per_row);
+    }
+    if (auto ran = many.Run(); !ran.ok()) {
+      many.Reset();
+      return ran.error();
+    }
+  }
+  many.Reset();  // drops the last chunk's bindings
+  for (; next < rows; ++next) {
+    one.Reset();
+    bind(one, next, 1);
+    if (auto ran = one.Run(); !ran.ok()) {
+      one.Reset();
+      return ran.error();
+    }
+  }
+  one.Reset();
+  return {};
+}
+
 std::string UpsertSpansSql(int rows) {
   return fmt::format(
       "INSERT INTO spans ({}) VALUES {}{}", WithoutSessionId(std::string(kStoredSpanColumns), "session_id, "),

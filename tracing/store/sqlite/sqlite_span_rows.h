@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,13 @@ bool TraceIdOfColumn(const SqliteStatement& stmt, int column, TraceId& out);
 // opened and closed, its end) is paid once for all of them; SQLite applies the rows in order, as that
 // many single-row statements would.
 std::string NumberedValuesSql(int rows, int columns);
+// Writes `rows` rows: each whole chunk of `rows_per_statement` through `many` (a statement of that many
+// rows, NumberedValuesSql), the rest one at a time through `one`. bind(statement, row, first) binds
+// row `row` from parameter `first`. Both statements are reset after (their unowned text released),
+// also when a run fails.
+Result<void> RunManyRows(SqliteStatement& many, SqliteStatement& one, std::size_t rows,
+                         std::size_t rows_per_statement, int parameters_per_row,
+                         const std::function<void(SqliteStatement&, std::size_t row, int first)>& bind);
 
 // Inserts a span or replaces the stored one with the same (trace id, span id); bound by BindSpanRow.
 extern const std::string kUpsertSpanSql;

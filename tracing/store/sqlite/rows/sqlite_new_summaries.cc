@@ -117,30 +117,10 @@ Result<void> SqliteNewSummaries::InsertNew(std::span<const NewSummary> summaries
   for (std::size_t i = 0; i < summaries.size(); ++i) {
     if (is_new[i]) fresh.push_back(&summaries[i]);
   }
-  std::size_t next = 0;
-  SqliteStatement& many = *insert_many_;
-  for (; fresh.size() - next >= kSummariesPerStatement; next += kSummariesPerStatement) {
-    many.Reset();
-    for (std::size_t i = 0; i < kSummariesPerStatement; ++i) {
-      BindSummary(many, *fresh[next + i], 1 + static_cast<int>(i) * kSummaryParameters);
-    }
-    if (auto ran = many.Run(); !ran.ok()) {
-      many.Reset();
-      return ran.error();
-    }
-  }
-  many.Reset();  // drops the last chunk's unowned bindings
-  SqliteStatement& one = *insert_one_;
-  for (; next < fresh.size(); ++next) {
-    one.Reset();
-    BindSummary(one, *fresh[next], 1);
-    if (auto ran = one.Run(); !ran.ok()) {
-      one.Reset();
-      return ran.error();
-    }
-  }
-  one.Reset();
-  return {};
+  return RunManyRows(*insert_many_, *insert_one_, fresh.size(), kSummariesPerStatement, kSummaryParameters,
+                     [&fresh](SqliteStatement& insert, std::size_t at, int first) {
+                       BindSummary(insert, *fresh[at], first);
+                     });
 }
 
 }  // namespace sparktrace::tracing::store

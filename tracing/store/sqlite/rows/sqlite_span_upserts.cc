@@ -45,30 +45,11 @@ SqliteSpanUpserts::~SqliteSpanUpserts() = default;
 Result<std::size_t> SqliteSpanUpserts::Upsert(const std::vector<StoredSpanRow>& rows,
                                               const std::vector<const Span*>& sources) {
   const std::vector<std::size_t> order = InKeyOrder(sources);
-  std::size_t next = 0;
-  SqliteStatement& chunk = *chunk_;
-  for (; rows.size() - next >= kSpansPerStatement; next += kSpansPerStatement) {
-    chunk.Reset();
-    for (std::size_t row = 0; row < kSpansPerStatement; ++row) {
-      const std::size_t i = order[next + row];
-      BindSpanRow(chunk, rows[i], *sources[i], 1 + static_cast<int>(row) * kSpanRowParameters);
-    }
-    if (auto ran = chunk.Run(); !ran.ok()) {
-      chunk.Reset();
-      return ran.error();
-    }
-  }
-  chunk.Reset();  // drop the copies of the last chunk's text
-  SqliteStatement& one = *one_;
-  for (; next < rows.size(); ++next) {
-    one.Reset();
-    BindSpanRow(one, rows[order[next]], *sources[order[next]]);
-    if (auto ran = one.Run(); !ran.ok()) {
-      one.Reset();
-      return ran.error();
-    }
-  }
-  one.Reset();  // drop the copies of the last span's text
+  auto ran = RunManyRows(*chunk_, *one_, rows.size(), kSpansPerStatement, kSpanRowParameters,
+                         [&](SqliteStatement& upsert, std::size_t at, int first) {
+                           BindSpanRow(upsert, rows[order[at]], *sources[order[at]], first);
+                         });
+  if (!ran.ok()) return ran.error();
   return rows.size();
 }
 
