@@ -444,6 +444,27 @@ def tracing_metrics(metrics):
     }
 
 
+# The span names the stores keep as one byte each (tracing/store/span_rows/compact_attribute_dictionary.cc,
+# StoredWholeNames; SQLite schema 16, PostgreSQL trace schema 11): append-only there, mirrored here to read
+# a store's names whole in SQL. A name of a build before them never starts with these bytes.
+RPC = "spark.connect.SparkConnectService/"
+STORED_WHOLE_NAMES = {
+    0x03: "spark_connect.operation", 0x04: "spark.stage", 0x05: "spark.job", 0x06: "spark.sql.execution",
+    0x0e: RPC + "ExecutePlan", 0x0f: RPC + "AnalyzePlan", 0x10: RPC + "Config", 0x11: RPC + "AddArtifacts",
+    0x12: RPC + "ArtifactStatus", 0x13: RPC + "Interrupt", 0x14: RPC + "ReattachExecute",
+    0x15: RPC + "ReleaseExecute", 0x16: RPC + "ReleaseSession", 0x17: RPC + "FetchErrorDetails",
+    0x18: RPC + "CloneSession", 0x19: RPC + "GetStatus", 0x1a: "spark.application",
+    0x1c: "spark.connect.operation.lifecycle"}
+
+
+def name_sql(char):
+    """SQL reading spans.name whole (StoredName undone: tracing/store/span_rows/stored_span.h); `char` is
+    the backend's function from a code to its character ("char" in SQLite, "chr" in PostgreSQL)."""
+    whole = " ".join(f"WHEN {char}({code}) THEN '{name}'" for code, name in STORED_WHOLE_NAMES.items())
+    return (f"CASE substr(name, 1, 1) WHEN {char}(1) THEN '{RPC}' || substr(name, 2) "
+            f"WHEN {char}(2) THEN substr(name, 2) {whole} ELSE name END")
+
+
 def read_pg_store(pg, database, sparktrace):
     """read_store's figures from the shared PostgreSQL store, through psql (attributes through sparktrace:
     compact bytea since trace schema 3)."""
@@ -453,10 +474,7 @@ def read_pg_store(pg, database, sparktrace):
            "bytes": int(one("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
                             "ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'") or 0),
            "spans": int(one("SELECT count(*) FROM spans")), "traces": int(one("SELECT count(*) FROM traces"))}
-    # Names as trace schema 10 keeps them (tracing/store/span_rows/stored_span.h, StoredName) read back
-    # whole; a name stored before is left as it is.
-    name = ("CASE substr(name, 1, 1) WHEN chr(1) THEN 'spark.connect.SparkConnectService/' || substr(name, 2) "
-            "WHEN chr(2) THEN substr(name, 2) ELSE name END")
+    name = name_sql("chr")
     out["spans_by_name"] = {span_name: int(n) for span_name, n in
                             (line.split("|") for line in one(f"SELECT {name}, count(*) FROM spans GROUP BY 1").splitlines())}
     sample = {}
@@ -468,7 +486,7 @@ def read_pg_store(pg, database, sparktrace):
         sample[span_name] = sample_span_attributes(sparktrace, pg.url(database), row, span_name) if row else None
     out["sample_attributes"] = sample
     out["operation_ids_placeholder"] = int(one(f"SELECT count(*) FROM spans WHERE operation_id = '{OPERATION_PLACEHOLDER}'"))
-    out["operation_ids_distinct"] = int(one("SELECT count(DISTINCT operation_id) FROM spans WHERE name = "
+    out["operation_ids_distinct"] = int(one(f"SELECT count(DISTINCT operation_id) FROM spans WHERE {name} = "
                                             "'spark_connect.operation'"))
     return out
 
@@ -489,9 +507,7 @@ def read_store(path, sparktrace):
     try:
         out["spans"] = con.execute("SELECT count(*) FROM spans").fetchone()[0]
         out["traces"] = con.execute("SELECT count(*) FROM traces").fetchone()[0]
-        # Names as schema 15 keeps them (tracing/store/span_rows/stored_span.h, StoredName) read back whole.
-        name = ("CASE substr(name, 1, 1) WHEN char(1) THEN 'spark.connect.SparkConnectService/' || substr(name, 2) "
-                "WHEN char(2) THEN substr(name, 2) ELSE name END")
+        name = name_sql("char")
         out["spans_by_name"] = dict(con.execute(f"SELECT {name}, count(*) FROM spans GROUP BY 1"))
         sample = {}
         for span_name in ("spark.connect.SparkConnectService/Config",
@@ -504,7 +520,7 @@ def read_store(path, sparktrace):
         out["operation_ids_placeholder"] = con.execute(
             "SELECT count(*) FROM spans WHERE operation_id = ?", (OPERATION_PLACEHOLDER,)).fetchone()[0]
         out["operation_ids_distinct"] = con.execute(
-            "SELECT count(DISTINCT operation_id) FROM spans WHERE name = 'spark_connect.operation'").fetchone()[0]
+            f"SELECT count(DISTINCT operation_id) FROM spans WHERE {name} = 'spark_connect.operation'").fetchone()[0]
     finally:
         con.close()
     return out

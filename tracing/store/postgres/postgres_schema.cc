@@ -251,12 +251,21 @@ constexpr std::string_view kSchemaV10 = R"sql(
 UPDATE spans SET name = chr(2) || name WHERE left(name, 1) IN (chr(1), chr(2));
 UPDATE traces SET root_name = chr(2) || root_name WHERE left(root_name, 1) IN (chr(1), chr(2))
 )sql";
-static_assert(kStoredNamePrefixCode == '\x01' && kStoredNameEscapeCode == '\x02');
+
+// Version 11: the span names sparktrace writes most kept as one byte each (StoredName), and every name
+// that starts with a byte 0x01-0x1f escaped, as in the SQLite store's version 16: the few stored names
+// that start with 0x03-0x1f (version 10 escaped 0x01 and 0x02) get the escape byte in front.
+constexpr std::string_view kSchemaV11 = R"sql(
+UPDATE spans SET name = chr(2) || name WHERE ascii(name) BETWEEN 3 AND 31;
+UPDATE traces SET root_name = chr(2) || root_name WHERE ascii(root_name) BETWEEN 3 AND 31
+)sql";
+static_assert(kStoredNamePrefixCode == '\x01' && kStoredNameEscapeCode == '\x02' && IsStoredNameCode('\x1f'));
 
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
 constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
-                                            kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10};
+                                            kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10,
+                                            kSchemaV11};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

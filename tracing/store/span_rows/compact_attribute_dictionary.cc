@@ -342,4 +342,66 @@ std::optional<std::string_view> CompactValueOfCode(std::uint64_t code) {
 
 std::string_view StoredNamePrefix() { return "spark.connect.SparkConnectService/"; }
 
+namespace {
+
+// APPEND-ONLY, as the dictionaries above: rows hold these codes. Control bytes that tools print as
+// layout or act on (tab, line feed, carriage return, escape; bell and backspace) are never codes, so
+// that a coded row stays readable in psql and sqlite3.
+constexpr std::array<StoredWholeName, 18> kStoredWholeNames{{
+    {'\x03', "spark_connect.operation"},
+    {'\x04', "spark.stage"},
+    {'\x05', "spark.job"},
+    {'\x06', "spark.sql.execution"},
+    {'\x0e', "spark.connect.SparkConnectService/ExecutePlan"},
+    {'\x0f', "spark.connect.SparkConnectService/AnalyzePlan"},
+    {'\x10', "spark.connect.SparkConnectService/Config"},
+    {'\x11', "spark.connect.SparkConnectService/AddArtifacts"},
+    {'\x12', "spark.connect.SparkConnectService/ArtifactStatus"},
+    {'\x13', "spark.connect.SparkConnectService/Interrupt"},
+    {'\x14', "spark.connect.SparkConnectService/ReattachExecute"},
+    {'\x15', "spark.connect.SparkConnectService/ReleaseExecute"},
+    {'\x16', "spark.connect.SparkConnectService/ReleaseSession"},
+    {'\x17', "spark.connect.SparkConnectService/FetchErrorDetails"},
+    {'\x18', "spark.connect.SparkConnectService/CloneSession"},
+    {'\x19', "spark.connect.SparkConnectService/GetStatus"},
+    {'\x1a', "spark.application"},
+    {'\x1c', "spark.connect.operation.lifecycle"},
+}};
+
+constexpr bool CodesAreStoredNameCodes() {
+  for (std::size_t i = 0; i < kStoredWholeNames.size(); ++i) {
+    const char code = kStoredWholeNames[i].code;
+    if (code < '\x03' || code > '\x1f' || code == '\x07' || code == '\x08' || code == '\t' || code == '\n' ||
+        code == '\r' || code == '\x1b')
+      return false;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (kStoredWholeNames[j].code == code) return false;
+    }
+  }
+  return true;
+}
+static_assert(CodesAreStoredNameCodes());
+
+}  // namespace
+
+std::span<const StoredWholeName> StoredWholeNames() { return kStoredWholeNames; }
+
+std::optional<char> StoredWholeNameCode(std::string_view name) {
+  static const CodeTable codes = [] {
+    std::array<const char*, kStoredWholeNames.size()> names{};
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = kStoredWholeNames[i].name;
+    return CodeTable(names, 0);
+  }();
+  const std::optional<std::uint32_t> at = codes.Find(name);
+  if (!at) return std::nullopt;
+  return kStoredWholeNames[*at].code;
+}
+
+std::optional<std::string_view> StoredWholeNameOf(char code) {
+  for (const StoredWholeName& entry : kStoredWholeNames) {
+    if (entry.code == code) return entry.name;
+  }
+  return std::nullopt;
+}
+
 }  // namespace sparktrace::tracing::store

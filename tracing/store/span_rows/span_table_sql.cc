@@ -18,32 +18,48 @@ std::string AttributeTextSql(SpanSqlDialect dialect, std::string_view key, std::
 
 std::string IndexSpanColumnsSql(SpanSqlDialect dialect) {
   const auto attribute = [dialect](std::string_view key) { return AttributeTextSql(dialect, key); };
+  const auto stored = [dialect](std::string_view name) { return StoredNameSql(dialect, name); };
   const bool sqlite = dialect == SpanSqlDialect::kSqlite;
   const std::string map_index = attribute(tracing::kAirflowMapIndexKey);
   return fmt::format(
       R"sql(span_id, parent_span_id, {}, start_unix_nano, end_unix_nano, status_code,
        dag_id, task_id, run_id, try_number,
        CASE WHEN dag_id IS NOT NULL THEN {} END,
-       CASE WHEN name LIKE 'spark.phase.%' THEN {} END,
-       CASE WHEN name = 'spark.job' THEN {} WHEN name = 'spark_connect.operation' THEN {} END,
-       CASE WHEN name = 'spark.application' THEN {} END,
-       CASE WHEN name = 'spark.application' THEN {} END,
-       CASE WHEN name IN ('spark.application', 'spark.connect.operation.lifecycle')
-            THEN {} END,
+       CASE WHEN name LIKE '{}%' THEN {} END,
+       CASE WHEN name IN ({}) THEN {} WHEN name IN ({}) THEN {} END,
+       CASE WHEN name IN ({}) THEN {} END,
+       CASE WHEN name IN ({}) THEN {} END,
+       CASE WHEN name IN ({}, {}) THEN {} END,
        CASE WHEN {}(events, 'sparktrace.finding') > 0 THEN events END)sql",
       NameOfStoredSql(dialect, "name"), sqlite ? fmt::format("CAST({} AS INTEGER)", map_index) : map_index,
-      attribute(tracing::kSparkPhaseDurationMsKey), attribute(tracing::kSparkJobStatusKey),
-      attribute(tracing::kSparkConnectOperationStateKey), attribute(tracing::kSparkAppStatusKey),
-      attribute(tracing::kSparkAppNameKey), attribute(tracing::kSparkAppIdKey), sqlite ? "instr" : "strpos");
+      tracing::kSparkPhasePrefix, attribute(tracing::kSparkPhaseDurationMsKey), stored(tracing::kSparkJobSpanName),
+      attribute(tracing::kSparkJobStatusKey), stored(tracing::kSparkConnectOperationSpanName),
+      attribute(tracing::kSparkConnectOperationStateKey), stored(tracing::kSparkApplicationSpanName),
+      attribute(tracing::kSparkAppStatusKey), stored(tracing::kSparkApplicationSpanName),
+      attribute(tracing::kSparkAppNameKey), stored(tracing::kSparkApplicationSpanName),
+      stored(tracing::kSparkConnectLifecycleSpanName), attribute(tracing::kSparkAppIdKey),
+      sqlite ? "instr" : "strpos");
 }
 
 std::string NameOfStoredSql(SpanSqlDialect dialect, std::string_view column) {
   const char* code = dialect == SpanSqlDialect::kSqlite ? "char" : "chr";
-  return fmt::format(
-      "CASE substr({0}, 1, 1) WHEN {1}({2}) THEN '{3}' || substr({0}, 2) WHEN {1}({4}) THEN substr({0}, 2) "
-      "ELSE {0} END",
-      column, code, static_cast<int>(kStoredNamePrefixCode), StoredNamePrefix(),
-      static_cast<int>(kStoredNameEscapeCode));
+  std::string sql = fmt::format(
+      "CASE substr({0}, 1, 1) WHEN {1}({2}) THEN '{3}' || substr({0}, 2) WHEN {1}({4}) THEN substr({0}, 2)", column,
+      code, static_cast<int>(kStoredNamePrefixCode), StoredNamePrefix(), static_cast<int>(kStoredNameEscapeCode));
+  for (const StoredWholeName& whole : StoredWholeNames())
+    sql += fmt::format(" WHEN {}({}) THEN '{}'", code, static_cast<int>(whole.code), whole.name);
+  sql += fmt::format(" ELSE {} END", column);
+  return sql;
+}
+
+std::string StoredNameSql(SpanSqlDialect dialect, std::string_view name) {
+  std::string scratch;
+  const std::string_view stored = StoredName(name, scratch);
+  if (stored.size() == 1 && IsStoredNameCode(stored.front())) {
+    return fmt::format("{}({}), '{}'", dialect == SpanSqlDialect::kSqlite ? "char" : "chr",
+                       static_cast<int>(stored.front()), name);
+  }
+  return fmt::format("'{}'", stored);
 }
 
 std::string MapIndexSql(SpanSqlDialect dialect, std::string_view table) {

@@ -40,6 +40,10 @@ std::string IndexSpanColumnsSql(SpanSqlDialect dialect);
 
 // SQL reading a column of names kept by StoredName (stored_span.h) back as the names.
 std::string NameOfStoredSql(SpanSqlDialect dialect, std::string_view column);
+// The SQL list of the values a column of names kept by StoredName holds for `name`, for `IN (…)`: its
+// literal, or its code byte and, for rows written before the code (which keep their names), its
+// literal. What a query that looks for a span by its name compares the column with.
+std::string StoredNameSql(SpanSqlDialect dialect, std::string_view name);
 
 // The conflict clause of the span upsert (the new row arrives as `excluded`): a span written again
 // replaces the stored one, every column but its key.

@@ -225,11 +225,13 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
 }
 
 std::string_view StoredName(std::string_view name, std::string& scratch) {
+  if (const std::optional<char> code = StoredWholeNameCode(name)) {
+    scratch.assign(1, *code);
+    return scratch;
+  }
   const std::string_view prefix = StoredNamePrefix();
   const bool prefixed = name.starts_with(prefix);
-  if (!prefixed &&
-      (name.empty() || (name.front() != kStoredNamePrefixCode && name.front() != kStoredNameEscapeCode)))
-    return name;
+  if (!prefixed && (name.empty() || !IsStoredNameCode(name.front()))) return name;
   scratch.assign(1, prefixed ? kStoredNamePrefixCode : kStoredNameEscapeCode);
   scratch.append(prefixed ? name.substr(prefix.size()) : name);
   return scratch;
@@ -237,13 +239,19 @@ std::string_view StoredName(std::string_view name, std::string& scratch) {
 
 std::string NameOfStored(std::string_view stored) {
   if (stored.empty()) return {};
-  if (stored.front() == kStoredNameEscapeCode) return std::string(stored.substr(1));
-  if (stored.front() != kStoredNamePrefixCode) return std::string(stored);
-  const std::string_view prefix = StoredNamePrefix();
-  std::string name;
-  name.reserve(prefix.size() + stored.size() - 1);
-  name.append(prefix).append(stored.substr(1));
-  return name;
+  const char code = stored.front();
+  if (code == kStoredNameEscapeCode) return std::string(stored.substr(1));
+  if (code == kStoredNamePrefixCode) {
+    const std::string_view prefix = StoredNamePrefix();
+    std::string name;
+    name.reserve(prefix.size() + stored.size() - 1);
+    name.append(prefix).append(stored.substr(1));
+    return name;
+  }
+  if (IsStoredNameCode(code)) {
+    if (const std::optional<std::string_view> whole = StoredWholeNameOf(code)) return std::string(*whole);
+  }
+  return std::string(stored);
 }
 
 }  // namespace sparktrace::tracing::store

@@ -101,7 +101,7 @@ struct StoredSpanColumns {
   std::optional<std::string_view> parent_span_id;
   bool ids_binary = false;  // SQLite's BLOB ids (schema version 10); PostgreSQL reads its bytea as hex
   std::string_view name;
-  bool name_stored_coded = false;  // `name` as StoredName keeps it (SQLite 15, PostgreSQL 10)
+  bool name_stored_coded = false;  // `name` as StoredName keeps it (SQLite 15-16, PostgreSQL 10-11)
   std::int64_t kind = 0;
   std::int64_t start_unix_nano = 0;
   std::int64_t end_unix_nano = 0;
@@ -117,16 +117,22 @@ struct StoredSpanColumns {
 };
 Result<Span> FromStoredColumns(const StoredSpanColumns& columns);
 
-// A span's name as both stores' rows keep it (SQLite schema 15, PostgreSQL trace schema 10), in
-// `spans.name` and `traces.root_name`: the prefix of every Spark Connect call's span,
-// "spark.connect.SparkConnectService/" (34 bytes, in a call's span and again in its trace's summary;
-// compact_attribute_dictionary.h's StoredNamePrefix), is kept as the one byte kStoredNamePrefixCode,
-// as HPACK's static table keeps a header it knows. A name that itself starts with either code byte is
-// kept behind kStoredNameEscapeCode, so that every name reads back exact. No SQL matches a call's name
-// by its text (the names SQL looks for, "airflow.task" and the Spark phases, are kept as they are).
+// A span's name as both stores' rows keep it, in `spans.name` and `traces.root_name`:
+// - the span names sparktrace writes most (every Spark Connect call's, the operation, stage, job and
+//   application spans: compact_attribute_dictionary.h's StoredWholeNames) as one code byte each
+//   (SQLite schema 16, PostgreSQL trace schema 11), as HPACK's static table keeps a header it knows;
+// - any other call's name with its RPC prefix, "spark.connect.SparkConnectService/" (34 bytes;
+//   StoredNamePrefix), as the one byte kStoredNamePrefixCode and the method (SQLite 15, PostgreSQL 10);
+// - a name that itself starts with a byte 0x01-0x1f (codes, assigned or not) behind
+//   kStoredNameEscapeCode, so that every name reads back exact and a code added later needs no
+//   migration;
+// - any other name as it is.
+// SQL that looks for a name matches its stored form (span_table_sql.h, StoredNameSql).
 // APPEND-ONLY, as the attribute dictionaries: stored rows hold these bytes.
 inline constexpr char kStoredNamePrefixCode = '\x01';
 inline constexpr char kStoredNameEscapeCode = '\x02';
+// Whether a stored name's first byte is a code (or reserved for one) rather than the name's own.
+inline constexpr bool IsStoredNameCode(char first) { return first >= '\x01' && first <= '\x1f'; }
 // The bytes a row keeps for `name`: `name` itself, or its coded form written into `scratch`.
 std::string_view StoredName(std::string_view name, std::string& scratch);
 // The name a row's bytes keep (StoredName undone).

@@ -323,15 +323,19 @@ CREATE TABLE attribute_sets (
 );
 )sql";
 
-// Version 15 keeps a Spark Connect call's RPC name prefix as one byte in spans.name and
-// traces.root_name (span_rows/stored_span.h, StoredName). Rows written before keep their names, which
-// read back unchanged, but for a name that starts with a code byte: those few get the escape byte in
-// front (a read of both tables).
+// Version 15 keeps a Spark Connect call's RPC name prefix as one byte in spans.name and traces.root_name,
+// version 16 the span names sparktrace writes most as one byte each (span_rows/stored_span.h, StoredName).
+// Rows written before keep their names, which read back unchanged, but for a name that starts with a
+// byte the version made a code (0x01-0x02, then 0x03-0x1f): those few get the escape byte in front.
 constexpr std::string_view kStoredNamesSchema = R"sql(
 UPDATE spans SET name = char(2) || name WHERE substr(name, 1, 1) IN (char(1), char(2));
 UPDATE traces SET root_name = char(2) || root_name WHERE substr(root_name, 1, 1) IN (char(1), char(2));
 )sql";
-static_assert(kStoredNamePrefixCode == '\x01' && kStoredNameEscapeCode == '\x02');
+constexpr std::string_view kWholeNamesSchema = R"sql(
+UPDATE spans SET name = char(2) || name WHERE unicode(name) BETWEEN 3 AND 31;
+UPDATE traces SET root_name = char(2) || root_name WHERE unicode(root_name) BETWEEN 3 AND 31;
+)sql";
+static_assert(kStoredNamePrefixCode == '\x01' && kStoredNameEscapeCode == '\x02' && IsStoredNameCode('\x1f'));
 
 struct Migration {
   std::int64_t to_version;
@@ -381,8 +385,9 @@ const Migration kMigrations[] = {
     {13, kSummaryAttemptsSchema},
     // What a session's calls repeat is kept once per set of it: a Config call's row ~90 bytes less.
     {14, kAttributeSetsSchema},
-    // A call's name keeps its RPC prefix as one byte, in its span and its trace's summary: ~66 bytes.
+    // A call's name keeps its RPC prefix as one byte (~66 bytes), then the names written most a byte each.
     {15, kStoredNamesSchema},
+    {16, kWholeNamesSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

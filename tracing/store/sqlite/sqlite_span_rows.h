@@ -34,7 +34,7 @@ void BindIdHex(SqliteStatement& stmt, int index, std::string_view hex);
 std::string IdHexOfColumn(const SqliteStatement& stmt, int column);
 // Binds `value`, NULL for nullopt.
 void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_t> value);
-// Binds a span's name as the rows keep it (span_rows/stored_span.h, StoredName; schema version 15):
+// Binds a span's name as the rows keep it (span_rows/stored_span.h, StoredName; schema 15 on):
 // without a copy when it is kept as it is (on BindTextUnowned's terms), else its coded copy.
 void BindStoredName(SqliteStatement& stmt, int index, std::string_view name);
 // Binds `text` without a copy (on SqliteStatement::BindTextUnowned's terms), NULL for nullptr.

@@ -13,16 +13,32 @@
 #include "tracing/store/postgres/client/pg_connection.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/span_rows/compact_attribute_dictionary.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
 
-// Version 10 undone: names back as they are (span_rows/stored_span.h, StoredName undone in SQL).
+// Version 11 undone: a whole name kept as one byte back to version 10's form (a call's name with its
+// prefix as one byte, any other as it is), and the names that start with 0x03-0x1f unescaped.
+inline void UndoPostgresVersionEleven(PgConnection& db) {
+  const auto undo = [](std::string_view column) {
+    return fmt::format(
+        "UPDATE {2} SET {0} = CASE WHEN ascii({0}) = 2 THEN CASE WHEN ascii(substr({0}, 2)) BETWEEN 3 AND 31 THEN "
+        "substr({0}, 2) ELSE {0} END WHEN {1} LIKE '{3}%' THEN chr(1) || substr({1}, {4}) ELSE {1} END "
+        "WHERE ascii({0}) BETWEEN 2 AND 31",
+        column, NameOfStoredSql(SpanSqlDialect::kPostgres, column), column == "name" ? "spans" : "traces",
+        StoredNamePrefix(), StoredNamePrefix().size() + 1);
+  };
+  auto undone = db.Exec(fmt::format("{}; {}", undo("name"), undo("root_name")));
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+// Versions 11 and 10 undone: names back as they are (span_rows/stored_span.h, StoredName undone in SQL).
 inline void UndoPostgresVersionTen(PgConnection& db) {
   auto undone =
-      db.Exec(fmt::format("UPDATE spans SET name = {} WHERE left(name, 1) IN (chr(1), chr(2)); "
-                          "UPDATE traces SET root_name = {} WHERE left(root_name, 1) IN (chr(1), chr(2))",
+      db.Exec(fmt::format("UPDATE spans SET name = {} WHERE ascii(name) BETWEEN 1 AND 31; "
+                          "UPDATE traces SET root_name = {} WHERE ascii(root_name) BETWEEN 1 AND 31",
                           NameOfStoredSql(SpanSqlDialect::kPostgres, "name"),
                           NameOfStoredSql(SpanSqlDialect::kPostgres, "root_name")));
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
@@ -36,7 +52,7 @@ inline void UndoPostgresVersionNine(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 10, 9 and 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
+// Versions 11 to 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
 // row version 7 wrote for the same attributes, then the set table, the spans' set column and
 // traces_inverted go and traces_by_end comes back.
 inline void UndoPostgresVersionsAfterSeven(PgConnection& db) {

@@ -8,6 +8,7 @@
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/index_columns.h"
 
@@ -34,10 +35,11 @@ WHERE t.trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id
 std::string PostgresIndexSpanColumnsSql() {
   // The set a shared row names is looked up by its key for those rows only (a join would read it for
   // every span).
+  const auto stored = [](std::string_view name) { return StoredNameSql(SpanSqlDialect::kPostgres, name); };
   const std::string carries = fmt::format(
-      "dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ('{}', '{}', '{}', '{}')", tracing::kSparkPhasePrefix,
-      tracing::kSparkJobSpanName, tracing::kSparkConnectOperationSpanName, tracing::kSparkApplicationSpanName,
-      tracing::kSparkConnectLifecycleSpanName);
+      "dag_id IS NOT NULL OR name LIKE '{}%' OR name IN ({}, {}, {}, {})", tracing::kSparkPhasePrefix,
+      stored(tracing::kSparkJobSpanName), stored(tracing::kSparkConnectOperationSpanName),
+      stored(tracing::kSparkApplicationSpanName), stored(tracing::kSparkConnectLifecycleSpanName));
   return fmt::format(
       "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, "
       "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
