@@ -65,8 +65,7 @@ ON CONFLICT (trace_id, span_id) DO UPDATE SET
   status_code = excluded.status_code, status_message = excluded.status_message,
   trace_state = excluded.trace_state, attributes = excluded.attributes, events = excluded.events,
   operation_id = excluded.operation_id, dag_id = excluded.dag_id, task_id = excluded.task_id,
-  run_id = excluded.run_id, try_number = excluded.try_number, task_map_index = excluded.task_map_index,
-  attribute_set = excluded.attribute_set
+  run_id = excluded.run_id, try_number = excluded.try_number, task_map_index = excluded.task_map_index
 WHERE excluded.name <> '{1}'
    OR (spans.name = '{1}' AND spans.dag_id IS NOT DISTINCT FROM excluded.dag_id
        AND spans.task_id IS NOT DISTINCT FROM excluded.task_id
@@ -165,9 +164,6 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceC
       AppendOptional(copy, row.run_id);
       AppendOptional(copy, row.try_number);
       AppendOptional(copy, TaskMapIndexOf(span));
-      const std::optional<std::uint64_t> set_id = SharedAttributesSetId(row.attributes);
-      AppendOptional(copy, set_id ? std::optional<std::int64_t>(static_cast<std::int64_t>(*set_id))
-                                  : std::optional<std::int64_t>());
       copy.End();
     }
   }

@@ -21,6 +21,27 @@ std::string IdsFromHexSql(std::string_view param) {
   return fmt::format("ARRAY(SELECT decode(id, 'hex') FROM unnest({}::text[]) id)", param);
 }
 
+std::string AttributeSetIdSql(std::string_view attributes) {
+  // The varint as AppendCompactVarint writes it: 7 bits a byte, the lowest first, the last byte under
+  // 128; a set id is a positive bigint, at most 9 bytes. Each CASE reads only bytes a valid row holds.
+  std::string sql = fmt::format("CASE WHEN octet_length({0}) > 1 THEN CASE WHEN get_byte({0}, 0) = {1} THEN CASE",
+                                attributes, static_cast<int>(kSharedAttributesFormat));
+  for (int length = 1; length <= 9; ++length) {
+    std::string value;
+    for (int at = 1; at <= length; ++at) {
+      if (!value.empty()) value += " | ";
+      const std::string byte = fmt::format("get_byte({}, {})", attributes, at);
+      value += fmt::format("({}{}::bigint << {})", at < length ? "(" : "", at < length ? byte + " & 127)" : byte,
+                           7 * (at - 1));
+    }
+    sql += fmt::format(" WHEN get_byte({}, {}) < 128 THEN {}", attributes, length, value);
+  }
+  return sql + " END END END";
+}
+
+const std::string kPostgresSpansWithSets =
+    fmt::format("spans LEFT JOIN attribute_sets ON set_id = {}", AttributeSetIdSql("spans.attributes"));
+
 namespace {
 
 // The sets the rows of one result name, from the set_bytes each row joined: decoded once per id.

@@ -25,15 +25,19 @@ namespace sparktrace::tracing::store {
 inline constexpr std::string_view kPostgresSpanReadColumns =
     "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, kind, "
     "start_unix_nano, end_unix_nano, status_code, status_message, trace_state, attributes, events, set_bytes";
+// The SQL of the attribute set that attributes in the shared form name (the varint after their format
+// byte: span_rows/shared/shared_attributes.h), NULL for attributes in any other form. Reads join
+// attribute_sets on it: since trace schema 12 no column repeats it (spans.attribute_set cost a call's
+// row 8 bytes).
+std::string AttributeSetIdSql(std::string_view attributes);
 // The spans with the set each names: what a read of whole spans selects from.
-inline constexpr std::string_view kPostgresSpansWithSets =
-    "spans LEFT JOIN attribute_sets ON set_id = attribute_set";
+extern const std::string kPostgresSpansWithSets;
 
 // Every column a write fills, in SpanCopy's order (postgres_batch_copy.h).
 inline constexpr std::string_view kPostgresSpanWriteColumns =
     "trace_id, span_id, parent_span_id, name, kind, start_unix_nano, end_unix_nano, status_code, "
     "status_message, trace_state, attributes, events, operation_id, dag_id, task_id, run_id, try_number, "
-    "task_map_index, attribute_set";
+    "task_map_index";
 
 // SQL for the bytea ids of a text[] parameter of hex ids (`param`, "$1"): for `trace_id = ANY(…)`.
 std::string IdsFromHexSql(std::string_view param);

@@ -16,8 +16,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/tracing/store/postgres_schema_undo.h"
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
+#include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/postgres_schema.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/span_rows/compact_attributes.h"
+#include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
@@ -57,12 +63,14 @@ TEST_F(PostgresAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndRea
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 10, calls.end())).ok());
 
   // s-1's first call keeps the compact row, its 19 others name one set, by id in their bytes and in
-  // attribute_set; s-2's one call has none.
+  // the set id SQL reads out of them; s-2's one call has none.
+  const std::string set_id = AttributeSetIdSql("attributes");
   EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), 1);
-  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 2 AND attribute_set = "
-                  "(SELECT set_id FROM attribute_sets)"),
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 2 AND {} = "
+                              "(SELECT set_id FROM attribute_sets)",
+                              set_id)),
             19);
-  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 1 AND attribute_set IS NULL"),
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 1 AND {} IS NULL", set_id)),
             2);
   for (const Span& call : calls) ExpectReadsBack(*store, call);
   // A reader in another process (its own object), one trace and many at once.
@@ -85,6 +93,63 @@ TEST_F(PostgresAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndRea
   }
 }
 
+// The set id SQL reads out of a row's bytes (what reads join attribute_sets on since trace schema 12) is
+// the id the C++ reading gives, at every varint length a bigint id can take; NULL for any other form.
+TEST_F(PostgresAttributeSetsTest, SqlReadsTheSetIdOfEveryVarintLength) {
+  auto db = backend_.Raw();
+  ASSERT_TRUE(db.ok());
+  std::vector<std::uint64_t> ids = {1, 127, 128, 300, 16383, 16384};
+  for (int bits = 21; bits <= 63; bits += 7) {
+    ids.push_back((std::uint64_t{1} << bits) - 1);
+    ids.push_back(std::uint64_t{1} << (bits - 1));
+  }
+  const auto read = [&](const std::string& bytes) -> std::string {
+    std::string hex;
+    AppendLowerHex(hex, bytes);
+    auto row = db->Query(fmt::format("SELECT {} FROM (SELECT decode($1, 'hex') AS attributes) r",
+                                     AttributeSetIdSql("attributes")),
+                         {hex});
+    EXPECT_TRUE(row.ok()) << row.error().ToString();
+    return !row.ok() ? "<error>" : row->IsNull(0, 0) ? "NULL" : std::string(row->Text(0, 0));
+  };
+  for (const std::uint64_t id : ids) {
+    std::string row;
+    AppendSharedAttributes(row, id, "");
+    ASSERT_EQ(SharedAttributesSetId(row), id);
+    EXPECT_EQ(read(row), std::to_string(id)) << id;
+  }
+  std::string compact;
+  AppendCompactAttributes(compact, {{"rpc.method", std::string("Config")}});
+  EXPECT_EQ(read(compact), "NULL");
+  EXPECT_EQ(read("{\"rpc.method\":\"Config\"}"), "NULL");  // a row written before trace schema 3
+  EXPECT_EQ(read(std::string(1, static_cast<char>(kSharedAttributesFormat))), "NULL");
+}
+
+// Trace schema 12 drops spans.attribute_set: a store of version 11 migrated keeps every row readable,
+// those written before and after.
+TEST_F(PostgresAttributeSetsTest, TheMigrationDropsTheSetColumnAndEveryRowReadsBack) {
+  const std::vector<Span> calls = TwentyCallsOfASessionAndOneOfAnother();
+  {
+    auto store = backend_.Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 10)).ok());
+  }
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  UndoPostgresVersionTwelve(*raw);
+  ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 11").ok());
+  ASSERT_EQ(Count("SELECT count(*) FROM spans WHERE attribute_set IS NOT NULL"), 9);
+
+  auto store = backend_.Open();  // a writer migrates
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*PostgresSchemaVersion(*raw), kPostgresSchemaVersion);
+  EXPECT_EQ(Count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'spans' AND "
+                  "column_name = 'attribute_set'"),
+            0);
+  ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 10, calls.end())).ok());
+  for (const Span& call : calls) ExpectReadsBack(*store, call);
+}
+
 TEST_F(PostgresAttributeSetsTest, TheIndexReadsAnAttemptsIdentityOutOfTheSetsOfItsStoredSpans) {
   auto store = backend_.Open();
   ASSERT_NE(store, nullptr);
@@ -103,7 +168,8 @@ TEST_F(PostgresAttributeSetsTest, TheIndexReadsAnAttemptsIdentityOutOfTheSetsOfI
   }
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 6)).ok());
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 6, calls.end())).ok());
-  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE attribute_set IS NOT NULL"), 11);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE {} IS NOT NULL", AttributeSetIdSql("attributes"))),
+            11);
   TaskAttemptFilter filter;
   filter.dag_id = "etl";
   auto page = store->ListTaskAttempts(filter);
@@ -150,7 +216,7 @@ TEST_F(PostgresAttributeSetsTest, WritersNumberingTheSameSetsAtOnceEachGetTheOne
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(failed, std::vector<int>(kWriters, 0));
   EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), kSessions);
-  EXPECT_EQ(Count("SELECT count(DISTINCT attribute_set) FROM spans"), kSessions);
+  EXPECT_EQ(Count(fmt::format("SELECT count(DISTINCT {}) FROM spans", AttributeSetIdSql("attributes"))), kSessions);
   for (const std::vector<Span>& spans : written) {
     for (const Span& span : spans) ExpectReadsBack(*stores[0], span);
   }

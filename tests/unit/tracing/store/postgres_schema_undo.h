@@ -19,9 +19,19 @@
 
 namespace sparktrace::tracing::store {
 
-// Version 11 undone: a whole name kept as one byte back to version 10's form (a call's name with its
+// Version 12 undone: spans.attribute_set back, last of the columns as version 8 added it, holding the
+// set each shared row names.
+inline void UndoPostgresVersionTwelve(PgConnection& db) {
+  auto undone = db.Exec(fmt::format("ALTER TABLE spans ADD COLUMN attribute_set bigint; UPDATE spans SET "
+                                    "attribute_set = {0} WHERE {0} IS NOT NULL",
+                                    AttributeSetIdSql("attributes")));
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+// Versions 12 and 11 undone: a whole name kept as one byte back to version 10's form (a call's name with its
 // prefix as one byte, any other as it is), and the names that start with 0x03-0x1f unescaped.
 inline void UndoPostgresVersionEleven(PgConnection& db) {
+  UndoPostgresVersionTwelve(db);
   const auto undo = [](std::string_view column) {
     return fmt::format(
         "UPDATE {2} SET {0} = CASE WHEN ascii({0}) = 2 THEN CASE WHEN ascii(substr({0}, 2)) BETWEEN 3 AND 31 THEN "
@@ -34,14 +44,21 @@ inline void UndoPostgresVersionEleven(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 11 and 10 undone: names back as they are (span_rows/stored_span.h, StoredName undone in SQL).
-inline void UndoPostgresVersionTen(PgConnection& db) {
+// Names back as they are (span_rows/stored_span.h, StoredName undone in SQL), what versions 10 and 11
+// changed.
+inline void UndoPostgresStoredNames(PgConnection& db) {
   auto undone =
       db.Exec(fmt::format("UPDATE spans SET name = {} WHERE ascii(name) BETWEEN 1 AND 31; "
                           "UPDATE traces SET root_name = {} WHERE ascii(root_name) BETWEEN 1 AND 31",
                           NameOfStoredSql(SpanSqlDialect::kPostgres, "name"),
                           NameOfStoredSql(SpanSqlDialect::kPostgres, "root_name")));
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+// Versions 12 to 10 undone.
+inline void UndoPostgresVersionTen(PgConnection& db) {
+  UndoPostgresVersionTwelve(db);
+  UndoPostgresStoredNames(db);
 }
 
 // Version 9 undone: attempt_parts gets its primary key back.
@@ -52,7 +69,7 @@ inline void UndoPostgresVersionNine(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 11 to 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
+// Versions 12 to 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
 // row version 7 wrote for the same attributes, then the set table, the spans' set column and
 // traces_inverted go and traces_by_end comes back.
 inline void UndoPostgresVersionsAfterSeven(PgConnection& db) {

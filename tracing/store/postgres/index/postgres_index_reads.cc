@@ -45,9 +45,8 @@ std::string PostgresIndexSpanColumnsSql() {
       "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
       "  CASE WHEN {0} THEN attributes END,\n"
       "  CASE WHEN strpos(events, '{1}') > 0 THEN events END,\n"
-      "  CASE WHEN attribute_set IS NOT NULL AND ({0})\n"
-      "       THEN (SELECT set_bytes FROM attribute_sets WHERE set_id = attribute_set) END",
-      carries, tracing::kFindingEventName);
+      "  CASE WHEN {0} THEN (SELECT set_bytes FROM attribute_sets WHERE set_id = {2}) END",
+      carries, tracing::kFindingEventName, AttributeSetIdSql("attributes"));
 }
 
 // A span and its row hold what these columns hold, and nothing else.
