@@ -269,9 +269,9 @@ constexpr std::string_view kSchemaV12 = "ALTER TABLE spans DROP COLUMN attribute
 
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
-                                            kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10,
-                                            kSchemaV11, kSchemaV12};
+constexpr std::string_view kMigrations[] = {kSchemaV1, kSchemaV2,  kSchemaV3,  kSchemaV4,
+                                            kSchemaV5, kSchemaV6,  kSchemaV7,  kSchemaV8,
+                                            kSchemaV9, kSchemaV10, kSchemaV11, kSchemaV12};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

@@ -24,15 +24,16 @@ std::string IdsFromHexSql(std::string_view param) {
 std::string AttributeSetIdSql(std::string_view attributes) {
   // The varint as AppendCompactVarint writes it: 7 bits a byte, the lowest first, the last byte under
   // 128; a set id is a positive bigint, at most 9 bytes. Each CASE reads only bytes a valid row holds.
-  std::string sql = fmt::format("CASE WHEN octet_length({0}) > 1 THEN CASE WHEN get_byte({0}, 0) = {1} THEN CASE",
-                                attributes, static_cast<int>(kSharedAttributesFormat));
+  std::string sql =
+      fmt::format("CASE WHEN octet_length({0}) > 1 THEN CASE WHEN get_byte({0}, 0) = {1} THEN CASE",
+                  attributes, static_cast<int>(kSharedAttributesFormat));
   for (int length = 1; length <= 9; ++length) {
     std::string value;
     for (int at = 1; at <= length; ++at) {
       if (!value.empty()) value += " | ";
       const std::string byte = fmt::format("get_byte({}, {})", attributes, at);
-      value += fmt::format("({}{}::bigint << {})", at < length ? "(" : "", at < length ? byte + " & 127)" : byte,
-                           7 * (at - 1));
+      value += fmt::format("({}{}::bigint << {})", at < length ? "(" : "",
+                           at < length ? byte + " & 127)" : byte, 7 * (at - 1));
     }
     sql += fmt::format(" WHEN get_byte({}, {}) < 128 THEN {}", attributes, length, value);
   }

@@ -32,20 +32,21 @@ std::string IndexSpanColumnsSql(SpanSqlDialect dialect) {
        CASE WHEN name IN ({}, {}) THEN {} END,
        CASE WHEN {}(events, 'sparktrace.finding') > 0 THEN events END)sql",
       NameOfStoredSql(dialect, "name"), sqlite ? fmt::format("CAST({} AS INTEGER)", map_index) : map_index,
-      tracing::kSparkPhasePrefix, attribute(tracing::kSparkPhaseDurationMsKey), stored(tracing::kSparkJobSpanName),
-      attribute(tracing::kSparkJobStatusKey), stored(tracing::kSparkConnectOperationSpanName),
-      attribute(tracing::kSparkConnectOperationStateKey), stored(tracing::kSparkApplicationSpanName),
-      attribute(tracing::kSparkAppStatusKey), stored(tracing::kSparkApplicationSpanName),
-      attribute(tracing::kSparkAppNameKey), stored(tracing::kSparkApplicationSpanName),
-      stored(tracing::kSparkConnectLifecycleSpanName), attribute(tracing::kSparkAppIdKey),
-      sqlite ? "instr" : "strpos");
+      tracing::kSparkPhasePrefix, attribute(tracing::kSparkPhaseDurationMsKey),
+      stored(tracing::kSparkJobSpanName), attribute(tracing::kSparkJobStatusKey),
+      stored(tracing::kSparkConnectOperationSpanName), attribute(tracing::kSparkConnectOperationStateKey),
+      stored(tracing::kSparkApplicationSpanName), attribute(tracing::kSparkAppStatusKey),
+      stored(tracing::kSparkApplicationSpanName), attribute(tracing::kSparkAppNameKey),
+      stored(tracing::kSparkApplicationSpanName), stored(tracing::kSparkConnectLifecycleSpanName),
+      attribute(tracing::kSparkAppIdKey), sqlite ? "instr" : "strpos");
 }
 
 std::string NameOfStoredSql(SpanSqlDialect dialect, std::string_view column) {
   const char* code = dialect == SpanSqlDialect::kSqlite ? "char" : "chr";
   std::string sql = fmt::format(
-      "CASE substr({0}, 1, 1) WHEN {1}({2}) THEN '{3}' || substr({0}, 2) WHEN {1}({4}) THEN substr({0}, 2)", column,
-      code, static_cast<int>(kStoredNamePrefixCode), StoredNamePrefix(), static_cast<int>(kStoredNameEscapeCode));
+      "CASE substr({0}, 1, 1) WHEN {1}({2}) THEN '{3}' || substr({0}, 2) WHEN {1}({4}) THEN substr({0}, 2)",
+      column, code, static_cast<int>(kStoredNamePrefixCode), StoredNamePrefix(),
+      static_cast<int>(kStoredNameEscapeCode));
   for (const StoredWholeName& whole : StoredWholeNames())
     sql += fmt::format(" WHEN {}({}) THEN '{}'", code, static_cast<int>(whole.code), whole.name);
   sql += fmt::format(" ELSE {} END", column);

@@ -70,7 +70,8 @@ TEST_F(PostgresAttributeSetsTest, ASessionsCallsShareOneSetFromTheirSecondAndRea
                               "(SELECT set_id FROM attribute_sets)",
                               set_id)),
             19);
-  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 1 AND {} IS NULL", set_id)),
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE get_byte(attributes, 0) = 1 AND {} IS NULL",
+                              set_id)),
             2);
   for (const Span& call : calls) ExpectReadsBack(*store, call);
   // A reader in another process (its own object), one trace and many at once.
@@ -168,8 +169,9 @@ TEST_F(PostgresAttributeSetsTest, TheIndexReadsAnAttemptsIdentityOutOfTheSetsOfI
   }
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 6)).ok());
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 6, calls.end())).ok());
-  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE {} IS NOT NULL", AttributeSetIdSql("attributes"))),
-            11);
+  EXPECT_EQ(
+      Count(fmt::format("SELECT count(*) FROM spans WHERE {} IS NOT NULL", AttributeSetIdSql("attributes"))),
+      11);
   TaskAttemptFilter filter;
   filter.dag_id = "etl";
   auto page = store->ListTaskAttempts(filter);
@@ -216,7 +218,8 @@ TEST_F(PostgresAttributeSetsTest, WritersNumberingTheSameSetsAtOnceEachGetTheOne
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(failed, std::vector<int>(kWriters, 0));
   EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets"), kSessions);
-  EXPECT_EQ(Count(fmt::format("SELECT count(DISTINCT {}) FROM spans", AttributeSetIdSql("attributes"))), kSessions);
+  EXPECT_EQ(Count(fmt::format("SELECT count(DISTINCT {}) FROM spans", AttributeSetIdSql("attributes"))),
+            kSessions);
   for (const std::vector<Span>& spans : written) {
     for (const Span& span : spans) ExpectReadsBack(*stores[0], span);
   }

@@ -105,9 +105,9 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
   const BatchTraces traces = GroupByTrace(batch.rows);
   // The batch copy's columns are version 3's again (version 8 added attribute_set, version 12 dropped it);
   // the names as version 3 kept them.
-  ASSERT_TRUE(
-      raw->CopyIn(fmt::format("COPY spans ({}) FROM STDIN", kPostgresSpanWriteColumns), SpanCopy(batch, traces))
-          .ok());
+  ASSERT_TRUE(raw->CopyIn(fmt::format("COPY spans ({}) FROM STDIN", kPostgresSpanWriteColumns),
+                          SpanCopy(batch, traces))
+                  .ok());
   UndoPostgresStoredNames(*raw);
   const std::string trace_hex = ToHex(TraceIdOf(1));
   ASSERT_TRUE(

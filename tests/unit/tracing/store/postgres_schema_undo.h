@@ -22,9 +22,10 @@ namespace sparktrace::tracing::store {
 // Version 12 undone: spans.attribute_set back, last of the columns as version 8 added it, holding the
 // set each shared row names.
 inline void UndoPostgresVersionTwelve(PgConnection& db) {
-  auto undone = db.Exec(fmt::format("ALTER TABLE spans ADD COLUMN attribute_set bigint; UPDATE spans SET "
-                                    "attribute_set = {0} WHERE {0} IS NOT NULL",
-                                    AttributeSetIdSql("attributes")));
+  auto undone =
+      db.Exec(fmt::format("ALTER TABLE spans ADD COLUMN attribute_set bigint; UPDATE spans SET "
+                          "attribute_set = {0} WHERE {0} IS NOT NULL",
+                          AttributeSetIdSql("attributes")));
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
@@ -34,7 +35,8 @@ inline void UndoPostgresVersionEleven(PgConnection& db) {
   UndoPostgresVersionTwelve(db);
   const auto undo = [](std::string_view column) {
     return fmt::format(
-        "UPDATE {2} SET {0} = CASE WHEN ascii({0}) = 2 THEN CASE WHEN ascii(substr({0}, 2)) BETWEEN 3 AND 31 THEN "
+        "UPDATE {2} SET {0} = CASE WHEN ascii({0}) = 2 THEN CASE WHEN ascii(substr({0}, 2)) BETWEEN 3 AND 31 "
+        "THEN "
         "substr({0}, 2) ELSE {0} END WHEN {1} LIKE '{3}%' THEN chr(1) || substr({1}, {4}) ELSE {1} END "
         "WHERE ascii({0}) BETWEEN 2 AND 31",
         column, NameOfStoredSql(SpanSqlDialect::kPostgres, column), column == "name" ? "spans" : "traces",

@@ -30,14 +30,16 @@ namespace sparktrace::tracing::store {
 inline const std::string kUndoVersionSixteenSql = fmt::format(
     "UPDATE spans SET name = {0} WHERE unicode(name) BETWEEN 2 AND 31; "
     "UPDATE traces SET root_name = {1} WHERE unicode(root_name) BETWEEN 2 AND 31; ",
-    fmt::format("CASE WHEN unicode(name) = 2 THEN CASE WHEN unicode(substr(name, 2)) BETWEEN 3 AND 31 THEN "
-                "substr(name, 2) ELSE name END WHEN {0} LIKE '{1}%' THEN char(1) || substr({0}, {2}) ELSE {0} END",
-                NameOfStoredSql(SpanSqlDialect::kSqlite, "name"), StoredNamePrefix(), StoredNamePrefix().size() + 1),
-    fmt::format("CASE WHEN unicode(root_name) = 2 THEN CASE WHEN unicode(substr(root_name, 2)) BETWEEN 3 AND 31 "
-                "THEN substr(root_name, 2) ELSE root_name END WHEN {0} LIKE '{1}%' THEN char(1) || substr({0}, {2}) "
-                "ELSE {0} END",
-                NameOfStoredSql(SpanSqlDialect::kSqlite, "root_name"), StoredNamePrefix(),
-                StoredNamePrefix().size() + 1));
+    fmt::format(
+        "CASE WHEN unicode(name) = 2 THEN CASE WHEN unicode(substr(name, 2)) BETWEEN 3 AND 31 THEN "
+        "substr(name, 2) ELSE name END WHEN {0} LIKE '{1}%' THEN char(1) || substr({0}, {2}) ELSE {0} END",
+        NameOfStoredSql(SpanSqlDialect::kSqlite, "name"), StoredNamePrefix(), StoredNamePrefix().size() + 1),
+    fmt::format(
+        "CASE WHEN unicode(root_name) = 2 THEN CASE WHEN unicode(substr(root_name, 2)) BETWEEN 3 AND 31 "
+        "THEN substr(root_name, 2) ELSE root_name END WHEN {0} LIKE '{1}%' THEN char(1) || substr({0}, {2}) "
+        "ELSE {0} END",
+        NameOfStoredSql(SpanSqlDialect::kSqlite, "root_name"), StoredNamePrefix(),
+        StoredNamePrefix().size() + 1));
 
 // What schema versions 15 and 16 changed (sqlite_schema.cc, kStoredNamesSchema), for a test that turns a
 // current file into an older version: names back as they are (StoredName undone).

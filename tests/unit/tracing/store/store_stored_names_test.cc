@@ -47,10 +47,10 @@ TEST(StoredNameTest, TheNamesWrittenMostAreOneByteAndEveryNameReadsBackExact) {
   EXPECT_EQ(StoredName("\x1f", scratch), "\x02\x1f");  // no code yet: escaped all the same
   EXPECT_EQ(StoredName(" odd", scratch), " odd");
   EXPECT_EQ(StoredName("", scratch), "");
-  std::vector<std::string> names = {kConfigCall,      kNewerCall,       "spark.connect.SparkConnectService/",
-                                    "airflow.task",   "\x01odd",        "\x02",
-                                    "\x05odd",        "\x1f",           "x\x01",
-                                    "\x7f",           std::string()};
+  std::vector<std::string> names = {kConfigCall,    kNewerCall,   "spark.connect.SparkConnectService/",
+                                    "airflow.task", "\x01odd",    "\x02",
+                                    "\x05odd",      "\x1f",       "x\x01",
+                                    "\x7f",         std::string()};
   for (const StoredWholeName& whole : StoredWholeNames()) {
     EXPECT_EQ(StoredName(whole.name, scratch), std::string(1, whole.code)) << whole.name;
     names.emplace_back(whole.name);
@@ -63,9 +63,9 @@ TEST(StoredNameTest, TheNamesWrittenMostAreOneByteAndEveryNameReadsBackExact) {
 std::vector<Span> NamedCalls(std::uint32_t first) {
   std::vector<Span> calls;
   std::uint32_t trace = first;
-  for (const std::string& name : {kConfigCall, kNewerCall, std::string("\x01odd"), std::string("\x02odd"),
-                                  std::string("\x05odd"), std::string("spark_connect.operation"),
-                                  std::string("spark.stage"), std::string("plain")}) {
+  for (const std::string& name :
+       {kConfigCall, kNewerCall, std::string("\x01odd"), std::string("\x02odd"), std::string("\x05odd"),
+        std::string("spark_connect.operation"), std::string("spark.stage"), std::string("plain")}) {
     calls.push_back(MakeSpan(trace, 1, 0, name, kBase + trace * kMs, kBase + (trace + 1) * kMs));
     ++trace;
   }
@@ -82,30 +82,42 @@ class StoreStoredNames : public testing::TestWithParam<StoreBackend> {
   std::string Char(int code) const { return fmt::format("{}({})", Sqlite() ? "char" : "chr", code); }
   std::int64_t Count(const std::string& sql) { return backend_.Count(sql); }
 
-  // Turns the store into the version before StoredName (the names as they are).
-  void UndoStoredNames() {
+  // Turns the store into an older version: SQLite by `sqlite_undo` (SQL), PostgreSQL by `postgres_undo`.
+  void UndoTo(const std::string& sqlite_undo, std::int64_t sqlite_version,
+              void (*postgres_undo)(PgConnection&), std::int64_t postgres_version) {
     if (Sqlite()) {
-      backend_.Exec(kUndoVersionFifteenSql + "PRAGMA user_version = 14");
+      backend_.Exec(fmt::format("{} PRAGMA user_version = {}", sqlite_undo, sqlite_version));
       return;
     }
     auto raw = backend_.Raw();
     ASSERT_TRUE(raw.ok());
-    UndoPostgresVersionTen(*raw);
-    backend_.Exec("UPDATE sparktrace_schema SET version = 9");
+    postgres_undo(*raw);
+    backend_.Exec(fmt::format("UPDATE sparktrace_schema SET version = {}", postgres_version));
   }
-  // Turns the store into the version before whole names were codes (a call's prefix one byte).
-  void UndoWholeNames() {
-    if (Sqlite()) {
-      backend_.Exec(kUndoVersionSixteenSql + "PRAGMA user_version = 15");
-      return;
-    }
-    auto raw = backend_.Raw();
-    ASSERT_TRUE(raw.ok());
-    UndoPostgresVersionEleven(*raw);
-    backend_.Exec("UPDATE sparktrace_schema SET version = 10");
+  // The version before StoredName (the names as they are).
+  void UndoStoredNames() { UndoTo(kUndoVersionFifteenSql, 14, UndoPostgresVersionTen, 9); }
+  // The version before whole names were codes (a call's prefix one byte).
+  void UndoWholeNames() { UndoTo(kUndoVersionSixteenSql, 15, UndoPostgresVersionEleven, 10); }
+  std::int64_t Version() {
+    return Count(Sqlite() ? "PRAGMA user_version" : "SELECT version FROM sparktrace_schema");
   }
-  std::int64_t Version() { return Count(Sqlite() ? "PRAGMA user_version" : "SELECT version FROM sparktrace_schema"); }
-  std::int64_t CurrentVersion() const { return Sqlite() ? SqliteSpanStore::kSchemaVersion : kPostgresSchemaVersion; }
+  std::int64_t CurrentVersion() const {
+    return Sqlite() ? SqliteSpanStore::kSchemaVersion : kPostgresSchemaVersion;
+  }
+
+  void WriteAndClose(const std::vector<Span>& spans) {
+    auto store = backend_.Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(spans).ok());
+  }
+  // Writes NamedCalls again, in new traces, and reads every name back, those of `before` too.
+  static void WriteMoreAndExpectAllNames(SpanStore& store, const std::vector<Span>& before) {
+    const std::vector<Span> after = NamedCalls(11);
+    ASSERT_TRUE(store.Write(after).ok());
+    std::vector<Span> all = before;
+    all.insert(all.end(), after.begin(), after.end());
+    ExpectNames(store, all);
+  }
 
   // Every trace's span and summary carry the names they were written with.
   static void ExpectNames(SpanStore& store, const std::vector<Span>& written) {
@@ -134,7 +146,8 @@ TEST_P(StoreStoredNames, NamesAreKeptCodedAndReadBackWhole) {
   ASSERT_TRUE(store->Write(calls).ok());
   for (const char* table : {"spans WHERE name", "traces WHERE root_name"}) {
     EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM {} = {}", table, Char(0x10))), 1) << table;  // Config
-    EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM {} = {}", table, Char(0x03))), 1) << table;  // operation
+    EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM {} = {}", table, Char(0x03))), 1)
+        << table;  // operation
     EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM {} = {} || 'ListSqlExecutions'", table, Char(1))), 1);
     EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM {} = {} || {} || 'odd'", table, Char(2), Char(5))), 1);
     EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM {} = 'plain'", table)), 1) << table;
@@ -145,7 +158,8 @@ TEST_P(StoreStoredNames, NamesAreKeptCodedAndReadBackWhole) {
   ASSERT_TRUE(page.ok()) << page.error().ToString();
   std::vector<std::string> names;
   for (const TaskAttemptRow& row : page->rows) names.push_back(row.name);
-  for (const Span& call : calls) EXPECT_NE(std::find(names.begin(), names.end(), call.name), names.end()) << call.name;
+  for (const Span& call : calls)
+    EXPECT_NE(std::find(names.begin(), names.end(), call.name), names.end()) << call.name;
 }
 
 // The task index's SQL finds the spans it reads attributes of by their stored names: a trace it re-reads
@@ -174,13 +188,10 @@ TEST_P(StoreStoredNames, TheTaskIndexReadsCodedNamesBack) {
 
 TEST_P(StoreStoredNames, TheMigrationsEscapeTheNamesThatStartWithACodeByte) {
   const std::vector<Span> before = NamedCalls(1);
-  {
-    auto store = backend_.Open();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Write(before).ok());
-  }
+  WriteAndClose(before);
   UndoStoredNames();
-  ASSERT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE name = {} || 'odd'", Char(1))), 1);  // as before
+  ASSERT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE name = {} || 'odd'", Char(1))),
+            1);  // as before
   ASSERT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE name = {} || 'odd'", Char(5))), 1);
 
   auto store = backend_.Open();  // a writer migrates
@@ -190,21 +201,13 @@ TEST_P(StoreStoredNames, TheMigrationsEscapeTheNamesThatStartWithACodeByte) {
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM traces WHERE substr(root_name, 1, 1) = {}", Char(2))), 3);
   // The calls written before keep their whole names; those written after are coded. All read back.
   EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE name = 'spark.connect.SparkConnectService/Config'"), 1);
-  std::vector<Span> after = NamedCalls(11);
-  ASSERT_TRUE(store->Write(after).ok());
+  WriteMoreAndExpectAllNames(*store, before);
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE name = {}", Char(0x10))), 1);
-  std::vector<Span> all = before;
-  all.insert(all.end(), after.begin(), after.end());
-  ExpectNames(*store, all);
 }
 
 TEST_P(StoreStoredNames, TheWholeNamesMigrationEscapesWhatTheVersionBeforeKeptAsItWas) {
   const std::vector<Span> before = NamedCalls(1);
-  {
-    auto store = backend_.Open();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Write(before).ok());
-  }
+  WriteAndClose(before);
   UndoWholeNames();
   // As the version before kept them: a call's prefix one byte, "\x05odd" as it is, "\x01odd" escaped.
   ASSERT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE name = {} || 'Config'", Char(1))), 1);
@@ -215,13 +218,10 @@ TEST_P(StoreStoredNames, TheWholeNamesMigrationEscapesWhatTheVersionBeforeKeptAs
   auto store = backend_.Open();  // a writer migrates
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(Version(), CurrentVersion());
-  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE name = {} || {} || 'odd'", Char(2), Char(5))), 1);
+  EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM spans WHERE name = {} || {} || 'odd'", Char(2), Char(5))),
+            1);
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM traces WHERE substr(root_name, 1, 1) = {}", Char(2))), 3);
-  std::vector<Span> after = NamedCalls(11);
-  ASSERT_TRUE(store->Write(after).ok());
-  std::vector<Span> all = before;
-  all.insert(all.end(), after.begin(), after.end());
-  ExpectNames(*store, all);
+  WriteMoreAndExpectAllNames(*store, before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreStoredNames,
