@@ -444,23 +444,25 @@ def tracing_metrics(metrics):
     }
 
 
-# The span names the stores keep as one byte each (tracing/store/span_rows/compact_attribute_dictionary.cc,
-# StoredWholeNames; SQLite schema 16, PostgreSQL trace schema 11): append-only there, mirrored here to read
-# a store's names whole in SQL. A name of a build before them never starts with these bytes.
+# The span names the stores keep as one byte each (SQLite schema 16, PostgreSQL trace schema 11), read
+# from their one definition, StoredWholeNames' table (append-only), to spell a store's names whole in SQL.
+# A name of a build before them never starts with these bytes.
 RPC = "spark.connect.SparkConnectService/"
-STORED_WHOLE_NAMES = {
-    0x03: "spark_connect.operation", 0x04: "spark.stage", 0x05: "spark.job", 0x06: "spark.sql.execution",
-    0x0e: RPC + "ExecutePlan", 0x0f: RPC + "AnalyzePlan", 0x10: RPC + "Config", 0x11: RPC + "AddArtifacts",
-    0x12: RPC + "ArtifactStatus", 0x13: RPC + "Interrupt", 0x14: RPC + "ReattachExecute",
-    0x15: RPC + "ReleaseExecute", 0x16: RPC + "ReleaseSession", 0x17: RPC + "FetchErrorDetails",
-    0x18: RPC + "CloneSession", 0x19: RPC + "GetStatus", 0x1a: "spark.application",
-    0x1c: "spark.connect.operation.lifecycle"}
+
+
+def stored_whole_names():
+    path = os.path.join(REPO, "tracing", "store", "span_rows", "compact_attribute_dictionary.cc")
+    with open(path, encoding="utf-8") as source:
+        names = {int(code, 16): name for code, name in re.findall(r"\{'\\x([0-9a-f]{2})', \"([^\"]+)\"\}", source.read())}
+    if not names:
+        raise RuntimeError(f"no stored whole names in {path}")
+    return names
 
 
 def name_sql(char):
     """SQL reading spans.name whole (StoredName undone: tracing/store/span_rows/stored_span.h); `char` is
     the backend's function from a code to its character ("char" in SQLite, "chr" in PostgreSQL)."""
-    whole = " ".join(f"WHEN {char}({code}) THEN '{name}'" for code, name in STORED_WHOLE_NAMES.items())
+    whole = " ".join(f"WHEN {char}({code}) THEN '{name}'" for code, name in stored_whole_names().items())
     return (f"CASE substr(name, 1, 1) WHEN {char}(1) THEN '{RPC}' || substr(name, 2) "
             f"WHEN {char}(2) THEN substr(name, 2) {whole} ELSE name END")
 
