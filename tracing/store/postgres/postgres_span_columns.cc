@@ -23,7 +23,9 @@ std::string IdsFromHexSql(std::string_view param) {
 
 std::string AttributeSetIdSql(std::string_view attributes) {
   // The varint as AppendCompactVarint writes it: 7 bits a byte, the lowest first, the last byte under
-  // 128; a set id is a positive bigint, at most 9 bytes. Each CASE reads only bytes a valid row holds.
+  // 128; a set id is a positive bigint, at most 9 bytes. CASE tries its branches in order, so no
+  // get_byte reads past the row's end: a truncated or overlong varint is NULL (no set), which the C++
+  // reading then reports naming the span, as it reports any malformed row.
   std::string sql =
       fmt::format("CASE WHEN octet_length({0}) > 1 THEN CASE WHEN get_byte({0}, 0) = {1} THEN CASE",
                   attributes, static_cast<int>(kSharedAttributesFormat));
@@ -35,7 +37,8 @@ std::string AttributeSetIdSql(std::string_view attributes) {
       value += fmt::format("({}{}::bigint << {})", at < length ? "(" : "",
                            at < length ? byte + " & 127)" : byte, 7 * (at - 1));
     }
-    sql += fmt::format(" WHEN get_byte({}, {}) < 128 THEN {}", attributes, length, value);
+    sql += fmt::format(" WHEN octet_length({0}) <= {1} THEN NULL WHEN get_byte({0}, {1}) < 128 THEN {2}",
+                       attributes, length, value);
   }
   return sql + " END END END";
 }

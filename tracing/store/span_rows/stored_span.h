@@ -127,7 +127,7 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns);
 //   kStoredNameEscapeCode, so that every name reads back exact and a code added later needs no
 //   migration;
 // - any other name as it is.
-// SQL that looks for a name matches its stored form (span_table_sql.h, StoredNameSql).
+// SQL that looks for a name matches every form a row may hold (span_table_sql.h, StoredNameSql).
 // APPEND-ONLY, as the attribute dictionaries: stored rows hold these bytes.
 inline constexpr char kStoredNamePrefixCode = '\x01';
 inline constexpr char kStoredNameEscapeCode = '\x02';

@@ -124,6 +124,36 @@ TEST_F(PostgresAttributeSetsTest, SqlReadsTheSetIdOfEveryVarintLength) {
   EXPECT_EQ(read(compact), "NULL");
   EXPECT_EQ(read("{\"rpc.method\":\"Config\"}"), "NULL");  // a row written before trace schema 3
   EXPECT_EQ(read(std::string(1, static_cast<char>(kSharedAttributesFormat))), "NULL");
+  // Malformed: a truncated varint, and one longer than a bigint's 9 bytes. NULL, not a failed query.
+  std::string truncated = {static_cast<char>(kSharedAttributesFormat), '\x80', '\x80'};
+  EXPECT_EQ(read(truncated), "NULL");
+  std::string overlong(1, static_cast<char>(kSharedAttributesFormat));
+  overlong.append(10, '\x81');
+  overlong.push_back('\x01');
+  EXPECT_EQ(read(overlong), "NULL");
+}
+
+// A shared row whose set id is cut short (a damaged row) fails its trace's read with an error that
+// names the span, as any malformed row does: not a failed query.
+TEST_F(PostgresAttributeSetsTest, ASharedRowWithATruncatedSetIdIsReportedByItsSpan) {
+  auto store = backend_.Open();
+  ASSERT_NE(store, nullptr);
+  const std::vector<Span> calls = TwentyCallsOfASessionAndOneOfAnother();
+  ASSERT_TRUE(store->Write(calls).ok());
+  const Span& damaged = calls[5];
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  auto updated = raw->Query(
+      "WITH damaged AS (UPDATE spans SET attributes = '\\x028080'::bytea WHERE trace_id = decode($1, 'hex') "
+      "AND get_byte(attributes, 0) = 2 RETURNING 1) SELECT count(*) FROM damaged",
+      {ToHex(damaged.trace_id)});
+  ASSERT_TRUE(updated.ok()) << updated.error().ToString();
+  ASSERT_EQ(updated->Int64(0, 0), 1);
+  auto trace = store->GetTrace(damaged.trace_id);
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.error().code, ErrorCode::kInternal);
+  EXPECT_NE(trace.error().message.find(ToHex(damaged.span_id)), std::string::npos) << trace.error().message;
+  ExpectReadsBack(*store, calls[6]);  // the others read on
 }
 
 // Trace schema 12 drops spans.attribute_set: a store of version 11 migrated keeps every row readable,
