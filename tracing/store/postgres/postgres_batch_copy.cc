@@ -11,7 +11,6 @@
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
-#include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/task_index.h"
 

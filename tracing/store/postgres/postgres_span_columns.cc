@@ -109,7 +109,6 @@ Result<std::vector<Span>> SpansOfResult(const PgResult& result, int first) {
     columns.span_id = result.Text(row, at(1));
     if (!result.IsNull(row, at(2))) columns.parent_span_id = result.Text(row, at(2));
     columns.name = result.Text(row, at(3));
-    columns.name_stored_coded = true;
     columns.kind = result.Int64(row, at(4));
     columns.start_unix_nano = result.Int64(row, at(5));
     columns.end_unix_nano = result.Int64(row, at(6));

@@ -197,7 +197,7 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
   if (columns.parent_span_id && !ReadId(*columns.parent_span_id, binary, span.parent_span_id)) {
     return Error{ErrorCode::kInternal, fmt::format("malformed parent id in stored span {}", span_hex())};
   }
-  span.name = columns.name_stored_coded ? NameOfStored(columns.name) : std::string(columns.name);
+  span.name = NameOfStored(columns.name);
   span.kind = EnumFromSql(columns.kind, SpanKind::kConsumer, SpanKind::kUnspecified);
   span.start_time_unix_nano = FromSql(columns.start_unix_nano);
   span.end_time_unix_nano = FromSql(columns.end_unix_nano);

@@ -100,8 +100,7 @@ struct StoredSpanColumns {
   std::string_view span_id;
   std::optional<std::string_view> parent_span_id;
   bool ids_binary = false;  // SQLite's BLOB ids (schema version 10); PostgreSQL reads its bytea as hex
-  std::string_view name;
-  bool name_stored_coded = false;  // `name` as StoredName keeps it (SQLite 15-16, PostgreSQL 10-11)
+  std::string_view name;    // as StoredName keeps it; NameOfStored reads every row's, older ones too
   std::int64_t kind = 0;
   std::int64_t start_unix_nano = 0;
   std::int64_t end_unix_nano = 0;

@@ -210,7 +210,6 @@ Result<Span> SpanFromRow(const SqliteStatement& stmt, AttributeSetSource& sets) 
   columns.span_id = id(1);
   if (!stmt.ColumnIsNull(2)) columns.parent_span_id = id(2);
   columns.name = stmt.ColumnView(3);
-  columns.name_stored_coded = true;  // schema versions 15 and 16
   columns.kind = stmt.ColumnInt64(4);
   columns.start_unix_nano = stmt.ColumnInt64(5);
   columns.end_unix_nano = stmt.ColumnInt64(6);

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/unit/tracing/store/stored_name_undo_sql.h"
 #include "tracing/store/postgres/client/pg_connection.h"
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
-#include "tracing/store/span_rows/compact_attribute_dictionary.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 
@@ -29,31 +29,19 @@ inline void UndoPostgresVersionTwelve(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 12 and 11 undone: a whole name kept as one byte back to version 10's form (a call's name with its
-// prefix as one byte, any other as it is), and the names that start with 0x03-0x1f unescaped.
+// Versions 12 and 11 undone: the names as version 10 kept them (stored_name_undo_sql.h).
 inline void UndoPostgresVersionEleven(PgConnection& db) {
   UndoPostgresVersionTwelve(db);
-  const auto undo = [](std::string_view column) {
-    return fmt::format(
-        "UPDATE {2} SET {0} = CASE WHEN ascii({0}) = 2 THEN CASE WHEN ascii(substr({0}, 2)) BETWEEN 3 AND 31 "
-        "THEN "
-        "substr({0}, 2) ELSE {0} END WHEN {1} LIKE '{3}%' THEN chr(1) || substr({1}, {4}) ELSE {1} END "
-        "WHERE ascii({0}) BETWEEN 2 AND 31",
-        column, NameOfStoredSql(SpanSqlDialect::kPostgres, column), column == "name" ? "spans" : "traces",
-        StoredNamePrefix(), StoredNamePrefix().size() + 1);
-  };
-  auto undone = db.Exec(fmt::format("{}; {}", undo("name"), undo("root_name")));
+  auto undone = db.Exec(fmt::format("{}; {}", UndoWholeNamesSql(SpanSqlDialect::kPostgres, "spans", "name"),
+                                    UndoWholeNamesSql(SpanSqlDialect::kPostgres, "traces", "root_name")));
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
 // Names back as they are (span_rows/stored_span.h, StoredName undone in SQL), what versions 10 and 11
 // changed.
 inline void UndoPostgresStoredNames(PgConnection& db) {
-  auto undone =
-      db.Exec(fmt::format("UPDATE spans SET name = {} WHERE ascii(name) BETWEEN 1 AND 31; "
-                          "UPDATE traces SET root_name = {} WHERE ascii(root_name) BETWEEN 1 AND 31",
-                          NameOfStoredSql(SpanSqlDialect::kPostgres, "name"),
-                          NameOfStoredSql(SpanSqlDialect::kPostgres, "root_name")));
+  auto undone = db.Exec(fmt::format("{}; {}", UndoStoredNamesSql(SpanSqlDialect::kPostgres, "spans", "name"),
+                                    UndoStoredNamesSql(SpanSqlDialect::kPostgres, "traces", "root_name")));
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 

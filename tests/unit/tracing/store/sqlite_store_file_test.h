@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "tracing/store/span_rows/compact_attribute_dictionary.h"
+#include "tests/unit/tracing/store/stored_name_undo_sql.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
@@ -25,28 +25,16 @@
 namespace sparktrace::tracing::store {
 
 // What schema version 16 changed (sqlite_schema.cc, kWholeNamesSchema), for a test that turns a current
-// file into version 15: a whole name kept as one byte back to version 15's form (a call's name with its
-// prefix as one byte, any other as it is), and the names that start with 0x03-0x1f unescaped.
-inline const std::string kUndoVersionSixteenSql = fmt::format(
-    "UPDATE spans SET name = {0} WHERE unicode(name) BETWEEN 2 AND 31; "
-    "UPDATE traces SET root_name = {1} WHERE unicode(root_name) BETWEEN 2 AND 31; ",
-    fmt::format(
-        "CASE WHEN unicode(name) = 2 THEN CASE WHEN unicode(substr(name, 2)) BETWEEN 3 AND 31 THEN "
-        "substr(name, 2) ELSE name END WHEN {0} LIKE '{1}%' THEN char(1) || substr({0}, {2}) ELSE {0} END",
-        NameOfStoredSql(SpanSqlDialect::kSqlite, "name"), StoredNamePrefix(), StoredNamePrefix().size() + 1),
-    fmt::format(
-        "CASE WHEN unicode(root_name) = 2 THEN CASE WHEN unicode(substr(root_name, 2)) BETWEEN 3 AND 31 "
-        "THEN substr(root_name, 2) ELSE root_name END WHEN {0} LIKE '{1}%' THEN char(1) || substr({0}, {2}) "
-        "ELSE {0} END",
-        NameOfStoredSql(SpanSqlDialect::kSqlite, "root_name"), StoredNamePrefix(),
-        StoredNamePrefix().size() + 1));
+// file into version 15 (stored_name_undo_sql.h).
+inline const std::string kUndoVersionSixteenSql =
+    fmt::format("{}; {}; ", UndoWholeNamesSql(SpanSqlDialect::kSqlite, "spans", "name"),
+                UndoWholeNamesSql(SpanSqlDialect::kSqlite, "traces", "root_name"));
 
 // What schema versions 15 and 16 changed (sqlite_schema.cc, kStoredNamesSchema), for a test that turns a
 // current file into an older version: names back as they are (StoredName undone).
-inline const std::string kUndoVersionFifteenSql = fmt::format(
-    "UPDATE spans SET name = {} WHERE unicode(name) BETWEEN 1 AND 31; "
-    "UPDATE traces SET root_name = {} WHERE unicode(root_name) BETWEEN 1 AND 31; ",
-    NameOfStoredSql(SpanSqlDialect::kSqlite, "name"), NameOfStoredSql(SpanSqlDialect::kSqlite, "root_name"));
+inline const std::string kUndoVersionFifteenSql =
+    fmt::format("{}; {}; ", UndoStoredNamesSql(SpanSqlDialect::kSqlite, "spans", "name"),
+                UndoStoredNamesSql(SpanSqlDialect::kSqlite, "traces", "root_name"));
 
 // What schema version 13 changed (sqlite_schema.cc, kSummaryAttemptsSchema), and version 15, for a test
 // that turns a current file into version 12: each attempt a summary held gets the task_attempts row version
