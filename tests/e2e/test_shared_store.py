@@ -88,8 +88,8 @@ class SharedStoreCase(test_tracing.TracingCase):
 
     def assert_consistent_pg(self):
         for query in CONSISTENCY_QUERIES:
-            # PostgreSQL keeps trace ids as bytea (schema 3), the task index as hex text.
-            query = query.replace("t.trace_id = a.trace_key", "t.trace_id = decode(a.trace_key, 'hex')")
+            # PostgreSQL keeps trace ids as uuid (trace schema 13), the task index as hex text.
+            query = query.replace("t.trace_id = a.trace_key", "replace(t.trace_id::text, '-', '') = a.trace_key")
             self.assertEqual(self.sql(query), "", query)
 
     def traces_list(self, *args):

@@ -49,7 +49,7 @@ const std::string_view kIncomingTablesSql =
 
 const std::string_view kInsertNewSummariesSql =
     "INSERT INTO traces SELECT * FROM incoming_traces ON CONFLICT (trace_id) DO NOTHING "
-    "RETURNING encode(trace_id, 'hex')";
+    "RETURNING replace(trace_id::text, '-', '')";  // TraceHexSql
 
 // SpanCopy sends each span once (its last version in the batch): one INSERT may not touch a row twice.
 //
@@ -85,7 +85,7 @@ SELECT trace_id,
        min(start_unix_nano), max(end_unix_nano), count(*), count(*) FILTER (WHERE status_code = 2),
        max(dag_id), max(task_id), max(run_id), max(try_number),
        sum(octet_length(attributes) + octet_length(events) + octet_length(name) + 160)
-FROM spans WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id))
+FROM spans WHERE trace_id = ANY($1::text[]::uuid[])
 GROUP BY trace_id
 ON CONFLICT (trace_id) DO UPDATE SET
   root_name = excluded.root_name, start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
@@ -105,7 +105,7 @@ UPDATE traces t SET end_unix_nano = c.end_unix_nano, span_count = t.span_count +
 FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
             $8::text[], $9::bigint[])
      AS c (trace_hex, end_unix_nano, spans, errors, bytes, dag_id, task_id, run_id, try_number)
-WHERE t.trace_id = decode(c.trace_hex, 'hex')
+WHERE t.trace_id = c.trace_hex::uuid
 )sql";
 
 const std::string_view kSummaryCopyColumns =
@@ -141,10 +141,10 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceC
     for (const auto& [span_hex, i] : versions) {
       const StoredSpanRow& row = batch.rows[i];
       const Span& span = *batch.sources[i];
-      copy.Bytes(BytesOf(span.trace_id));
-      copy.Bytes(BytesOf(span.span_id));
+      copy.Hex(BytesOf(span.trace_id));
+      copy.Int(StoredSpanId(span.span_id));
       if (row.parent_span_id) {
-        copy.Bytes(BytesOf(span.parent_span_id));
+        copy.Int(StoredSpanId(span.parent_span_id));
       } else {
         copy.Null();
       }
@@ -197,7 +197,7 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
     const TraceSummaryRow& summary = trace.summary;
     std::int64_t bytes = 0;
     for (const auto& [span_hex, i] : versions) bytes += ApproxBytes(rows[i]);
-    copy.Bytes(BytesOf(batch.sources[versions.begin()->second]->trace_id));
+    copy.Hex(BytesOf(batch.sources[versions.begin()->second]->trace_id));
     copy.Text(StoredName(summary.root_name, name_scratch));
     copy.Int(summary.start_unix_nano);
     copy.Int(summary.end_unix_nano);

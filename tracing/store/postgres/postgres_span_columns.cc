@@ -2,6 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
@@ -17,9 +18,40 @@
 
 namespace sparktrace::tracing::store {
 
-std::string IdsFromHexSql(std::string_view param) {
-  return fmt::format("ARRAY(SELECT decode(id, 'hex') FROM unnest({}::text[]) id)", param);
+namespace {
+
+// The bigint whose exclusive or flips a span id's top bit (StoredSpanId). A literal: the minimum bigint
+// has no spelling as a number that PostgreSQL parses as a bigint.
+constexpr std::string_view kSpanIdTopBitSql = "'-9223372036854775808'::bigint";
+
+}  // namespace
+
+std::string TraceHexSql(std::string_view column) { return fmt::format("replace({}::text, '-', '')", column); }
+
+std::string SpanHexSql(std::string_view column) {
+  return fmt::format("lpad(to_hex({} # {}), 16, '0')", column, kSpanIdTopBitSql);
 }
+
+std::string TraceIdOfHexSql(std::string_view hex) { return fmt::format("({})::uuid", hex); }
+
+std::string SpanIdOfHexSql(std::string_view hex) {
+  // A cast to bit(64) pads or cuts other lengths on the right, so those are NULL (no span) here.
+  return fmt::format("((CASE WHEN length({0}) = 16 THEN 'x' || {0} END)::bit(64)::bigint # {1})", hex,
+                     kSpanIdTopBitSql);
+}
+
+std::int64_t StoredSpanId(const SpanId& id) {
+  std::uint64_t value = 0;
+  for (const std::uint8_t byte : id) value = (value << 8) | byte;
+  return std::bit_cast<std::int64_t>(value ^ (std::uint64_t{1} << 63));
+}
+
+std::string IdsFromHexSql(std::string_view param) { return fmt::format("{}::text[]::uuid[]", param); }
+
+const std::string kPostgresSpanReadColumns = fmt::format(
+    "{}, {}, {}, name, kind, start_unix_nano, end_unix_nano, status_code, status_message, trace_state, "
+    "attributes, events, set_bytes",
+    TraceHexSql("trace_id"), SpanHexSql("span_id"), SpanHexSql("parent_span_id"));
 
 std::string AttributeSetIdSql(std::string_view attributes) {
   // The varint as AppendCompactVarint writes it: 7 bits a byte, the lowest first, the last byte under

@@ -1,9 +1,10 @@
 #pragma once
 // How the PostgreSQL store's span rows (schema version 3, postgres_schema.cc) are read and written
 // where they differ from the row both backends share (tracing/store/span_rows/stored_span.h): ids are
-// bytea (hex in SQL through encode/decode, hex everywhere in C++), attributes bytea in the compact form
-// or, in a row written before version 3, the bytes of its JSON text, and an "airflow.task" span's map
-// index is a column of its own (task_map_index) for the upsert's replacement rule.
+// fixed-size columns (trace schema 13: a trace id a uuid, a span id a bigint; hex in SQL through the
+// functions below, hex everywhere in C++), attributes bytea in the compact form or, in a row written
+// before version 3, the bytes of its JSON text, and an "airflow.task" span's map index is a column of
+// its own (task_map_index) for the upsert's replacement rule.
 //
 // Pure functions and constant SQL text; thread-safe.
 
@@ -19,12 +20,27 @@
 
 namespace sparktrace::tracing::store {
 
+// Ids since trace schema 13. A trace id is a uuid: its 16 bytes in their order, which is uuid's order
+// too. A span id is a bigint: its 8 bytes read big-endian, top bit flipped, so that bigint order is the
+// bytes' order (as the bytea before, and SQLite's BLOBs: a trace's spans that start together read in
+// the same order from both stores). Both without bytea's length byte, which with 8-byte alignment cost
+// every key entry of spans and traces 8 bytes (postgres_schema.cc, version 13).
+//
+// The SQL of an id column (or expression) as lower-case hex text: 32 digits for a trace, 16 for a span.
+std::string TraceHexSql(std::string_view column);
+std::string SpanHexSql(std::string_view column);
+// The SQL of hex text (an expression or a parameter) as a stored id. Text with a character that is not
+// a hex digit is an error of the statement, as decode(…, 'hex') made it before; hex of another length
+// is an error for a trace id and NULL (no span) for a span id.
+std::string TraceIdOfHexSql(std::string_view hex);
+std::string SpanIdOfHexSql(std::string_view hex);
+// A span id as its bigint column holds it (what SpanHexSql reads back as ToHex(id)).
+std::int64_t StoredSpanId(const SpanId& id);
+
 // What a read of spans selects, from kPostgresSpansWithSets, in StoredSpanColumns' order: the ids as
 // hex text, the attributes as bytea (SpansOfResult reads either form), and the attribute set a row in
 // the shared form names (rows/postgres_attribute_sets.h; NULL for any other row).
-inline constexpr std::string_view kPostgresSpanReadColumns =
-    "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, kind, "
-    "start_unix_nano, end_unix_nano, status_code, status_message, trace_state, attributes, events, set_bytes";
+extern const std::string kPostgresSpanReadColumns;
 // The SQL of the attribute set that attributes in the shared form name (the varint after their format
 // byte: span_rows/shared/shared_attributes.h), NULL for attributes in any other form. Reads join
 // attribute_sets on it: since trace schema 12 no column repeats it (spans.attribute_set cost a call's
@@ -39,7 +55,7 @@ inline constexpr std::string_view kPostgresSpanWriteColumns =
     "status_message, trace_state, attributes, events, operation_id, dag_id, task_id, run_id, try_number, "
     "task_map_index";
 
-// SQL for the bytea ids of a text[] parameter of hex ids (`param`, "$1"): for `trace_id = ANY(…)`.
+// SQL for the trace ids of a text[] parameter of hex ids (`param`, "$1"): for `trace_id = ANY(…)`.
 std::string IdsFromHexSql(std::string_view param);
 
 // The spans of a result whose columns from `first` on are kPostgresSpanReadColumns, in its order.

@@ -31,9 +31,9 @@ namespace sparktrace::tracing::store {
 namespace {
 
 // kSummaryReadColumns (span_rows/span_table_sql.h) with the trace id as hex.
-constexpr std::string_view kTraceSummaryReadColumns =
-    "encode(trace_id, 'hex'), root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, "
-    "task_id, run_id, try_number";
+const std::string kTraceSummaryReadColumns = TraceHexSql("trace_id") +
+                                             ", root_name, start_unix_nano, end_unix_nano, span_count, "
+                                             "error_count, dag_id, task_id, run_id, try_number";
 
 constexpr std::string_view kUniqueViolation = "23505";  // SQLSTATE
 
@@ -202,8 +202,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     // spans are written and deleted together, under its lock): the batch's summaries and spans of
     // those go straight into their tables, without the temporary tables and the upserts' speculative
     // inserts, which took two thirds of the server's time for a call per trace.
-    auto found = db_.Query(fmt::format("SELECT encode(trace_id, 'hex') FROM traces WHERE trace_id = ANY({})",
-                                       IdsFromHexSql("$1")),
+    auto found = db_.Query(fmt::format("SELECT {} FROM traces WHERE trace_id = ANY({})",
+                                       TraceHexSql("trace_id"), IdsFromHexSql("$1")),
                            {touched_ids});
     if (!found.ok()) return fail(found.error());
     for (int row = 0; row < found->rows(); ++row) stored.emplace(found->Text(row, 0));
@@ -309,10 +309,10 @@ Result<std::vector<TraceSummary>> PostgresSpanStore::ListTraces(const TraceFilte
 Result<std::vector<Span>> PostgresSpanStore::GetTrace(const TraceId& trace_id) {
   return NoThrow("get trace", [&]() -> Result<std::vector<Span>> {
     const std::string trace_hex = ToHex(trace_id);
-    auto result = db_.Query(fmt::format("SELECT {} FROM {} WHERE trace_id = decode($1, 'hex') "
-                                        "ORDER BY start_unix_nano, span_id",
-                                        kPostgresSpanReadColumns, kPostgresSpansWithSets),
-                            {trace_hex});
+    auto result =
+        db_.Query(fmt::format("SELECT {} FROM {} WHERE trace_id = {} ORDER BY start_unix_nano, span_id",
+                              kPostgresSpanReadColumns, kPostgresSpansWithSets, TraceIdOfHexSql("$1")),
+                  {trace_hex});
     if (!result.ok()) return Named(result.error(), "read trace " + trace_hex);
     auto spans = SpansOfResult(*result);
     if (!spans.ok()) return spans.error();
@@ -345,11 +345,10 @@ Result<std::vector<Span>> PostgresSpanStore::GetTraces(std::span<const TraceId> 
 
 Result<TraceId> PostgresSpanStore::FindTraceByOperation(std::string_view operation_id) {
   return NoThrow("find trace by operation", [&]() -> Result<TraceId> {
-    auto result = db_.Query(
-        "SELECT encode(trace_id, 'hex') FROM spans WHERE operation_id = $1 "
-        "ORDER BY start_unix_nano DESC, trace_id DESC "
-        "LIMIT 1",
-        {std::string(operation_id)});
+    static const std::string sql = fmt::format(
+        "SELECT {} FROM spans WHERE operation_id = $1 ORDER BY start_unix_nano DESC, trace_id DESC LIMIT 1",
+        TraceHexSql("trace_id"));
+    auto result = db_.Query(sql, {std::string(operation_id)});
     if (!result.ok()) return Named(result.error(), fmt::format("find operation {}", operation_id));
     if (result->rows() == 0) {
       return Error{ErrorCode::kNotFound,
@@ -458,7 +457,7 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
     if (now_ns > max_age_ns) {
       while (true) {
         static const std::string aged_sql =
-            fmt::format("SELECT encode(trace_id, 'hex') FROM ({}) aged LIMIT $2::bigint",
+            fmt::format("SELECT {} FROM ({}) aged LIMIT $2::bigint", TraceHexSql("trace_id"),
                         TracesEndedBeforeSql("$1::bigint"));
         auto more =
             delete_selected(aged_sql, {std::to_string(now_ns - max_age_ns), std::to_string(kBatchTraces)},
@@ -479,8 +478,8 @@ Result<RetentionStats> PostgresSpanStore::EnforceRetention(std::chrono::system_c
       const std::uint64_t average = std::max<std::uint64_t>(1, *used / traces);
       const std::uint64_t batch = std::clamp<std::uint64_t>(
           (*used - options_.max_bytes + average - 1) / average, 1, static_cast<std::uint64_t>(kBatchTraces));
-      static const std::string oldest_sql =
-          fmt::format("SELECT encode(trace_id, 'hex') FROM ({}) oldest", TracesEndedFirstSql("$1::bigint"));
+      static const std::string oldest_sql = fmt::format("SELECT {} FROM ({}) oldest", TraceHexSql("trace_id"),
+                                                        TracesEndedFirstSql("$1::bigint"));
       auto more = delete_selected(oldest_sql, {std::to_string(batch)}, stats.traces_deleted_by_size);
       if (!more.ok()) return fail(more.error());
       if (!*more) break;

@@ -56,9 +56,8 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
       "UNION SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM task_attempts "
       "WHERE {} AND trace_key = ANY($1::text[]) "
       // or held by its summary (task_index.h, SummaryHoldsAttempt)
-      "UNION SELECT 0, '', '', '', 0, -1, encode(trace_id, 'hex') COLLATE \"C\" FROM traces "
-      "WHERE trace_id = ANY({}) AND attempt",
-      kWithoutIdentityKey, IdsFromHexSql("$1"));
+      "UNION SELECT 0, '', '', '', 0, -1, {} COLLATE \"C\" FROM traces WHERE trace_id = ANY({}) AND attempt",
+      kWithoutIdentityKey, TraceHexSql("trace_id"), IdsFromHexSql("$1"));
   auto result = db.Query(keys_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::set<PartKey> keys;
@@ -349,13 +348,15 @@ class PostgresTaskIndex final : public TaskIndexDialect {
     }
     std::set<std::string> held;
     if (trace_hex.empty()) return held;
-    static const std::string hold_sql = R"sql(
+    static const std::string hold_sql =
+        fmt::format(R"sql(
 UPDATE traces t SET attempt = true
 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
      AS c (trace_hex, name, spans, errors, start_unix_nano, end_unix_nano)
-WHERE t.trace_id = decode(c.trace_hex, 'hex') AND t.root_name = c.name AND t.span_count = c.spans
+WHERE t.trace_id = {} AND t.root_name = c.name AND t.span_count = c.spans
   AND t.error_count = c.errors AND t.start_unix_nano = c.start_unix_nano AND t.end_unix_nano = c.end_unix_nano
-RETURNING encode(t.trace_id, 'hex'))sql";
+RETURNING {})sql",
+                    TraceIdOfHexSql("c.trace_hex"), TraceHexSql("t.trace_id"));
     auto result = db_.Query(hold_sql, {TextArray(trace_hex), TextArray(names), IntArray(spans),
                                        IntArray(errors), IntArray(starts), IntArray(ends)});
     if (!result.ok()) return result.error();
@@ -395,16 +396,19 @@ Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector
 }
 
 Result<std::vector<std::string>> PostgresTracesMatching(PgConnection& db, std::string_view text) {
-  std::string sql =
-      "SELECT encode(trace_id, 'hex') FROM spans WHERE operation_id = $1 "
-      "UNION SELECT trace_id FROM attempt_parts WHERE app_id = $1";
-  // A trace id only when the text is one: decode() fails on anything but hex.
+  std::string sql = fmt::format(
+      "SELECT {} FROM spans WHERE operation_id = $1 UNION SELECT trace_id FROM attempt_parts WHERE app_id = "
+      "$1",
+      TraceHexSql("trace_id"));
+  // A trace id only when the text is one: a uuid's input fails on anything else.
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   std::vector<PgParam> params{std::string(text)};
   if (TraceId id{}; ParseTraceHex(lower, id)) {
-    sql = "SELECT encode(trace_id, 'hex') FROM traces WHERE trace_id = decode($2, 'hex') UNION " + sql;
+    sql = fmt::format("SELECT {} FROM traces WHERE trace_id = {} UNION ", TraceHexSql("trace_id"),
+                      TraceIdOfHexSql("$2")) +
+          sql;
     params.emplace_back(std::move(lower));
   }
   auto result = db.Query(sql + " LIMIT 200", params);

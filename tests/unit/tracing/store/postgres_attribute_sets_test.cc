@@ -43,7 +43,7 @@ class PostgresAttributeSetsTest : public testing::Test {
     auto db = backend_.Raw();
     EXPECT_TRUE(db.ok());
     if (!db.ok()) return {};
-    auto rows = db->Query(fmt::format("SELECT encode(trace_id, 'hex') FROM ({}) picked", selection),
+    auto rows = db->Query(fmt::format("SELECT {} FROM ({}) picked", TraceHexSql("trace_id"), selection),
                           {std::to_string(parameter)});
     EXPECT_TRUE(rows.ok()) << selection << ": " << (rows.ok() ? "" : rows.error().ToString());
     std::vector<std::string> ids;
@@ -144,7 +144,7 @@ TEST_F(PostgresAttributeSetsTest, ASharedRowWithATruncatedSetIdIsReportedByItsSp
   auto raw = backend_.Raw();
   ASSERT_TRUE(raw.ok());
   auto updated = raw->Query(
-      "WITH damaged AS (UPDATE spans SET attributes = '\\x028080'::bytea WHERE trace_id = decode($1, 'hex') "
+      "WITH damaged AS (UPDATE spans SET attributes = '\\x028080'::bytea WHERE trace_id = $1::uuid "
       "AND get_byte(attributes, 0) = 2 RETURNING 1) SELECT count(*) FROM damaged",
       {ToHex(damaged.trace_id)});
   ASSERT_TRUE(updated.ok()) << updated.error().ToString();

@@ -97,6 +97,8 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
   auto raw = backend_.Raw();
   ASSERT_TRUE(raw.ok()) << raw.error().ToString();
   ASSERT_TRUE(MigratePostgresTo(*raw, "test database", 3).ok());
+  UsePostgresIdsOfVersionThirteen(
+      *raw);  // today's copy and summaries' SQL, until UndoPostgresVersionThirteen
   // Trace 1 as version 3 stored it: its spans and summary (the batch copy's rows, unchanged since), a
   // part without the operation counts and its attempt's row (figures a recompute replaces).
   std::vector<Span> first = {IncrementTestOwner()};
@@ -112,6 +114,7 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
   const std::string trace_hex = ToHex(TraceIdOf(1));
   ASSERT_TRUE(
       raw->Query(std::string(kRefreshSummariesSql), {TextArray(std::vector<std::string>{trace_hex})}).ok());
+  UndoPostgresVersionThirteen(*raw);
   ASSERT_TRUE(
       raw
           ->Exec(fmt::format(
@@ -221,8 +224,7 @@ TEST_F(PostgresIncrementalIndexTest, ALongTraceInBatchesIsUpdatedFromEachBatchNo
   ASSERT_TRUE(
       store->Write(std::vector<Span>{MakeSpan(2, 1, 0, "spark_connect.rpc/Config", kBase, kBase + kMs)})
           .ok());
-  EXPECT_EQ(IncrementTestScalar(*raw, fmt::format("SELECT awaited_parents FROM traces WHERE trace_id = "
-                                                  "decode('{}', 'hex')",
+  EXPECT_EQ(IncrementTestScalar(*raw, fmt::format("SELECT awaited_parents FROM traces WHERE trace_id = '{}'",
                                                   ToHex(TraceIdOf(2)))),
             "<null>");
 }

@@ -16,6 +16,7 @@
 
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
@@ -213,7 +214,7 @@ TEST_P(StoreSummaryAttempts, ListsEveryFilterOrderAndPageAsTheRowsWould) {
   // A call's name is kept coded (StoredName: SQLite schema 15, PostgreSQL trace schema 10): the row
   // takes it whole.
   Exec(fmt::format(
-      kEveryAttemptARowSql, Sqlite() ? "trace_id" : "encode(trace_id, 'hex')",
+      kEveryAttemptARowSql, Sqlite() ? std::string("trace_id") : TraceHexSql("trace_id"),
       NameOfStoredSql(Sqlite() ? SpanSqlDialect::kSqlite : SpanSqlDialect::kPostgres, "root_name")));
   ASSERT_EQ(Held(), 0);
   ASSERT_EQ(RowsWithoutIdentity(), 11);

@@ -108,6 +108,11 @@ void CopyRows::Bytes(std::string_view bytes) {
   AppendLowerHex(out_, bytes);
 }
 
+void CopyRows::Hex(std::string_view bytes) {
+  Separate();
+  AppendLowerHex(out_, bytes);
+}
+
 void CopyRows::End() {
   out_ += '\n';
   row_started_ = false;

@@ -27,6 +27,8 @@ class CopyRows {
   void Int(std::int64_t value);
   // A bytea value in hex input form (\\x…, the backslash escaped for COPY).
   void Bytes(std::string_view bytes);
+  // `bytes` as lower-case hex digits, as a uuid's input reads them.
+  void Hex(std::string_view bytes);
   void End();
 
  private:

@@ -9,6 +9,7 @@
 
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
+#include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/task_index/attempt_parts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
@@ -34,7 +35,7 @@ const std::string& AttemptRowReadColumns() {
 std::string HeldAttemptsSql(std::string_view trace_match) {
   return fmt::format(
       "(SELECT 0 AS airflow, ''::text AS dag_id, ''::text AS task_id, ''::text AS run_id, 0::bigint AS "
-      "try_number, -1::bigint AS map_index, encode(trace_id, 'hex') COLLATE \"C\" AS trace_key, {} AS "
+      "try_number, -1::bigint AS map_index, {} COLLATE \"C\" AS trace_key, {} AS "
       "name, ''::text AS trace_ids, start_unix_nano, end_unix_nano, span_count, error_count, 0::bigint AS "
       "open_count, 0::bigint AS resource_wait_ms, 0::bigint AS compute_ms, 0::bigint AS io_write_ms, "
       "0::bigint "
@@ -43,7 +44,7 @@ std::string HeldAttemptsSql(std::string_view trace_match) {
       "NULL::bigint AS settled_at, NULL::double precision AS core_seconds, NULL::double precision AS "
       "gib_seconds, NULL::double precision AS money, NULL::double precision AS idle_fraction, NULL::integer "
       "AS regression FROM traces WHERE attempt{}) t",
-      NameOfStoredSql(SpanSqlDialect::kPostgres, "root_name"), trace_match);
+      TraceHexSql("trace_id"), NameOfStoredSql(SpanSqlDialect::kPostgres, "root_name"), trace_match);
 }
 
 }  // namespace
@@ -83,11 +84,10 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
         "UNION SELECT id COLLATE \"C\", 0, '', '', '', 0, -1 FROM unnest({0}::text[]) id)",
         ids);
     // The summaries' own key, so that a held attempt is found by it rather than by a scan.
-    // Only hex decodes (decode() fails on anything else; a search may pass any text).
+    // Only a trace id's hex (a uuid's input fails on anything else; a search may pass any text).
     held_trace_match = fmt::format(
-        " AND trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest({}::text[]) id "
-        "WHERE id ~ '^([0-9a-f][0-9a-f])+$'))",
-        ids);
+        " AND trace_id = ANY(ARRAY(SELECT {} FROM unnest({}::text[]) id WHERE id ~ '^[0-9a-f]{{32}}$'))",
+        TraceIdOfHexSql("id"), ids);
   }
   // The attempts held by their trace's summary (task_index.h, SummaryHoldsAttempt) beside the rows,
   // under the same conditions (its columns are a row's): none when the filter asks for Airflow ones.

@@ -20,15 +20,16 @@ constexpr int kIndexSpanColumns = 14;
 
 // The Airflow parts of the traces in $1 (hex ids, text[]) whose awaited parents are known, with all a
 // part keeps (increment/part_increment.h); a trace without parts has one row of NULLs after its id.
-constexpr std::string_view kStoredPartsSql = R"sql(
-SELECT encode(t.trace_id, 'hex'), t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
+const std::string kStoredPartsSql = fmt::format(R"sql(
+SELECT t.trace_hex, t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
        p.name, p.app_id, p.start_unix_nano, p.end_unix_nano, p.span_count, p.open_count, p.resource_wait_ms,
        p.compute_ms, p.io_write_ms, p.idle_ms, p.finding_count, p.top_finding, p.top_impact, p.operation_count,
        p.failed_operation_count, p.failed_job_count
-FROM traces t LEFT JOIN attempt_parts p ON p.airflow = 1 AND p.trace_id = encode(t.trace_id, 'hex')
-WHERE t.trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($1::text[]) id))
-  AND t.awaited_parents IS NOT NULL
-)sql";
+FROM (SELECT {} AS trace_hex, awaited_parents FROM traces
+      WHERE trace_id = ANY({}) AND awaited_parents IS NOT NULL) t
+LEFT JOIN attempt_parts p ON p.airflow = 1 AND p.trace_id = t.trace_hex
+)sql",
+                                                TraceHexSql("trace_id"), IdsFromHexSql("$1"));
 
 }  // namespace
 
@@ -41,12 +42,13 @@ std::string PostgresIndexSpanColumnsSql() {
       stored(tracing::kSparkJobSpanName), stored(tracing::kSparkConnectOperationSpanName),
       stored(tracing::kSparkApplicationSpanName), stored(tracing::kSparkConnectLifecycleSpanName));
   return fmt::format(
-      "encode(trace_id, 'hex'), encode(span_id, 'hex'), encode(parent_span_id, 'hex'), name, "
-      "start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
+      "{3}, {4}, {5}, name, start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, "
+      "try_number,\n"
       "  CASE WHEN {0} THEN attributes END,\n"
       "  CASE WHEN strpos(events, '{1}') > 0 THEN events END,\n"
       "  CASE WHEN {0} THEN (SELECT set_bytes FROM attribute_sets WHERE set_id = {2}) END",
-      carries, tracing::kFindingEventName, AttributeSetIdSql("attributes"));
+      carries, tracing::kFindingEventName, AttributeSetIdSql("attributes"), TraceHexSql("trace_id"),
+      SpanHexSql("span_id"), SpanHexSql("parent_span_id"));
 }
 
 // A span and its row hold what these columns hold, and nothing else.
@@ -100,28 +102,29 @@ Result<StoredBeforeBatch> ReadStoredBeforeBatch(PgConnection& db,
   // LIMIT 1 (the key holds one row at most) keeps the lookups nested, where a join of the ids with
   // spans would be planned as a hash join over the whole table, growing with the store. The traces'
   // summary bounds come in the same answer (rows without a span id), saving a round trip a batch.
-  static const std::string walk_sql = fmt::format(R"sql(
+  static const std::string walk_sql =
+      fmt::format(R"sql(
 WITH RECURSIVE up (walk_trace, walk_span, walk_parent) AS (
   SELECT s.trace_id, s.span_id, s.parent_span_id
   FROM unnest($1::text[], $2::text[]) AS w (trace_hex, span_hex)
   CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id FROM spans
-                      WHERE trace_id = decode(w.trace_hex, 'hex') AND span_id = decode(w.span_hex, 'hex')
-                      LIMIT 1) s
+                      WHERE trace_id = {1} AND span_id = {2} LIMIT 1) s
   UNION
   SELECT s.trace_id, s.span_id, s.parent_span_id
   FROM up CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id FROM spans
                               WHERE trace_id = up.walk_trace AND span_id = up.walk_parent LIMIT 1) s
 )
-SELECT {}, octet_length(attributes) + octet_length(events) + octet_length(name) + 160, task_map_index,
+SELECT {0}, octet_length(attributes) + octet_length(events) + octet_length(name) + 160, task_map_index,
        NULL::bigint, NULL::bigint
 FROM up CROSS JOIN LATERAL (SELECT * FROM spans WHERE trace_id = up.walk_trace AND span_id = up.walk_span
                             LIMIT 1) stored
 UNION ALL
-SELECT encode(trace_id, 'hex'), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+SELECT {3}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, NULL, start_unix_nano, end_unix_nano
-FROM traces WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($3::text[]) id))
+FROM traces WHERE trace_id = ANY({4})
 )sql",
-                                                  PostgresIndexSpanColumnsSql());
+                  PostgresIndexSpanColumnsSql(), TraceIdOfHexSql("w.trace_hex"), SpanIdOfHexSql("w.span_hex"),
+                  TraceHexSql("trace_id"), IdsFromHexSql("$3"));
   auto spans = db.Query(walk_sql, {TextArray(trace_column), TextArray(span_column), TextArray(trace_ids)});
   if (!spans.ok()) return spans.error();
   std::map<std::string, std::set<std::string>> parents;  // of the spans found, by trace
@@ -173,8 +176,8 @@ FROM traces WHERE trace_id = ANY(ARRAY(SELECT decode(id, 'hex') FROM unnest($3::
 Result<std::optional<IndexSpan>> ReadPostgresIndexSpan(PgConnection& db, const std::string& trace_id,
                                                        const std::string& span_id) {
   static const std::string span_sql =
-      fmt::format("SELECT {} FROM spans WHERE trace_id = decode($1, 'hex') AND span_id = decode($2, 'hex')",
-                  PostgresIndexSpanColumnsSql());
+      fmt::format("SELECT {} FROM spans WHERE trace_id = {} AND span_id = {}", PostgresIndexSpanColumnsSql(),
+                  TraceIdOfHexSql("$1"), SpanIdOfHexSql("$2"));
   auto read = db.Query(span_sql, {trace_id, span_id});
   if (!read.ok()) return read.error();
   if (read->rows() == 0) return std::optional<IndexSpan>();
@@ -223,10 +226,11 @@ Result<void> WritePostgresAwaitedParents(PgConnection& db,
     trace_ids.push_back(trace_id);
     values.push_back(value);
   }
-  auto updated = db.Query(
+  static const std::string update_sql = fmt::format(
       "UPDATE traces t SET awaited_parents = a.awaited FROM unnest($1::text[], $2::text[]) AS a (trace_hex, "
-      "awaited) WHERE t.trace_id = decode(a.trace_hex, 'hex')",
-      {TextArray(trace_ids), TextArray(values)});
+      "awaited) WHERE t.trace_id = {}",
+      TraceIdOfHexSql("a.trace_hex"));
+  auto updated = db.Query(update_sql, {TextArray(trace_ids), TextArray(values)});
   if (!updated.ok()) return updated.error();
   return {};
 }
