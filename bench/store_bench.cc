@@ -145,7 +145,6 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
       } else if (within == 0) {
         task_trace = new_trace_id();
         task_root = span.span_id;
-        span.name = std::string(tracing::kSparkConnectOperationSpanName);
         span.attributes.push_back({std::string(tracing::kAirflowDagIdKey), std::string("etl_daily")});
         span.attributes.push_back(
             {std::string(tracing::kAirflowTaskIdKey), "load_" + std::to_string(writer)});
@@ -153,8 +152,16 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
             {std::string(tracing::kAirflowRunIdKey),
              "scheduled__" + std::to_string(n / (options.trace_spans * options.attempt_traces))});
         span.attributes.push_back({std::string(tracing::kAirflowTryNumberKey), std::int64_t{1}});
-        span.attributes.push_back({std::string(tracing::kSparkConnectOperationIdKey),
-                                   "op-" + std::to_string(writer) + "-" + std::to_string(n)});
+        if (options.trace_spans == 1) {
+          // A trace of one span is a Config call with the task's identity, as the proxy records it
+          // (tracing/airflow_identity.cc's attributes): no operation, no operation id.
+          span.name = std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config";
+          span.attributes.push_back({std::string(tracing::kAirflowMapIndexKey), std::int64_t{-1}});
+        } else {
+          span.name = std::string(tracing::kSparkConnectOperationSpanName);
+          span.attributes.push_back({std::string(tracing::kSparkConnectOperationIdKey),
+                                     "op-" + std::to_string(writer) + "-" + std::to_string(n)});
+        }
       } else {
         span.parent_span_id = task_root;
         span.name = within % 5 == 0 ? std::string(tracing::kSparkStageSpanName)

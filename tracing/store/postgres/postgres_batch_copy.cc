@@ -85,7 +85,7 @@ SELECT trace_id,
        min(start_unix_nano), max(end_unix_nano), count(*), count(*) FILTER (WHERE status_code = 2),
        max(dag_id), max(task_id), max(run_id), max(try_number),
        sum(octet_length(attributes) + octet_length(events) + octet_length(name) + 160)
-FROM spans WHERE trace_id = ANY($1::text[]::uuid[])
+FROM spans WHERE trace_id = ANY(ARRAY(SELECT id::uuid FROM unnest($1::text[]) id))  -- IdsFromHexSql
 GROUP BY trace_id
 ON CONFLICT (trace_id) DO UPDATE SET
   root_name = excluded.root_name, start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,

@@ -46,7 +46,11 @@ std::int64_t StoredSpanId(const SpanId& id) {
   return std::bit_cast<std::int64_t>(value ^ (std::uint64_t{1} << 63));
 }
 
-std::string IdsFromHexSql(std::string_view param) { return fmt::format("{}::text[]::uuid[]", param); }
+std::string IdsFromHexSql(std::string_view param) {
+  // A subquery, not a cast of the array: the planner cannot see into it, so it does not estimate each
+  // of a batch's ~500 ids against the statistics (5 ms of planning a statement, measured).
+  return fmt::format("ARRAY(SELECT {} FROM unnest({}::text[]) id)", TraceIdOfHexSql("id"), param);
+}
 
 const std::string kPostgresSpanReadColumns = fmt::format(
     "{}, {}, {}, name, kind, start_unix_nano, end_unix_nano, status_code, status_message, trace_state, "
