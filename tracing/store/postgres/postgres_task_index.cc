@@ -52,11 +52,12 @@ constexpr std::string_view kWithoutIdentityKey =
 Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::string>& trace_ids) {
   static const std::string keys_sql = fmt::format(
       "SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM attempt_parts "
-      "WHERE airflow = 1 AND trace_id = ANY($1::text[]) "
+      "WHERE airflow = 1 AND trace_id = ANY({2}) "
       "UNION SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM task_attempts "
-      "WHERE {} AND trace_key = ANY($1::text[]) "
+      "WHERE {0} AND trace_key = ANY($1::text[]) "
       // or held by its summary (task_index.h, SummaryHoldsAttempt)
-      "UNION SELECT 0, '', '', '', 0, -1, {} COLLATE \"C\" FROM traces WHERE trace_id = ANY({}) AND attempt",
+      "UNION SELECT 0, '', '', '', 0, -1, {1} COLLATE \"C\" FROM traces WHERE trace_id = ANY({2}) AND "
+      "attempt",
       kWithoutIdentityKey, TraceHexSql("trace_id"), IdsFromHexSql("$1"));
   auto result = db.Query(keys_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
@@ -73,9 +74,9 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
 
 Result<void> DeleteParts(PgConnection& db, const std::vector<std::string>& trace_ids) {
   static const std::string delete_sql = fmt::format(
-      "DELETE FROM attempt_parts WHERE (airflow = 1 AND trace_id = ANY($1::text[])) "
-      "OR ({} AND trace_key = ANY($1::text[]) AND trace_id = trace_key)",
-      kWithoutIdentityKey);
+      "DELETE FROM attempt_parts WHERE (airflow = 1 AND trace_id = ANY({1})) "
+      "OR ({0} AND trace_key = ANY($1::text[]) AND {2} = trace_key)",
+      kWithoutIdentityKey, IdsFromHexSql("$1"), TraceHexSql("trace_id"));
   auto deleted = db.Query(delete_sql, {TextArray(trace_ids)});
   if (!deleted.ok()) return deleted.error();
   return {};
@@ -397,8 +398,7 @@ Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector
 
 Result<std::vector<std::string>> PostgresTracesMatching(PgConnection& db, std::string_view text) {
   std::string sql = fmt::format(
-      "SELECT {} FROM spans WHERE operation_id = $1 UNION SELECT trace_id FROM attempt_parts WHERE app_id = "
-      "$1",
+      "SELECT {0} FROM spans WHERE operation_id = $1 UNION SELECT {0} FROM attempt_parts WHERE app_id = $1",
       TraceHexSql("trace_id"));
   // A trace id only when the text is one: a uuid's input fails on anything else.
   std::string lower(text);

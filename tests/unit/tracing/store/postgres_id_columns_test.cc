@@ -2,7 +2,8 @@
 // span id a bigint with its top bit flipped. Every id reads back as written, whatever its top bit; a
 // trace's spans that start together read in their ids' byte order (as SQLite's BLOBs and the bytea
 // before order them); the SQL spellings of an id agree with the C++ one; and a store of version 12
-// migrated keeps every trace, summary and attempt, and takes more spans into its old traces.
+// migrated (13: spans' and traces' ids; 14: attempt parts' trace ids) keeps every trace, summary and
+// attempt, and takes more spans into its old traces.
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
 
@@ -159,6 +160,7 @@ TEST_F(PostgresIdColumnsTest, AVersionTwelveStoreMigratesWithEveryTraceAndAttemp
   EXPECT_EQ(ColumnType("spans", "span_id"), "bigint");
   EXPECT_EQ(ColumnType("spans", "parent_span_id"), "bigint");
   EXPECT_EQ(ColumnType("traces", "trace_id"), "uuid");
+  EXPECT_EQ(ColumnType("attempt_parts", "trace_id"), "uuid");
 
   auto traces = store->ListTraces({});
   ASSERT_TRUE(traces.ok());
@@ -190,7 +192,14 @@ TEST_F(PostgresIdColumnsTest, AVersionTwelveStoreMigratesWithEveryTraceAndAttemp
     ASSERT_NE(found, page->rows.end()) << expected.key.task_id;
     EXPECT_EQ(found->span_count, expected.span_count) << expected.key.task_id;
     EXPECT_EQ(found->state, expected.state) << expected.key.task_id;
+    EXPECT_EQ(found->trace_ids, std::vector<std::string>{ToHex(run.trace_id)}) << expected.key.task_id;
   }
+  // The attempts of the DAG run's trace, found through their parts' trace ids.
+  TaskAttemptFilter of_run;
+  of_run.trace_ids = std::vector<std::string>{ToHex(run.trace_id), "not a trace id"};
+  auto found = store->ListTaskAttempts(of_run);
+  ASSERT_TRUE(found.ok()) << found.error().ToString();
+  EXPECT_EQ(found->total, static_cast<std::int64_t>(run.attempts.size()));
   ASSERT_EQ(attempts_before.size(), 6U);  // the five calls' and the stages' trace
   EXPECT_EQ(WithoutIdentity(*page), attempts_before);
 }

@@ -97,8 +97,8 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
   auto raw = backend_.Raw();
   ASSERT_TRUE(raw.ok()) << raw.error().ToString();
   ASSERT_TRUE(MigratePostgresTo(*raw, "test database", 3).ok());
-  UsePostgresIdsOfVersionThirteen(
-      *raw);  // today's copy and summaries' SQL, until UndoPostgresVersionThirteen
+  // Today's copy and summaries' SQL need today's id columns, until UndoPostgresSpanIdTypes below.
+  UsePostgresIdsOfVersionThirteen(*raw);
   // Trace 1 as version 3 stored it: its spans and summary (the batch copy's rows, unchanged since), a
   // part without the operation counts and its attempt's row (figures a recompute replaces).
   std::vector<Span> first = {IncrementTestOwner()};
@@ -114,7 +114,7 @@ TEST_F(PostgresIncrementalIndexTest, MigratesAVersionThreeDatabaseAndRecomputesI
   const std::string trace_hex = ToHex(TraceIdOf(1));
   ASSERT_TRUE(
       raw->Query(std::string(kRefreshSummariesSql), {TextArray(std::vector<std::string>{trace_hex})}).ok());
-  UndoPostgresVersionThirteen(*raw);
+  UndoPostgresSpanIdTypes(*raw);
   ASSERT_TRUE(
       raw
           ->Exec(fmt::format(

@@ -19,8 +19,16 @@
 
 namespace sparktrace::tracing::store {
 
-// Version 13 undone: the ids bytea again.
-inline void UndoPostgresVersionThirteen(PgConnection& db) {
+// Version 14 undone: an attempt part's trace id hex text again.
+inline void UndoPostgresVersionFourteen(PgConnection& db) {
+  auto undone =
+      db.Exec(fmt::format("ALTER TABLE attempt_parts ALTER COLUMN trace_id TYPE text COLLATE \"C\" USING {}",
+                          TraceHexSql("trace_id")));
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+// What version 13 changed undone: the ids of spans and traces bytea again.
+inline void UndoPostgresSpanIdTypes(PgConnection& db) {
   const auto bytea = [](std::string_view column, const std::string& hex) {
     return fmt::format("ALTER COLUMN {} TYPE bytea USING decode({}, 'hex')", column, hex);
   };
@@ -31,8 +39,14 @@ inline void UndoPostgresVersionThirteen(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// The ids of an older version's tables as version 13 keeps them, for a test that writes an older
-// version's rows with today's copy (UndoPostgresVersionThirteen turns them back). Spelled with the
+// Versions 14 and 13 undone.
+inline void UndoPostgresVersionThirteen(PgConnection& db) {
+  UndoPostgresVersionFourteen(db);
+  UndoPostgresSpanIdTypes(db);
+}
+
+// The ids of an older version's spans and traces as version 13 keeps them, for a test that writes an
+// older version's rows with today's copy (UndoPostgresSpanIdTypes turns them back). Spelled with the
 // store's hex functions rather than the migration's own SQL: the two agree, or a migration test fails.
 inline void UsePostgresIdsOfVersionThirteen(PgConnection& db) {
   const auto convert = [](std::string_view column, std::string_view type, const std::string& id) {
@@ -46,7 +60,7 @@ inline void UsePostgresIdsOfVersionThirteen(PgConnection& db) {
   ASSERT_TRUE(converted.ok()) << converted.error().ToString();
 }
 
-// Versions 13 and 12 undone: spans.attribute_set back, last of the columns as version 8 added it,
+// Versions 14 to 12 undone: spans.attribute_set back, last of the columns as version 8 added it,
 // holding the set each shared row names.
 inline void UndoPostgresVersionTwelve(PgConnection& db) {
   UndoPostgresVersionThirteen(db);
@@ -57,7 +71,7 @@ inline void UndoPostgresVersionTwelve(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 13 to 11 undone: the names as version 10 kept them (stored_name_undo_sql.h).
+// Versions 14 to 11 undone: the names as version 10 kept them (stored_name_undo_sql.h).
 inline void UndoPostgresVersionEleven(PgConnection& db) {
   UndoPostgresVersionTwelve(db);
   auto undone = db.Exec(fmt::format("{}; {}", UndoWholeNamesSql(SpanSqlDialect::kPostgres, "spans", "name"),
@@ -73,7 +87,7 @@ inline void UndoPostgresStoredNames(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 13 to 10 undone.
+// Versions 14 to 10 undone.
 inline void UndoPostgresVersionTen(PgConnection& db) {
   UndoPostgresVersionTwelve(db);
   UndoPostgresStoredNames(db);
@@ -87,7 +101,7 @@ inline void UndoPostgresVersionNine(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 13 to 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
+// Versions 14 to 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
 // row version 7 wrote for the same attributes, then the set table, the spans' set column and
 // traces_inverted go and traces_by_end comes back.
 inline void UndoPostgresVersionsAfterSeven(PgConnection& db) {

@@ -23,8 +23,8 @@ namespace {
 // identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3),
 // and an Airflow attempt's traces are read from its parts (version 6). Read from task_attempts as `t`.
 const std::string& AttemptRowReadColumns() {
-  static const std::string columns =
-      AttemptRowReadColumnsSql("t", "string_agg(p.trace_id, ',' ORDER BY p.trace_id)");
+  static const std::string columns = AttemptRowReadColumnsSql(
+      "t", fmt::format("string_agg({}, ',' ORDER BY p.trace_id)", TraceHexSql("p.trace_id")));
   return columns;
 }
 
@@ -77,17 +77,19 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
     // The Airflow attempts through their parts, the others by key (kWithoutIdentityKey): a semi-join
     // PostgreSQL drives from the ids, then task_attempts' primary key.
     const std::string ids = next(TextArray(*filter.trace_ids));
+    // The ids as stored: only a trace id's hex (a uuid's input fails on anything else; a search may pass
+    // any text).
+    const std::string stored_ids =
+        fmt::format("ARRAY(SELECT {} FROM unnest({}::text[]) id WHERE id ~ '^[0-9a-f]{{32}}$')",
+                    TraceIdOfHexSql("id"), ids);
     where += fmt::format(
         " AND (t.trace_key, t.airflow, t.dag_id, t.task_id, t.run_id, t.try_number, t.map_index) IN ("
         "SELECT p.trace_key, p.airflow, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index "
-        "FROM attempt_parts p WHERE p.airflow = 1 AND p.trace_id = ANY({0}::text[]) "
+        "FROM attempt_parts p WHERE p.airflow = 1 AND p.trace_id = ANY({1}) "
         "UNION SELECT id COLLATE \"C\", 0, '', '', '', 0, -1 FROM unnest({0}::text[]) id)",
-        ids);
+        ids, stored_ids);
     // The summaries' own key, so that a held attempt is found by it rather than by a scan.
-    // Only a trace id's hex (a uuid's input fails on anything else; a search may pass any text).
-    held_trace_match = fmt::format(
-        " AND trace_id = ANY(ARRAY(SELECT {} FROM unnest({}::text[]) id WHERE id ~ '^[0-9a-f]{{32}}$'))",
-        TraceIdOfHexSql("id"), ids);
+    held_trace_match = fmt::format(" AND trace_id = ANY({})", stored_ids);
   }
   // The attempts held by their trace's summary (task_index.h, SummaryHoldsAttempt) beside the rows,
   // under the same conditions (its columns are a row's): none when the filter asks for Airflow ones.

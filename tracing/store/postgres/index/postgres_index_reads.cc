@@ -21,15 +21,14 @@ constexpr int kIndexSpanColumns = 14;
 // The Airflow parts of the traces in $1 (hex ids, text[]) whose awaited parents are known, with all a
 // part keeps (increment/part_increment.h); a trace without parts has one row of NULLs after its id.
 const std::string kStoredPartsSql = fmt::format(R"sql(
-SELECT t.trace_hex, t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
+SELECT {}, t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
        p.name, p.app_id, p.start_unix_nano, p.end_unix_nano, p.span_count, p.open_count, p.resource_wait_ms,
        p.compute_ms, p.io_write_ms, p.idle_ms, p.finding_count, p.top_finding, p.top_impact, p.operation_count,
        p.failed_operation_count, p.failed_job_count
-FROM (SELECT {} AS trace_hex, awaited_parents FROM traces
-      WHERE trace_id = ANY({}) AND awaited_parents IS NOT NULL) t
-LEFT JOIN attempt_parts p ON p.airflow = 1 AND p.trace_id = t.trace_hex
+FROM traces t LEFT JOIN attempt_parts p ON p.airflow = 1 AND p.trace_id = t.trace_id
+WHERE t.trace_id = ANY({}) AND t.awaited_parents IS NOT NULL
 )sql",
-                                                TraceHexSql("trace_id"), IdsFromHexSql("$1"));
+                                                TraceHexSql("t.trace_id"), IdsFromHexSql("$1"));
 
 }  // namespace
 
