@@ -47,9 +47,9 @@ const std::string_view kIncomingTablesSql =
     "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_traces (LIKE traces) ON COMMIT DELETE ROWS; "
     "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_attempts (LIKE task_attempts) ON COMMIT DELETE ROWS";
 
-const std::string_view kInsertNewSummariesSql =
-    "INSERT INTO traces SELECT * FROM incoming_traces ON CONFLICT (trace_id) DO NOTHING "
-    "RETURNING replace(trace_id::text, '-', '')";  // TraceHexSql
+const std::string kInsertNewSummariesSql =
+    "INSERT INTO traces SELECT * FROM incoming_traces ON CONFLICT (trace_id) DO NOTHING RETURNING " +
+    TraceHexSql("trace_id");
 
 // SpanCopy sends each span once (its last version in the batch): one INSERT may not touch a row twice.
 //
@@ -77,7 +77,7 @@ WHERE excluded.name <> '{1}'
 
 // Recomputed from the traces' spans, as in the SQLite store. The root is the earliest span without a
 // parent, else the earliest span.
-const std::string_view kRefreshSummariesSql = R"sql(
+const std::string kRefreshSummariesSql = fmt::format(R"sql(
 INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id,
                     run_id, try_number, approx_bytes)
 SELECT trace_id,
@@ -85,16 +85,17 @@ SELECT trace_id,
        min(start_unix_nano), max(end_unix_nano), count(*), count(*) FILTER (WHERE status_code = 2),
        max(dag_id), max(task_id), max(run_id), max(try_number),
        sum(octet_length(attributes) + octet_length(events) + octet_length(name) + 160)
-FROM spans WHERE trace_id = ANY(ARRAY(SELECT id::uuid FROM unnest($1::text[]) id))  -- IdsFromHexSql
+FROM spans WHERE trace_id = ANY({})
 GROUP BY trace_id
 ON CONFLICT (trace_id) DO UPDATE SET
   root_name = excluded.root_name, start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
   span_count = excluded.span_count, error_count = excluded.error_count, dag_id = excluded.dag_id,
   task_id = excluded.task_id, run_id = excluded.run_id, try_number = excluded.try_number,
   approx_bytes = excluded.approx_bytes
-)sql";
+)sql",
+                                                     IdsFromHexSql("$1"));
 
-const std::string_view kAddToSummariesSql = R"sql(
+const std::string kAddToSummariesSql = fmt::format(R"sql(
 UPDATE traces t SET end_unix_nano = c.end_unix_nano, span_count = t.span_count + c.spans,
   error_count = t.error_count + c.errors, approx_bytes = t.approx_bytes + c.bytes,
   dag_id = CASE WHEN c.dag_id IS NULL OR t.dag_id >= c.dag_id THEN t.dag_id ELSE c.dag_id END,
@@ -105,8 +106,9 @@ UPDATE traces t SET end_unix_nano = c.end_unix_nano, span_count = t.span_count +
 FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
             $8::text[], $9::bigint[])
      AS c (trace_hex, end_unix_nano, spans, errors, bytes, dag_id, task_id, run_id, try_number)
-WHERE t.trace_id = c.trace_hex::uuid
-)sql";
+WHERE t.trace_id = {}
+)sql",
+                                                   TraceIdOfHexSql("c.trace_hex"));
 
 const std::string_view kSummaryCopyColumns =
     "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, run_id, "

@@ -27,7 +27,7 @@ namespace sparktrace::tracing::store {
 // notice each time).
 extern const std::string_view kIncomingTablesSql;
 // Inserts the incoming summaries of traces that have none yet; RETURNING names those, the new traces.
-extern const std::string_view kInsertNewSummariesSql;
+extern const std::string kInsertNewSummariesSql;
 // Upserts incoming_spans into spans.
 extern const std::string kMergeSql;
 // Whether kMergeSql's upsert replaces a stored span (its summary figures and task_map_index) with
@@ -37,12 +37,12 @@ bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored
 // What a span adds to traces.approx_bytes (the store's size measure, as kRefreshSummariesSql sums it).
 std::int64_t ApproxBytes(const StoredSpanRow& row);
 // Recomputes the summaries of the traces in $1 (a text[] of hex ids) from all their stored spans.
-extern const std::string_view kRefreshSummariesSql;
+extern const std::string kRefreshSummariesSql;
 // Adds batches to the summary rows of traces (increment/summary_increment.h's SummaryChange), one
 // trace an element of each array: $1 the trace (hex), $2 its new end, $3 spans, $4 errors and $5
 // approx_bytes to add, $6-$9 the batch's greatest dag, task, run and try (NULL: none), kept where they
 // exceed the row's, as kRefreshSummariesSql's max() would.
-extern const std::string_view kAddToSummariesSql;
+extern const std::string kAddToSummariesSql;
 // The columns of traces (or incoming_traces) that SummaryCopy fills.
 extern const std::string_view kSummaryCopyColumns;
 
