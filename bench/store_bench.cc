@@ -235,6 +235,7 @@ int main(int argc, char** argv) {
   const double cpu_before = ProcessCpuSeconds();
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(options.writers));
   for (int writer = 0; writer < options.writers; ++writer) {
     threads.emplace_back([&, writer] {
       const std::vector<Span>& mine = spans[static_cast<std::size_t>(writer)];
