@@ -10,6 +10,7 @@
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
+#include "tracing/store/sqlite/index/sqlite_index_schema.h"
 #include "tracing/store/sqlite/sqlite_attribute_function.h"
 #include "tracing/store/sqlite/sqlite_span_store.h"
 #include "tracing/store/sqlite/sqlite_task_index.h"
@@ -86,68 +87,6 @@ CREATE TABLE traces (
 CREATE INDEX traces_by_start ON traces (start_unix_nano);
 CREATE INDEX traces_by_end ON traces (end_unix_nano);
 CREATE INDEX traces_by_airflow ON traces (dag_id, task_id, run_id, start_unix_nano);
-)sql";
-
-// The task index's tables (tracing/store/sqlite/sqlite_task_index.cc fills and reads them).
-// Parts are per (attempt, trace); `trace_key` is "" for an Airflow attempt (whose row adds up all its
-// traces) and the trace id for a trace without identity (one row per trace). Integer times are unix
-// nanoseconds, as in spans.
-constexpr std::string_view kTaskIndexSchema = R"sql(
-CREATE TABLE attempt_parts (
-  airflow         INTEGER NOT NULL,  -- 1: an Airflow task attempt, 0: a trace without identity
-  dag_id          TEXT    NOT NULL,
-  task_id         TEXT    NOT NULL,
-  run_id          TEXT    NOT NULL,
-  try_number      INTEGER NOT NULL,
-  map_index       INTEGER NOT NULL,
-  trace_key       TEXT    NOT NULL,
-  trace_id        TEXT    NOT NULL,
-  name            TEXT    NOT NULL,
-  app_id          TEXT,
-  start_unix_nano INTEGER NOT NULL,
-  end_unix_nano   INTEGER NOT NULL,
-  span_count      INTEGER NOT NULL,
-  error_count     INTEGER NOT NULL,
-  open_count      INTEGER NOT NULL,
-  resource_wait_ms INTEGER NOT NULL,
-  compute_ms      INTEGER NOT NULL,
-  io_write_ms     INTEGER NOT NULL,
-  idle_ms         INTEGER NOT NULL,
-  finding_count   INTEGER NOT NULL,
-  top_finding     TEXT,
-  top_impact      REAL    NOT NULL,
-  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id)
-) WITHOUT ROWID;
-CREATE INDEX attempt_parts_by_trace ON attempt_parts (trace_id);
-CREATE INDEX attempt_parts_by_app ON attempt_parts (app_id) WHERE app_id IS NOT NULL;
-
-CREATE TABLE task_attempts (
-  airflow         INTEGER NOT NULL,
-  dag_id          TEXT    NOT NULL,
-  task_id         TEXT    NOT NULL,
-  run_id          TEXT    NOT NULL,
-  try_number      INTEGER NOT NULL,
-  map_index       INTEGER NOT NULL,
-  trace_key       TEXT    NOT NULL,
-  name            TEXT    NOT NULL,
-  trace_ids       TEXT    NOT NULL,  -- comma-separated
-  start_unix_nano INTEGER NOT NULL,
-  end_unix_nano   INTEGER NOT NULL,
-  span_count      INTEGER NOT NULL,
-  error_count     INTEGER NOT NULL,
-  open_count      INTEGER NOT NULL,
-  resource_wait_ms INTEGER NOT NULL,
-  compute_ms      INTEGER NOT NULL,
-  io_write_ms     INTEGER NOT NULL,
-  idle_ms         INTEGER NOT NULL,
-  finding_count   INTEGER NOT NULL,
-  top_finding     TEXT,
-  state           TEXT    NOT NULL,  -- running | failed | success
-  PRIMARY KEY (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
-) WITHOUT ROWID;
-CREATE INDEX task_attempts_by_start ON task_attempts (start_unix_nano);
-CREATE INDEX task_attempts_by_task ON task_attempts (dag_id, task_id, start_unix_nano);
-CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 )sql";
 
 // A trace without Airflow identity has one part, keyed (0, '', '', '', 0, -1, trace id) with that
@@ -388,6 +327,8 @@ const Migration kMigrations[] = {
     // A call's name keeps its RPC prefix as one byte (~66 bytes), then the names written most a byte each.
     {15, kStoredNamesSchema},
     {16, kWholeNamesSchema},
+    // An attempt part's trace id as a BLOB: ~35 bytes a call for an attempt of a call per trace.
+    {17, kPartTraceIdBlobsSchema},
 };
 static_assert(std::size(kMigrations) == SqliteSpanStore::kSchemaVersion);
 

@@ -255,7 +255,7 @@ VALUES {}
 
 const std::string& AttemptRowColumnsSql() {
   static const std::string columns =
-      AttemptRowReadColumnsSql("task_attempts", "group_concat(p.trace_id, ',')");
+      AttemptRowReadColumnsSql("task_attempts", "group_concat(lower(hex(p.trace_id)), ',')");
   return columns;
 }
 

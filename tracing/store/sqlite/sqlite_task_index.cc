@@ -27,12 +27,14 @@ namespace sparktrace::tracing::store {
 
 namespace {
 
-// The parts of trace ?1: its Airflow parts through attempt_parts_by_trace, its part without identity
-// (if any) by primary key (sqlite_schema.cc, kAirflowOnlyIndexesSchema).
-constexpr std::string_view kPartsOfTraceSql = "airflow = 1 AND trace_id = ?1";
+// The parts of a trace, its id as hex text in ?1 and as a BLOB in ?2 (a part's trace id is a BLOB since
+// schema version 17, index/sqlite_index_schema.h; a part's trace key stays text): its Airflow parts
+// through attempt_parts_by_trace, its part without identity (if any) by primary key (sqlite_schema.cc,
+// kAirflowOnlyIndexesSchema).
+constexpr std::string_view kPartsOfTraceSql = "airflow = 1 AND trace_id = ?2";
 constexpr std::string_view kPartWithoutIdentitySql =
     "airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 AND map_index = -1 "
-    "AND trace_key = ?1 AND trace_id = ?1";
+    "AND trace_key = ?1 AND trace_id = ?2";
 // The attempt without identity of trace ?2 (its id as a BLOB), by task_attempts' primary key
 // (sqlite_schema.cc, kPartsOnlyWithAppIdSchema and kBinaryIdsSchema).
 constexpr std::string_view kAttemptWithoutIdentitySql =
@@ -96,6 +98,7 @@ Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& t
     for (const std::string& trace_id : trace_ids) {
       remove->Reset();
       remove->BindText(1, trace_id);
+      BindIdHex(*remove, 2, trace_id);
       if (auto ran = remove->Run(); !ran.ok()) return ran.error();
     }
     remove->Reset();
@@ -130,7 +133,7 @@ Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
       continue;  // its attempt row holds it (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
     stmt->Reset();
     BindPartKey(*stmt, 1, key);
-    stmt->BindText(8, trace_id);
+    BindIdHex(*stmt, 8, trace_id);
     stmt->BindText(9, part.name);
     if (part.app_id.empty()) {
       stmt->BindNull(10);
@@ -389,7 +392,7 @@ Result<std::vector<std::string>> TracesMatching(SqliteConnection& db, std::strin
   auto stmt = db.Prepare(
       "SELECT lower(hex(trace_id)) FROM traces WHERE trace_id = sparktrace_unhex(lower(?1)) "
       "UNION SELECT lower(hex(trace_id)) FROM spans WHERE operation_id = ?1 "
-      "UNION SELECT trace_id FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
+      "UNION SELECT lower(hex(trace_id)) FROM attempt_parts WHERE app_id = ?1 LIMIT 200");
   if (!stmt.ok()) return stmt.error();
   stmt->BindText(1, text);
   return stmt->CollectText();

@@ -24,17 +24,22 @@
 
 namespace sparktrace::tracing::store {
 
-// What schema version 16 changed (sqlite_schema.cc, kWholeNamesSchema), for a test that turns a current
-// file into version 15 (stored_name_undo_sql.h).
-inline const std::string kUndoVersionSixteenSql =
-    fmt::format("{}; {}; ", UndoWholeNamesSql(SpanSqlDialect::kSqlite, "spans", "name"),
-                UndoWholeNamesSql(SpanSqlDialect::kSqlite, "traces", "root_name"));
+// What schema version 17 changed (index/sqlite_index_schema.h, kPartTraceIdBlobsSchema): the parts'
+// trace ids hex text again. The undo SQL of every older version starts with it.
+inline constexpr std::string_view kUndoVersionSeventeenSql =
+    "UPDATE attempt_parts SET trace_id = lower(hex(trace_id)) WHERE typeof(trace_id) = 'blob'; ";
 
-// What schema versions 15 and 16 changed (sqlite_schema.cc, kStoredNamesSchema), for a test that turns a
+// What schema versions 16 and 17 changed (sqlite_schema.cc, kWholeNamesSchema), for a test that turns a
+// current file into version 15 (stored_name_undo_sql.h).
+inline const std::string kUndoVersionSixteenSql = fmt::format(
+    "{}{}; {}; ", kUndoVersionSeventeenSql, UndoWholeNamesSql(SpanSqlDialect::kSqlite, "spans", "name"),
+    UndoWholeNamesSql(SpanSqlDialect::kSqlite, "traces", "root_name"));
+
+// What schema versions 15 to 17 changed (sqlite_schema.cc, kStoredNamesSchema), for a test that turns a
 // current file into an older version: names back as they are (StoredName undone).
-inline const std::string kUndoVersionFifteenSql =
-    fmt::format("{}; {}; ", UndoStoredNamesSql(SpanSqlDialect::kSqlite, "spans", "name"),
-                UndoStoredNamesSql(SpanSqlDialect::kSqlite, "traces", "root_name"));
+inline const std::string kUndoVersionFifteenSql = fmt::format(
+    "{}{}; {}; ", kUndoVersionSeventeenSql, UndoStoredNamesSql(SpanSqlDialect::kSqlite, "spans", "name"),
+    UndoStoredNamesSql(SpanSqlDialect::kSqlite, "traces", "root_name"));
 
 // What schema version 13 changed (sqlite_schema.cc, kSummaryAttemptsSchema), and version 15, for a test
 // that turns a current file into version 12: each attempt a summary held gets the task_attempts row version

@@ -51,8 +51,9 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
         placeholders);
     held_trace_match = fmt::format("trace_id IN ({})", placeholders);
   }
-  // Binds one arm's parameters from `index` on: the conditions, then (rows) the parts' trace ids as
-  // text and the trace keys of attempts without identity as BLOBs, or (held) the summaries' trace ids.
+  // Binds one arm's parameters from `index` on: the conditions, then (rows) the parts' trace ids (BLOBs
+  // since schema version 17) and the trace keys of attempts without identity (BLOBs since version 10),
+  // or (held) the summaries' trace ids.
   const auto bind = [&filter, &conditions](SqliteStatement& stmt, int index, bool held_arm) {
     if (held_arm && filter.trace_ids) {
       for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
@@ -68,8 +69,9 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
       }
     }
     if (!held_arm && filter.trace_ids) {
-      for (const std::string& trace_id : *filter.trace_ids) stmt.BindText(index++, trace_id);
-      for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
+      for (int list = 0; list < 2; ++list) {
+        for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
+      }
     }
     return index;
   };

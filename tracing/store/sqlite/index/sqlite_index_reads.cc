@@ -15,7 +15,8 @@ namespace {
 // One stored span of trace ?1 by its id ?2, as SpansForIndexSql reads it.
 std::string SpanForIndexSql() { return SpansForIndexSql() + " AND span_id = ?2"; }
 
-// The parts of trace ?1 with all a part keeps (increment/part_increment.h): its Airflow parts through
+// The parts of a trace (its id as hex text in ?1, as a BLOB in ?2: sqlite_task_index.cc,
+// kPartsOfTraceSql) with all a part keeps (increment/part_increment.h): its Airflow parts through
 // attempt_parts_by_trace, its part without identity (kept only where it names an application) by
 // primary key.
 constexpr std::string_view kStoredPartColumns =
@@ -24,9 +25,9 @@ constexpr std::string_view kStoredPartColumns =
     "finding_count, top_finding, top_impact, operation_count, failed_operation_count, failed_job_count";
 const std::string& StoredPartsSql() {
   static const std::string sql = fmt::format(
-      "SELECT {0} FROM attempt_parts WHERE airflow = 1 AND trace_id = ?1 UNION ALL SELECT {0} FROM "
+      "SELECT {0} FROM attempt_parts WHERE airflow = 1 AND trace_id = ?2 UNION ALL SELECT {0} FROM "
       "attempt_parts WHERE airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 "
-      "AND map_index = -1 AND trace_key = ?1 AND trace_id = ?1",
+      "AND map_index = -1 AND trace_key = ?1 AND trace_id = ?2",
       kStoredPartColumns);
   return sql;
 }
@@ -86,6 +87,7 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndex
     SqliteStatement& select = **parts;
     select.Reset();
     select.BindText(1, trace_id);
+    BindIdHex(select, 2, trace_id);
     while (true) {
       auto part_row = select.Step();
       if (!part_row.ok()) return part_row.error();
