@@ -52,10 +52,13 @@ std::string IdsFromHexSql(std::string_view param) {
   return fmt::format("ARRAY(SELECT {} FROM unnest({}::text[]) id)", TraceIdOfHexSql("id"), param);
 }
 
-const std::string kPostgresSpanReadColumns = fmt::format(
-    "{}, {}, {}, name, kind, start_unix_nano, end_unix_nano, status_code, status_message, trace_state, "
-    "attributes, events, set_bytes",
-    TraceHexSql("trace_id"), SpanHexSql("span_id"), SpanHexSql("parent_span_id"));
+const std::string kPostgresSpanIdReadColumns =
+    fmt::format("{}, {}, {}", TraceHexSql("trace_id"), SpanHexSql("span_id"), SpanHexSql("parent_span_id"));
+
+const std::string kPostgresSpanReadColumns =
+    kPostgresSpanIdReadColumns +
+    ", name, kind, start_unix_nano, end_unix_nano, status_code, status_message, trace_state, attributes, "
+    "events, set_bytes";
 
 std::string AttributeSetIdSql(std::string_view attributes) {
   // The varint as AppendCompactVarint writes it: 7 bits a byte, the lowest first, the last byte under

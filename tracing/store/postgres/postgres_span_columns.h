@@ -37,9 +37,12 @@ std::string SpanIdOfHexSql(std::string_view hex);
 // A span id as its bigint column holds it (what SpanHexSql reads back as ToHex(id)).
 std::int64_t StoredSpanId(const SpanId& id);
 
+// A span row's trace, span and parent span ids as hex text (the parent NULL for a root): the first
+// columns of every read of spans, here and in the task index's (index/postgres_index_reads.h).
+extern const std::string kPostgresSpanIdReadColumns;
 // What a read of spans selects, from kPostgresSpansWithSets, in StoredSpanColumns' order: the ids as
-// hex text, the attributes as bytea (SpansOfResult reads either form), and the attribute set a row in
-// the shared form names (rows/postgres_attribute_sets.h; NULL for any other row).
+// hex text (kPostgresSpanIdReadColumns), the attributes as bytea (SpansOfResult reads either form), and the
+// attribute set a row in the shared form names (rows/postgres_attribute_sets.h; NULL for any other row).
 extern const std::string kPostgresSpanReadColumns;
 // The SQL of the attribute set that attributes in the shared form name (the varint after their format
 // byte: span_rows/shared/shared_attributes.h), NULL for attributes in any other form. Reads join

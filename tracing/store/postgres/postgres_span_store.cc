@@ -202,9 +202,9 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     // spans are written and deleted together, under its lock): the batch's summaries and spans of
     // those go straight into their tables, without the temporary tables and the upserts' speculative
     // inserts, which took two thirds of the server's time for a call per trace.
-    auto found = db_.Query(fmt::format("SELECT {} FROM traces WHERE trace_id = ANY({})",
-                                       TraceHexSql("trace_id"), IdsFromHexSql("$1")),
-                           {touched_ids});
+    static const std::string found_sql = fmt::format("SELECT {} FROM traces WHERE trace_id = ANY({})",
+                                                     TraceHexSql("trace_id"), IdsFromHexSql("$1"));
+    auto found = db_.Query(found_sql, {touched_ids});
     if (!found.ok()) return fail(found.error());
     for (int row = 0; row < found->rows(); ++row) stored.emplace(found->Text(row, 0));
     const TraceChoice created_ones{&stored, false};

@@ -41,13 +41,11 @@ std::string PostgresIndexSpanColumnsSql() {
       stored(tracing::kSparkJobSpanName), stored(tracing::kSparkConnectOperationSpanName),
       stored(tracing::kSparkApplicationSpanName), stored(tracing::kSparkConnectLifecycleSpanName));
   return fmt::format(
-      "{3}, {4}, {5}, name, start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, "
-      "try_number,\n"
+      "{3}, name, start_unix_nano, end_unix_nano, status_code, dag_id, task_id, run_id, try_number,\n"
       "  CASE WHEN {0} THEN attributes END,\n"
       "  CASE WHEN strpos(events, '{1}') > 0 THEN events END,\n"
       "  CASE WHEN {0} THEN (SELECT set_bytes FROM attribute_sets WHERE set_id = {2}) END",
-      carries, tracing::kFindingEventName, AttributeSetIdSql("attributes"), TraceHexSql("trace_id"),
-      SpanHexSql("span_id"), SpanHexSql("parent_span_id"));
+      carries, tracing::kFindingEventName, AttributeSetIdSql("attributes"), kPostgresSpanIdReadColumns);
 }
 
 // A span and its row hold what these columns hold, and nothing else.
