@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -257,39 +258,26 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     return {};
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
-    static const std::string chunk_sql = InsertAttemptsSql(static_cast<int>(kAttemptsPerInsert));
-    static const std::string single_sql = InsertAttemptsSql(1);
-    std::size_t next = 0;
-    if (attempts.size() >= kAttemptsPerInsert) {
-      auto chunk = db_.PrepareCached(chunk_sql);
-      if (!chunk.ok()) return chunk.error();
-      for (; attempts.size() - next >= kAttemptsPerInsert; next += kAttemptsPerInsert) {
-        (*chunk)->Reset();
-        for (std::size_t row = 0; row < kAttemptsPerInsert; ++row) {
-          const WholeAttemptPart& attempt = attempts[next + row];
-          BindWholeAttempt(**chunk, 1 + static_cast<int>(row) * kAttemptRowParameters, *attempt.key,
-                           *attempt.part, now);
-        }
-        if (auto ran = (*chunk)->Run(); !ran.ok()) return ran.error();
-      }
-      (*chunk)->Reset();  // drop the copies of the last chunk's text
-    }
-    auto insert = db_.PrepareCached(single_sql);
-    if (!insert.ok()) return insert.error();
-    for (; next < attempts.size(); ++next) {
-      if (auto ran = RunWholeAttempt(**insert, *attempts[next].key, *attempts[next].part, now); !ran.ok())
-        return ran.error();
-    }
-    (*insert)->Reset();
-    return {};
+    return InsertAttemptRows(attempts.size(), [&](SqliteStatement& row, int first, std::size_t at) {
+      const WholeAttemptPart& attempt = attempts[at];
+      BindAttemptRow(row, first, *attempt.key, attempt.part->name, task_index::SumsOf(*attempt.part),
+                     task_index::HasAnythingToSettle(*attempt.key, *attempt.part), now);
+    });
   }
   Result<void> AddUpChanges(const PartChanges& changes, std::int64_t now) override {
     // An attempt without identity is its part's row (AddUp writes it); an Airflow one adds the changes.
     ChangesByIdentity split = SplitByIdentity(changes);
     auto rest = AddToAttemptRows(db_, split.airflow, now);
     if (!rest.ok()) return rest.error();
-    rest->insert(split.without_identity.begin(), split.without_identity.end());
-    return AddUp(*rest, now);
+    const auto& created = rest->created;
+    auto inserted = InsertAttemptRows(created.size(), [&](SqliteStatement& row, int first, std::size_t at) {
+      // An Airflow attempt always has its task's history to settle (task_index.h, HasAnythingToSettle).
+      BindAttemptRow(row, first, *created[at].first, created[at].second.name, created[at].second.sums, true,
+                     now);
+    });
+    if (!inserted.ok()) return inserted.error();
+    rest->add_up.insert(split.without_identity.begin(), split.without_identity.end());
+    return AddUp(rest->add_up, now);
   }
   Result<void> AddUp(const std::set<PartKey>& keys, std::int64_t now) override {
     std::set<PartKey> airflow_keys;
@@ -306,25 +294,47 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   }
 
  private:
-  // InsertAttemptsSql(1) (or its upsert) for one attempt made of one part; the trace key is the trace id.
-  static Result<void> RunWholeAttempt(SqliteStatement& row, const PartKey& key, const Part& part,
-                                      std::int64_t now) {
-    row.Reset();
-    BindWholeAttempt(row, 1, key, part, now);
-    return row.Run();
+  // Inserts `count` attempt rows that do not exist yet, kAttemptsPerInsert to a statement where there
+  // are as many; `bind` binds row `at`'s parameters from parameter `first` on (BindAttemptRow).
+  Result<void> InsertAttemptRows(
+      std::size_t count, const std::function<void(SqliteStatement&, int first, std::size_t at)>& bind) {
+    static const std::string chunk_sql = InsertAttemptsSql(static_cast<int>(kAttemptsPerInsert));
+    static const std::string single_sql = InsertAttemptsSql(1);
+    std::size_t next = 0;
+    if (count >= kAttemptsPerInsert) {
+      auto chunk = db_.PrepareCached(chunk_sql);
+      if (!chunk.ok()) return chunk.error();
+      for (; count - next >= kAttemptsPerInsert; next += kAttemptsPerInsert) {
+        (*chunk)->Reset();
+        for (std::size_t row = 0; row < kAttemptsPerInsert; ++row)
+          bind(**chunk, 1 + static_cast<int>(row) * kAttemptRowParameters, next + row);
+        if (auto ran = (*chunk)->Run(); !ran.ok()) return ran.error();
+      }
+      (*chunk)->Reset();  // drop the copies of the last chunk's text
+    }
+    if (next == count) return {};
+    auto insert = db_.PrepareCached(single_sql);
+    if (!insert.ok()) return insert.error();
+    for (; next < count; ++next) {
+      (*insert)->Reset();
+      bind(**insert, 1, next);
+      if (auto ran = (*insert)->Run(); !ran.ok()) return ran.error();
+    }
+    (*insert)->Reset();
+    return {};
   }
 
-  // One row of InsertAttemptsSql from parameter `first` on.
-  static void BindWholeAttempt(SqliteStatement& row, int first, const PartKey& key, const Part& part,
-                               std::int64_t now) {
+  // One row of InsertAttemptsSql (or its upsert) from parameter `first` on.
+  static void BindAttemptRow(SqliteStatement& row, int first, const PartKey& key, std::string_view name,
+                             const task_index::PartSums& sums, bool settles, std::int64_t now) {
     const int at = first - 1;  // parameter n of the row is at + n
     BindAttemptKey(row, at + 1, key);
-    row.BindText(at + 8, part.name);
-    row.BindText(at + 9, "");  // its one trace is its trace key (AttemptRowColumnsSql)
-    BindSums(row, at + 10, task_index::SumsOf(part));
-    row.BindText(at + 21, AttemptState(part.open, part.Errors()));
+    row.BindText(at + 8, name);
+    row.BindText(at + 9, "");  // its traces are its parts' or its trace key (AttemptRowColumnsSql)
+    BindSums(row, at + 10, sums);
+    row.BindText(at + 21, AttemptState(sums.open_count, sums.error_count));
     row.BindInt64(at + 22, now);
-    row.BindInt64(at + 23, task_index::HasAnythingToSettle(key, part) ? 1 : 0);
+    row.BindInt64(at + 23, settles ? 1 : 0);
   }
 
   // An attempt without identity after a refresh: its row from the part just computed (the settled
@@ -346,7 +356,10 @@ class SqliteTaskIndex final : public TaskIndexDialect {
         held = *holds;
       }
       if (part != parts_without_identity_.end() && !held) {
-        if (auto ran = RunWholeAttempt(**upsert, *key, part->second, now); !ran.ok()) return ran.error();
+        (*upsert)->Reset();
+        BindAttemptRow(**upsert, 1, *key, part->second.name, task_index::SumsOf(part->second),
+                       task_index::HasAnythingToSettle(*key, part->second), now);
+        if (auto ran = (*upsert)->Run(); !ran.ok()) return ran.error();
       } else {  // held by its summary, or no such attempt any more: no row
         (*remove)->Reset();
         BindAttemptKey(**remove, 1, *key);

@@ -160,6 +160,39 @@ PartSums SumsOf(const Part& part) {
   return sums;
 }
 
+std::optional<NewAttemptRow> RowOfNewParts(const std::vector<PartChange>& changes) {
+  if (changes.empty()) return std::nullopt;
+  NewAttemptRow row;
+  double top_impact = 0;
+  for (std::size_t at = 0; at < changes.size(); ++at) {
+    const PartChange& change = changes[at];
+    if (change.before) return std::nullopt;
+    const Part& part = change.after;
+    const PartSums sums = SumsOf(part);
+    if (at == 0) {
+      row.name = part.name;
+      row.sums = sums;
+      top_impact = part.top_impact;
+      continue;
+    }
+    row.name = std::max(row.name, std::string_view(part.name));
+    row.sums.start_unix_nano = std::min(row.sums.start_unix_nano, sums.start_unix_nano);
+    row.sums.end_unix_nano = std::max(row.sums.end_unix_nano, sums.end_unix_nano);
+    row.sums.span_count += sums.span_count;
+    row.sums.error_count += sums.error_count;
+    row.sums.open_count += sums.open_count;
+    for (std::size_t phase = 0; phase < kSparkPhaseCount; ++phase)
+      row.sums.phase_ms[phase] += sums.phase_ms[phase];
+    row.sums.finding_count += sums.finding_count;
+    // The first of the greatest impact, as the parts read in key (trace id) order.
+    if (sums.top_finding && (!row.sums.top_finding || part.top_impact > top_impact)) {
+      row.sums.top_finding = sums.top_finding;
+      top_impact = part.top_impact;
+    }
+  }
+  return row;
+}
+
 bool HasAnythingToSettle(const PartKey& key, const Part& part) { return key.airflow || !part.app_id.empty(); }
 
 bool SummaryMayHoldAttempt(const PartKey& key, const Part& part) {

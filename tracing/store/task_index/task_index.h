@@ -57,6 +57,17 @@ struct PartSums {
 };
 PartSums SumsOf(const Part& part);
 
+// The row of an attempt that has none yet, from the parts a batch created for it (`changes`, none
+// replacing a stored part): an attempt has a row exactly when it has parts, so these are all of its
+// parts, and the row is what a re-addition of its stored parts would write (its name the greatest, as
+// SQL's max(); its top finding that of the part with the greatest impact) without reading them. Nothing when
+// a change replaces a part (other parts may be stored: the caller adds them up).
+struct NewAttemptRow {
+  std::string_view name;  // into `changes`
+  PartSums sums;
+};
+std::optional<NewAttemptRow> RowOfNewParts(const std::vector<PartChange>& changes);
+
 // Whether settling the attempt a part makes whole (tracing/store/task_attempts.h, SettledFigures)
 // could find anything: an Airflow attempt has its task's history and may have executors; an attempt
 // without identity only when its trace names an application, whose driver feed brings the executors

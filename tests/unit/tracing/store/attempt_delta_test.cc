@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tracing/store/task_index/task_index.h"
+
 namespace sparktrace::tracing::store::task_index {
 namespace {
 
@@ -59,6 +61,44 @@ TEST(AttemptDelta, WhatOnlyAddingUpEveryPartCanTell) {
   EXPECT_FALSE(AddPartChanges(RowOf(10, 20, 2), {{"b", PartSpanning(15, 20, 1), PartSpanning(15, 18, 1)}}));
   // The part that held the attempt's start starts later now.
   EXPECT_FALSE(AddPartChanges(RowOf(10, 20, 2), {{"a", PartSpanning(10, 15, 1), PartSpanning(12, 15, 1)}}));
+}
+
+// A new attempt's row from the parts one batch created: what adding up its stored parts writes.
+TEST(AttemptDelta, ANewAttemptsRowAddsUpTheBatchsParts) {
+  Part first = PartSpanning(20, 30, 2);
+  first.name = "etl.load";
+  first.open = 1;
+  first.phase_ms[0] = 7;
+  first.findings = 1;
+  first.top_finding = R"({"id":"small"})";
+  first.top_impact = 2;
+  Part second = PartSpanning(10, 25, 3);
+  second.name = "etl.load";
+  second.operations = 2;
+  second.failed_operations = 1;
+  second.phase_ms[0] = 5;
+  second.findings = 2;
+  second.top_finding = R"({"id":"large"})";
+  second.top_impact = 9;
+  Part third = PartSpanning(15, 40, 1);  // no finding: its impact counts for nothing
+  third.name = "etl.load";
+  third.top_impact = 50;
+  const auto row =
+      RowOfNewParts({{"a", std::nullopt, first}, {"b", std::nullopt, second}, {"c", std::nullopt, third}});
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->name, "etl.load");
+  EXPECT_EQ(row->sums.start_unix_nano, 10);
+  EXPECT_EQ(row->sums.end_unix_nano, 40);
+  EXPECT_EQ(row->sums.span_count, 6);
+  EXPECT_EQ(row->sums.error_count, 1);
+  EXPECT_EQ(row->sums.open_count, 1);
+  EXPECT_EQ(row->sums.phase_ms[0], 12);
+  EXPECT_EQ(row->sums.finding_count, 3);
+  EXPECT_EQ(row->sums.top_finding, R"({"id":"large"})");
+
+  // A part that replaces one: the attempt may have other parts stored.
+  EXPECT_FALSE(RowOfNewParts({{"a", std::nullopt, first}, {"b", second, third}}));
+  EXPECT_FALSE(RowOfNewParts({}));
 }
 
 }  // namespace

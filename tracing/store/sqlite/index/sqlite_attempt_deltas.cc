@@ -35,9 +35,9 @@ const std::string& UpdateRowSql() {
 
 }  // namespace
 
-Result<std::set<PartKey>> AddToAttemptRows(SqliteConnection& db, const PartChanges& changes,
-                                           std::int64_t indexed_unix_nano) {
-  std::set<PartKey> rest;
+Result<AttemptRowsLeft> AddToAttemptRows(SqliteConnection& db, const PartChanges& changes,
+                                         std::int64_t indexed_unix_nano) {
+  AttemptRowsLeft rest;
   if (changes.empty()) return rest;
   auto read = db.PrepareCached(ReadRowSql());
   if (!read.ok()) return read.error();
@@ -50,8 +50,12 @@ Result<std::set<PartKey>> AddToAttemptRows(SqliteConnection& db, const PartChang
     BindPartKey(select, 1, key);
     auto row = select.Step();
     if (!row.ok()) return row.error();
-    if (!*row) {
-      rest.insert(key);  // a new attempt: its row is added up (from the parts just written)
+    if (!*row) {  // a new attempt: its row is the batch's parts, or added up from those stored
+      if (auto created = task_index::RowOfNewParts(part_changes)) {
+        rest.created.emplace_back(&key, *created);
+      } else {
+        rest.add_up.insert(key);
+      }
       continue;
     }
     task_index::AttemptSums stored;
@@ -65,7 +69,7 @@ Result<std::set<PartKey>> AddToAttemptRows(SqliteConnection& db, const PartChang
     select.Reset();
     const std::optional<task_index::AttemptSums> next = task_index::AddPartChanges(stored, part_changes);
     if (!next) {
-      rest.insert(key);
+      rest.add_up.insert(key);
       continue;
     }
     if (*next == stored) continue;
