@@ -179,8 +179,8 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
   // By start: the batch's traces then reach traces_by_start at its end in order, and PostgreSQL splits
   // its last page there, leaving the pages before full (in trace-id order they split half full).
   struct NewTrace {
-    const std::string* trace_hex;
-    const std::map<std::string, std::size_t>* versions;
+    const std::string_view* trace_hex;
+    const BatchSpans* versions;
     TraceSummaryRow summary;
   };
   std::vector<NewTrace> chosen;
@@ -194,8 +194,8 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
   CopyRows copy(text);
   std::string name_scratch;
   for (const NewTrace& trace : chosen) {
-    const std::string& trace_hex = *trace.trace_hex;
-    const std::map<std::string, std::size_t>& versions = *trace.versions;
+    const std::string trace_hex(*trace.trace_hex);  // the key of `awaited`, `index_spans` and `holding`
+    const BatchSpans& versions = *trace.versions;
     const TraceSummaryRow& summary = trace.summary;
     std::int64_t bytes = 0;
     for (const auto& [span_hex, i] : versions) bytes += ApproxBytes(rows[i]);

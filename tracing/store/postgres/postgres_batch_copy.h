@@ -49,9 +49,9 @@ extern const std::string_view kSummaryCopyColumns;
 // Which of a batch's traces a copy holds: all of them, or those the store holds already (`stored`,
 // hex ids) or those it does not (the batch creates them).
 struct TraceChoice {
-  const std::set<std::string>* stored = nullptr;  // nullptr: every trace
+  const std::set<std::string, std::less<>>* stored = nullptr;  // nullptr: every trace
   bool of_stored = false;
-  bool Holds(const std::string& trace_hex) const {
+  bool Holds(std::string_view trace_hex) const {
     return stored == nullptr || stored->contains(trace_hex) == of_stored;
   }
 };

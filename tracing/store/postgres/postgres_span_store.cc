@@ -162,7 +162,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
   if (traces.empty()) return stats;
   std::vector<std::string> touched;
   touched.reserve(traces.size());
-  for (const auto& [trace_hex, versions] : traces) touched.push_back(trace_hex);
+  for (const auto& [trace_hex, versions] : traces) touched.emplace_back(trace_hex);
 
   const auto fail = [&](const Error& error) {
     return Named(error, fmt::format("write {} spans", spans.size()));
@@ -195,8 +195,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
   std::map<std::string, std::optional<std::string>> awaited;
   for (const auto& [trace_hex, trace_spans] : index_spans)
     awaited.emplace(trace_hex, NewTraceAwaitedParents(trace_spans));
-  std::set<std::string> holding;  // traces whose new summary holds their attempt
-  std::set<std::string> stored;   // traces with a summary row already
+  std::set<std::string> holding;              // traces whose new summary holds their attempt
+  std::set<std::string, std::less<>> stored;  // traces with a summary row already
   if (new_traces == NewTraces::kCopied) {
     // Under the locks, a trace without a summary row has no stored span either (a trace's summary and
     // spans are written and deleted together, under its lock): the batch's summaries and spans of
@@ -229,7 +229,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     }
     auto inserted = db_.Exec(kInsertNewSummariesSql);  // RETURNING names the traces it created
     if (!inserted.ok()) return fail(inserted.error());
-    for (const auto& [trace_hex, versions] : traces) stored.insert(trace_hex);
+    for (const auto& [trace_hex, versions] : traces) stored.emplace(trace_hex);
     for (int row = 0; row < inserted->rows(); ++row) stored.erase(std::string(inserted->Text(row, 0)));
   }
   std::map<std::string, std::vector<IndexSpan>> created;
@@ -248,10 +248,10 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
   // the index's update walks up to) before the upsert replaces it.
   std::map<std::string, std::vector<std::string>> read_before;
   for (const auto& [trace_hex, versions] : traces) {
-    if (created.contains(trace_hex)) continue;
-    std::vector<std::string>& ids = read_before[trace_hex];
+    if (!stored.contains(trace_hex)) continue;  // created: its spans are all the batch's
+    std::vector<std::string>& ids = read_before[std::string(trace_hex)];
     for (const auto& [span_hex, i] : versions) {
-      ids.push_back(span_hex);
+      ids.emplace_back(span_hex);
       if (rows[i].parent_span_id) ids.push_back(*rows[i].parent_span_id);
     }
   }

@@ -151,8 +151,7 @@ BatchTraces GroupByTrace(const std::vector<StoredSpanRow>& rows) {
   return traces;
 }
 
-TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows,
-                               const std::map<std::string, std::size_t>& spans) {
+TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows, const BatchSpans& spans) {
   const auto earlier = [](const StoredSpanRow* a, const StoredSpanRow* b) {
     return std::tie(a->start_unix_nano, a->span_id) < std::tie(b->start_unix_nano, b->span_id);
   };

@@ -72,8 +72,10 @@ struct StoredBatch {
 StoredBatch ToStoredBatch(std::span<const Span> spans, AttributeEncoding encoding = AttributeEncoding::kJson);
 
 // A batch's rows grouped by trace (hex id), each span (hex id) at the index of its last version in
-// the batch: a live span may come twice, and the later version is the one stored.
-using BatchTraces = std::map<std::string, std::map<std::string, std::size_t>>;
+// the batch: a live span may come twice, and the later version is the one stored. The ids are the
+// rows' own (string_view), so the rows must outlive the grouping: copies were two allocations a span.
+using BatchSpans = std::map<std::string_view, std::size_t>;
+using BatchTraces = std::map<std::string_view, BatchSpans>;
 BatchTraces GroupByTrace(const std::vector<StoredSpanRow>& rows);
 
 // The summary row of a trace from its spans: the root is the earliest span without a parent (else
@@ -90,8 +92,7 @@ struct TraceSummaryRow {
   const std::string* run_id = nullptr;
   std::optional<std::int64_t> try_number;
 };
-TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows,
-                               const std::map<std::string, std::size_t>& spans);
+TraceSummaryRow SummarizeTrace(const std::vector<StoredSpanRow>& rows, const BatchSpans& spans);
 
 // The stored columns of one span, as a backend reads them (in the order of the schema's first 12
 // columns), back into a Span. Malformed ids or JSON are kInternal errors naming the span.

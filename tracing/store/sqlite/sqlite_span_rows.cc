@@ -112,8 +112,9 @@ Result<void> RunManyRows(SqliteStatement& many, SqliteStatement& one, std::size_
                          std::size_t rows_per_statement, int parameters_per_row,
                          const std::function<void(SqliteStatement&, std::size_t row, int first)>& bind) {
   std::size_t next = 0;
+  many.Reset();
   for (; rows - next >= rows_per_statement; next += rows_per_statement) {
-    many.Reset();
+    many.ResetKeepingBindings();  // every parameter is bound again below
     for (std::size_t row = 0; row < rows_per_statement; ++row) {
       bind(many, next + row, 1 + static_cast<int>(row) * parameters_per_row);
     }
@@ -123,8 +124,9 @@ Result<void> RunManyRows(SqliteStatement& many, SqliteStatement& one, std::size_
     }
   }
   many.Reset();  // drops the last chunk's bindings
+  one.Reset();
   for (; next < rows; ++next) {
-    one.Reset();
+    one.ResetKeepingBindings();
     bind(one, next, 1);
     if (auto ran = one.Run(); !ran.ok()) {
       one.Reset();

@@ -56,8 +56,9 @@ bool TraceIdOfColumn(const SqliteStatement& stmt, int column, TraceId& out);
 std::string NumberedValuesSql(int rows, int columns);
 // Writes `rows` rows: each whole chunk of `rows_per_statement` through `many` (a statement of that many
 // rows, NumberedValuesSql), the rest one at a time through `one`. bind(statement, row, first) binds
-// row `row` from parameter `first`. Both statements are reset after (their unowned text released),
-// also when a run fails.
+// row `row` from parameter `first`, every one of its parameters (NULL too: what the row before bound
+// stays bound otherwise). Both statements are reset after (their unowned text released), also when a
+// run fails.
 Result<void> RunManyRows(SqliteStatement& many, SqliteStatement& one, std::size_t rows,
                          std::size_t rows_per_statement, int parameters_per_row,
                          const std::function<void(SqliteStatement&, std::size_t row, int first)>& bind);

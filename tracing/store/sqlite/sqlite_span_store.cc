@@ -233,7 +233,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     std::size_t at_trace = 0;
     for (const auto& [trace_hex, versions] : traces) {
       const bool is_new = (*inserted)[at_trace];
-      if (is_new && summaries[at_trace].holds_attempt) held.insert(trace_hex);
+      if (is_new && summaries[at_trace].holds_attempt) held.emplace(trace_hex);
       (is_new ? created : existing).emplace(trace_hex, std::move(index_spans_of[at_trace]));
       ++at_trace;
     }

@@ -258,7 +258,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     return {};
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
-    return InsertAttemptRows(attempts.size(), [&](SqliteStatement& row, int first, std::size_t at) {
+    return InsertAttemptRows(attempts.size(), [&](SqliteStatement& row, std::size_t at, int first) {
       const WholeAttemptPart& attempt = attempts[at];
       BindAttemptRow(row, first, *attempt.key, attempt.part->name, task_index::SumsOf(*attempt.part),
                      task_index::HasAnythingToSettle(*attempt.key, *attempt.part), now);
@@ -270,7 +270,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     auto rest = AddToAttemptRows(db_, split.airflow, now);
     if (!rest.ok()) return rest.error();
     const auto& created = rest->created;
-    auto inserted = InsertAttemptRows(created.size(), [&](SqliteStatement& row, int first, std::size_t at) {
+    auto inserted = InsertAttemptRows(created.size(), [&](SqliteStatement& row, std::size_t at, int first) {
       // An Airflow attempt always has its task's history to settle (task_index.h, HasAnythingToSettle).
       BindAttemptRow(row, first, *created[at].first, created[at].second.name, created[at].second.sums, true,
                      now);
@@ -295,33 +295,17 @@ class SqliteTaskIndex final : public TaskIndexDialect {
 
  private:
   // Inserts `count` attempt rows that do not exist yet, kAttemptsPerInsert to a statement where there
-  // are as many; `bind` binds row `at`'s parameters from parameter `first` on (BindAttemptRow).
+  // are as many (RunManyRows); `bind` binds row `at`'s parameters from parameter `first` on (BindAttemptRow).
   Result<void> InsertAttemptRows(
-      std::size_t count, const std::function<void(SqliteStatement&, int first, std::size_t at)>& bind) {
+      std::size_t count, const std::function<void(SqliteStatement&, std::size_t at, int first)>& bind) {
+    if (count == 0) return {};
     static const std::string chunk_sql = InsertAttemptsSql(static_cast<int>(kAttemptsPerInsert));
     static const std::string single_sql = InsertAttemptsSql(1);
-    std::size_t next = 0;
-    if (count >= kAttemptsPerInsert) {
-      auto chunk = db_.PrepareCached(chunk_sql);
-      if (!chunk.ok()) return chunk.error();
-      for (; count - next >= kAttemptsPerInsert; next += kAttemptsPerInsert) {
-        (*chunk)->Reset();
-        for (std::size_t row = 0; row < kAttemptsPerInsert; ++row)
-          bind(**chunk, 1 + static_cast<int>(row) * kAttemptRowParameters, next + row);
-        if (auto ran = (*chunk)->Run(); !ran.ok()) return ran.error();
-      }
-      (*chunk)->Reset();  // drop the copies of the last chunk's text
-    }
-    if (next == count) return {};
-    auto insert = db_.PrepareCached(single_sql);
-    if (!insert.ok()) return insert.error();
-    for (; next < count; ++next) {
-      (*insert)->Reset();
-      bind(**insert, 1, next);
-      if (auto ran = (*insert)->Run(); !ran.ok()) return ran.error();
-    }
-    (*insert)->Reset();
-    return {};
+    auto chunk = db_.PrepareCached(chunk_sql);
+    if (!chunk.ok()) return chunk.error();
+    auto single = db_.PrepareCached(single_sql);
+    if (!single.ok()) return single.error();
+    return RunManyRows(**chunk, **single, count, kAttemptsPerInsert, kAttemptRowParameters, bind);
   }
 
   // One row of InsertAttemptsSql (or its upsert) from parameter `first` on.

@@ -53,7 +53,7 @@ std::map<std::string, std::vector<IndexSpan>> IndexSpansByTrace(const StoredBatc
                                                                 const BatchTraces& traces) {
   std::map<std::string, std::vector<IndexSpan>> by_trace;
   for (const auto& [trace_hex, versions] : traces) {
-    std::vector<IndexSpan>& spans = by_trace[trace_hex];
+    std::vector<IndexSpan>& spans = by_trace[std::string(trace_hex)];
     spans.reserve(versions.size());
     for (const auto& [span_hex, i] : versions) spans.push_back(IndexSpanOf(*batch.sources[i], batch.rows[i]));
   }

@@ -59,7 +59,7 @@ using KnownSpans = std::map<std::string, std::map<std::string, std::optional<Ind
 
 struct StoredBeforeBatch {
   // The stored version of each batch span that has one, by trace and span id.
-  std::map<std::string, std::map<std::string, PostgresStoredVersion>> versions;
+  std::map<std::string, std::map<std::string, PostgresStoredVersion, std::less<>>, std::less<>> versions;
   // Every stored span on the way up from the batch's spans and their parents, and the ids that walk
   // found missing: what part_increment.h's walk asks for, answered without a query each.
   KnownSpans ancestors;

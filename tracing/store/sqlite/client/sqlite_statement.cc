@@ -76,6 +76,12 @@ void SqliteStatement::Reset() {
   bind_error_index_ = 0;
 }
 
+void SqliteStatement::ResetKeepingBindings() {
+  sqlite3_reset(stmt_.get());
+  bind_error_ = SQLITE_OK;
+  bind_error_index_ = 0;
+}
+
 bool SqliteStatement::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_.get(), index) == SQLITE_NULL;
 }

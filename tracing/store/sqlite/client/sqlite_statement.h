@@ -45,6 +45,9 @@ class SqliteStatement {
   Result<void> Run();
   // Makes the statement ready for new bindings; cheap, call before each use.
   void Reset();
+  // Makes it ready to run again with the same bindings, for a caller that binds every parameter anew
+  // before each run: clearing them first (Reset) cost a statement of 32 rows' 544 parameters a span.
+  void ResetKeepingBindings();
 
   // Column indexes are 0-based, as in SQLite; valid after Step() returned true.
   bool ColumnIsNull(int index) const;

@@ -112,8 +112,8 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndex
   return indexes;
 }
 
-Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, const std::string& trace_id,
-                                                           const std::string& span_id) {
+Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, std::string_view trace_id,
+                                                           std::string_view span_id) {
   static const std::string span_sql = SpanForIndexSql();
   auto read = db.PrepareCached(span_sql);
   if (!read.ok()) return read.error();

@@ -64,8 +64,8 @@ struct StoredSpanVersion {
   IndexSpan index;
   SummarySpan summary;
 };
-Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, const std::string& trace_id,
-                                                           const std::string& span_id);
+Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, std::string_view trace_id,
+                                                           std::string_view span_id);
 
 // Records the parents each trace's spans wait for (traces.awaited_parents; nullopt: NULL, unknown).
 Result<void> WriteAwaitedParents(SqliteConnection& db,
