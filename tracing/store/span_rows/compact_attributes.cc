@@ -32,12 +32,28 @@ enum class Kind : unsigned char {
 constexpr std::size_t kUuidTextSize = 36;  // 8-4-4-4-12 hex digits
 constexpr std::size_t kUuidBytes = 16;
 
-void AppendVarint(std::string& out, std::uint64_t value) {
+// A varint at `at` (room for 10 bytes: 64 bits, 7 a byte); returns its size. The appends below gather
+// bytes and append them at once: a push_back a byte, each checking the string's capacity, was a
+// writer's most frequent call (bench/store_instructions.py).
+std::size_t PutVarint(char* at, std::uint64_t value) {
+  std::size_t size = 0;
   while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    at[size++] = static_cast<char>((value & 0x7f) | 0x80);
     value >>= 7;
   }
-  out.push_back(static_cast<char>(value));
+  at[size++] = static_cast<char>(value);
+  return size;
+}
+
+void AppendVarint(std::string& out, std::uint64_t value) {
+  std::array<char, 10> bytes{};
+  out.append(bytes.data(), PutVarint(bytes.data(), value));
+}
+
+// A kind byte and the varint after it.
+void AppendKindAndVarint(std::string& out, Kind kind, std::uint64_t value) {
+  std::array<char, 11> bytes{static_cast<char>(kind)};
+  out.append(bytes.data(), 1 + PutVarint(bytes.data() + 1, value));
 }
 
 void AppendBytes(std::string& out, std::string_view bytes) {
@@ -85,8 +101,7 @@ std::string UnpackUuid(std::string_view bytes) {
 
 void AppendString(std::string& out, const std::string& text) {
   if (const auto code = CompactValueCode(text)) {
-    out.push_back(static_cast<char>(Kind::kDictionaryString));
-    AppendVarint(out, *code);
+    AppendKindAndVarint(out, Kind::kDictionaryString, *code);
     return;
   }
   std::array<char, kUuidBytes> uuid{};
@@ -106,16 +121,16 @@ void AppendValue(std::string& out, const AttributeValue& value) {
         if constexpr (std::is_same_v<V, std::string>) {
           AppendString(out, v);
         } else if constexpr (std::is_same_v<V, std::int64_t>) {
-          out.push_back(static_cast<char>(Kind::kInt));
           const auto bits = static_cast<std::uint64_t>(v);
-          AppendVarint(out, (bits << 1) ^ (v < 0 ? ~std::uint64_t{0} : 0));  // zig-zag
+          AppendKindAndVarint(out, Kind::kInt, (bits << 1) ^ (v < 0 ? ~std::uint64_t{0} : 0));  // zig-zag
         } else if constexpr (std::is_same_v<V, double>) {
-          out.push_back(static_cast<char>(Kind::kDouble));
           // Infinities read back as NaN, as from the JSON form (null): the backends agree on it.
           const double stored = std::isfinite(v) ? v : std::numeric_limits<double>::quiet_NaN();
           std::uint64_t bits = 0;
           std::memcpy(&bits, &stored, sizeof bits);
-          for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
+          std::array<char, 9> bytes{static_cast<char>(Kind::kDouble)};  // the kind, then little-endian
+          for (std::size_t i = 0; i < 8; ++i) bytes[1 + i] = static_cast<char>(bits >> (8 * i));
+          out.append(bytes.data(), bytes.size());
         } else if constexpr (std::is_same_v<V, bool>) {
           out.push_back(static_cast<char>(v ? Kind::kTrue : Kind::kFalse));
         } else {
