@@ -204,12 +204,19 @@ std::map<PartKey, Part> PartsOfTrace(const std::string& trace_id, const std::vec
         return parent->second;
       },
       [&](std::size_t i) { return spans[i].identity.has_value(); });
+  // Spans of one owner mostly come together: its part is looked up once for them (a key is three
+  // strings to copy and compare).
+  std::optional<std::size_t> last_owner;
+  Part* last_part = nullptr;
   for (std::size_t i = 0; i < spans.size(); ++i) {
     if (!owners[i]) continue;  // e.g. a session-wide call without identity in an Airflow trace
-    const TaskAttemptKey& owner = *spans[*owners[i]].identity;
-    Part& part = parts[PartKey{true, owner, ""}];
-    if (part.name.empty()) part.name = owner.dag_id + "." + owner.task_id;
-    AddSpan(spans[i], part);
+    if (owners[i] != last_owner) {
+      const TaskAttemptKey& owner = *spans[*owners[i]].identity;
+      last_part = &parts[PartKey{true, owner, ""}];
+      if (last_part->name.empty()) last_part->name = owner.dag_id + "." + owner.task_id;
+      last_owner = owners[i];
+    }
+    AddSpan(spans[i], *last_part);
   }
   return parts;
 }
