@@ -5,22 +5,29 @@
 namespace sparktrace::tracing {
 namespace {
 
+// The hex digits of `bytes`, spelled on the stack: a string is then made or grown once, with no
+// zero-filling first (the store writers spell three ids a span).
+template <std::size_t N>
+std::array<char, 2 * N> HexDigitsOf(const std::array<std::uint8_t, N>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::array<char, 2 * N> digits{};
+  for (std::size_t i = 0; i < N; ++i) {
+    digits[2 * i] = kDigits[bytes[i] >> 4];
+    digits[2 * i + 1] = kDigits[bytes[i] & 0x0f];
+  }
+  return digits;
+}
+
 template <std::size_t N>
 void AppendHexOf(const std::array<std::uint8_t, N>& bytes, std::string& out) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  const std::size_t at = out.size();
-  out.resize(at + 2 * N);
-  for (std::size_t i = 0; i < N; ++i) {
-    out[at + 2 * i] = kDigits[bytes[i] >> 4];
-    out[at + 2 * i + 1] = kDigits[bytes[i] & 0x0f];
-  }
+  const auto digits = HexDigitsOf(bytes);
+  out.append(digits.data(), digits.size());
 }
 
 template <std::size_t N>
 std::string HexOf(const std::array<std::uint8_t, N>& bytes) {
-  std::string hex;
-  AppendHexOf(bytes, hex);
-  return hex;
+  const auto digits = HexDigitsOf(bytes);
+  return std::string(digits.data(), digits.size());
 }
 
 template <std::size_t N>
