@@ -51,14 +51,18 @@ void BindAttemptKey(SqliteStatement& stmt, int first, const PartKey& key) {
 }
 
 constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key";
-constexpr std::string_view kInsertPartSql =
-    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
-    "trace_id, name, "
-    "app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
-    "compute_ms, "
-    "io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
-    "failed_job_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-    "?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
+// Inserts `rows` parts (NumberedValuesSql): row r's parameters start at 1 + r * kPartParameters.
+constexpr int kPartParameters = 25;
+std::string InsertPartsSql(int rows) {
+  return "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
+         "trace_id, name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
+         "resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, "
+         "operation_count, failed_operation_count, failed_job_count) VALUES " +
+         NumberedValuesSql(rows, kPartParameters);
+}
+// Parts a statement inserts: an attempt of a call per trace writes a part a span, and a statement's own
+// cost (its cursors on the table and its two indexes) was most of a single part's.
+constexpr std::size_t kPartsPerInsert = 32;
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   // An attempt without identity is a task_attempts row or held by its summary (sqlite_summary_attempts.h).
   static const std::string keys_sql = fmt::format(
@@ -126,29 +130,46 @@ void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums
   }
 }
 
-// `stmt` is kInsertPartSql, kept prepared by the connection (PrepareCached).
-Result<void> InsertParts(SqliteStatement* stmt, const std::string& trace_id,
-                         const std::map<PartKey, Part>& parts) {
-  for (const auto& [key, part] : parts) {
-    if (!key.airflow && part.app_id.empty())
-      continue;  // its attempt row holds it (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
-    stmt->Reset();
-    BindPartKey(*stmt, 1, key);
-    BindIdHex(*stmt, 8, trace_id);
-    stmt->BindText(9, part.name);
-    if (part.app_id.empty()) {
-      stmt->BindNull(10);
-    } else {
-      stmt->BindText(10, part.app_id);
+// Inserts the parts of these traces but those of an attempt without identity that names no
+// application, which its attempt row holds (sqlite_schema.cc, kPartsOnlyWithAppIdSchema), many to a
+// statement.
+Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trace) {
+  struct PartRow {
+    const std::string* trace_id;
+    const PartKey* key;
+    const Part* part;
+  };
+  std::vector<PartRow> rows;
+  for (const auto& [trace_id, parts] : parts_by_trace) {
+    for (const auto& [key, part] : parts) {
+      if (key.airflow || !part.app_id.empty()) rows.push_back({&trace_id, &key, &part});
     }
-    BindSums(*stmt, 11, task_index::SumsOf(part));
-    stmt->BindDouble(22, part.top_impact);
-    stmt->BindInt64(23, part.operations);
-    stmt->BindInt64(24, part.failed_operations);
-    stmt->BindInt64(25, part.failed_jobs);
-    if (auto ran = stmt->Run(); !ran.ok()) return ran.error();
   }
-  return {};
+  if (rows.empty()) return {};
+  static const std::string many_sql = InsertPartsSql(static_cast<int>(kPartsPerInsert));
+  static const std::string one_sql = InsertPartsSql(1);
+  auto many = db.PrepareCached(many_sql);
+  if (!many.ok()) return many.error();
+  auto one = db.PrepareCached(one_sql);
+  if (!one.ok()) return one.error();
+  return RunManyRows(**many, **one, rows.size(), kPartsPerInsert, kPartParameters,
+                     [&rows](SqliteStatement& stmt, std::size_t at, int first) {
+                       const int base = first - 1;  // parameter n of the part is base + n
+                       const Part& part = *rows[at].part;
+                       BindPartKey(stmt, base + 1, *rows[at].key);
+                       BindIdHex(stmt, base + 8, *rows[at].trace_id);
+                       stmt.BindText(base + 9, part.name);
+                       if (part.app_id.empty()) {
+                         stmt.BindNull(base + 10);
+                       } else {
+                         stmt.BindText(base + 10, part.app_id);
+                       }
+                       BindSums(stmt, base + 11, task_index::SumsOf(part));
+                       stmt.BindDouble(base + 22, part.top_impact);
+                       stmt.BindInt64(base + 23, part.operations);
+                       stmt.BindInt64(base + 24, part.failed_operations);
+                       stmt.BindInt64(base + 25, part.failed_jobs);
+                     });
 }
 
 // An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
@@ -244,17 +265,13 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     return store::WriteAwaitedParents(db_, awaited_by_trace);
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
-    auto insert = db_.PrepareCached(kInsertPartSql);
-    if (!insert.ok()) return insert.error();
+    if (auto inserted = store::InsertParts(db_, parts_by_trace); !inserted.ok()) return inserted.error();
+    // A part without identity is its attempt's row (AddUp writes it from here).
     for (const auto& [trace_id, parts] : parts_by_trace) {
-      if (auto inserted = store::InsertParts(*insert, trace_id, parts); !inserted.ok())
-        return inserted.error();
-      // A part without identity is its attempt's row (AddUp writes it from here).
       for (const auto& [key, part] : parts) {
         if (!key.airflow) parts_without_identity_.insert_or_assign(key, part);
       }
     }
-    (*insert)->Reset();  // drop the copies of the last part's text
     return {};
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
