@@ -134,15 +134,18 @@ void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums
 // application, which its attempt row holds (sqlite_schema.cc, kPartsOnlyWithAppIdSchema), many to a
 // statement.
 Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trace) {
+  // Bound without copies: the parts and their ids outlive each statement's run (RunManyRows).
   struct PartRow {
-    const std::string* trace_id;
+    std::optional<TraceId> trace_id;  // nullopt: not an id this store wrote (bound as its text)
+    const std::string* trace_hex;
     const PartKey* key;
     const Part* part;
   };
   std::vector<PartRow> rows;
   for (const auto& [trace_id, parts] : parts_by_trace) {
     for (const auto& [key, part] : parts) {
-      if (key.airflow || !part.app_id.empty()) rows.push_back({&trace_id, &key, &part});
+      if (key.airflow || !part.app_id.empty())
+        rows.push_back({ParseTraceId(trace_id), &trace_id, &key, &part});
     }
   }
   if (rows.empty()) return {};
@@ -155,14 +158,19 @@ Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trac
   return RunManyRows(**many, **one, rows.size(), kPartsPerInsert, kPartParameters,
                      [&rows](SqliteStatement& stmt, std::size_t at, int first) {
                        const int base = first - 1;  // parameter n of the part is base + n
-                       const Part& part = *rows[at].part;
-                       BindPartKey(stmt, base + 1, *rows[at].key);
-                       BindIdHex(stmt, base + 8, *rows[at].trace_id);
-                       stmt.BindText(base + 9, part.name);
+                       const PartRow& row = rows[at];
+                       const Part& part = *row.part;
+                       BindPartKeyUnowned(stmt, base + 1, *row.key);
+                       if (row.trace_id) {
+                         stmt.BindBlobUnowned(base + 8, IdBytes(*row.trace_id));
+                       } else {
+                         BindIdHex(stmt, base + 8, *row.trace_hex);
+                       }
+                       stmt.BindTextUnowned(base + 9, part.name);
                        if (part.app_id.empty()) {
                          stmt.BindNull(base + 10);
                        } else {
-                         stmt.BindText(base + 10, part.app_id);
+                         stmt.BindTextUnowned(base + 10, part.app_id);
                        }
                        BindSums(stmt, base + 11, task_index::SumsOf(part));
                        stmt.BindDouble(base + 22, part.top_impact);

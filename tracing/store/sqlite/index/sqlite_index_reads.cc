@@ -67,6 +67,16 @@ void BindPartKey(SqliteStatement& stmt, int first, const PartKey& key) {
   stmt.BindText(first + 6, key.trace_key);
 }
 
+void BindPartKeyUnowned(SqliteStatement& stmt, int first, const PartKey& key) {
+  stmt.BindInt64(first, key.airflow ? 1 : 0);
+  stmt.BindTextUnowned(first + 1, key.attempt.dag_id);
+  stmt.BindTextUnowned(first + 2, key.attempt.task_id);
+  stmt.BindTextUnowned(first + 3, key.attempt.run_id);
+  stmt.BindInt64(first + 4, key.attempt.try_number);
+  stmt.BindInt64(first + 5, key.attempt.map_index);
+  stmt.BindTextUnowned(first + 6, key.trace_key);
+}
+
 Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndexes(
     SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   auto awaited = db.PrepareCached("SELECT awaited_parents FROM traces WHERE trace_id = ?1");

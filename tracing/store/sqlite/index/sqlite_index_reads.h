@@ -41,6 +41,8 @@ class StatementColumns {
 
 // An attempt's key (a PartKey) as parameters `first` to `first` + 6, as kPartKeyMatchSql matches it.
 void BindPartKey(SqliteStatement& stmt, int first, const PartKey& key);
+// The same without copying its text: `key` must outlive the statement's run up to its next Reset().
+void BindPartKeyUnowned(SqliteStatement& stmt, int first, const PartKey& key);
 // `airflow = (?1 + 0)`, not `airflow = ?1`: a bound value compared with the column of a partial index's
 // condition (sqlite_schema.cc, kAirflowOnlyIndexesSchema) makes SQLite prepare the statement again
 // whenever the value is bound, every key of every batch (a fifth of a grouped batch's CPU); an
