@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/unit/tracing/store/store_test_backends.h"
@@ -167,19 +171,54 @@ TEST_F(PostgresCompactRowsTest, MigratesAVersionTwoDatabaseAndReadsItsRowsBackEx
 }
 
 // Migration 3 rewrites spans, which takes as long as the table is large: it runs without the statement
-// timeout that bounds the session's writes, and the session gets its timeout back.
+// timeout that bounds the session's writes, and the session gets its timeout back. Its first step is
+// made to wait, for longer than that timeout, on another session's transaction that creates a table of
+// the same name (uncommitted, it is invisible to the migration's check for foreign tables); the timeout
+// is long enough for any other statement of the session on a loaded machine (at 1 ms, the session's
+// own reads were cancelled now and then under a parallel test run).
 TEST_F(PostgresCompactRowsTest, AMigrationRunsWithoutTheSessionsStatementTimeout) {
   auto raw = backend_.Raw();
   ASSERT_TRUE(raw.ok()) << raw.error().ToString();
-  ASSERT_TRUE(raw->Exec("SET statement_timeout = '1ms'").ok());
-  auto slow = raw->Exec("SELECT pg_sleep(0.05)");
+  auto blocker = backend_.Raw();
+  ASSERT_TRUE(blocker.ok()) << blocker.error().ToString();
+  auto watcher = backend_.Raw();
+  ASSERT_TRUE(watcher.ok()) << watcher.error().ToString();
+  auto pid = raw->Exec("SELECT pg_backend_pid()");
+  ASSERT_TRUE(pid.ok()) << pid.error().ToString();
+  const std::string migration_pid(pid->Text(0, 0));
+  ASSERT_TRUE(raw->Exec("SET statement_timeout = '200ms'").ok());
+  auto slow = raw->Exec("SELECT pg_sleep(1)");
   ASSERT_FALSE(slow.ok());  // the timeout bites a statement of the session
-  auto migrated = MigratePostgresTo(*raw, "test database", kPostgresSchemaVersion);
-  ASSERT_TRUE(migrated.ok()) << migrated.error().ToString();
-  EXPECT_EQ(*PostgresSchemaVersion(*raw), kPostgresSchemaVersion);
+  ASSERT_TRUE(blocker->Exec("BEGIN; CREATE TABLE spans (held integer)").ok());
+
+  std::optional<Result<void>> migrated;
+  std::atomic<bool> migration_ended{false};
+  std::thread migration([&] {
+    migrated = MigratePostgresTo(*raw, "test database", kPostgresSchemaVersion);
+    migration_ended = true;
+  });
+  // Until the migration has waited for the lock well past its session's timeout (bounded: a migration
+  // that was cancelled, or never waits, ends the polling).
+  const std::string waited_sql = fmt::format(
+      "SELECT clock_timestamp() - query_start > interval '600 ms' FROM pg_stat_activity WHERE pid = {} "
+      "AND wait_event_type = 'Lock'",
+      migration_pid);
+  bool waited_past_timeout = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!waited_past_timeout && !migration_ended && std::chrono::steady_clock::now() < deadline) {
+    auto waiting = watcher->Exec(waited_sql);
+    if (!waiting.ok()) break;
+    waited_past_timeout = waiting->rows() == 1 && waiting->Text(0, 0) == "t";
+  }
+  EXPECT_TRUE(blocker->Exec("ROLLBACK").ok());
+  migration.join();
+  EXPECT_TRUE(waited_past_timeout);
+  ASSERT_TRUE(migrated.has_value());
+  ASSERT_TRUE(migrated->ok()) << migrated->error().ToString();
   auto timeout = raw->Exec("SHOW statement_timeout");
-  ASSERT_TRUE(timeout.ok());
-  EXPECT_EQ(timeout->Text(0, 0), "1ms");
+  ASSERT_TRUE(timeout.ok()) << timeout.error().ToString();
+  EXPECT_EQ(timeout->Text(0, 0), "200ms");
+  EXPECT_EQ(*PostgresSchemaVersion(*raw), kPostgresSchemaVersion);
 }
 
 }  // namespace
