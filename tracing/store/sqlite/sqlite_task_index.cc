@@ -63,6 +63,7 @@ std::string InsertPartsSql(int rows) {
 // Parts a statement inserts: an attempt of a call per trace writes a part a span, and a statement's own
 // cost (its cursors on the table and its two indexes) was most of a single part's.
 constexpr std::size_t kPartsPerInsert = 32;
+
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
   // An attempt without identity is a task_attempts row or held by its summary (sqlite_summary_attempts.h).
   static const std::string keys_sql = fmt::format(

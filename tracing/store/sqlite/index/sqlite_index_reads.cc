@@ -57,24 +57,33 @@ Result<std::vector<IndexSpan>> ReadIndexSpans(SqliteStatement* stmt, const std::
   return spans;
 }
 
-void BindPartKey(SqliteStatement& stmt, int first, const PartKey& key) {
+namespace {
+
+void BindPartKeyWith(SqliteStatement& stmt, int first, const PartKey& key, bool copy_text) {
+  const auto text = [&stmt, copy_text](int index, const std::string& value) {
+    if (copy_text) {
+      stmt.BindText(index, value);
+    } else {
+      stmt.BindTextUnowned(index, value);
+    }
+  };
   stmt.BindInt64(first, key.airflow ? 1 : 0);
-  stmt.BindText(first + 1, key.attempt.dag_id);
-  stmt.BindText(first + 2, key.attempt.task_id);
-  stmt.BindText(first + 3, key.attempt.run_id);
+  text(first + 1, key.attempt.dag_id);
+  text(first + 2, key.attempt.task_id);
+  text(first + 3, key.attempt.run_id);
   stmt.BindInt64(first + 4, key.attempt.try_number);
   stmt.BindInt64(first + 5, key.attempt.map_index);
-  stmt.BindText(first + 6, key.trace_key);
+  text(first + 6, key.trace_key);
+}
+
+}  // namespace
+
+void BindPartKey(SqliteStatement& stmt, int first, const PartKey& key) {
+  BindPartKeyWith(stmt, first, key, true);
 }
 
 void BindPartKeyUnowned(SqliteStatement& stmt, int first, const PartKey& key) {
-  stmt.BindInt64(first, key.airflow ? 1 : 0);
-  stmt.BindTextUnowned(first + 1, key.attempt.dag_id);
-  stmt.BindTextUnowned(first + 2, key.attempt.task_id);
-  stmt.BindTextUnowned(first + 3, key.attempt.run_id);
-  stmt.BindInt64(first + 4, key.attempt.try_number);
-  stmt.BindInt64(first + 5, key.attempt.map_index);
-  stmt.BindTextUnowned(first + 6, key.trace_key);
+  BindPartKeyWith(stmt, first, key, false);
 }
 
 Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndexes(
