@@ -131,6 +131,20 @@ void BindSums(SqliteStatement& stmt, int first, const task_index::PartSums& sums
   }
 }
 
+// RunManyRows through the connection's cached statements: `many_sql` of `rows_per_statement` rows of
+// `parameters_per_row` parameters each, `one_sql` of one.
+Result<void> RunManyRowsCached(
+    SqliteConnection& db, const std::string& many_sql, const std::string& one_sql, std::size_t rows,
+    std::size_t rows_per_statement, int parameters_per_row,
+    const std::function<void(SqliteStatement&, std::size_t row, int first)>& bind) {
+  if (rows == 0) return {};
+  auto many = db.PrepareCached(many_sql);
+  if (!many.ok()) return many.error();
+  auto one = db.PrepareCached(one_sql);
+  if (!one.ok()) return one.error();
+  return RunManyRows(**many, **one, rows, rows_per_statement, parameters_per_row, bind);
+}
+
 // Inserts the parts of these traces but those of an attempt without identity that names no
 // application, which its attempt row holds (sqlite_schema.cc, kPartsOnlyWithAppIdSchema), many to a
 // statement.
@@ -149,36 +163,31 @@ Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trac
         rows.push_back({ParseTraceId(trace_id), &trace_id, &key, &part});
     }
   }
-  if (rows.empty()) return {};
   static const std::string many_sql = InsertPartsSql(static_cast<int>(kPartsPerInsert));
   static const std::string one_sql = InsertPartsSql(1);
-  auto many = db.PrepareCached(many_sql);
-  if (!many.ok()) return many.error();
-  auto one = db.PrepareCached(one_sql);
-  if (!one.ok()) return one.error();
-  return RunManyRows(**many, **one, rows.size(), kPartsPerInsert, kPartParameters,
-                     [&rows](SqliteStatement& stmt, std::size_t at, int first) {
-                       const int base = first - 1;  // parameter n of the part is base + n
-                       const PartRow& row = rows[at];
-                       const Part& part = *row.part;
-                       BindPartKeyUnowned(stmt, base + 1, *row.key);
-                       if (row.trace_id) {
-                         stmt.BindBlobUnowned(base + 8, IdBytes(*row.trace_id));
-                       } else {
-                         BindIdHex(stmt, base + 8, *row.trace_hex);
-                       }
-                       stmt.BindTextUnowned(base + 9, part.name);
-                       if (part.app_id.empty()) {
-                         stmt.BindNull(base + 10);
-                       } else {
-                         stmt.BindTextUnowned(base + 10, part.app_id);
-                       }
-                       BindSums(stmt, base + 11, task_index::SumsOf(part));
-                       stmt.BindDouble(base + 22, part.top_impact);
-                       stmt.BindInt64(base + 23, part.operations);
-                       stmt.BindInt64(base + 24, part.failed_operations);
-                       stmt.BindInt64(base + 25, part.failed_jobs);
-                     });
+  return RunManyRowsCached(db, many_sql, one_sql, rows.size(), kPartsPerInsert, kPartParameters,
+                           [&rows](SqliteStatement& stmt, std::size_t at, int first) {
+                             const int base = first - 1;  // parameter n of the part is base + n
+                             const PartRow& row = rows[at];
+                             const Part& part = *row.part;
+                             BindPartKeyUnowned(stmt, base + 1, *row.key);
+                             if (row.trace_id) {
+                               stmt.BindBlobUnowned(base + 8, IdBytes(*row.trace_id));
+                             } else {
+                               BindIdHex(stmt, base + 8, *row.trace_hex);
+                             }
+                             stmt.BindTextUnowned(base + 9, part.name);
+                             if (part.app_id.empty()) {
+                               stmt.BindNull(base + 10);
+                             } else {
+                               stmt.BindTextUnowned(base + 10, part.app_id);
+                             }
+                             BindSums(stmt, base + 11, task_index::SumsOf(part));
+                             stmt.BindDouble(base + 22, part.top_impact);
+                             stmt.BindInt64(base + 23, part.operations);
+                             stmt.BindInt64(base + 24, part.failed_operations);
+                             stmt.BindInt64(base + 25, part.failed_jobs);
+                           });
 }
 
 // An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
@@ -324,14 +333,10 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   // are as many (RunManyRows); `bind` binds row `at`'s parameters from parameter `first` on (BindAttemptRow).
   Result<void> InsertAttemptRows(
       std::size_t count, const std::function<void(SqliteStatement&, std::size_t at, int first)>& bind) {
-    if (count == 0) return {};
     static const std::string chunk_sql = InsertAttemptsSql(static_cast<int>(kAttemptsPerInsert));
     static const std::string single_sql = InsertAttemptsSql(1);
-    auto chunk = db_.PrepareCached(chunk_sql);
-    if (!chunk.ok()) return chunk.error();
-    auto single = db_.PrepareCached(single_sql);
-    if (!single.ok()) return single.error();
-    return RunManyRows(**chunk, **single, count, kAttemptsPerInsert, kAttemptRowParameters, bind);
+    return RunManyRowsCached(db_, chunk_sql, single_sql, count, kAttemptsPerInsert, kAttemptRowParameters,
+                             bind);
   }
 
   // One row of InsertAttemptsSql (or its upsert) from parameter `first` on.
