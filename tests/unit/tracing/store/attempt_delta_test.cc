@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "tracing/store/task_index/task_index.h"
 
 namespace sparktrace::tracing::store::task_index {
@@ -83,8 +85,10 @@ TEST(AttemptDelta, ANewAttemptsRowAddsUpTheBatchsParts) {
   Part third = PartSpanning(15, 40, 1);  // no finding: its impact counts for nothing
   third.name = "etl.load";
   third.top_impact = 50;
-  const auto row =
-      RowOfNewParts({{"a", std::nullopt, first}, {"b", std::nullopt, second}, {"c", std::nullopt, third}});
+  // The row's name and top finding point into the changes, which must outlive it.
+  const std::vector<PartChange> changes = {
+      {"a", std::nullopt, first}, {"b", std::nullopt, second}, {"c", std::nullopt, third}};
+  const auto row = RowOfNewParts(changes);
   ASSERT_TRUE(row);
   EXPECT_EQ(row->name, "etl.load");
   EXPECT_EQ(row->sums.start_unix_nano, 10);
