@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 #include <system_error>
@@ -224,10 +225,15 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
 }
 
 std::string_view StoredName(std::string_view name, std::string& scratch) {
-  if (const std::optional<char> code = StoredWholeNameCode(name)) {
-    scratch.assign(1, *code);
-    return scratch;
-  }
+  // A name coded whole is its code byte, from a table that lives as long as the program: a writer
+  // binds it without a copy (most spans' names; a copy SQLite kept was an allocation a span).
+  static constexpr auto kCodeBytes = [] {
+    std::array<char, 256> bytes{};
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i);
+    return bytes;
+  }();
+  if (const std::optional<char> code = StoredWholeNameCode(name))
+    return {&kCodeBytes[static_cast<unsigned char>(*code)], 1};
   const std::string_view prefix = StoredNamePrefix();
   const bool prefixed = name.starts_with(prefix);
   if (!prefixed && (name.empty() || !IsStoredNameCode(name.front()))) return name;

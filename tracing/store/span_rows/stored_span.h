@@ -133,7 +133,8 @@ inline constexpr char kStoredNamePrefixCode = '\x01';
 inline constexpr char kStoredNameEscapeCode = '\x02';
 // Whether a stored name's first byte is a code (or reserved for one) rather than the name's own.
 inline constexpr bool IsStoredNameCode(char first) { return first >= '\x01' && first <= '\x1f'; }
-// The bytes a row keeps for `name`: `name` itself, or its coded form written into `scratch`.
+// The bytes a row keeps for `name`: `name` itself, a name coded whole as its code byte (in static
+// storage), or its prefix-coded or escaped form written into `scratch`.
 std::string_view StoredName(std::string_view name, std::string& scratch);
 // The name a row's bytes keep (StoredName undone).
 std::string NameOfStored(std::string_view stored);

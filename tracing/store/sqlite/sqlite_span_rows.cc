@@ -7,7 +7,6 @@
 #include <optional>
 #include <string_view>
 
-#include "tracing/store/span_rows/compact_attribute_dictionary.h"
 #include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
@@ -42,18 +41,8 @@ void BindOptionalInt(SqliteStatement& stmt, int index, std::optional<std::int64_
 }
 
 void BindStoredName(SqliteStatement& stmt, int index, std::string_view name) {
-  // A name coded whole is its code byte, bound from a table that lives as long as the program (most
-  // spans' names: a copy for SQLite to keep was an allocation a span).
-  static constexpr auto kBytes = [] {
-    std::array<char, 256> bytes{};
-    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i);
-    return bytes;
-  }();
-  if (const std::optional<char> code = StoredWholeNameCode(name)) {
-    stmt.BindTextUnowned(index, std::string_view(&kBytes[static_cast<unsigned char>(*code)], 1));
-    return;
-  }
-  // Another coded name lives in `coded` (StoredName fills it only then), which dies here: bound as a copy.
+  // A name StoredName spells into `coded` (a prefix-coded or escaped one), which dies here, is bound as a
+  // copy; the others (the name itself, a whole name's code byte in static storage) as they are.
   std::string coded;
   if (const std::string_view stored = StoredName(name, coded); coded.empty()) {
     stmt.BindTextUnowned(index, stored);
