@@ -16,14 +16,16 @@ import { assertNoCspViolations, assertNoErrors, seriousAxeViolations } from './c
 
 // The operation's shape (sim/execution.cc): a scan stage of SCAN_TASKS tasks of 8 MiB each, then a
 // reduce stage of a quarter as many; PROGRESS_STEPS progress responses, then BATCHES Arrow batches,
-// STEP_MS apart: about 5.6 s in all, of which 4 s of progress. The page opens at the first tasks
+// STEP_MS apart: about 9.8 s in all, of which 7 s of progress. The page opens at the first tasks
 // done and polls every 2 s: its first poll comes while the operation still runs, with a margin for a
-// slow (sanitizer) build, and the test stays quick.
+// slow (sanitizer) build and a loaded CI machine (at 400 ms a step, 4 s of progress, a clean-clone run
+// saw the operation end during the page's axe check and screenshot, before the poll that grows), and
+// the test stays quick.
 const SCAN_TASKS = 8;
 const TASKS_TOTAL = SCAN_TASKS + SCAN_TASKS / 4;
 const PROGRESS_STEPS = 10;
 const BATCHES = 4;
-const STEP_MS = 400;
+const STEP_MS = 700;
 const FINAL_BYTES_TEXT = `${SCAN_TASKS * 8} MiB read`;
 const OPERATION = 'spark_connect.operation';
 const PROGRESS_EVENT = 'spark.connect.progress';
