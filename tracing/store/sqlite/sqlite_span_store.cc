@@ -250,10 +250,15 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       std::vector<SummaryBatchSpan> summary_spans;
       std::size_t at = 0;
       bool upsert_decides = false;
-      for (const auto& [span_hex, i] : traces.at(trace_hex)) {
-        auto before = ReadStoredVersion(*db_, trace_hex, span_hex);
-        if (!before.ok()) return before.error();
-        if (*before && rows[i].name == tracing::kAirflowTaskSpanName) {
+      const BatchSpans& versions = traces.at(trace_hex);
+      std::vector<std::string_view> span_ids;
+      span_ids.reserve(versions.size());
+      for (const auto& [span_hex, i] : versions) span_ids.push_back(span_hex);
+      auto stored = ReadStoredVersions(*db_, trace_hex, span_ids);
+      if (!stored.ok()) return stored.error();
+      for (const auto& [span_hex, i] : versions) {
+        const auto before = stored->find(span_hex);
+        if (before != stored->end() && rows[i].name == tracing::kAirflowTaskSpanName) {
           upsert_decides = true;
           break;
         }
@@ -261,9 +266,9 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
         index_span.now = std::move(now_spans[at++]);
         SummaryBatchSpan& summary_span = summary_spans.emplace_back();
         summary_span.now = SummarySpanOf(rows[i]);
-        if (*before) {
-          index_span.before = std::move((*before)->index);
-          summary_span.before = std::move((*before)->summary);
+        if (before != stored->end()) {
+          index_span.before = std::move(before->second.index);
+          summary_span.before = std::move(before->second.summary);
         }
       }
       if (upsert_decides) {

@@ -372,6 +372,42 @@ TEST_P(SpanStoreConformance, DeliveringABatchTwiceChangesNothing) {
   EXPECT_EQ(attempts->rows[0].span_count, 2);
 }
 
+// A batch that sends many of a stored trace's spans again, among new ones: the stores read the stored
+// versions a batch replaces in groups (SQLite: 32 to a query), and every one of them must be taken
+// back out of the summary and the index, or the trace and its attempt count it twice.
+TEST_P(SpanStoreConformance, ABatchResendingManyStoredSpansCountsEachSpanOnce) {
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  constexpr std::uint64_t kStored = 100;
+  constexpr std::uint64_t kNew = 50;
+  std::vector<Span> stored;
+  for (std::uint64_t span = 1; span <= kStored; ++span) {
+    stored.push_back(
+        MakeSpan(1, span, span == 1 ? 0 : 1, "call", kBase + span * kMs, kBase + (span + 1) * kMs));
+  }
+  ASSERT_TRUE(store->Write(stored).ok());
+
+  // Every stored span again, every third of them failed now, and new spans after them.
+  std::vector<Span> again = stored;
+  std::uint64_t errors = 0;
+  for (std::size_t at = 0; at < again.size(); at += 3, ++errors) again[at].status_code = StatusCode::kError;
+  for (std::uint64_t span = kStored + 1; span <= kStored + kNew; ++span) {
+    again.push_back(MakeSpan(1, span, 1, "call", kBase + span * kMs, kBase + (span + 1) * kMs));
+  }
+  ASSERT_TRUE(store->Write(again).ok());
+
+  auto listed = store->ListTraces({});
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].span_count, kStored + kNew);
+  EXPECT_EQ((*listed)[0].error_count, errors);
+  EXPECT_EQ((*listed)[0].end_time_unix_nano, kBase + (kStored + kNew + 1) * kMs);
+  auto attempts = store->ListTaskAttempts({});
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->total, 1);
+  EXPECT_EQ(attempts->rows[0].span_count, static_cast<std::int64_t>(kStored + kNew));
+}
+
 TEST_P(SpanStoreConformance, AReaderCannotWrite) {
   { ASSERT_NE(OpenStore(), nullptr); }
   auto reader = OpenReader();

@@ -131,6 +131,43 @@ Result<std::map<std::string, task_index::StoredTraceIndex>> ReadStoredTraceIndex
   return indexes;
 }
 
+namespace {
+
+// The stored span on `select`'s row, whose columns are SpansForIndexSql's.
+StoredSpanVersion StoredVersionOnRow(const SqliteStatement& select) {
+  // IndexSpanColumnsSql's first ten columns are the span's own (span_table_sql.cc).
+  const auto text = [&select](int column) -> std::optional<std::string> {
+    if (select.ColumnIsNull(column)) return std::nullopt;
+    return select.ColumnText(column);
+  };
+  SummarySpan summary;
+  summary.root = select.ColumnIsNull(1);
+  summary.name = select.ColumnText(2);
+  summary.start_unix_nano = select.ColumnInt64(3);
+  summary.end_unix_nano = select.ColumnInt64(4);
+  summary.error = select.ColumnInt64(5) == 2;
+  summary.dag_id = text(6);
+  summary.task_id = text(7);
+  summary.run_id = text(8);
+  if (!select.ColumnIsNull(9)) summary.try_number = select.ColumnInt64(9);
+  return StoredSpanVersion{IndexSpanFrom(StatementColumns(select), 0), std::move(summary)};
+}
+
+// The stored spans of trace ?1 among the ids ?2 to ?(kStoredVersionsPerRead + 1); an unused one is NULL,
+// which matches no span. One seek an id in one run of the statement, where a query an id ran the
+// statement's program once a span (~10k instructions a span of a long trace, most of its reads).
+constexpr int kStoredVersionsPerRead = 32;
+const std::string& StoredVersionsSql() {
+  static const std::string sql = [] {
+    std::string in;
+    for (int i = 0; i < kStoredVersionsPerRead; ++i) in += fmt::format("{}?{}", i == 0 ? "" : ", ", i + 2);
+    return fmt::format("{} AND span_id IN ({})", SpansForIndexSql(), in);
+  }();
+  return sql;
+}
+
+}  // namespace
+
 Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, std::string_view trace_id,
                                                            std::string_view span_id) {
   static const std::string span_sql = SpanForIndexSql();
@@ -143,26 +180,39 @@ Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db,
   auto row = select.Step();
   if (!row.ok()) return row.error();
   std::optional<StoredSpanVersion> version;
-  if (*row) {
-    // IndexSpanColumnsSql's first ten columns are the span's own (span_table_sql.cc).
-    const auto text = [&select](int column) -> std::optional<std::string> {
-      if (select.ColumnIsNull(column)) return std::nullopt;
-      return select.ColumnText(column);
-    };
-    SummarySpan summary;
-    summary.root = select.ColumnIsNull(1);
-    summary.name = select.ColumnText(2);
-    summary.start_unix_nano = select.ColumnInt64(3);
-    summary.end_unix_nano = select.ColumnInt64(4);
-    summary.error = select.ColumnInt64(5) == 2;
-    summary.dag_id = text(6);
-    summary.task_id = text(7);
-    summary.run_id = text(8);
-    if (!select.ColumnIsNull(9)) summary.try_number = select.ColumnInt64(9);
-    version = StoredSpanVersion{IndexSpanFrom(StatementColumns(select), 0), std::move(summary)};
-  }
+  if (*row) version = StoredVersionOnRow(select);
   select.Reset();
   return version;
+}
+
+Result<StoredVersions> ReadStoredVersions(SqliteConnection& db, std::string_view trace_id,
+                                          const std::vector<std::string_view>& span_ids) {
+  auto read = db.PrepareCached(StoredVersionsSql());
+  if (!read.ok()) return read.error();
+  SqliteStatement& select = **read;
+  StoredVersions versions;
+  for (std::size_t first = 0; first < span_ids.size(); first += kStoredVersionsPerRead) {
+    select.Reset();
+    BindIdHex(select, 1, trace_id);
+    for (int i = 0; i < kStoredVersionsPerRead; ++i) {
+      const std::size_t at = first + static_cast<std::size_t>(i);
+      if (at < span_ids.size()) {
+        BindIdHex(select, i + 2, span_ids[at]);
+      } else {
+        select.BindNull(i + 2);
+      }
+    }
+    while (true) {
+      auto row = select.Step();
+      if (!row.ok()) return row.error();
+      if (!*row) break;
+      StoredSpanVersion version = StoredVersionOnRow(select);
+      std::string span_id = version.index.span_id;
+      versions.insert_or_assign(std::move(span_id), std::move(version));
+    }
+  }
+  select.Reset();  // a finished read still pins its snapshot until reset
+  return versions;
 }
 
 Result<void> WriteAwaitedParents(SqliteConnection& db,
