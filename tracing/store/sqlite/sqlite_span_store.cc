@@ -253,8 +253,8 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       const BatchSpans& versions = traces.at(trace_hex);
       std::vector<std::string_view> span_ids;
       span_ids.reserve(versions.size());
-      for (const auto& [span_hex, i] : versions) span_ids.push_back(span_hex);
-      auto stored = ReadStoredVersions(*db_, trace_hex, span_ids);
+      for (const auto& [span_hex, i] : versions) span_ids.push_back(IdBytes(sources[i]->span_id));
+      auto stored = ReadStoredVersions(*db_, IdBytes(sources[versions.begin()->second]->trace_id), span_ids);
       if (!stored.ok()) return stored.error();
       for (const auto& [span_hex, i] : versions) {
         const auto before = stored->find(span_hex);

@@ -185,19 +185,19 @@ Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db,
   return version;
 }
 
-Result<StoredVersions> ReadStoredVersions(SqliteConnection& db, std::string_view trace_id,
-                                          const std::vector<std::string_view>& span_ids) {
+Result<StoredVersions> ReadStoredVersions(SqliteConnection& db, std::string_view trace_id_bytes,
+                                          const std::vector<std::string_view>& span_id_bytes) {
   auto read = db.PrepareCached(StoredVersionsSql());
   if (!read.ok()) return read.error();
   SqliteStatement& select = **read;
   StoredVersions versions;
-  for (std::size_t first = 0; first < span_ids.size(); first += kStoredVersionsPerRead) {
+  for (std::size_t first = 0; first < span_id_bytes.size(); first += kStoredVersionsPerRead) {
     select.Reset();
-    BindIdHex(select, 1, trace_id);
+    select.BindBlobUnowned(1, trace_id_bytes);
     for (int i = 0; i < kStoredVersionsPerRead; ++i) {
       const std::size_t at = first + static_cast<std::size_t>(i);
-      if (at < span_ids.size()) {
-        BindIdHex(select, i + 2, span_ids[at]);
+      if (at < span_id_bytes.size()) {
+        select.BindBlobUnowned(i + 2, span_id_bytes[at]);
       } else {
         select.BindNull(i + 2);
       }

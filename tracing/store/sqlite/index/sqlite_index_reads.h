@@ -68,11 +68,12 @@ struct StoredSpanVersion {
 };
 Result<std::optional<StoredSpanVersion>> ReadStoredVersion(SqliteConnection& db, std::string_view trace_id,
                                                            std::string_view span_id);
-// The stored versions of some spans of one trace (hex ids, any order), by span id (hex); a span not
-// stored is absent. A few queries for all, where ReadStoredVersion is one a span.
+// The stored versions of some spans of one trace, by span id (hex); a span not stored is absent. The
+// ids are given as their bytes (16 and 8, any order), bound without copies: they must outlive the call.
+// A few queries for all, where ReadStoredVersion is one a span.
 using StoredVersions = std::map<std::string, StoredSpanVersion, std::less<>>;
-Result<StoredVersions> ReadStoredVersions(SqliteConnection& db, std::string_view trace_id,
-                                          const std::vector<std::string_view>& span_ids);
+Result<StoredVersions> ReadStoredVersions(SqliteConnection& db, std::string_view trace_id_bytes,
+                                          const std::vector<std::string_view>& span_id_bytes);
 
 // Records the parents each trace's spans wait for (traces.awaited_parents; nullopt: NULL, unknown).
 Result<void> WriteAwaitedParents(SqliteConnection& db,
