@@ -10,6 +10,7 @@
 #include "tracing/store/span_rows/shared/shared_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
 #include "tracing/store/task_index/attempt_row_sql.h"
 #include "tracing/store/task_index/index_columns.h"
 
@@ -257,8 +258,8 @@ VALUES {}
 }
 
 const std::string& AttemptRowColumnsSql() {
-  static const std::string columns =
-      AttemptRowReadColumnsSql("task_attempts", "group_concat(lower(hex(p.trace_id)), ',')");
+  static const std::string columns = AttemptRowReadColumnsSql(
+      "task_attempts", "group_concat(lower(hex(p.trace_id)), ',')", kHeldTracesOfRowSql);
   return columns;
 }
 

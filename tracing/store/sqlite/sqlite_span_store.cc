@@ -19,6 +19,7 @@
 #include "tracing/store/sqlite/client/sqlite_transaction.h"
 #include "tracing/store/sqlite/index/sqlite_attempt_list.h"
 #include "tracing/store/sqlite/index/sqlite_index_reads.h"
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
 #include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
 #include "tracing/store/sqlite/rows/sqlite_new_summaries.h"
 #include "tracing/store/sqlite/rows/sqlite_span_upserts.h"
@@ -225,18 +226,29 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       summary.awaited_parents = &awaited_of.back();
       summary.holds_attempt = task_index::NewTraceSummaryHoldsAttempt(index_spans, summary.row);
     }
-    auto inserted = new_summaries_->Insert(summaries);
-    if (!inserted.ok()) return inserted.error();
-    std::map<std::string, std::vector<IndexSpan>> created;
+    std::vector<bool> is_new(summaries.size(), true);
+    if (auto marked = new_summaries_->MarkStored(summaries, is_new); !marked.ok()) return marked.error();
+    // A new trace's parts (none for one whose summary holds its attempt): its summary may hold the one
+    // (index/sqlite_summary_attempts.h), which then gets no row.
+    PartsByTrace created;
     std::map<std::string, std::vector<IndexSpan>> existing;
-    std::set<std::string> held;  // new traces whose summary holds their attempt
+    std::set<std::string> held_parts;
     std::size_t at_trace = 0;
     for (const auto& [trace_hex, versions] : traces) {
-      const bool is_new = (*inserted)[at_trace];
-      if (is_new && summaries[at_trace].holds_attempt) held.emplace(trace_hex);
-      (is_new ? created : existing).emplace(trace_hex, std::move(index_spans_of[at_trace]));
-      ++at_trace;
+      NewSummary& summary = summaries[at_trace];
+      std::vector<IndexSpan>& index_spans = index_spans_of[at_trace++];
+      if (!is_new[at_trace - 1]) {
+        existing.emplace(trace_hex, std::move(index_spans));
+        continue;
+      }
+      if (summary.holds_attempt) continue;
+      std::string trace_id(trace_hex);
+      std::map<PartKey, Part> parts = PartsOfTrace(trace_id, index_spans);
+      summary.held_part_map_index = MapIndexOfHeldPart(parts, summary.row);
+      if (summary.held_part_map_index) held_parts.insert(trace_id);
+      created.emplace(std::move(trace_id), std::move(parts));
     }
+    if (auto inserted = new_summaries_->InsertNew(summaries, is_new); !inserted.ok()) return inserted.error();
 
     // The stored versions of the spans a batch writes to existing traces, read before the upsert
     // replaces them: what the summary and the task index take back out of a trace for a new version.
@@ -279,6 +291,9 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       summary_batch.emplace(trace_hex, std::move(summary_spans));
     }
 
+    // A part a changing summary holds becomes a row first: the index reads it back as it was.
+    if (auto released = ReleaseHeldParts(*db_, existing); !released.ok()) return released.error();
+
     // Many to a statement, in key order (rows/sqlite_span_upserts.h).
     auto upserted = span_upserts_->Upsert(rows, sources);
     if (!upserted.ok()) return upserted.error();
@@ -291,7 +306,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     for (const std::string& trace_hex : reread) {
       if (auto summarised = UpdateSummary(trace_hex, nullptr); !summarised.ok()) return summarised.error();
     }
-    if (auto indexed = IndexNewTraces(*db_, created, held); !indexed.ok()) return indexed.error();
+    if (auto indexed = IndexNewTraces(*db_, created, held_parts); !indexed.ok()) return indexed.error();
     if (auto updated = UpdateTaskIndex(*db_, index_batch); !updated.ok()) return updated.error();
     return RefreshTaskIndex(*db_, reread);
   });

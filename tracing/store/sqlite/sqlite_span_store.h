@@ -46,7 +46,7 @@ class SqliteSpanStore final : public SpanStore {
  public:
   // The schema version this build writes (PRAGMA user_version). Older databases are migrated by a
   // writer's Open; newer ones are refused.
-  static constexpr std::int64_t kSchemaVersion = 17;
+  static constexpr std::int64_t kSchemaVersion = 18;
 
   // Opens (a writer creates the file, its parent directories and the schema; a reader requires an
   // existing, current database). Fails with a clear error for an unwritable or corrupt path, a file

@@ -65,11 +65,13 @@ std::string InsertPartsSql(int rows) {
 constexpr std::size_t kPartsPerInsert = 32;
 
 Result<std::set<PartKey>> KeysOfTraces(SqliteConnection& db, const std::vector<std::string>& trace_ids) {
-  // An attempt without identity is a task_attempts row or held by its summary (sqlite_summary_attempts.h).
+  // An attempt without identity is a task_attempts row or held by its summary (sqlite_summary_attempts.h);
+  // an Airflow part is a row or held by its summary (index/sqlite_summary_attempts.h).
   static const std::string keys_sql = fmt::format(
       "SELECT {0} FROM attempt_parts WHERE {1} UNION ALL SELECT {0} FROM task_attempts WHERE {2} "
-      "UNION ALL SELECT 0, '', '', '', 0, -1, trace_id FROM traces WHERE trace_id = ?2 AND attempt = 1",
-      kKeyColumns, kPartsOfTraceSql, kAttemptWithoutIdentitySql);
+      "UNION ALL SELECT 0, '', '', '', 0, -1, trace_id FROM traces WHERE trace_id = ?2 AND attempt = 1 "
+      "UNION ALL SELECT {0} FROM ({3})",
+      kKeyColumns, kPartsOfTraceSql, kAttemptWithoutIdentitySql, HeldPartRowsSql("trace_id = ?2"));
   auto stmt = db.PrepareCached(keys_sql);
   if (!stmt.ok()) return stmt.error();
   SqliteStatement* select = *stmt;
@@ -97,7 +99,10 @@ Result<void> DeleteParts(SqliteConnection& db, const std::vector<std::string>& t
       fmt::format("DELETE FROM attempt_parts WHERE {}", kPartsOfTraceSql);
   static const std::string delete_other_sql =
       fmt::format("DELETE FROM attempt_parts WHERE {}", kPartWithoutIdentitySql);
-  for (const std::string* sql : {&delete_airflow_sql, &delete_other_sql}) {
+  // A part the summary holds goes with the rows (index/sqlite_summary_attempts.h).
+  static const std::string release_held_sql =
+      "UPDATE traces SET attempt = NULL, map_index = NULL WHERE trace_id = ?2 AND attempt = 2";
+  for (const std::string* sql : {&delete_airflow_sql, &delete_other_sql, &release_held_sql}) {
     auto stmt = db.PrepareCached(*sql);
     if (!stmt.ok()) return stmt.error();
     SqliteStatement* remove = *stmt;
@@ -146,9 +151,11 @@ Result<void> RunManyRowsCached(
 }
 
 // Inserts the parts of these traces but those of an attempt without identity that names no
-// application, which its attempt row holds (sqlite_schema.cc, kPartsOnlyWithAppIdSchema), many to a
-// statement.
-Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trace) {
+// application, which its attempt row holds (sqlite_schema.cc, kPartsOnlyWithAppIdSchema), and a trace's
+// only part its summary holds (index/sqlite_summary_attempts.h), many to a statement: `held` are the traces
+// whose summary holds their part already; the others' summaries are asked to when `hold` is set.
+Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trace,
+                         const std::set<std::string>& held, bool hold) {
   // Bound without copies: the parts and their ids outlive each statement's run (RunManyRows).
   struct PartRow {
     std::optional<TraceId> trace_id;  // nullopt: not an id this store wrote (bound as its text)
@@ -158,6 +165,12 @@ Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trac
   };
   std::vector<PartRow> rows;
   for (const auto& [trace_id, parts] : parts_by_trace) {
+    if (held.contains(trace_id)) continue;
+    if (hold && parts.size() == 1 && SummaryMayHoldPart(parts.begin()->first, parts.begin()->second)) {
+      auto holds = HoldPartInSummary(db, trace_id, parts.begin()->first, parts.begin()->second);
+      if (!holds.ok()) return holds.error();
+      if (*holds) continue;
+    }
     for (const auto& [key, part] : parts) {
       if (key.airflow || !part.app_id.empty())
         rows.push_back({ParseTraceId(trace_id), &trace_id, &key, &part});
@@ -190,9 +203,10 @@ Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trac
                            });
 }
 
-// An attempt's row is the sum of its parts; no parts left, no row. An upsert, not a delete and insert:
-// the settled figures stay on the row (AttemptRowUpsertSql says how it is updated). Its traces are
-// read from its parts (AttemptRowColumnsSql), not kept on it.
+// An attempt's row is the sum of its parts, rows and held ones (index/sqlite_summary_attempts.h, whose
+// figures but the summary's are nothing: no finding among them); no parts left, no row. An upsert, not
+// a delete and insert: the settled figures stay on the row (AttemptRowUpsertSql says how it is
+// updated). Its traces are read from its parts (AttemptRowColumnsSql), not kept on it.
 constexpr std::string_view kAggregateSelectSql = R"sql(
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
@@ -205,17 +219,25 @@ SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, max(name), '', min(start_unix_nano),
           AND p.top_finding IS NOT NULL ORDER BY p.top_impact DESC LIMIT 1),
        CASE WHEN sum(open_count) > 0 THEN 'running' WHEN sum(error_count) > 0 THEN 'failed' ELSE 'success' END,
        ?8
-FROM attempt_parts WHERE airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5
-  AND map_index = ?6 AND trace_key = ?7
+FROM (SELECT name, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+             compute_ms, io_write_ms, idle_ms, finding_count
+      FROM attempt_parts WHERE airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4
+        AND try_number = ?5 AND map_index = ?6 AND trace_key = ?7
+      UNION ALL
+      SELECT name, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
+             compute_ms, io_write_ms, idle_ms, finding_count FROM ({}))
 HAVING count(*) > 0
 )sql";
 
 Result<void> Reaggregate(SqliteConnection& db, const std::set<PartKey>& keys, std::int64_t now) {
   if (keys.empty()) return {};
-  static const std::string aggregate_sql = std::string(kAggregateSelectSql) + AttemptRowUpsertSql("max");
-  static const std::string remove_sql =
-      fmt::format("DELETE FROM task_attempts WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {})",
-                  kPartKeyMatchSql, kPartKeyMatchSql);
+  static const std::string aggregate_sql =
+      fmt::format(fmt::runtime(kAggregateSelectSql), HeldPartRowsSql(kHeldPartKeyMatchSql)) +
+      AttemptRowUpsertSql("max");
+  static const std::string remove_sql = fmt::format(
+      "DELETE FROM task_attempts WHERE {0} AND NOT EXISTS (SELECT 1 FROM attempt_parts WHERE {0}) AND NOT "
+      "EXISTS (SELECT 1 FROM traces WHERE attempt = 2 AND {1})",
+      kPartKeyMatchSql, kHeldPartKeyMatchSql);
   auto prepared_upsert = db.PrepareCached(aggregate_sql);
   if (!prepared_upsert.ok()) return prepared_upsert.error();
   SqliteStatement* upsert = *prepared_upsert;
@@ -246,6 +268,10 @@ constexpr std::size_t kAttemptsPerInsert = 32;
 class SqliteTaskIndex final : public TaskIndexDialect {
  public:
   explicit SqliteTaskIndex(SqliteConnection& db) : db_(db) {}
+  // For traces the transaction created: their summaries in `held_parts` hold their one part, and no
+  // other summary can (the writer asked when it wrote them, sqlite_span_store.cc).
+  SqliteTaskIndex(SqliteConnection& db, const std::set<std::string>& held_parts)
+      : db_(db), held_parts_(&held_parts), hold_(false) {}
 
   Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
     return store::KeysOfTraces(db_, trace_ids);
@@ -283,7 +309,11 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     return store::WriteAwaitedParents(db_, awaited_by_trace);
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
-    if (auto inserted = store::InsertParts(db_, parts_by_trace); !inserted.ok()) return inserted.error();
+    static const std::set<std::string> kNone;
+    if (auto inserted =
+            store::InsertParts(db_, parts_by_trace, held_parts_ != nullptr ? *held_parts_ : kNone, hold_);
+        !inserted.ok())
+      return inserted.error();
     // A part without identity is its attempt's row (AddUp writes it from here).
     for (const auto& [trace_id, parts] : parts_by_trace) {
       for (const auto& [key, part] : parts) {
@@ -389,6 +419,8 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   }
 
   SqliteConnection& db_;
+  const std::set<std::string>* held_parts_ = nullptr;
+  bool hold_ = true;
   // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
   std::map<PartKey, Part> parts_without_identity_;
 };
@@ -400,10 +432,10 @@ Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::strin
   return task_index::Refresh(dialect, trace_ids);
 }
 
-Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces,
-                            const std::set<std::string>& held) {
-  SqliteTaskIndex dialect(db);
-  return task_index::AddNewTraces(dialect, traces, held);
+Result<void> IndexNewTraces(SqliteConnection& db, const PartsByTrace& parts_by_trace,
+                            const std::set<std::string>& held_parts) {
+  SqliteTaskIndex dialect(db, held_parts);
+  return task_index::AddNewTraceParts(dialect, parts_by_trace);
 }
 
 Result<void> UpdateTaskIndex(SqliteConnection& db, const task_index::BatchOfTraces& batch) {

@@ -26,12 +26,13 @@ class SqliteConnection;
 // Recomputes the parts of these traces (hex ids) from their spans and the rows of every attempt they
 // had or now have. Call inside the write transaction that changed the spans.
 Result<void> RefreshTaskIndex(SqliteConnection& db, const std::vector<std::string>& trace_ids);
-// Adds traces that the current transaction created (none of their spans was stored before), from the
-// spans themselves: no read-back. The result is what RefreshTaskIndex would compute. `held`: those of
-// them whose summary row, written by the same transaction, holds their attempt (no task_attempts row;
-// index/sqlite_summary_attempts.h).
-Result<void> IndexNewTraces(SqliteConnection& db, const std::map<std::string, std::vector<IndexSpan>>& traces,
-                            const std::set<std::string>& held);
+// Adds traces that the current transaction created (none of their spans was stored before), from their
+// parts, computed from the spans themselves (PartsOfTrace): no read-back. The result is what
+// RefreshTaskIndex would compute. A trace whose summary row, written by the same transaction, holds its
+// attempt (index/sqlite_summary_attempts.h) is not among them; `held_parts`: those whose summary row holds
+// their one part (index/sqlite_summary_attempts.h), which then gets no row.
+Result<void> IndexNewTraces(SqliteConnection& db, const PartsByTrace& parts_by_trace,
+                            const std::set<std::string>& held_parts);
 // Brings the index up to date with a batch written to traces that had spans already, re-reading only
 // the traces whose parts the batch alone cannot settle (task_index/task_index.h, Update).
 Result<void> UpdateTaskIndex(SqliteConnection& db, const task_index::BatchOfTraces& batch);

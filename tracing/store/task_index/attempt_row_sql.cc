@@ -30,16 +30,22 @@ ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
                      greatest);
 }
 
-std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trace_list) {
+std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trace_list,
+                                     std::string_view held_traces) {
   std::string columns(kAttemptRowColumns);
   constexpr std::string_view kTraceIds = "trace_ids";
-  columns.replace(
-      columns.find(kTraceIds), kTraceIds.size(),
-      fmt::format("CASE WHEN {0}.airflow = 0 THEN {0}.trace_key ELSE (SELECT {1} FROM attempt_parts p "
-                  "WHERE p.airflow = 1 AND p.dag_id = {0}.dag_id AND p.task_id = {0}.task_id AND "
-                  "p.run_id = {0}.run_id AND p.try_number = {0}.try_number AND p.map_index = "
-                  "{0}.map_index AND p.trace_key = {0}.trace_key) END",
-                  row, trace_list));
+  const std::string parts_match = fmt::format(
+      "p.airflow = 1 AND p.dag_id = {0}.dag_id AND p.task_id = {0}.task_id AND p.run_id = {0}.run_id AND "
+      "p.try_number = {0}.try_number AND p.map_index = {0}.map_index AND p.trace_key = {0}.trace_key",
+      row);
+  const std::string parts =
+      held_traces.empty()
+          ? fmt::format("attempt_parts p WHERE {}", parts_match)
+          : fmt::format("(SELECT p.trace_id FROM attempt_parts p WHERE {} UNION ALL {} ORDER BY 1) p",
+                        parts_match, fmt::format(fmt::runtime(held_traces), row));
+  columns.replace(columns.find(kTraceIds), kTraceIds.size(),
+                  fmt::format("CASE WHEN {0}.airflow = 0 THEN {0}.trace_key ELSE (SELECT {1} FROM {2}) END",
+                              row, trace_list, parts));
   return columns;
 }
 

@@ -100,6 +100,11 @@ Result<void> AddNewTraces(TaskIndexDialect& dialect,
     if (held.contains(trace_id)) continue;
     parts_by_trace.emplace(trace_id, PartsOfTrace(trace_id, spans));
   }
+  return AddNewTraceParts(dialect, parts_by_trace);
+}
+
+Result<void> AddNewTraceParts(TaskIndexDialect& dialect, const PartsByTrace& parts_by_trace) {
+  if (parts_by_trace.empty()) return {};
   PartChanges airflow_changes;  // their attempts may have parts in other traces: added to their rows
   std::vector<WholeAttemptPart> whole;
   for (const auto& [trace_id, parts] : parts_by_trace) {

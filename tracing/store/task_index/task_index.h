@@ -39,6 +39,8 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch);
 Result<void> AddNewTraces(TaskIndexDialect& dialect,
                           const std::map<std::string, std::vector<IndexSpan>>& traces,
                           const std::set<std::string>& held);
+// The same from the new traces' parts (PartsOfTrace), which the caller computed: the held traces left out.
+Result<void> AddNewTraceParts(TaskIndexDialect& dialect, const PartsByTrace& parts_by_trace);
 // Drops the parts of these traces (about to be deleted) and adds up again the attempts they were of.
 Result<void> Forget(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids);
 

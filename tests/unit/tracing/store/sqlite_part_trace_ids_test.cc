@@ -100,11 +100,13 @@ TEST_F(SqlitePartTraceIdsTest, PartsKeepTraceIdsAsBlobsAndEveryReadAnswersInHex)
   ASSERT_TRUE(store->Write(AttemptOfCalls()).ok());
   ASSERT_TRUE(store->Write(std::vector<Span>{Application(kBase + kMs)}).ok());
 
-  // Four parts of the DAG run's trace, three of the calls' attempt, the application's: all BLOB ids.
+  // Four parts of the DAG run's trace and the application's as rows, all BLOB ids; the three of the
+  // calls' attempt held by their summaries (index/sqlite_summary_attempts.h).
   EXPECT_EQ(
       Count("SELECT count(*) FROM attempt_parts WHERE typeof(trace_id) = 'blob' AND length(trace_id) = 16"),
-      8);
-  EXPECT_EQ(Count("SELECT count(*) FROM attempt_parts"), 8);
+      5);
+  EXPECT_EQ(Count("SELECT count(*) FROM attempt_parts"), 5);
+  EXPECT_EQ(Count("SELECT count(*) FROM traces WHERE attempt = 2"), 3);
   EXPECT_EQ(Count(fmt::format("SELECT count(*) FROM attempt_parts WHERE airflow = 0 AND trace_key = '{}'",
                               ToHex(TraceIdOf(300)))),
             1);

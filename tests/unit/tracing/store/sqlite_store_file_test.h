@@ -19,14 +19,29 @@
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/client/sqlite_statement.h"
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
 #include "tracing/store/sqlite/rows/sqlite_attribute_sets.h"
 #include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::tracing::store {
 
-// What schema version 17 changed (index/sqlite_index_schema.h, kPartTraceIdBlobsSchema): the parts'
-// trace ids hex text again. The undo SQL of every older version starts with it.
-inline constexpr std::string_view kUndoVersionSeventeenSql =
+// What schema version 18 changed (index/sqlite_index_schema.h, kHeldPartsSchema): each part a summary
+// holds gets the attempt_parts row version 17 wrote for it (index/sqlite_summary_attempts.h), and the column
+// and index go. The undo SQL of every older version starts with it.
+inline const std::string kUndoVersionEighteenSql =
+    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
+    "trace_id, "
+    "name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+    "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
+    "failed_operation_count, failed_job_count) " +
+    HeldPartRowsSql("1") +
+    "; UPDATE traces SET attempt = NULL WHERE attempt = 2; DROP INDEX traces_held_parts; "
+    "ALTER TABLE traces DROP COLUMN map_index; ";
+
+// What schema version 17 changed (index/sqlite_index_schema.h, kPartTraceIdBlobsSchema), and version
+// 18: the parts' trace ids hex text again.
+inline const std::string kUndoVersionSeventeenSql =
+    kUndoVersionEighteenSql +
     "UPDATE attempt_parts SET trace_id = lower(hex(trace_id)) WHERE typeof(trace_id) = 'blob'; ";
 
 // What schema versions 16 and 17 changed (sqlite_schema.cc, kWholeNamesSchema), for a test that turns a

@@ -47,13 +47,18 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
         "AND p.try_number = task_attempts.try_number AND p.map_index = task_attempts.map_index AND "
         "p.trace_key = task_attempts.trace_key AND p.trace_id IN ({0})) "
         // an attempt without identity may have no part row (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
-        "OR (task_attempts.airflow = 0 AND task_attempts.trace_key IN ({0})))",
+        "OR (task_attempts.airflow = 0 AND task_attempts.trace_key IN ({0})) "
+        // nor an Airflow part its summary holds (index/sqlite_summary_attempts.h)
+        "OR EXISTS (SELECT 1 FROM traces h WHERE h.attempt = 2 AND h.trace_id IN ({0}) AND h.dag_id = "
+        "task_attempts.dag_id AND h.task_id = task_attempts.task_id AND h.run_id = task_attempts.run_id AND "
+        "h.try_number = task_attempts.try_number AND h.map_index = task_attempts.map_index AND "
+        "task_attempts.airflow = 1 AND task_attempts.trace_key = ''))",
         placeholders);
     held_trace_match = fmt::format("trace_id IN ({})", placeholders);
   }
   // Binds one arm's parameters from `index` on: the conditions, then (rows) the parts' trace ids (BLOBs
-  // since schema version 17) and the trace keys of attempts without identity (BLOBs since version 10),
-  // or (held) the summaries' trace ids.
+  // since schema version 17), the trace keys of attempts without identity (BLOBs since version 10) and
+  // the ids of the summaries holding a part, or (held) the summaries' trace ids.
   const auto bind = [&filter, &conditions](SqliteStatement& stmt, int index, bool held_arm) {
     if (held_arm && filter.trace_ids) {
       for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
@@ -69,7 +74,7 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
       }
     }
     if (!held_arm && filter.trace_ids) {
-      for (int list = 0; list < 2; ++list) {
+      for (int list = 0; list < 3; ++list) {
         for (const std::string& trace_id : *filter.trace_ids) BindIdHex(stmt, index++, trace_id);
       }
     }

@@ -6,6 +6,7 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 #include "tracing/store/task_index/index_columns.h"
 
@@ -24,11 +25,12 @@ constexpr std::string_view kStoredPartColumns =
     "end_unix_nano, span_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, "
     "finding_count, top_finding, top_impact, operation_count, failed_operation_count, failed_job_count";
 const std::string& StoredPartsSql() {
+  // And the part its summary holds, if it does (index/sqlite_summary_attempts.h).
   static const std::string sql = fmt::format(
       "SELECT {0} FROM attempt_parts WHERE airflow = 1 AND trace_id = ?2 UNION ALL SELECT {0} FROM "
       "attempt_parts WHERE airflow = 0 AND dag_id = '' AND task_id = '' AND run_id = '' AND try_number = 0 "
-      "AND map_index = -1 AND trace_key = ?1 AND trace_id = ?2",
-      kStoredPartColumns);
+      "AND map_index = -1 AND trace_key = ?1 AND trace_id = ?2 UNION ALL SELECT {0} FROM ({1})",
+      kStoredPartColumns, HeldPartRowsSql("trace_id = ?2"));
   return sql;
 }
 

@@ -78,4 +78,14 @@ CREATE INDEX task_attempts_by_state ON task_attempts (state, start_unix_nano);
 inline constexpr std::string_view kPartTraceIdBlobsSchema =
     "UPDATE attempt_parts SET trace_id = sparktrace_unhex(trace_id)";
 
+// Version 18: a trace whose one part is an Airflow attempt's, and says nothing its summary does not,
+// keeps the part in its summary row (index/sqlite_summary_attempts.h): `attempt` 2, the part's map index in
+// `map_index` (NULL on every other row), the rest of its key the summary's Airflow identity. The
+// partial index finds an attempt's held parts; the other rows have no entry. Parts written before stay
+// rows until their trace is indexed again.
+inline constexpr std::string_view kHeldPartsSchema = R"sql(
+ALTER TABLE traces ADD COLUMN map_index INTEGER;
+CREATE INDEX traces_held_parts ON traces (dag_id, task_id, run_id, try_number, map_index) WHERE attempt = 2;
+)sql";
+
 }  // namespace sparktrace::tracing::store

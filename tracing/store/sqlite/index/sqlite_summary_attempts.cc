@@ -3,6 +3,9 @@
 #include <spdlog/fmt/fmt.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
@@ -40,8 +43,7 @@ Result<bool> HoldInSummary(SqliteConnection& db, const PartKey& key, const Part&
 }
 
 Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_hex) {
-  auto release =
-      db.PrepareCached("UPDATE traces SET attempt = NULL WHERE trace_id = ?1 AND attempt IS NOT NULL");
+  auto release = db.PrepareCached("UPDATE traces SET attempt = NULL WHERE trace_id = ?1 AND attempt = 1");
   if (!release.ok()) return release.error();
   (*release)->Reset();
   BindIdHex(**release, 1, trace_hex);
@@ -65,6 +67,97 @@ std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_ma
       "NULL AS money, NULL AS idle_fraction, NULL AS regression FROM traces WHERE attempt = 1{}){}",
       NameOfStoredSql(SpanSqlDialect::kSqlite, "root_name"), kHeldStateSql,
       trace_match.empty() ? std::string() : fmt::format(" AND {}", trace_match), where);
+}
+
+bool SummaryMayHoldPart(const PartKey& key, const Part& part) {
+  // What HeldPartRowsSql reads back for a held part, beside the summary's own figures: exactly this.
+  return key.airflow && key.trace_key.empty() &&
+         part.name == key.attempt.dag_id + "." + key.attempt.task_id && part.app_id.empty() &&
+         part.start != UINT64_MAX && part.operations == 0 && part.failed_operations == 0 &&
+         part.failed_jobs == 0 && part.open == 0 && part.findings == 0 && part.top_finding.empty() &&
+         part.top_impact == -1 && !part.top_is_summary && part.finding_keys.empty() &&
+         std::all_of(part.phase_ms.begin(), part.phase_ms.end(), [](std::int64_t ms) { return ms == 0; });
+}
+
+std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& parts,
+                                               const TraceSummaryRow& summary) {
+  if (parts.size() != 1) return std::nullopt;
+  const auto& [key, part] = *parts.begin();
+  // What HoldPartInSummary's UPDATE asks of a stored summary.
+  const TaskAttemptKey& attempt = key.attempt;
+  const bool agrees = summary.dag_id != nullptr && *summary.dag_id == attempt.dag_id &&
+                      summary.task_id != nullptr && *summary.task_id == attempt.task_id &&
+                      summary.run_id != nullptr && *summary.run_id == attempt.run_id &&
+                      summary.try_number == attempt.try_number && summary.span_count == part.spans &&
+                      summary.start_unix_nano == static_cast<std::int64_t>(part.start) &&
+                      summary.end_unix_nano == static_cast<std::int64_t>(part.end);
+  if (!agrees || !SummaryMayHoldPart(key, part)) return std::nullopt;
+  return attempt.map_index;
+}
+
+Result<bool> HoldPartInSummary(SqliteConnection& db, const std::string& trace_hex, const PartKey& key,
+                               const Part& part) {
+  if (!SummaryMayHoldPart(key, part)) return false;
+  // The summary as stored (the batch's summary writes came first, sqlite_span_store.cc), which holds
+  // nothing yet (an attempt without identity it holds is released after the parts are written).
+  auto hold = db.PrepareCached(
+      "UPDATE traces SET attempt = 2, map_index = ?2 WHERE trace_id = ?1 AND attempt IS NULL AND dag_id = ?3 "
+      "AND task_id = ?4 AND run_id = ?5 AND try_number = ?6 AND span_count = ?7 AND start_unix_nano = ?8 AND "
+      "end_unix_nano = ?9");
+  if (!hold.ok()) return hold.error();
+  SqliteStatement& update = **hold;
+  update.Reset();
+  BindIdHex(update, 1, trace_hex);
+  update.BindInt64(2, key.attempt.map_index);
+  update.BindTextUnowned(3, key.attempt.dag_id);
+  update.BindTextUnowned(4, key.attempt.task_id);
+  update.BindTextUnowned(5, key.attempt.run_id);
+  update.BindInt64(6, key.attempt.try_number);
+  update.BindInt64(7, part.spans);
+  update.BindInt64(8, static_cast<std::int64_t>(part.start));
+  update.BindInt64(9, static_cast<std::int64_t>(part.end));
+  auto ran = update.Run();
+  update.Reset();
+  if (!ran.ok()) return ran.error();
+  return sqlite3_changes(db.handle()) != 0;
+}
+
+std::string HeldPartRowsSql(std::string_view where) {
+  // Every figure but the summary's three is what SummaryMayHoldPart requires; a part's name is its
+  // task's "dag.task" (PartsOfTrace).
+  return fmt::format(
+      "SELECT 1 AS airflow, dag_id, task_id, run_id, try_number, map_index, '' AS trace_key, trace_id, "
+      "dag_id || '.' || task_id AS name, NULL AS app_id, start_unix_nano, end_unix_nano, span_count, "
+      "0 AS error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, 0 AS "
+      "idle_ms, "
+      "0 AS finding_count, NULL AS top_finding, -1.0 AS top_impact, 0 AS operation_count, "
+      "0 AS failed_operation_count, 0 AS failed_job_count FROM traces WHERE attempt = 2 AND {}",
+      where);
+}
+
+Result<void> ReleaseHeldParts(SqliteConnection& db,
+                              const std::map<std::string, std::vector<IndexSpan>>& traces) {
+  static const std::string write_sql =
+      "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
+      "trace_id, "
+      "name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+      "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
+      "failed_operation_count, failed_job_count) " +
+      HeldPartRowsSql("trace_id = ?1");
+  static const std::string clear_sql =
+      "UPDATE traces SET attempt = NULL, map_index = NULL WHERE trace_id = ?1 AND attempt = 2";
+  for (const std::string* sql : {&write_sql, &clear_sql}) {
+    auto stmt = db.PrepareCached(*sql);
+    if (!stmt.ok()) return stmt.error();
+    SqliteStatement& run = **stmt;
+    for (const auto& [trace_hex, spans] : traces) {
+      run.Reset();
+      BindIdHex(run, 1, trace_hex);
+      if (auto ran = run.Run(); !ran.ok()) return ran.error();
+    }
+    run.Reset();
+  }
+  return {};
 }
 
 }  // namespace sparktrace::tracing::store

@@ -1,4 +1,6 @@
 #pragma once
+// What a trace's summary row holds in place of task index rows.
+//
 // Attempts kept in their trace's summary row (SQLite schema version 13; task_index/task_index.h,
 // SummaryHoldsAttempt, says which): a trace without Airflow identity whose attempt adds up to nothing
 // its summary does not say already has no task_attempts row. Its summary row says so
@@ -9,10 +11,27 @@
 // Each attempt without identity is either a task_attempts row (traces.attempt NULL) or held by its
 // summary (traces.attempt = 1), never both: the writes below keep that whenever the attempt changes.
 //
+// Airflow parts kept in their trace's summary row (SQLite schema version 18): a trace whose one part is
+// an Airflow attempt's and says nothing its summary does not (its start, end and span count; no
+// operation, failure, phase, finding, open span or application) keeps no attempt_parts row and no
+// attempt_parts_by_trace entry. Its summary says so (traces.attempt = 2, the part's map index in
+// traces.map_index, the rest of its key the summary's Airflow identity), and traces_held_parts finds
+// the held parts by attempt. An attempt of calls each its own trace (calls with the task's identity
+// and no traceparent) writes ~180 bytes and two B-tree inserts less a call.
+//
+// A part is either an attempt_parts row or held, never both: every read of parts reads both
+// (HeldPartRowsSql), DeleteParts releases a held part with the rows, and a summary about to change is
+// released first (ReleaseHeldParts), so that what the index reads back as the part is what it wrote
+// (the writer's reads of a stored trace's parts then find rows only; they read held ones all the same).
+//
 // Threads: these run on the connection's thread, inside the caller's write transaction.
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "tracing/store/span_rows/stored_span.h"
@@ -37,5 +56,42 @@ Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_h
 // those columns, as on task_attempts; `trace_match`, when not empty, is a condition on the summary's
 // own columns (trace_id, a BLOB).
 std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_match);
+
+// Whether a trace whose only part is this one may keep it in its summary (the summary must also agree,
+// HoldPartInSummary).
+bool SummaryMayHoldPart(const PartKey& key, const Part& part);
+
+// For a trace the batch creates, from its parts and its summary as the batch computed them: the map
+// index of its one part when the summary it is about to write may hold that part (nullopt: it writes
+// the part's row).
+std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& parts,
+                                               const TraceSummaryRow& summary);
+
+// Holds `part`, the only part of trace `trace_hex`, in the trace's summary when the summary as stored
+// says what the part's row would; false when it does not (the caller writes the row).
+Result<bool> HoldPartInSummary(SqliteConnection& db, const std::string& trace_hex, const PartKey& key,
+                               const Part& part);
+
+// Writes the held part of each of these traces (keyed by hex id) as its attempt_parts row and clears
+// the summary's claim: before the summaries change, which would change what the held part reads as.
+Result<void> ReleaseHeldParts(SqliteConnection& db,
+                              const std::map<std::string, std::vector<IndexSpan>>& traces);
+
+// The parts held by summaries as attempt_parts rows (every column of attempt_parts, named as there), of
+// the summaries matching `where`, a condition on traces' own columns.
+std::string HeldPartRowsSql(std::string_view where);
+
+// A key's held parts, matching kPartKeyMatchSql's parameters ?1 to ?7 (index/sqlite_index_reads.h):
+// only an Airflow attempt's ('' trace key) can have any.
+inline constexpr std::string_view kHeldPartKeyMatchSql =
+    "(?1 + 0) = 1 AND ?7 = '' AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 AND "
+    "map_index = ?6";
+
+// The traces holding a part of the attempt of task_attempts row `{0}` (AttemptRowReadColumnsSql's
+// held_traces).
+inline constexpr std::string_view kHeldTracesOfRowSql =
+    "SELECT h.trace_id FROM traces h WHERE h.attempt = 2 AND h.dag_id = {0}.dag_id AND h.task_id = "
+    "{0}.task_id AND h.run_id = {0}.run_id AND h.try_number = {0}.try_number AND h.map_index = "
+    "{0}.map_index AND {0}.trace_key = ''";
 
 }  // namespace sparktrace::tracing::store

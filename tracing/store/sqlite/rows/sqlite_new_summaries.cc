@@ -18,8 +18,8 @@ constexpr int kPerStatement = static_cast<int>(SqliteNewSummaries::kSummariesPer
 // what the batch computed them from.
 constexpr std::string_view kSummaryColumns =
     "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, run_id, "
-    "try_number, awaited_parents, attempt";
-constexpr int kSummaryParameters = 12;
+    "try_number, awaited_parents, attempt, map_index";
+constexpr int kSummaryParameters = 13;
 
 // Binds summary's parameters from `first` on, without copies: the summary's views outlive the run.
 void BindSummary(SqliteStatement& insert, const NewSummary& summary, int first) {
@@ -37,7 +37,14 @@ void BindSummary(SqliteStatement& insert, const NewSummary& summary, int first) 
   BindOptionalInt(insert, at + 10, row.try_number);
   const std::optional<std::string>* awaited = summary.awaited_parents;
   BindOptionalTextUnowned(insert, at + 11, awaited != nullptr && *awaited ? &**awaited : nullptr);
-  BindOptionalInt(insert, at + 12, summary.holds_attempt ? std::optional<std::int64_t>(1) : std::nullopt);
+  // 1: holds its attempt without identity (index/sqlite_summary_attempts.h); 2: its one Airflow part
+  // (index/sqlite_summary_attempts.h), whose map index it keeps.
+  const bool holds_part = summary.held_part_map_index.has_value();
+  BindOptionalInt(insert, at + 12,
+                  summary.holds_attempt ? std::optional<std::int64_t>(1)
+                  : holds_part          ? std::optional<std::int64_t>(2)
+                                        : std::nullopt);
+  BindOptionalInt(insert, at + 13, summary.held_part_map_index);
 }
 
 std::string LookupSql() {

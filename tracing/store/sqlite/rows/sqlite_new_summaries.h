@@ -34,11 +34,14 @@ struct NewSummary {
   TraceSummaryRow row;
   const std::optional<std::string>* awaited_parents = nullptr;  // nullopt: unknown
   bool holds_attempt = false;  // index/sqlite_summary_attempts.h
+  // Set when it holds its trace's one part, an Airflow attempt's, whose map index this is
+  // (index/sqlite_summary_attempts.h); never with holds_attempt.
+  std::optional<std::int64_t> held_part_map_index;
 };
 
 class SqliteNewSummaries {
  public:
-  // Summaries a statement looks up and inserts: 32 × 12 parameters, well inside SQLite's limit.
+  // Summaries a statement looks up and inserts: 32 × 13 parameters, well inside SQLite's limit.
   static constexpr std::size_t kSummariesPerStatement = 32;
 
   // Prepares the lookup and the inserts on the writer's connection.
@@ -51,13 +54,14 @@ class SqliteNewSummaries {
   // Inserts each summary whose trace has no row; element i says whether summaries[i] went in. Ids
   // must be distinct (a batch's traces are).
   Result<std::vector<bool>> Insert(std::span<const NewSummary> summaries);
+  // Insert's two steps, for a caller that decides more of a new trace's summary once it knows it is
+  // new: clears is_new[i] where summaries[i]'s trace has a row, then inserts the others.
+  Result<void> MarkStored(std::span<const NewSummary> summaries, std::vector<bool>& is_new);
+  Result<void> InsertNew(std::span<const NewSummary> summaries, const std::vector<bool>& is_new);
 
  private:
   SqliteNewSummaries(std::unique_ptr<SqliteStatement> lookup, std::unique_ptr<SqliteStatement> insert_many,
                      std::unique_ptr<SqliteStatement> insert_one);
-
-  Result<void> MarkStored(std::span<const NewSummary> summaries, std::vector<bool>& is_new);
-  Result<void> InsertNew(std::span<const NewSummary> summaries, const std::vector<bool>& is_new);
 
   std::unique_ptr<SqliteStatement> lookup_;       // which of kSummariesPerStatement ids have a row
   std::unique_ptr<SqliteStatement> insert_many_;  // kSummariesPerStatement summaries
