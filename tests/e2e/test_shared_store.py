@@ -50,6 +50,12 @@ CONSISTENCY_QUERIES = [
     "AND p.map_index = a.map_index AND p.trace_key = a.trace_key) "
     "AND NOT (a.airflow = 0 AND EXISTS (SELECT 1 FROM traces t WHERE t.trace_id = a.trace_key))",
 ]
+# SQLite (schema 18) keeps a trace's one Airflow part in its summary when the summary says all of it
+# (tracing/store/sqlite/index/sqlite_summary_attempts.h): such an attempt's parts may all be held.
+SQLITE_HELD_PARTS = (" AND NOT EXISTS (SELECT 1 FROM traces h WHERE h.attempt = 2 AND h.dag_id = a.dag_id AND "
+                     "h.task_id = a.task_id AND h.run_id = a.run_id AND h.try_number = a.try_number AND "
+                     "h.map_index = a.map_index AND a.trace_key = '')")
+SQLITE_CONSISTENCY_QUERIES = CONSISTENCY_QUERIES[:2] + [CONSISTENCY_QUERIES[2] + SQLITE_HELD_PARTS]
 
 
 def setUpModule():
@@ -252,7 +258,7 @@ class KillNineTest(SharedStoreCase):
         self.kill_loop(["--store", str(path)], Path(self.tmp.name) / "spool", count_spans)
         with sqlite3.connect(str(path), timeout=5) as db:
             self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-            for query in CONSISTENCY_QUERIES:
+            for query in SQLITE_CONSISTENCY_QUERIES:
                 self.assertEqual(db.execute(query).fetchall(), [], query)
 
     def test_postgres_store_stays_consistent(self):
