@@ -128,9 +128,8 @@ std::string HeldPartRowsSql(std::string_view where) {
   return fmt::format(
       "SELECT 1 AS airflow, dag_id, task_id, run_id, try_number, map_index, '' AS trace_key, trace_id, "
       "dag_id || '.' || task_id AS name, NULL AS app_id, start_unix_nano, end_unix_nano, span_count, "
-      "0 AS error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, 0 AS "
-      "idle_ms, "
-      "0 AS finding_count, NULL AS top_finding, -1.0 AS top_impact, 0 AS operation_count, "
+      "0 AS error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, "
+      "0 AS idle_ms, 0 AS finding_count, NULL AS top_finding, -1.0 AS top_impact, 0 AS operation_count, "
       "0 AS failed_operation_count, 0 AS failed_job_count FROM traces WHERE attempt = 2 AND {}",
       where);
 }
@@ -139,8 +138,8 @@ Result<void> ReleaseHeldParts(SqliteConnection& db,
                               const std::map<std::string, std::vector<IndexSpan>>& traces) {
   static const std::string write_sql =
       "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
-      "trace_id, "
-      "name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
+      "trace_id, name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
+      "resource_wait_ms, "
       "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
       "failed_operation_count, failed_job_count) " +
       HeldPartRowsSql("trace_id = ?1");

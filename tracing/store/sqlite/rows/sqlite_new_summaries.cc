@@ -37,8 +37,8 @@ void BindSummary(SqliteStatement& insert, const NewSummary& summary, int first) 
   BindOptionalInt(insert, at + 10, row.try_number);
   const std::optional<std::string>* awaited = summary.awaited_parents;
   BindOptionalTextUnowned(insert, at + 11, awaited != nullptr && *awaited ? &**awaited : nullptr);
-  // 1: holds its attempt without identity (index/sqlite_summary_attempts.h); 2: its one Airflow part
-  // (index/sqlite_summary_attempts.h), whose map index it keeps.
+  // 1: it holds its attempt without identity, 2: its one Airflow part, whose map index it keeps
+  // (index/sqlite_summary_attempts.h).
   const bool holds_part = summary.held_part_map_index.has_value();
   BindOptionalInt(insert, at + 12,
                   summary.holds_attempt ? std::optional<std::int64_t>(1)
@@ -80,13 +80,6 @@ SqliteNewSummaries::SqliteNewSummaries(std::unique_ptr<SqliteStatement> lookup,
 SqliteNewSummaries::SqliteNewSummaries(SqliteNewSummaries&&) noexcept = default;
 SqliteNewSummaries& SqliteNewSummaries::operator=(SqliteNewSummaries&&) noexcept = default;
 SqliteNewSummaries::~SqliteNewSummaries() = default;
-
-Result<std::vector<bool>> SqliteNewSummaries::Insert(std::span<const NewSummary> summaries) {
-  std::vector<bool> is_new(summaries.size(), true);
-  if (auto marked = MarkStored(summaries, is_new); !marked.ok()) return marked.error();
-  if (auto inserted = InsertNew(summaries, is_new); !inserted.ok()) return inserted.error();
-  return is_new;
-}
 
 Result<void> SqliteNewSummaries::MarkStored(std::span<const NewSummary> summaries, std::vector<bool>& is_new) {
   SqliteStatement& lookup = *lookup_;

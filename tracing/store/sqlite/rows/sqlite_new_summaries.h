@@ -51,11 +51,10 @@ class SqliteNewSummaries {
   SqliteNewSummaries& operator=(SqliteNewSummaries&&) noexcept;
   ~SqliteNewSummaries();
 
-  // Inserts each summary whose trace has no row; element i says whether summaries[i] went in. Ids
-  // must be distinct (a batch's traces are).
-  Result<std::vector<bool>> Insert(std::span<const NewSummary> summaries);
-  // Insert's two steps, for a caller that decides more of a new trace's summary once it knows it is
-  // new: clears is_new[i] where summaries[i]'s trace has a row, then inserts the others.
+  // Inserts each summary whose trace has no row, in two steps, so that the caller can decide more of a
+  // new trace's summary once it knows it is new: MarkStored clears is_new[i] (all true on the way in)
+  // where summaries[i]'s trace has a row, InsertNew inserts the others. Ids must be distinct (a
+  // batch's traces are).
   Result<void> MarkStored(std::span<const NewSummary> summaries, std::vector<bool>& is_new);
   Result<void> InsertNew(std::span<const NewSummary> summaries, const std::vector<bool>& is_new);
 
