@@ -45,14 +45,6 @@ Span Call(std::uint32_t trace, std::uint64_t start, const std::string& task, std
 
 class SqliteHeldPartsTest : public SqliteStoreFileTest {
  protected:
-  std::int64_t Count(const std::string& sql) {
-    auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READONLY);
-    EXPECT_TRUE(db.ok());
-    if (!db.ok()) return -1;
-    auto count = db->QueryInt64(sql);
-    EXPECT_TRUE(count.ok()) << sql;
-    return count.ok() ? *count : -1;
-  }
   std::int64_t Held() { return Count("SELECT count(*) FROM traces WHERE attempt = 2"); }
   std::int64_t PartRows() { return Count("SELECT count(*) FROM attempt_parts"); }
 

@@ -55,15 +55,6 @@ Span Application(std::uint64_t end) {
 
 class SqlitePartTraceIdsTest : public SqliteStoreFileTest {
  protected:
-  std::int64_t Count(const std::string& sql) {
-    auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READONLY);
-    EXPECT_TRUE(db.ok());
-    if (!db.ok()) return -1;
-    auto count = db->QueryInt64(sql);
-    EXPECT_TRUE(count.ok()) << sql;
-    return count.ok() ? *count : -1;
-  }
-
   // Every attempt as a line: its task (or name), map index, spans and traces (hex, as the list gives them).
   static std::vector<std::string> Lines(SqliteSpanStore& store) {
     TaskAttemptFilter all;

@@ -6,6 +6,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -143,6 +144,17 @@ class SqliteStoreFileTest : public testing::Test {
     std::filesystem::create_directories(dir_);
     path_ = (dir_ / "traces.db").string();
   }
+  // What `sql` (a count) answers in the file at path_, read on a connection of its own; -1, reported,
+  // when it fails.
+  std::int64_t Count(const std::string& sql) {
+    auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READONLY);
+    EXPECT_TRUE(db.ok());
+    if (!db.ok()) return -1;
+    auto count = db->QueryInt64(sql);
+    EXPECT_TRUE(count.ok()) << sql;
+    return count.ok() ? *count : -1;
+  }
+
   // The store at path_ (opened as a writer unless `options` say otherwise), or null with the
   // failure reported.
   std::unique_ptr<SqliteSpanStore> OpenFileStore(StoreOptions options = {}) {
