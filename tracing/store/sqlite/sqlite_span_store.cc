@@ -235,9 +235,10 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
     std::set<std::string> held_parts;
     std::size_t at_trace = 0;
     for (const auto& [trace_hex, versions] : traces) {
-      NewSummary& summary = summaries[at_trace];
-      std::vector<IndexSpan>& index_spans = index_spans_of[at_trace++];
-      if (!is_new[at_trace - 1]) {
+      const std::size_t at = at_trace++;
+      NewSummary& summary = summaries[at];
+      std::vector<IndexSpan>& index_spans = index_spans_of[at];
+      if (!is_new[at]) {
         existing.emplace(trace_hex, std::move(index_spans));
         continue;
       }

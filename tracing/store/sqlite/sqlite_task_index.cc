@@ -54,11 +54,8 @@ constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_
 // Inserts `rows` parts (NumberedValuesSql): row r's parameters start at 1 + r * kPartParameters.
 constexpr int kPartParameters = 25;
 std::string InsertPartsSql(int rows) {
-  return "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
-         "trace_id, name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
-         "resource_wait_ms, compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, "
-         "operation_count, failed_operation_count, failed_job_count) VALUES " +
-         NumberedValuesSql(rows, kPartParameters);
+  return fmt::format("INSERT INTO attempt_parts ({}) VALUES {}", kAttemptPartColumnsSql,
+                     NumberedValuesSql(rows, kPartParameters));
 }
 // Parts a statement inserts: an attempt of a call per trace writes a part a span, and a statement's own
 // cost (its cursors on the table and its two indexes) was most of a single part's.
@@ -152,10 +149,11 @@ Result<void> RunManyRowsCached(
 
 // Inserts the parts of these traces but those of an attempt without identity that names no
 // application, which its attempt row holds (sqlite_schema.cc, kPartsOnlyWithAppIdSchema), and a trace's
-// only part its summary holds (index/sqlite_summary_attempts.h), many to a statement: `held` are the traces
-// whose summary holds their part already; the others' summaries are asked to when `hold` is set.
+// only part its summary holds (index/sqlite_summary_attempts.h), many to a statement. `held`, for traces
+// the transaction created: those whose summary holds their part already (no other can); null: the
+// summaries of the traces whose one part may be held are asked to hold it.
 Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trace,
-                         const std::set<std::string>& held, bool hold) {
+                         const std::set<std::string>* held) {
   // Bound without copies: the parts and their ids outlive each statement's run (RunManyRows).
   struct PartRow {
     std::optional<TraceId> trace_id;  // nullopt: not an id this store wrote (bound as its text)
@@ -165,8 +163,9 @@ Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trac
   };
   std::vector<PartRow> rows;
   for (const auto& [trace_id, parts] : parts_by_trace) {
-    if (held.contains(trace_id)) continue;
-    if (hold && parts.size() == 1 && SummaryMayHoldPart(parts.begin()->first, parts.begin()->second)) {
+    if (held != nullptr && held->contains(trace_id)) continue;
+    if (held == nullptr && parts.size() == 1 &&
+        SummaryMayHoldPart(parts.begin()->first, parts.begin()->second)) {
       auto holds = HoldPartInSummary(db, trace_id, parts.begin()->first, parts.begin()->second);
       if (!holds.ok()) return holds.error();
       if (*holds) continue;
@@ -271,7 +270,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   // For traces the transaction created: their summaries in `held_parts` hold their one part, and no
   // other summary can (the writer asked when it wrote them, sqlite_span_store.cc).
   SqliteTaskIndex(SqliteConnection& db, const std::set<std::string>& held_parts)
-      : db_(db), held_parts_(&held_parts), hold_(false) {}
+      : db_(db), held_parts_(&held_parts) {}
 
   Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
     return store::KeysOfTraces(db_, trace_ids);
@@ -309,10 +308,7 @@ class SqliteTaskIndex final : public TaskIndexDialect {
     return store::WriteAwaitedParents(db_, awaited_by_trace);
   }
   Result<void> InsertParts(const PartsByTrace& parts_by_trace) override {
-    static const std::set<std::string> kNone;
-    if (auto inserted =
-            store::InsertParts(db_, parts_by_trace, held_parts_ != nullptr ? *held_parts_ : kNone, hold_);
-        !inserted.ok())
+    if (auto inserted = store::InsertParts(db_, parts_by_trace, held_parts_); !inserted.ok())
       return inserted.error();
     // A part without identity is its attempt's row (AddUp writes it from here).
     for (const auto& [trace_id, parts] : parts_by_trace) {
@@ -419,8 +415,8 @@ class SqliteTaskIndex final : public TaskIndexDialect {
   }
 
   SqliteConnection& db_;
+  // The new traces whose summary holds their part (IndexNewTraces); null for stored traces.
   const std::set<std::string>* held_parts_ = nullptr;
-  bool hold_ = true;
   // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
   std::map<PartKey, Part> parts_without_identity_;
 };

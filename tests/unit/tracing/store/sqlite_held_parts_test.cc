@@ -71,15 +71,9 @@ class SqliteHeldPartsTest : public SqliteStoreFileTest {
   void HeldPartsToRows() {
     auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(
-        db->Exec("INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, "
-                 "trace_key, trace_id, name, app_id, start_unix_nano, end_unix_nano, span_count, "
-                 "error_count, open_count, resource_wait_ms, compute_ms, io_write_ms, idle_ms, "
-                 "finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
-                 "failed_job_count) " +
-                 HeldPartRowsSql("1") +
-                 "; UPDATE traces SET attempt = NULL, map_index = NULL WHERE attempt = 2")
-            .ok());
+    ASSERT_TRUE(db->Exec(HeldPartsIntoRowsSql("1") +
+                         "; UPDATE traces SET attempt = NULL, map_index = NULL WHERE attempt = 2")
+                    .ok());
   }
 };
 

@@ -30,12 +30,7 @@ namespace sparktrace::tracing::store {
 // holds gets the attempt_parts row version 17 wrote for it (index/sqlite_summary_attempts.h), and the column
 // and index go. The undo SQL of every older version starts with it.
 inline const std::string kUndoVersionEighteenSql =
-    "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
-    "trace_id, "
-    "name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
-    "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
-    "failed_operation_count, failed_job_count) " +
-    HeldPartRowsSql("1") +
+    HeldPartsIntoRowsSql("1") +
     "; UPDATE traces SET attempt = NULL WHERE attempt = 2; DROP INDEX traces_held_parts; "
     "ALTER TABLE traces DROP COLUMN map_index; ";
 

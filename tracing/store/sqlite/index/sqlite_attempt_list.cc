@@ -49,11 +49,8 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
         // an attempt without identity may have no part row (sqlite_schema.cc, kPartsOnlyWithAppIdSchema)
         "OR (task_attempts.airflow = 0 AND task_attempts.trace_key IN ({0})) "
         // nor an Airflow part its summary holds (index/sqlite_summary_attempts.h)
-        "OR EXISTS (SELECT 1 FROM traces h WHERE h.attempt = 2 AND h.trace_id IN ({0}) AND h.dag_id = "
-        "task_attempts.dag_id AND h.task_id = task_attempts.task_id AND h.run_id = task_attempts.run_id AND "
-        "h.try_number = task_attempts.try_number AND h.map_index = task_attempts.map_index AND "
-        "task_attempts.airflow = 1 AND task_attempts.trace_key = ''))",
-        placeholders);
+        "OR (task_attempts.airflow = 1 AND EXISTS ({1} AND h.trace_id IN ({0}))))",
+        placeholders, fmt::format(fmt::runtime(kHeldTracesOfRowSql), "task_attempts"));
     held_trace_match = fmt::format("trace_id IN ({})", placeholders);
   }
   // Binds one arm's parameters from `index` on: the conditions, then (rows) the parts' trace ids (BLOBs

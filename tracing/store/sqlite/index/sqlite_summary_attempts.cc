@@ -8,6 +8,7 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
 
 namespace sparktrace::tracing::store {
@@ -134,15 +135,13 @@ std::string HeldPartRowsSql(std::string_view where) {
       where);
 }
 
+std::string HeldPartsIntoRowsSql(std::string_view where) {
+  return fmt::format("INSERT INTO attempt_parts ({}) {}", kAttemptPartColumnsSql, HeldPartRowsSql(where));
+}
+
 Result<void> ReleaseHeldParts(SqliteConnection& db,
                               const std::map<std::string, std::vector<IndexSpan>>& traces) {
-  static const std::string write_sql =
-      "INSERT INTO attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, "
-      "trace_id, name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, "
-      "resource_wait_ms, "
-      "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
-      "failed_operation_count, failed_job_count) " +
-      HeldPartRowsSql("trace_id = ?1");
+  static const std::string write_sql = HeldPartsIntoRowsSql("trace_id = ?1");
   static const std::string clear_sql =
       "UPDATE traces SET attempt = NULL, map_index = NULL WHERE trace_id = ?1 AND attempt = 2";
   for (const std::string* sql : {&write_sql, &clear_sql}) {

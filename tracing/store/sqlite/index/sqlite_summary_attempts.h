@@ -80,6 +80,8 @@ Result<void> ReleaseHeldParts(SqliteConnection& db,
 // The parts held by summaries as attempt_parts rows (every column of attempt_parts, named as there), of
 // the summaries matching `where`, a condition on traces' own columns.
 std::string HeldPartRowsSql(std::string_view where);
+// Inserts those rows into attempt_parts (the summaries still claim them: the caller clears that).
+std::string HeldPartsIntoRowsSql(std::string_view where);
 
 // A key's held parts, matching kPartKeyMatchSql's parameters ?1 to ?7 (index/sqlite_index_reads.h):
 // only an Airflow attempt's ('' trace key) can have any.
