@@ -41,22 +41,27 @@ UI_LINE = "trace view http://"
 # Each store's invariants, as SQL that returns the rows breaking them (none when consistent):
 # a summary that does not match its spans, spans without a summary, a task row whose parts are gone (a
 # row without Airflow identity may have no part row (SQLite schema 7, PostgreSQL 3): it needs its trace instead).
-CONSISTENCY_QUERIES = [
-    "SELECT t.trace_id FROM traces t LEFT JOIN (SELECT trace_id, count(*) AS n FROM spans GROUP BY trace_id) s "
-    "ON s.trace_id = t.trace_id WHERE s.n IS NULL OR s.n <> t.span_count",
-    "SELECT DISTINCT s.trace_id FROM spans s LEFT JOIN traces t ON t.trace_id = s.trace_id WHERE t.trace_id IS NULL",
-    "SELECT a.name FROM task_attempts a WHERE NOT EXISTS (SELECT 1 FROM attempt_parts p WHERE p.airflow = a.airflow "
-    "AND p.dag_id = a.dag_id AND p.task_id = a.task_id AND p.run_id = a.run_id AND p.try_number = a.try_number "
-    "AND p.map_index = a.map_index AND p.trace_key = a.trace_key) "
-    "AND NOT (a.airflow = 0 AND EXISTS (SELECT 1 FROM traces t WHERE t.trace_id = a.trace_key))",
-]
-# SQLite (schema 18) keeps a trace's one Airflow part in its summary when the summary says all of it
-# (tracing/store/sqlite/index/sqlite_summary_attempts.h): such an attempt's parts may all be held.
-SQLITE_HELD_PARTS = (" AND NOT EXISTS (SELECT 1 FROM traces h WHERE h.attempt = 2 AND h.dag_id = a.dag_id AND "
-                     "h.task_id = a.task_id AND h.run_id = a.run_id AND h.try_number = a.try_number AND "
-                     "h.map_index = a.map_index AND a.trace_key = '')")
-SQLITE_CONSISTENCY_QUERIES = CONSISTENCY_QUERIES[:2] + [CONSISTENCY_QUERIES[2] + SQLITE_HELD_PARTS]
+def _consistency_queries(held_part):
+    """The invariants, with a store's held parts: an attempt's parts may all be held by summaries."""
+    return [
+        "SELECT t.trace_id FROM traces t LEFT JOIN (SELECT trace_id, count(*) AS n FROM spans GROUP BY trace_id) s "
+        "ON s.trace_id = t.trace_id WHERE s.n IS NULL OR s.n <> t.span_count",
+        "SELECT DISTINCT s.trace_id FROM spans s LEFT JOIN traces t ON t.trace_id = s.trace_id "
+        "WHERE t.trace_id IS NULL",
+        "SELECT a.name FROM task_attempts a WHERE NOT EXISTS (SELECT 1 FROM attempt_parts p WHERE "
+        "p.airflow = a.airflow AND p.dag_id = a.dag_id AND p.task_id = a.task_id AND p.run_id = a.run_id AND "
+        "p.try_number = a.try_number AND p.map_index = a.map_index AND p.trace_key = a.trace_key) "
+        "AND NOT (a.airflow = 0 AND EXISTS (SELECT 1 FROM traces t WHERE t.trace_id = a.trace_key)) "
+        f"AND NOT EXISTS (SELECT 1 FROM traces h WHERE {held_part} AND h.dag_id = a.dag_id AND "
+        "h.task_id = a.task_id AND h.run_id = a.run_id AND h.try_number = a.try_number AND a.trace_key = '')",
+    ]
 
+
+# A trace's one Airflow part kept in its summary when the summary says all of it (SQLite schema 18,
+# tracing/store/sqlite/index/sqlite_summary_attempts.h; PostgreSQL schema 15,
+# tracing/store/postgres/held/postgres_held_parts.h).
+CONSISTENCY_QUERIES = _consistency_queries("h.held_map_index = a.map_index")
+SQLITE_CONSISTENCY_QUERIES = _consistency_queries("h.attempt = 2 AND h.map_index = a.map_index")
 
 def setUpModule():
     global PG

@@ -112,7 +112,7 @@ WHERE t.trace_id = {}
 
 const std::string_view kSummaryCopyColumns =
     "trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id, run_id, "
-    "try_number, approx_bytes, awaited_parents, attempt";
+    "try_number, approx_bytes, awaited_parents, attempt, held_map_index";
 
 bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored_map_index,
                    const StoredSpanRow& row, const Span& span) {
@@ -174,7 +174,7 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceC
 std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
                         const std::map<std::string, std::optional<std::string>>& awaited,
                         const std::map<std::string, std::vector<IndexSpan>>& index_spans,
-                        std::set<std::string>& holding, TraceChoice choice) {
+                        NewSummaryClaims& claims, TraceChoice choice) {
   const std::vector<StoredSpanRow>& rows = batch.rows;
   // By start: the batch's traces then reach traces_by_start at its end in order, and PostgreSQL splits
   // its last page there, leaving the pages before full (in trace-id order they split half full).
@@ -213,12 +213,20 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
     const auto waiting = awaited.find(trace_hex);
     AppendOptional(copy, waiting == awaited.end() || !waiting->second ? nullptr : &*waiting->second);
     const auto spans = index_spans.find(trace_hex);
-    if (spans != index_spans.end() && task_index::NewTraceSummaryHoldsAttempt(spans->second, summary)) {
-      holding.insert(trace_hex);
+    std::optional<std::int64_t> held_map_index;
+    if (spans == index_spans.end()) {
+      copy.Null();
+    } else if (task_index::NewTraceSummaryHoldsAttempt(spans->second, summary)) {
+      claims.holding.insert(trace_hex);
       copy.Text("t");
     } else {
       copy.Null();
+      std::map<PartKey, Part> parts = PartsOfTrace(trace_hex, spans->second);
+      held_map_index = task_index::MapIndexOfHeldPart(parts, summary);
+      if (held_map_index) claims.holding_parts.insert(trace_hex);
+      claims.parts.emplace(trace_hex, std::move(parts));
     }
+    AppendOptional(copy, held_map_index);
     copy.End();
   }
   return text;

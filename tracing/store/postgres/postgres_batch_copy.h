@@ -60,14 +60,22 @@ struct TraceChoice {
 // (postgres_span_columns.h): each span once, its last version in the batch (`traces` says which), of
 // the traces `choice` holds.
 std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceChoice choice = {});
+// What SummaryCopy decided of the summaries it wrote, by trace (hex).
+struct NewSummaryClaims {
+  // Those that hold their attempt (task_index.h, NewTraceSummaryHoldsAttempt): no part computed.
+  std::set<std::string> holding;
+  // Those that hold their one Airflow part (held/postgres_held_parts.h), which then gets no row.
+  std::set<std::string> holding_parts;
+  // The parts of every trace but the first kind (PartsOfTrace), for the task index.
+  PartsByTrace parts;
+};
 // Each trace's summary as the batch alone would make it, in COPY text for traces or incoming_traces
 // (columns kSummaryCopyColumns), with its awaited parents from `awaited` (absent or nullopt: NULL) and
-// whether it holds its attempt (task_index.h, NewTraceSummaryHoldsAttempt, from `index_spans`: those
-// that do are added to `holding`), of the traces `choice` holds; used only for the traces the batch
-// creates.
+// what it holds of the task index, computed from `index_spans` and said in `claims`, of the traces
+// `choice` holds; used only for the traces the batch creates.
 std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
                         const std::map<std::string, std::optional<std::string>>& awaited,
                         const std::map<std::string, std::vector<IndexSpan>>& index_spans,
-                        std::set<std::string>& holding, TraceChoice choice = {});
+                        NewSummaryClaims& claims, TraceChoice choice = {});
 
 }  // namespace sparktrace::tracing::store

@@ -289,11 +289,24 @@ ALTER TABLE traces ALTER COLUMN trace_id TYPE uuid USING encode(trace_id, 'hex')
 constexpr std::string_view kSchemaV14 =
     "ALTER TABLE attempt_parts ALTER COLUMN trace_id TYPE uuid USING trace_id::uuid";
 
+// Version 15: a trace's one Airflow part held by its summary row, as in the SQLite store's version 18
+// (index/postgres_held_parts.h says when and how): held_map_index is set on such a summary (the part's
+// map index; the rest of its key is the summary's Airflow identity), and traces_held_parts finds an
+// attempt's held parts. An attempt of calls each its own trace (calls with the task's identity and no
+// traceparent) then writes no attempt_parts row nor attempt_parts_by_trace entry a call: ~290 of its
+// ~750 bytes. ADD COLUMN without a default changes only the catalogue; parts written before stay rows
+// until their trace is indexed again.
+constexpr std::string_view kSchemaV15 = R"sql(
+ALTER TABLE traces ADD COLUMN held_map_index bigint;
+CREATE INDEX traces_held_parts ON traces (dag_id, task_id, run_id, try_number, held_map_index)
+  WHERE held_map_index IS NOT NULL
+)sql";
+
 // Step i brings a database from version i to version i + 1. A new version appends a step and
 // raises kPostgresSchemaVersion; existing steps never change.
-constexpr std::string_view kMigrations[] = {kSchemaV1,  kSchemaV2,  kSchemaV3,  kSchemaV4, kSchemaV5,
-                                            kSchemaV6,  kSchemaV7,  kSchemaV8,  kSchemaV9, kSchemaV10,
-                                            kSchemaV11, kSchemaV12, kSchemaV13, kSchemaV14};
+constexpr std::string_view kMigrations[] = {kSchemaV1,  kSchemaV2,  kSchemaV3,  kSchemaV4,  kSchemaV5,
+                                            kSchemaV6,  kSchemaV7,  kSchemaV8,  kSchemaV9,  kSchemaV10,
+                                            kSchemaV11, kSchemaV12, kSchemaV13, kSchemaV14, kSchemaV15};
 static_assert(std::size(kMigrations) == kPostgresSchemaVersion);
 
 // Releases the session-level migration lock however the migration ends.

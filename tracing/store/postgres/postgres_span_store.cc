@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/postgres/index/postgres_attempt_list.h"
 #include "tracing/store/postgres/index/postgres_batch_increment.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
@@ -195,7 +196,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
   std::map<std::string, std::optional<std::string>> awaited;
   for (const auto& [trace_hex, trace_spans] : index_spans)
     awaited.emplace(trace_hex, NewTraceAwaitedParents(trace_spans));
-  std::set<std::string> holding;              // traces whose new summary holds their attempt
+  NewSummaryClaims claims;                    // what the new summaries hold of the task index
   std::set<std::string, std::less<>> stored;  // traces with a summary row already
   if (new_traces == NewTraces::kCopied) {
     // Under the locks, a trace without a summary row has no stored span either (a trace's summary and
@@ -210,7 +211,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     const TraceChoice created_ones{&stored, false};
     if (stored.size() < traces.size()) {
       if (auto copied = db_.CopyIn(fmt::format("COPY traces ({}) FROM STDIN", kSummaryCopyColumns),
-                                   SummaryCopy(batch, traces, awaited, index_spans, holding, created_ones));
+                                   SummaryCopy(batch, traces, awaited, index_spans, claims, created_ones));
           !copied.ok()) {
         return fail(copied.error());
       }
@@ -223,7 +224,7 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     }
   } else {
     if (auto copied = db_.CopyIn(fmt::format("COPY incoming_traces ({}) FROM STDIN", kSummaryCopyColumns),
-                                 SummaryCopy(batch, traces, awaited, index_spans, holding));
+                                 SummaryCopy(batch, traces, awaited, index_spans, claims));
         !copied.ok()) {
       return fail(copied.error());
     }
@@ -232,15 +233,16 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     for (const auto& [trace_hex, versions] : traces) stored.emplace(trace_hex);
     for (int row = 0; row < inserted->rows(); ++row) stored.erase(std::string(inserted->Text(row, 0)));
   }
-  std::map<std::string, std::vector<IndexSpan>> created;
-  std::set<std::string> held;  // of those, the traces the batch creates
+  // The traces the batch created, by their parts (one whose summary holds its attempt has none), and
+  // what is left of index_spans: the traces stored already.
+  PartsByTrace created;
   for (auto trace_spans = index_spans.begin(); trace_spans != index_spans.end();) {
     if (stored.contains(trace_spans->first)) {
       ++trace_spans;
       continue;
     }
-    if (holding.contains(trace_spans->first)) held.insert(trace_spans->first);
-    created.emplace(trace_spans->first, std::move(trace_spans->second));
+    if (auto parts = claims.parts.extract(trace_spans->first); !parts.empty())
+      created.insert(std::move(parts));
     trace_spans = index_spans.erase(trace_spans);
   }
   // A trace with stored spans already: what its summary and index take back out of it for a span's
@@ -270,9 +272,16 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
     if (auto merged = db_.Exec(kMergeSql); !merged.ok()) return fail(merged.error());
   }
   const ExistingTraceBatch existing = ExistingTraceBatchOf(batch, traces, index_spans, read_before, *before);
+  // A part a changing summary holds becomes a row first: the index reads it back as it was.
+  if (!stored.empty()) {
+    std::vector<std::string> changing(stored.begin(), stored.end());
+    if (auto released = ReleasePostgresHeldParts(db_, TextArray(changing)); !released.ok())
+      return fail(released.error());
+  }
   if (auto summarised = UpdateSummaries(db_, existing, before->bounds); !summarised.ok())
     return fail(summarised.error());
-  if (auto indexed = IndexNewPostgresTraces(db_, created, held); !indexed.ok()) return fail(indexed.error());
+  if (auto indexed = IndexNewPostgresTraces(db_, created, claims.holding_parts); !indexed.ok())
+    return fail(indexed.error());
   if (auto indexed = UpdatePostgresTaskIndex(db_, existing.index, before->ancestors); !indexed.ok())
     return fail(indexed.error());
   if (auto committed = transaction.Commit(); !committed.ok()) return fail(committed.error());

@@ -10,6 +10,7 @@
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/postgres/index/postgres_attempt_deltas.h"
 #include "tracing/store/postgres/index/postgres_attempt_keys.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
@@ -57,8 +58,11 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
       "WHERE {0} AND trace_key = ANY($1::text[]) "
       // or held by its summary (task_index.h, SummaryHoldsAttempt)
       "UNION SELECT 0, '', '', '', 0, -1, {1} COLLATE \"C\" FROM traces WHERE trace_id = ANY({2}) AND "
-      "attempt",
-      kWithoutIdentityKey, TraceHexSql("trace_id"), IdsFromHexSql("$1"));
+      "attempt "
+      // or an Airflow part held by its summary (held/postgres_held_parts.h)
+      "UNION SELECT airflow, dag_id, task_id, run_id, try_number, map_index, trace_key FROM ({3}) h",
+      kWithoutIdentityKey, TraceHexSql("trace_id"), IdsFromHexSql("$1"),
+      PostgresHeldPartRowsSql(fmt::format("trace_id = ANY({})", IdsFromHexSql("$1"))));
   auto result = db.Query(keys_sql, {TextArray(trace_ids)});
   if (!result.ok()) return result.error();
   std::set<PartKey> keys;
@@ -72,9 +76,12 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
   return keys;
 }
 
+// A part the summary holds goes with the rows (held/postgres_held_parts.h).
 Result<void> DeleteParts(PgConnection& db, const std::vector<std::string>& trace_ids) {
   static const std::string delete_sql = fmt::format(
-      "DELETE FROM attempt_parts WHERE (airflow = 1 AND trace_id = ANY({1})) "
+      "WITH released AS (UPDATE traces SET held_map_index = NULL WHERE trace_id = ANY({1}) AND "
+      "held_map_index "
+      "IS NOT NULL) DELETE FROM attempt_parts WHERE (airflow = 1 AND trace_id = ANY({1})) "
       "OR ({0} AND trace_key = ANY($1::text[]) AND {2} = trace_key)",
       kWithoutIdentityKey, IdsFromHexSql("$1"), TraceHexSql("trace_id"));
   auto deleted = db.Query(delete_sql, {TextArray(trace_ids)});
@@ -109,10 +116,25 @@ void CopySums(CopyRows& copy, const task_index::PartSums& sums) {
   }
 }
 
-Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
+// Inserts the parts of these traces but those of an attempt without identity that names no application,
+// which its attempt row holds (kWithoutIdentityKey), and a trace's only part its summary holds
+// (held/postgres_held_parts.h): `held` are the traces whose summary holds their part already; the
+// others' summaries are asked to when `hold` is set.
+Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace,
+                         const std::set<std::string>& held, bool hold) {
+  std::vector<PartToHold> to_hold;
+  if (hold) {
+    for (const auto& [trace_id, parts] : parts_by_trace) {
+      if (parts.size() == 1 && task_index::SummaryMayHoldPart(parts.begin()->first, parts.begin()->second))
+        to_hold.push_back({&trace_id, &parts.begin()->first, &parts.begin()->second});
+    }
+  }
+  auto held_now = HoldPostgresParts(db, to_hold);
+  if (!held_now.ok()) return held_now.error();
   std::string rows;
   CopyRows copy(rows);
   for (const auto& [trace_id, parts] : parts_by_trace) {
+    if (held.contains(trace_id) || held_now->contains(trace_id)) continue;
     for (const auto& [key, part] : parts) {
       if (!key.airflow && part.app_id.empty()) continue;  // its attempt's row holds it (kWithoutIdentityKey)
       CopyKey(copy, key);
@@ -132,12 +154,9 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace) {
     }
   }
   if (rows.empty()) return {};
-  return db.CopyIn(
-      "COPY attempt_parts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, "
-      "name, app_id, start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, "
-      "compute_ms, io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, "
-      "failed_operation_count, failed_job_count) FROM STDIN",
-      rows);
+  static const std::string copy_sql =
+      fmt::format("COPY attempt_parts ({}) FROM STDIN", kPostgresAttemptPartColumns);
+  return db.CopyIn(copy_sql, rows);
 }
 
 // The columns of an attempt's row made of one part, in CopyWholeAttempt's order.
@@ -159,7 +178,8 @@ void CopyWholeAttempt(CopyRows& copy, const PartKey& key, const Part& part, std:
   copy.End();
 }
 
-// An attempt's row is the sum of its parts; no parts left, no row. The attempts' advisory locks
+// An attempt's row is the sum of its parts, rows and held ones (held/postgres_held_parts.h, whose figures
+// but the summary's are nothing: no finding among them); no parts left, no row. The attempts' advisory locks
 // come first, in lock-id order (see the header), unless the caller holds them already. The upsert
 // keeps the settled figures (AttemptRowUpsertSql says how the row is updated).
 Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys, std::int64_t now,
@@ -172,7 +192,7 @@ Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys, std::i
   const KeyArrays arrays(keys);
   std::vector<PgParam> upsert_params = arrays.Params();
   upsert_params.emplace_back(std::to_string(now));
-  auto upserted = db.Query(fmt::format(R"sql({}
+  auto upserted = db.Query(fmt::format(R"sql({0}
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
                            compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
@@ -183,19 +203,21 @@ SELECT k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.tr
        (array_agg(p.top_finding ORDER BY p.top_impact DESC) FILTER (WHERE p.top_finding IS NOT NULL))[1],
        CASE WHEN sum(p.open_count) > 0 THEN 'running' WHEN sum(p.error_count) > 0 THEN 'failed' ELSE 'success' END,
        $8::bigint
-FROM keys k JOIN attempt_parts p ON {}
+FROM keys k JOIN (SELECT {3} FROM attempt_parts UNION ALL {4}) p ON {1}
 GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key
-{})sql",
-                                       kKeysCte, kMatchKey, AttemptRowUpsertSql("GREATEST")),
+{2})sql",
+                                       kKeysCte, kMatchKey, AttemptRowUpsertSql("GREATEST"),
+                                       kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true")),
                            upsert_params);
   if (!upserted.ok()) return upserted.error();
   auto emptied = db.Query(
       fmt::format(
-          "{} DELETE FROM task_attempts p USING keys k WHERE {} AND NOT EXISTS (SELECT 1 FROM attempt_parts "
+          "{0} DELETE FROM task_attempts p USING keys k WHERE {1} AND NOT EXISTS (SELECT 1 FROM "
+          "attempt_parts "
           "q WHERE q.airflow = k.airflow AND q.dag_id = k.dag_id AND q.task_id = k.task_id AND q.run_id = "
           "k.run_id AND q.try_number = k.try_number AND q.map_index = k.map_index AND q.trace_key = "
-          "k.trace_key)",
-          kKeysCte, kMatchKey),
+          "k.trace_key) AND NOT EXISTS ({2})",
+          kKeysCte, kMatchKey, fmt::format(fmt::runtime(kPostgresHeldTracesOfKeySql), "k")),
       arrays.Params());
   if (!emptied.ok()) return emptied.error();
   return {};
@@ -206,6 +228,10 @@ GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.
 class PostgresTaskIndex final : public TaskIndexDialect {
  public:
   explicit PostgresTaskIndex(PgConnection& db, const KnownSpans* known = nullptr) : db_(db), known_(known) {}
+  // For traces the transaction created: their summaries in `held_parts` hold their one part, and no
+  // other summary can (the writer asked when it wrote them, postgres_span_store.cc).
+  PostgresTaskIndex(PgConnection& db, const std::set<std::string>& held_parts)
+      : db_(db), known_(nullptr), held_parts_(&held_parts) {}
 
   Result<std::set<PartKey>> KeysOfTraces(const std::vector<std::string>& trace_ids) override {
     return store::KeysOfTraces(db_, trace_ids);
@@ -224,7 +250,9 @@ class PostgresTaskIndex final : public TaskIndexDialect {
         if (!key.airflow) parts_without_identity_.insert_or_assign(key, part);
       }
     }
-    return store::InsertParts(db_, parts_by_trace);
+    static const std::set<std::string> kNone;
+    return store::InsertParts(db_, parts_by_trace, held_parts_ != nullptr ? *held_parts_ : kNone,
+                              /*hold=*/held_parts_ == nullptr);
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
     std::string rows;
@@ -367,6 +395,8 @@ RETURNING {})sql",
 
   PgConnection& db_;
   const KnownSpans* known_;  // may be null
+  // Set for the traces the transaction created (see the constructor); null: ask the stored summaries.
+  const std::set<std::string>* held_parts_ = nullptr;
   // The parts without identity InsertParts saw, for AddUp (this object lives for one index update).
   std::map<PartKey, Part> parts_without_identity_;
 };
@@ -384,11 +414,10 @@ Result<void> UpdatePostgresTaskIndex(PgConnection& db, const task_index::BatchOf
   return task_index::Update(dialect, batch);
 }
 
-Result<void> IndexNewPostgresTraces(PgConnection& db,
-                                    const std::map<std::string, std::vector<IndexSpan>>& traces,
-                                    const std::set<std::string>& held) {
-  PostgresTaskIndex dialect(db);
-  return task_index::AddNewTraces(dialect, traces, held);
+Result<void> IndexNewPostgresTraces(PgConnection& db, const PartsByTrace& parts_by_trace,
+                                    const std::set<std::string>& held_parts) {
+  PostgresTaskIndex dialect(db, held_parts);
+  return task_index::AddNewTraceParts(dialect, parts_by_trace);
 }
 
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids) {

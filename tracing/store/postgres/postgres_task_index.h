@@ -35,12 +35,12 @@ Result<void> RefreshPostgresTaskIndex(PgConnection& db, const std::vector<std::s
 // walks up to without a query each. The caller holds the traces' locks, as for a refresh.
 Result<void> UpdatePostgresTaskIndex(PgConnection& db, const task_index::BatchOfTraces& batch,
                                      const KnownSpans& known);
-// Adds traces that the current transaction created, from their spans (no read-back); the result is
-// what RefreshPostgresTaskIndex would compute. `held`: those whose new summary holds their attempt
-// (task_index.h, SummaryHoldsAttempt).
-Result<void> IndexNewPostgresTraces(PgConnection& db,
-                                    const std::map<std::string, std::vector<IndexSpan>>& traces,
-                                    const std::set<std::string>& held);
+// Adds traces that the current transaction created, from their parts, computed from their spans
+// (PartsOfTrace; no read-back); the result is what RefreshPostgresTaskIndex would compute. A trace whose
+// new summary holds its attempt (task_index.h, SummaryHoldsAttempt) is not among them; `held_parts`:
+// those whose new summary holds their one part (held/postgres_held_parts.h), which then gets no row.
+Result<void> IndexNewPostgresTraces(PgConnection& db, const PartsByTrace& parts_by_trace,
+                                    const std::set<std::string>& held_parts);
 // Drops the parts of these traces (about to be deleted) and re-adds the attempts they belonged to.
 Result<void> ForgetTracesInPostgresTaskIndex(PgConnection& db, const std::vector<std::string>& trace_ids);
 

@@ -245,7 +245,7 @@ Result<WriteStats> SqliteSpanStore::WriteBatch(std::span<const Span> spans) {
       if (summary.holds_attempt) continue;
       std::string trace_id(trace_hex);
       std::map<PartKey, Part> parts = PartsOfTrace(trace_id, index_spans);
-      summary.held_part_map_index = MapIndexOfHeldPart(parts, summary.row);
+      summary.held_part_map_index = task_index::MapIndexOfHeldPart(parts, summary.row);
       if (summary.held_part_map_index) held_parts.insert(trace_id);
       created.emplace(std::move(trace_id), std::move(parts));
     }

@@ -165,7 +165,7 @@ Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trac
   for (const auto& [trace_id, parts] : parts_by_trace) {
     if (held != nullptr && held->contains(trace_id)) continue;
     if (held == nullptr && parts.size() == 1 &&
-        SummaryMayHoldPart(parts.begin()->first, parts.begin()->second)) {
+        task_index::SummaryMayHoldPart(parts.begin()->first, parts.begin()->second)) {
       auto holds = HoldPartInSummary(db, trace_id, parts.begin()->first, parts.begin()->second);
       if (!holds.ok()) return holds.error();
       if (*holds) continue;

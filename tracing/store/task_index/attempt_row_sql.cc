@@ -39,10 +39,8 @@ std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trac
       "p.try_number = {0}.try_number AND p.map_index = {0}.map_index AND p.trace_key = {0}.trace_key",
       row);
   const std::string parts =
-      held_traces.empty()
-          ? fmt::format("attempt_parts p WHERE {}", parts_match)
-          : fmt::format("(SELECT p.trace_id FROM attempt_parts p WHERE {} UNION ALL {} ORDER BY 1) p",
-                        parts_match, fmt::format(fmt::runtime(held_traces), row));
+      fmt::format("(SELECT p.trace_id FROM attempt_parts p WHERE {} UNION ALL {} ORDER BY 1) p", parts_match,
+                  fmt::format(fmt::runtime(held_traces), row));
   columns.replace(columns.find(kTraceIds), kTraceIds.size(),
                   fmt::format("CASE WHEN {0}.airflow = 0 THEN {0}.trace_key ELSE (SELECT {1} FROM {2}) END",
                               row, trace_list, parts));

@@ -22,10 +22,11 @@ std::string AttemptRowUpsertSql(std::string_view greatest);
 // 6), `trace_list` aggregating `p.trace_id` over them in ascending order: "group_concat(p.trace_id,
 // ',')" (SQLite, which visits the parts in their key's order), "string_agg(p.trace_id, ',' ORDER BY
 // p.trace_id)" (PostgreSQL).
-// `held_traces`, when not empty, adds the traces whose summary holds one of the attempt's parts (SQLite
-// schema 18, sqlite/index/sqlite_summary_attempts.h): a SELECT of their `trace_id`, `{0}` standing for `row`.
+// `held_traces` adds the traces whose summary holds one of the attempt's parts (SQLite schema 18,
+// PostgreSQL schema 15; task_index.h, SummaryMayHoldPart): a SELECT of their `trace_id`, `{0}` standing
+// for `row`.
 std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trace_list,
-                                     std::string_view held_traces = {});
+                                     std::string_view held_traces);
 
 // The rows due for settling, or about to be: ended, with something to settle (task_index.h,
 // HasAnythingToSettle) and not settled at their latest version. Both backends' task_attempts_unsettled

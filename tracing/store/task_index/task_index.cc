@@ -223,6 +223,32 @@ bool NewTraceSummaryHoldsAttempt(const std::vector<IndexSpan>& spans, const Trac
   return SummaryHoldsAttempt(kWithoutIdentity, PartWithoutIdentity(spans), summary);
 }
 
+bool SummaryMayHoldPart(const PartKey& key, const Part& part) {
+  // What HeldPartRowsSql reads back for a held part, beside the summary's own figures: exactly this.
+  return key.airflow && key.trace_key.empty() &&
+         part.name == key.attempt.dag_id + "." + key.attempt.task_id && part.app_id.empty() &&
+         part.start != UINT64_MAX && part.operations == 0 && part.failed_operations == 0 &&
+         part.failed_jobs == 0 && part.open == 0 && part.findings == 0 && part.top_finding.empty() &&
+         part.top_impact == -1 && !part.top_is_summary && part.finding_keys.empty() &&
+         std::all_of(part.phase_ms.begin(), part.phase_ms.end(), [](std::int64_t ms) { return ms == 0; });
+}
+
+std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& parts,
+                                               const TraceSummaryRow& summary) {
+  if (parts.size() != 1) return std::nullopt;
+  const auto& [key, part] = *parts.begin();
+  // What HoldPartInSummary's UPDATE asks of a stored summary.
+  const TaskAttemptKey& attempt = key.attempt;
+  const bool agrees = summary.dag_id != nullptr && *summary.dag_id == attempt.dag_id &&
+                      summary.task_id != nullptr && *summary.task_id == attempt.task_id &&
+                      summary.run_id != nullptr && *summary.run_id == attempt.run_id &&
+                      summary.try_number == attempt.try_number && summary.span_count == part.spans &&
+                      summary.start_unix_nano == static_cast<std::int64_t>(part.start) &&
+                      summary.end_unix_nano == static_cast<std::int64_t>(part.end);
+  if (!agrees || !SummaryMayHoldPart(key, part)) return std::nullopt;
+  return attempt.map_index;
+}
+
 std::vector<AttemptCondition> AttemptConditions(const TaskAttemptFilter& filter) {
   std::vector<AttemptCondition> conditions;
   if (filter.dag_id) conditions.push_back({"dag_id =", *filter.dag_id});

@@ -92,6 +92,20 @@ bool SummaryHoldsAttempt(const PartKey& key, const Part& part, const TraceSummar
 // For a trace a batch may create, from its spans: whether its summary will hold its attempt.
 bool NewTraceSummaryHoldsAttempt(const std::vector<IndexSpan>& spans, const TraceSummaryRow& summary);
 
+// Airflow parts held by their trace's summary (SQLite schema 18, PostgreSQL schema 15): a trace whose one
+// part is an Airflow attempt's and says nothing its summary does not (its start, end and span count; no
+// operation, failure, phase, finding, open span or application) keeps no attempt_parts row. Each
+// backend's summary says so and keeps the part's map index; the rest of the key is the summary's Airflow
+// identity (sqlite/index/sqlite_summary_attempts.h, postgres/held/postgres_held_parts.h).
+//
+// Whether a trace whose only part is this one may keep it in its summary (the summary must also agree).
+bool SummaryMayHoldPart(const PartKey& key, const Part& part);
+// For a trace the batch creates, from its parts and its summary as the batch computed them: the map
+// index of its one part when the summary it is about to write may hold that part (nullopt: it writes
+// the part's row).
+std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& parts,
+                                               const TraceSummaryRow& summary);
+
 // One condition of a list page on task_attempts, from a TaskAttemptFilter field in use, in the order
 // the filter lists them: "<column> <operator>" and the value, for which each backend writes its own
 // placeholder (values are bound, never spliced in). Not here: airflow_only (a literal) and trace_ids

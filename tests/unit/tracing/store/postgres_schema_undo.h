@@ -13,14 +13,26 @@
 #include "tests/unit/tracing/store/stored_name_undo_sql.h"
 #include "tracing/store/postgres/client/pg_connection.h"
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 
 namespace sparktrace::tracing::store {
 
-// Version 14 undone: an attempt part's trace id hex text again.
+// Version 15 undone: every part a summary holds an attempt_parts row again, and traces.held_map_index and
+// traces_held_parts gone.
+inline void UndoPostgresVersionFifteen(PgConnection& db) {
+  auto undone = db.Exec(fmt::format(
+      "INSERT INTO attempt_parts ({}) {}; DROP INDEX traces_held_parts; ALTER TABLE traces DROP COLUMN "
+      "held_map_index",
+      kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true")));
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+// Versions 15 and 14 undone: an attempt part's trace id hex text again.
 inline void UndoPostgresVersionFourteen(PgConnection& db) {
+  UndoPostgresVersionFifteen(db);
   auto undone =
       db.Exec(fmt::format("ALTER TABLE attempt_parts ALTER COLUMN trace_id TYPE text COLLATE \"C\" USING {}",
                           TraceHexSql("trace_id")));
@@ -39,7 +51,7 @@ inline void UndoPostgresSpanIdTypes(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 14 and 13 undone.
+// Versions 15 to 13 undone.
 inline void UndoPostgresVersionThirteen(PgConnection& db) {
   UndoPostgresVersionFourteen(db);
   UndoPostgresSpanIdTypes(db);
@@ -60,7 +72,7 @@ inline void UsePostgresIdsOfVersionThirteen(PgConnection& db) {
   ASSERT_TRUE(converted.ok()) << converted.error().ToString();
 }
 
-// Versions 14 to 12 undone: spans.attribute_set back, last of the columns as version 8 added it,
+// Versions 15 to 12 undone: spans.attribute_set back, last of the columns as version 8 added it,
 // holding the set each shared row names.
 inline void UndoPostgresVersionTwelve(PgConnection& db) {
   UndoPostgresVersionThirteen(db);
@@ -71,7 +83,7 @@ inline void UndoPostgresVersionTwelve(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 14 to 11 undone: the names as version 10 kept them (stored_name_undo_sql.h).
+// Versions 15 to 11 undone: the names as version 10 kept them (stored_name_undo_sql.h).
 inline void UndoPostgresVersionEleven(PgConnection& db) {
   UndoPostgresVersionTwelve(db);
   auto undone = db.Exec(fmt::format("{}; {}", UndoWholeNamesSql(SpanSqlDialect::kPostgres, "spans", "name"),
@@ -87,7 +99,7 @@ inline void UndoPostgresStoredNames(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 14 to 10 undone.
+// Versions 15 to 10 undone.
 inline void UndoPostgresVersionTen(PgConnection& db) {
   UndoPostgresVersionTwelve(db);
   UndoPostgresStoredNames(db);
@@ -101,7 +113,7 @@ inline void UndoPostgresVersionNine(PgConnection& db) {
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 
-// Versions 14 to 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
+// Versions 15 to 8 undone, what version 7 wrote: every row in the shared form is rewritten as the compact
 // row version 7 wrote for the same attributes, then the set table, the spans' set column and
 // traces_inverted go and traces_by_end comes back.
 inline void UndoPostgresVersionsAfterSeven(PgConnection& db) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/postgres/index/postgres_index_reads.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/span_table_sql.h"
@@ -21,10 +22,12 @@ namespace {
 
 // kAttemptRowColumns (index_columns.h) with an attempt's traces: the row of an attempt without
 // identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3),
-// and an Airflow attempt's traces are read from its parts (version 6). Read from task_attempts as `t`.
+// and an Airflow attempt's traces are read from its parts (version 6), rows and held ones (version 15).
+// Read from task_attempts as `t`.
 const std::string& AttemptRowReadColumns() {
   static const std::string columns = AttemptRowReadColumnsSql(
-      "t", fmt::format("string_agg({}, ',' ORDER BY p.trace_id)", TraceHexSql("p.trace_id")));
+      "t", fmt::format("string_agg({}, ',' ORDER BY p.trace_id)", TraceHexSql("p.trace_id")),
+      kPostgresHeldTracesOfKeySql);
   return columns;
 }
 
@@ -86,8 +89,10 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
         " AND (t.trace_key, t.airflow, t.dag_id, t.task_id, t.run_id, t.try_number, t.map_index) IN ("
         "SELECT p.trace_key, p.airflow, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index "
         "FROM attempt_parts p WHERE p.airflow = 1 AND p.trace_id = ANY({1}) "
+        "UNION SELECT p.trace_key, p.airflow, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index "
+        "FROM ({2}) p "
         "UNION SELECT id COLLATE \"C\", 0, '', '', '', 0, -1 FROM unnest({0}::text[]) id)",
-        ids, stored_ids);
+        ids, stored_ids, PostgresHeldPartRowsSql(fmt::format("trace_id = ANY({})", stored_ids)));
     // The summaries' own key, so that a held attempt is found by it rather than by a scan.
     held_trace_match = fmt::format(" AND trace_id = ANY({})", stored_ids);
   }

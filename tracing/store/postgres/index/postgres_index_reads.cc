@@ -7,6 +7,7 @@
 
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/span_rows/stored_span.h"
@@ -19,16 +20,19 @@ namespace {
 constexpr int kIndexSpanColumns = 14;
 
 // The Airflow parts of the traces in $1 (hex ids, text[]) whose awaited parents are known, with all a
-// part keeps (increment/part_increment.h); a trace without parts has one row of NULLs after its id.
+// part keeps (increment/part_increment.h); a trace without parts has one row of NULLs after its id. Its
+// parts are rows when the writer reads them (it releases a held part first, held/postgres_held_parts.h);
+// held ones are read all the same, as every read of parts does.
 const std::string kStoredPartsSql = fmt::format(R"sql(
-SELECT {}, t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
+SELECT {0}, t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
        p.name, p.app_id, p.start_unix_nano, p.end_unix_nano, p.span_count, p.open_count, p.resource_wait_ms,
        p.compute_ms, p.io_write_ms, p.idle_ms, p.finding_count, p.top_finding, p.top_impact, p.operation_count,
        p.failed_operation_count, p.failed_job_count
-FROM traces t LEFT JOIN attempt_parts p ON p.airflow = 1 AND p.trace_id = t.trace_id
-WHERE t.trace_id = ANY({}) AND t.awaited_parents IS NOT NULL
+FROM traces t LEFT JOIN (SELECT {2} FROM attempt_parts UNION ALL {3}) p ON p.airflow = 1 AND p.trace_id = t.trace_id
+WHERE t.trace_id = ANY({1}) AND t.awaited_parents IS NOT NULL
 )sql",
-                                                TraceHexSql("t.trace_id"), IdsFromHexSql("$1"));
+                                                TraceHexSql("t.trace_id"), IdsFromHexSql("$1"),
+                                                kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true"));
 
 }  // namespace
 

@@ -70,35 +70,9 @@ std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_ma
       trace_match.empty() ? std::string() : fmt::format(" AND {}", trace_match), where);
 }
 
-bool SummaryMayHoldPart(const PartKey& key, const Part& part) {
-  // What HeldPartRowsSql reads back for a held part, beside the summary's own figures: exactly this.
-  return key.airflow && key.trace_key.empty() &&
-         part.name == key.attempt.dag_id + "." + key.attempt.task_id && part.app_id.empty() &&
-         part.start != UINT64_MAX && part.operations == 0 && part.failed_operations == 0 &&
-         part.failed_jobs == 0 && part.open == 0 && part.findings == 0 && part.top_finding.empty() &&
-         part.top_impact == -1 && !part.top_is_summary && part.finding_keys.empty() &&
-         std::all_of(part.phase_ms.begin(), part.phase_ms.end(), [](std::int64_t ms) { return ms == 0; });
-}
-
-std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& parts,
-                                               const TraceSummaryRow& summary) {
-  if (parts.size() != 1) return std::nullopt;
-  const auto& [key, part] = *parts.begin();
-  // What HoldPartInSummary's UPDATE asks of a stored summary.
-  const TaskAttemptKey& attempt = key.attempt;
-  const bool agrees = summary.dag_id != nullptr && *summary.dag_id == attempt.dag_id &&
-                      summary.task_id != nullptr && *summary.task_id == attempt.task_id &&
-                      summary.run_id != nullptr && *summary.run_id == attempt.run_id &&
-                      summary.try_number == attempt.try_number && summary.span_count == part.spans &&
-                      summary.start_unix_nano == static_cast<std::int64_t>(part.start) &&
-                      summary.end_unix_nano == static_cast<std::int64_t>(part.end);
-  if (!agrees || !SummaryMayHoldPart(key, part)) return std::nullopt;
-  return attempt.map_index;
-}
-
 Result<bool> HoldPartInSummary(SqliteConnection& db, const std::string& trace_hex, const PartKey& key,
                                const Part& part) {
-  if (!SummaryMayHoldPart(key, part)) return false;
+  if (!task_index::SummaryMayHoldPart(key, part)) return false;
   // The summary as stored (the batch's summary writes came first, sqlite_span_store.cc), which holds
   // nothing yet (an attempt without identity it holds is released after the parts are written).
   auto hold = db.PrepareCached(

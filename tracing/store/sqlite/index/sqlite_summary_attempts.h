@@ -57,16 +57,6 @@ Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_h
 // own columns (trace_id, a BLOB).
 std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_match);
 
-// Whether a trace whose only part is this one may keep it in its summary (the summary must also agree,
-// HoldPartInSummary).
-bool SummaryMayHoldPart(const PartKey& key, const Part& part);
-
-// For a trace the batch creates, from its parts and its summary as the batch computed them: the map
-// index of its one part when the summary it is about to write may hold that part (nullopt: it writes
-// the part's row).
-std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& parts,
-                                               const TraceSummaryRow& summary);
-
 // Holds `part`, the only part of trace `trace_hex`, in the trace's summary when the summary as stored
 // says what the part's row would; false when it does not (the caller writes the row).
 Result<bool> HoldPartInSummary(SqliteConnection& db, const std::string& trace_hex, const PartKey& key,

@@ -1,8 +1,10 @@
-// The SQLite store's schema version 18 (index/sqlite_summary_attempts.h): a trace whose one part is an
-// Airflow attempt's, and says nothing its summary does not, keeps the part in its summary row instead of an
-// attempt_parts row. Held parts answer every read as the rows would (the list, its trace filter, each
-// attempt's traces and figures), are released when their trace grows a span the summary cannot say,
-// held again when it no longer has one, and leave their attempt with their trace.
+// Parts held by summaries (task_index.h, SummaryMayHoldPart; SQLite schema 18,
+// sqlite/index/sqlite_summary_attempts.h; PostgreSQL schema 15, postgres/held/postgres_held_parts.h), on
+// both backends: a trace whose one part is an Airflow attempt's, and says nothing its summary does not,
+// keeps the part in its summary row instead of an attempt_parts row. Held parts answer every read as the rows
+// would (the list, its trace filter, each attempt's traces and figures), are released when their trace grows
+// a span the summary cannot say, held again when it no longer has one, and leave their attempt with their
+// trace.
 
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
@@ -14,12 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/tracing/store/sqlite_store_file_test.h"
+#include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/span_vocabulary.h"
-#include "tracing/store/sqlite/client/sqlite_connection.h"
+#include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
-#include "tracing/store/sqlite/sqlite_span_store.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -43,13 +44,21 @@ Span Call(std::uint32_t trace, std::uint64_t start, const std::string& task, std
       task, map_index);
 }
 
-class SqliteHeldPartsTest : public SqliteStoreFileTest {
+class StoreHeldParts : public testing::TestWithParam<StoreBackend> {
  protected:
-  std::int64_t Held() { return Count("SELECT count(*) FROM traces WHERE attempt = 2"); }
+  void SetUp() override { ASSERT_TRUE(backend_.Create(GetParam())) << backend_.problem(); }
+  void TearDown() override { backend_.Destroy(); }
+
+  bool Sqlite() const { return GetParam() == StoreBackend::kSqlite; }
+  std::unique_ptr<SpanStore> Open() { return backend_.Open(); }
+  std::int64_t Count(const std::string& sql) { return backend_.Count(sql); }
+  // The summaries that hold a part.
+  std::string HeldSql() const { return Sqlite() ? "attempt = 2" : "held_map_index IS NOT NULL"; }
+  std::int64_t Held() { return Count("SELECT count(*) FROM traces WHERE " + HeldSql()); }
   std::int64_t PartRows() { return Count("SELECT count(*) FROM attempt_parts"); }
 
   // What the list answers for `filter`, a line an attempt: its identity, figures, state and traces.
-  static std::vector<std::string> Lines(SqliteSpanStore& store, TaskAttemptFilter filter) {
+  static std::vector<std::string> Lines(SpanStore& store, TaskAttemptFilter filter) {
     filter.limit = 100;
     auto page = store.ListTaskAttempts(filter);
     EXPECT_TRUE(page.ok());
@@ -66,20 +75,23 @@ class SqliteHeldPartsTest : public SqliteStoreFileTest {
     return lines;
   }
 
-  // Every held part as the attempt_parts row version 17 wrote (tests' kUndoVersionEighteenSql without
-  // its schema changes): what the reads must answer the same for.
+  // Every held part as the attempt_parts row the version before wrote (the tests' undo SQL without its
+  // schema changes): what the reads must answer the same for.
   void HeldPartsToRows() {
-    auto db = SqliteConnection::Open(path_, SQLITE_OPEN_READWRITE);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db->Exec(HeldPartsIntoRowsSql("1") +
-                         "; UPDATE traces SET attempt = NULL, map_index = NULL WHERE attempt = 2")
-                    .ok());
+    backend_.Exec(Sqlite()
+                      ? HeldPartsIntoRowsSql("1") +
+                            "; UPDATE traces SET attempt = NULL, map_index = NULL WHERE attempt = 2"
+                      : fmt::format("INSERT INTO attempt_parts ({}) {}; UPDATE traces SET held_map_index "
+                                    "= NULL WHERE held_map_index IS NOT NULL",
+                                    kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true")));
   }
+
+  TestBackend backend_;
 };
 
-TEST_F(SqliteHeldPartsTest, HeldPartsAnswerEveryReadAsTheirRowsWould) {
+TEST_P(StoreHeldParts, HeldPartsAnswerEveryReadAsTheirRowsWould) {
   {
-    auto store = OpenFileStore();
+    auto store = Open();
     ASSERT_NE(store, nullptr);
     // A mapped task's two attempts (map indexes 3 and 4), a call per trace, in two batches; a failed
     // call (its summary counts the error span, its part has no failed operation); an operation, which
@@ -122,7 +134,7 @@ TEST_F(SqliteHeldPartsTest, HeldPartsAnswerEveryReadAsTheirRowsWould) {
   filters.push_back(by_task);
   std::vector<std::vector<std::string>> held_answers;
   {
-    auto store = OpenFileStore();
+    auto store = Open();
     ASSERT_NE(store, nullptr);
     for (const TaskAttemptFilter& filter : filters) held_answers.push_back(Lines(*store, filter));
   }
@@ -142,13 +154,13 @@ TEST_F(SqliteHeldPartsTest, HeldPartsAnswerEveryReadAsTheirRowsWould) {
   HeldPartsToRows();
   EXPECT_EQ(Held(), 0);
   EXPECT_EQ(PartRows(), 12);
-  auto store = OpenFileStore();
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   for (std::size_t i = 0; i < filters.size(); ++i) EXPECT_EQ(held_answers[i], Lines(*store, filters[i])) << i;
 }
 
-TEST_F(SqliteHeldPartsTest, AHeldPartIsReleasedWhenItsTraceGrowsASpanItsSummaryCannotSay) {
-  auto store = OpenFileStore();
+TEST_P(StoreHeldParts, AHeldPartIsReleasedWhenItsTraceGrowsASpanItsSummaryCannotSay) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   const auto only_attempt = [&store]() {
     auto page = store->ListTaskAttempts({});
@@ -185,11 +197,13 @@ TEST_F(SqliteHeldPartsTest, AHeldPartIsReleasedWhenItsTraceGrowsASpanItsSummaryC
   EXPECT_EQ(row.span_count, 3);
   EXPECT_EQ(row.end_unix_nano, kBase + 6 * kMs);
   EXPECT_EQ(row.trace_ids, std::vector<std::string>{ToHex(TraceIdOf(1))});
-  EXPECT_EQ(Count("SELECT count(*) FROM traces WHERE map_index IS NOT NULL"), 0);
+  EXPECT_EQ(Count(Sqlite() ? "SELECT count(*) FROM traces WHERE map_index IS NOT NULL"
+                           : "SELECT count(*) FROM traces WHERE held_map_index IS NOT NULL"),
+            0);
 }
 
-TEST_F(SqliteHeldPartsTest, RetentionTakesHeldPartsOutOfTheirAttempt) {
-  auto store = OpenFileStore();
+TEST_P(StoreHeldParts, RetentionTakesHeldPartsOutOfTheirAttempt) {
+  auto store = Open();
   ASSERT_NE(store, nullptr);
   // Two calls years ago (kBase), two now, of one attempt.
   const auto now = std::chrono::system_clock::now();
@@ -222,6 +236,12 @@ TEST_F(SqliteHeldPartsTest, RetentionTakesHeldPartsOutOfTheirAttempt) {
   EXPECT_EQ(page->total, 0);
   EXPECT_EQ(Count("SELECT count(*) FROM task_attempts"), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreHeldParts,
+                         testing::Values(StoreBackend::kSqlite, StoreBackend::kPostgres),
+                         [](const testing::TestParamInfo<StoreBackend>& param) {
+                           return BackendName(param.param);
+                         });
 
 }  // namespace
 }  // namespace sparktrace::tracing::store
