@@ -203,11 +203,12 @@ SELECT k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.tr
        (array_agg(p.top_finding ORDER BY p.top_impact DESC) FILTER (WHERE p.top_finding IS NOT NULL))[1],
        CASE WHEN sum(p.open_count) > 0 THEN 'running' WHEN sum(p.error_count) > 0 THEN 'failed' ELSE 'success' END,
        $8::bigint
-FROM keys k JOIN (SELECT {3} FROM attempt_parts UNION ALL {4}) p ON {1}
+FROM keys k CROSS JOIN LATERAL (SELECT {3} FROM attempt_parts p WHERE {1} UNION ALL {4}) p
 GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key
 {2})sql",
                                        kKeysCte, kMatchKey, AttemptRowUpsertSql("GREATEST"),
-                                       kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true")),
+                                       kPostgresAttemptPartColumns,
+                                       PostgresHeldPartRowsSql(fmt::format(kPostgresHeldPartOfKeySql, "k"))),
                            upsert_params);
   if (!upserted.ok()) return upserted.error();
   auto emptied = db.Query(
@@ -217,7 +218,7 @@ GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.
           "q WHERE q.airflow = k.airflow AND q.dag_id = k.dag_id AND q.task_id = k.task_id AND q.run_id = "
           "k.run_id AND q.try_number = k.try_number AND q.map_index = k.map_index AND q.trace_key = "
           "k.trace_key) AND NOT EXISTS ({2})",
-          kKeysCte, kMatchKey, fmt::format(fmt::runtime(kPostgresHeldTracesOfKeySql), "k")),
+          kKeysCte, kMatchKey, fmt::format(fmt::runtime(PostgresHeldTracesOfKeySql()), "k")),
       arrays.Params());
   if (!emptied.ok()) return emptied.error();
   return {};

@@ -21,6 +21,11 @@ std::string PostgresHeldPartRowsSql(std::string_view where) {
       where);
 }
 
+const std::string& PostgresHeldTracesOfKeySql() {
+  static const std::string sql = fmt::format("SELECT trace_id FROM traces WHERE {}", kPostgresHeldPartOfKeySql);
+  return sql;
+}
+
 Result<std::set<std::string>> HoldPostgresParts(PgConnection& db, const std::vector<PartToHold>& parts) {
   std::set<std::string> held;
   if (parts.empty()) return held;

@@ -37,13 +37,17 @@ inline constexpr std::string_view kPostgresAttemptPartColumns =
 // summaries matching `where`, a condition on traces' own columns.
 std::string PostgresHeldPartRowsSql(std::string_view where);
 
-// The traces holding a part of the attempt whose key columns are those of `{0}` (a task_attempts row or
-// kKeysCte's `k`): a SELECT of their trace_id, for AttemptRowReadColumnsSql's held_traces and the check
-// that an attempt has no part left.
-inline constexpr std::string_view kPostgresHeldTracesOfKeySql =
-    "SELECT h.trace_id FROM traces h WHERE h.held_map_index = {0}.map_index AND h.dag_id = {0}.dag_id AND "
-    "h.task_id = {0}.task_id AND h.run_id = {0}.run_id AND h.try_number = {0}.try_number AND {0}.airflow = 1 "
-    "AND {0}.trace_key = ''";
+// Whether a summary, its columns named without a table, holds a part of the attempt whose key columns are
+// those of `{0}` (a task_attempts row or kKeysCte's `k`), for a condition on traces: an index lookup of
+// traces_held_parts when `{0}`'s values are known, as in a correlated or LATERAL subquery (a join with a
+// UNION ALL of attempt_parts and held parts reads every held part instead: PostgreSQL does not push the
+// join's condition into an arm that makes its columns).
+inline constexpr std::string_view kPostgresHeldPartOfKeySql =
+    "held_map_index = {0}.map_index AND dag_id = {0}.dag_id AND task_id = {0}.task_id AND run_id = "
+    "{0}.run_id AND try_number = {0}.try_number AND {0}.airflow = 1 AND {0}.trace_key = ''";
+// The traces holding such a part: a SELECT of their trace_id, `{0}` as there, for
+// AttemptRowReadColumnsSql's held_traces and the check that an attempt has no part left.
+const std::string& PostgresHeldTracesOfKeySql();
 
 // A trace's one part its summary may hold (task_index.h, SummaryMayHoldPart), for HoldPostgresParts.
 struct PartToHold {

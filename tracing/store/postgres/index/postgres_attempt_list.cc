@@ -27,7 +27,7 @@ namespace {
 const std::string& AttemptRowReadColumns() {
   static const std::string columns = AttemptRowReadColumnsSql(
       "t", fmt::format("string_agg({}, ',' ORDER BY p.trace_id)", TraceHexSql("p.trace_id")),
-      kPostgresHeldTracesOfKeySql);
+      PostgresHeldTracesOfKeySql());
   return columns;
 }
 

@@ -28,11 +28,12 @@ SELECT {0}, t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.ma
        p.name, p.app_id, p.start_unix_nano, p.end_unix_nano, p.span_count, p.open_count, p.resource_wait_ms,
        p.compute_ms, p.io_write_ms, p.idle_ms, p.finding_count, p.top_finding, p.top_impact, p.operation_count,
        p.failed_operation_count, p.failed_job_count
-FROM traces t LEFT JOIN (SELECT {2} FROM attempt_parts UNION ALL {3}) p ON p.airflow = 1 AND p.trace_id = t.trace_id
+FROM traces t LEFT JOIN LATERAL (SELECT {2} FROM attempt_parts p WHERE p.airflow = 1 AND p.trace_id = t.trace_id
+                                  UNION ALL {3}) p ON true
 WHERE t.trace_id = ANY({1}) AND t.awaited_parents IS NOT NULL
 )sql",
                                                 TraceHexSql("t.trace_id"), IdsFromHexSql("$1"),
-                                                kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true"));
+                                                kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("trace_id = t.trace_id"));
 
 }  // namespace
 
