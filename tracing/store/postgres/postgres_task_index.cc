@@ -79,9 +79,9 @@ Result<std::set<PartKey>> KeysOfTraces(PgConnection& db, const std::vector<std::
 // A part the summary holds goes with the rows (held/postgres_held_parts.h).
 Result<void> DeleteParts(PgConnection& db, const std::vector<std::string>& trace_ids) {
   static const std::string delete_sql = fmt::format(
-      "WITH released AS (UPDATE traces SET held_map_index = NULL WHERE trace_id = ANY({1}) AND "
-      "held_map_index "
-      "IS NOT NULL) DELETE FROM attempt_parts WHERE (airflow = 1 AND trace_id = ANY({1})) "
+      "WITH released AS (UPDATE traces SET held_map_index = NULL WHERE trace_id = ANY({1}) "
+      "AND held_map_index IS NOT NULL) "
+      "DELETE FROM attempt_parts WHERE (airflow = 1 AND trace_id = ANY({1})) "
       "OR ({0} AND trace_key = ANY($1::text[]) AND {2} = trace_key)",
       kWithoutIdentityKey, IdsFromHexSql("$1"), TraceHexSql("trace_id"));
   auto deleted = db.Query(delete_sql, {TextArray(trace_ids)});
