@@ -103,7 +103,8 @@ Result<StoredBeforeBatch> ReadStoredBeforeBatch(PgConnection& db,
   // the spans it reached are read once, at the end. Each step looks one span up by its primary key:
   // LIMIT 1 (the key holds one row at most) keeps the lookups nested, where a join of the ids with
   // spans would be planned as a hash join over the whole table, growing with the store. The traces'
-  // summary bounds come in the same answer (rows without a span id), saving a round trip a batch.
+  // summary bounds come in the same answer (rows without a span id), with the map index of the part each
+  // holds (held/postgres_held_parts.h) where task_map_index would be, saving a round trip a batch.
   static const std::string walk_sql =
       fmt::format(R"sql(
 WITH RECURSIVE up (walk_trace, walk_span, walk_parent) AS (
@@ -122,7 +123,7 @@ FROM up CROSS JOIN LATERAL (SELECT * FROM spans WHERE trace_id = up.walk_trace A
                             LIMIT 1) stored
 UNION ALL
 SELECT {3}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, start_unix_nano, end_unix_nano
+       NULL, held_map_index, start_unix_nano, end_unix_nano
 FROM traces WHERE trace_id = ANY({4})
 )sql",
                   PostgresIndexSpanColumnsSql(), TraceIdOfHexSql("w.trace_hex"), SpanIdOfHexSql("w.span_hex"),
@@ -135,6 +136,7 @@ FROM traces WHERE trace_id = ANY({4})
       before.bounds.emplace(
           std::string(spans->Text(row, 0)),
           std::make_pair(spans->Int64(row, kIndexSpanColumns + 2), spans->Int64(row, kIndexSpanColumns + 3)));
+      if (!spans->IsNull(row, kIndexSpanColumns + 1)) before.holding_parts.emplace_back(spans->Text(row, 0));
       continue;
     }
     auto index = PostgresIndexSpanFrom(*spans, row);

@@ -65,6 +65,9 @@ struct StoredBeforeBatch {
   KnownSpans ancestors;
   // The traces' summary bounds (start, end), for SummaryIncrement.
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> bounds;
+  // The traces whose summary holds their part (held/postgres_held_parts.h), to release before the
+  // summaries change.
+  std::vector<std::string> holding_parts;
 };
 // For these traces (hex) and, by trace, the ids of the batch's spans and of their parents.
 Result<StoredBeforeBatch> ReadStoredBeforeBatch(PgConnection& db,
