@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/tracing/store/postgres_schema_undo.h"
+#include "tests/unit/tracing/store/sqlite_store_file_test.h"
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/span_vocabulary.h"
@@ -235,6 +237,51 @@ TEST_P(StoreHeldParts, RetentionTakesHeldPartsOutOfTheirAttempt) {
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->total, 0);
   EXPECT_EQ(Count("SELECT count(*) FROM task_attempts"), 0);
+}
+
+TEST_P(StoreHeldParts, AStoreOfTheVersionBeforeMigratesAndKeepsItsPartRowsUntilTheirTraceChanges) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store
+                    ->Write(std::vector<Span>{Call(1, 0, "load", 2), Call(2, kMs, "load", 2),
+                                              Call(3, 2 * kMs, "load", 2)})
+                    .ok());
+  }
+  ASSERT_EQ(Held(), 3);
+  std::vector<std::string> before;
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    before = Lines(*store, {});
+  }
+  // What the version before wrote: the parts as rows, no column or index of held parts.
+  if (Sqlite()) {
+    backend_.Exec(kUndoVersionEighteenSql + "PRAGMA user_version = 17");
+  } else {
+    auto raw = backend_.Raw();
+    ASSERT_TRUE(raw.ok()) << raw.error().ToString();
+    UndoPostgresVersionFifteen(*raw);
+    ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 14").ok());
+  }
+  ASSERT_EQ(PartRows(), 3);
+
+  auto store = Open();  // a writer migrates
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Lines(*store, {}), before);
+  EXPECT_EQ(Held(), 0);  // the migration rewrites nothing
+  EXPECT_EQ(PartRows(), 3);
+  // A new trace of the attempt is held; the rows stay.
+  ASSERT_TRUE(store->Write(std::vector<Span>{Call(4, 3 * kMs, "load", 2)}).ok());
+  EXPECT_EQ(Held(), 1);
+  EXPECT_EQ(PartRows(), 3);
+  auto page = store->ListTaskAttempts({});
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->total, 1);
+  EXPECT_EQ(page->rows[0].span_count, 4);
+  EXPECT_EQ(page->rows[0].key.map_index, 2);
+  EXPECT_EQ(page->rows[0].trace_ids, (std::vector<std::string>{ToHex(TraceIdOf(1)), ToHex(TraceIdOf(2)),
+                                                               ToHex(TraceIdOf(3)), ToHex(TraceIdOf(4))}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreHeldParts,
