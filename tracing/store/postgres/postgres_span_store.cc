@@ -273,10 +273,8 @@ Result<WriteStats> PostgresSpanStore::WriteBatchAs(std::span<const Span> spans, 
   }
   const ExistingTraceBatch existing = ExistingTraceBatchOf(batch, traces, index_spans, read_before, *before);
   // A part a changing summary holds becomes a row first: the index reads it back as it was.
-  if (!before->holding_parts.empty()) {
-    if (auto released = ReleasePostgresHeldParts(db_, TextArray(before->holding_parts)); !released.ok())
-      return fail(released.error());
-  }
+  if (auto released = ReleasePostgresHeldParts(db_, before->holding_parts); !released.ok())
+    return fail(released.error());
   if (auto summarised = UpdateSummaries(db_, existing, before->bounds); !summarised.ok())
     return fail(summarised.error());
   if (auto indexed = IndexNewPostgresTraces(db_, created, claims.holding_parts); !indexed.ok())

@@ -62,7 +62,8 @@ RETURNING c.trace_hex)sql",
   return held;
 }
 
-Result<void> ReleasePostgresHeldParts(PgConnection& db, const std::string& trace_ids_array) {
+Result<void> ReleasePostgresHeldParts(PgConnection& db, const std::vector<std::string>& trace_ids) {
+  if (trace_ids.empty()) return {};
   // Both parts of a statement read the rows as they were before it: the rows are written from the
   // summaries' claims that the UPDATE clears.
   static const std::string release_sql = fmt::format(
@@ -70,7 +71,7 @@ Result<void> ReleasePostgresHeldParts(PgConnection& db, const std::string& trace
       "IS NOT NULL) INSERT INTO attempt_parts ({1}) {2}",
       IdsFromHexSql("$1"), kPostgresAttemptPartColumns,
       PostgresHeldPartRowsSql(fmt::format("trace_id = ANY({})", IdsFromHexSql("$1"))));
-  auto released = db.Query(release_sql, {trace_ids_array});
+  auto released = db.Query(release_sql, {TextArray(trace_ids)});
   if (!released.ok()) return released.error();
   return {};
 }

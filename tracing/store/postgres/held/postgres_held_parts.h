@@ -61,8 +61,8 @@ struct PartToHold {
 Result<std::set<std::string>> HoldPostgresParts(PgConnection& db, const std::vector<PartToHold>& parts);
 
 // Writes the held part of each of these traces (hex ids) as its attempt_parts row and clears the
-// summary's claim, in one statement: before the summaries change, which would change what the held
-// part reads as.
-Result<void> ReleasePostgresHeldParts(PgConnection& db, const std::string& trace_ids_array);
+// summary's claim, in one statement (none for no traces): before the summaries change, which would
+// change what the held part reads as.
+Result<void> ReleasePostgresHeldParts(PgConnection& db, const std::vector<std::string>& trace_ids);
 
 }  // namespace sparktrace::tracing::store
