@@ -19,6 +19,7 @@
 #include "tracing/store/increment/summary_increment.h"
 #include "tracing/store/span_rows/stored_span.h"
 #include "tracing/store/task_index/attempt_parts.h"
+#include "tracing/store/task_index/task_index_dialect.h"
 
 namespace sparktrace::tracing::store {
 
