@@ -217,7 +217,6 @@ std::string SummaryCopy(const StoredBatch& batch, const BatchTraces& traces,
     if (spans == index_spans.end()) {
       copy.Null();
     } else if (task_index::NewTraceSummaryHoldsAttempt(spans->second, summary)) {
-      claims.holding.insert(trace_hex);
       copy.Text("t");
     } else {
       copy.Null();

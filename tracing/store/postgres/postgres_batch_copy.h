@@ -63,11 +63,10 @@ struct TraceChoice {
 std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceChoice choice = {});
 // What SummaryCopy decided of the summaries it wrote, by trace (hex).
 struct NewSummaryClaims {
-  // Those that hold their attempt (task_index.h, NewTraceSummaryHoldsAttempt): no part computed.
-  std::set<std::string> holding;
   // Those that hold their one Airflow part (held/postgres_held_parts.h), which then gets no row.
   std::set<std::string> holding_parts;
-  // The parts of every trace but the first kind (PartsOfTrace), for the task index.
+  // The parts of every trace but those whose summary holds their attempt (task_index.h,
+  // NewTraceSummaryHoldsAttempt: nothing of theirs is indexed), computed once (PartsOfTrace).
   PartsByTrace parts;
 };
 // Each trace's summary as the batch alone would make it, in COPY text for traces or incoming_traces

@@ -290,7 +290,7 @@ constexpr std::string_view kSchemaV14 =
     "ALTER TABLE attempt_parts ALTER COLUMN trace_id TYPE uuid USING trace_id::uuid";
 
 // Version 15: a trace's one Airflow part held by its summary row, as in the SQLite store's version 18
-// (index/postgres_held_parts.h says when and how): held_map_index is set on such a summary (the part's
+// (held/postgres_held_parts.h says when and how): held_map_index is set on such a summary (the part's
 // map index; the rest of its key is the summary's Airflow identity), and traces_held_parts finds an
 // attempt's held parts. An attempt of calls each its own trace (calls with the task's identity and no
 // traceparent) then writes no attempt_parts row nor attempt_parts_by_trace entry a call: ~290 of its

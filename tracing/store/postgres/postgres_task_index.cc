@@ -213,11 +213,10 @@ GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.
   if (!upserted.ok()) return upserted.error();
   auto emptied = db.Query(
       fmt::format(
-          "{0} DELETE FROM task_attempts p USING keys k WHERE {1} AND NOT EXISTS (SELECT 1 FROM "
-          "attempt_parts "
-          "q WHERE q.airflow = k.airflow AND q.dag_id = k.dag_id AND q.task_id = k.task_id AND q.run_id = "
-          "k.run_id AND q.try_number = k.try_number AND q.map_index = k.map_index AND q.trace_key = "
-          "k.trace_key) AND NOT EXISTS ({2})",
+          "{0} DELETE FROM task_attempts p USING keys k WHERE {1} "
+          "AND NOT EXISTS (SELECT 1 FROM attempt_parts q WHERE q.airflow = k.airflow AND q.dag_id = k.dag_id "
+          "AND q.task_id = k.task_id AND q.run_id = k.run_id AND q.try_number = k.try_number "
+          "AND q.map_index = k.map_index AND q.trace_key = k.trace_key) AND NOT EXISTS ({2})",
           kKeysCte, kMatchKey, fmt::format(fmt::runtime(PostgresHeldTracesOfKeySql()), "k")),
       arrays.Params());
   if (!emptied.ok()) return emptied.error();

@@ -89,20 +89,6 @@ Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch) {
   return Refresh(dialect, recompute);
 }
 
-Result<void> AddNewTraces(TaskIndexDialect& dialect,
-                          const std::map<std::string, std::vector<IndexSpan>>& traces,
-                          const std::set<std::string>& held) {
-  if (traces.empty()) return {};
-  PartsByTrace parts_by_trace;
-  for (const auto& [trace_id, spans] : traces) {
-    // A held trace has nothing here (its one part has no identity and names no application: no part
-    // row, and its summary is its attempt's row), so its parts are not computed again.
-    if (held.contains(trace_id)) continue;
-    parts_by_trace.emplace(trace_id, PartsOfTrace(trace_id, spans));
-  }
-  return AddNewTraceParts(dialect, parts_by_trace);
-}
-
 Result<void> AddNewTraceParts(TaskIndexDialect& dialect, const PartsByTrace& parts_by_trace) {
   if (parts_by_trace.empty()) return {};
   PartChanges airflow_changes;  // their attempts may have parts in other traces: added to their rows

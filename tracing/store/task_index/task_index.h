@@ -32,14 +32,10 @@ using BatchOfTraces = std::map<std::string, std::vector<BatchSpan>>;
 // index the batch's spans and the few stored spans above them settle (part_increment.h) without
 // re-reading it; the others recomputed, as Refresh does.
 Result<void> Update(TaskIndexDialect& dialect, const BatchOfTraces& batch);
-// Adds traces that the current transaction created (none of their spans was stored before), from the
-// spans themselves: no read-back. The result is what Refresh would compute. `held`: those of them whose
-// summary row, written by the same transaction, holds their attempt (SummaryHoldsAttempt): their
-// attempt gets no row.
-Result<void> AddNewTraces(TaskIndexDialect& dialect,
-                          const std::map<std::string, std::vector<IndexSpan>>& traces,
-                          const std::set<std::string>& held);
-// The same from the new traces' parts (PartsOfTrace), which the caller computed: the held traces left out.
+// Adds traces that the current transaction created (none of their spans was stored before), from their
+// parts, which the caller computed from the spans themselves (PartsOfTrace): no read-back. The result is
+// what Refresh would compute. A trace whose summary row, written by the same transaction, holds its
+// attempt (SummaryHoldsAttempt) is left out: its attempt gets no row.
 Result<void> AddNewTraceParts(TaskIndexDialect& dialect, const PartsByTrace& parts_by_trace);
 // Drops the parts of these traces (about to be deleted) and adds up again the attempts they were of.
 Result<void> Forget(TaskIndexDialect& dialect, const std::vector<std::string>& trace_ids);

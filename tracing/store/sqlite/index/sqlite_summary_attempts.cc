@@ -3,7 +3,6 @@
 #include <spdlog/fmt/fmt.h>
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "tracing/store/span_rows/span_table_sql.h"
