@@ -118,23 +118,25 @@ void CopySums(CopyRows& copy, const task_index::PartSums& sums) {
 
 // Inserts the parts of these traces but those of an attempt without identity that names no application,
 // which its attempt row holds (kWithoutIdentityKey), and a trace's only part its summary holds
-// (held/postgres_held_parts.h): `held` are the traces whose summary holds their part already; the
-// others' summaries are asked to when `hold` is set.
+// (held/postgres_held_parts.h). `held`, for traces the transaction created: those whose summary holds
+// their part already (no other can); null: the summaries of the traces whose one part may be held are
+// asked to hold it, in one statement.
 Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace,
-                         const std::set<std::string>& held, bool hold) {
+                         const std::set<std::string>* held) {
   std::vector<PartToHold> to_hold;
-  if (hold) {
+  if (held == nullptr) {
     for (const auto& [trace_id, parts] : parts_by_trace) {
-      if (parts.size() == 1 && task_index::SummaryMayHoldPart(parts.begin()->first, parts.begin()->second))
-        to_hold.push_back({&trace_id, &parts.begin()->first, &parts.begin()->second});
+      if (const auto* part = task_index::PartASummaryMayHold(parts); part != nullptr)
+        to_hold.push_back({&trace_id, &part->first, &part->second});
     }
   }
   auto held_now = HoldPostgresParts(db, to_hold);
   if (!held_now.ok()) return held_now.error();
+  const std::set<std::string>& holding = held != nullptr ? *held : *held_now;
   std::string rows;
   CopyRows copy(rows);
   for (const auto& [trace_id, parts] : parts_by_trace) {
-    if (held.contains(trace_id) || held_now->contains(trace_id)) continue;
+    if (holding.contains(trace_id)) continue;
     for (const auto& [key, part] : parts) {
       if (!key.airflow && part.app_id.empty()) continue;  // its attempt's row holds it (kWithoutIdentityKey)
       CopyKey(copy, key);
@@ -154,8 +156,7 @@ Result<void> InsertParts(PgConnection& db, const PartsByTrace& parts_by_trace,
     }
   }
   if (rows.empty()) return {};
-  static const std::string copy_sql =
-      fmt::format("COPY attempt_parts ({}) FROM STDIN", kPostgresAttemptPartColumns);
+  static const std::string copy_sql = fmt::format("COPY attempt_parts ({}) FROM STDIN", kAttemptPartColumns);
   return db.CopyIn(copy_sql, rows);
 }
 
@@ -192,7 +193,8 @@ Result<void> Reaggregate(PgConnection& db, const std::set<PartKey>& keys, std::i
   const KeyArrays arrays(keys);
   std::vector<PgParam> upsert_params = arrays.Params();
   upsert_params.emplace_back(std::to_string(now));
-  auto upserted = db.Query(fmt::format(R"sql({0}
+  auto upserted =
+      db.Query(fmt::format(R"sql({0}
 INSERT INTO task_attempts (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, name, trace_ids,
                            start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms,
                            compute_ms, io_write_ms, idle_ms, finding_count, top_finding, state, indexed_at)
@@ -206,10 +208,9 @@ SELECT k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.tr
 FROM keys k CROSS JOIN LATERAL (SELECT {3} FROM attempt_parts p WHERE {1} UNION ALL {4}) p
 GROUP BY k.airflow, k.dag_id, k.task_id, k.run_id, k.try_number, k.map_index, k.trace_key
 {2})sql",
-                                       kKeysCte, kMatchKey, AttemptRowUpsertSql("GREATEST"),
-                                       kPostgresAttemptPartColumns,
-                                       PostgresHeldPartRowsSql(fmt::format(kPostgresHeldPartOfKeySql, "k"))),
-                           upsert_params);
+                           kKeysCte, kMatchKey, AttemptRowUpsertSql("GREATEST"), kAttemptPartColumns,
+                           PostgresHeldPartRowsSql(fmt::format(kPostgresHeldPartOfKeySql, "k"))),
+               upsert_params);
   if (!upserted.ok()) return upserted.error();
   auto emptied = db.Query(
       fmt::format(
@@ -250,9 +251,7 @@ class PostgresTaskIndex final : public TaskIndexDialect {
         if (!key.airflow) parts_without_identity_.insert_or_assign(key, part);
       }
     }
-    static const std::set<std::string> kNone;
-    return store::InsertParts(db_, parts_by_trace, held_parts_ != nullptr ? *held_parts_ : kNone,
-                              /*hold=*/held_parts_ == nullptr);
+    return store::InsertParts(db_, parts_by_trace, held_parts_);
   }
   Result<void> InsertWholeAttempts(const std::vector<WholeAttemptPart>& attempts, std::int64_t now) override {
     std::string rows;

@@ -54,7 +54,7 @@ constexpr std::string_view kKeyColumns = "airflow, dag_id, task_id, run_id, try_
 // Inserts `rows` parts (NumberedValuesSql): row r's parameters start at 1 + r * kPartParameters.
 constexpr int kPartParameters = 25;
 std::string InsertPartsSql(int rows) {
-  return fmt::format("INSERT INTO attempt_parts ({}) VALUES {}", kAttemptPartColumnsSql,
+  return fmt::format("INSERT INTO attempt_parts ({}) VALUES {}", kAttemptPartColumns,
                      NumberedValuesSql(rows, kPartParameters));
 }
 // Parts a statement inserts: an attempt of a call per trace writes a part a span, and a statement's own
@@ -164,9 +164,9 @@ Result<void> InsertParts(SqliteConnection& db, const PartsByTrace& parts_by_trac
   std::vector<PartRow> rows;
   for (const auto& [trace_id, parts] : parts_by_trace) {
     if (held != nullptr && held->contains(trace_id)) continue;
-    if (held == nullptr && parts.size() == 1 &&
-        task_index::SummaryMayHoldPart(parts.begin()->first, parts.begin()->second)) {
-      auto holds = HoldPartInSummary(db, trace_id, parts.begin()->first, parts.begin()->second);
+    const auto* holdable = held == nullptr ? task_index::PartASummaryMayHold(parts) : nullptr;
+    if (holdable != nullptr) {
+      auto holds = HoldPartInSummary(db, trace_id, holdable->first, holdable->second);
       if (!holds.ok()) return holds.error();
       if (*holds) continue;
     }

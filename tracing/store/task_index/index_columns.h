@@ -29,6 +29,15 @@ inline constexpr std::string_view kAttemptRowColumns =
     "top_finding, state, indexed_at, settled_version, settled_at, core_seconds, gib_seconds, money, "
     "idle_fraction, regression";
 
+// Every column of attempt_parts (both backends name them alike), in the order each backend's task index
+// writes a part and its held parts read back (sqlite/index/sqlite_summary_attempts.h,
+// postgres/held/postgres_held_parts.h).
+inline constexpr std::string_view kAttemptPartColumns =
+    "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, name, app_id, "
+    "start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
+    "io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
+    "failed_job_count";
+
 // A span from the columns of IndexSpanColumnsSql, the first of them at `first`.
 template <typename Columns>
 IndexSpan IndexSpanFrom(const Columns& columns, int first) {

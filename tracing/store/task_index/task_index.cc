@@ -219,10 +219,16 @@ bool SummaryMayHoldPart(const PartKey& key, const Part& part) {
          std::all_of(part.phase_ms.begin(), part.phase_ms.end(), [](std::int64_t ms) { return ms == 0; });
 }
 
+const std::pair<const PartKey, Part>* PartASummaryMayHold(const std::map<PartKey, Part>& parts) {
+  if (parts.size() != 1 || !SummaryMayHoldPart(parts.begin()->first, parts.begin()->second)) return nullptr;
+  return &*parts.begin();
+}
+
 std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& parts,
                                                const TraceSummaryRow& summary) {
-  if (parts.size() != 1) return std::nullopt;
-  const auto& [key, part] = *parts.begin();
+  const auto* held = PartASummaryMayHold(parts);
+  if (held == nullptr) return std::nullopt;
+  const auto& [key, part] = *held;
   // What HoldPartInSummary's UPDATE asks of a stored summary.
   const TaskAttemptKey& attempt = key.attempt;
   const bool agrees = summary.dag_id != nullptr && *summary.dag_id == attempt.dag_id &&
@@ -231,7 +237,7 @@ std::optional<std::int64_t> MapIndexOfHeldPart(const std::map<PartKey, Part>& pa
                       summary.try_number == attempt.try_number && summary.span_count == part.spans &&
                       summary.start_unix_nano == static_cast<std::int64_t>(part.start) &&
                       summary.end_unix_nano == static_cast<std::int64_t>(part.end);
-  if (!agrees || !SummaryMayHoldPart(key, part)) return std::nullopt;
+  if (!agrees) return std::nullopt;
   return attempt.map_index;
 }
 

@@ -96,6 +96,8 @@ bool NewTraceSummaryHoldsAttempt(const std::vector<IndexSpan>& spans, const Trac
 //
 // Whether a trace whose only part is this one may keep it in its summary (the summary must also agree).
 bool SummaryMayHoldPart(const PartKey& key, const Part& part);
+// A trace's parts: its one part when its summary may hold it, else null.
+const std::pair<const PartKey, Part>* PartASummaryMayHold(const std::map<PartKey, Part>& parts);
 // For a trace the batch creates, from its parts and its summary as the batch computed them: the map
 // index of its one part when the summary it is about to write may hold that part (nullopt: it writes
 // the part's row).

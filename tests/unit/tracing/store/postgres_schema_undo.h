@@ -17,6 +17,7 @@
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/compact_attributes.h"
 #include "tracing/store/span_rows/span_table_sql.h"
+#include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
 
@@ -26,7 +27,7 @@ inline void UndoPostgresVersionFifteen(PgConnection& db) {
   auto undone = db.Exec(fmt::format(
       "INSERT INTO attempt_parts ({}) {}; DROP INDEX traces_held_parts; ALTER TABLE traces DROP COLUMN "
       "held_map_index",
-      kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true")));
+      kAttemptPartColumns, PostgresHeldPartRowsSql("true")));
   ASSERT_TRUE(undone.ok()) << undone.error().ToString();
 }
 

@@ -18,6 +18,7 @@
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/postgres/postgres_schema.h"
+#include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -209,8 +210,8 @@ TEST_F(PostgresSpanStoreTest, VersionNineKeepsEveryAttemptWithoutThePartsKey) {
   for (Span& call : again) call.end_time_unix_nano += kMs;
   ASSERT_TRUE(store->Write(again).ok());
   // The parts are rows or held by their summaries (version 15), never both.
-  const std::string parts = fmt::format("(SELECT {} FROM attempt_parts UNION ALL {}) p",
-                                        kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true"));
+  const std::string parts = fmt::format("(SELECT {} FROM attempt_parts UNION ALL {}) p", kAttemptPartColumns,
+                                        PostgresHeldPartRowsSql("true"));
   EXPECT_EQ(count("SELECT count(*) FROM " + parts), 35);
   EXPECT_EQ(count("SELECT count(*) FROM (SELECT DISTINCT airflow, dag_id, task_id, run_id, try_number, "
                   "map_index, trace_key, trace_id FROM " +

@@ -23,6 +23,7 @@
 #include "tracing/span_vocabulary.h"
 #include "tracing/store/postgres/held/postgres_held_parts.h"
 #include "tracing/store/sqlite/index/sqlite_summary_attempts.h"
+#include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -85,7 +86,7 @@ class StoreHeldParts : public testing::TestWithParam<StoreBackend> {
                             "; UPDATE traces SET attempt = NULL, map_index = NULL WHERE attempt = 2"
                       : fmt::format("INSERT INTO attempt_parts ({}) {}; UPDATE traces SET held_map_index "
                                     "= NULL WHERE held_map_index IS NOT NULL",
-                                    kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("true")));
+                                    kAttemptPartColumns, PostgresHeldPartRowsSql("true")));
   }
 
   TestBackend backend_;

@@ -4,6 +4,7 @@
 
 #include "tracing/store/postgres/client/pg_text.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
+#include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
 
@@ -69,7 +70,7 @@ Result<void> ReleasePostgresHeldParts(PgConnection& db, const std::vector<std::s
   static const std::string release_sql = fmt::format(
       "WITH cleared AS (UPDATE traces SET held_map_index = NULL WHERE trace_id = ANY({0}) AND held_map_index "
       "IS NOT NULL) INSERT INTO attempt_parts ({1}) {2}",
-      IdsFromHexSql("$1"), kPostgresAttemptPartColumns,
+      IdsFromHexSql("$1"), kAttemptPartColumns,
       PostgresHeldPartRowsSql(fmt::format("trace_id = ANY({})", IdsFromHexSql("$1"))));
   auto released = db.Query(release_sql, {TextArray(trace_ids)});
   if (!released.ok()) return released.error();

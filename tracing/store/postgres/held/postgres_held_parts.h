@@ -26,15 +26,8 @@
 
 namespace sparktrace::tracing::store {
 
-// Every column of attempt_parts, in the order its COPY and PostgresHeldPartRowsSql write them.
-inline constexpr std::string_view kPostgresAttemptPartColumns =
-    "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, name, app_id, "
-    "start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
-    "io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
-    "failed_job_count";
-
-// The parts held by summaries as attempt_parts rows (kPostgresAttemptPartColumns, named as there), of the
-// summaries matching `where`, a condition on traces' own columns.
+// The parts held by summaries as attempt_parts rows (task_index/index_columns.h's kAttemptPartColumns, named
+// as there), of the summaries matching `where`, a condition on traces' own columns.
 std::string PostgresHeldPartRowsSql(std::string_view where);
 
 // Whether a summary, its columns named without a table, holds a part of the attempt whose key columns are

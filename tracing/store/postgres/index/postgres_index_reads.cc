@@ -23,7 +23,8 @@ constexpr int kIndexSpanColumns = 14;
 // part keeps (increment/part_increment.h); a trace without parts has one row of NULLs after its id. Its
 // parts are rows when the writer reads them (it releases a held part first, held/postgres_held_parts.h);
 // held ones are read all the same, as every read of parts does.
-const std::string kStoredPartsSql = fmt::format(R"sql(
+const std::string kStoredPartsSql =
+    fmt::format(R"sql(
 SELECT {0}, t.awaited_parents, p.dag_id, p.task_id, p.run_id, p.try_number, p.map_index,
        p.name, p.app_id, p.start_unix_nano, p.end_unix_nano, p.span_count, p.open_count, p.resource_wait_ms,
        p.compute_ms, p.io_write_ms, p.idle_ms, p.finding_count, p.top_finding, p.top_impact, p.operation_count,
@@ -32,8 +33,8 @@ FROM traces t LEFT JOIN LATERAL (SELECT {2} FROM attempt_parts p WHERE p.airflow
                                   UNION ALL {3}) p ON true
 WHERE t.trace_id = ANY({1}) AND t.awaited_parents IS NOT NULL
 )sql",
-                                                TraceHexSql("t.trace_id"), IdsFromHexSql("$1"),
-                                                kPostgresAttemptPartColumns, PostgresHeldPartRowsSql("trace_id = t.trace_id"));
+                TraceHexSql("t.trace_id"), IdsFromHexSql("$1"), kAttemptPartColumns,
+                PostgresHeldPartRowsSql("trace_id = t.trace_id"));
 
 }  // namespace
 

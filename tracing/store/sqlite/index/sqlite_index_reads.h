@@ -51,14 +51,6 @@ inline constexpr std::string_view kPartKeyMatchSql =
     "airflow = (?1 + 0) AND dag_id = ?2 AND task_id = ?3 AND run_id = ?4 AND try_number = ?5 "
     "AND map_index = ?6 AND trace_key = ?7";
 
-// Every column of attempt_parts, in the order the task index inserts them (InsertParts, and the rows of
-// held parts, index/sqlite_summary_attempts.h).
-inline constexpr std::string_view kAttemptPartColumnsSql =
-    "airflow, dag_id, task_id, run_id, try_number, map_index, trace_key, trace_id, name, app_id, "
-    "start_unix_nano, end_unix_nano, span_count, error_count, open_count, resource_wait_ms, compute_ms, "
-    "io_write_ms, idle_ms, finding_count, top_finding, top_impact, operation_count, failed_operation_count, "
-    "failed_job_count";
-
 // The spans of trace ?1 as the index reads them (span_table_sql.h's IndexSpanColumnsSql).
 std::string SpansForIndexSql();
 // `stmt` is SpansForIndexSql(), kept prepared by the connection (PrepareCached).

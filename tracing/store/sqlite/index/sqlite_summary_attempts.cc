@@ -7,8 +7,8 @@
 
 #include "tracing/store/span_rows/span_table_sql.h"
 #include "tracing/store/sqlite/client/sqlite_connection.h"
-#include "tracing/store/sqlite/index/sqlite_index_reads.h"
 #include "tracing/store/sqlite/sqlite_span_rows.h"
+#include "tracing/store/task_index/index_columns.h"
 
 namespace sparktrace::tracing::store {
 namespace {
@@ -71,7 +71,6 @@ std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_ma
 
 Result<bool> HoldPartInSummary(SqliteConnection& db, const std::string& trace_hex, const PartKey& key,
                                const Part& part) {
-  if (!task_index::SummaryMayHoldPart(key, part)) return false;
   // The summary as stored (the batch's summary writes came first, sqlite_span_store.cc), which holds
   // nothing yet (an attempt without identity it holds is released after the parts are written).
   auto hold = db.PrepareCached(
@@ -109,7 +108,7 @@ std::string HeldPartRowsSql(std::string_view where) {
 }
 
 std::string HeldPartsIntoRowsSql(std::string_view where) {
-  return fmt::format("INSERT INTO attempt_parts ({}) {}", kAttemptPartColumnsSql, HeldPartRowsSql(where));
+  return fmt::format("INSERT INTO attempt_parts ({}) {}", kAttemptPartColumns, HeldPartRowsSql(where));
 }
 
 Result<void> ReleaseHeldParts(SqliteConnection& db,

@@ -56,8 +56,9 @@ Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_h
 // own columns (trace_id, a BLOB).
 std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_match);
 
-// Holds `part`, the only part of trace `trace_hex`, in the trace's summary when the summary as stored
-// says what the part's row would; false when it does not (the caller writes the row).
+// Holds `part`, the only part of trace `trace_hex` and one its summary may hold
+// (task_index::PartASummaryMayHold), in the trace's summary when the summary as stored says what the
+// part's row would; false when it does not (the caller writes the row).
 Result<bool> HoldPartInSummary(SqliteConnection& db, const std::string& trace_hex, const PartKey& key,
                                const Part& part);
 
