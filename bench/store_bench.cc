@@ -24,6 +24,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -58,8 +59,9 @@ struct Options {
   std::string shape = "calls";
   std::uint64_t trace_spans = 50;    // spans per trace for the tasks shape
   std::uint64_t attempt_traces = 1;  // traces per attempt for the tasks shape
-  // "time": new trace ids start with the time in milliseconds, as sparktrace's id generator makes
-  // them (tracing/id_generator.h); "random": all 128 bits random, as some clients send them.
+  // "time": new trace ids start with the time in milliseconds and a sequence, as sparktrace's id
+  // generator makes them (tracing/id_generator.h); "random": all 128 bits random, as some clients
+  // send them.
   std::string ids = "time";
 };
 
@@ -115,6 +117,7 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
   spans.reserve(count);
   TraceId task_trace{};
   SpanId task_root{};
+  std::uint64_t time_and_sequence = 0;  // the first 8 bytes of the last "time" trace id made
   for (std::uint64_t n = 0; n < count; ++n) {
     Span span;
     span.start_time_unix_nano = base + n * 1000;
@@ -125,9 +128,11 @@ std::vector<Span> MakeSpans(const Options& options, int writer, std::uint64_t co
     const auto new_trace_id = [&] {
       TraceId id = RandomId<16>(random);
       if (options.ids == "time") {
+        // As RandomIdGenerator makes them: the time in ms and a sequence, then 8 random bytes. A
+        // writer stands for one proxy, with its own generator.
         const std::uint64_t ms = span.start_time_unix_nano / 1'000'000;
-        for (int b = 0; b < 6; ++b)
-          id[static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(ms >> (8 * (5 - b)));
+        time_and_sequence = std::max(time_and_sequence + 1, ms << 16);
+        for (std::size_t b = 0; b < 8; ++b) id[b] = static_cast<std::uint8_t>(time_and_sequence >> (8 * (7 - b)));
       }
       return id;
     };

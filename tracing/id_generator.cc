@@ -1,5 +1,6 @@
 #include "tracing/id_generator.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -42,7 +43,14 @@ TraceId RandomIdGenerator::NewTraceId() {
   const auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                  std::chrono::system_clock::now().time_since_epoch())
                                                  .count());
-  for (std::size_t b = 0; b < 6; ++b) id[b] = static_cast<std::uint8_t>(ms >> (8 * (5 - b)));
+  // The next value after the last one made, or this millisecond's first when the clock moved past it;
+  // a clock that steps back keeps counting from where it was (ids stay ordered and unique).
+  std::uint64_t last = last_time_and_sequence_.load(std::memory_order_relaxed);
+  std::uint64_t next = 0;
+  do {
+    next = std::max(last + 1, ms << 16);
+  } while (!last_time_and_sequence_.compare_exchange_weak(last, next, std::memory_order_relaxed));
+  for (std::size_t b = 0; b < 8; ++b) id[b] = static_cast<std::uint8_t>(next >> (8 * (7 - b)));
   return id;
 }
 
