@@ -77,15 +77,17 @@ WHERE excluded.name <> '{1}'
 
 // Recomputed from the traces' spans, as in the SQLite store. The root is the earliest span without a
 // parent, else the earliest span.
-const std::string kRefreshSummariesSql = fmt::format(R"sql(
+const std::string kRefreshSummariesSql =
+    fmt::format(R"sql(
 INSERT INTO traces (trace_id, root_name, start_unix_nano, end_unix_nano, span_count, error_count, dag_id, task_id,
                     run_id, try_number, approx_bytes)
 SELECT trace_id,
        (array_agg(name ORDER BY parent_span_id IS NOT NULL, start_unix_nano, span_id))[1],
        min(start_unix_nano), max(end_unix_nano), count(*), count(*) FILTER (WHERE status_code = 2),
-       max(dag_id), max(task_id), max(run_id), max(try_number),
+       max({1}), max({2}), max({3}), max({4}),
        sum(octet_length(attributes) + octet_length(events) + octet_length(name) + 160)
-FROM spans WHERE trace_id = ANY({})
+FROM spans s LEFT JOIN attribute_sets a ON {5}
+WHERE trace_id = ANY({0})
 GROUP BY trace_id
 ON CONFLICT (trace_id) DO UPDATE SET
   root_name = excluded.root_name, start_unix_nano = excluded.start_unix_nano, end_unix_nano = excluded.end_unix_nano,
@@ -93,7 +95,9 @@ ON CONFLICT (trace_id) DO UPDATE SET
   task_id = excluded.task_id, run_id = excluded.run_id, try_number = excluded.try_number,
   approx_bytes = excluded.approx_bytes
 )sql",
-                                                     IdsFromHexSql("$1"));
+                IdsFromHexSql("$1"), SpanIdentitySql("s", "a", "dag_id"),
+                SpanIdentitySql("s", "a", "task_id"), SpanIdentitySql("s", "a", "run_id"),
+                SpanIdentitySql("s", "a", "try_number"), SpanIdentitySetJoinSql("s", "a"));
 
 const std::string kAddToSummariesSql = fmt::format(R"sql(
 UPDATE traces t SET end_unix_nano = c.end_unix_nano, span_count = t.span_count + c.spans,
@@ -130,7 +134,7 @@ bool MergeReplaces(const SummarySpan& stored, std::optional<std::int64_t> stored
 // As kRefreshSummariesSql counts a stored span (the name as the row keeps it, StoredName).
 std::int64_t ApproxBytes(const StoredSpanRow& row) {
   std::string scratch;
-  return static_cast<std::int64_t>(row.attributes.size() + row.events_json.size() +
+  return static_cast<std::int64_t>(row.attributes.size() + StoredEvents(row).size() +
                                    StoredName(row.name, scratch).size() + 160);
 }
 
@@ -158,12 +162,19 @@ std::string SpanCopy(const StoredBatch& batch, const BatchTraces& traces, TraceC
       copy.Text(row.status_message);
       copy.Text(row.trace_state);
       copy.Bytes(row.attributes);
-      copy.Text(row.events_json);
+      copy.Text(StoredEvents(row));
       AppendOptional(copy, row.operation_id);
-      AppendOptional(copy, row.dag_id);
-      AppendOptional(copy, row.task_id);
-      AppendOptional(copy, row.run_id);
-      AppendOptional(copy, row.try_number);
+      if (IdentityInSet(row)) {
+        copy.Text(kIdentityInSetMarker);
+        copy.Null();
+        copy.Null();
+        copy.Null();
+      } else {
+        AppendOptional(copy, row.dag_id);
+        AppendOptional(copy, row.task_id);
+        AppendOptional(copy, row.run_id);
+        AppendOptional(copy, row.try_number);
+      }
       AppendOptional(copy, TaskMapIndexOf(span));
       copy.End();
     }

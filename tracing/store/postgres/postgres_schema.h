@@ -14,7 +14,7 @@
 
 namespace sparktrace::tracing::store {
 
-inline constexpr std::int64_t kPostgresSchemaVersion = 15;
+inline constexpr std::int64_t kPostgresSchemaVersion = 16;
 
 // The advisory lock keys (classid, objid) of this store. Class 1 serialises the writes to one
 // trace and class 2 those to one task attempt (tracing/store/postgres/postgres_span_store.cc); the migration

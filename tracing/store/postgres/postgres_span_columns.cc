@@ -52,6 +52,29 @@ std::string IdsFromHexSql(std::string_view param) {
   return fmt::format("ARRAY(SELECT {} FROM unnest({}::text[]) id)", TraceIdOfHexSql("id"), param);
 }
 
+bool IdentityInSet(const StoredSpanRow& row) {
+  return row.dag_id != nullptr && !row.attributes.empty() &&
+         static_cast<unsigned char>(row.attributes.front()) == kSharedAttributesFormat &&
+         row.name != tracing::kAirflowTaskSpanName;
+}
+
+std::string SpanIdentitySql(std::string_view spans, std::string_view sets, std::string_view column) {
+  if (column == "dag_id") {
+    return fmt::format("coalesce(CASE WHEN {0}.dag_id = '{2}' THEN {1}.set_dag_id END, {0}.dag_id)", spans,
+                       sets, kIdentityInSetMarker);
+  }
+  return fmt::format("coalesce({0}.{2}, {1}.set_{2})", spans, sets, column);
+}
+
+std::string SpanIdentitySetJoinSql(std::string_view spans, std::string_view sets) {
+  return fmt::format("{0}.dag_id = '{2}' AND {1}.set_id = {3}", spans, sets, kIdentityInSetMarker,
+                     AttributeSetIdSql(fmt::format("{}.attributes", spans)));
+}
+
+std::string_view StoredEvents(const StoredSpanRow& row) {
+  return row.events_json == "[]" ? std::string_view() : std::string_view(row.events_json);
+}
+
 const std::string kPostgresSpanIdReadColumns =
     fmt::format("{}, {}, {}", TraceHexSql("trace_id"), SpanHexSql("span_id"), SpanHexSql("parent_span_id"));
 

@@ -17,6 +17,7 @@
 #include "common/result.h"
 #include "tracing/span.h"
 #include "tracing/store/postgres/client/pg_connection.h"
+#include "tracing/store/span_rows/stored_span.h"
 
 namespace sparktrace::tracing::store {
 
@@ -51,6 +52,27 @@ extern const std::string kPostgresSpanReadColumns;
 std::string AttributeSetIdSql(std::string_view attributes);
 // The spans with the set each names: what a read of whole spans selects from.
 extern const std::string kPostgresSpansWithSets;
+
+// Trace schema 16: a span row in the shared form whose Airflow identity its attribute set holds (every
+// identity key is shareable: the set holds all of it) keeps kIdentityInSetMarker in dag_id and NULL in
+// task_id, run_id and try_number; its set row holds the identity (attribute_sets.set_dag_id, …, which
+// the writer numbering the set fills). dag_id IS NOT NULL still picks every span with identity. The
+// task index's reads of stored spans decode the attributes of those rows and take a marked row's
+// identity from them (index/postgres_index_reads.cc); the summaries' recomputation joins the set
+// (SpanIdentitySql). An "airflow.task" span keeps its identity: the upsert's replacement rule compares
+// it (postgres_batch_copy.cc). A real dag id '' reads right either way: the attributes give '' back.
+inline constexpr std::string_view kIdentityInSetMarker = "";
+// Whether the writer marks `row` (its attributes as written, after the sets were numbered).
+bool IdentityInSet(const StoredSpanRow& row);
+// The SQL of a span's identity column (`column`: dag_id, task_id, run_id, try_number) for a read of
+// `spans` LEFT JOINed with `sets` (attribute_sets) on SpanIdentitySetJoinSql.
+std::string SpanIdentitySql(std::string_view spans, std::string_view sets, std::string_view column);
+// The join condition of the set a marked row names (no set for any other row).
+std::string SpanIdentitySetJoinSql(std::string_view spans, std::string_view sets);
+
+// A span's events as the row keeps them: '' for none (trace schema 16; '[]' before, which reads the
+// same), else the JSON array.
+std::string_view StoredEvents(const StoredSpanRow& row);
 
 // Every column a write fills, in SpanCopy's order (postgres_batch_copy.h).
 inline constexpr std::string_view kPostgresSpanWriteColumns =

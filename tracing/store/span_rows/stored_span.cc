@@ -48,8 +48,9 @@ bool ReadId(std::string_view stored, bool binary, std::array<std::uint8_t, N>& o
   return binary ? CopyIdBytes(stored, out) : ParseHex(stored, out);
 }
 
-// The well-known attributes (tracing/span_vocabulary.h) that get columns of their own.
-void Extract(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
+}  // namespace
+
+void ExtractStoredColumns(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
   for (const auto& attribute : attributes) {
     const auto* text = std::get_if<std::string>(&attribute.value);
     if (attribute.key == kAirflowTryNumberKey) {
@@ -77,6 +78,8 @@ void Extract(const std::vector<Attribute>& attributes, StoredSpanRow& columns) {
     }
   }
 }
+
+namespace {
 
 // [{"name", "time_unix_nano", "attributes"}, …]
 std::string EventsToJson(const std::vector<SpanEvent>& events) {
@@ -125,7 +128,7 @@ StoredSpanRow ToStoredRow(const Span& span, AttributeEncoding encoding) {
     row.attributes = attributes.Take();
   }
   row.events_json = EventsToJson(span.events);
-  Extract(span.attributes, row);
+  ExtractStoredColumns(span.attributes, row);
   return row;
 }
 
@@ -217,7 +220,8 @@ Result<Span> FromStoredColumns(const StoredSpanColumns& columns) {
     return Error{ErrorCode::kInternal,
                  fmt::format("attributes of stored span {} are not a JSON object", span_hex())};
   }
-  if (!ReadEventsJson(columns.events_json, span.events)) {
+  // '': no events, as the PostgreSQL store keeps them since its schema version 16 (a row's '[]' before).
+  if (!columns.events_json.empty() && !ReadEventsJson(columns.events_json, span.events)) {
     return Error{ErrorCode::kInternal,
                  fmt::format("stored span {}: events column is not a JSON array of objects", span_hex())};
   }

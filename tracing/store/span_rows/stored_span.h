@@ -61,6 +61,9 @@ struct StoredSpanRow {
 // Whether a span can be stored at all: both ids valid (a zero id cannot be looked up).
 bool IsStorable(const Span& span);
 StoredSpanRow ToStoredRow(const Span& span, AttributeEncoding encoding = AttributeEncoding::kJson);
+// The columns ToStoredRow copies from the well-known attributes (operation, session and Airflow
+// identity), set from `attributes` (pointing into them) where they hold them.
+void ExtractStoredColumns(const std::vector<Attribute>& attributes, StoredSpanRow& columns);
 
 // A batch as the stores write it: the rows of its storable spans, each with the span it was made
 // from (rows[i] from *sources[i]), and how many spans were left out (an all-zero id).

@@ -20,6 +20,7 @@
 #include "tests/unit/tracing/store/store_test_backends.h"
 #include "tests/unit/tracing/store/store_test_spans.h"
 #include "tracing/store/postgres/client/pg_text.h"
+#include "tracing/store/postgres/postgres_batch_copy.h"
 #include "tracing/store/postgres/postgres_schema.h"
 #include "tracing/store/postgres/postgres_span_columns.h"
 #include "tracing/store/span_rows/compact_attributes.h"
@@ -181,22 +182,41 @@ TEST_F(PostgresAttributeSetsTest, TheMigrationDropsTheSetColumnAndEveryRowReadsB
   for (const Span& call : calls) ExpectReadsBack(*store, call);
 }
 
+// The traces of `written` read back from `store` as those spans, exactly (any other span fails).
+void ExpectTracesReadBack(SpanStore& store, const std::vector<Span>& written) {
+  for (const Span& span : written) {
+    auto read = store.GetTrace(span.trace_id);
+    ASSERT_TRUE(read.ok()) << read.error().ToString();
+    const auto same =
+        std::find_if(read->begin(), read->end(), [&](const Span& r) { return r.span_id == span.span_id; });
+    ASSERT_NE(same, read->end()) << ToHex(span.span_id);
+    ExpectSpanEq(*same, span);
+    EXPECT_EQ(
+        static_cast<std::size_t>(std::count_if(written.begin(), written.end(),
+                                               [&](const Span& w) { return w.trace_id == span.trace_id; })),
+        read->size());
+  }
+}
+
+// An Airflow task's call in trace `trace` (span `span`), on session s-1.
+Span AirflowCall(std::uint32_t trace, std::uint32_t span) {
+  Span call = MakeSpan(trace, span, 0, "spark.connect.SparkConnectService/ExecutePlan", kBase + span * kMs,
+                       kBase + (span + 1) * kMs);
+  call.attributes = SessionCall(trace, "s-1", kBase).attributes;
+  call.attributes.push_back({"airflow.dag_id", std::string("etl")});
+  call.attributes.push_back({"airflow.task_id", std::string("load")});
+  call.attributes.push_back({"airflow.run_id", std::string("scheduled__2024-05-01")});
+  call.attributes.push_back({"airflow.try_number", std::int64_t{1}});
+  return call;
+}
+
 TEST_F(PostgresAttributeSetsTest, TheIndexReadsAnAttemptsIdentityOutOfTheSetsOfItsStoredSpans) {
   auto store = backend_.Open();
   ASSERT_NE(store, nullptr);
   // An Airflow task's calls in one trace, over two batches: the second batch's index update reads the
   // stored spans (their identity in a set) it adds to.
   std::vector<Span> calls;
-  for (std::uint32_t span = 1; span <= 12; ++span) {
-    Span call = MakeSpan(1, span, 0, "spark.connect.SparkConnectService/ExecutePlan", kBase + span * kMs,
-                         kBase + (span + 1) * kMs);
-    call.attributes = SessionCall(1, "s-1", kBase).attributes;
-    call.attributes.push_back({"airflow.dag_id", std::string("etl")});
-    call.attributes.push_back({"airflow.task_id", std::string("load")});
-    call.attributes.push_back({"airflow.run_id", std::string("scheduled__2024-05-01")});
-    call.attributes.push_back({"airflow.try_number", std::int64_t{1}});
-    calls.push_back(std::move(call));
-  }
+  for (std::uint32_t span = 1; span <= 12; ++span) calls.push_back(AirflowCall(1, span));
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 6)).ok());
   ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 6, calls.end())).ok());
   EXPECT_EQ(
@@ -214,6 +234,109 @@ TEST_F(PostgresAttributeSetsTest, TheIndexReadsAnAttemptsIdentityOutOfTheSetsOfI
   ASSERT_TRUE(read.ok()) << read.error().ToString();
   ASSERT_EQ(read->size(), calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) ExpectSpanEq((*read)[i], calls[i]);
+}
+
+// Trace schema 16 (postgres_span_columns.h, IdentityInSet): a row in the shared form leaves its Airflow
+// identity to its set, an "airflow.task" span and a row in the compact form keep theirs, a span without
+// events keeps '', and the summaries' recomputation, the task index and the reads get every span's
+// identity and events back.
+TEST_F(PostgresAttributeSetsTest, ASharedRowLeavesItsIdentityToItsSetAndEveryReadGetsItBack) {
+  auto store = backend_.Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<Span> first;
+  for (std::uint32_t span = 1; span <= 6; ++span) first.push_back(AirflowCall(1, span));
+  Span task = MakeSpan(1, 99, 0, "airflow.task", kBase, kBase + 20 * kMs);
+  task.attributes = first.front().attributes;
+  first.push_back(task);
+  ASSERT_TRUE(store->Write(first).ok());
+  // Trace 2: one call naming the set numbered above, so its only identity is in the set.
+  const std::vector<Span> second = {AirflowCall(2, 1)};
+  ASSERT_TRUE(store->Write(second).ok());
+
+  // The first call met the set first (compact form); the task span and the other five name it.
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE dag_id = '' AND task_id IS NULL AND run_id IS NULL AND "
+                  "try_number IS NULL"),
+            6);
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE dag_id = 'etl' AND task_id = 'load' AND try_number = 1"),
+            2);
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE name = 'airflow.task' AND dag_id = 'etl'"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets WHERE set_dag_id = 'etl' AND set_task_id = 'load' AND "
+                  "set_run_id = 'scheduled__2024-05-01' AND set_try_number = 1"),
+            1);
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE events = ''"), 8);
+
+  // The summaries recomputed from the rows alone get the identity out of the set.
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  ASSERT_TRUE(
+      raw->Exec("UPDATE traces SET dag_id = NULL, task_id = NULL, run_id = NULL, try_number = NULL").ok());
+  ASSERT_TRUE(raw->Query(std::string(kRefreshSummariesSql),
+                         {TextArray(std::vector<std::string>{ToHex(TraceIdOf(1)), ToHex(TraceIdOf(2))})})
+                  .ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM traces WHERE dag_id = 'etl' AND task_id = 'load' AND run_id = "
+                  "'scheduled__2024-05-01' AND try_number = 1"),
+            2);
+
+  // The task index: one attempt of both traces, which a third batch adding to trace 1 (a call whose
+  // parent is a stored call) updates from the stored spans it reads.
+  Span child = AirflowCall(1, 7);
+  child.parent_span_id = first[1].span_id;
+  ASSERT_TRUE(store->Write(std::vector<Span>{child}).ok());
+  TaskAttemptFilter filter;
+  filter.dag_id = "etl";
+  auto page = store->ListTaskAttempts(filter);
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->rows.size(), 1U);
+  EXPECT_EQ(page->rows[0].key.task_id, "load");
+  EXPECT_EQ(page->rows[0].key.run_id, "scheduled__2024-05-01");
+  EXPECT_EQ(page->rows[0].span_count, 9);
+  EXPECT_EQ(page->rows[0].trace_ids.size(), 2U);
+  std::vector<Span> all = first;
+  all.push_back(second.front());
+  all.push_back(child);
+  ExpectTracesReadBack(*store, all);
+}
+
+// A version-15 store (identity in every row, '[]' for no events, bigint counts) migrates: its rows read
+// back and list as before, the summaries' counts become integers under the same index names, and the
+// rows written after leave their identity to their set.
+TEST_F(PostgresAttributeSetsTest, AVersionFifteenStoreMigratesAndItsNewRowsLeaveTheirIdentityToTheSet) {
+  std::vector<Span> calls;
+  for (std::uint32_t span = 1; span <= 8; ++span) calls.push_back(AirflowCall(1, span));
+  {
+    auto store = backend_.Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 4)).ok());
+  }
+  auto raw = backend_.Raw();
+  ASSERT_TRUE(raw.ok());
+  UndoPostgresVersionSixteen(*raw);
+  ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 15").ok());
+  ASSERT_EQ(Count("SELECT count(*) FROM spans WHERE dag_id = 'etl' AND events = '[]'"), 4);
+
+  auto store = backend_.Open();  // a writer migrates
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*PostgresSchemaVersion(*raw), kPostgresSchemaVersion);
+  EXPECT_EQ(
+      Count("SELECT count(*) FROM information_schema.columns WHERE table_name = 'traces' AND column_name "
+            "IN ('span_count', 'error_count') AND data_type = 'integer'"),
+      2);
+  EXPECT_EQ(
+      Count("SELECT count(*) FROM pg_indexes WHERE tablename = 'traces' AND indexname IN ('traces_pkey', "
+            "'traces_by_start', 'traces_inverted', 'traces_held_parts')"),
+      4);
+  ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin() + 4, calls.end())).ok());
+  // The migrated writer meets the set first (its first call compact), then names it (three rows) and
+  // fills the set's identity, which the migration left NULL.
+  EXPECT_EQ(Count("SELECT count(*) FROM spans WHERE dag_id = '' AND task_id IS NULL"), 3);
+  EXPECT_EQ(Count("SELECT count(*) FROM attribute_sets WHERE set_dag_id = 'etl'"), 1);
+  ExpectTracesReadBack(*store, calls);
+  TaskAttemptFilter filter;
+  filter.dag_id = "etl";
+  auto page = store->ListTaskAttempts(filter);
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page->rows.size(), 1U);
+  EXPECT_EQ(page->rows[0].span_count, 8);
 }
 
 TEST_F(PostgresAttributeSetsTest, WritersNumberingTheSameSetsAtOnceEachGetTheOneRow) {

@@ -21,9 +21,27 @@
 
 namespace sparktrace::tracing::store {
 
-// Version 15 undone: every part a summary holds an attempt_parts row again, and traces.held_map_index and
-// traces_held_parts gone.
+// Version 16 undone: a span's identity in its row again where its set held it, '[]' for no events, the
+// sets without identity columns, the summary counts bigint (the column order stays: every statement
+// names its columns).
+inline void UndoPostgresVersionSixteen(PgConnection& db) {
+  const auto identity = [](std::string_view column) {
+    return fmt::format("{} = {}", column, SpanIdentitySql("spans", "a", column));
+  };
+  auto undone = db.Exec(fmt::format(
+      "UPDATE spans SET {}, {}, {}, {} FROM attribute_sets a WHERE {}; UPDATE spans SET events = '[]' WHERE "
+      "events = ''; ALTER TABLE attribute_sets DROP COLUMN set_dag_id, DROP COLUMN set_task_id, DROP COLUMN "
+      "set_run_id, DROP COLUMN set_try_number; ALTER TABLE traces ALTER COLUMN span_count TYPE bigint, ALTER "
+      "COLUMN error_count TYPE bigint",
+      identity("task_id"), identity("run_id"), identity("try_number"), identity("dag_id"),
+      SpanIdentitySetJoinSql("spans", "a")));
+  ASSERT_TRUE(undone.ok()) << undone.error().ToString();
+}
+
+// Versions 16 and 15 undone: every part a summary holds an attempt_parts row again, and
+// traces.held_map_index and traces_held_parts gone.
 inline void UndoPostgresVersionFifteen(PgConnection& db) {
+  UndoPostgresVersionSixteen(db);
   auto undone = db.Exec(fmt::format(
       "INSERT INTO attempt_parts ({}) {}; DROP INDEX traces_held_parts; ALTER TABLE traces DROP COLUMN "
       "held_map_index",

@@ -80,9 +80,15 @@ Result<IndexSpan> PostgresIndexSpanFrom(const PgResult& result, int row) {
   if (!result.IsNull(row, 2)) stored.parent_span_id = text(2);
   std::string dag_id, task_id, run_id;
   stored.dag_id = optional(7, dag_id);
-  stored.task_id = optional(8, task_id);
-  stored.run_id = optional(9, run_id);
-  if (!result.IsNull(row, 10)) stored.try_number = result.Int64(row, 10);
+  if (stored.dag_id != nullptr && *stored.dag_id == kIdentityInSetMarker) {
+    // The identity its set holds (postgres_span_columns.h), decoded with the attributes above (the
+    // marker is not NULL, so they were read); a real '' reads back from them as well.
+    ExtractStoredColumns(span.attributes, stored);
+  } else {
+    stored.task_id = optional(8, task_id);
+    stored.run_id = optional(9, run_id);
+    if (!result.IsNull(row, 10)) stored.try_number = result.Int64(row, 10);
+  }
   if (!result.IsNull(row, 12)) stored.events_json = text(12);
   return IndexSpanOf(span, stored);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -15,14 +16,20 @@
 namespace sparktrace::tracing::store {
 namespace {
 
-// $1: the sets' bytes as hex, $2: their stamps. Every set comes back, inserted or stamped: a stamp
-// only grows. In the order of their bytes, so that writers numbering the same sets take their row
-// locks in one order.
+// $1: the sets' bytes as hex, $2: their stamps, $3-$6: the Airflow identity each holds (schema version
+// 16). Every set comes back, inserted or stamped: a stamp only grows. A set numbered by a writer before
+// version 16 gets its identity here (a function of its bytes, so writing it again changes nothing). In
+// the order of their bytes, so that writers numbering the same sets take their row locks in one order.
 constexpr std::string_view kNumberSetsSql = R"sql(
-INSERT INTO attribute_sets (set_bytes, leased_unix_nano)
-SELECT decode(s.hex, 'hex'), s.leased FROM unnest($1::text[], $2::bigint[]) AS s (hex, leased) ORDER BY 1
+INSERT INTO attribute_sets (set_bytes, leased_unix_nano, set_dag_id, set_task_id, set_run_id, set_try_number)
+SELECT decode(s.hex, 'hex'), s.leased, s.dag_id, s.task_id, s.run_id, s.try_number
+FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+     AS s (hex, leased, dag_id, task_id, run_id, try_number)
+ORDER BY 1
 ON CONFLICT (set_bytes) DO UPDATE
-  SET leased_unix_nano = greatest(attribute_sets.leased_unix_nano, excluded.leased_unix_nano)
+  SET leased_unix_nano = greatest(attribute_sets.leased_unix_nano, excluded.leased_unix_nano),
+      set_dag_id = excluded.set_dag_id, set_task_id = excluded.set_task_id, set_run_id = excluded.set_run_id,
+      set_try_number = excluded.set_try_number
 RETURNING set_id, set_bytes
 )sql";
 
@@ -39,11 +46,16 @@ SELECT count(*) FROM gone
 constexpr std::int64_t kLeaseNanos = kAttributeSetLease.count();
 
 // A set the batch numbers: the latest stamp a span gives it, and the rows that name it (each holding
-// its own part until the id is known).
+// its own part until the id is known; their identity columns are the set's, every identity key being
+// shareable).
 struct PendingSet {
   std::int64_t stamp = 0;
   std::vector<std::size_t> rows;
 };
+
+std::optional<std::string> TextOrNull(const std::string* text) {
+  return text != nullptr ? std::optional<std::string>(*text) : std::nullopt;
+}
 
 }  // namespace
 
@@ -71,13 +83,22 @@ Result<void> PostgresAttributeSets::EncodeRows(PgConnection& db, std::vector<Sto
 
   std::vector<std::string> hex;
   std::vector<std::int64_t> stamps;
+  std::vector<std::optional<std::string>> dag_ids, task_ids, run_ids, try_numbers;
   hex.reserve(pending.size());
   stamps.reserve(pending.size());
   for (const auto& [set, waiting] : pending) {
     AppendLowerHex(hex.emplace_back(), set);
     stamps.push_back(waiting.stamp);
+    const StoredSpanRow& named_by = rows[waiting.rows.front()];
+    dag_ids.push_back(TextOrNull(named_by.dag_id));
+    task_ids.push_back(TextOrNull(named_by.task_id));
+    run_ids.push_back(TextOrNull(named_by.run_id));
+    try_numbers.push_back(named_by.try_number
+                              ? std::optional<std::string>(std::to_string(*named_by.try_number))
+                              : std::nullopt);
   }
-  auto numbered = db.Query(kNumberSetsSql, {TextArray(hex), IntArray(stamps)});
+  auto numbered = db.Query(kNumberSetsSql, {TextArray(hex), IntArray(stamps), TextArray(dag_ids),
+                                            TextArray(task_ids), TextArray(run_ids), TextArray(try_numbers)});
   if (!numbered.ok()) return numbered.error();
   std::size_t named = 0;
   for (int row = 0; row < numbered->rows(); ++row) {
