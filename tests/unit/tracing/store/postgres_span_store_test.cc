@@ -1,14 +1,19 @@
 // What only the PostgreSQL store has (the rest is the conformance suite's): migrations under an
 // advisory lock when many proxies start at once, refusing a newer schema (at open, and in a writer
 // left running while a newer one migrated), version 9's parts without a key, a batch that lands where
-// rows were written around the store, and passwords never in messages.
+// rows were written around the store, passwords never in messages, and the server's notices in the
+// log rather than on stderr.
 
 #include "tracing/store/postgres/postgres_span_store.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -236,6 +241,49 @@ TEST_F(PostgresSpanStoreTest, RefusesADatabaseThatIsNotOurs) {
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(store.error().message.find("not sparktrace's"), std::string::npos) << store.error().message;
+}
+
+// The default logger, for one test, writing "<level> <message>" lines to a string.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>("captured",
+                                                   std::make_shared<spdlog::sinks::ostream_sink_st>(lines_));
+    logger->set_pattern("%l %v");
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(std::move(logger));
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+  std::string lines() const { return lines_.str(); }
+
+ private:
+  std::ostringstream lines_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST_F(PostgresSpanStoreTest, ServerNoticesGoToTheLogNotToStderr) {
+  const CapturedLog log;
+  testing::internal::CaptureStderr();
+  {
+    // A second open runs the schema's IF NOT EXISTS statements over existing tables: notices.
+    ASSERT_TRUE(OpenSpanStore(backend_.location(), {}).ok());
+    ASSERT_TRUE(OpenSpanStore(backend_.location(), {}).ok());
+    auto raw = backend_.Raw();
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE(raw->Exec("DO $$BEGIN RAISE WARNING 'sparktrace-test-warning'; "
+                          "RAISE NOTICE 'sparktrace-test-notice'; END$$")
+                    .ok());
+  }
+  const std::string stderr_text = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(stderr_text.find("NOTICE"), std::string::npos) << stderr_text;
+  EXPECT_EQ(stderr_text.find("WARNING"), std::string::npos) << stderr_text;
+  const std::string logged = log.lines();
+  EXPECT_NE(logged.find("warning postgresql: WARNING:  sparktrace-test-warning"), std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find("debug postgresql: NOTICE:  sparktrace-test-notice"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("already exists, skipping"), std::string::npos) << logged;
 }
 
 TEST_F(PostgresSpanStoreTest, AReaderOfAnEmptyDatabaseSaysToStartAProxy) {

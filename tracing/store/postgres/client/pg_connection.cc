@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include <charconv>
 #include <cstdlib>
@@ -27,6 +28,20 @@ bool IsTransient(std::string_view state) {
   const std::string_view cls = state.substr(0, 2);
   return cls == "08" || cls == "40" || cls == "53" || state.substr(0, 3) == "57P" || state == "55P03" ||
          state == "57014";
+}
+
+// libpq prints a server's notices on stderr, raw, unless told otherwise: a store's schema statements
+// (CREATE … IF NOT EXISTS) made a dozen "NOTICE: relation … already exists, skipping" lines in the
+// proxy's log at every start. Warnings go to the log as warnings; notices and below are debug detail.
+// The severity is read unlocalised: a server with lc_messages = 'de_DE' spells it WARNUNG.
+void LogServerNotice(void* /*unused*/, const PGresult* notice) {
+  const std::string text = Trimmed(PQresultErrorMessage(notice));
+  const char* severity = PQresultErrorField(notice, PG_DIAG_SEVERITY_NONLOCALIZED);
+  if (severity != nullptr && std::string_view(severity) == "WARNING") {
+    spdlog::warn("postgresql: {}", text);
+  } else {
+    spdlog::debug("postgresql: {}", text);
+  }
 }
 
 }  // namespace
@@ -72,6 +87,7 @@ Result<PgConnection> PgConnection::Connect(const std::string& url, const std::st
     return Error{ErrorCode::kUnavailable, fmt::format("connect to {}: {}", display,
                                                       Trimmed(PQerrorMessage(connection.connection_.get())))};
   }
+  PQsetNoticeReceiver(connection.connection_.get(), LogServerNotice, nullptr);
   // A writer runs short statements by key; the one walking a batch's ancestors up (a recursive query,
   // postgres_index_reads.cc) is estimated so high that PostgreSQL would compile it (JIT), 0.5 s for
   // a statement that runs in milliseconds.
