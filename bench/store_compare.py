@@ -89,6 +89,8 @@ def main(argv):
     parser.add_argument("--after", required=True, help="the change's sparktrace-store-bench")
     parser.add_argument("--spans", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--shapes", default=",".join(SHAPES),
+                        help="comma-separated, of " + ", ".join(SHAPES) + " (a build older than a shape cannot run it)")
     parser.add_argument("--output", required=True)
     parser.add_argument("--note", default="", help="what before and after are, for the JSON")
     parser.add_argument("--before-commit", default="", help="the baseline's commit, for the JSON")
@@ -96,11 +98,14 @@ def main(argv):
     args = parser.parse_args(argv)
 
     started = time.time()
-    runs = {shape: {"before": [], "after": []} for shape in SHAPES}
+    shapes = args.shapes.split(",")
+    if unknown := [shape for shape in shapes if shape not in SHAPES]:
+        parser.error(f"--shapes: unknown {', '.join(unknown)}")
+    runs = {shape: {"before": [], "after": []} for shape in shapes}
     with tempfile.TemporaryDirectory(prefix="sparktrace-store-compare-") as tmp:
         for round_number in range(args.rounds):
             order = ("before", "after") if round_number % 2 == 0 else ("after", "before")
-            for shape in SHAPES:
+            for shape in shapes:
                 for which in order:
                     binary = args.before if which == "before" else args.after
                     out = run_once(binary, os.path.join(tmp, f"{which}-{shape}.db"), shape, args.spans)
@@ -119,11 +124,11 @@ def main(argv):
                   "spread (max/min), the rule of bench/binary_compare.py",
         # store.json's shape: "results" are the change's figures, "baseline" the build before it.
         "config": {"rounds": args.rounds, "spans_per_run": args.spans, "batch": 512},
-        "results": [store_json_result(shape, args.spans, runs[shape]["after"]) for shape in SHAPES],
+        "results": [store_json_result(shape, args.spans, runs[shape]["after"]) for shape in shapes],
         "baseline": {"commit": args.before_commit, "binary": args.before,
-                     "results": [store_json_result(shape, args.spans, runs[shape]["before"]) for shape in SHAPES]},
+                     "results": [store_json_result(shape, args.spans, runs[shape]["before"]) for shape in shapes]},
         "after": {"commit": args.after_commit, "binary": args.after},
-        "cases": [summarise(f"sqlite writers=1 {shape}", runs[shape]) for shape in SHAPES],
+        "cases": [summarise(f"sqlite writers=1 {shape}", runs[shape]) for shape in shapes],
         "environment": {"cpus": os.cpu_count(), "load_average_after": [round(x, 2) for x in os.getloadavg()]},
     }
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
