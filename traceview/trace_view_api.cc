@@ -44,6 +44,9 @@ HttpResponse JsonError(int status, std::string message) {
 
 // A read-only SQLite store whose file is not there (yet): 404, without the path.
 constexpr std::string_view kNoStoreMessage = "no trace store here yet";
+// The trace ids a row of the task list names, at most (the first in id order; trace_ids_truncated says
+// when the attempt has more). The attempt's own answer names them all.
+constexpr std::size_t kListedTraceIds = 20;
 
 std::string_view ContentTypeOf(std::string_view name) {
   const auto ends = [name](std::string_view suffix) { return name.ends_with(suffix); };
@@ -149,6 +152,7 @@ ordered_json TaskRowJson(const tracing::store::TaskAttemptRow& row) {
   }
   json["name"] = row.name;
   json["trace_ids"] = std::move(trace_ids);
+  json["trace_ids_truncated"] = row.trace_ids_truncated;
   json["state"] = row.state;
   json["start_ms"] = start;
   json["end_ms"] = start + wall;
@@ -290,11 +294,12 @@ HttpResponse TraceViewApi::ListTasks(const HttpRequest& request) {
     if (!traces.ok()) return StoreFailure(traces.error(), kNoStoreMessage);
     filter.trace_ids = std::move(traces).value();
   }
+  filter.max_trace_ids = kListedTraceIds;
   auto page = (*store)->ListTaskAttempts(filter);
   if (!page.ok()) return StoreFailure(page.error(), kNoStoreMessage);
   ordered_json tasks = ordered_json::array();
   for (const tracing::store::TaskAttemptRow& row : page->rows) tasks.push_back(TaskRowJson(row));
-  return JsonResponse(200, {{"schema", "sparktrace.tasks/1"},
+  return JsonResponse(200, {{"schema", "sparktrace.tasks/2"},
                             {"total", page->total},
                             {"offset", filter.offset},
                             {"limit", filter.limit},

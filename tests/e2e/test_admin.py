@@ -223,7 +223,7 @@ class AdminTest(unittest.TestCase):
         self.assertEqual(get("/")[0], 401)
         status, _, body = get("/api/v1/tasks", {"Authorization": f"Bearer {token}"})
         self.assertEqual(status, 200, body)
-        self.assertEqual(json.loads(body)["schema"], "sparktrace.tasks/1")
+        self.assertEqual(json.loads(body)["schema"], "sparktrace.tasks/2")
         status, headers, _ = get(f"/tasks/etl/load/run/1?token={token}")
         self.assertEqual(status, 303)
         self.assertEqual(headers["location"], "/tasks/etl/load/run/1")

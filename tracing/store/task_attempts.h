@@ -47,7 +47,8 @@ struct TaskAttemptRow {
   bool airflow = true;                 // else a trace without Airflow identity
   TaskAttemptKey key;                  // empty strings, try 0, map index -1 for a trace without identity
   std::string name;                    // "dag.task", or the application's name / the root span's name
-  std::vector<std::string> trace_ids;  // hex
+  std::vector<std::string> trace_ids;  // hex, ascending; at most TaskAttemptFilter::max_trace_ids
+  bool trace_ids_truncated = false;    // the attempt has more traces than trace_ids names
   std::uint64_t start_unix_nano = 0;
   std::uint64_t end_unix_nano = 0;
   std::int64_t span_count = 0;
@@ -82,6 +83,10 @@ struct TaskAttemptFilter {
   // When set, only attempts with a part in one of these traces (a search result; may be empty).
   std::optional<std::vector<std::string>> trace_ids;
   bool airflow_only = false;
+  // The trace ids a row names, at most (the first in id order; trace_ids_truncated says when there were
+  // more): a list shows a few, an attempt of 48,000 traces made a list page of 1.7 MB. 0: every one (the
+  // attempt page reads its spans through them).
+  std::size_t max_trace_ids = 0;
   std::size_t limit = 50;
   std::size_t offset = 0;
   TaskAttemptOrder order = TaskAttemptOrder::kNewestFirst;

@@ -178,7 +178,7 @@ function checkAirflowTask(a, fail) {
 
 export function checkTasks(list) {
   const problems = [];
-  if (list.schema !== 'sparktrace.tasks/1') problems.push('schema');
+  if (list.schema !== 'sparktrace.tasks/2') problems.push('schema');
   if (!Number.isInteger(list.total) || !Number.isInteger(list.offset) || !Number.isInteger(list.limit)) problems.push('paging');
   if (list.tasks.length > list.limit) problems.push('more rows than limit');
   for (const t of list.tasks) {
@@ -188,6 +188,8 @@ export function checkTasks(list) {
     const sum = Object.values(t.phases).reduce((s, v) => s + v, 0);
     if (!close(sum, t.wall_ms, 1e-9)) problems.push(`row phases ${sum} != wall ${t.wall_ms}`);
     if (typeof t.href !== 'string' || !t.href.startsWith('/')) problems.push('href');
+    if (!Array.isArray(t.trace_ids) || t.trace_ids.length > 20) problems.push('trace_ids: at most 20');
+    if (typeof t.trace_ids_truncated !== 'boolean' || (t.trace_ids_truncated && t.trace_ids.length !== 20)) problems.push('trace_ids_truncated');
     if (t.top_finding !== null && !SEVERITIES.includes(t.top_finding.severity)) problems.push('top_finding');
   }
   return problems;

@@ -1,7 +1,7 @@
 // A large attempt through the trace view's API (traceview/trace_view_api.h) over a real SQLite store:
 // an attempt of a call per trace is read in one query, listed up to --view-max-spans with the rest
-// summarised (traceview/span_bound.h), and revalidated from the index's revision without reading spans
-// (traceview/attempt_revision.h).
+// summarised (traceview/span_bound.h), revalidated from the index's revision without reading spans
+// (traceview/attempt_revision.h), and named in the task list by its first traces only.
 
 #include <gtest/gtest.h>
 
@@ -172,6 +172,35 @@ TEST_F(LargeAttemptTest, ReadsACallPerTraceAttemptInOneQueryAndSummarisesPastThe
   for (const auto& slice : group["buckets"]["starts"]) starts += slice.get<std::int64_t>();
   EXPECT_EQ(starts, kCalls - 100);
   EXPECT_EQ(group["buckets"]["starts"].size(), kSpanGroupBuckets);
+}
+
+TEST_F(LargeAttemptTest, TheTaskListNamesTheFirstTwentyTracesOfAnAttemptAndSaysThereAreMore) {
+  const auto listed_row = [this]() {
+    TraceViewApi api = Api(100);
+    admin::HttpRequest request;
+    request.path = "/api/v1/tasks";
+    const auto response = api.Handle(request);
+    EXPECT_TRUE(response.has_value() && response->status == 200);
+    const auto json = nlohmann::json::parse(response ? response->body : "{}");
+    EXPECT_EQ(json["schema"], "sparktrace.tasks/2");
+    EXPECT_EQ(json["tasks"].size(), 1u);
+    return json["tasks"].empty() ? nlohmann::json::object() : json["tasks"][0];
+  };
+  WriteCalls(0, 20);
+  nlohmann::json row = listed_row();
+  EXPECT_EQ(row["trace_ids"].size(), 20u);
+  EXPECT_EQ(row["trace_ids_truncated"], false);
+
+  WriteCalls(20, kCalls - 20);
+  row = listed_row();
+  std::vector<std::string> first;
+  for (std::uint32_t n = 0; n < 20; ++n) first.push_back(tracing::ToHex(CallTrace(n)));
+  EXPECT_EQ(row["trace_ids"].get<std::vector<std::string>>(), first);
+  EXPECT_EQ(row["trace_ids_truncated"], true);
+  EXPECT_EQ(row["href"], "/attempt?dag=calls&task=config&run=run-1&try=1");
+  // The attempt's own answer names every trace.
+  TraceViewApi api = Api(100);
+  EXPECT_EQ(nlohmann::json::parse(GetAttempt(api).body)["trace_ids"].size(), kCalls);
 }
 
 TEST_F(LargeAttemptTest, ListsEverySpanWithinTheBoundOrWithoutOne) {

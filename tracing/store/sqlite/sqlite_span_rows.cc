@@ -257,10 +257,9 @@ VALUES {}
                      NumberedValuesSql(rows, kAttemptRowParameters));
 }
 
-const std::string& AttemptRowColumnsSql() {
-  static const std::string columns = AttemptRowReadColumnsSql(
-      "task_attempts", "group_concat(lower(hex(p.trace_id)), ',')", kHeldTracesOfRowSql);
-  return columns;
+std::string AttemptRowColumnsSql(std::size_t max_trace_ids) {
+  return AttemptRowReadColumnsSql("task_attempts", "group_concat(lower(hex(p.trace_id)), ',')",
+                                  kHeldTracesOfRowSql, max_trace_ids);
 }
 
 }  // namespace sparktrace::tracing::store

@@ -93,8 +93,9 @@ std::string InsertAttemptsSql(int rows);
 // ids, its one trace being its trace key, and the listing reads the key there. A call per trace saves
 // the second copy of its id. Since version 12 an Airflow attempt's row holds '' too, and the listing
 // reads its traces from its parts (attempt_parts' key orders them): a batch adding a few traces to an
-// attempt of 50,000 no longer rewrites the list of all of them.
-const std::string& AttemptRowColumnsSql();
+// attempt of 50,000 no longer rewrites the list of all of them. At most `max_trace_ids` and one more
+// (TaskAttemptFilter::max_trace_ids; 0: all).
+std::string AttemptRowColumnsSql(std::size_t max_trace_ids);
 
 // Reads a row of kSpanReadColumns (span_table_sql.h); a row in the shared form finds its attribute
 // set through `sets` (rows/sqlite_attribute_sets.h).

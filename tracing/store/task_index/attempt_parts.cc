@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <unordered_map>
@@ -236,6 +237,22 @@ std::vector<std::string> SplitCommas(const std::string& text) {
     begin = comma + 1;
   }
   return items;
+}
+
+std::optional<PageStartBound> PageStartBoundOf(const TaskAttemptFilter& filter) {
+  constexpr auto kMaxOffset = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+  if (filter.limit == 0 || filter.offset > kMaxOffset - filter.limit) return std::nullopt;
+  const auto edge_offset = static_cast<std::int64_t>(filter.offset + filter.limit - 1);
+  switch (filter.order) {
+    case TaskAttemptOrder::kNewestFirst:
+      return PageStartBound{"DESC", ">=", edge_offset};
+    case TaskAttemptOrder::kOldestFirst:
+      return PageStartBound{"ASC", "<=", edge_offset};
+    case TaskAttemptOrder::kCostDescending:
+    case TaskAttemptOrder::kCostAscending:
+      break;
+  }
+  return std::nullopt;
 }
 
 std::string TaskAttemptOrderSql(TaskAttemptOrder order) {

@@ -97,6 +97,20 @@ std::string_view AttemptState(std::int64_t open_count, std::int64_t error_count)
 // core-seconds; ties and the rest newest first.
 std::string TaskAttemptOrderSql(TaskAttemptOrder order);
 
+// Where a page by start may find the attempts held by summaries (the list's second arm), given the
+// page's last position among task_attempts rows alone: a held attempt that starts before (newest first)
+// or after (oldest first) the start of the row at position offset + limit - 1 of the rows' order has at
+// least offset + limit rows ahead of it, off the page. The held arm then reads only traces from that
+// start on: in a store of Airflow attempts, whose summaries hold few or none, the arm no longer walks
+// every trace's start (31 ms of a 36 ms page over 148,000 traces).
+struct PageStartBound {
+  std::string_view rows_order;  // of the edge row: "DESC" (newest first) or "ASC"
+  std::string_view held_from;   // the held arm's start condition on the edge's start: ">=" or "<="
+  std::int64_t edge_offset;     // OFFSET of the edge row among the rows
+};
+// nullopt for cost orders, an empty page or one past any row.
+std::optional<PageStartBound> PageStartBoundOf(const TaskAttemptFilter& filter);
+
 // "a,b,c" (the stored list of an attempt's traces) into its items.
 std::vector<std::string> SplitCommas(const std::string& text);
 

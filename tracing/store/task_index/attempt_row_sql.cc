@@ -31,16 +31,19 @@ ON CONFLICT (airflow, dag_id, task_id, run_id, try_number, map_index, trace_key)
 }
 
 std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trace_list,
-                                     std::string_view held_traces) {
+                                     std::string_view held_traces, std::size_t max_trace_ids) {
   std::string columns(kAttemptRowColumns);
   constexpr std::string_view kTraceIds = "trace_ids";
   const std::string parts_match = fmt::format(
       "p.airflow = 1 AND p.dag_id = {0}.dag_id AND p.task_id = {0}.task_id AND p.run_id = {0}.run_id AND "
       "p.try_number = {0}.try_number AND p.map_index = {0}.map_index AND p.trace_key = {0}.trace_key",
       row);
+  // One more than the bound, so that the reader can tell a truncated list (BoundTraceIds,
+  // index_columns.h). Both arms come in trace id order from their indexes: the limit stops the merge.
+  const std::string limit = max_trace_ids == 0 ? std::string() : fmt::format(" LIMIT {}", max_trace_ids + 1);
   const std::string parts =
-      fmt::format("(SELECT p.trace_id FROM attempt_parts p WHERE {} UNION ALL {} ORDER BY 1) p", parts_match,
-                  fmt::format(fmt::runtime(held_traces), row));
+      fmt::format("(SELECT p.trace_id FROM attempt_parts p WHERE {} UNION ALL {} ORDER BY 1{}) p",
+                  parts_match, fmt::format(fmt::runtime(held_traces), row), limit);
   columns.replace(columns.find(kTraceIds), kTraceIds.size(),
                   fmt::format("CASE WHEN {0}.airflow = 0 THEN {0}.trace_key ELSE (SELECT {1} FROM {2}) END",
                               row, trace_list, parts));

@@ -4,6 +4,7 @@
 //
 // Pure function; thread-safe.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -24,9 +25,9 @@ std::string AttemptRowUpsertSql(std::string_view greatest);
 // p.trace_id)" (PostgreSQL).
 // `held_traces` adds the traces whose summary holds one of the attempt's parts (SQLite schema 18,
 // PostgreSQL schema 15; task_index.h, SummaryMayHoldPart): a SELECT of their `trace_id`, `{0}` standing
-// for `row`.
+// for `row`. `max_trace_ids` (TaskAttemptFilter's; 0: all) bounds the list to its first ids and one more.
 std::string AttemptRowReadColumnsSql(std::string_view row, std::string_view trace_list,
-                                     std::string_view held_traces);
+                                     std::string_view held_traces, std::size_t max_trace_ids);
 
 // The rows due for settling, or about to be: ended, with something to settle (task_index.h,
 // HasAnythingToSettle) and not settled at their latest version. Both backends' task_attempts_unsettled

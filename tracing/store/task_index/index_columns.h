@@ -94,6 +94,14 @@ std::optional<Part> StoredPartFrom(const Columns& columns, int first) {
   return part;
 }
 
+// Keeps the first `max_trace_ids` of a row's trace ids (0: all), read with one more than that
+// (AttemptRowReadColumnsSql), and says whether there were more.
+inline void BoundTraceIds(TaskAttemptRow& row, std::size_t max_trace_ids) {
+  if (max_trace_ids == 0 || row.trace_ids.size() <= max_trace_ids) return;
+  row.trace_ids.resize(max_trace_ids);
+  row.trace_ids_truncated = true;
+}
+
 // An attempt's row from the columns of kAttemptRowColumns.
 template <typename Columns>
 TaskAttemptRow AttemptRowFrom(const Columns& columns) {

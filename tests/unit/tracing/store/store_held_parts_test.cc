@@ -4,7 +4,7 @@
 // keeps the part in its summary row instead of an attempt_parts row. Held parts answer every read as the rows
 // would (the list, its trace filter, each attempt's traces and figures), are released when their trace grows
 // a span the summary cannot say, held again when it no longer has one, and leave their attempt with their
-// trace.
+// trace. A list bounded to a few trace ids a row merges held parts and rows in id order.
 
 #include <gtest/gtest.h>
 #include <spdlog/fmt/fmt.h>
@@ -283,6 +283,46 @@ TEST_P(StoreHeldParts, AStoreOfTheVersionBeforeMigratesAndKeepsItsPartRowsUntilT
   EXPECT_EQ(page->rows[0].key.map_index, 2);
   EXPECT_EQ(page->rows[0].trace_ids, (std::vector<std::string>{ToHex(TraceIdOf(1)), ToHex(TraceIdOf(2)),
                                                                ToHex(TraceIdOf(3)), ToHex(TraceIdOf(4))}));
+}
+
+TEST_P(StoreHeldParts, AListNamesAtMostTheTraceIdsItIsAskedForAndSaysWhenThereAreMore) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  // Calls each their own trace (held parts) and an operation's trace (a part row) between them in id
+  // order: the bound takes the first ids of both kinds, merged.
+  std::vector<Span> spans;
+  for (const std::uint32_t trace : {10u, 11u, 13u, 14u, 15u})
+    spans.push_back(Call(trace, trace * kMs, "load", -1));
+  spans.push_back(OfTask(MakeSpan(12, 1, 0, "spark_connect.operation", kBase, kBase + 2 * kMs), "load", -1));
+  ASSERT_TRUE(store->Write(spans).ok());
+  ASSERT_EQ(Held(), 5);
+  ASSERT_EQ(PartRows(), 1);
+  std::vector<std::string> all;
+  for (const std::uint32_t trace : {10u, 11u, 12u, 13u, 14u, 15u}) all.push_back(ToHex(TraceIdOf(trace)));
+
+  const auto listed = [&store](std::size_t max_trace_ids) {
+    TaskAttemptFilter filter;
+    filter.max_trace_ids = max_trace_ids;
+    auto page = store->ListTaskAttempts(filter);
+    EXPECT_TRUE(page.ok());
+    EXPECT_EQ(page.ok() ? page->rows.size() : 0u, 1u);
+    return page.ok() && !page->rows.empty() ? page->rows[0] : TaskAttemptRow{};
+  };
+  const TaskAttemptRow three = listed(3);
+  EXPECT_EQ(three.trace_ids, std::vector<std::string>(all.begin(), all.begin() + 3));
+  EXPECT_TRUE(three.trace_ids_truncated);
+  EXPECT_EQ(three.span_count, 6);  // the figures are the whole attempt's
+  for (const std::size_t bound : {std::size_t{6}, std::size_t{7}, std::size_t{0}}) {
+    const TaskAttemptRow row = listed(bound);
+    EXPECT_EQ(row.trace_ids, all) << bound;
+    EXPECT_FALSE(row.trace_ids_truncated) << bound;
+  }
+  // The same with every part a row.
+  HeldPartsToRows();
+  ASSERT_EQ(PartRows(), 6);
+  EXPECT_EQ(listed(3).trace_ids, std::vector<std::string>(all.begin(), all.begin() + 3));
+  EXPECT_TRUE(listed(5).trace_ids_truncated);
+  EXPECT_FALSE(listed(6).trace_ids_truncated);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreHeldParts,

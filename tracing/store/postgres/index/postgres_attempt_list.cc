@@ -2,6 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -23,12 +24,11 @@ namespace {
 // kAttemptRowColumns (index_columns.h) with an attempt's traces: the row of an attempt without
 // identity leaves trace_ids empty, its one trace being its trace key (postgres_schema.cc, version 3),
 // and an Airflow attempt's traces are read from its parts (version 6), rows and held ones (version 15).
-// Read from task_attempts as `t`.
-const std::string& AttemptRowReadColumns() {
-  static const std::string columns = AttemptRowReadColumnsSql(
+// Read from task_attempts as `t`; at most `max_trace_ids` traces and one more (0: all).
+std::string AttemptRowReadColumns(std::size_t max_trace_ids) {
+  return AttemptRowReadColumnsSql(
       "t", fmt::format("string_agg({}, ',' ORDER BY p.trace_id)", TraceHexSql("p.trace_id")),
-      PostgresHeldTracesOfKeySql());
-  return columns;
+      PostgresHeldTracesOfKeySql(), max_trace_ids);
 }
 
 // The attempts held by their trace's summary (task_index.h, SummaryHoldsAttempt) as task_attempts rows
@@ -107,18 +107,36 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   if (!count.ok()) return count.error();
   page.total = count->Int64(0, 0);
 
+  // By start, the held arm is read from the start of the page's edge among the rows on
+  // (PageStartBoundOf), through traces_by_start.
+  std::string held_page = held;
+  if (const std::optional<PageStartBound> bound = PageStartBoundOf(filter); bound && !held.empty()) {
+    auto edge =
+        db.Query(fmt::format("SELECT start_unix_nano FROM task_attempts t{} ORDER BY start_unix_nano {} "
+                             "LIMIT 1 OFFSET {}",
+                             where, bound->rows_order, bound->edge_offset),
+                 params);
+    if (!edge.ok()) return edge.error();
+    if (edge->rows() == 1) {
+      held_page += fmt::format(" AND start_unix_nano {} {}::bigint", bound->held_from,
+                               next(std::to_string(edge->Int64(0, 0))));
+    }
+  }
   const std::string limit = next(std::to_string(filter.limit));
   const std::string offset = next(std::to_string(filter.offset));
-  std::string rows_sql = fmt::format("SELECT {} FROM task_attempts t{}", AttemptRowReadColumns(), where);
+  const std::string columns = AttemptRowReadColumns(filter.max_trace_ids);
+  std::string rows_sql = fmt::format("SELECT {} FROM task_attempts t{}", columns, where);
   if (!held.empty()) {
-    rows_sql = fmt::format("SELECT * FROM ({} UNION ALL SELECT {} FROM {}) t", rows_sql,
-                           AttemptRowReadColumns(), held);
+    rows_sql = fmt::format("SELECT * FROM ({} UNION ALL SELECT {} FROM {}) t", rows_sql, columns, held_page);
   }
   auto rows = db.Query(fmt::format("{} ORDER BY {} LIMIT {}::bigint OFFSET {}::bigint", rows_sql,
                                    TaskAttemptOrderSql(filter.order), limit, offset),
                        params);
   if (!rows.ok()) return rows.error();
-  for (int row = 0; row < rows->rows(); ++row) page.rows.push_back(AttemptRowFrom(ResultColumns(*rows, row)));
+  for (int row = 0; row < rows->rows(); ++row) {
+    page.rows.push_back(AttemptRowFrom(ResultColumns(*rows, row)));
+    BoundTraceIds(page.rows.back(), filter.max_trace_ids);
+  }
   return page;
 }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -95,10 +97,32 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
   if (!counted.ok()) return counted.error();
   page.total = *counted ? count->ColumnInt64(0) : 0;
 
+  // By start, the held arm is read from the start of the page's edge among the rows on
+  // (PageStartBoundOf): that bound is one more parameter after the arm's conditions.
+  std::optional<std::int64_t> held_from;
+  std::string held_page_sql = held_sql;
+  const std::optional<PageStartBound> bound = PageStartBoundOf(filter);
+  if (with_held && bound) {
+    auto edge =
+        db.Prepare(fmt::format("SELECT start_unix_nano FROM task_attempts{} ORDER BY start_unix_nano {} "
+                               "LIMIT 1 OFFSET ?",
+                               rows_where, bound->rows_order));
+    if (!edge.ok()) return edge.error();
+    edge->BindInt64(bind(*edge, 1, false), bound->edge_offset);
+    auto found = edge->Step();
+    if (!found.ok()) return found.error();
+    if (*found) {
+      held_from = edge->ColumnInt64(0);
+      held_page_sql = SummaryAttemptsSql(fmt::format("{} AND start_unix_nano {} ?", where, bound->held_from),
+                                         held_trace_match);
+    }
+  }
+
   // Newest or oldest first, both arms are read in traces_by_start's and task_attempts_by_start's order
   // and merged; by cost, the rows are sorted (as they were before).
-  std::string rows_sql = fmt::format("SELECT {} FROM task_attempts{}", AttemptRowColumnsSql(), rows_where);
-  if (with_held) rows_sql += " UNION ALL " + held_sql;
+  std::string rows_sql =
+      fmt::format("SELECT {} FROM task_attempts{}", AttemptRowColumnsSql(filter.max_trace_ids), rows_where);
+  if (with_held) rows_sql += " UNION ALL " + held_page_sql;
   const bool by_start =
       filter.order == TaskAttemptOrder::kNewestFirst || filter.order == TaskAttemptOrder::kOldestFirst;
   const std::string select_sql =
@@ -108,7 +132,8 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
                         TaskAttemptOrderSql(filter.order));
   auto select = db.Prepare(select_sql);
   if (!select.ok()) return select.error();
-  const int next = bind_both(*select);
+  int next = bind_both(*select);
+  if (held_from) select->BindInt64(next++, *held_from);
   select->BindInt64(next, static_cast<std::int64_t>(filter.limit));
   select->BindInt64(next + 1, static_cast<std::int64_t>(filter.offset));
   while (true) {
@@ -116,6 +141,7 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
     if (!row.ok()) return row.error();
     if (!*row) break;
     page.rows.push_back(AttemptRowFrom(StatementColumns(*select)));
+    BoundTraceIds(page.rows.back(), filter.max_trace_ids);
   }
   return page;
 }
