@@ -482,9 +482,10 @@ def read_pg_store(pg, database, sparktrace):
     sample = {}
     for span_name in ("spark.connect.SparkConnectService/Config",
                       "spark.connect.SparkConnectService/ExecutePlan", "spark_connect.operation"):
-        # Ids are bytea from trace schema 3 on, hex text before: either build can be the one measured.
-        row = one("SELECT CASE WHEN pg_typeof(trace_id) = 'bytea'::regtype THEN encode(trace_id::bytea, 'hex') "
-                  f"ELSE trace_id::text END FROM spans WHERE {name} = '{span_name}' LIMIT 1")
+        # Ids are hex text before trace schema 3, bytea ('\x…' as text) before 13, uuid (dashed) since:
+        # any build can be the one measured, and a CASE over the types would fail to cast the others.
+        row = one("SELECT translate(trace_id::text, '-\\x', '') "
+                  f"FROM spans WHERE {name} = '{span_name}' LIMIT 1")
         sample[span_name] = sample_span_attributes(sparktrace, pg.url(database), row, span_name) if row else None
     out["sample_attributes"] = sample
     out["operation_ids_placeholder"] = int(one(f"SELECT count(*) FROM spans WHERE operation_id = '{OPERATION_PLACEHOLDER}'"))
