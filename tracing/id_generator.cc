@@ -14,7 +14,7 @@ std::mt19937_64& ThreadEngine() {
   // draw from only 2^32 streams and could repeat ids.
   thread_local std::mt19937_64 engine = [] {
     std::random_device device;
-    std::array<std::uint32_t, 8> seed_words;
+    std::array<std::uint32_t, 8> seed_words{};
     for (auto& word : seed_words) word = device();
     std::seed_seq seed(seed_words.begin(), seed_words.end());
     return std::mt19937_64(seed);

@@ -85,7 +85,7 @@ Span ConfigCallSpan(std::uint32_t n, bool failed) {
   span.span_id[7] = 1;
   span.name = std::string(tracing::kSparkConnectRpcSpanPrefix) + "Config";
   span.kind = tracing::SpanKind::kServer;
-  span.start_time_unix_nano = traceview_test::kBase + n * 10 * traceview_test::kMs;
+  span.start_time_unix_nano = traceview_test::kBase + std::uint64_t{n} * 10 * traceview_test::kMs;
   span.end_time_unix_nano = span.start_time_unix_nano + 2 * traceview_test::kMs;
   if (failed) span.status_code = tracing::StatusCode::kError;
   traceview_test::AddIdentity(span, "calls", "config", "run-1", 1);

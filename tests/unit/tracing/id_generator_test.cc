@@ -62,6 +62,7 @@ TEST(RandomIdGeneratorTest, ThreadsSharingAGeneratorGetUniqueIdsEachInOrder) {
   std::vector<std::vector<TraceId>> made(kThreads);
   {
     std::vector<std::jthread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&ids, &mine = made[static_cast<std::size_t>(t)]] {
         for (int i = 0; i < kPerThread; ++i) mine.push_back(ids.NewTraceId());

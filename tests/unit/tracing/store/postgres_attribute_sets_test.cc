@@ -39,6 +39,27 @@ class PostgresAttributeSetsTest : public testing::Test {
 
   std::int64_t Count(const std::string& sql) { return backend_.Count(sql); }
 
+  // `spans` written, then the store taken back to `version` by `undo` (postgres_schema_undo.h), as a
+  // binary of that version would have left it; false, with a failure, when a step failed.
+  bool WrittenAtVersion(const std::vector<Span>& spans, void (*undo)(PgConnection&), std::int64_t version) {
+    {
+      auto store = backend_.Open();
+      if (store == nullptr || !store->Write(spans).ok()) {
+        ADD_FAILURE() << "writing the spans failed";
+        return false;
+      }
+    }
+    auto raw = backend_.Raw();
+    if (!raw.ok()) {
+      ADD_FAILURE() << raw.error().ToString();
+      return false;
+    }
+    undo(*raw);
+    const bool set = raw->Exec(fmt::format("UPDATE sparktrace_schema SET version = {}", version)).ok();
+    EXPECT_TRUE(set);
+    return set;
+  }
+
   // The trace ids (hex) `sql` selects (a SELECT of trace_id, its parameter $1), sorted unless ordered.
   std::vector<std::string> Selected(const std::string& selection, std::int64_t parameter, bool sort) {
     auto db = backend_.Raw();
@@ -161,15 +182,9 @@ TEST_F(PostgresAttributeSetsTest, ASharedRowWithATruncatedSetIdIsReportedByItsSp
 // those written before and after.
 TEST_F(PostgresAttributeSetsTest, TheMigrationDropsTheSetColumnAndEveryRowReadsBack) {
   const std::vector<Span> calls = TwentyCallsOfASessionAndOneOfAnother();
-  {
-    auto store = backend_.Open();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 10)).ok());
-  }
+  ASSERT_TRUE(WrittenAtVersion({calls.begin(), calls.begin() + 10}, UndoPostgresVersionTwelve, 11));
   auto raw = backend_.Raw();
   ASSERT_TRUE(raw.ok());
-  UndoPostgresVersionTwelve(*raw);
-  ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 11").ok());
   ASSERT_EQ(Count("SELECT count(*) FROM spans WHERE attribute_set IS NOT NULL"), 9);
 
   auto store = backend_.Open();  // a writer migrates
@@ -303,15 +318,9 @@ TEST_F(PostgresAttributeSetsTest, ASharedRowLeavesItsIdentityToItsSetAndEveryRea
 TEST_F(PostgresAttributeSetsTest, AVersionFifteenStoreMigratesAndItsNewRowsLeaveTheirIdentityToTheSet) {
   std::vector<Span> calls;
   for (std::uint32_t span = 1; span <= 8; ++span) calls.push_back(AirflowCall(1, span));
-  {
-    auto store = backend_.Open();
-    ASSERT_NE(store, nullptr);
-    ASSERT_TRUE(store->Write(std::vector<Span>(calls.begin(), calls.begin() + 4)).ok());
-  }
+  ASSERT_TRUE(WrittenAtVersion({calls.begin(), calls.begin() + 4}, UndoPostgresVersionSixteen, 15));
   auto raw = backend_.Raw();
   ASSERT_TRUE(raw.ok());
-  UndoPostgresVersionSixteen(*raw);
-  ASSERT_TRUE(raw->Exec("UPDATE sparktrace_schema SET version = 15").ok());
   ASSERT_EQ(Count("SELECT count(*) FROM spans WHERE dag_id = 'etl' AND events = '[]'"), 4);
 
   auto store = backend_.Open();  // a writer migrates
