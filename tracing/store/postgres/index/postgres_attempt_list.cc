@@ -124,14 +124,18 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   }
   const std::string limit = next(std::to_string(filter.limit));
   const std::string offset = next(std::to_string(filter.offset));
-  const std::string columns = AttemptRowReadColumns(filter.max_trace_ids);
-  std::string rows_sql = fmt::format("SELECT {} FROM task_attempts t{}", columns, where);
-  if (!held.empty()) {
-    rows_sql = fmt::format("SELECT * FROM ({} UNION ALL SELECT {} FROM {}) t", rows_sql, columns, held_page);
-  }
-  auto rows = db.Query(fmt::format("{} ORDER BY {} LIMIT {}::bigint OFFSET {}::bigint", rows_sql,
-                                   TaskAttemptOrderSql(filter.order), limit, offset),
-                       params);
+  // The page first, of the rows as stored (a trace key, kAttemptRowColumns), then each of its rows gets
+  // its traces (AttemptRowReadColumns): an Airflow attempt's are a subquery of its parts, which
+  // PostgreSQL ran for every row of the store before sorting them (160 ms for 20,000 attempts).
+  std::string arms = fmt::format("SELECT trace_key, {} FROM task_attempts t{}", kAttemptRowColumns, where);
+  if (!held.empty())
+    arms += fmt::format(" UNION ALL SELECT trace_key, {} FROM {}", kAttemptRowColumns, held_page);
+  const std::string order = TaskAttemptOrderSql(filter.order);
+  auto rows =
+      db.Query(fmt::format("SELECT {} FROM (SELECT * FROM ({}) t ORDER BY {} LIMIT {}::bigint OFFSET "
+                           "{}::bigint) t ORDER BY {}",
+                           AttemptRowReadColumns(filter.max_trace_ids), arms, order, limit, offset, order),
+               params);
   if (!rows.ok()) return rows.error();
   for (int row = 0; row < rows->rows(); ++row) {
     page.rows.push_back(AttemptRowFrom(ResultColumns(*rows, row)));

@@ -118,18 +118,20 @@ Result<TaskAttemptPage> ListTaskAttempts(SqliteConnection& db, const TaskAttempt
     }
   }
 
-  // Newest or oldest first, both arms are read in traces_by_start's and task_attempts_by_start's order
-  // and merged; by cost, the rows are sorted (as they were before).
-  std::string rows_sql =
-      fmt::format("SELECT {} FROM task_attempts{}", AttemptRowColumnsSql(filter.max_trace_ids), rows_where);
-  if (with_held) rows_sql += " UNION ALL " + held_page_sql;
+  // The page first, of the rows as stored (a trace key, kAttemptRowColumns): newest or oldest first,
+  // both arms are read in traces_by_start's and task_attempts_by_start's order and merged; by cost, the
+  // rows are sorted. Then each of the page's rows gets its traces (AttemptRowColumnsSql), its rows only:
+  // an Airflow attempt's are a subquery of its parts, which a sort of every row would run for every row.
+  std::string arms = fmt::format("SELECT trace_key, {} FROM task_attempts{}", kAttemptRowColumns, rows_where);
+  if (with_held) arms += " UNION ALL " + held_page_sql;
   const bool by_start =
       filter.order == TaskAttemptOrder::kNewestFirst || filter.order == TaskAttemptOrder::kOldestFirst;
-  const std::string select_sql =
-      by_start || !with_held
-          ? fmt::format("{} ORDER BY {} LIMIT ? OFFSET ?", rows_sql, TaskAttemptOrderSql(filter.order))
-          : fmt::format("SELECT * FROM ({}) ORDER BY {} LIMIT ? OFFSET ?", rows_sql,
-                        TaskAttemptOrderSql(filter.order));
+  const std::string order = TaskAttemptOrderSql(filter.order);
+  const std::string page_sql =
+      by_start || !with_held ? fmt::format("{} ORDER BY {} LIMIT ? OFFSET ?", arms, order)
+                             : fmt::format("SELECT * FROM ({}) ORDER BY {} LIMIT ? OFFSET ?", arms, order);
+  const std::string select_sql = fmt::format("SELECT {} FROM ({}) task_attempts ORDER BY {}",
+                                             AttemptRowColumnsSql(filter.max_trace_ids), page_sql, order);
   auto select = db.Prepare(select_sql);
   if (!select.ok()) return select.error();
   int next = bind_both(*select);

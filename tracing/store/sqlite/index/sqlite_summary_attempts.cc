@@ -53,13 +53,15 @@ Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_h
 }
 
 std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_match) {
-  // The columns of kAttemptRowColumns (index_columns.h), as a task_attempts row of an attempt without
-  // identity has them: its trace id as its trace list (a BLOB, read as hex), its end as the version of
+  // A trace key and the columns of kAttemptRowColumns (index_columns.h), as a task_attempts row of an
+  // attempt without identity has them: its trace id as its key and its trace list (a BLOB, read as hex;
+  // the list reads the key, AttemptRowReadColumnsSql), its end as the version of
   // its figures (AttemptRevisionTag hashes the figures themselves too), nothing settled. SQLite
   // flattens the inner SELECT, so that `where` reads traces_by_start and the list merges both arms
   // in the index's order (sqlite_attempt_list.cc).
   return fmt::format(
-      "SELECT * FROM (SELECT 0 AS airflow, '' AS dag_id, '' AS task_id, '' AS run_id, 0 AS try_number, "
+      "SELECT * FROM (SELECT trace_id AS trace_key, 0 AS airflow, '' AS dag_id, '' AS task_id, '' AS run_id, "
+      "0 AS try_number, "
       "-1 AS map_index, {} AS name, trace_id AS trace_ids, start_unix_nano, end_unix_nano, "
       "span_count, error_count, 0 AS open_count, 0 AS resource_wait_ms, 0 AS compute_ms, 0 AS io_write_ms, "
       "0 AS idle_ms, 0 AS finding_count, NULL AS top_finding, {} AS state, end_unix_nano AS indexed_at, "

@@ -50,8 +50,8 @@ Result<bool> HoldInSummary(SqliteConnection& db, const PartKey& key, const Part&
 // The summary of trace `trace_hex` no longer holds its attempt (it has a row, or no attempt).
 Result<void> ReleaseFromSummary(SqliteConnection& db, const std::string& trace_hex);
 
-// The attempts held by summaries as task_attempts rows (the columns of kAttemptRowColumns, named as
-// there), for the task list to read beside task_attempts: `where` (" WHERE …" or empty) applies to
+// The attempts held by summaries as task_attempts rows (trace_key and the columns of kAttemptRowColumns,
+// named as there), for the task list to read beside task_attempts: `where` (" WHERE …" or empty) applies to
 // those columns, as on task_attempts; `trace_match`, when not empty, is a condition on the summary's
 // own columns (trace_id, a BLOB).
 std::string SummaryAttemptsSql(std::string_view where, std::string_view trace_match);
