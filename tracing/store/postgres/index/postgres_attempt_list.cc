@@ -126,10 +126,12 @@ Result<TaskAttemptPage> ListPostgresTaskAttempts(PgConnection& db, const TaskAtt
   const std::string offset = next(std::to_string(filter.offset));
   // The page first, of the rows as stored (a trace key, kAttemptRowColumns), then each of its rows gets
   // its traces (AttemptRowReadColumns): an Airflow attempt's are a subquery of its parts, which
-  // PostgreSQL ran for every row of the store before sorting them (160 ms for 20,000 attempts).
+  // PostgreSQL ran for every row of the store before sorting them (110 ms of a 130 ms page over
+  // 20,000 attempts).
   std::string arms = fmt::format("SELECT trace_key, {} FROM task_attempts t{}", kAttemptRowColumns, where);
-  if (!held.empty())
+  if (!held.empty()) {
     arms += fmt::format(" UNION ALL SELECT trace_key, {} FROM {}", kAttemptRowColumns, held_page);
+  }
   const std::string order = TaskAttemptOrderSql(filter.order);
   auto rows =
       db.Query(fmt::format("SELECT {} FROM (SELECT * FROM ({}) t ORDER BY {} LIMIT {}::bigint OFFSET "
